@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# xhca: software RoCEv2 host channel adapter (XDP + AF_XDP).
+#   make            build everything (installs missing packages first)
+#   make test       unit, integration and interop tests
+#   make demo       veth demo: xhcad, QPs, mixed traffic, counters
+#   make bench      ns/packet and packets/s against baselines
+#   make deps       apt-get install only what is missing
+#   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
+CLANG ?= clang
+CC ?= gcc
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+OUT := build
+BPF_OBJS := bpf/xhca.bpf.o bpf/xhca_gen.bpf.o bpf/xhca_empty.bpf.o
+SKELS := $(patsubst bpf/%.bpf.o,$(OUT)/%.skel.h,$(BPF_OBJS))
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-fno-stack-protector -Ivmlinux -Iinclude
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib
+LDLIBS := -lxdp -lbpf -lelf -lz -lpthread
+
+LIB_SRCS := $(wildcard user/lib/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+LIB := $(OUT)/libxhca.a
+XHCAD_SRCS := $(wildcard user/xhcad/*.c)
+XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
+BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench
+TEST_BINS := $(OUT)/test_unit
+
+# Packages the build, tests and demo need, as "command-or-file:package".
+DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
+	/usr/include/xdp/libxdp.h:libxdp-dev bpftool:bpftool xdp-loader:xdp-tools \
+	ip:iproute2 /usr/lib/python3/dist-packages/scapy:python3-scapy tshark:tshark \
+	/usr/include/libelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev \
+	pkg-config:pkg-config ethtool:ethtool nsenter:util-linux make:make gcc:gcc
+
+.PHONY: all deps build test test-unit test-integ test-interop demo bench vmlinux install clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: deps
+	$(Q)$(MAKE) --no-print-directory build
+
+build: $(BPF_OBJS) $(BINS) $(TEST_BINS)
+
+deps:
+	$(Q)missing=""; for d in $(DEPS); do \
+		c=$${d%%:*}; p=$${d#*:}; \
+		case $$c in /*) [ -e $$c ] || missing="$$missing $$p";; \
+		*) command -v $$c >/dev/null 2>&1 || [ -x /usr/sbin/$$c ] || missing="$$missing $$p";; esac; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/xhca/*.h) vmlinux/vmlinux.h
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: bpf/%.bpf.o | $(OUT)
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+$(OUT):
+	$(Q)mkdir -p $(OUT)
+
+$(OUT)/%.o: %.c $(wildcard include/xhca/*.h) $(wildcard user/lib/*.h) $(wildcard user/xhcad/*.h) $(SKELS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(Q)ar rcs $@ $^
+
+$(OUT)/xhcad: $(XHCAD_OBJS) $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca: $(OUT)/tools/xhca.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-gen: $(OUT)/tools/xhca-gen.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+test: all
+	$(Q)tests/run.sh
+
+test-unit test-integ test-interop: all
+	$(Q)tests/run.sh $(patsubst test-%,%,$@)
+
+demo: all
+	$(Q)tests/demo.sh
+
+bench: all
+	$(Q)tests/bench.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xhca \
+		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad
+	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
+	install -m 0644 include/xhca/*.h $(DESTDIR)$(PREFIX)/include/xhca/
+	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a
+
+clean:
+	rm -rf $(OUT) bpf/*.bpf.o

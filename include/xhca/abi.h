@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The map ABI shared by xhca_rx (BPF) and userspace: reasons, QP CAM entries,
+ * QP contexts, counters. Every struct here is a map key or value: fixed-width
+ * fields, explicit padding, a size check on each.
+ */
+#ifndef XHCA_ABI_H
+#define XHCA_ABI_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_spin_lock */
+#endif
+
+/* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
+ * to reuse pinned maps of another ABI and says so. */
+#define XHCA_ABI_VERSION 1
+
+#define XHCA_MAX_QPS_DEFAULT 4096
+#define XHCA_MAX_QPS_LIMIT 65536
+#define XHCA_PKEY_TBL_LEN 16
+
+#define XHCA_QPN_MASK 0x00ffffffu
+#define XHCA_QPN_SMI 0u
+#define XHCA_QPN_GSI 1u
+#define XHCA_QPN_MCAST 0x00ffffffu
+#define XHCA_GSI_QKEY 0x80010000u
+#define XHCA_PKEY_DEFAULT 0xffffu
+
+/*
+ * Reason counters. Each packet xhca_rx sees increments exactly one of these.
+ * X(name, short name for stats output, explanation)
+ */
+#define XHCA_REASONS(X)                                                                  \
+	X(PASS_NOT_ROCE, "pass_not_roce", "not RoCEv2: given to the kernel untouched")      \
+	X(PASS_TRUNCATED, "pass_truncated",                                                 \
+	  "frame ends before the UDP header: cannot tell, given to the kernel")             \
+	X(PASS_VLAN_DEPTH, "pass_vlan_depth", "more than two VLAN tags: given to the kernel") \
+	X(PASS_IPV6_EXT, "pass_ipv6_ext", "IPv6 extension headers: given to the kernel")    \
+	X(PASS_IP_FRAG, "pass_ip_frag", "non-first IPv4 UDP fragment: given to the kernel") \
+	X(DROP_IP_FRAG, "drop_ip_frag", "first fragment of a fragmented RoCEv2 datagram")  \
+	X(DROP_TRUNCATED, "drop_truncated",                                                 \
+	  "frame shorter than its UDP length, or than the BTH")                            \
+	X(DROP_UNKNOWN_OPCODE, "drop_unknown_opcode", "BTH opcode is not a known RoCE opcode") \
+	X(DROP_BAD_LENGTH, "drop_bad_length",                                               \
+	  "UDP length too short for the opcode's headers, pad and ICRC")                   \
+	X(DROP_BAD_TVER, "drop_bad_tver", "BTH transport header version is not 0")         \
+	X(DROP_QP0, "drop_qp0", "destination QP 0 (SMI) is not supported on RoCE")         \
+	X(DROP_MCAST, "drop_mcast", "destination QP 0xFFFFFF (multicast) not handled yet") \
+	X(DROP_CAM_MISS, "drop_cam_miss", "destination QPN not in the QP CAM (quiet drop)") \
+	X(DROP_STALE, "drop_stale", "CAM entry generation does not match the QP context")  \
+	X(DROP_OPCODE_TYPE, "drop_opcode_type", "opcode class does not match the QP type")  \
+	X(DROP_QP_STATE, "drop_qp_state", "QP state does not allow this packet")           \
+	X(DROP_ADDR, "drop_addr", "IP addresses do not match the RC/UC QP")                \
+	X(DROP_PKEY, "drop_pkey", "P_Key does not match the QP's partition")               \
+	X(DROP_QKEY, "drop_qkey", "UD Q_Key does not match the QP")                        \
+	X(DROP_PSN_DUP, "drop_psn_dup", "RC request PSN before the expected PSN")          \
+	X(DROP_PSN_OOS, "drop_psn_oos", "RC request PSN after the expected PSN (gap)")     \
+	X(DROP_UC_GAP, "drop_uc_gap", "UC packet of a message broken by a PSN gap")        \
+	X(CNP, "cnp", "congestion notification: counted for the QP and consumed")          \
+	X(ACCEPT_PASS, "accept_pass", "accepted; QP action pass: given to the kernel")     \
+	X(ACCEPT_DROP, "accept_drop", "accepted; QP action drop: consumed")
+
+enum xhca_reason {
+#define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,
+	XHCA_REASONS(XHCA_REASON_ENUM)
+#undef XHCA_REASON_ENUM
+	XHCA_R_MAX
+};
+
+/* QP types: the value is the BTH opcode class (opcode >> 5) the QP accepts. */
+enum xhca_qp_type {
+	XHCA_QPT_RC = 0,
+	XHCA_QPT_UC = 1,
+	XHCA_QPT_UD = 3,
+};
+
+/* QP states, numbered as in ibv_qp_state. */
+enum xhca_qp_state {
+	XHCA_QPS_RESET = 0,
+	XHCA_QPS_INIT = 1,
+	XHCA_QPS_RTR = 2,
+	XHCA_QPS_RTS = 3,
+	XHCA_QPS_SQD = 4,
+	XHCA_QPS_SQE = 5,
+	XHCA_QPS_ERR = 6,
+};
+
+/* What xhca_rx does with a packet that passed every check. */
+enum xhca_qp_action {
+	XHCA_ACT_PASS = 0,
+	XHCA_ACT_DROP = 1,
+};
+
+/* QP context flags. UC_DROP_MSG is written by xhca_rx, the rest by xhcad. */
+#define XHCA_QPF_UC_DROP_MSG (1u << 0)
+#define XHCA_QPF_IPV6 (1u << 1) /* addresses are IPv6, not v4-mapped IPv4 */
+
+/*
+ * xhca_qp_cam value (key: __u32 global QPN). Points at a qp_ctx slot; gen must
+ * equal the slot's gen, or the entry is stale.
+ */
+struct xhca_cam_val {
+	__u32 lidx;
+	__u32 gen;
+};
+_Static_assert(sizeof(struct xhca_cam_val) == 8, "xhca_cam_val size");
+
+/*
+ * xhca_qp_ctx value (key: __u32 local index). The patent's local QP context
+ * buffer. xhcad writes it whole with BPF_F_LOCK; xhca_rx takes the lock to
+ * check and advance epsn and the UC flag. IP addresses are 16 bytes, IPv4 as
+ * v4-mapped (::ffff:a.b.c.d).
+ */
+struct xhca_qp_ctx {
+	struct bpf_spin_lock lock;
+	__u32 gen;
+	__u32 gqpn;
+	__u8 valid;
+	__u8 type;	/* enum xhca_qp_type */
+	__u8 state;	/* enum xhca_qp_state */
+	__u8 action;	/* enum xhca_qp_action */
+	__u8 pkey_index; /* into xhca_pkeys */
+	__u8 mtu_shift;	/* log2 of the path MTU, 8..12 */
+	__u8 flags;	/* XHCA_QPF_* */
+	__u8 pad0;
+	__u32 qkey;
+	__u32 epsn;	/* expected PSN (24 bits) */
+	__u32 dest_qpn; /* remote QPN (RC/UC) */
+	__u8 local_ip[16];
+	__u8 remote_ip[16];
+	__u8 rsvd[64];	/* room for the later issues without an ABI bump */
+};
+_Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
+
+/* xhca_stats value (per-CPU, key: enum xhca_reason). */
+struct xhca_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct xhca_counter) == 16, "xhca_counter size");
+
+/* xhca_qp_stats value (per-CPU, key: local index). */
+struct xhca_qp_counter {
+	__u64 accepted;
+	__u64 accepted_bytes;
+	__u64 dropped;
+	__u64 dropped_bytes;
+};
+_Static_assert(sizeof(struct xhca_qp_counter) == 32, "xhca_qp_counter size");
+
+/* xhca_pkeys value (key: P_Key index). 0 is an empty slot (never matches). */
+struct xhca_pkey {
+	__u16 pkey;
+	__u16 pad;
+};
+_Static_assert(sizeof(struct xhca_pkey) == 4, "xhca_pkey size");
+
+/* Map names (≤ 15 characters), as pinned under /sys/fs/bpf/xhca/<ifname>/. */
+#define XHCA_MAP_CAM "xhca_qp_cam"
+#define XHCA_MAP_CTX "xhca_qp_ctx"
+#define XHCA_MAP_STATS "xhca_stats"
+#define XHCA_MAP_QP_STATS "xhca_qp_stats"
+#define XHCA_MAP_PKEYS "xhca_pkeys"
+
+#endif /* XHCA_ABI_H */

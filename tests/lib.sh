@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared helpers for the shell tests: result lines, a two-namespace veth
+# topology that is always removed on exit, and xhcad start/stop.
+#
+# Result lines (counted by tests/run.sh): "ok - NAME", "not ok - NAME",
+# "skip - NAME: why". A script exits 0 when nothing failed.
+
+XHCA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+B=$XHCA_TOP/build
+SCAPY_PY=/usr/bin/python3
+T_FAILS=0
+
+pass() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; T_FAILS=$((T_FAILS + 1)); }
+skip() { echo "skip - $*"; }
+# check NAME CMD...: runs CMD, passes when it exits 0.
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+# check_eq NAME GOT WANT
+check_eq() {
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1 (got '$2', want '$3')"; fi
+}
+t_done() { exit $((T_FAILS > 0)); }
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then skip "$1: needs root"; exit 0; fi
+}
+
+# bpffs is not mounted at boot on this machine.
+ensure_bpffs() {
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+}
+
+# topo_setup: namespaces NS_A (xhcad side, IF_A, 10.77.0.1, fd77::1) and NS_B
+# (traffic side, IF_B, 10.77.0.2, fd77::2), joined by a veth pair. Names carry
+# the PID so a leftover from a killed run cannot collide.
+topo_setup() {
+	local id=$(( $$ % 100000 ))
+	NS_A=xhca-a-$id NS_B=xhca-b-$id IF_A=xa$id IF_B=xb$id
+	MAC_A=02:77:00:00:00:01 MAC_B=02:77:00:00:00:02
+	IP_A=10.77.0.1 IP_B=10.77.0.2 IP6_A=fd77::1 IP6_B=fd77::2
+	trap topo_cleanup EXIT
+	trap 'exit 130' INT TERM
+	ensure_bpffs
+	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
+	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
+		peer name "$IF_B" numrxqueues 2 numtxqueues 2 netns "$NS_B" || return 1
+	ip -n "$NS_A" link set "$IF_A" address $MAC_A
+	ip -n "$NS_B" link set "$IF_B" address $MAC_B
+	ip -n "$NS_A" addr add $IP_A/24 dev "$IF_A"
+	ip -n "$NS_B" addr add $IP_B/24 dev "$IF_B"
+	ip -n "$NS_A" -6 addr add $IP6_A/64 dev "$IF_A" nodad
+	ip -n "$NS_B" -6 addr add $IP6_B/64 dev "$IF_B" nodad
+	for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
+	ip -n "$NS_A" link set "$IF_A" up
+	ip -n "$NS_B" link set "$IF_B" up
+	# Checksum offload would leave wrong UDP checksums for XDP and scapy;
+	# VLAN offload would hide tags from XDP. Frames sent by XDP_TX into a
+	# veth need NAPI on the peer: GRO on turns it on without a program.
+	in_a ethtool -K "$IF_A" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
+	in_b ethtool -K "$IF_B" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
+	ip -n "$NS_A" neigh replace $IP_B lladdr $MAC_B dev "$IF_A"
+	ip -n "$NS_B" neigh replace $IP_A lladdr $MAC_A dev "$IF_B"
+	return 0
+}
+
+# nsenter --net keeps the mount namespace (unlike ip netns exec, which remounts
+# /sys): pinned maps stay visible across daemon restarts.
+in_a() { nsenter --net=/run/netns/"$NS_A" "$@"; }
+in_b() { nsenter --net=/run/netns/"$NS_B" "$@"; }
+
+XHCAD_PIDS=()
+# xhcad_start ARGS...: starts xhcad on IF_A in NS_A, waits for its socket.
+xhcad_start() {
+	in_a "$B/xhcad" "$IF_A" "$@" >>"${XHCAD_LOG:-/dev/null}" 2>&1 &
+	XHCAD_PID=$!
+	XHCAD_PIDS+=("$XHCAD_PID")
+	local i
+	for i in $(seq 100); do
+		[ -S /run/xhca/"$IF_A".sock ] && "$B/xhca" -i "$IF_A" status >/dev/null 2>&1 && return 0
+		kill -0 "$XHCAD_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# xhcad_stop [SIGNAL]: stops the last xhcad and waits for it.
+xhcad_stop() {
+	[ -n "${XHCAD_PID:-}" ] || return 0
+	kill -"${1:-TERM}" "$XHCAD_PID" 2>/dev/null
+	wait "$XHCAD_PID" 2>/dev/null
+	XHCAD_RC=$?
+	XHCAD_PID=
+}
+
+xhca() { "$B/xhca" -i "$IF_A" "$@"; }
+
+# stat_of REASON [QPN]: the packet count of one reason from xhca stats -j.
+stat_of() {
+	xhca stats -j | "$SCAPY_PY" -c 'import json,sys; print(json.load(sys.stdin)["reasons"]["'"$1"'"]["packets"])'
+}
+
+topo_cleanup() {
+	local p
+	for p in "${XHCAD_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${XHCAD_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	[ -n "${NS_A:-}" ] && ip netns pids "$NS_A" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	[ -n "${NS_B:-}" ] && ip netns pids "$NS_B" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	[ -n "${NS_A:-}" ] && ip netns del "$NS_A" 2>/dev/null
+	[ -n "${NS_B:-}" ] && ip netns del "$NS_B" 2>/dev/null
+	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_A" /run/xhca/"$IF_A".sock
+	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xdp/globals/xhca_* 2>/dev/null
+	return 0
+}

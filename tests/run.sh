@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Runs the test suites (unit, integ, interop; all by default), counts the
+# "ok"/"not ok"/"skip" lines they print, and ends with "N passed, N failed".
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(unit integ interop)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_one() {
+	local name=$1; shift
+	local out
+	out=$(mktemp)
+	echo "== $name"
+	"$@" >"$out" 2>&1
+	local rc=$?
+	sed 's/^/  /' "$out"
+	cat "$out" >>"$log"
+	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
+		echo "not ok - $name exited $rc" | tee -a "$log"
+	fi
+	rm -f "$out"
+}
+
+for s in "${suites[@]}"; do
+	case $s in
+	unit) run_one unit ./build/test_unit ;;
+	integ|interop)
+		for t in tests/"$s"/*.sh; do
+			[ -e "$t" ] || continue
+			run_one "$s/$(basename "$t" .sh)" bash "$t"
+		done ;;
+	*) echo "unknown suite $s"; exit 2 ;;
+	esac
+done
+p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log"); k=$(grep -c '^skip ' "$log")
+echo
+grep '^not ok ' "$log" | sed 's/^/FAILED: /'
+echo "$p passed, $f failed, $k skipped"
+[ "$f" = 0 ]

@@ -19,13 +19,13 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 OUT := build
-BPF_OBJS := bpf/xhca.bpf.o bpf/xhca_gen.bpf.o bpf/xhca_empty.bpf.o
+BPF_OBJS := $(patsubst %.c,%.o,$(wildcard bpf/*.bpf.c))
 SKELS := $(patsubst bpf/%.bpf.o,$(OUT)/%.skel.h,$(BPF_OBJS))
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-fno-stack-protector -Ivmlinux -Iinclude
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib
+CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib
 LDLIBS := -lxdp -lbpf -lelf -lz -lpthread
 
 LIB_SRCS := $(wildcard user/lib/*.c)
@@ -43,14 +43,14 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/include/libelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev \
 	pkg-config:pkg-config ethtool:ethtool nsenter:util-linux make:make gcc:gcc
 
-.PHONY: all deps build test test-unit test-integ test-interop demo bench vmlinux install clean
+.PHONY: all deps compile test test-unit test-integ test-interop demo bench vmlinux install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: deps
-	$(Q)$(MAKE) --no-print-directory build
+	$(Q)$(MAKE) --no-print-directory compile
 
-build: $(BPF_OBJS) $(BINS) $(TEST_BINS)
+compile: $(BPF_OBJS) $(BINS) $(TEST_BINS)
 
 deps:
 	$(Q)missing=""; for d in $(DEPS); do \
@@ -118,7 +118,7 @@ demo: all
 bench: all
 	$(Q)tests/bench.sh
 
-install: build
+install: compile
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xhca \
 		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad

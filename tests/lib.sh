@@ -71,7 +71,8 @@ in_b() { nsenter --net=/run/netns/"$NS_B" "$@"; }
 XHCAD_PIDS=()
 # xhcad_start ARGS...: starts xhcad on IF_A in NS_A, waits for its socket.
 xhcad_start() {
-	in_a "$B/xhcad" "$IF_A" "$@" >>"${XHCAD_LOG:-/dev/null}" 2>&1 &
+	# nsenter execs xhcad in place, so $! is the daemon itself.
+	nsenter --net=/run/netns/"$NS_A" "$B/xhcad" "$IF_A" "$@" >>"${XHCAD_LOG:-/dev/null}" 2>&1 &
 	XHCAD_PID=$!
 	XHCAD_PIDS+=("$XHCAD_PID")
 	local i
@@ -110,4 +111,54 @@ topo_cleanup() {
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_A" /run/xhca/"$IF_A".sock
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xdp/globals/xhca_* 2>/dev/null
 	return 0
+}
+
+# jq-like field access with the Python that has json: json_get 'd["qps"][0]["epsn"]'
+json_get() { "$SCAPY_PY" -c 'import json,sys; d=json.load(sys.stdin); print('"$1"')'; }
+
+# stats_snap FILE: saves the counters; stats_delta FILE REASON: packets since.
+stats_snap() { xhca -j stats >"$1"; }
+stats_delta() {
+	local now
+	now=$(xhca -j stats) || return 1
+	"$SCAPY_PY" - "$1" "$2" "$now" <<'PY'
+import json, sys
+old = json.load(open(sys.argv[1]))["reasons"]
+new = json.loads(sys.argv[3])["reasons"]
+print(new[sys.argv[2]]["packets"] - old[sys.argv[2]]["packets"])
+PY
+}
+# stats_changed FILE: names of the reasons whose packet count moved, sorted.
+stats_changed() {
+	local now
+	now=$(xhca -j stats) || return 1
+	"$SCAPY_PY" - "$1" "$now" <<'PY'
+import json, sys
+old = json.load(open(sys.argv[1]))["reasons"]
+new = json.loads(sys.argv[2])["reasons"]
+print(" ".join(sorted(k for k in new if new[k]["packets"] != old.get(k, {}).get("packets", 0))))
+PY
+}
+
+# gen ARGS...: xhca-gen from NS_B towards IF_A.
+gen() { in_b "$B/xhca-gen" -i "$IF_B" --dst-mac "$MAC_A" --src "$IP_B" --dst "$IP_A" "$@" >/dev/null; }
+
+# qp_up TYPE [ARGS for the rtr modify]: creates a QP, brings it to RTR with
+# this topology's addresses (RC/UC), prints its QPN.
+qp_up() {
+	local type=$1 qpn; shift
+	qpn=$(xhca -j qp create --type "$type" ${QP_CREATE_ARGS:-} | json_get 'd["qpn"]') || return 1
+	xhca qp modify "$qpn" --state init >/dev/null || return 1
+	if [ "$type" = ud ]; then
+		xhca qp modify "$qpn" --state rtr "$@" >/dev/null || return 1
+	else
+		xhca qp modify "$qpn" --state rtr --local-ip "$IP_A" --remote-ip "$IP_B" "$@" \
+			>/dev/null || return 1
+	fi
+	echo "$qpn"
+}
+
+# xdp_prog_id NS IF: id of the XDP program attached to IF (empty if none).
+xdp_prog_id() {
+	ip -n "$1" -d link show "$2" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n 1
 }

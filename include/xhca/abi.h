@@ -124,12 +124,17 @@ struct xhca_qp_ctx {
 	__u8 mtu_shift;	/* log2 of the path MTU, 8..12 */
 	__u8 flags;	/* XHCA_QPF_* */
 	__u8 pad0;
+	/* xhca_pkeys[pkey_index], copied here because xhca_rx checks it under
+	 * the context lock, where it may not call the map lookup helper. */
+	__u16 pkey;
+	__u16 pad1;
 	__u32 qkey;
 	__u32 epsn;	/* expected PSN (24 bits) */
 	__u32 dest_qpn; /* remote QPN (RC/UC) */
+	__u32 pad2;	/* keeps the addresses 8-byte aligned */
 	__u8 local_ip[16];
 	__u8 remote_ip[16];
-	__u8 rsvd[64];	/* room for the later issues without an ABI bump */
+	__u8 rsvd[56];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 

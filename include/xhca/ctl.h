@@ -61,6 +61,7 @@ struct xhca_qp_attr {
 	__u32 dest_qpn;
 	__u8 local_ip[16];
 	__u8 remote_ip[16];
+	__u32 pad1;
 };
 _Static_assert(sizeof(struct xhca_qp_attr) == 64, "xhca_qp_attr size");
 
@@ -89,7 +90,7 @@ struct xhca_stats_reply {
 
 struct xhca_status {
 	char ifname[16];
-	char pin_dir[128];
+	char pin_dir[256];
 	char mode[8];		/* "native" or "skb" */
 	char attached_by[16];	/* "xhcad", "adopted" */
 	__u32 ifindex;

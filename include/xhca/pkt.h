@@ -62,6 +62,10 @@ struct xhca_pkt_spec {
 	const void *payload;	/* NULL = pattern bytes */
 	uint32_t payload_len;
 	int bad_icrc;		/* flip the ICRC (for negative tests) */
+	/* Added after the first version: */
+	int ipv6_hbh;		/* insert a hop-by-hop header (type 0, which
+				 * ipv6_nexthdr cannot ask for), before the
+				 * ipv6_nexthdr one if that is set too */
 };
 
 /* Defaults: MACs 02:00:00:00:00:0{1,2}, 10.0.0.1 -> 10.0.0.2, P_Key 0xffff,

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Header cursor parsing for xhca_rx: Ethernet, up to two VLAN tags (802.1Q,
+ * 802.1ad), IPv4 (options via IHL) or IPv6, UDP. Every read is bounds-checked
+ * against data_end first.
+ */
+#ifndef XHCA_PARSE_BPF_H
+#define XHCA_PARSE_BPF_H
+
+#include <xhca/abi.h>
+#include <xhca/wire.h>
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define IPPROTO_UDP_ 17
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+
+struct hdr_cursor {
+	void *pos;
+};
+
+struct vlan_hdr_ {
+	__be16 tci;
+	__be16 proto;
+};
+
+static __always_inline int is_vlan(__u16 proto)
+{
+	return proto == ETH_P_8021Q || proto == ETH_P_8021AD;
+}
+
+/* IPv6 next-header values that are extension headers (RFC 8200 and the
+ * IANA list): the packet may still be RoCEv2, but we do not walk them. */
+static __always_inline int is_ipv6_ext(__u8 nh)
+{
+	switch (nh) {
+	case 0: case 43: case 44: case 50: case 51: case 60: case 135: case 139: case 140:
+	case 253: case 254:
+		return 1;
+	}
+	return 0;
+}
+
+/* Writes an IPv4 address as v4-mapped IPv6 (::ffff:a.b.c.d). */
+static __always_inline void v4_mapped(__u8 *dst, __be32 a)
+{
+	__u32 *d = (__u32 *)dst;
+
+	d[0] = 0;
+	d[1] = 0;
+	d[2] = bpf_htonl(0xffff);
+	d[3] = a;
+}
+
+static __always_inline void copy16(__u8 *dst, const __u8 *src)
+{
+	__u32 *d = (__u32 *)dst;
+	const __u32 *s = (const __u32 *)src;
+
+	d[0] = s[0];
+	d[1] = s[1];
+	d[2] = s[2];
+	d[3] = s[3];
+}
+
+/*
+ * Parses up to and including a UDP header with destination port 4791.
+ * Returns -1 and sets *udpp for a RoCEv2 datagram, or the reason otherwise.
+ */
+static __always_inline int parse_l2_l3(struct hdr_cursor *cur, void *end, __u8 *saddr,
+				       __u8 *daddr, struct udphdr **udpp)
+{
+	struct ethhdr *eth = cur->pos;
+	struct udphdr *udp;
+	__u16 proto;
+	int frag_first = 0;
+
+	if ((void *)(eth + 1) > end)
+		return XHCA_R_PASS_TRUNCATED;
+	cur->pos = eth + 1;
+	proto = bpf_ntohs(eth->h_proto);
+
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		struct vlan_hdr_ *vh = cur->pos;
+
+		if (!is_vlan(proto))
+			break;
+		if ((void *)(vh + 1) > end)
+			return XHCA_R_PASS_TRUNCATED;
+		proto = bpf_ntohs(vh->proto);
+		cur->pos = vh + 1;
+	}
+	if (is_vlan(proto))
+		return XHCA_R_PASS_VLAN_DEPTH;
+
+	if (proto == ETH_P_IP) {
+		struct iphdr *iph = cur->pos;
+		__u32 hlen;
+		__u16 frag;
+
+		if ((void *)(iph + 1) > end)
+			return XHCA_R_PASS_TRUNCATED;
+		if (iph->version != 4 || iph->ihl < 5 || iph->protocol != IPPROTO_UDP_)
+			return XHCA_R_PASS_NOT_ROCE;
+		hlen = iph->ihl * 4;
+		frag = bpf_ntohs(iph->frag_off);
+		/* A later fragment has no UDP header: the port is unknown. */
+		if (frag & IP_OFFSET)
+			return XHCA_R_PASS_IP_FRAG;
+		frag_first = !!(frag & IP_MF);
+		v4_mapped(saddr, iph->saddr);
+		v4_mapped(daddr, iph->daddr);
+		udp = cur->pos + hlen;
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr *ip6 = cur->pos;
+
+		if ((void *)(ip6 + 1) > end)
+			return XHCA_R_PASS_TRUNCATED;
+		if (ip6->nexthdr != IPPROTO_UDP_)
+			return is_ipv6_ext(ip6->nexthdr) ? XHCA_R_PASS_IPV6_EXT : XHCA_R_PASS_NOT_ROCE;
+		copy16(saddr, (const __u8 *)&ip6->saddr);
+		copy16(daddr, (const __u8 *)&ip6->daddr);
+		udp = (void *)(ip6 + 1);
+	} else {
+		return XHCA_R_PASS_NOT_ROCE;
+	}
+
+	if ((void *)(udp + 1) > end)
+		return XHCA_R_PASS_TRUNCATED;
+	if (udp->dest != bpf_htons(XHCA_ROCE_UDP_PORT))
+		return XHCA_R_PASS_NOT_ROCE;
+	/* RoCE has no use for IP fragments; RXE would see a reassembled one,
+	 * a NIC never does. */
+	if (frag_first)
+		return XHCA_R_DROP_IP_FRAG;
+	*udpp = udp;
+	return -1;
+}
+
+#endif /* XHCA_PARSE_BPF_H */

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The control socket under bad clients: stalled, garbage, oversized, vanished,
+# unknown requests. The daemon answers others and changes nothing.
+set -u
+. "$(dirname "$0")/../lib.sh"
+need_root integ/control
+topo_setup || { fail "control: topology"; t_done; }
+trap 'topo_cleanup' EXIT
+
+check "control: xhcad starts" xhcad_start
+QP=$(qp_up rc)
+before=$(xhca -j qp show)
+SOCK=/run/xhca/$IF_A.sock
+
+client() {
+	timeout 10 python3 - "$SOCK" "$1" <<'PY'
+import socket, struct, sys, time
+path, what = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(path)
+MAGIC = 0x58484341
+if what == "stall":
+    s.sendall(struct.pack("<II", MAGIC, 1))       # half a header, then nothing
+    time.sleep(3)
+elif what == "garbage":
+    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    print("closed" if s.recv(100) == b"" else "answered")
+elif what == "huge":
+    s.sendall(struct.pack("<IIIi", MAGIC, 1, 1 << 30, 0))
+    print("closed" if s.recv(100) == b"" else "answered")
+elif what == "vanish":
+    s.sendall(struct.pack("<IIIi", MAGIC, 5, 4, 0) + struct.pack("<I", 0))
+    s.close()
+elif what == "unknown":
+    s.sendall(struct.pack("<IIIi", MAGIC, 999, 0, 0))
+    h = s.recv(16)
+    magic, op, ln, err = struct.unpack("<IIIi", h)
+    msg = b""
+    while len(msg) < ln:
+        msg += s.recv(ln - len(msg))
+    print(err, msg.rstrip(b"\0").decode())
+PY
+}
+
+client stall &
+stall=$!
+sleep 0.3
+start=$(date +%s%N)
+check "control: answers while another client stalls" timeout 5 "$B/xhca" -i "$IF_A" status
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "control: stalled client held it up at most ~1 s ($ms ms)" test "$ms" -lt 2500
+wait $stall
+check_eq "control: garbage closes that connection" "$(client garbage)" closed
+check_eq "control: an oversized message closes that connection" "$(client huge)" closed
+client vanish
+out=$(client unknown)
+check "control: unknown request gets an error reply ($out)" grep -q "^-95 unknown request" <<<"$out"
+check "control: xhcad still running" kill -0 "$XHCAD_PID"
+check_eq "control: nothing changed" "$(xhca -j qp show)" "$before"
+
+# A second daemon for the same interface must not touch the first one's state.
+out=$(in_a "$B/xhcad" "$IF_A" 2>&1); rc=$?
+check_eq "control: second xhcad refused (exit 1)" "$rc" 1
+check "control: the message names the running daemon" grep -q "already serves" <<<"$out"
+check_eq "control: first daemon's QPs untouched" "$(xhca -j qp show)" "$before"
+check "control: bad xhcad option exits 2" bash -c "'$B/xhcad' --max-qps 0 '$IF_A' 2>/dev/null; test \$? = 2"
+check "control: bad --mode exits 2" bash -c "'$B/xhcad' --mode turbo '$IF_A' 2>/dev/null; test \$? = 2"
+check "control: unknown interface exits 1" bash -c "'$B/xhcad' nosuchif0 2>/dev/null; test \$? = 1"
+xhcad_stop TERM
+check_eq "control: xhcad exits 0" "$XHCAD_RC" 0
+check "control: socket removed on exit" test ! -e "$SOCK"
+t_done

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Loading, attaching and pinning xhca_rx, reusing the maps an earlier xhcad
+ * pinned (restart), or adopting a program that `ip` or `xdp-loader` attached.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "xhca.skel.h"
+#include "log.h"
+#include "xhcad.h"
+
+struct map_desc {
+	const char *name;
+	__u32 type;
+	__u32 key_size;
+	__u32 value_size;
+	int sized_by_qps; /* max_entries is the number of local QPs */
+	size_t fd_off;
+};
+
+#define MAP_DESC(n, t, k, v, q, f) { n, t, k, v, q, offsetof(struct xhca_maps, f) }
+static const struct map_desc map_descs[] = {
+	MAP_DESC(XHCA_MAP_CAM, BPF_MAP_TYPE_HASH, 4, sizeof(struct xhca_cam_val), 1, cam),
+	MAP_DESC(XHCA_MAP_CTX, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_qp_ctx), 1, ctx),
+	MAP_DESC(XHCA_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_counter), 0, stats),
+	MAP_DESC(XHCA_MAP_QP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_qp_counter), 1,
+		 qp_stats),
+	MAP_DESC(XHCA_MAP_PKEYS, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_pkey), 0, pkeys),
+};
+#define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
+#define DSTATE_NAME "xhca_dstate"
+
+static int *map_fd(struct xhcad *d, const struct map_desc *md)
+{
+	return (int *)((char *)&d->m + md->fd_off);
+}
+
+static struct bpf_map *skel_map(struct xhca *skel, const char *name)
+{
+	return bpf_object__find_map_by_name(skel->obj, name);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Checks that an existing map is one of ours, of this ABI. */
+static int check_map(int fd, const struct map_desc *md, __u32 *max_entries, const char *where)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (err)
+		return -errno;
+	if (info.type != md->type || info.key_size != md->key_size ||
+	    info.value_size != md->value_size) {
+		pr_warn("map %s in %s does not match this xhcad (ABI %d): type %u key %u value %u, "
+			"want type %u key %u value %u; remove it (rm -r %s) or use the matching "
+			"xhcad\n",
+			md->name, where, XHCA_ABI_VERSION, info.type, info.key_size, info.value_size,
+			md->type, md->key_size, md->value_size, where);
+		return -EINVAL;
+	}
+	if (md->sized_by_qps) {
+		if (*max_entries && info.max_entries != *max_entries) {
+			pr_warn("map %s in %s has %u entries, other maps %u: remove %s\n", md->name,
+				where, info.max_entries, *max_entries, where);
+			return -EINVAL;
+		}
+		*max_entries = info.max_entries;
+	}
+	return 0;
+}
+
+static int open_dstate(struct xhcad *d)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", d->pin_dir, DSTATE_NAME);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		d->m.dstate = fd;
+		return 0;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, DSTATE_NAME, 4, sizeof(struct xhca_dstate), 1,
+			    NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_pin(fd, path)) {
+		int err = -errno;
+
+		close(fd);
+		pr_warn("cannot pin %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	d->m.dstate = fd;
+	return 0;
+}
+
+static int prog_name_of(__u32 id, char *name, size_t len, int *fdp)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd, err;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
+	if (err) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	snprintf(name, len, "%s", info.name);
+	if (fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+static __u32 mode_flags(const struct xhcad *d)
+{
+	return d->native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+}
+
+int xhcad_load(struct xhcad *d)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct xhca *skel = NULL;
+	int reused[NR_MAPS] = {};
+	__u32 pinned_qps = 0;
+	int nreused = 0, err;
+	char path[PATH_MAX];
+	size_t i;
+
+	err = mkdir_p(d->pin_dir);
+	if (err) {
+		pr_warn("cannot create pin directory %s: %s\n", d->pin_dir, strerror(-err));
+		return err;
+	}
+
+	/* Refuse to replace somebody else's XDP program. */
+	err = bpf_xdp_query(d->ifindex, 0, &q);
+	if (!err && q.prog_id) {
+		char name[BPF_OBJ_NAME_LEN] = "";
+
+		prog_name_of(q.prog_id, name, sizeof(name), NULL);
+		if (strcmp(name, "xhca_rx")) {
+			pr_warn("%s already has XDP program %u (%s); detach it first (ip link set dev "
+				"%s xdp off) or stop the tool that attached it\n",
+				d->ifname, q.prog_id, name, d->ifname);
+			return -EBUSY;
+		}
+		if ((q.attach_mode == XDP_ATTACHED_DRV) != d->native) {
+			pr_warn("%s has xhca_rx attached in %s mode; start xhcad with --mode %s, "
+				"--adopt, or detach it first\n",
+				d->ifname, d->native ? "skb" : "native", d->native ? "skb" : "native");
+			return -EBUSY;
+		}
+		pr_info("replacing xhca_rx program %u on %s\n", q.prog_id, d->ifname);
+	}
+
+	skel = xhca__open();
+	if (!skel) {
+		err = -errno;
+		pr_warn("cannot open the xhca_rx object: %s\n", strerror(-err));
+		return err;
+	}
+
+	/* Restart: reuse the maps an earlier xhcad pinned, with their state. */
+	for (i = 0; i < NR_MAPS; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", d->pin_dir, map_descs[i].name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		err = check_map(fd, &map_descs[i], &pinned_qps, d->pin_dir);
+		if (!err)
+			err = bpf_map__reuse_fd(skel_map(skel, map_descs[i].name), fd);
+		close(fd);
+		if (err)
+			goto out;
+		reused[i] = 1;
+		nreused++;
+	}
+	if (nreused && nreused != (int)NR_MAPS) {
+		pr_warn("%s holds only some of xhca's maps; remove it (rm -r %s) and start again\n",
+			d->pin_dir, d->pin_dir);
+		err = -EINVAL;
+		goto out;
+	}
+	if (nreused) {
+		if (d->max_qps && d->max_qps != pinned_qps)
+			pr_warn("pinned maps in %s hold %u QPs: --max-qps %u ignored\n", d->pin_dir,
+				pinned_qps, d->max_qps);
+		d->max_qps = pinned_qps;
+		pr_info("reusing pinned maps in %s\n", d->pin_dir);
+	} else {
+		for (i = 0; i < NR_MAPS; i++)
+			if (map_descs[i].sized_by_qps)
+				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name), d->max_qps);
+	}
+
+	err = xhca__load(skel);
+	if (err) {
+		pr_warn("cannot load xhca_rx: %s (run with -v for the verifier log)\n", strerror(-err));
+		goto out;
+	}
+	d->prog_fd = bpf_program__fd(skel->progs.xhca_rx);
+
+	for (i = 0; i < NR_MAPS; i++) {
+		struct bpf_map *map = skel_map(skel, map_descs[i].name);
+
+		*map_fd(d, &map_descs[i]) = bpf_map__fd(map);
+		if (reused[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->pin_dir, map_descs[i].name);
+		err = bpf_map__pin(map, path);
+		if (err) {
+			pr_warn("cannot pin %s: %s\n", path, strerror(-err));
+			goto out;
+		}
+	}
+	err = open_dstate(d);
+	if (err)
+		goto out;
+
+	err = bpf_xdp_attach(d->ifindex, d->prog_fd, mode_flags(d), NULL);
+	if (err) {
+		pr_warn("cannot attach xhca_rx to %s in %s mode: %s%s\n", d->ifname,
+			d->native ? "native" : "skb", strerror(-err),
+			d->native ? " (try --mode skb)" : "");
+		goto out;
+	}
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(d->prog_fd, &info, &len))
+			d->prog_id = info.id;
+	}
+	d->attached = 1;
+	d->skel = skel;
+	return 0;
+out:
+	xhca__destroy(skel);
+	return err;
+}
+
+/* Finds xhca_rx on the interface: attached alone, or behind a libxdp
+ * dispatcher (other kernels; this one falls back to a single program). */
+static int find_attached(struct xhcad *d, int *prog_fd)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char name[BPF_OBJ_NAME_LEN] = "";
+	struct xdp_multiprog *mp;
+	struct xdp_program *p;
+	int err;
+
+	err = bpf_xdp_query(d->ifindex, 0, &q);
+	if (err || !q.prog_id) {
+		pr_warn("adopt: no XDP program on %s; attach it first (ip link set dev %s xdpdrv obj "
+			"bpf/xhca.bpf.o sec xdp) or start xhcad without --adopt\n",
+			d->ifname, d->ifname);
+		return -ENOENT;
+	}
+	d->native = q.attach_mode == XDP_ATTACHED_DRV;
+	err = prog_name_of(q.prog_id, name, sizeof(name), prog_fd);
+	if (err)
+		return err;
+	if (!strcmp(name, "xhca_rx")) {
+		d->prog_id = q.prog_id;
+		return 0;
+	}
+	close(*prog_fd);
+	mp = xdp_multiprog__get_from_ifindex(d->ifindex);
+	if (!libxdp_get_error(mp) && mp) {
+		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
+			if (strcmp(xdp_program__name(p), "xhca_rx"))
+				continue;
+			d->prog_id = xdp_program__id(p);
+			*prog_fd = bpf_prog_get_fd_by_id(d->prog_id);
+			xdp_multiprog__close(mp);
+			return *prog_fd < 0 ? -errno : 0;
+		}
+		xdp_multiprog__close(mp);
+	}
+	pr_warn("adopt: the XDP program on %s is %s (id %u), not xhca_rx\n", d->ifname, name,
+		q.prog_id);
+	return -ENOENT;
+}
+
+int xhcad_adopt(struct xhcad *d)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[16], i, j, qps = 0;
+	char path[PATH_MAX];
+	int prog_fd = -1, err;
+
+	err = mkdir_p(d->pin_dir);
+	if (err) {
+		pr_warn("cannot create pin directory %s: %s\n", d->pin_dir, strerror(-err));
+		return err;
+	}
+	err = find_attached(d, &prog_fd);
+	if (err)
+		return err;
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+		err = -errno;
+		goto out;
+	}
+	for (i = 0; i < NR_MAPS; i++)
+		*map_fd(d, &map_descs[i]) = -1;
+	for (j = 0; j < info.nr_map_ids && j < sizeof(ids) / sizeof(ids[0]); j++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[j]);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			continue;
+		}
+		for (i = 0; i < NR_MAPS; i++)
+			if (!strcmp(mi.name, map_descs[i].name))
+				break;
+		if (i == NR_MAPS) {
+			close(fd);
+			continue;
+		}
+		err = check_map(fd, &map_descs[i], &qps, "the attached program");
+		if (err) {
+			close(fd);
+			goto out;
+		}
+		*map_fd(d, &map_descs[i]) = fd;
+	}
+	for (i = 0; i < NR_MAPS; i++) {
+		int fd = *map_fd(d, &map_descs[i]);
+
+		if (fd < 0) {
+			pr_warn("adopt: the attached xhca_rx has no map %s: not this version of "
+				"xhca\n",
+				map_descs[i].name);
+			err = -EINVAL;
+			goto out;
+		}
+		/* Replace whatever an earlier run left under our names. */
+		snprintf(path, sizeof(path), "%s/%s", d->pin_dir, map_descs[i].name);
+		unlink(path);
+		if (bpf_obj_pin(fd, path)) {
+			err = -errno;
+			pr_warn("cannot pin %s: %s\n", path, strerror(-err));
+			goto out;
+		}
+	}
+	err = open_dstate(d);
+	if (err)
+		goto out;
+	d->max_qps = qps;
+	d->prog_fd = prog_fd;
+	d->attached = 1;
+	pr_info("adopted xhca_rx (id %u) on %s, %u QPs\n", d->prog_id, d->ifname, qps);
+	return 0;
+out:
+	close(prog_fd);
+	return err;
+}
+
+void xhcad_unload(struct xhcad *d)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	if (d->attached && !d->keep) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = d->prog_fd);
+
+		/* Only if it is still ours: another tool may have replaced it. */
+		if (bpf_xdp_detach(d->ifindex, mode_flags(d) | XDP_FLAGS_REPLACE, &o))
+			pr_warn("detach from %s: %s\n", d->ifname, strerror(errno));
+		for (i = 0; i < NR_MAPS; i++) {
+			snprintf(path, sizeof(path), "%s/%s", d->pin_dir, map_descs[i].name);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), "%s/%s", d->pin_dir, DSTATE_NAME);
+		unlink(path);
+		rmdir(d->pin_dir);
+	}
+	if (d->skel) {
+		xhca__destroy(d->skel);
+		d->skel = NULL;
+	} else {
+		for (i = 0; i < NR_MAPS; i++)
+			if (*map_fd(d, &map_descs[i]) >= 0)
+				close(*map_fd(d, &map_descs[i]));
+		if (d->prog_fd >= 0)
+			close(d->prog_fd);
+	}
+	if (d->m.dstate >= 0)
+		close(d->m.dstate);
+	d->prog_fd = -1;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhcad: the embedded processor of the xhca host channel adapter. Loads and
+ * attaches xhca_rx (or adopts it), pins its maps, owns every write to them,
+ * and serves the control socket.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include "log.h"
+#include "xhcad.h"
+
+volatile sig_atomic_t xhcad_stop;
+
+__u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig)
+{
+	xhcad_stop = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xhcad IFNAME [options]\n"
+		"Loads xhca_rx on IFNAME, pins its maps and serves /run/xhca/IFNAME.sock.\n"
+		"  --mode native|skb   XDP attach mode (default native)\n"
+		"  --pin-dir DIR       where maps are pinned (default " XHCA_PIN_ROOT "/IFNAME)\n"
+		"  --max-qps N         local QPs, 1..%d (default %d); fixed once maps are pinned\n"
+		"  --adopt             take over xhca_rx attached by ip or xdp-loader\n"
+		"  --keep              leave the program attached and maps pinned on exit\n"
+		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
+		"  -h, --help          this text\n",
+		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT);
+}
+
+/* bpffs is not mounted at boot on every system. */
+static int ensure_bpffs(const char *pin_dir)
+{
+	struct statfs st;
+
+	if (strncmp(pin_dir, "/sys/fs/bpf", 11))
+		return 0;
+	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		pr_warn("cannot mount bpffs on /sys/fs/bpf: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int parse_u32(const char *s, __u32 *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 0);
+	if (errno || !*s || *end || x > 0xffffffffUL || *s == '-')
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "max-qps", required_argument, NULL, 'q' },
+		{ "adopt", no_argument, NULL, 'a' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 } };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int verbose = 0, c, lfd = -1, err;
+	__u32 max_qps = 0;
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (!strcmp(optarg, "native") || !strcmp(optarg, "drv"))
+				d.native = 1;
+			else if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic"))
+				d.native = 0;
+			else {
+				fprintf(stderr, "xhcad: --mode %s: use native or skb\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (snprintf(d.pin_dir, sizeof(d.pin_dir), "%s", optarg) >=
+			    (int)sizeof(d.pin_dir)) {
+				fprintf(stderr, "xhcad: --pin-dir is too long\n");
+				return 2;
+			}
+			break;
+		case 'q':
+			if (parse_u32(optarg, &max_qps) || !max_qps || max_qps > XHCA_MAX_QPS_LIMIT) {
+				fprintf(stderr, "xhcad: --max-qps %s: use a number from 1 to %d\n",
+					optarg, XHCA_MAX_QPS_LIMIT);
+				return 2;
+			}
+			break;
+		case 'a': d.adopt = 1; break;
+		case 'k': d.keep = 1; break;
+		case 'v': verbose++; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "xhcad: give exactly one interface name (xhcad IFNAME)\n");
+		usage(stderr);
+		return 2;
+	}
+	xhca_log_init("xhcad", verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
+	if (strlen(argv[optind]) >= sizeof(d.ifname)) {
+		fprintf(stderr, "xhcad: interface name %s is too long\n", argv[optind]);
+		return 2;
+	}
+	strcpy(d.ifname, argv[optind]);
+	d.ifindex = if_nametoindex(d.ifname);
+	if (!d.ifindex) {
+		fprintf(stderr, "xhcad: interface %s not found (ip link show)\n", d.ifname);
+		return 1;
+	}
+	if (!d.pin_dir[0])
+		snprintf(d.pin_dir, sizeof(d.pin_dir), XHCA_PIN_ROOT "/%s", d.ifname);
+	snprintf(d.sock_path, sizeof(d.sock_path), XHCA_RUN_DIR "/%s.sock", d.ifname);
+	d.max_qps = max_qps ? max_qps : XHCA_MAX_QPS_DEFAULT;
+	if (d.adopt && max_qps)
+		pr_warn("--max-qps is ignored with --adopt: the maps exist already\n");
+	d.start_ms = now_ms();
+
+	{
+		/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = ensure_bpffs(d.pin_dir);
+	if (err)
+		return 1;
+	/* Claim the socket first: a second xhcad for the same interface must
+	 * not touch the program or the maps. */
+	lfd = ctl_listen(&d);
+	if (lfd < 0)
+		return 1;
+	err = d.adopt ? xhcad_adopt(&d) : xhcad_load(&d);
+	if (err)
+		goto out_sock;
+	err = qp_table_init(&d);
+	if (!err)
+		err = qp_reconcile(&d);
+	if (err) {
+		pr_warn("cannot read the QP table: %s\n", strerror(-err));
+		goto out;
+	}
+	pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n", d.ifname,
+		d.prog_id, d.native ? "native" : "skb", d.max_qps, d.sock_path);
+	err = ctl_serve(&d, lfd);
+	if (err)
+		pr_warn("control socket: %s\n", strerror(-err));
+	pr_info("stopping (%s)%s\n", strsignal(xhcad_stop ? xhcad_stop : SIGTERM),
+		d.keep ? ": program and maps kept" : "");
+out:
+	qp_table_free(&d);
+	xhcad_unload(&d);
+out_sock:
+	close(lfd);
+	unlink(d.sock_path);
+	return err ? 1 : 0;
+}

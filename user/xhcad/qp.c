@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The QP table: local index allocator (bitmap), global QPN allocator (a
+ * cursor that only moves forward and wraps, so a destroyed QPN is reused
+ * last, US 7,212,547), and the ordered writes that keep xhca_rx from ever
+ * seeing a half-made QP:
+ *   create:  context (valid, new generation) under its lock, then CAM insert;
+ *   destroy: CAM delete, then context invalid with the generation bumped.
+ * A packet that looked up the CAM before a destroy meets a generation or
+ * valid mismatch and is dropped as stale; the slot is reusable at once.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xhca/wire.h>
+#include "log.h"
+#include "xhcad.h"
+
+#define QPN_FIRST 2u		/* 0 (SMI) and 1 (GSI) are never allocated */
+#define QPN_LAST 0xfffffeu	/* 0xffffff is multicast */
+
+static const char *const type_names[] = {
+	[XHCA_QPT_RC] = "rc", [XHCA_QPT_UC] = "uc", [2] = "?", [XHCA_QPT_UD] = "ud",
+};
+static const char *const state_names[] = { "reset", "init", "rtr", "rts", "sqd", "sqe", "err" };
+
+static int fail(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int bit_test(const struct xhcad *d, __u32 i)
+{
+	return (d->bitmap[i / 64] >> (i % 64)) & 1;
+}
+
+static void bit_set(struct xhcad *d, __u32 i, int v)
+{
+	if (v)
+		d->bitmap[i / 64] |= 1ull << (i % 64);
+	else
+		d->bitmap[i / 64] &= ~(1ull << (i % 64));
+}
+
+static int alloc_lidx(struct xhcad *d, __u32 *lidx)
+{
+	__u32 w, words = (d->max_qps + 63) / 64;
+
+	for (w = 0; w < words; w++) {
+		__u32 i;
+
+		if (d->bitmap[w] == ~0ull)
+			continue;
+		i = w * 64 + __builtin_ctzll(~d->bitmap[w]);
+		if (i >= d->max_qps)
+			break;
+		*lidx = i;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int ctx_read(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
+{
+	return bpf_map_lookup_elem_flags(d->m.ctx, &lidx, c, BPF_F_LOCK) ? -errno : 0;
+}
+
+static int ctx_write(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c)
+{
+	return bpf_map_update_elem(d->m.ctx, &lidx, c, BPF_F_LOCK) ? -errno : 0;
+}
+
+static int percpu_zero(struct xhcad *d, int fd, __u32 key, size_t vsize)
+{
+	size_t sz = ((vsize + 7) & ~7ul) * d->ncpus;
+	void *z = calloc(1, sz);
+	int err = 0;
+
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(fd, &key, z, 0))
+		err = -errno;
+	free(z);
+	return err;
+}
+
+static int save_cursor(struct xhcad *d)
+{
+	struct xhca_dstate s = { .next_qpn = d->next_qpn };
+	__u32 k = 0;
+
+	return bpf_map_update_elem(d->m.dstate, &k, &s, 0) ? -errno : 0;
+}
+
+static int cam_lookup(struct xhcad *d, __u32 qpn, struct xhca_cam_val *v)
+{
+	return bpf_map_lookup_elem(d->m.cam, &qpn, v) ? -errno : 0;
+}
+
+/* Next free QPN at or after the cursor; the cursor then moves past it. */
+static int alloc_qpn(struct xhcad *d, __u32 *qpn)
+{
+	struct xhca_cam_val v;
+	__u32 n = d->next_qpn, tries;
+
+	for (tries = 0; tries <= QPN_LAST - QPN_FIRST; tries++) {
+		if (n < QPN_FIRST || n > QPN_LAST)
+			n = QPN_FIRST;
+		if (cam_lookup(d, n, &v) == -ENOENT) {
+			*qpn = n;
+			d->next_qpn = n + 1 > QPN_LAST ? QPN_FIRST : n + 1;
+			return save_cursor(d);
+		}
+		n++;
+	}
+	return -ENOSPC;
+}
+
+/* Index of pkey in the P_Key table, adding it when there is room. */
+static int pkey_index(struct xhcad *d, __u16 pkey, __u8 *idx)
+{
+	int free_slot = -1;
+	__u32 i;
+
+	for (i = 0; i < XHCA_PKEY_TBL_LEN; i++) {
+		struct xhca_pkey e;
+
+		if (bpf_map_lookup_elem(d->m.pkeys, &i, &e))
+			return -errno;
+		if (e.pkey == pkey) {
+			*idx = i;
+			return 0;
+		}
+		if (!e.pkey && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	{
+		struct xhca_pkey e = { .pkey = pkey };
+		__u32 k = free_slot;
+
+		if (bpf_map_update_elem(d->m.pkeys, &k, &e, 0))
+			return -errno;
+	}
+	*idx = free_slot;
+	return 0;
+}
+
+static int valid_transition(int from, int to)
+{
+	if (to == XHCA_QPS_RESET || to == XHCA_QPS_ERR)
+		return 1;
+	switch (from) {
+	case XHCA_QPS_RESET: return to == XHCA_QPS_INIT;
+	case XHCA_QPS_INIT: return to == XHCA_QPS_INIT || to == XHCA_QPS_RTR;
+	case XHCA_QPS_RTR: return to == XHCA_QPS_RTS;
+	case XHCA_QPS_RTS: return to == XHCA_QPS_RTS || to == XHCA_QPS_SQD;
+	case XHCA_QPS_SQD: return to == XHCA_QPS_RTS || to == XHCA_QPS_SQD;
+	case XHCA_QPS_SQE: return to == XHCA_QPS_RTS;
+	}
+	return 0;
+}
+
+static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qpn = c->gqpn;
+	a->type = c->type;
+	a->state = c->state;
+	a->action = c->action;
+	a->mtu_shift = c->mtu_shift;
+	a->pkey = c->pkey;
+	a->flags = c->flags & XHCA_QPF_IPV6;
+	a->qkey = c->qkey;
+	a->epsn = c->epsn;
+	a->dest_qpn = c->dest_qpn;
+	memcpy(a->local_ip, c->local_ip, 16);
+	memcpy(a->remote_ip, c->remote_ip, 16);
+}
+
+int qp_table_init(struct xhcad *d)
+{
+	struct xhca_pkey e;
+	__u32 k = 0;
+
+	d->bitmap = calloc((d->max_qps + 63) / 64, sizeof(uint64_t));
+	if (!d->bitmap)
+		return -ENOMEM;
+	d->ncpus = libbpf_num_possible_cpus();
+	if (d->ncpus < 0)
+		return d->ncpus;
+	/* P_Key index 0 is the default partition. */
+	if (bpf_map_lookup_elem(d->m.pkeys, &k, &e) || e.pkey != XHCA_PKEY_DEFAULT) {
+		e.pkey = XHCA_PKEY_DEFAULT;
+		e.pad = 0;
+		if (bpf_map_update_elem(d->m.pkeys, &k, &e, 0))
+			return -errno;
+	}
+	d->next_qpn = QPN_FIRST;
+	return 0;
+}
+
+void qp_table_free(struct xhcad *d)
+{
+	free(d->bitmap);
+	d->bitmap = NULL;
+}
+
+static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
+{
+	c->valid = 0;
+	c->state = XHCA_QPS_RESET;
+	c->gen++;
+	ctx_write(d, lidx, c);
+}
+
+/*
+ * Rebuilds the QP table from the maps (restart, adopt) and removes what is
+ * broken: CAM entries whose context does not point back with the same
+ * generation, contexts no CAM entry points at, impossible field values.
+ */
+int qp_reconcile(struct xhcad *d)
+{
+	__u32 key, next, *keys = NULL, nkeys = 0, i, max_qpn = 0;
+	struct xhca_dstate ds;
+	uint8_t *claimed;
+	int err = 0;
+
+	claimed = calloc(d->max_qps, 1);
+	keys = calloc(d->max_qps + 1, sizeof(*keys));
+	if (!claimed || !keys) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Collect first: deleting while iterating a hash map restarts the walk. */
+	if (!bpf_map_get_next_key(d->m.cam, NULL, &key)) {
+		do {
+			if (nkeys > d->max_qps)
+				break;
+			keys[nkeys++] = key;
+		} while (!bpf_map_get_next_key(d->m.cam, &key, &next) && ((key = next), 1));
+	}
+	for (i = 0; i < nkeys; i++) {
+		__u32 qpn = keys[i];
+		struct xhca_cam_val v;
+		struct xhca_qp_ctx c;
+		const char *why = NULL;
+
+		if (cam_lookup(d, qpn, &v))
+			continue;
+		if (qpn == XHCA_QPN_SMI || qpn > QPN_LAST)
+			why = "reserved QPN";
+		else if (v.lidx >= d->max_qps)
+			why = "local index out of range";
+		else if (ctx_read(d, v.lidx, &c))
+			why = "context unreadable";
+		else if (!c.valid)
+			why = "context not valid";
+		else if (c.gqpn != qpn)
+			why = "context belongs to another QPN";
+		else if (c.gen != v.gen)
+			why = "generation mismatch";
+		else if (claimed[v.lidx])
+			why = "local index claimed twice";
+		else if (c.type != XHCA_QPT_RC && c.type != XHCA_QPT_UC && c.type != XHCA_QPT_UD)
+			why = "bad QP type";
+		else if (c.state > XHCA_QPS_ERR)
+			why = "bad QP state";
+		else if (c.pkey_index >= XHCA_PKEY_TBL_LEN)
+			why = "bad P_Key index";
+		if (why) {
+			pr_warn("removed broken CAM entry for QPN 0x%06x: %s\n", qpn, why);
+			bpf_map_delete_elem(d->m.cam, &qpn);
+			d->repaired++;
+			continue;
+		}
+		claimed[v.lidx] = 1;
+		if (qpn > max_qpn)
+			max_qpn = qpn;
+	}
+	for (i = 0; i < d->max_qps; i++) {
+		struct xhca_qp_ctx c;
+
+		if (ctx_read(d, i, &c))
+			continue;
+		if (claimed[i]) {
+			bit_set(d, i, 1);
+			d->qps_in_use++;
+		} else if (c.valid) {
+			pr_warn("removed QP context %u (QPN 0x%06x): no CAM entry points at it\n", i,
+				c.gqpn);
+			invalidate_slot(d, i, &c);
+			d->repaired++;
+		}
+	}
+	key = 0;
+	if (!bpf_map_lookup_elem(d->m.dstate, &key, &ds) && ds.next_qpn >= QPN_FIRST &&
+	    ds.next_qpn <= QPN_LAST)
+		d->next_qpn = ds.next_qpn;
+	else if (max_qpn >= QPN_FIRST)
+		d->next_qpn = max_qpn + 1 > QPN_LAST ? QPN_FIRST : max_qpn + 1;
+	if (d->qps_in_use || d->repaired)
+		pr_info("restored %u QPs, removed %u broken entries\n", d->qps_in_use, d->repaired);
+out:
+	free(claimed);
+	free(keys);
+	return err;
+}
+
+int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
+{
+	struct xhca_cam_val v;
+	struct xhca_qp_ctx c;
+	__u32 lidx, qpn = a->qpn;
+	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
+	__u8 pidx;
+	int rc;
+
+	if (a->type != XHCA_QPT_RC && a->type != XHCA_QPT_UC && a->type != XHCA_QPT_UD)
+		return fail(err, errlen, -EINVAL, "qp create: unknown QP type %u; use rc, uc or ud",
+			    a->type);
+	if (qpn > XHCA_QPN_MASK)
+		return fail(err, errlen, -ERANGE,
+			    "qp create: QPN 0x%x is out of range (24 bits); use 2..0xfffffe", qpn);
+	if (qpn == XHCA_QPN_MCAST)
+		return fail(err, errlen, -EINVAL,
+			    "qp create: QPN 0xffffff is the multicast QPN; use 2..0xfffffe");
+	if (qpn == XHCA_QPN_GSI && a->type != XHCA_QPT_UD)
+		return fail(err, errlen, -EINVAL,
+			    "qp create: QPN 1 is the GSI QP and must be --type ud");
+	if ((pkey & 0x7fff) == 0)
+		return fail(err, errlen, -EINVAL,
+			    "qp create: P_Key 0x%04x is invalid (partition 0); use e.g. 0xffff", pkey);
+	if (qpn && !cam_lookup(d, qpn, &v))
+		return fail(err, errlen, -EEXIST,
+			    "qp create: QPN 0x%06x already exists on %s; pick another --qpn or omit it",
+			    qpn, d->ifname);
+	if (alloc_lidx(d, &lidx))
+		return fail(err, errlen, -ENOSPC,
+			    "qp create: all %u local QPs are in use (table full); destroy a QP or "
+			    "restart xhcad with a larger --max-qps",
+			    d->max_qps);
+	rc = pkey_index(d, pkey, &pidx);
+	if (rc == -ENOSPC)
+		return fail(err, errlen, rc,
+			    "qp create: P_Key table full (%d partitions); reuse an existing --pkey",
+			    XHCA_PKEY_TBL_LEN);
+	if (rc)
+		return fail(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
+	if (!qpn) {
+		rc = alloc_qpn(d, &qpn);
+		if (rc)
+			return fail(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
+	}
+
+	rc = ctx_read(d, lidx, &c);
+	if (rc)
+		return fail(err, errlen, rc, "qp create: read context: %s", strerror(-rc));
+	{
+		__u32 gen = c.gen + 1;
+
+		memset(&c, 0, sizeof(c));
+		c.gen = gen;
+	}
+	c.gqpn = qpn;
+	c.valid = 1;
+	c.type = a->type;
+	c.state = XHCA_QPS_RESET;
+	c.action = XHCA_ACT_PASS;
+	c.pkey_index = pidx;
+	c.pkey = pkey;
+	c.mtu_shift = 10;
+	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
+	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
+	rc = ctx_write(d, lidx, &c);
+	if (rc)
+		return fail(err, errlen, rc, "qp create: write context: %s", strerror(-rc));
+	v.lidx = lidx;
+	v.gen = c.gen;
+	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
+		rc = -errno;
+		invalidate_slot(d, lidx, &c);
+		return fail(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
+			    strerror(-rc));
+	}
+	bit_set(d, lidx, 1);
+	d->qps_in_use++;
+	attr_from_ctx(&c, a);
+	pr_info("created %s QP 0x%06x\n", type_names[c.type], qpn);
+	return 0;
+}
+
+static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
+		   struct xhca_qp_ctx *c, char *err, size_t errlen)
+{
+	struct xhca_cam_val v;
+	int rc;
+
+	if (qpn > XHCA_QPN_MASK)
+		return fail(err, errlen, -ERANGE, "%s: QPN 0x%x is out of range (24 bits)", op, qpn);
+	if (cam_lookup(d, qpn, &v))
+		return fail(err, errlen, -ENOENT,
+			    "%s: no QP 0x%06x on %s; list them with: xhca -i %s qp show", op, qpn,
+			    d->ifname, d->ifname);
+	rc = ctx_read(d, v.lidx, c);
+	if (rc || !c->valid || c->gen != v.gen || c->gqpn != qpn)
+		return fail(err, errlen, -EIO, "%s: QP 0x%06x has a broken context; restart xhcad "
+			    "to repair", op, qpn);
+	*lidx = v.lidx;
+	return 0;
+}
+
+int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
+{
+	struct xhca_qp_ctx c;
+	__u32 lidx, m = a->mask;
+	__u8 pidx = 0;
+	int rc;
+
+	rc = find_qp(d, "qp modify", a->qpn, &lidx, &c, err, errlen);
+	if (rc)
+		return rc;
+	/* Validate everything first: a failed modify changes nothing. */
+	if ((m & XHCA_QPA_STATE) && (a->state > XHCA_QPS_ERR || !valid_transition(c.state, a->state)))
+		return fail(err, errlen, -EINVAL,
+			    "qp modify: QP 0x%06x cannot go from %s to %s; the order is reset, "
+			    "init, rtr, rts",
+			    a->qpn, state_names[c.state],
+			    a->state <= XHCA_QPS_ERR ? state_names[a->state] : "?");
+	if ((m & XHCA_QPA_EPSN) && a->epsn > XHCA_PSN_MASK)
+		return fail(err, errlen, -ERANGE, "qp modify: ePSN 0x%x is out of range (24 bits)",
+			    a->epsn);
+	if ((m & XHCA_QPA_MTU) && (a->mtu_shift < 8 || a->mtu_shift > 12))
+		return fail(err, errlen, -EINVAL,
+			    "qp modify: MTU must be 256, 512, 1024, 2048 or 4096");
+	if ((m & XHCA_QPA_ACTION) && a->action > XHCA_ACT_DROP)
+		return fail(err, errlen, -EINVAL, "qp modify: action must be pass or drop");
+	if ((m & XHCA_QPA_DEST_QPN) && a->dest_qpn > XHCA_QPN_MASK)
+		return fail(err, errlen, -ERANGE, "qp modify: dest QPN 0x%x is out of range",
+			    a->dest_qpn);
+	if ((m & XHCA_QPA_QKEY) && a->qpn == XHCA_QPN_GSI && a->qkey != XHCA_GSI_QKEY)
+		return fail(err, errlen, -EINVAL, "qp modify: QP1 always uses Q_Key 0x80010000");
+	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c.type == XHCA_QPT_UD)
+		return fail(err, errlen, -EINVAL,
+			    "qp modify: UD QPs have no remote address; set addresses on RC/UC QPs");
+	if (m & XHCA_QPA_PKEY) {
+		if ((a->pkey & 0x7fff) == 0)
+			return fail(err, errlen, -EINVAL, "qp modify: P_Key 0x%04x is invalid",
+				    a->pkey);
+		rc = pkey_index(d, a->pkey, &pidx);
+		if (rc)
+			return fail(err, errlen, rc, "qp modify: P_Key table full (%d partitions)",
+				    XHCA_PKEY_TBL_LEN);
+	}
+
+	if (m & XHCA_QPA_STATE) {
+		if (a->state == XHCA_QPS_RESET) {
+			c.epsn = 0;
+			c.flags &= ~XHCA_QPF_UC_DROP_MSG;
+		}
+		c.state = a->state;
+	}
+	if (m & XHCA_QPA_EPSN) {
+		c.epsn = a->epsn;
+		c.flags &= ~XHCA_QPF_UC_DROP_MSG;
+	}
+	if (m & XHCA_QPA_MTU)
+		c.mtu_shift = a->mtu_shift;
+	if (m & XHCA_QPA_ACTION)
+		c.action = a->action;
+	if (m & XHCA_QPA_QKEY)
+		c.qkey = a->qkey;
+	if (m & XHCA_QPA_DEST_QPN)
+		c.dest_qpn = a->dest_qpn;
+	if (m & XHCA_QPA_PKEY) {
+		c.pkey = a->pkey;
+		c.pkey_index = pidx;
+	}
+	if (m & XHCA_QPA_LOCAL_IP)
+		memcpy(c.local_ip, a->local_ip, 16);
+	if (m & XHCA_QPA_REMOTE_IP)
+		memcpy(c.remote_ip, a->remote_ip, 16);
+	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP))
+		c.flags = (c.flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
+	rc = ctx_write(d, lidx, &c);
+	if (rc)
+		return fail(err, errlen, rc, "qp modify: write context: %s", strerror(-rc));
+	attr_from_ctx(&c, a);
+	return 0;
+}
+
+int qp_destroy(struct xhcad *d, __u32 qpn, char *err, size_t errlen)
+{
+	struct xhca_qp_ctx c;
+	__u32 lidx;
+	int rc;
+
+	rc = find_qp(d, "qp destroy", qpn, &lidx, &c, err, errlen);
+	if (rc)
+		return rc;
+	/* CAM first: from here on new packets miss and are quietly dropped. */
+	if (bpf_map_delete_elem(d->m.cam, &qpn))
+		return fail(err, errlen, -errno, "qp destroy: QP CAM delete: %s", strerror(errno));
+	invalidate_slot(d, lidx, &c);
+	bit_set(d, lidx, 0);
+	d->qps_in_use--;
+	pr_info("destroyed QP 0x%06x\n", qpn);
+	return 0;
+}
+
+static int qp_counters(struct xhcad *d, __u32 lidx, struct xhca_qp_counter *sum)
+{
+	struct xhca_qp_counter *v;
+	int i;
+
+	memset(sum, 0, sizeof(*sum));
+	v = calloc(d->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(d->m.qp_stats, &lidx, v)) {
+		free(v);
+		return -errno;
+	}
+	for (i = 0; i < d->ncpus; i++) {
+		sum->accepted += v[i].accepted;
+		sum->accepted_bytes += v[i].accepted_bytes;
+		sum->dropped += v[i].dropped;
+		sum->dropped_bytes += v[i].dropped_bytes;
+	}
+	free(v);
+	return 0;
+}
+
+static void info_of(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c,
+		    struct xhca_qp_info *qi)
+{
+	memset(qi, 0, sizeof(*qi));
+	attr_from_ctx(c, &qi->attr);
+	qi->gen = c->gen;
+	qp_counters(d, lidx, &qi->cnt);
+}
+
+int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
+	    size_t errlen)
+{
+	struct xhca_qp_info *qi;
+	struct xhca_qp_ctx c;
+	__u32 lidx, cnt = 0;
+	int rc;
+
+	if (qpn) {
+		rc = find_qp(d, "qp show", qpn, &lidx, &c, err, errlen);
+		if (rc)
+			return rc;
+		qi = calloc(1, sizeof(*qi));
+		if (!qi)
+			return -ENOMEM;
+		info_of(d, lidx, &c, qi);
+		*out = qi;
+		*n = 1;
+		return 0;
+	}
+	qi = calloc(d->qps_in_use ? d->qps_in_use : 1, sizeof(*qi));
+	if (!qi)
+		return -ENOMEM;
+	for (lidx = 0; lidx < d->max_qps && cnt < d->qps_in_use; lidx++) {
+		if (!bit_test(d, lidx) || ctx_read(d, lidx, &c) || !c.valid)
+			continue;
+		info_of(d, lidx, &c, &qi[cnt++]);
+	}
+	*out = qi;
+	*n = cnt;
+	return 0;
+}
+
+int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stats_reply *out,
+	      char *err, size_t errlen)
+{
+	struct xhca_counter *v;
+	struct xhca_qp_ctx c;
+	__u32 r, lidx = 0;
+	int i, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->nr_reasons = XHCA_R_MAX;
+	if (rq->flags & XHCA_STATS_F_QP) {
+		rc = find_qp(d, "stats", rq->qpn, &lidx, &c, err, errlen);
+		if (rc)
+			return rc;
+		out->qpn = rq->qpn;
+		qp_counters(d, lidx, &out->qp);
+	}
+	v = calloc(d->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (r = 0; r < XHCA_R_MAX; r++) {
+		if (bpf_map_lookup_elem(d->m.stats, &r, v)) {
+			rc = fail(err, errlen, -errno, "stats: read counters: %s", strerror(errno));
+			goto out;
+		}
+		for (i = 0; i < d->ncpus; i++) {
+			out->reason[r].packets += v[i].packets;
+			out->reason[r].bytes += v[i].bytes;
+		}
+	}
+	/* --reset with --qp zeroes that QP's counters; alone, all of them. */
+	if ((rq->flags & XHCA_STATS_F_RESET) && (rq->flags & XHCA_STATS_F_QP)) {
+		percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
+	} else if (rq->flags & XHCA_STATS_F_RESET) {
+		for (r = 0; r < XHCA_R_MAX; r++)
+			percpu_zero(d, d->m.stats, r, sizeof(struct xhca_counter));
+		for (lidx = 0; lidx < d->max_qps; lidx++)
+			if (bit_test(d, lidx))
+				percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
+	}
+out:
+	free(v);
+	return rc;
+}

@@ -41,7 +41,8 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/include/xdp/libxdp.h:libxdp-dev bpftool:bpftool xdp-loader:xdp-tools \
 	ip:iproute2 /usr/lib/python3/dist-packages/scapy:python3-scapy tshark:tshark \
 	/usr/include/libelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev \
-	pkg-config:pkg-config ethtool:ethtool nsenter:util-linux make:make gcc:gcc
+	pkg-config:pkg-config ethtool:ethtool nsenter:util-linux make:make gcc:gcc \
+	ping:iputils-ping
 
 .PHONY: all deps compile test test-unit test-integ test-interop demo bench vmlinux install clean
 .DELETE_ON_ERROR:

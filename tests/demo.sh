@@ -7,7 +7,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 need_root demo
 XHCAD_LOG=$(mktemp)
-trap 'topo_cleanup; rm -f "$XHCAD_LOG"' EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { echo "\$ $*"; "$@"; }
@@ -15,6 +14,7 @@ gen() { in_b "$B/xhca-gen" -i "$IF_B" --dst-mac "$MAC_A" "$@" | sed 's/^/  /'; }
 qpn_of() { "$SCAPY_PY" -c 'import json,sys; print(json.load(sys.stdin)["qpn"])'; }
 
 topo_setup || { echo "demo: cannot build the veth topology" >&2; exit 1; }
+trap 'topo_cleanup; rm -f "$XHCAD_LOG"' EXIT
 say "topology: $NS_A/$IF_A ($IP_A) <-veth-> $NS_B/$IF_B ($IP_B)"
 say "start xhcad on $IF_A"
 xhcad_start || { cat "$XHCAD_LOG"; exit 1; }

@@ -25,10 +25,17 @@ if what == "stall":
     time.sleep(3)
 elif what == "garbage":
     s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-    print("closed" if s.recv(100) == b"" else "answered")
+    try:
+        # Unread bytes make the close a reset rather than an EOF.
+        print("closed" if s.recv(100) == b"" else "answered")
+    except ConnectionResetError:
+        print("closed")
 elif what == "huge":
     s.sendall(struct.pack("<IIIi", MAGIC, 1, 1 << 30, 0))
-    print("closed" if s.recv(100) == b"" else "answered")
+    try:
+        print("closed" if s.recv(100) == b"" else "answered")
+    except ConnectionResetError:
+        print("closed")
 elif what == "vanish":
     s.sendall(struct.pack("<IIIi", MAGIC, 5, 4, 0) + struct.pack("<I", 0))
     s.close()
@@ -47,7 +54,7 @@ client stall &
 stall=$!
 sleep 0.3
 start=$(date +%s%N)
-check "control: answers while another client stalls" timeout 5 "$B/xhca" -i "$IF_A" status
+check "control: answers while another client stalls" timeout 5 "$B/xhca" -i "$IF_A" status >/dev/null
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "control: stalled client held it up at most ~1 s ($ms ms)" test "$ms" -lt 2500
 wait $stall

@@ -23,7 +23,7 @@ xhcad_stop TERM
 check_eq "restart: --keep daemon exits 0" "$XHCAD_RC" 0
 check_eq "restart: --keep leaves the program attached" "$(xdp_prog_id "$NS_A" "$IF_A")" "$id"
 check "restart: --keep leaves the maps pinned" test -e "$PIN"/xhca_qp_cam
-check "restart: ping while xhcad is down" in_b ping -c 2 -i 0.2 -W 2 -q "$IP_A"
+check "restart: ping while xhcad is down" in_b ping -c 2 -i 0.2 -W 2 -q "$IP_A" >/dev/null
 gen --op rc-send-only --qpn "$RC" --psn 10 --count 5
 
 check "restart: xhcad starts again on the pinned maps" xhcad_start

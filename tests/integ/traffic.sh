@@ -24,8 +24,8 @@ check "traffic: QPs created" test -n "$RC" -a -n "$UD" -a -n "$UC"
 
 # --- the host stack keeps working ---
 stats_snap "$snap"
-check "traffic: ping through xhca_rx" in_b ping -c 3 -i 0.2 -W 2 -q "$IP_A"
-check "traffic: ping6 through xhca_rx" in_b ping -6 -c 2 -i 0.2 -W 2 -q "$IP6_A"
+check "traffic: ping through xhca_rx" in_b ping -c 3 -i 0.2 -W 2 -q "$IP_A" >/dev/null
+check "traffic: ping6 through xhca_rx" in_b ping -6 -c 2 -i 0.2 -W 2 -q "$IP6_A" >/dev/null
 n=$(stats_delta "$snap" pass_not_roce)
 check "traffic: pings counted as pass_not_roce ($n)" test "$n" -ge 5
 tcp_out=$(mktemp)
@@ -61,15 +61,15 @@ expect() {
 	gen "$@"
 	sleep 0.2
 	check_eq "traffic: $name: $reason +$want" "$(stats_delta "$snap" "$reason")" "$want"
-	check_eq "traffic: $name: only $reason moved" "$(stats_changed "$snap")" "$reason"
+	check_eq "traffic: $name: only $reason moved" "$(stats_changed "$snap" "$reason")" "$reason"
 }
 expect "RC SEND in sequence" accept_drop 100 --op rc-send-only --qpn "$RC" --psn 0 --count 100 --size 200
 check_eq "traffic: RC ePSN advanced to 100" "$(xhca -j qp show "$RC" | json_get 'd["qps"][0]["epsn"]')" 100
 check_eq "traffic: RC per-QP accepted" "$(xhca -j qp show "$RC" | json_get 'd["qps"][0]["accepted"]')" 100
 expect "RC duplicates" drop_psn_dup 10 --op rc-send-only --qpn "$RC" --psn 50 --count 10
 expect "RC PSN gap" drop_psn_oos 5 --op rc-send-only --qpn "$RC" --psn 300 --psn-step 0 --count 5
-expect "RC RDMA WRITE" accept_drop 4 --op rc-rdma-write-only --qpn "$RC" --psn 100 --count 4 --reth-len 64 --size 64
-expect "RC READ request (8 responses)" accept_drop 1 --op rc-read-request --qpn "$RC" --psn 104 --count 1 --reth-len 8192
+expect "RC RDMA WRITE" accept_drop 4 --op rc-write-only --qpn "$RC" --psn 100 --count 4 --reth-len 64 --size 64
+expect "RC READ request (8 responses)" accept_drop 1 --op rc-read-req --qpn "$RC" --psn 104 --count 1 --reth-len 8192
 check_eq "traffic: READ advanced ePSN by 8" "$(xhca -j qp show "$RC" | json_get 'd["qps"][0]["epsn"]')" 112
 expect "UD SEND" accept_drop 50 --op ud-send-only --qpn "$UD" --qkey 0x11111111 --psn-step 0 --count 50
 expect "UD bad Q_Key" drop_qkey 3 --op ud-send-only --qpn "$UD" --qkey 0x22222222 --count 3
@@ -111,7 +111,7 @@ sexpect() {
 	scapy_send "$1"
 	sleep 0.2
 	check_eq "traffic: scapy $1: $2 +1" "$(stats_delta "$snap" "$2")" 1
-	check_eq "traffic: scapy $1: only $2 moved" "$(stats_changed "$snap")" "$2"
+	check_eq "traffic: scapy $1: only $2 moved" "$(stats_changed "$snap" "$2")" "$2"
 }
 sexpect short_bth drop_truncated
 sexpect udp_len_long drop_truncated

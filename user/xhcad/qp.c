@@ -158,6 +158,20 @@ static int pkey_index(struct xhcad *d, __u16 pkey, __u8 *idx)
 	return 0;
 }
 
+static int ip_set(const __u8 *ip)
+{
+	static const __u8 zero[16];
+
+	return memcmp(ip, zero, 16) != 0;
+}
+
+static int ip_is_v4(const __u8 *ip)
+{
+	static const __u8 prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(ip, prefix, 12);
+}
+
 static int valid_transition(int from, int to)
 {
 	if (to == XHCA_QPS_RESET || to == XHCA_QPS_ERR)
@@ -435,8 +449,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	/* Validate everything first: a failed modify changes nothing. */
 	if ((m & XHCA_QPA_STATE) && (a->state > XHCA_QPS_ERR || !valid_transition(c.state, a->state)))
 		return fail(err, errlen, -EINVAL,
-			    "qp modify: QP 0x%06x cannot go from %s to %s; the order is reset, "
-			    "init, rtr, rts",
+			    "qp modify: QP 0x%06x: invalid state transition %s -> %s; allowed: "
+			    "reset->init->rtr->rts, rts<->sqd, sqe->rts, any->reset|err",
 			    a->qpn, state_names[c.state],
 			    a->state <= XHCA_QPS_ERR ? state_names[a->state] : "?");
 	if ((m & XHCA_QPA_EPSN) && a->epsn > XHCA_PSN_MASK)
@@ -455,6 +469,16 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c.type == XHCA_QPT_UD)
 		return fail(err, errlen, -EINVAL,
 			    "qp modify: UD QPs have no remote address; set addresses on RC/UC QPs");
+	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) {
+		const __u8 *l = (m & XHCA_QPA_LOCAL_IP) ? a->local_ip : c.local_ip;
+		const __u8 *r = (m & XHCA_QPA_REMOTE_IP) ? a->remote_ip : c.remote_ip;
+
+		if (ip_set(l) && ip_set(r) && ip_is_v4(l) != ip_is_v4(r))
+			return fail(err, errlen, -EINVAL,
+				    "qp modify: QP 0x%06x would have an IPv%d local and an IPv%d "
+				    "remote address; give both of one family",
+				    a->qpn, ip_is_v4(l) ? 4 : 6, ip_is_v4(r) ? 4 : 6);
+	}
 	if (m & XHCA_QPA_PKEY) {
 		if ((a->pkey & 0x7fff) == 0)
 			return fail(err, errlen, -EINVAL, "qp modify: P_Key 0x%04x is invalid",

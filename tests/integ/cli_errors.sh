@@ -1,0 +1,399 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The xhca CLI against the real xhcad: every bad request fails with the right
+# exit code (2 bad usage, 1 refused or failed), one line on stderr that names
+# the problem, nothing on stdout, and changes nothing (the QP table and the
+# counters are compared before and after). Also --help at every level and the
+# happy paths of create/modify/show/destroy/stats/status, text and JSON.
+set -u
+. "$(dirname "$0")/../lib.sh"
+need_root cli_errors
+for b in xhcad xhca; do
+	if [ ! -x "$B/$b" ]; then skip "cli_errors: $B/$b is not built (run make)"; exit 0; fi
+done
+
+PY=/usr/bin/python3
+XHCAD_LOG=$(mktemp)
+OUT=$(mktemp -d)
+if ! topo_setup; then
+	fail "cli_errors: cannot build the veth topology"
+	topo_cleanup
+	rm -rf "$XHCAD_LOG" "$OUT"
+	t_done
+fi
+# After topo_setup, which sets its own EXIT trap.
+STALE_SOCK=
+trap 'topo_cleanup; rm -rf "$XHCAD_LOG" "$OUT"; [ -n "$STALE_SOCK" ] && rm -f "$STALE_SOCK"' EXIT
+
+# --- helpers -----------------------------------------------------------------
+
+# Everything a bad request must leave alone: the QP table and the counters.
+# The pass_* reasons are left out (the host's own IPv6 chatter, MLD with a
+# hop-by-hop header, moves them), and the total with them.
+snap() {
+	{ xhca -j qp show; xhca -j stats; } 2>&1 | "$PY" -c '
+import json, sys
+try:
+    qp = json.loads(sys.stdin.readline()); st = json.loads(sys.stdin.readline())
+except Exception as e:
+    print("snapshot failed:", e); sys.exit(0)
+st["reasons"] = {k: v for k, v in st["reasons"].items() if not k.startswith("pass_")}
+st.pop("total", None)
+print(json.dumps([qp, st], sort_keys=True))'
+}
+
+# is_json FILE: the file holds one valid JSON value.
+is_json() { "$PY" -c 'import json,sys; json.load(sys.stdin)' <"$1" 2>/dev/null; }
+
+# jget FILE EXPR: evaluates EXPR on the JSON in FILE (bound to j).
+jget() { "$PY" -c 'import json,sys; j=json.load(sys.stdin); print('"$2"')' <"$1" 2>/dev/null; }
+
+# run_case NAME WANT_EXIT 'word;word...' SNAP CMD...: runs CMD, then checks
+# its exit code, that stdout is empty, that stderr is one line matching every
+# ';'-separated word (extended regexes, case-insensitive) and, when SNAP is 1, that
+# the snapshot did not change. One result line per case.
+run_case() {
+	local name=$1 want=$2 words=$3 dosnap=$4; shift 4
+	local before= after= rc probs=() w nl
+	[ "$dosnap" = 1 ] && before=$(snap)
+	"$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	[ "$dosnap" = 1 ] && after=$(snap)
+	[ "$rc" = "$want" ] || probs+=("exit $rc, want $want")
+	[ -s "$OUT/out" ] && probs+=("stdout not empty: $(head -c 200 "$OUT/out")")
+	nl=$(wc -l <"$OUT/err")
+	[ "$nl" = 1 ] || probs+=("$nl lines on stderr")
+	IFS=';' read -r -a ws <<<"$words"
+	for w in "${ws[@]}"; do
+		grep -Eqi -e "$w" "$OUT/err" || probs+=("stderr lacks /$w/")
+	done
+	[ "$before" == "$after" ] || probs+=("state changed: before $before after $after")
+	if [ ${#probs[@]} = 0 ]; then
+		pass "$name"
+	else
+		fail "$name: $(IFS=';'; echo "${probs[*]}") [stderr: $(head -c 300 "$OUT/err" | tr '\n' ' ')]"
+	fi
+}
+# err2/err1 NAME 'word;word' ARGS...: xhca -i IF_A ARGS fails with 2 / 1.
+err2() { local n=$1 w=$2; shift 2; run_case "$n" 2 "$w" 1 "$B/xhca" -i "$IF_A" "$@"; }
+err1() { local n=$1 w=$2; shift 2; run_case "$n" 1 "$w" 1 "$B/xhca" -i "$IF_A" "$@"; }
+
+# ok_case NAME REGEX ARGS...: xhca -i IF_A ARGS exits 0, stderr empty, stdout
+# matches REGEX (extended, multi-line as one string).
+ok_case() {
+	local name=$1 re=$2; shift 2
+	local rc
+	"$B/xhca" -i "$IF_A" "$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail "$name: exit $rc [stderr: $(head -c 300 "$OUT/err" | tr '\n' ' ')]"
+	elif [ -s "$OUT/err" ]; then
+		fail "$name: stderr not empty: $(head -c 300 "$OUT/err" | tr '\n' ' ')"
+	elif ! grep -Eq -e "$re" "$OUT/out"; then
+		fail "$name: stdout does not match /$re/: $(head -c 300 "$OUT/out" | tr '\n' ' ')"
+	else
+		pass "$name"
+	fi
+}
+
+# jok_case NAME PYEXPR ARGS...: xhca -j ... exits 0 and its stdout is JSON on
+# which PYEXPR (with j bound) is true.
+jok_case() {
+	local name=$1 expr=$2; shift 2
+	local rc
+	"$B/xhca" -i "$IF_A" -j "$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail "$name: exit $rc [stderr: $(head -c 300 "$OUT/err" | tr '\n' ' ')]"
+	elif ! is_json "$OUT/out"; then
+		fail "$name: not JSON: $(head -c 300 "$OUT/out")"
+	elif [ "$(jget "$OUT/out" "bool($expr)")" != True ]; then
+		fail "$name: JSON fails ($expr): $(head -c 400 "$OUT/out")"
+	else
+		pass "$name"
+	fi
+}
+
+qpn_of() { jget "$OUT/out" 'j["qpn"]'; }
+
+# RC SEND_ONLY to a QPN, from NS_B through the kernel's UDP socket: BTH
+# (opcode 0x04, P_Key 0xffff, DestQP, PSN 0), 16 bytes of payload, ICRC.
+send_roce() {
+	local fmt
+	fmt=$(printf '\\x04\\x00\\xff\\xff\\x00\\x%02x\\x%02x\\x%02x\\x00\\x00\\x00\\x00' \
+		$((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)))
+	fmt+='PAYLOAD-PAYLOAD-\x00\x00\x00\x00'
+	in_b bash -c 'printf "$1" >/dev/udp/"$2"/4791' _ "$fmt" "$IP_A" 2>/dev/null
+}
+
+# xhcad_stop signals the subshell that runs in_a, not xhcad (bash forks for a
+# function started with &), so xhcad would outlive it: stop the daemon by the
+# pid it reports, wait until it is gone, then let xhcad_stop reap the rest.
+daemon_stop() {
+	local pid i
+	pid=$(xhca -j status 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["pid"])' \
+		2>/dev/null)
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid" 2>/dev/null
+		for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	fi
+	xhcad_stop TERM
+}
+
+# --- the daemon ----------------------------------------------------------------
+
+if ! xhcad_start; then
+	fail "cli_errors: xhcad does not start: $(tail -n 5 "$XHCAD_LOG" | tr '\n' ' ')"
+	t_done
+fi
+
+# --- --help at every level (no daemon needed, no -i needed) --------------------
+
+help_case() {
+	local rc
+	"$B/xhca" "$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q '^Usage: xhca' "$OUT/out" && [ ! -s "$OUT/err" ]; then
+		pass "help: xhca $*"
+	else
+		fail "help: xhca $*: exit $rc, stdout '$(head -n 1 "$OUT/out")', stderr '$(cat "$OUT/err")'"
+	fi
+}
+help_case --help
+help_case -h
+help_case help
+help_case qp --help
+help_case qp help
+help_case qp create --help
+help_case qp modify --help
+help_case qp modify 0x12 --state bogus -h
+help_case qp destroy --help
+help_case qp show --help
+help_case stats --help
+help_case status --help
+help_case -i "$IF_A" qp create --type bogus --help
+help_case -i nosuchif0 stats -h
+"$B/xhca" qp create --help | grep -q -- '--type' && pass "help: qp create lists --type" ||
+	fail "help: qp create lists --type"
+"$B/xhca" qp modify --help | grep -q -- '--remote-ip' && pass "help: qp modify lists --remote-ip" ||
+	fail "help: qp modify lists --remote-ip"
+
+# --- happy paths -----------------------------------------------------------------
+
+jok_case "status -j has every field" '
+	j["ifname"] == "'"$IF_A"'" and j["max_qps"] == 4096 and j["qps_in_use"] == 0 and
+	all(k in j for k in ("pin_dir", "mode", "attached_by", "ifindex", "prog_id", "abi_version",
+			     "pid", "uptime_ms", "next_qpn", "keep", "repaired"))' status
+ok_case "status text" "^ifname: +$IF_A\$" status
+grep -Eq '^qps_in_use: +0$' "$OUT/out" && grep -Eq '^max_qps: +4096$' "$OUT/out" &&
+	pass "status text: qps_in_use and max_qps" || fail "status text: qps_in_use and max_qps"
+
+ok_case "qp create rc (text)" '^created qp 0x[0-9a-f]{6} \(rc\)$' qp create --type rc
+jok_case "qp create uc -j" 'j["type"] == "uc" and j["state"] == "reset" and j["qpn"] >= 2' \
+	qp create --type uc
+jok_case "qp create with --qpn/--pkey/--qkey -j" '
+	j["qpn"] == 0x100 and j["type"] == "rc" and j["pkey"] == 0x7fff and j["qkey"] == 0x1234 and
+	j["mtu"] in (256, 512, 1024, 2048, 4096) and j["local_ip"] is None' \
+	qp create --type rc --qpn 0x100 --pkey 0x7fff --qkey 0x1234
+A=0x100
+jok_case "qp create ud, decimal --qpn" 'j["qpn"] == 512 and j["type"] == "ud" and j["qkey"] == 0x11111111' \
+	qp create --type ud --qpn 512 --qkey 0x11111111
+U=0x200
+jok_case "qp create GSI (QPN 1, ud)" 'j["qpn"] == 1 and j["type"] == "ud"' qp create --type ud --qpn 1
+
+ok_case "qp modify reset->init (text)" '^modified qp 0x000100 \(rc\): state init' qp modify $A --state init
+jok_case "qp modify init->rtr with addresses, mtu, epsn, action, dest QPN" '
+	j["state"] == "rtr" and j["local_ip"] == "10.77.0.1" and j["remote_ip"] == "10.77.0.2" and
+	j["mtu"] == 2048 and j["epsn"] == 0x1234 and j["action"] == "drop" and j["dest_qpn"] == 0x42' \
+	qp modify $A --state rtr --local-ip "$IP_A" --remote-ip "$IP_B" --mtu 2048 --epsn 0x1234 \
+	--action drop --dest-qpn 0x42
+jok_case "qp modify rtr->rts" 'j["state"] == "rts"' qp modify $A --state rts
+jok_case "qp modify --option=value form" 'j["epsn"] == 7' qp modify $A --epsn=7
+jok_case "qp show QPN -j" '
+	len(j["qps"]) == 1 and j["qps"][0]["qpn"] == 0x100 and j["qps"][0]["state"] == "rts" and
+	all(k in j["qps"][0] for k in ("qpn", "type", "state", "action", "pkey", "qkey", "epsn", "mtu",
+		"dest_qpn", "local_ip", "remote_ip", "gen", "accepted", "accepted_bytes", "dropped",
+		"dropped_bytes"))' qp show $A
+jok_case "qp show -j lists all" '
+	sorted(q["qpn"] for q in j["qps"]) == sorted(set(q["qpn"] for q in j["qps"])) and
+	len(j["qps"]) == 5 and {1, 0x100, 0x200} <= set(q["qpn"] for q in j["qps"])' qp show
+ok_case "qp show table header" \
+	'^QPN +TYPE +STATE +ACTION +PKEY +QKEY +EPSN +MTU +LOCAL +REMOTE +ACCEPTED +DROPPED$' qp show
+ok_case "qp show table row" \
+	'^0x000100 +rc +rts +drop +0x7fff +0x00001234 +7 +2048 +10\.77\.0\.1 +10\.77\.0\.2 +0 +0$' qp show
+ok_case "qp with no subcommand shows" '^0x000200 +ud +reset ' qp
+ok_case "qp show -j after the subcommand" '^\{"qps": \[' qp show -j
+
+# Valid IB transitions on a fresh QP, IPv6 addresses on the way.
+"$B/xhca" -i "$IF_A" -j qp create --type uc >"$OUT/out" 2>/dev/null
+T=$(qpn_of)
+for st in init init rtr rts rts sqd sqd rts err reset; do
+	jok_case "qp modify: transition to $st allowed" 'j["state"] == "'$st'"' qp modify "$T" --state $st
+done
+jok_case "qp modify IPv6 addresses" 'j["local_ip"] == "fd77::1" and j["remote_ip"] == "fd77::2"' \
+	qp modify "$T" --local-ip "$IP6_A" --remote-ip "$IP6_B"
+ok_case "qp destroy (text)" "^destroyed qp 0x$(printf %06x "$T")\$" qp destroy "$T"
+jok_case "qp create reuses a destroyed QPN" 'j["qpn"] == '"$T"' and j["state"] == "reset"' \
+	qp create --type rc --qpn "$T"
+jok_case "qp destroy -j" 'j["qpn"] == '"$T"' and j["destroyed"] is True' qp destroy "$T"
+jok_case "qp show -j: destroyed QP gone" 'all(q["qpn"] != '"$T"' for q in j["qps"])' qp show
+
+# Counters: traffic to a QPN nobody has gives drop_cam_miss; to QP A (RTS,
+# ePSN 7, PSN 0 sent) something else. Non-zero counters also make the
+# "nothing changed" checks below see a wrongful --reset.
+for i in 1 2 3; do send_roce 0x424242; send_roce 0x100; done
+sleep 0.2
+mapfile -t REASONS < <(grep -oE 'X\([A-Z0-9_]+, "[a-z0-9_]+"' "$XHCA_TOP/include/xhca/abi.h" |
+	sed 's/.*"\(.*\)"/\1/')
+RLIST=$(printf '"%s",' "${REASONS[@]}")
+jok_case "stats -j: every reason, total = sum" '
+	list(j["reasons"]) == ['"$RLIST"'] and
+	j["total"]["packets"] == sum(r["packets"] for r in j["reasons"].values()) and
+	j["total"]["bytes"] == sum(r["bytes"] for r in j["reasons"].values()) and
+	all(set(r) == {"packets", "bytes"} for r in j["reasons"].values())' stats
+jok_case "stats -j: traffic counted (drop_cam_miss 3)" 'j["reasons"]["drop_cam_miss"]["packets"] == 3' stats
+check_eq "stat_of from lib.sh (xhca stats -j)" "$(stat_of drop_cam_miss)" 3
+ok_case "stats text: total line" '^total +[0-9]+ +[0-9]+$' stats
+missing=
+for r in "${REASONS[@]}"; do grep -Eq "^$r +[0-9]+ +[0-9]+$" "$OUT/out" || missing+=" $r"; done
+check_eq "stats text: a line per reason" "${missing:-none}" none
+ok_case "stats -v: descriptions" '^drop_cam_miss +3 +[0-9]+ +destination QPN not in the QP CAM' -v stats
+jok_case "stats --qp -j" '
+	j["qp"]["qpn"] == 0x100 and set(j["qp"]) == {"qpn", "accepted", "accepted_bytes", "dropped",
+	"dropped_bytes"}' stats --qp $A
+ok_case "stats --qp text" '^qp 0x000100: accepted [0-9]+ packets \([0-9]+ bytes\), dropped' stats --qp $A
+
+# --- bad usage: refused by xhca, exit 2, nothing sent ---------------------------------
+
+err2 "create: QPN over 24 bits" 'qp create;QPN 0x1000000;out of range;24 bits' \
+	qp create --type rc --qpn 0x1000000
+err2 "create: QPN over 24 bits (decimal)" 'out of range;24 bits' qp create --type rc --qpn 16777216
+err2 "create: QPN over 64 bits" 'out of range' qp create --type rc --qpn 0x10000000000000000
+err2 "create: QPN 0" 'QPN 0;SMI' qp create --type rc --qpn 0
+err2 "create: QPN 0xffffff" '0xffffff;multicast' qp create --type ud --qpn 0xffffff
+err2 "create: QPN not a number" "'abc';not a number" qp create --type rc --qpn abc
+err2 "create: QPN bad hex" "not a number" qp create --type rc --qpn 0x12g
+err2 "create: QPN empty hex" "not a number" qp create --type rc --qpn 0x
+err2 "create: QPN negative" "not a number" qp create --type rc --qpn=-1
+err2 "create: bad type" "type;'xc';rc, uc or ud" qp create --type xc
+err2 "create: no type" '--type;required' qp create --qpn 0x300
+err2 "create: --type without value" '--type;needs a value' qp create --type
+err2 "create: P_Key over 16 bits" 'P_Key;out of range;16 bits' qp create --type rc --pkey 0x10000
+err2 "create: P_Key partition 0" 'P_Key;0x8000;partition 0' qp create --type rc --pkey 0x8000
+err2 "create: Q_Key over 32 bits" 'Q_Key;out of range;32 bits' qp create --type ud --qkey 0x100000000
+err2 "create: unknown option" "unknown option;'--bogus'" qp create --type rc --bogus
+err2 "create: unknown short option" "unknown option;'-x'" qp create --type rc -x
+err2 "create: stray argument" "unexpected argument;'extra'" qp create --type rc extra
+err2 "modify: no QPN" 'missing QPN' qp modify --state init
+err2 "modify: QPN over 24 bits" 'qp modify;out of range;24 bits' qp modify 0x1000000 --state init
+err2 "modify: QPN not a number" "QPN 'q1';not a number" qp modify q1 --state init
+err2 "modify: QPN 0" 'QPN 0' qp modify 0 --state init
+err2 "modify: nothing to change" 'nothing to change' qp modify $A
+err2 "modify: bad state" "state;'ready';reset, init, rtr, rts" qp modify $A --state ready
+err2 "modify: bad MTU" "MTU;'1500';256, 512, 1024, 2048 or 4096" qp modify $A --mtu 1500
+err2 "modify: bad action" "action;'reject';pass or drop" qp modify $A --action reject
+err2 "modify: bad IPv4" "--remote-ip;'10.0.0.300';not an IPv4 or IPv6" \
+	qp modify $A --remote-ip 10.0.0.300
+err2 "modify: bad IPv6" "--local-ip;'fd77:::1';not an IPv4 or IPv6" qp modify $A --local-ip fd77:::1
+err2 "modify: IPv4 and IPv6 mixed" 'IPv4;IPv6;same family' \
+	qp modify $A --local-ip "$IP_A" --remote-ip "$IP6_B"
+err2 "modify: ePSN over 24 bits" 'ePSN;out of range;24 bits' qp modify $A --epsn 0x1000000
+err2 "modify: ePSN not a number" "--epsn;not a number" qp modify $A --epsn 12k
+err2 "modify: P_Key over 16 bits" 'P_Key;out of range;16 bits' qp modify $A --pkey 0x12345
+err2 "modify: Q_Key over 32 bits" 'Q_Key;out of range;32 bits' qp modify $A --qkey 4294967296
+err2 "modify: dest QPN over 24 bits" 'dest QPN;out of range' qp modify $A --dest-qpn 0x1000000
+err2 "modify: option twice" '--state;twice' qp modify $A --state err --state reset
+err2 "modify: unknown option" "unknown option;'--speed'" qp modify $A --speed 10
+err2 "modify: two QPNs" "unexpected argument" qp modify $A $U --state err
+err2 "destroy: no QPN" 'missing QPN' qp destroy
+err2 "destroy: QPN over 24 bits" 'qp destroy;out of range;24 bits' qp destroy 0x1000000
+err2 "destroy: QPN not a number" 'not a number' qp destroy all
+err2 "show: QPN over 24 bits" 'qp show;out of range;24 bits' qp show 0x1000000
+err2 "show: QPN 0" 'QPN 0' qp show 0
+err2 "stats: --qp over 24 bits, with --reset" 'stats;out of range' stats --qp 0x1000000 --reset
+err2 "stats: --qp without value" '--qp;needs a value' stats --qp
+err2 "stats: unknown option" "unknown option;'--clear'" stats --clear
+err2 "unknown command" "unknown command;'start'" start
+err2 "qp: unknown command" "qp;unknown command;'add'" qp add --type rc
+run_case "unknown global option" 2 "unknown option;'--color'" 1 "$B/xhca" --color -i "$IF_A" status
+run_case "no interface" 2 'no interface;-i IFNAME' 1 "$B/xhca" qp show
+run_case "interface name too long" 2 "longer than 15;aaaaaaaaaaaaaaaaaaaa" 1 \
+	"$B/xhca" -i aaaaaaaaaaaaaaaaaaaa status
+run_case "interface name with /" 2 "not a valid interface name" 1 "$B/xhca" -i ../x status
+run_case "no command" 2 'no command' 1 "$B/xhca" -i "$IF_A"
+
+# --- refused by xhcad: exit 1, its message, nothing changed ----------------------------
+
+err1 "create: QPN 1 for rc" 'qp create;QPN 1;GSI' qp create --type rc --qpn 1
+err1 "create: QPN 1 for uc" 'QPN 1;GSI' qp create --type uc --qpn 1
+err1 "create: duplicate QPN" 'qp create;0x0*100;exist' qp create --type rc --qpn 0x100
+err1 "create: duplicate GSI" '0x0*1\b;exist' qp create --type ud --qpn 1
+err1 "modify: unknown QPN" 'qp modify;0x0*424242;no QP|not found|unknown|does not exist' qp modify 0x424242 --state init
+err1 "destroy: unknown QPN" 'qp destroy;0x0*424242' qp destroy 0x424242
+err1 "show: unknown QPN" 'qp show;0x0*424242' qp show 0x424242
+err1 "stats: unknown QPN" 'stats;0x0*424242' stats --qp 0x424242
+err1 "stats: unknown QPN with --reset" 'stats;0x0*424242' stats --qp 0x424242 --reset
+err1 "modify: multicast QPN does not exist" '0xffffff' qp modify 0xffffff --state init
+err1 "modify: reset->rts" 'qp modify;reset.*rts;transition|cannot go' qp modify $U --state rts
+err1 "modify: reset->rtr" 'reset.*rtr' qp modify $U --state rtr
+err1 "modify: reset->sqd" 'reset.*sqd' qp modify $U --state sqd
+err1 "modify: rts->init" 'rts.*init' qp modify $A --state init
+err1 "modify: rts->rtr" 'rts.*rtr' qp modify $A --state rtr
+err1 "modify: rts->sqe (only the HCA enters SQE)" 'rts.*sqe' qp modify $A --state sqe
+err1 "modify: a refused transition leaves the other fields" 'rts.*init' \
+	qp modify $A --state init --epsn 99 --action pass --mtu 256
+err1 "modify: GSI Q_Key is fixed" 'Q_Key;0x80010000' qp modify 1 --qkey 0x1234
+err1 "modify: addresses on a UD QP" 'UD' qp modify $U --remote-ip "$IP_B"
+
+# P_Key table: 16 partitions (0xffff and 0x7fff are in use); creating QPs
+# with new P_Keys fills it, and the next one is refused with a clear message.
+made=()
+for i in $(seq 1 16); do
+	"$B/xhca" -i "$IF_A" -j qp create --type ud --pkey $((0x8000 + i)) >"$OUT/out" 2>/dev/null ||
+		break
+	made+=("$(qpn_of)")
+done
+err1 "create: P_Key table full" 'P_Key;full' qp create --type ud --pkey 0x9000
+for q in "${made[@]}"; do "$B/xhca" -i "$IF_A" qp destroy "$q" >/dev/null; done
+
+# --- full QP table: xhcad --max-qps 4 -----------------------------------------------
+
+daemon_stop
+if ! xhcad_start --max-qps 4; then
+	fail "cli_errors: xhcad --max-qps 4 does not start: $(tail -n 5 "$XHCAD_LOG" | tr '\n' ' ')"
+	t_done
+fi
+jok_case "max-qps 4: status" 'j["max_qps"] == 4 and j["qps_in_use"] == 0' status
+n=0
+for i in $(seq 1 8); do
+	"$B/xhca" -i "$IF_A" qp create --type rc >/dev/null 2>&1 || break
+	n=$((n + 1))
+done
+check_eq "max-qps 4: four QPs fit" "$n" 4
+err1 "create: table full" 'qp create;full|no free' qp create --type rc
+err1 "create: table full, with --qpn" 'full|no free' qp create --type ud --qpn 0x777
+jok_case "max-qps 4: status after" 'j["qps_in_use"] == 4' status
+"$B/xhca" -i "$IF_A" -j qp show >"$OUT/out" 2>/dev/null
+first=$(jget "$OUT/out" 'j["qps"][0]["qpn"]')
+ok_case "full table: destroy one" "^destroyed qp " qp destroy "$first"
+jok_case "full table: the freed slot is reused" 'j["type"] == "uc"' qp create --type uc
+
+# --- daemon not running ---------------------------------------------------------
+
+id=$(( $$ % 100000 ))
+run_case "no daemon: no socket" 1 \
+	"cannot reach xhcad for xn$id;/run/xhca/xn$id.sock;No such file or directory;start it with: xhcad xn$id" \
+	0 "$B/xhca" -i "xn$id" status
+# A socket file nobody listens on (left by a crash).
+STALE_SOCK=/run/xhca/xs$id.sock
+mkdir -p /run/xhca
+"$PY" -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$STALE_SOCK"
+run_case "no daemon: stale socket" 1 "cannot reach xhcad for xs$id;Connection refused;start it with: xhcad xs$id" \
+	0 "$B/xhca" -i "xs$id" qp show
+rm -f "$STALE_SOCK"
+daemon_stop
+run_case "no daemon: stopped" 1 "cannot reach xhcad for $IF_A;start it with: xhcad $IF_A" \
+	0 "$B/xhca" -i "$IF_A" qp create --type rc
+run_case "no daemon: -j still errors on stderr" 1 "start it with" 0 "$B/xhca" -j -i "$IF_A" stats
+
+t_done

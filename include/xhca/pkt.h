@@ -83,6 +83,9 @@ int xhca_pkt_len(const struct xhca_pkt_spec *s);
  * the pad (ICRC excluded). Returns the value to store little-endian on the
  * wire (as RXE and scapy do). */
 uint32_t xhca_icrc(const void *l3, size_t len, int ipv6);
+/* (Added note) With IPv4 options or IPv6 extension headers the value is
+ * RXE's: it covers the 8 bytes after the 20/40-byte base header in place of
+ * the UDP header (see user/lib/icrc.c); scapy covers the options instead. */
 
 /* Checks the ICRC of a whole Ethernet frame: 0 good, -EBADMSG bad, -EINVAL
  * not a RoCEv2 frame. */

@@ -1,0 +1,1290 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca: command line client of xhcad's control socket, in the style of ip and
+ * bpftool. Every value is checked here before a request is sent, so a typo
+ * never reaches the daemon; what only the daemon can know (a QPN that exists,
+ * a full table, a state transition) comes back as its own message.
+ *
+ * Exit codes: 0 ok, 1 the request failed, 2 bad usage (nothing was sent).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <xhca/abi.h>
+#include <xhca/ctl.h>
+#include <xhca/pkt.h>
+#include "log.h"
+
+#define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+/* How long to wait for xhcad: it serves one request at a time and none takes
+ * long, so silence this long means it is stuck. */
+#define CTL_TIMEOUT_S 10
+
+static int json;
+static int verbose;
+static const char *ifname;
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* One line on stderr: "xhca: OP: what is wrong; what to do". */
+static int usage_err(const char *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_err(const char *op, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (op)
+		pr_warn("%s: %s\n", op, msg);
+	else
+		pr_warn("%s\n", msg);
+	return EXIT_USAGE;
+}
+
+/* The daemon's message is shown as is, but on one line: scripts (and the
+ * tests) rely on one error line per failure. */
+static void print_daemon_err(char *msg)
+{
+	size_t n = strlen(msg);
+	char *p;
+
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	for (p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	pr_warn("%s\n", msg);
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+struct name_val {
+	const char *name;
+	unsigned int val;
+};
+
+static const struct name_val qp_types[] = {
+	{ "rc", XHCA_QPT_RC }, { "uc", XHCA_QPT_UC }, { "ud", XHCA_QPT_UD }, { NULL, 0 },
+};
+
+static const struct name_val qp_states[] = {
+	{ "reset", XHCA_QPS_RESET }, { "init", XHCA_QPS_INIT }, { "rtr", XHCA_QPS_RTR },
+	{ "rts", XHCA_QPS_RTS },     { "sqd", XHCA_QPS_SQD },   { "sqe", XHCA_QPS_SQE },
+	{ "err", XHCA_QPS_ERR },     { NULL, 0 },
+};
+
+static const struct name_val qp_actions[] = {
+	{ "pass", XHCA_ACT_PASS }, { "drop", XHCA_ACT_DROP }, { NULL, 0 },
+};
+
+static const struct name_val mtus[] = {
+	{ "256", 8 }, { "512", 9 }, { "1024", 10 }, { "2048", 11 }, { "4096", 12 }, { NULL, 0 },
+};
+
+#define XHCA_REASON_STR(name, str, desc) str,
+static const char *const reason_names[XHCA_R_MAX] = { XHCA_REASONS(XHCA_REASON_STR) };
+#undef XHCA_REASON_STR
+#define XHCA_REASON_DESC(name, str, desc) desc,
+static const char *const reason_descs[XHCA_R_MAX] = { XHCA_REASONS(XHCA_REASON_DESC) };
+#undef XHCA_REASON_DESC
+
+static int name_lookup(const struct name_val *t, const char *s, unsigned int *val)
+{
+	for (; t->name; t++) {
+		if (!strcmp(t->name, s)) {
+			*val = t->val;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Names for values that come back from the daemon: a value this xhca does
+ * not know is shown, not hidden. */
+static const char *name_of(const struct name_val *t, unsigned int val)
+{
+	for (; t->name; t++)
+		if (t->val == val)
+			return t->name;
+	return "?";
+}
+
+static unsigned int mtu_bytes(unsigned int shift)
+{
+	return shift >= 8 && shift <= 12 ? 1u << shift : 0;
+}
+
+static int ip_is_set(const __u8 ip[16])
+{
+	static const __u8 zero[16];
+
+	return memcmp(ip, zero, 16) != 0;
+}
+
+/* ---- numbers ----------------------------------------------------------- */
+
+/* Decimal or 0x hex; no sign, no octal, no trailing characters. Returns 0,
+ * -EINVAL (not a number) or -ERANGE (above max). */
+static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	int base = 10;
+	char *end;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s || !(base == 16 ? !!strchr("0123456789abcdefABCDEF", *s) : (*s >= '0' && *s <= '9')))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* Parses a numeric option; prints the usage error itself. what is the name
+ * shown ("QPN", "Q_Key"), bits the width for the range message. */
+static int num_arg(const char *op, const char *opt, const char *what, const char *s,
+		   unsigned int bits, const char *hint, unsigned long long *out)
+{
+	unsigned long long max = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+	int err = parse_num(s, max, out);
+
+	if (err == -EINVAL)
+		return usage_err(op, "%s '%s' is not a number; use decimal or 0x hex", opt ? opt : what,
+				 s);
+	if (err == -ERANGE)
+		return usage_err(op, "%s %s is out of range (%u bits); use %s", what, s, bits, hint);
+	return 0;
+}
+
+/* A QPN that names an existing QP (modify, destroy, show, stats --qp).
+ * 0 never exists on RoCE, and would mean "all" on the wire. */
+static int qpn_arg(const char *op, const char *opt, const char *s, __u32 *qpn)
+{
+	unsigned long long v;
+	int rc = num_arg(op, opt, "QPN", s, 24, "1..0xfffffe", &v);
+
+	if (rc)
+		return rc;
+	if (!v)
+		return usage_err(op, "QPN 0 is the SMI QP, which RoCE does not have; use 1..0xfffffe "
+				 "(list QPs with: xhca -i %s qp show)", ifname ? ifname : "IFNAME");
+	*qpn = v;
+	return 0;
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+/* A tiny writer: one object per command, on one line; numbers as numbers. */
+#define JW_MAX_DEPTH 8
+static int jw_depth;
+static int jw_first[JW_MAX_DEPTH + 1] = { 1 };
+
+static void jw_str_raw(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void jw_key(const char *k)
+{
+	if (!jw_first[jw_depth])
+		fputs(", ", stdout);
+	jw_first[jw_depth] = 0;
+	if (k) {
+		jw_str_raw(k);
+		fputs(": ", stdout);
+	}
+}
+
+static void jw_open(const char *k, char c)
+{
+	jw_key(k);
+	putchar(c);
+	if (jw_depth < JW_MAX_DEPTH)
+		jw_depth++;
+	jw_first[jw_depth] = 1;
+}
+
+static void jw_close(char c)
+{
+	putchar(c);
+	if (jw_depth)
+		jw_depth--;
+	if (!jw_depth)
+		putchar('\n');
+}
+
+static void jw_u64(const char *k, unsigned long long v)
+{
+	jw_key(k);
+	printf("%llu", v);
+}
+
+static void jw_bool(const char *k, int v)
+{
+	jw_key(k);
+	fputs(v ? "true" : "false", stdout);
+}
+
+static void jw_str(const char *k, const char *s)
+{
+	jw_key(k);
+	if (s)
+		jw_str_raw(s);
+	else
+		fputs("null", stdout);
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+#define TBL_MAX_COLS 16
+#define TBL_CELL 96 /* the longest cell: a reason's description */
+
+struct tbl_col {
+	const char *hdr;
+	int right; /* numbers are right-aligned */
+};
+
+/* Fills the cells of one row. */
+typedef void (*tbl_row_fn)(const void *ctx, int row, char cell[][TBL_CELL]);
+
+static void cell(char *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cell(char *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c, TBL_CELL, fmt, ap);
+	va_end(ap);
+}
+
+/* Two passes over the rows, one to size the columns and one to print: a table
+ * of 65536 QPs then costs no more memory than one row. */
+static void tbl_print(const struct tbl_col *cols, int ncols, int nrows, tbl_row_fn fill,
+		      const void *ctx)
+{
+	char cells[TBL_MAX_COLS][TBL_CELL];
+	int w[TBL_MAX_COLS], r, c;
+
+	for (c = 0; c < ncols; c++)
+		w[c] = strlen(cols[c].hdr);
+	for (r = 0; r < nrows; r++) {
+		memset(cells, 0, sizeof(cells));
+		fill(ctx, r, cells);
+		for (c = 0; c < ncols; c++)
+			if ((int)strlen(cells[c]) > w[c])
+				w[c] = strlen(cells[c]);
+	}
+	for (r = -1; r < nrows; r++) {
+		memset(cells, 0, sizeof(cells));
+		if (r < 0)
+			for (c = 0; c < ncols; c++)
+				snprintf(cells[c], TBL_CELL, "%s", cols[c].hdr);
+		else
+			fill(ctx, r, cells);
+		for (c = 0; c < ncols; c++) {
+			int last = c == ncols - 1;
+
+			if (cols[c].right)
+				printf("%*s", w[c], cells[c]);
+			else
+				printf("%-*s", last ? 0 : w[c], cells[c]);
+			fputs(last ? "\n" : "  ", stdout);
+		}
+	}
+}
+
+/* ---- the control socket ------------------------------------------------- */
+
+static int need_ifname(const char *op)
+{
+	if (!ifname)
+		return usage_err(op, "no interface given; use xhca -i IFNAME %s ...", op);
+	return 0;
+}
+
+/* Sends one request and waits for its reply. Returns an exit code; prints
+ * every failure. On success *resp (may be NULL) is malloc'd. */
+static int request(const char *op, __u32 code, const void *req, __u32 req_len, void **resp,
+		   __u32 *resp_len)
+{
+	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
+	char errmsg[XHCA_ERRMSG_LEN];
+	int fd, err, rc;
+
+	rc = need_ifname(op);
+	if (rc)
+		return rc;
+	fd = xhca_ctl_connect(ifname);
+	if (fd == -EACCES || fd == -EPERM) {
+		pr_warn("cannot reach xhcad for %s (%s/%s.sock): %s; run xhca as root, or as the "
+			"user that runs xhcad\n", ifname, XHCA_RUN_DIR, ifname, strerror(-fd));
+		return EXIT_FAIL;
+	}
+	if (fd < 0) {
+		/* ENOENT (no socket) or ECONNREFUSED (a socket left by a crash) */
+		pr_warn("cannot reach xhcad for %s (%s/%s.sock): %s; start it with: xhcad %s\n",
+			ifname, XHCA_RUN_DIR, ifname, strerror(-fd), ifname);
+		return EXIT_FAIL;
+	}
+	rc = EXIT_FAIL;
+	/* Both directions: a daemon that stopped reading must not hang us. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	pr_debug("%s: request %u (%u bytes) on %s/%s.sock\n", op, code, req_len, XHCA_RUN_DIR,
+		 ifname);
+	err = xhca_ctl_call(fd, code, req, req_len, resp, resp_len, errmsg, sizeof(errmsg));
+	if (!err) {
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (errmsg[0]) {
+		/* The daemon answered: its message names the operation. */
+		print_daemon_err(errmsg);
+		goto out;
+	}
+	switch (err) {
+	case -EAGAIN:
+		pr_warn("%s: xhcad for %s did not answer within %d s; check that it is alive and "
+			"read its log\n", op, ifname, CTL_TIMEOUT_S);
+		break;
+	case -ECONNRESET:
+	case -EPIPE:
+		pr_warn("%s: xhcad for %s closed the connection without answering; check whether "
+			"it is still running and read its log\n", op, ifname);
+		break;
+	case -EPROTO:
+	case -EBADMSG:
+	case -EMSGSIZE:
+		pr_warn("%s: malformed reply from xhcad for %s (%s); xhca and xhcad versions may "
+			"differ\n", op, ifname, strerror(-err));
+		break;
+	default:
+		pr_warn("%s: talking to xhcad for %s failed: %s; check that it is running\n", op,
+			ifname, strerror(-err));
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+/* A reply shorter than what this xhca knows is a version mismatch, not
+ * something to read past the end of. */
+static int short_reply(const char *op, __u32 got, size_t want)
+{
+	pr_warn("%s: reply from xhcad is %u bytes, expected %zu; xhca and xhcad versions differ\n",
+		op, got, want);
+	return EXIT_FAIL;
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+enum {
+	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
+	O_ACTION, O_DEST_QPN, O_QP, O_RESET,
+};
+
+struct opt_def {
+	const char *name; /* long name, without "--" */
+	int has_arg;
+	int id;
+};
+
+/* Walks argv (the words after the command): global options may appear here
+ * too (lib.sh runs "xhca stats -j"); the command's options are reported by id
+ * to on_opt; other words are positional. Returns 0 or an exit code. */
+static int parse_args(const char *op, int argc, char **argv, const struct opt_def *defs,
+		      int (*on_opt)(void *ctx, int id, const char *name, const char *arg),
+		      void *ctx, char **pos, int max_pos, int *npos)
+{
+	int i, only_pos = 0;
+
+	*npos = 0;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *eq;
+		const struct opt_def *d;
+		char name[64];
+		int rc;
+
+		if (only_pos || a[0] != '-' || !a[1]) {
+			if (*npos >= max_pos)
+				return usage_err(op, "unexpected argument '%s'; see xhca %s --help", a,
+						 op);
+			pos[(*npos)++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = 1;
+			continue;
+		}
+		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			json = 1;
+			continue;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose++;
+			xhca_log_init("xhca", verbose);
+			continue;
+		}
+		if (a[1] != '-')
+			return usage_err(op, "unknown option '%s'; see xhca %s --help", a, op);
+		eq = strchr(a, '=');
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2),
+			 a + 2);
+		for (d = defs; d && d->name; d++)
+			if (!strcmp(d->name, name))
+				break;
+		if (!d || !d->name)
+			return usage_err(op, "unknown option '%s'; see xhca %s --help", a, op);
+		if (d->has_arg) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				return usage_err(op, "--%s needs a value; see xhca %s --help", name, op);
+			if (!*val)
+				return usage_err(op, "--%s needs a value, got an empty one; see xhca %s "
+						 "--help", name, op);
+		} else if (eq) {
+			return usage_err(op, "--%s takes no value; see xhca %s --help", name, op);
+		}
+		rc = on_opt(ctx, d->id, name, val);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+static int no_opts(void *ctx, int id, const char *name, const char *arg)
+{
+	return 0;
+}
+
+/* Copies a fixed-size string field that the daemon should have terminated. */
+static void field_str(char *dst, size_t dlen, const char *src, size_t slen)
+{
+	snprintf(dst, dlen, "%.*s", (int)strnlen(src, slen), src);
+}
+
+static int do_status(int argc, char **argv)
+{
+	const char *op = "status";
+	char ifn[FIELD_SIZE(struct xhca_status, ifname) + 1];
+	char pin[FIELD_SIZE(struct xhca_status, pin_dir) + 1];
+	char mode[FIELD_SIZE(struct xhca_status, mode) + 1];
+	char by[FIELD_SIZE(struct xhca_status, attached_by) + 1];
+	struct xhca_status *s = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = request(op, XHCA_CTL_STATUS, NULL, 0, (void **)&s, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*s)) {
+		rc = short_reply(op, len, sizeof(*s));
+		goto out;
+	}
+	field_str(ifn, sizeof(ifn), s->ifname, sizeof(s->ifname));
+	field_str(pin, sizeof(pin), s->pin_dir, sizeof(s->pin_dir));
+	field_str(mode, sizeof(mode), s->mode, sizeof(s->mode));
+	field_str(by, sizeof(by), s->attached_by, sizeof(s->attached_by));
+	if (s->abi_version != XHCA_ABI_VERSION)
+		pr_warn("warning: xhcad uses map ABI %u, this xhca was built for %u; update one of "
+			"them\n", s->abi_version, XHCA_ABI_VERSION);
+	if (json) {
+		jw_open(NULL, '{');
+		jw_str("ifname", ifn);
+		jw_str("pin_dir", pin);
+		jw_str("mode", mode);
+		jw_str("attached_by", by);
+		jw_u64("ifindex", s->ifindex);
+		jw_u64("prog_id", s->prog_id);
+		jw_u64("max_qps", s->max_qps);
+		jw_u64("qps_in_use", s->qps_in_use);
+		jw_u64("abi_version", s->abi_version);
+		jw_u64("pid", s->pid);
+		jw_u64("uptime_ms", s->uptime_ms);
+		jw_u64("next_qpn", s->next_qpn);
+		jw_u64("keep", s->keep);
+		jw_u64("repaired", s->repaired);
+		jw_close('}');
+		goto out;
+	}
+	printf("ifname:       %s\n", ifn);
+	printf("ifindex:      %u\n", s->ifindex);
+	printf("prog_id:      %u\n", s->prog_id);
+	printf("mode:         %s\n", mode);
+	printf("attached_by:  %s\n", by);
+	printf("pin_dir:      %s\n", pin);
+	printf("socket:       %s/%s.sock\n", XHCA_RUN_DIR, ifname);
+	printf("pid:          %u\n", s->pid);
+	printf("uptime:       %llu.%03llu s\n", (unsigned long long)s->uptime_ms / 1000,
+	       (unsigned long long)s->uptime_ms % 1000);
+	printf("qps_in_use:   %u\n", s->qps_in_use);
+	printf("max_qps:      %u\n", s->max_qps);
+	printf("next_qpn:     0x%06x\n", s->next_qpn);
+	printf("abi_version:  %u\n", s->abi_version);
+	printf("keep:         %s\n", s->keep ? "yes (program stays attached on exit)" : "no");
+	printf("repaired:     %u\n", s->repaired);
+out:
+	free(s);
+	return rc;
+}
+
+/* ---- qp ---------------------------------------------------------------- */
+
+static const char *ip_str(const __u8 ip[16], char *buf, size_t len)
+{
+	if (!ip_is_set(ip))
+		return NULL;
+	return xhca_ip_str(ip, buf, len);
+}
+
+/* The attribute fields every QP object has in JSON. */
+static void json_attr(const struct xhca_qp_attr *a)
+{
+	char lb[64], rb[64];
+
+	jw_u64("qpn", a->qpn);
+	jw_str("type", name_of(qp_types, a->type));
+	jw_str("state", name_of(qp_states, a->state));
+	jw_str("action", name_of(qp_actions, a->action));
+	jw_u64("pkey", a->pkey);
+	jw_u64("qkey", a->qkey);
+	jw_u64("epsn", a->epsn);
+	jw_u64("mtu", mtu_bytes(a->mtu_shift));
+	jw_u64("dest_qpn", a->dest_qpn);
+	jw_str("local_ip", ip_str(a->local_ip, lb, sizeof(lb)));
+	jw_str("remote_ip", ip_str(a->remote_ip, rb, sizeof(rb)));
+}
+
+struct create_args {
+	const char *op;
+	struct xhca_qp_attr a;
+	int have_type;
+};
+
+static int create_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct create_args *c = ctx;
+	const char *op = c->op;
+	unsigned long long v;
+	unsigned int t;
+	int rc;
+
+	switch (id) {
+	case O_TYPE:
+		if (name_lookup(qp_types, arg, &t))
+			return usage_err(op, "unknown QP type '%s'; use rc, uc or ud", arg);
+		c->a.type = t;
+		c->have_type = 1;
+		return 0;
+	case O_QPN:
+		rc = num_arg(op, "--qpn", "QPN", arg, 24, "2..0xfffffe", &v);
+		if (rc)
+			return rc;
+		if (!v)
+			return usage_err(op, "QPN 0 is the SMI QP, which RoCE does not have; use "
+					 "2..0xfffffe, or omit --qpn to get a free one");
+		if (v == XHCA_QPN_MCAST)
+			return usage_err(op, "QPN 0xffffff is the multicast QPN; use 2..0xfffffe");
+		c->a.qpn = v;
+		return 0;
+	case O_PKEY:
+		rc = num_arg(op, "--pkey", "P_Key", arg, 16, "e.g. 0xffff", &v);
+		if (rc)
+			return rc;
+		/* On the wire 0 means "default"; an explicit partition 0 is a mistake. */
+		if (!(v & 0x7fff))
+			return usage_err(op, "P_Key 0x%04llx is invalid (partition 0); use e.g. 0xffff",
+					 v);
+		c->a.pkey = v;
+		return 0;
+	case O_QKEY:
+		rc = num_arg(op, "--qkey", "Q_Key", arg, 32, "0..0xffffffff", &v);
+		if (rc)
+			return rc;
+		c->a.qkey = v;
+		return 0;
+	}
+	return 0;
+}
+
+static int do_qp_create(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "type", 1, O_TYPE }, { "qpn", 1, O_QPN }, { "pkey", 1, O_PKEY },
+		{ "qkey", 1, O_QKEY }, { NULL, 0, 0 },
+	};
+	struct create_args c = { .op = "qp create" };
+	struct xhca_qp_attr *r = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(c.op, argc, argv, defs, create_opt, &c, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	if (!c.have_type)
+		return usage_err(c.op, "--type is required; use --type rc, uc or ud");
+	rc = request(c.op, XHCA_CTL_QP_CREATE, &c.a, sizeof(c.a), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*r)) {
+		rc = short_reply(c.op, len, sizeof(*r));
+		goto out;
+	}
+	if (json) {
+		jw_open(NULL, '{');
+		json_attr(r);
+		jw_close('}');
+	} else {
+		printf("created qp 0x%06x (%s)\n", r->qpn, name_of(qp_types, r->type));
+	}
+out:
+	free(r);
+	return rc;
+}
+
+struct modify_args {
+	const char *op;
+	struct xhca_qp_attr a;
+	int local_fam, remote_fam; /* 4 or 6 when given */
+};
+
+static int ip_opt(const char *op, const char *opt, const char *arg, __u8 out[16], int *fam)
+{
+	int rc = xhca_ip_parse(arg, out);
+
+	if (rc != 4 && rc != 6)
+		return usage_err(op, "%s '%s' is not an IPv4 or IPv6 address; use e.g. 10.0.0.2 or "
+				 "fd00::2", opt, arg);
+	*fam = rc;
+	return 0;
+}
+
+static int modify_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct modify_args *m = ctx;
+	struct xhca_qp_attr *a = &m->a;
+	const char *op = m->op;
+	unsigned long long v;
+	unsigned int t;
+	__u32 bit = 0;
+	int rc = 0;
+
+	switch (id) {
+	case O_STATE: bit = XHCA_QPA_STATE; break;
+	case O_EPSN: bit = XHCA_QPA_EPSN; break;
+	case O_REMOTE_IP: bit = XHCA_QPA_REMOTE_IP; break;
+	case O_LOCAL_IP: bit = XHCA_QPA_LOCAL_IP; break;
+	case O_MTU: bit = XHCA_QPA_MTU; break;
+	case O_ACTION: bit = XHCA_QPA_ACTION; break;
+	case O_QKEY: bit = XHCA_QPA_QKEY; break;
+	case O_PKEY: bit = XHCA_QPA_PKEY; break;
+	case O_DEST_QPN: bit = XHCA_QPA_DEST_QPN; break;
+	}
+	/* Which of two values was meant is a guess; refuse it. */
+	if (a->mask & bit)
+		return usage_err(op, "--%s is given twice; give it once", name);
+	switch (id) {
+	case O_STATE:
+		if (name_lookup(qp_states, arg, &t))
+			return usage_err(op, "unknown state '%s'; use reset, init, rtr, rts, sqd, sqe "
+					 "or err", arg);
+		a->state = t;
+		break;
+	case O_EPSN:
+		rc = num_arg(op, "--epsn", "ePSN", arg, 24, "0..0xffffff", &v);
+		a->epsn = v;
+		break;
+	case O_REMOTE_IP:
+		rc = ip_opt(op, "--remote-ip", arg, a->remote_ip, &m->remote_fam);
+		break;
+	case O_LOCAL_IP:
+		rc = ip_opt(op, "--local-ip", arg, a->local_ip, &m->local_fam);
+		break;
+	case O_MTU:
+		if (name_lookup(mtus, arg, &t))
+			return usage_err(op, "MTU '%s' is not an IB MTU; use 256, 512, 1024, 2048 or "
+					 "4096", arg);
+		a->mtu_shift = t;
+		break;
+	case O_ACTION:
+		if (name_lookup(qp_actions, arg, &t))
+			return usage_err(op, "unknown action '%s'; use pass or drop", arg);
+		a->action = t;
+		break;
+	case O_QKEY:
+		rc = num_arg(op, "--qkey", "Q_Key", arg, 32, "0..0xffffffff", &v);
+		a->qkey = v;
+		break;
+	case O_PKEY:
+		rc = num_arg(op, "--pkey", "P_Key", arg, 16, "e.g. 0xffff", &v);
+		if (!rc && !(v & 0x7fff))
+			return usage_err(op, "P_Key 0x%04llx is invalid (partition 0); use e.g. 0xffff",
+					 v);
+		a->pkey = v;
+		break;
+	case O_DEST_QPN:
+		rc = num_arg(op, "--dest-qpn", "dest QPN", arg, 24, "0..0xffffff", &v);
+		a->dest_qpn = v;
+		break;
+	}
+	if (!rc)
+		a->mask |= bit;
+	return rc;
+}
+
+static int do_qp_modify(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "state", 1, O_STATE },	 { "epsn", 1, O_EPSN },	    { "remote-ip", 1, O_REMOTE_IP },
+		{ "local-ip", 1, O_LOCAL_IP }, { "mtu", 1, O_MTU },	    { "action", 1, O_ACTION },
+		{ "qkey", 1, O_QKEY },	 { "pkey", 1, O_PKEY },	    { "dest-qpn", 1, O_DEST_QPN },
+		{ NULL, 0, 0 },
+	};
+	struct modify_args m = { .op = "qp modify" };
+	struct xhca_qp_attr *r = NULL;
+	char *pos[1], lb[64], rb[64];
+	const char *l, *rm;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(m.op, argc, argv, defs, modify_opt, &m, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(m.op, "missing QPN; use xhca -i IFNAME qp modify QPN [options]");
+	rc = qpn_arg(m.op, NULL, pos[0], &m.a.qpn);
+	if (rc)
+		return rc;
+	if (!m.a.mask)
+		return usage_err(m.op, "nothing to change; give at least one of --state, --epsn, "
+				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn");
+	if (m.local_fam && m.remote_fam && m.local_fam != m.remote_fam)
+		return usage_err(m.op, "--local-ip is IPv%d but --remote-ip is IPv%d; give both "
+				 "addresses in the same family", m.local_fam, m.remote_fam);
+	if (m.local_fam == 6 || m.remote_fam == 6)
+		m.a.flags |= XHCA_QPF_IPV6;
+	rc = request(m.op, XHCA_CTL_QP_MODIFY, &m.a, sizeof(m.a), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*r)) {
+		rc = short_reply(m.op, len, sizeof(*r));
+		goto out;
+	}
+	if (json) {
+		jw_open(NULL, '{');
+		json_attr(r);
+		jw_close('}');
+		goto out;
+	}
+	l = ip_str(r->local_ip, lb, sizeof(lb));
+	rm = ip_str(r->remote_ip, rb, sizeof(rb));
+	printf("modified qp 0x%06x (%s): state %s, action %s, pkey 0x%04x, qkey 0x%08x, epsn %u, "
+	       "mtu %u, dest_qpn 0x%06x, local %s, remote %s\n",
+	       r->qpn, name_of(qp_types, r->type), name_of(qp_states, r->state),
+	       name_of(qp_actions, r->action), r->pkey, r->qkey, r->epsn, mtu_bytes(r->mtu_shift),
+	       r->dest_qpn, l ? l : "-", rm ? rm : "-");
+out:
+	free(r);
+	return rc;
+}
+
+static int do_qp_destroy(int argc, char **argv)
+{
+	const char *op = "qp destroy";
+	char *pos[1];
+	__u32 qpn;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(op, "missing QPN; use xhca -i IFNAME qp destroy QPN");
+	rc = qpn_arg(op, NULL, pos[0], &qpn);
+	if (rc)
+		return rc;
+	rc = request(op, XHCA_CTL_QP_DESTROY, &qpn, sizeof(qpn), NULL, NULL);
+	if (rc)
+		return rc;
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("qpn", qpn);
+		jw_bool("destroyed", 1);
+		jw_close('}');
+	} else {
+		printf("destroyed qp 0x%06x\n", qpn);
+	}
+	return EXIT_OK;
+}
+
+static int cmp_info(const void *x, const void *y)
+{
+	const struct xhca_qp_info *a = x, *b = y;
+
+	return a->attr.qpn < b->attr.qpn ? -1 : a->attr.qpn > b->attr.qpn;
+}
+
+static const struct tbl_col show_cols[] = {
+	{ "QPN", 0 },	  { "TYPE", 0 },	{ "STATE", 0 },	   { "ACTION", 0 },
+	{ "PKEY", 0 },	  { "QKEY", 0 },	{ "EPSN", 1 },	   { "MTU", 1 },
+	{ "LOCAL", 0 },	  { "REMOTE", 0 },	{ "ACCEPTED", 1 }, { "DROPPED", 1 },
+	/* -v */
+	{ "DEST_QPN", 0 }, { "GEN", 1 },	{ "ACC_BYTES", 1 }, { "DROP_BYTES", 1 },
+};
+
+static void show_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct xhca_qp_info *qi = (const struct xhca_qp_info *)ctx + row;
+	const struct xhca_qp_attr *a = &qi->attr;
+	char ip[64];
+	const char *s;
+
+	cell(c[0], "0x%06x", a->qpn);
+	cell(c[1], "%s", name_of(qp_types, a->type));
+	cell(c[2], "%s", name_of(qp_states, a->state));
+	cell(c[3], "%s", name_of(qp_actions, a->action));
+	cell(c[4], "0x%04x", a->pkey);
+	cell(c[5], "0x%08x", a->qkey);
+	cell(c[6], "%u", a->epsn);
+	cell(c[7], "%u", mtu_bytes(a->mtu_shift));
+	s = ip_str(a->local_ip, ip, sizeof(ip));
+	cell(c[8], "%s", s ? s : "-");
+	s = ip_str(a->remote_ip, ip, sizeof(ip));
+	cell(c[9], "%s", s ? s : "-");
+	cell(c[10], "%llu", (unsigned long long)qi->cnt.accepted);
+	cell(c[11], "%llu", (unsigned long long)qi->cnt.dropped);
+	cell(c[12], "0x%06x", a->dest_qpn);
+	cell(c[13], "%u", qi->gen);
+	cell(c[14], "%llu", (unsigned long long)qi->cnt.accepted_bytes);
+	cell(c[15], "%llu", (unsigned long long)qi->cnt.dropped_bytes);
+}
+
+static void show_json(const struct xhca_qp_info *qi, __u32 n)
+{
+	__u32 i;
+
+	jw_open(NULL, '{');
+	jw_open("qps", '[');
+	for (i = 0; i < n; i++) {
+		jw_open(NULL, '{');
+		json_attr(&qi[i].attr);
+		jw_u64("gen", qi[i].gen);
+		jw_u64("accepted", qi[i].cnt.accepted);
+		jw_u64("accepted_bytes", qi[i].cnt.accepted_bytes);
+		jw_u64("dropped", qi[i].cnt.dropped);
+		jw_u64("dropped_bytes", qi[i].cnt.dropped_bytes);
+		jw_close('}');
+	}
+	jw_close(']');
+	jw_close('}');
+}
+
+static int do_qp_show(int argc, char **argv)
+{
+	const char *op = "qp show";
+	struct xhca_qp_info *qi = NULL;
+	__u32 qpn = 0, len = 0, n;
+	char *pos[1];
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (npos) {
+		rc = qpn_arg(op, NULL, pos[0], &qpn);
+		if (rc)
+			return rc;
+	}
+	rc = request(op, XHCA_CTL_QP_SHOW, &qpn, sizeof(qpn), (void **)&qi, &len);
+	if (rc)
+		goto out;
+	if (len % sizeof(*qi)) {
+		rc = short_reply(op, len, (len / sizeof(*qi) + 1) * sizeof(*qi));
+		goto out;
+	}
+	n = len / sizeof(*qi);
+	if (n > 1)
+		qsort(qi, n, sizeof(*qi), cmp_info);
+	if (json)
+		show_json(qi, n);
+	else
+		tbl_print(show_cols, verbose ? 16 : 12, n, show_row, qi);
+out:
+	free(qi);
+	return rc;
+}
+
+/* ---- stats ------------------------------------------------------------- */
+
+struct stats_args {
+	const char *op;
+	struct xhca_stats_req rq;
+};
+
+static int stats_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct stats_args *s = ctx;
+	int rc;
+
+	if (id == O_RESET) {
+		s->rq.flags |= XHCA_STATS_F_RESET;
+		return 0;
+	}
+	rc = qpn_arg(s->op, "--qp", arg, &s->rq.qpn);
+	if (!rc)
+		s->rq.flags |= XHCA_STATS_F_QP;
+	return rc;
+}
+
+static void reason_name(__u32 r, char *buf, size_t len)
+{
+	/* A newer daemon may count reasons this xhca has no name for. */
+	if (r < XHCA_R_MAX)
+		snprintf(buf, len, "%s", reason_names[r]);
+	else
+		snprintf(buf, len, "reason_%u", r);
+}
+
+struct stats_rows {
+	const struct xhca_counter *cnt;
+	__u32 n; /* reasons; row n is the total */
+	unsigned long long tp, tb;
+};
+
+static void stats_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct stats_rows *s = ctx;
+	__u32 i = row;
+
+	if (i == s->n) {
+		cell(c[0], "total");
+		cell(c[1], "%llu", s->tp);
+		cell(c[2], "%llu", s->tb);
+		cell(c[3], "every packet xhca_rx saw");
+		return;
+	}
+	reason_name(i, c[0], TBL_CELL);
+	cell(c[1], "%llu", (unsigned long long)s->cnt[i].packets);
+	cell(c[2], "%llu", (unsigned long long)s->cnt[i].bytes);
+	cell(c[3], "%s", i < XHCA_R_MAX ? reason_descs[i] : "");
+}
+
+static int do_stats(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "qp", 1, O_QP }, { "reset", 0, O_RESET }, { NULL, 0, 0 },
+	};
+	static const struct tbl_col cols[] = {
+		{ "REASON", 0 }, { "PACKETS", 1 }, { "BYTES", 1 }, { "DESCRIPTION", 0 },
+	};
+	const size_t head = offsetof(struct xhca_stats_reply, reason);
+	struct stats_args s = { .op = "stats" };
+	struct xhca_stats_reply *r = NULL;
+	const struct xhca_counter *cnt;
+	unsigned long long tp = 0, tb = 0;
+	char name[32];
+	__u32 len = 0, n, i;
+	int rc, npos;
+
+	rc = parse_args(s.op, argc, argv, defs, stats_opt, &s, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = request(s.op, XHCA_CTL_STATS, &s.rq, sizeof(s.rq), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < head) {
+		rc = short_reply(s.op, len, head);
+		goto out;
+	}
+	/* Trust nr_reasons only as far as the payload carries counters; a
+	 * newer daemon may send more than reason[XHCA_R_MAX]. */
+	cnt = (const struct xhca_counter *)((const char *)r + head);
+	n = r->nr_reasons;
+	if (n > (len - head) / sizeof(*cnt))
+		n = (len - head) / sizeof(*cnt);
+	for (i = 0; i < n; i++) {
+		tp += cnt[i].packets;
+		tb += cnt[i].bytes;
+	}
+	if (json) {
+		jw_open(NULL, '{');
+		jw_open("reasons", '{');
+		for (i = 0; i < n; i++) {
+			reason_name(i, name, sizeof(name));
+			jw_open(name, '{');
+			jw_u64("packets", cnt[i].packets);
+			jw_u64("bytes", cnt[i].bytes);
+			jw_close('}');
+		}
+		jw_close('}');
+		jw_open("total", '{');
+		jw_u64("packets", tp);
+		jw_u64("bytes", tb);
+		jw_close('}');
+		if (s.rq.flags & XHCA_STATS_F_QP) {
+			jw_open("qp", '{');
+			jw_u64("qpn", s.rq.qpn);
+			jw_u64("accepted", r->qp.accepted);
+			jw_u64("accepted_bytes", r->qp.accepted_bytes);
+			jw_u64("dropped", r->qp.dropped);
+			jw_u64("dropped_bytes", r->qp.dropped_bytes);
+			jw_close('}');
+		}
+		if (s.rq.flags & XHCA_STATS_F_RESET)
+			jw_bool("reset", 1);
+		jw_close('}');
+		goto out;
+	}
+	tbl_print(cols, verbose ? 4 : 3, n + 1, stats_row,
+		  &(struct stats_rows){ .cnt = cnt, .n = n, .tp = tp, .tb = tb });
+	if (s.rq.flags & XHCA_STATS_F_QP)
+		printf("qp 0x%06x: accepted %llu packets (%llu bytes), dropped %llu packets "
+		       "(%llu bytes)\n", s.rq.qpn, (unsigned long long)r->qp.accepted,
+		       (unsigned long long)r->qp.accepted_bytes, (unsigned long long)r->qp.dropped,
+		       (unsigned long long)r->qp.dropped_bytes);
+	if (s.rq.flags & XHCA_STATS_F_RESET)
+		printf("counters reset%s\n", s.rq.flags & XHCA_STATS_F_QP ? " (this QP only)" : "");
+out:
+	free(r);
+	return rc;
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);	/* leaf */
+	const struct cmd *sub;			/* group */
+	const char *usage;
+};
+
+#define USAGE_TOP                                                                          \
+	"Usage: xhca [-j|--json] [-v] -i|--interface IFNAME COMMAND ...\n"                  \
+	"Client of xhcad, the daemon of the xhca software RoCEv2 HCA.\n"                    \
+	"Commands:\n"                                                                       \
+	"  status                        the daemon, its program and maps\n"               \
+	"  qp create|modify|destroy|show queue pairs (see xhca qp --help)\n"               \
+	"  stats [--qp QPN] [--reset]    reason counters of xhca_rx\n"                     \
+	"Options:\n"                                                                        \
+	"  -i, --interface IFNAME        the interface xhcad serves\n"                     \
+	"  -j, --json                    one JSON object on stdout\n"                      \
+	"  -v, --verbose                 more detail (more columns; twice: protocol trace)\n" \
+	"  -h, --help                    this text (also after any command)\n"            \
+	"Numbers are decimal or 0x hex. Exit codes: 0 ok, 1 failed, 2 bad usage.\n"
+
+#define USAGE_QP                                                                           \
+	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
+	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K]\n"                    \
+	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
+	"                [--action pass|drop] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
+	"  qp destroy QPN\n"                                                                \
+	"  qp show [QPN]                 (the default)\n"                                  \
+	"QPNs are global 24-bit queue pair numbers.\n"
+
+#define USAGE_QP_CREATE                                                                    \
+	"Usage: xhca -i IFNAME qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K]\n" \
+	"Creates a QP in state reset.\n"                                                    \
+	"  --type rc|uc|ud   transport (required)\n"                                       \
+	"  --qpn N           global QPN, 2..0xfffffe (1, the GSI QP, for ud only);\n"      \
+	"                    default: the daemon picks a free one\n"                        \
+	"  --pkey P          partition key, 16 bits (default 0xffff)\n"                    \
+	"  --qkey K          UD Q_Key, 32 bits (default 0)\n"                              \
+	"Prints: created qp 0xNNNNNN (TYPE); with -j the QP as a JSON object.\n"
+
+#define USAGE_QP_MODIFY                                                                    \
+	"Usage: xhca -i IFNAME qp modify QPN [options]\n"                                   \
+	"Changes only what is given; a refused change changes nothing.\n"                  \
+	"  --state reset|init|rtr|rts|sqd|sqe|err\n"                                       \
+	"                    IB order: reset > init > rtr > rts; any state > reset|err\n"  \
+	"  --epsn N          expected PSN of the next request, 24 bits\n"                  \
+	"  --local-ip A      our address, IPv4 or IPv6 (RC/UC)\n"                          \
+	"  --remote-ip A     the peer's address, same family (RC/UC)\n"                    \
+	"  --mtu 256|512|1024|2048|4096  path MTU\n"                                        \
+	"  --action pass|drop  what happens to accepted packets\n"                         \
+	"  --qkey K          UD Q_Key, 32 bits\n"                                          \
+	"  --pkey P          partition key, 16 bits\n"                                     \
+	"  --dest-qpn N      the peer's QPN (RC/UC), 24 bits\n"
+
+#define USAGE_QP_DESTROY                                                                   \
+	"Usage: xhca -i IFNAME qp destroy QPN\n"                                            \
+	"Removes the QP; packets for it are then dropped as drop_cam_miss.\n"
+
+#define USAGE_QP_SHOW                                                                      \
+	"Usage: xhca [-j] [-v] -i IFNAME qp show [QPN]\n"                                   \
+	"Lists every QP (or one) with its counters; -v adds DEST_QPN, GEN and byte counts.\n"
+
+#define USAGE_STATUS                                                                       \
+	"Usage: xhca [-j] -i IFNAME status\n"                                               \
+	"Shows the daemon: interface, program, attach mode, pinned maps, QPs in use.\n"
+
+#define USAGE_STATS                                                                        \
+	"Usage: xhca [-j] [-v] -i IFNAME stats [--qp QPN] [--reset]\n"                      \
+	"Shows every reason counter of xhca_rx (packets, bytes) and their total.\n"         \
+	"  --qp QPN   also the accepted/dropped counters of one QP\n"                      \
+	"  --reset    zero the counters after reading them (with --qp: that QP's only)\n"  \
+	"-v adds a description of each reason.\n"
+
+static const struct cmd qp_cmds[] = {
+	{ "show", do_qp_show, NULL, USAGE_QP_SHOW }, /* first: the default */
+	{ "list", do_qp_show, NULL, USAGE_QP_SHOW },
+	{ "create", do_qp_create, NULL, USAGE_QP_CREATE },
+	{ "modify", do_qp_modify, NULL, USAGE_QP_MODIFY },
+	{ "destroy", do_qp_destroy, NULL, USAGE_QP_DESTROY },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct cmd top_cmds[] = {
+	{ "status", do_status, NULL, USAGE_STATUS },
+	{ "qp", NULL, qp_cmds, USAGE_QP },
+	{ "stats", do_stats, NULL, USAGE_STATS },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static int is_help(const char *s)
+{
+	return !strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help");
+}
+
+/* path: the words that led here ("qp"), for messages. A group without a
+ * subcommand (or with only options) runs its first entry, as "ip link" does. */
+static int dispatch(const char *path, const char *usage, const struct cmd *cmds, int argc,
+		    char **argv)
+{
+	const struct cmd *c = NULL;
+	char sub[64];
+	int i;
+
+	if (argc && is_help(argv[0])) {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (!argc || argv[0][0] == '-') {
+		if (!path)
+			return usage_err(NULL, "no command given; use status, qp or stats (see "
+					 "xhca --help)");
+		c = &cmds[0];
+	} else {
+		for (c = cmds; c->name; c++)
+			if (!strcmp(c->name, argv[0]))
+				break;
+		if (!c->name) {
+			if (!path)
+				return usage_err(NULL, "unknown command '%s'; use status, qp or stats "
+						 "(see xhca --help)", argv[0]);
+			return usage_err(path, "unknown command '%s'; use create, modify, destroy or "
+					 "show (see xhca %s --help)", argv[0], path);
+		}
+		argc--;
+		argv++;
+	}
+	snprintf(sub, sizeof(sub), "%s%s%s", path ? path : "", path ? " " : "", c->name);
+	if (c->sub)
+		return dispatch(sub, c->usage, c->sub, argc, argv);
+	/* --help anywhere wins over everything else, as in ip and bpftool. */
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(c->usage, stdout);
+			return EXIT_OK;
+		}
+	}
+	return c->fn(argc, argv);
+}
+
+static int set_ifname(const char *s)
+{
+	if (!*s)
+		return usage_err(NULL, "-i needs an interface name; see ip link");
+	if (strlen(s) >= IFNAMSIZ)
+		return usage_err(NULL, "interface name '%s' is longer than %d characters; use the "
+				 "name shown by ip link", s, IFNAMSIZ - 1);
+	if (strpbrk(s, "/: \t\n") || !strcmp(s, ".") || !strcmp(s, ".."))
+		return usage_err(NULL, "'%s' is not a valid interface name; use the name shown by "
+				 "ip link", s);
+	ifname = s;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i, rc;
+
+	xhca_log_init("xhca", XHCA_LOG_WARN);
+	/* Global options, up to the first word that is not one. */
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose++;
+		} else if (!strcmp(a, "-vv")) {
+			verbose += 2;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(USAGE_TOP, stdout);
+			return EXIT_OK;
+		} else if (!strcmp(a, "-i") || !strcmp(a, "--interface")) {
+			if (i + 1 >= argc)
+				return usage_err(NULL, "%s needs an interface name; e.g. xhca -i eth0 "
+						 "status", a);
+			rc = set_ifname(argv[++i]);
+			if (rc)
+				return rc;
+		} else if (!strncmp(a, "--interface=", 12)) {
+			rc = set_ifname(a + 12);
+			if (rc)
+				return rc;
+		} else if (!strncmp(a, "-i", 2)) {
+			rc = set_ifname(a + 2);
+			if (rc)
+				return rc;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_err(NULL, "unknown option '%s'; see xhca --help", a);
+		} else {
+			break;
+		}
+	}
+	xhca_log_init("xhca", verbose);
+	return dispatch(NULL, USAGE_TOP, top_cmds, argc - i, argv + i);
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Control socket client (and the framing xhcad shares with it): every message
+ * is a struct xhca_ctl_hdr and hdr.len payload bytes, over a stream socket.
+ *
+ * xhca_ctl_recv() return values, for callers that must tell them apart:
+ *   -ECONNRESET  the peer closed the connection between messages (normal
+ *                hang-up of a client, or the daemon went away)
+ *   -EPROTO      the peer closed in the middle of a message
+ *   -EBADMSG     the header does not start with XHCA_CTL_MAGIC
+ *   -EMSGSIZE    the payload is larger than XHCA_CTL_MAX_PAYLOAD
+ *   -EAGAIN      a receive timeout (SO_RCVTIMEO) expired
+ * After any error the stream is out of step: close the connection.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <xhca/ctl.h>
+
+/* The kernel's rule for interface names (dev_valid_name()): the socket path
+ * is built from the name, so a name with '/' must never reach it. */
+static int ifname_check(const char *ifname)
+{
+	size_t len, i;
+
+	if (!ifname)
+		return -EINVAL;
+	len = strlen(ifname);
+	if (!len || !strcmp(ifname, ".") || !strcmp(ifname, ".."))
+		return -EINVAL;
+	if (len >= IFNAMSIZ)
+		return -ENAMETOOLONG;
+	for (i = 0; i < len; i++)
+		if (ifname[i] == '/' || ifname[i] == ':' || ifname[i] == ' ' ||
+		    ifname[i] == '\t' || ifname[i] == '\n')
+			return -EINVAL;
+	return 0;
+}
+
+/* A connect() interrupted by a signal keeps going in the kernel; calling it
+ * again would fail with EALREADY. Wait for it and read its result instead. */
+static int connect_finish(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int soerr = 0;
+
+	for (;;) {
+		int n = poll(&pfd, 1, -1);
+
+		if (n > 0)
+			break;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
+		return -errno;
+	return -soerr;
+}
+
+int xhca_ctl_connect(const char *ifname)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = -1, err;
+
+	err = ifname_check(ifname);
+	if (err)
+		return err;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s.sock", XHCA_RUN_DIR, ifname);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = errno == EINTR ? connect_finish(fd) : -errno;
+		if (err)
+			goto out;
+	}
+	return fd;
+out:
+	close(fd);
+	return err;
+}
+
+/* Writes every byte of iov[0..cnt), resuming after short writes and signals.
+ * MSG_NOSIGNAL: a peer that hung up must cost an -EPIPE, not the process. */
+static int send_all(int fd, struct iovec *iov, int cnt)
+{
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = cnt };
+
+	while (msg.msg_iovlen) {
+		ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (n > 0 && msg.msg_iovlen) {
+			size_t take = (size_t)n < msg.msg_iov->iov_len ? (size_t)n
+								      : msg.msg_iov->iov_len;
+
+			msg.msg_iov->iov_base = (char *)msg.msg_iov->iov_base + take;
+			msg.msg_iov->iov_len -= take;
+			n -= take;
+			if (!msg.msg_iov->iov_len) {
+				msg.msg_iov++;
+				msg.msg_iovlen--;
+			}
+		}
+	}
+	return 0;
+}
+
+int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len)
+{
+	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = op, .len = len, .err = err };
+	struct iovec iov[2] = {
+		{ .iov_base = &h, .iov_len = sizeof(h) },
+		{ .iov_base = (void *)buf, .iov_len = len },
+	};
+
+	if (len > XHCA_CTL_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	if (len && !buf)
+		return -EINVAL;
+	/* Header and payload in one call: the peer usually gets the whole
+	 * message in one read, and no other writer can slip in between. */
+	return send_all(fd, iov, len ? 2 : 1);
+}
+
+/* Reads exactly len bytes. Returns 0, -ECONNRESET on EOF before the first
+ * byte when at_boundary, -EPROTO on EOF anywhere else, or -errno. */
+static int recv_all(int fd, void *buf, size_t len, int at_boundary)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* SO_RCVTIMEO reports EAGAIN or EWOULDBLOCK */
+			return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		}
+		if (!n)
+			return at_boundary && !got ? -ECONNRESET : -EPROTO;
+		got += n;
+	}
+	return 0;
+}
+
+int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf)
+{
+	void *p = NULL;
+	int err;
+
+	if (buf)
+		*buf = NULL;
+	err = recv_all(fd, hdr, sizeof(*hdr), 1);
+	if (err)
+		goto out;
+	if (hdr->magic != XHCA_CTL_MAGIC) {
+		err = -EBADMSG;
+		goto out;
+	}
+	if (hdr->len > XHCA_CTL_MAX_PAYLOAD) {
+		err = -EMSGSIZE;
+		goto out;
+	}
+	if (hdr->len) {
+		/* One spare NUL byte: an error message that arrives without
+		 * its terminator is still a C string. */
+		p = malloc(hdr->len + 1);
+		if (!p) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = recv_all(fd, p, hdr->len, 0);
+		if (err)
+			goto out;
+		((char *)p)[hdr->len] = '\0';
+	}
+	if (buf) {
+		*buf = p;
+		p = NULL;
+	}
+out:
+	free(p);
+	return err;
+}
+
+int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
+		  __u32 *resp_len, char *errmsg, size_t errlen)
+{
+	struct xhca_ctl_hdr h;
+	void *p = NULL;
+	int err;
+
+	if (resp)
+		*resp = NULL;
+	if (resp_len)
+		*resp_len = 0;
+	if (errmsg && errlen)
+		errmsg[0] = '\0';
+	err = xhca_ctl_send(fd, op, 0, req, req_len);
+	if (err)
+		goto out;
+	err = xhca_ctl_recv(fd, &h, &p);
+	if (err)
+		goto out;
+	if (h.op != op) {
+		err = -EPROTO;
+		goto out;
+	}
+	if (h.err) {
+		/* Errors are -errno; a positive or absurd value is still an
+		 * error, and must not be mistaken for success or a length. */
+		err = h.err < 0 && h.err > -4096 ? h.err : -EPROTO;
+		if (errmsg && errlen)
+			snprintf(errmsg, errlen, "%s", p && *(char *)p ? (char *)p : strerror(-err));
+		goto out;
+	}
+	if (resp) {
+		*resp = p;
+		p = NULL;
+	}
+	if (resp_len)
+		*resp_len = h.len;
+out:
+	free(p);
+	return err;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca_gen: the XDP half of xhca-gen. xhca-gen runs it with
+ * BPF_PROG_TEST_RUN and BPF_F_TEST_XDP_LIVE_FRAMES on a frame it built;
+ * XDP_TX sends every run out of the interface named in ctx_in. It is loaded
+ * but never attached.
+ *
+ * A live-frames run repeats one frame, but frames with different PSNs have
+ * different ICRCs. Rather than one syscall per frame, this program rewrites
+ * the PSN of frame number seq and patches the ICRC itself: a CRC is affine
+ * over GF(2), so for a fixed length
+ *	ICRC(psn) = ICRC(psn_first) ^ XOR{ icrc_delta[i] : bit i of psn ^ psn_first }
+ * where icrc_delta[i] = ICRC(psn_first ^ 1 << i) ^ ICRC(psn_first) comes
+ * from the userspace packet builder. xhca-gen checks the result against the
+ * builder before it sends anything.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by xhca-gen before load; the verifier sees them as constants. */
+const volatile __u32 psn_off;	/* offset of the BTH AckReq|PSN word */
+const volatile __u32 icrc_off;	/* offset of the ICRC */
+const volatile __u32 csum_off;	/* offset of the UDP checksum; 0 = it is 0, leave it */
+const volatile __u32 psn_first;
+const volatile __u32 psn_step;	/* 0: every frame is the same, only count */
+const volatile __u32 icrc_first; /* ICRC bytes of the first frame, as a host word */
+const volatile __u32 icrc_delta[24];
+
+/* Frames run so far. Plain increments are enough: the program is never
+ * attached, and a test run executes on one CPU at a time, serially, for the
+ * single thread of xhca-gen. It also gives the exact count of frames handed
+ * to XDP_TX when a run is interrupted by a signal. */
+__u64 seq;
+
+#define OFF_MASK 0x3fff /* frames are under a page: keeps offsets provably bounded */
+
+struct u32_unaligned {
+	__u32 v;
+} __attribute__((packed));
+
+/* A 16-bit big-endian word of the frame. */
+static __always_inline __u16 be16_at(const __u8 *p)
+{
+	return ((__u16)p[0] << 8) | p[1];
+}
+
+SEC("xdp")
+int xhca_gen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct u32_unaligned *icrc;
+	__u16 old[4], new[4];
+	__u8 *apsn, *ib, *csum;
+	__u32 k, psn, diff, x, sum;
+	int i;
+
+	k = (__u32)seq++;
+	if (!psn_step)
+		return XDP_TX;
+
+	apsn = data + (psn_off & OFF_MASK);
+	icrc = data + (icrc_off & OFF_MASK);
+	if ((void *)(apsn + 4) > end || (void *)(icrc + 1) > end)
+		return XDP_ABORTED;
+	ib = (__u8 *)icrc;
+
+	/* Modulo 2^32 then masked: the same as modulo 2^24. */
+	psn = (psn_first + k * psn_step) & 0xffffff;
+	diff = psn ^ psn_first;
+	x = icrc_first;
+	for (i = 0; i < 24; i++)
+		if (diff & (1u << i))
+			x ^= icrc_delta[i];
+
+	/* Live frames recycle their pages without copying the input again,
+	 * so the frame holds some earlier PSN: the checksum update works from
+	 * what is there, not from the first frame. */
+	old[0] = be16_at(apsn);
+	old[1] = be16_at(apsn + 2);
+	old[2] = be16_at(ib);
+	old[3] = be16_at(ib + 2);
+	apsn[1] = psn >> 16;
+	apsn[2] = psn >> 8;
+	apsn[3] = psn;
+	icrc->v = x;
+	if (!csum_off)
+		return XDP_TX;
+
+	csum = data + (csum_off & OFF_MASK);
+	if ((void *)(csum + 2) > end)
+		return XDP_ABORTED;
+	new[0] = be16_at(apsn);
+	new[1] = be16_at(apsn + 2);
+	new[2] = be16_at(ib);
+	new[3] = be16_at(ib + 2);
+	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'). The BTH and the ICRC start
+	 * at even offsets from the UDP header, so these are checksum words. */
+	sum = (__u16)~be16_at(csum);
+	for (i = 0; i < 4; i++)
+		sum += (__u16)~old[i] + (__u32)new[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (__u16)~sum;
+	if (!sum)
+		sum = 0xffff; /* UDP: 0 would mean "no checksum" */
+	csum[0] = sum >> 8;
+	csum[1] = sum;
+	return XDP_TX;
+}

@@ -1,0 +1,963 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca-gen: RoCEv2 traffic generator.
+ *
+ * Builds frames with the libxhca packet builder and sends them out of an
+ * interface with BPF_PROG_TEST_RUN in live-frames mode: the kernel runs the
+ * xhca_gen XDP program (loaded, never attached) on each frame, and its
+ * XDP_TX hands the frame to the driver, as if it had been received and
+ * bounced. On a veth the frames arrive at the peer. With --pcap the frames
+ * are written to a file instead.
+ *
+ * Exit codes: 0 sent, 1 failed, 2 bad usage.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xhca/pcap.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "log.h"
+#include "xhca_gen.skel.h"
+
+#define PSN_MASK 0xffffffu
+/*
+ * How frames are split into test runs. A run of more than one frame costs two
+ * RCU grace periods on top of its frames (bpf_prog_test_run_xdp swaps the XDP
+ * dispatcher in and out: bpf_dispatcher_change_prog -> synchronize_rcu, about
+ * 20 ms on the 2-core 6.18 machine); a run of one frame skips that and takes
+ * about 0.1 ms. So paced traffic goes out one frame per run up to
+ * SINGLE_RATE_MAX, and above it in bursts every PACED_RUN_SEC; traffic bounded
+ * by --duration alone goes in runs of about UNPACED_RUN_SEC.
+ */
+#define SINGLE_RATE_MAX 2000.0
+#define PACED_RUN_SEC 0.05
+#define UNPACED_RUN_SEC 0.25
+#define FIRST_DURATION_RUN 65536u
+/* BPF_PROG_TEST_RUN takes a 32-bit repeat. */
+#define MAX_REPEAT 0x40000000u
+
+struct gen_opts {
+	const char *ifname;
+	const char *pcap;
+	int have_op, have_qpn, have_count, have_smac, have_dmac, have_reth_len;
+	int have_src, have_dst;
+	uint64_t count;
+	double duration;	/* 0 = bounded by count */
+	double rate;		/* 0 = as fast as the kernel goes */
+	uint32_t psn, psn_step;
+	uint32_t size;
+	uint32_t batch;
+	const char *src, *dst;
+	int json;
+	int verbose;
+	struct xhca_pkt_spec spec;
+};
+
+static volatile sig_atomic_t stop;
+/* Set by every usage error, so that main exits 2 for those and 1 otherwise. */
+static int usage_error;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xhca-gen -i IFNAME | --pcap FILE --op OPCODE --qpn N [options]\n"
+		"Sends RoCEv2 frames out of IFNAME (BPF_PROG_TEST_RUN, live frames, XDP_TX),\n"
+		"or writes them to a pcap file.\n"
+		"\n"
+		"  -i, --interface IF   send from IF (on a veth: to its peer)\n"
+		"      --pcap FILE      write the frames to FILE instead of sending\n"
+		"      --op OPCODE      rc-send-only, uc-send-first, ud-send-only,\n"
+		"                       rc-rdma-write-only, rc-read-req, rc-ack, cnp, ... or a number\n"
+		"      --qpn N          destination QPN (24 bits)\n"
+		"      --psn N          first PSN (default 0)\n"
+		"      --psn-step N     PSN increment per frame (default 1; 0 = constant PSN)\n"
+		"      --count N        frames to send (default 1)\n"
+		"      --duration SEC   send until SEC seconds have passed (with -i)\n"
+		"      --rate PPS       pace to PPS frames per second\n"
+		"      --batch N        live-frames batch size (kernel default 64, max 256)\n"
+		"      --size BYTES     payload bytes (default 64; 0 for opcodes without payload)\n"
+		"      --pkey P --qkey K --sqp N --tver N --pad N --ackreq --se\n"
+		"      --reth-len N (default: --size) --va N --rkey N --imm N\n"
+		"      --src IP --dst IP   IPv4 or IPv6, same family (default 10.77.0.2 -> 10.77.0.1;\n"
+		"                       fd77::2 -> fd77::1 when the other one is IPv6)\n"
+		"      --src-mac M --dst-mac M   default: IF's MAC -> the neighbour entry of --dst\n"
+		"      --vlan ID[,ID]   one or two VLAN tags (outer first)\n"
+		"      --sport N        UDP source port (default 0xc000)\n"
+		"  -j, --json           print the summary as JSON\n"
+		"  -v, --verbose        libbpf messages (twice: debug)\n"
+		"  -h, --help\n"
+		"Numbers are decimal or 0x hex. Exit: 0 sent, 1 failed, 2 bad usage.\n");
+}
+
+/* Every usage error is one line: what is wrong, then what to do. */
+#define bad_usage(...)                    \
+	({                                \
+		pr_warn(__VA_ARGS__);     \
+		usage_error = 1;          \
+		-EINVAL;                  \
+	})
+
+static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (!*s || *end || errno || *s == '-')
+		return bad_usage("%s '%s' is not a number; give a decimal or 0x hex value\n", opt,
+				 s);
+	if (v > max)
+		return bad_usage("%s %s is out of range; give 0..%#" PRIx64 "\n", opt, s, max);
+	*out = v;
+	return 0;
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+	int err;
+
+	err = parse_u64(opt, s, max, &v);
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
+}
+
+static int parse_pos_double(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !(v > 0) || v > 1e12)
+		return bad_usage("%s '%s' is not a positive number; give e.g. 1.5\n", opt, s);
+	*out = v;
+	return 0;
+}
+
+static int parse_mac(const char *opt, const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6)
+		return bad_usage("%s '%s' is not a MAC address; give e.g. 02:77:00:00:00:01\n",
+				 opt, s);
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+static int parse_vlans(const char *s, struct xhca_pkt_spec *spec)
+{
+	char buf[64], *save = NULL, *tok;
+	uint32_t id;
+	int n = 0, err;
+
+	if (strlen(s) >= sizeof(buf))
+		return bad_usage("--vlan '%s' is too long; give ID or ID,ID\n", s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == 2)
+			return bad_usage("--vlan '%s' has more than two tags; give ID or ID,ID\n", s);
+		err = parse_u32("--vlan", tok, 4095, &id);
+		if (err)
+			return err;
+		spec->vlan_tci[n++] = (uint16_t)id;
+	}
+	if (!n)
+		return bad_usage("--vlan '%s' has no VLAN ID; give ID or ID,ID\n", s);
+	spec->nvlan = n;
+	return 0;
+}
+
+/* Opcode names as the verbs and the spec spell them ("rc-rdma-write-only",
+ * "rc-read-request", "ud-send-only-with-immediate") are accepted beside the
+ * builder's short ones ("rc-write-only", "rc-read-req"): scripts use both. */
+static int opcode_parse(const char *arg, uint8_t *opcode)
+{
+	static const char *const words[][2] = {
+		{ "rdma-", "" }, { "rdma_", "" }, { "request", "req" }, { "response", "resp" },
+		{ "immediate", "imm" }, { "invalidate", "inv" }, { "with-", "" }, { "with_", "" },
+	};
+	char buf[64], tmp[64], *p;
+
+	if (!xhca_opcode_parse(arg, opcode))
+		return 0;
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	for (size_t i = 0; i <= strlen(arg); i++)
+		buf[i] = (char)tolower((unsigned char)arg[i]);
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		while ((p = strstr(buf, words[w][0]))) {
+			snprintf(tmp, sizeof(tmp), "%.*s%s%s", (int)(p - buf), buf, words[w][1],
+				 p + strlen(words[w][0]));
+			strcpy(buf, tmp);
+		}
+	}
+	return xhca_opcode_parse(buf, opcode);
+}
+
+enum {
+	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
+	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
+	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH,
+};
+
+static const struct option long_opts[] = {
+	{ "interface", required_argument, NULL, 'i' },
+	{ "pcap", required_argument, NULL, O_PCAP },
+	{ "op", required_argument, NULL, O_OP },
+	{ "qpn", required_argument, NULL, O_QPN },
+	{ "psn", required_argument, NULL, O_PSN },
+	{ "psn-step", required_argument, NULL, O_PSN_STEP },
+	{ "count", required_argument, NULL, O_COUNT },
+	{ "duration", required_argument, NULL, O_DURATION },
+	{ "rate", required_argument, NULL, O_RATE },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "pkey", required_argument, NULL, O_PKEY },
+	{ "qkey", required_argument, NULL, O_QKEY },
+	{ "sqp", required_argument, NULL, O_SQP },
+	{ "ackreq", no_argument, NULL, O_ACKREQ },
+	{ "tver", required_argument, NULL, O_TVER },
+	{ "pad", required_argument, NULL, O_PAD },
+	{ "se", no_argument, NULL, O_SE },
+	{ "reth-len", required_argument, NULL, O_RETH_LEN },
+	{ "va", required_argument, NULL, O_VA },
+	{ "rkey", required_argument, NULL, O_RKEY },
+	{ "imm", required_argument, NULL, O_IMM },
+	{ "src", required_argument, NULL, O_SRC },
+	{ "dst", required_argument, NULL, O_DST },
+	{ "src-mac", required_argument, NULL, O_SRC_MAC },
+	{ "dst-mac", required_argument, NULL, O_DST_MAC },
+	{ "vlan", required_argument, NULL, O_VLAN },
+	{ "sport", required_argument, NULL, O_SPORT },
+	{ "batch", required_argument, NULL, O_BATCH },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
+
+/* Parses one option into o; the builder fields go straight into o->spec. */
+static int parse_opt(struct gen_opts *o, int c, const char *arg)
+{
+	struct xhca_pkt_spec *s = &o->spec;
+	uint32_t v32;
+	uint64_t v64;
+	int err = 0;
+
+	switch (c) {
+	case 'i':
+		o->ifname = arg;
+		break;
+	case O_PCAP:
+		o->pcap = arg;
+		break;
+	case O_OP:
+		if (opcode_parse(arg, &s->opcode))
+			return bad_usage("--op '%s' is not a known opcode; give e.g. rc-send-only, "
+					 "ud-send-only, cnp or a number 0..255\n", arg);
+		o->have_op = 1;
+		break;
+	case O_QPN:
+		err = parse_u32("--qpn", arg, PSN_MASK, &s->dqpn);
+		o->have_qpn = 1;
+		break;
+	case O_PSN:
+		err = parse_u32("--psn", arg, PSN_MASK, &o->psn);
+		break;
+	case O_PSN_STEP:
+		err = parse_u32("--psn-step", arg, PSN_MASK, &o->psn_step);
+		break;
+	case O_COUNT:
+		err = parse_u64("--count", arg, UINT64_MAX >> 1, &o->count);
+		o->have_count = 1;
+		break;
+	case O_DURATION:
+		err = parse_pos_double("--duration", arg, &o->duration);
+		break;
+	case O_RATE:
+		err = parse_pos_double("--rate", arg, &o->rate);
+		break;
+	case O_SIZE:
+		err = parse_u32("--size", arg, XHCA_PKT_MAX, &o->size);
+		break;
+	case O_PKEY:
+		err = parse_u32("--pkey", arg, 0xffff, &v32);
+		s->pkey = (uint16_t)v32;
+		s->pkey_zero = !v32; /* the builder reads 0 as "default" */
+		break;
+	case O_QKEY:
+		err = parse_u32("--qkey", arg, UINT32_MAX, &s->deth_qkey);
+		break;
+	case O_SQP:
+		err = parse_u32("--sqp", arg, PSN_MASK, &s->deth_sqp);
+		break;
+	case O_ACKREQ:
+		s->ackreq = 1;
+		break;
+	case O_TVER:
+		err = parse_u32("--tver", arg, 15, &v32);
+		s->tver = (uint8_t)v32;
+		break;
+	case O_PAD:
+		err = parse_u32("--pad", arg, 3, &v32);
+		s->pad = (int)v32;
+		break;
+	case O_SE:
+		s->se = 1;
+		break;
+	case O_RETH_LEN:
+		err = parse_u32("--reth-len", arg, UINT32_MAX, &s->reth_len);
+		o->have_reth_len = 1;
+		break;
+	case O_VA:
+		err = parse_u64("--va", arg, UINT64_MAX, &v64);
+		s->reth_va = s->atomic_va = v64;
+		break;
+	case O_RKEY:
+		err = parse_u32("--rkey", arg, UINT32_MAX, &v32);
+		s->reth_rkey = s->atomic_rkey = s->ieth_rkey = v32;
+		break;
+	case O_IMM:
+		err = parse_u32("--imm", arg, UINT32_MAX, &s->imm);
+		break;
+	case O_SRC:
+		o->src = arg;
+		break;
+	case O_DST:
+		o->dst = arg;
+		break;
+	case O_SRC_MAC:
+		err = parse_mac("--src-mac", arg, s->smac);
+		o->have_smac = 1;
+		break;
+	case O_DST_MAC:
+		err = parse_mac("--dst-mac", arg, s->dmac);
+		o->have_dmac = 1;
+		break;
+	case O_VLAN:
+		err = parse_vlans(arg, s);
+		break;
+	case O_SPORT:
+		err = parse_u32("--sport", arg, 0xffff, &v32);
+		if (!err && !v32)
+			err = bad_usage("--sport 0 is not a usable port; give 1..65535\n");
+		s->sport = (uint16_t)v32;
+		break;
+	case O_BATCH:
+		err = parse_u32("--batch", arg, 256, &o->batch);
+		break;
+	case 'j':
+		o->json = 1;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	default:
+		return bad_usage("unknown option; see xhca-gen --help\n");
+	}
+	return err;
+}
+
+/* Addresses: both of one family; the one not given defaults to the test
+ * topology's address of that family (tests/lib.sh). */
+static int parse_addrs(struct gen_opts *o)
+{
+	const char *src = o->src, *dst = o->dst;
+	int fs, fd;
+
+	if (!src)
+		src = dst && strchr(dst, ':') ? "fd77::2" : "10.77.0.2";
+	if (!dst)
+		dst = strchr(src, ':') ? "fd77::1" : "10.77.0.1";
+	fs = xhca_ip_parse(src, o->spec.src_ip);
+	if (fs < 0)
+		return bad_usage("--src '%s' is not an IPv4 or IPv6 address; give e.g. 10.77.0.2\n",
+				 src);
+	fd = xhca_ip_parse(dst, o->spec.dst_ip);
+	if (fd < 0)
+		return bad_usage("--dst '%s' is not an IPv4 or IPv6 address; give e.g. 10.77.0.1\n",
+				 dst);
+	if (fs != fd)
+		return bad_usage("--src %s and --dst %s are of different families; give two IPv4 "
+				 "or two IPv6 addresses\n", src, dst);
+	o->spec.ipv6 = fs == 6;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct gen_opts *o)
+{
+	const struct xhca_opinfo *oi;
+	int c, err;
+
+	memset(o, 0, sizeof(*o));
+	xhca_pkt_spec_init(&o->spec, 0);
+	o->psn_step = 1;
+	o->size = 64;
+	opterr = 0; /* getopt's own messages are not our one-line format */
+	while ((c = getopt_long(argc, argv, ":i:jvh", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c == '?')
+			return bad_usage("unknown option '%s'; see xhca-gen --help\n",
+					 argv[optind - 1]);
+		if (c == ':')
+			return bad_usage("option '%s' needs a value; see xhca-gen --help\n",
+					 argv[optind - 1]);
+		err = parse_opt(o, c, optarg);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'; see xhca-gen --help\n", argv[optind]);
+	if (!o->ifname == !o->pcap)
+		return bad_usage("%s; give -i IFNAME to send or --pcap FILE to write a file\n",
+				 o->ifname ? "-i and --pcap exclude each other"
+					   : "nowhere to send");
+	if (!o->have_op)
+		return bad_usage("no opcode; give --op, e.g. --op rc-send-only\n");
+	if (!o->have_qpn)
+		return bad_usage("no destination QPN; give --qpn N\n");
+	if (o->have_count && o->duration > 0)
+		return bad_usage("--count and --duration exclude each other; give one\n");
+	if (o->pcap && o->duration > 0)
+		return bad_usage("--duration needs -i (a file has no time); give --count\n");
+	if (o->have_count && !o->count)
+		return bad_usage("--count 0 sends nothing; give 1 or more\n");
+	if (!o->have_count)
+		o->count = 1;
+	err = parse_addrs(o);
+	if (err)
+		return err;
+
+	/* The opcode decides which fields go on the wire; size is the payload
+	 * only for opcodes that carry one (unknown ones get it after a bare
+	 * BTH, to exercise the receiver). */
+	oi = &xhca_opinfo_tbl[o->spec.opcode];
+	if (!(oi->flags & XHCA_O_KNOWN) || (oi->flags & XHCA_O_PAYLOAD))
+		o->spec.payload_len = o->size;
+	if (!o->have_reth_len)
+		o->spec.reth_len = o->size;
+	o->spec.psn = o->psn;
+	return 0;
+}
+
+/* Source MAC, MTU and state of the interface, from the kernel of our network
+ * namespace (sysfs may show another one under nsenter). */
+static int if_info(const char *ifname, uint8_t mac[6], int *mtu, int *up)
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		err = -errno;
+		goto out;
+	}
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
+		err = -errno;
+		goto out;
+	}
+	*mtu = ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		err = -errno;
+		goto out;
+	}
+	*up = !!(ifr.ifr_flags & IFF_UP);
+out:
+	close(fd);
+	return err;
+}
+
+/* Looks ip up in the neighbour table (ARP or NDP) of ifindex, over rtnetlink.
+ * Returns 0 with the MAC, -ENOENT when there is no usable entry. */
+static int neigh_lookup(int ifindex, const uint8_t ip[16], int ipv6, uint8_t mac[6])
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ndmsg nd;
+	} req = {
+		.nh = {
+			.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
+			.nlmsg_type = RTM_GETNEIGH,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			.nlmsg_seq = 1,
+		},
+		.nd = { .ndm_family = ipv6 ? AF_INET6 : AF_INET },
+	};
+	const uint8_t *want = ipv6 ? ip : ip + 12;
+	size_t want_len = ipv6 ? 16 : 4;
+	const __u16 usable = NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT |
+			     NUD_NOARP;
+	static char buf[32768];
+	int fd, err = -ENOENT, done = 0;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh;
+
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+			struct ndmsg *nd = NLMSG_DATA(nh);
+			struct rtattr *rta;
+			int len, dst_ok = 0, mac_ok = 0;
+			uint8_t lladdr[6];
+
+			if (nh->nlmsg_type == NLMSG_DONE || nh->nlmsg_type == NLMSG_ERROR) {
+				done = 1;
+				break;
+			}
+			if (nh->nlmsg_type != RTM_NEWNEIGH || nd->ndm_ifindex != ifindex ||
+			    !(nd->ndm_state & usable))
+				continue;
+			len = (int)RTM_PAYLOAD(nh);
+			for (rta = RTM_RTA(nd); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+				if (rta->rta_type == NDA_DST && RTA_PAYLOAD(rta) == want_len)
+					dst_ok = !memcmp(RTA_DATA(rta), want, want_len);
+				if (rta->rta_type == NDA_LLADDR && RTA_PAYLOAD(rta) == 6) {
+					memcpy(lladdr, RTA_DATA(rta), 6);
+					mac_ok = 1;
+				}
+			}
+			if (dst_ok && mac_ok && err == -ENOENT) {
+				memcpy(mac, lladdr, 6);
+				err = 0; /* keep reading: the dump must be drained */
+			}
+		}
+	}
+out:
+	close(fd);
+	return err;
+}
+
+/* Offsets the XDP program patches, found by walking the built frame. */
+struct frame_offs {
+	uint32_t psn;	/* BTH AckReq|PSN word */
+	uint32_t icrc;
+	uint32_t csum;	/* UDP checksum; 0 when the checksum is 0 */
+};
+
+static int frame_offsets(const uint8_t *f, size_t len, struct frame_offs *fo)
+{
+	size_t off = 12, udp;
+	uint16_t type, ulen;
+
+	type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	while (type == ETH_P_8021Q || type == ETH_P_8021AD) {
+		off += 4;
+		type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	}
+	off += 2;
+	if (type == ETH_P_IP && f[off + 9] == 17)
+		udp = off + (size_t)(f[off] & 0x0f) * 4;
+	else if (type == ETH_P_IPV6 && f[off + 6] == 17)
+		udp = off + 40;
+	else
+		return -EINVAL;
+	ulen = (uint16_t)(f[udp + 4] << 8 | f[udp + 5]);
+	if (udp + ulen > len || ulen < 8 + sizeof(struct xhca_bth) + XHCA_ICRC_LEN)
+		return -EINVAL;
+	fo->psn = (uint32_t)(udp + 8 + 8);
+	fo->icrc = (uint32_t)(udp + ulen - XHCA_ICRC_LEN);
+	fo->csum = (f[udp + 6] || f[udp + 7]) ? (uint32_t)(udp + 6) : 0;
+	return 0;
+}
+
+/* Whether frames differ: then xhca_gen rewrites PSN and ICRC per frame. */
+static int psn_varies(const struct gen_opts *o)
+{
+	return o->psn_step && (o->duration > 0 || o->count > 1);
+}
+
+static uint32_t psn_of(const struct gen_opts *o, uint64_t k)
+{
+	return (uint32_t)(o->psn + k * o->psn_step) & PSN_MASK;
+}
+
+static int build(const struct gen_opts *o, uint32_t psn, uint8_t *buf)
+{
+	struct xhca_pkt_spec s = o->spec;
+
+	s.psn = psn;
+	return xhca_pkt_build(&s, buf, XHCA_PKT_MAX);
+}
+
+static uint32_t icrc_word(const uint8_t *frame, const struct frame_offs *fo)
+{
+	uint32_t v;
+
+	memcpy(&v, frame + fo->icrc, sizeof(v));
+	return v;
+}
+
+/* Loads xhca_gen with what it needs to rewrite PSN and ICRC per frame. */
+static int gen_load(const struct gen_opts *o, const uint8_t *frame0, size_t len,
+		    struct xhca_gen **out)
+{
+	static uint8_t tmp[XHCA_PKT_MAX];
+	struct xhca_gen *skel;
+	struct frame_offs fo = {};
+	int err;
+
+	skel = xhca_gen__open();
+	if (!skel) {
+		err = -errno;
+		pr_warn("load: cannot open the xhca_gen BPF object: %s; run with -v\n",
+			strerror(-err));
+		return err;
+	}
+	if (psn_varies(o)) {
+		err = frame_offsets(frame0, len, &fo);
+		if (err) {
+			pr_warn("build: cannot find the BTH in the built frame; use --psn-step 0\n");
+			goto out;
+		}
+		skel->rodata->psn_off = fo.psn;
+		skel->rodata->icrc_off = fo.icrc;
+		skel->rodata->csum_off = fo.csum;
+		skel->rodata->psn_first = o->psn;
+		skel->rodata->psn_step = o->psn_step;
+		skel->rodata->icrc_first = icrc_word(frame0, &fo);
+		for (int i = 0; i < 24; i++) {
+			err = build(o, o->psn ^ (1u << i), tmp);
+			if (err < 0) {
+				pr_warn("build: the builder refused PSN %#x: %s\n", o->psn ^ (1u << i),
+					strerror(-err));
+				goto out;
+			}
+			skel->rodata->icrc_delta[i] = icrc_word(tmp, &fo) ^ icrc_word(frame0, &fo);
+		}
+	}
+	err = xhca_gen__load(skel);
+	if (err) {
+		pr_warn("load: the kernel refused the xhca_gen XDP program: %s; run as root, "
+			"with -v for the verifier log\n", strerror(-err));
+		goto out;
+	}
+	*out = skel;
+	skel = NULL;
+out:
+	xhca_gen__destroy(skel);
+	return err;
+}
+
+/* Runs xhca_gen without live frames on a few frame numbers and compares
+ * what it makes with what the builder makes for the same PSN: a wrong ICRC
+ * on the wire would be dropped by a real receiver, silently. */
+static int gen_self_check(const struct gen_opts *o, struct xhca_gen *skel, const uint8_t *frame0,
+			  size_t len)
+{
+	static uint8_t want[XHCA_PKT_MAX], got[XHCA_PKT_MAX];
+	const uint64_t ks[] = { 1, 2, 0x5a5a5, 0xffffff };
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame0,
+			    .data_size_in = (__u32)len, .data_out = got,
+			    .data_size_out = sizeof(got), .repeat = 1);
+
+		skel->bss->seq = ks[i];
+		err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xhca_gen), &topts);
+		if (err) {
+			err = -errno;
+			pr_warn("self-check: test run of xhca_gen failed: %s\n", strerror(-err));
+			goto out;
+		}
+		err = build(o, psn_of(o, ks[i]), want);
+		if (err < 0)
+			goto out;
+		if (topts.retval != XDP_TX || topts.data_size_out != len || memcmp(want, got, len)) {
+			pr_warn("self-check: xhca_gen's frame for PSN %#x differs from the "
+				"builder's; use --psn-step 0 and report this bug\n",
+				psn_of(o, ks[i]));
+			err = -EPROTO;
+			goto out;
+		}
+	}
+	err = 0;
+out:
+	skel->bss->seq = 0;
+	return err;
+}
+
+/* Sends up to n frames in one live-frames test run. Interrupted by a signal,
+ * the kernel returns -EINTR; the frame count comes from seq either way. */
+static int send_run(const struct gen_opts *o, int prog_fd, int ifindex, const uint8_t *frame,
+		    size_t len, uint32_t n)
+{
+	struct xdp_md ctx_in = { .data_end = (__u32)len, .ingress_ifindex = (__u32)ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame, .data_size_in = (__u32)len,
+		    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in), .repeat = n,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = o->batch);
+
+	if (bpf_prog_test_run_opts(prog_fd, &topts))
+		return -errno;
+	return 0;
+}
+
+static void sleep_until(double t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
+		;
+}
+
+/* Frames for the next test run; run_pps is the rate the last run reached. */
+static uint64_t next_run_len(const struct gen_opts *o, uint64_t left, double run_pps,
+			     double time_left)
+{
+	double n;
+
+	if (o->rate > 0)
+		n = o->rate <= SINGLE_RATE_MAX ? 1 : o->rate * PACED_RUN_SEC;
+	else if (o->duration > 0)
+		n = run_pps > 0 ? run_pps * (time_left < UNPACED_RUN_SEC ? time_left
+									 : UNPACED_RUN_SEC)
+				: FIRST_DURATION_RUN;
+	else
+		n = (double)left;
+	if (n < 1)
+		n = 1;
+	if (n > (double)left)
+		n = (double)left;
+	if (n > MAX_REPEAT)
+		n = MAX_REPEAT;
+	return (uint64_t)n;
+}
+
+struct gen_result {
+	uint64_t sent;
+	double seconds;
+	int frame_len;
+};
+
+static int send_frames(const struct gen_opts *o, struct gen_result *res)
+{
+	static uint8_t frame[XHCA_PKT_MAX];
+	struct xhca_gen *skel = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct gen_opts so = *o;
+	char ip[INET6_ADDRSTRLEN];
+	int ifindex, mtu = 0, up = 0, len, err, prog_fd;
+	uint8_t ifmac[6];
+	double t0, deadline, run_pps = 0;
+	uint64_t left;
+
+	ifindex = (int)if_nametoindex(o->ifname);
+	if (!ifindex)
+		return bad_usage("interface '%s' not found in this network namespace; check the "
+				 "name (ip link)\n", o->ifname);
+	err = if_info(o->ifname, ifmac, &mtu, &up);
+	if (err) {
+		pr_warn("interface %s: cannot read its address: %s\n", o->ifname, strerror(-err));
+		return err;
+	}
+	if (!up) {
+		pr_warn("interface %s is down; bring it up (ip link set %s up)\n", o->ifname,
+			o->ifname);
+		return -ENETDOWN;
+	}
+	if (!so.have_smac)
+		memcpy(so.spec.smac, ifmac, 6);
+	if (!so.have_dmac &&
+	    neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac))
+		return bad_usage("no neighbour entry for %s on %s; give --dst-mac (or add one: ip "
+				 "neigh replace %s lladdr MAC dev %s)\n",
+				 xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname, ip,
+				 o->ifname);
+
+	len = build(&so, so.psn, frame);
+	if (len < 0)
+		return bad_usage("build: the builder refused these fields (%s); check --size, "
+				 "--pad, --vlan\n", strerror(-len));
+	res->frame_len = len;
+	if (len - 14 - 4 * so.spec.nvlan > mtu)
+		pr_warn("warning: the %d B frame exceeds the MTU %d of %s; the receiver may drop "
+			"it\n", len, mtu, o->ifname);
+
+	err = gen_load(&so, frame, (size_t)len, &skel);
+	if (err)
+		goto out;
+	prog_fd = bpf_program__fd(skel->progs.xhca_gen);
+	if (psn_varies(&so)) {
+		err = gen_self_check(&so, skel, frame, (size_t)len);
+		if (err)
+			goto out;
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	left = so.duration > 0 ? UINT64_MAX : so.count;
+	t0 = now_sec();
+	deadline = t0 + so.duration;
+	while (left && !stop) {
+		uint64_t n = next_run_len(&so, left, run_pps, deadline - now_sec());
+		double tr = now_sec();
+
+		err = send_run(&so, prog_fd, ifindex, frame, (size_t)len, (uint32_t)n);
+		if (err == -EINTR)
+			break;
+		if (err == -EINVAL) {
+			/* The kernel's only limit we can hit with a good program. */
+			err = bad_usage("send on %s: the kernel refused the %d B frame; live "
+					"frames must fit in a page with headroom (3408 B on "
+					"x86-64): lower --size\n", o->ifname, len);
+			goto out;
+		}
+		if (err) {
+			pr_warn("send on %s: live-frames test run failed: %s; run as root\n",
+				o->ifname, strerror(-err));
+			goto out;
+		}
+		left -= left == UINT64_MAX ? 0 : n;
+		run_pps = (double)n / (now_sec() - tr);
+		if (so.rate > 0)
+			sleep_until(t0 + (double)skel->bss->seq / so.rate);
+		if (so.duration > 0 && now_sec() >= deadline)
+			break;
+	}
+	err = 0;
+	res->seconds = now_sec() - t0;
+	res->sent = skel->bss->seq;
+out:
+	xhca_gen__destroy(skel);
+	return err;
+}
+
+static int write_pcap(const struct gen_opts *o, struct gen_result *res)
+{
+	static uint8_t frame[XHCA_PKT_MAX];
+	FILE *f = NULL;
+	double t0 = now_sec();
+	int err, len;
+
+	err = xhca_pcap_open(o->pcap, &f);
+	if (err) {
+		pr_warn("pcap: cannot create %s: %s; check the path\n", o->pcap, strerror(-err));
+		return err;
+	}
+	for (uint64_t k = 0; k < o->count; k++) {
+		len = build(o, psn_of(o, k), frame);
+		if (len < 0) {
+			err = bad_usage("build: the builder refused these fields (%s); check "
+					"--size, --pad, --vlan\n", strerror(-len));
+			goto out;
+		}
+		err = xhca_pcap_write(f, frame, (size_t)len);
+		if (err) {
+			pr_warn("pcap: cannot write %s: %s\n", o->pcap, strerror(-err));
+			goto out;
+		}
+		res->frame_len = len;
+		res->sent = k + 1;
+	}
+out:
+	if (f) {
+		int cerr = xhca_pcap_close(f);
+
+		if (cerr && !err) {
+			pr_warn("pcap: cannot write %s: %s\n", o->pcap, strerror(-cerr));
+			err = cerr;
+		}
+	}
+	res->seconds = now_sec() - t0;
+	return err;
+}
+
+static void print_result(const struct gen_opts *o, const struct gen_result *r)
+{
+	const char *name = xhca_opcode_name(o->spec.opcode);
+	uint32_t last = r->sent ? psn_of(o, r->sent - 1) : o->psn;
+	double pps = r->seconds > 0 ? (double)r->sent / r->seconds : 0;
+
+	if (o->json) {
+		printf("{\"sent\": %" PRIu64 ", \"opcode\": \"%s\", \"opcode_num\": %u, "
+		       "\"qpn\": %u, \"psn_first\": %u, \"psn_last\": %u, \"payload_len\": %u, "
+		       "\"frame_len\": %d, \"seconds\": %.6f, \"pps\": %.1f%s%s%s}\n",
+		       r->sent, name, o->spec.opcode, o->spec.dqpn, o->psn, last,
+		       o->spec.payload_len, r->frame_len, r->seconds, pps,
+		       o->pcap ? ", \"pcap\": \"" : "", o->pcap ? o->pcap : "", o->pcap ? "\"" : "");
+		return;
+	}
+	printf("%s %" PRIu64 " frames %s qpn 0x%06x psn 0x%06x..0x%06x payload %u B (frame %d B)",
+	       o->pcap ? "wrote" : "sent", r->sent, name, o->spec.dqpn, o->psn, last,
+	       o->spec.payload_len, r->frame_len);
+	if (o->pcap)
+		printf(" to %s\n", o->pcap);
+	else
+		printf(" in %.4f s = %.0f pps\n", r->seconds, pps);
+}
+
+int main(int argc, char **argv)
+{
+	struct gen_result res = {};
+	struct gen_opts o;
+	int err;
+
+	xhca_log_init("xhca-gen", XHCA_LOG_WARN);
+	err = parse_args(argc, argv, &o);
+	if (err)
+		return 2;
+	xhca_log_init("xhca-gen", XHCA_LOG_WARN + o.verbose);
+	err = o.pcap ? write_pcap(&o, &res) : send_frames(&o, &res);
+	if (err)
+		return usage_error ? 2 : 1;
+	print_result(&o, &res);
+	return 0;
+}

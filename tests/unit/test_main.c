@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The unit test binary: runs every test file's entry and exits 1 if any case
+ * failed. tests/run.sh counts the "ok"/"not ok"/"skip" lines. */
+#include <stdio.h>
+#include "tests.h"
+
+int main(void)
+{
+	int fails = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	fails += test_pkt_run();
+	fails += test_rx_run();
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,1022 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca_rx under BPF_PROG_TEST_RUN: a table of {packet, QP, expected reason},
+ * with a case for every reason of the enum (checked at the end), and
+ * sequences that need state: PSN wrap at 2^24, UC gaps, READ PSN cost,
+ * destroy and re-create with stale generations, truncation at every byte of
+ * the headers, and every one of the 256 opcodes.
+ *
+ * Every run checks what every packet must satisfy: exactly one reason counter
+ * moved, by one packet and the frame's bytes; the verdict is the reason's;
+ * the frame came out unchanged; the per-QP counters moved only for packets
+ * that reached a valid QP context.
+ *
+ * The test writes the maps itself, as xhcad would: it is the program under
+ * test here, not the daemon.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xhca/abi.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "xhca.skel.h"
+#include "tests.h"
+
+/* The tables name their first fields by position and leave the rest zero. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define TQ 64 /* local QPs of the object under test */
+#define WHY_LEN 256
+
+#define XHCA_REASON_STR(name, str, desc) str,
+static const char *const rname[XHCA_R_MAX] = { XHCA_REASONS(XHCA_REASON_STR) };
+#undef XHCA_REASON_STR
+
+static struct {
+	struct xhca *skel;
+	int prog, cam, ctx, stats, qp_stats, pkeys;
+	int ncpus;
+	unsigned char hit[XHCA_R_MAX]; /* reasons some case produced */
+	int fails;
+} E;
+
+/* ---- the QPs every table case starts from -------------------------------- */
+
+enum {
+	L_RC = 1, L_UC, L_UD, L_RC6, L_GSI, L_RC_RESET, L_RC_INIT, L_RC_RTS, L_RC_SQD, L_RC_ERR,
+	L_RC_PASS, L_RC_LIM, L_UD_LIM, L_STALE, L_INVALID, L_NQP,
+};
+#define QPN(l) (0x100u + (l))
+#define EPSN0 0x000500u /* expected PSN every RC/UC QP starts with */
+#define UD_QKEY 0x11111111u
+
+struct qp_def {
+	__u32 qpn;
+	__u8 type, state, action, v6;
+	__u16 pkey;
+	__u32 qkey;
+	int cam_gen_off; /* CAM generation minus context generation */
+	int invalid;
+};
+
+static const struct qp_def qps[L_NQP] = {
+	[L_RC] = { QPN(L_RC), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0 },
+	[L_UC] = { QPN(L_UC), XHCA_QPT_UC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0 },
+	[L_UD] = { QPN(L_UD), XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_DROP, 0, 0xffff, UD_QKEY },
+	[L_RC6] = { QPN(L_RC6), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 1, 0xffff, 0 },
+	[L_GSI] = { XHCA_QPN_GSI, XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_DROP, 0, 0xffff,
+		    XHCA_GSI_QKEY },
+	[L_RC_RESET] = { QPN(L_RC_RESET), XHCA_QPT_RC, XHCA_QPS_RESET, XHCA_ACT_DROP, 0, 0xffff },
+	[L_RC_INIT] = { QPN(L_RC_INIT), XHCA_QPT_RC, XHCA_QPS_INIT, XHCA_ACT_DROP, 0, 0xffff },
+	[L_RC_RTS] = { QPN(L_RC_RTS), XHCA_QPT_RC, XHCA_QPS_RTS, XHCA_ACT_DROP, 0, 0xffff },
+	[L_RC_SQD] = { QPN(L_RC_SQD), XHCA_QPT_RC, XHCA_QPS_SQD, XHCA_ACT_DROP, 0, 0xffff },
+	[L_RC_ERR] = { QPN(L_RC_ERR), XHCA_QPT_RC, XHCA_QPS_ERR, XHCA_ACT_DROP, 0, 0xffff },
+	[L_RC_PASS] = { QPN(L_RC_PASS), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_PASS, 0, 0xffff },
+	/* limited members of partition 0x0123 */
+	[L_RC_LIM] = { QPN(L_RC_LIM), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0x0123 },
+	[L_UD_LIM] = { QPN(L_UD_LIM), XHCA_QPT_UD, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0x0123,
+		       UD_QKEY },
+	[L_STALE] = { QPN(L_STALE), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0, -1 },
+	[L_INVALID] = { QPN(L_INVALID), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0, 0,
+			1 },
+};
+
+static void addr(__u8 out[16], int v6, int local)
+{
+	xhca_ip_parse(v6 ? (local ? "fd00::2" : "fd00::1") : (local ? "10.0.0.2" : "10.0.0.1"),
+		      out);
+}
+
+/* Writes one QP as xhcad does: context (with BPF_F_LOCK), then CAM. */
+static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int valid, __u8 type,
+		    __u8 state, __u8 action, __u16 pkey, __u32 qkey, int v6, __u32 epsn)
+{
+	struct xhca_qp_ctx c = {};
+	struct xhca_cam_val v = { .lidx = lidx, .gen = cam_gen };
+
+	c.gen = ctx_gen;
+	c.gqpn = qpn;
+	c.valid = (__u8)valid;
+	c.type = type;
+	c.state = state;
+	c.action = action;
+	c.pkey = pkey;
+	c.qkey = qkey;
+	c.mtu_shift = 10;
+	c.epsn = epsn;
+	c.flags = v6 ? XHCA_QPF_IPV6 : 0;
+	addr(c.local_ip, v6, 1);
+	addr(c.remote_ip, v6, 0);
+	if (bpf_map_update_elem(E.ctx, &lidx, &c, BPF_F_LOCK))
+		return -errno;
+	if (bpf_map_update_elem(E.cam, &qpn, &v, 0))
+		return -errno;
+	return 0;
+}
+
+static int qps_reset(void)
+{
+	for (__u32 l = 1; l < L_NQP; l++) {
+		const struct qp_def *q = &qps[l];
+		int err = qp_write(l, q->qpn, 10, 10 + q->cam_gen_off, !q->invalid, q->type,
+				   q->state, q->action, q->pkey, q->qkey, q->v6, EPSN0);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static __u32 lidx_of(__u32 qpn)
+{
+	for (__u32 l = 1; l < L_NQP; l++)
+		if (qps[l].qpn == qpn)
+			return l;
+	return 0;
+}
+
+static int ctx_get(__u32 lidx, struct xhca_qp_ctx *c)
+{
+	return bpf_map_lookup_elem_flags(E.ctx, &lidx, c, BPF_F_LOCK) ? -errno : 0;
+}
+
+static int ctx_set_epsn(__u32 lidx, __u32 epsn)
+{
+	struct xhca_qp_ctx c;
+
+	if (ctx_get(lidx, &c))
+		return -1;
+	c.epsn = epsn;
+	return bpf_map_update_elem(E.ctx, &lidx, &c, BPF_F_LOCK) ? -errno : 0;
+}
+
+/* ---- counters ------------------------------------------------------------ */
+
+struct snap {
+	struct xhca_counter r[XHCA_R_MAX];
+	struct xhca_qp_counter q[L_NQP];
+};
+
+static int snap_take(struct snap *s)
+{
+	struct xhca_qp_counter qv[E.ncpus];
+	struct xhca_counter v[E.ncpus];
+
+	memset(s, 0, sizeof(*s));
+	for (__u32 k = 0; k < XHCA_R_MAX; k++) {
+		if (bpf_map_lookup_elem(E.stats, &k, v))
+			return -errno;
+		for (int i = 0; i < E.ncpus; i++) {
+			s->r[k].packets += v[i].packets;
+			s->r[k].bytes += v[i].bytes;
+		}
+	}
+	for (__u32 k = 0; k < L_NQP; k++) {
+		if (bpf_map_lookup_elem(E.qp_stats, &k, qv))
+			return -errno;
+		for (int i = 0; i < E.ncpus; i++) {
+			s->q[k].accepted += qv[i].accepted;
+			s->q[k].accepted_bytes += qv[i].accepted_bytes;
+			s->q[k].dropped += qv[i].dropped;
+			s->q[k].dropped_bytes += qv[i].dropped_bytes;
+		}
+	}
+	return 0;
+}
+
+static int is_pass_reason(int r)
+{
+	return r == XHCA_R_PASS_NOT_ROCE || r == XHCA_R_PASS_TRUNCATED ||
+	       r == XHCA_R_PASS_VLAN_DEPTH || r == XHCA_R_PASS_IPV6_EXT ||
+	       r == XHCA_R_PASS_IP_FRAG || r == XHCA_R_ACCEPT_PASS;
+}
+
+/* Reasons given after the QP context was found valid: they count per QP. */
+static int qp_accepted_reason(int r)
+{
+	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP;
+}
+
+static int qp_dropped_reason(int r)
+{
+	return r == XHCA_R_DROP_OPCODE_TYPE || r == XHCA_R_DROP_QP_STATE || r == XHCA_R_DROP_ADDR ||
+	       r == XHCA_R_DROP_PKEY || r == XHCA_R_DROP_QKEY || r == XHCA_R_DROP_PSN_DUP ||
+	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP;
+}
+
+/*
+ * Runs one frame through xhca_rx and checks the invariants of every packet.
+ * want: the reason expected, or -1 to accept any (the reason is returned).
+ * qp_lidx: the context the packet is addressed to (0: none), for the per-QP
+ * counters. Returns the reason, or -1 with why filled.
+ */
+static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
+{
+	static __u8 out[XHCA_PKT_MAX + 256];
+	struct snap a, b;
+	int got = -1, moved = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+
+	if (snap_take(&a)) {
+		snprintf(why, WHY_LEN, "read counters: %s", strerror(errno));
+		return -1;
+	}
+	if (bpf_prog_test_run_opts(E.prog, &o)) {
+		snprintf(why, WHY_LEN, "test run: %s", strerror(errno));
+		return -1;
+	}
+	if (snap_take(&b)) {
+		snprintf(why, WHY_LEN, "read counters: %s", strerror(errno));
+		return -1;
+	}
+	for (int r = 0; r < XHCA_R_MAX; r++) {
+		__u64 dp = b.r[r].packets - a.r[r].packets, db = b.r[r].bytes - a.r[r].bytes;
+
+		if (!dp && !db)
+			continue;
+		moved++;
+		got = r;
+		if (dp != 1 || db != len) {
+			snprintf(why, WHY_LEN, "%s moved by %llu packets / %llu bytes, want 1 / %u",
+				 rname[r], (unsigned long long)dp, (unsigned long long)db, len);
+			return -1;
+		}
+	}
+	if (moved != 1) {
+		snprintf(why, WHY_LEN, "%d reason counters moved, want exactly 1", moved);
+		return -1;
+	}
+	E.hit[got] = 1;
+	if (want >= 0 && got != want) {
+		snprintf(why, WHY_LEN, "reason %s, want %s", rname[got], rname[want]);
+		return -1;
+	}
+	if (o.retval != (is_pass_reason(got) ? XDP_PASS : XDP_DROP)) {
+		snprintf(why, WHY_LEN, "verdict %u for reason %s", o.retval, rname[got]);
+		return -1;
+	}
+	if (o.data_size_out != len || memcmp(out, frame, len)) {
+		snprintf(why, WHY_LEN, "the frame was modified (%u bytes out of %u)", o.data_size_out,
+			 len);
+		return -1;
+	}
+	for (__u32 l = 0; l < L_NQP; l++) {
+		__u64 da = b.q[l].accepted - a.q[l].accepted, dd = b.q[l].dropped - a.q[l].dropped;
+		__u64 wa = l && l == qp_lidx && qp_accepted_reason(got);
+		__u64 wd = l && l == qp_lidx && qp_dropped_reason(got);
+
+		if (da != wa || dd != wd) {
+			snprintf(why, WHY_LEN,
+				 "QP slot %u counters: accepted +%llu dropped +%llu, want +%llu +%llu",
+				 l, (unsigned long long)da, (unsigned long long)dd,
+				 (unsigned long long)wa, (unsigned long long)wd);
+			return -1;
+		}
+		if ((wa && b.q[l].accepted_bytes - a.q[l].accepted_bytes != len) ||
+		    (wd && b.q[l].dropped_bytes - a.q[l].dropped_bytes != len)) {
+			snprintf(why, WHY_LEN, "QP slot %u byte counters off", l);
+			return -1;
+		}
+	}
+	return got;
+}
+
+static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void result(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(ok ? "ok - rx: " : "not ok - rx: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		E.fails++;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+/* Frame edits the builder has no field for. */
+enum raw_edit {
+	RAW_NONE,
+	RAW_THREE_VLANS,	/* a third tag inside two */
+	RAW_IHL4,		/* IPv4 IHL below 5 */
+	RAW_PAD_NO_ROOM,	/* PadCnt 3 without the pad bytes */
+	RAW_ETH_ONLY,		/* 14 bytes: an IPv4 ethertype and nothing else */
+	RAW_ETH_PAD,		/* Ethernet padding after the UDP datagram, up to 60 bytes */
+};
+
+struct rx_case {
+	const char *name;
+	__u8 opcode;
+	__u32 qpn;
+	int reason;
+	__u32 psn;		/* 0 = EPSN0 */
+	__u16 pkey;		/* 0 = 0xffff */
+	__u32 qkey;		/* 0 = UD_QKEY */
+	int v6, nvlan, ip_opt_len, tver, ipv6_hbh, pkey_zero;
+	int empty;		/* no payload, even for opcodes that carry one */
+	__u8 ip_proto, ipv6_nexthdr;
+	__u16 ethertype, dport, frag_off;
+	int udp_len_delta;
+	__u32 reth_len, payload_len;
+	const char *src; /* source address instead of the QP's remote one */
+	enum raw_edit raw;
+	__s64 want_epsn; /* the QP's expected PSN after, when non-zero */
+};
+
+#define RC_SEND (XHCA_OPC_RC | XHCA_OP_SEND_ONLY)
+#define UC_SEND (XHCA_OPC_UC | XHCA_OP_SEND_ONLY)
+#define UD_SEND (XHCA_OPC_UD | XHCA_OP_SEND_ONLY)
+#define R(x) XHCA_R_##x
+
+static const struct rx_case cases[] = {
+	/* not RoCEv2: given to the kernel untouched */
+	{ "ARP ethertype", RC_SEND, QPN(L_RC), R(PASS_NOT_ROCE), .ethertype = 0x0806 },
+	{ "IPv4 TCP", RC_SEND, QPN(L_RC), R(PASS_NOT_ROCE), .ip_proto = 6 },
+	{ "UDP to port 4792", RC_SEND, QPN(L_RC), R(PASS_NOT_ROCE), .dport = 4792 },
+	{ "IPv6 ICMPv6", RC_SEND, QPN(L_RC6), R(PASS_NOT_ROCE), .v6 = 1, .ip_proto = 58 },
+	{ "IPv4 IHL 4", RC_SEND, QPN(L_RC), R(PASS_NOT_ROCE), .raw = RAW_IHL4 },
+	{ "Ethernet header only", RC_SEND, QPN(L_RC), R(PASS_TRUNCATED), .raw = RAW_ETH_ONLY },
+	{ "three VLAN tags", RC_SEND, QPN(L_RC), R(PASS_VLAN_DEPTH), .nvlan = 2,
+	  .raw = RAW_THREE_VLANS },
+	{ "IPv6 hop-by-hop header", RC_SEND, QPN(L_RC6), R(PASS_IPV6_EXT), .v6 = 1, .ipv6_hbh = 1 },
+	{ "IPv6 routing header", RC_SEND, QPN(L_RC6), R(PASS_IPV6_EXT), .v6 = 1,
+	  .ipv6_nexthdr = 43 },
+	{ "IPv4 non-first fragment", RC_SEND, QPN(L_RC), R(PASS_IP_FRAG), .frag_off = 0x0010 },
+	{ "IPv4 first fragment (MF)", RC_SEND, QPN(L_RC), R(DROP_IP_FRAG), .frag_off = 0x2000 },
+	/* malformed RoCEv2 */
+	{ "UDP length beyond the frame", RC_SEND, QPN(L_RC), R(DROP_TRUNCATED),
+	  .udp_len_delta = 8 },
+	{ "reserved RC opcode 0x18", 0x18, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
+	{ "reserved RC opcode 0x15", 0x15, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
+	{ "RD opcode 0x44", 0x44, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
+	{ "XRC opcode 0xa4", 0xa4, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
+	{ "opcode 0xff to QPN 0xffffff", 0xff, XHCA_QPN_MCAST, R(DROP_UNKNOWN_OPCODE) },
+	{ "opcode 0x80", 0x80, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
+	{ "UDP length short of the RETH", XHCA_OPC_RC | XHCA_OP_WRITE_ONLY, QPN(L_RC),
+	  R(DROP_BAD_LENGTH), .udp_len_delta = -1, .empty = 1 },
+	{ "UDP length short of the ICRC", RC_SEND, QPN(L_RC), R(DROP_BAD_LENGTH),
+	  .udp_len_delta = -1, .empty = 1 },
+	{ "PadCnt 3 without pad bytes", RC_SEND, QPN(L_RC), R(DROP_BAD_LENGTH),
+	  .raw = RAW_PAD_NO_ROOM, .empty = 1 },
+	{ "PadCnt 3 with a 13-byte payload", RC_SEND, QPN(L_RC), R(ACCEPT_DROP),
+	  .raw = RAW_PAD_NO_ROOM },
+	{ "TVer 1", RC_SEND, QPN(L_RC), R(DROP_BAD_TVER), .tver = 1 },
+	{ "TVer 15", UD_SEND, QPN(L_UD), R(DROP_BAD_TVER), .tver = 15 },
+	/* QPN checks */
+	{ "destination QP 0", RC_SEND, 0, R(DROP_QP0) },
+	{ "destination QP 0xffffff", UD_SEND, XHCA_QPN_MCAST, R(DROP_MCAST) },
+	{ "unknown QPN", RC_SEND, 0xabcdef, R(DROP_CAM_MISS) },
+	{ "CNP to an unknown QPN", XHCA_OP_CNP, 0xabcdef, R(DROP_CAM_MISS) },
+	{ "CAM generation != context generation", RC_SEND, QPN(L_STALE), R(DROP_STALE) },
+	{ "CAM points at an invalid context", RC_SEND, QPN(L_INVALID), R(DROP_STALE) },
+	/* opcode class vs QP type */
+	{ "UD SEND to an RC QP", UD_SEND, QPN(L_RC), R(DROP_OPCODE_TYPE) },
+	{ "UC SEND to an RC QP", UC_SEND, QPN(L_RC), R(DROP_OPCODE_TYPE) },
+	{ "RC SEND to a UD QP", RC_SEND, QPN(L_UD), R(DROP_OPCODE_TYPE) },
+	{ "RC SEND to a UC QP", RC_SEND, QPN(L_UC), R(DROP_OPCODE_TYPE) },
+	/* state */
+	{ "SEND to an RC QP in RESET", RC_SEND, QPN(L_RC_RESET), R(DROP_QP_STATE) },
+	{ "SEND to an RC QP in INIT", RC_SEND, QPN(L_RC_INIT), R(DROP_QP_STATE) },
+	{ "SEND to an RC QP in ERR", RC_SEND, QPN(L_RC_ERR), R(DROP_QP_STATE) },
+	{ "ACK to an RC QP in RTR", XHCA_OPC_RC | XHCA_OP_ACK, QPN(L_RC), R(DROP_QP_STATE) },
+	{ "READ response to an RC QP in RTR", XHCA_OPC_RC | XHCA_OP_READ_RESP_ONLY, QPN(L_RC),
+	  R(DROP_QP_STATE) },
+	{ "ACK to an RC QP in RTS", XHCA_OPC_RC | XHCA_OP_ACK, QPN(L_RC_RTS), R(ACCEPT_DROP),
+	  .want_epsn = EPSN0 },
+	{ "ATOMIC ACK to an RC QP in RTS", XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK, QPN(L_RC_RTS),
+	  R(ACCEPT_DROP) },
+	{ "READ response to an RC QP in RTS", XHCA_OPC_RC | XHCA_OP_READ_RESP_FIRST,
+	  QPN(L_RC_RTS), R(ACCEPT_DROP) },
+	{ "SEND to an RC QP in RTS", RC_SEND, QPN(L_RC_RTS), R(ACCEPT_DROP) },
+	{ "SEND to an RC QP in SQD", RC_SEND, QPN(L_RC_SQD), R(ACCEPT_DROP) },
+	/* addresses */
+	{ "RC from another source address", RC_SEND, QPN(L_RC), R(DROP_ADDR), .src = "10.0.0.9" },
+	{ "IPv6 SEND to an IPv4 QP", RC_SEND, QPN(L_RC), R(DROP_ADDR), .v6 = 1 },
+	{ "IPv4 SEND to an IPv6 QP", RC_SEND, QPN(L_RC6), R(DROP_ADDR) },
+	{ "UC from another source address", UC_SEND, QPN(L_UC), R(DROP_ADDR), .src = "10.0.0.9" },
+	{ "UD from any source address", UD_SEND, QPN(L_UD), R(ACCEPT_DROP), .src = "10.0.0.9" },
+	/* P_Key: same partition, not 0, at least one full member */
+	{ "limited P_Key to a full-member QP", RC_SEND, QPN(L_RC), R(ACCEPT_DROP),
+	  .pkey = 0x7fff },
+	{ "full P_Key to a limited QP", RC_SEND, QPN(L_RC_LIM), R(ACCEPT_DROP), .pkey = 0x8123 },
+	{ "limited P_Key to a limited QP", RC_SEND, QPN(L_RC_LIM), R(DROP_PKEY), .pkey = 0x0123 },
+	{ "limited P_Key to a limited UD QP", UD_SEND, QPN(L_UD_LIM), R(DROP_PKEY),
+	  .pkey = 0x0123 },
+	{ "another partition", RC_SEND, QPN(L_RC), R(DROP_PKEY), .pkey = 0x8001 },
+	{ "P_Key 0", RC_SEND, QPN(L_RC), R(DROP_PKEY), .pkey_zero = 1 },
+	{ "P_Key 0x8000 (partition 0)", RC_SEND, QPN(L_RC_LIM), R(DROP_PKEY), .pkey = 0x8000 },
+	{ "QP1: P_Key in the table (index 1, full 0x8123)", UD_SEND, XHCA_QPN_GSI,
+	  R(ACCEPT_DROP), .pkey = 0x0123, .qkey = XHCA_GSI_QKEY },
+	{ "QP1: P_Key not in the table", UD_SEND, XHCA_QPN_GSI, R(DROP_PKEY), .pkey = 0x8456,
+	  .qkey = XHCA_GSI_QKEY },
+	/* Q_Key */
+	{ "UD wrong Q_Key", UD_SEND, QPN(L_UD), R(DROP_QKEY), .qkey = 0x22222222 },
+	{ "QP1 with a Q_Key other than 0x80010000", UD_SEND, XHCA_QPN_GSI, R(DROP_QKEY) },
+	{ "UD SEND with immediate", XHCA_OPC_UD | XHCA_OP_SEND_ONLY_IMM, QPN(L_UD),
+	  R(ACCEPT_DROP) },
+	/* RC PSN */
+	{ "RC SEND at the expected PSN", RC_SEND, QPN(L_RC), R(ACCEPT_DROP),
+	  .want_epsn = EPSN0 + 1 },
+	{ "RC duplicate (ePSN - 1)", RC_SEND, QPN(L_RC), R(DROP_PSN_DUP), .psn = EPSN0 - 1,
+	  .want_epsn = EPSN0 },
+	{ "RC duplicate from before the 2^24 wrap", RC_SEND, QPN(L_RC), R(DROP_PSN_DUP),
+	  .psn = 0xf00000, .want_epsn = EPSN0 },
+	{ "RC PSN gap (ePSN + 1)", RC_SEND, QPN(L_RC), R(DROP_PSN_OOS), .psn = EPSN0 + 1,
+	  .want_epsn = EPSN0 },
+	{ "RC PSN far ahead", RC_SEND, QPN(L_RC), R(DROP_PSN_OOS), .psn = EPSN0 + 0x7fff00,
+	  .want_epsn = EPSN0 },
+	{ "RC WRITE ONLY with immediate", XHCA_OPC_RC | XHCA_OP_WRITE_ONLY_IMM, QPN(L_RC),
+	  R(ACCEPT_DROP), .reth_len = 64, .payload_len = 64, .want_epsn = EPSN0 + 1 },
+	{ "RC WRITE FIRST", XHCA_OPC_RC | XHCA_OP_WRITE_FIRST, QPN(L_RC), R(ACCEPT_DROP),
+	  .reth_len = 4096, .payload_len = 1024, .want_epsn = EPSN0 + 1 },
+	{ "RC READ request of 8 KiB at MTU 1024 costs 8 PSNs", XHCA_OPC_RC | XHCA_OP_READ_REQ,
+	  QPN(L_RC), R(ACCEPT_DROP), .reth_len = 8192, .want_epsn = EPSN0 + 8 },
+	{ "RC READ request of 8193 B costs 9 PSNs", XHCA_OPC_RC | XHCA_OP_READ_REQ, QPN(L_RC),
+	  R(ACCEPT_DROP), .reth_len = 8193, .want_epsn = EPSN0 + 9 },
+	{ "RC READ request of 0 B costs 1 PSN", XHCA_OPC_RC | XHCA_OP_READ_REQ, QPN(L_RC),
+	  R(ACCEPT_DROP), .reth_len = 0, .want_epsn = EPSN0 + 1 },
+	{ "RC READ request of 4 GiB - 1 B", XHCA_OPC_RC | XHCA_OP_READ_REQ, QPN(L_RC),
+	  R(ACCEPT_DROP), .reth_len = 0xffffffff, .want_epsn = (EPSN0 + 0x400000) & 0xffffff },
+	{ "RC CMP_SWAP", XHCA_OPC_RC | XHCA_OP_CMP_SWAP, QPN(L_RC), R(ACCEPT_DROP) },
+	{ "RC FETCH_ADD", XHCA_OPC_RC | XHCA_OP_FETCH_ADD, QPN(L_RC), R(ACCEPT_DROP) },
+	{ "RC SEND ONLY with invalidate", XHCA_OPC_RC | XHCA_OP_SEND_ONLY_INV, QPN(L_RC),
+	  R(ACCEPT_DROP) },
+	{ "RC duplicate on a QP in SQD", RC_SEND, QPN(L_RC_SQD), R(DROP_PSN_DUP),
+	  .psn = EPSN0 - 5 },
+	/* UC and UD: no duplicate check */
+	{ "UC SEND ONLY at another PSN starts a message", UC_SEND, QPN(L_UC), R(ACCEPT_DROP),
+	  .psn = 0x123, .want_epsn = 0x124 },
+	{ "UC SEND MIDDLE after a gap", XHCA_OPC_UC | XHCA_OP_SEND_MIDDLE, QPN(L_UC),
+	  R(DROP_UC_GAP), .psn = EPSN0 + 2, .want_epsn = EPSN0 },
+	{ "UD SEND at any PSN", UD_SEND, QPN(L_UD), R(ACCEPT_DROP), .psn = 0x777 },
+	/* action */
+	{ "RC SEND to a QP with action pass", RC_SEND, QPN(L_RC_PASS), R(ACCEPT_PASS) },
+	/* congestion notification */
+	{ "CNP to an RC QP", XHCA_OP_CNP, QPN(L_RC), R(CNP), .want_epsn = EPSN0 },
+	{ "CNP to a UD QP", XHCA_OP_CNP, QPN(L_UD), R(CNP) },
+	/* encapsulations */
+	{ "802.1Q tag", RC_SEND, QPN(L_RC), R(ACCEPT_DROP), .nvlan = 1 },
+	{ "802.1ad + 802.1Q tags", RC_SEND, QPN(L_RC), R(ACCEPT_DROP), .nvlan = 2 },
+	{ "IPv4 with 40 bytes of options", RC_SEND, QPN(L_RC), R(ACCEPT_DROP), .ip_opt_len = 40 },
+	{ "QinQ and IPv4 options", XHCA_OPC_RC | XHCA_OP_WRITE_ONLY, QPN(L_RC), R(ACCEPT_DROP),
+	  .nvlan = 2, .ip_opt_len = 12, .reth_len = 100, .payload_len = 100 },
+	{ "IPv6 RC SEND", RC_SEND, QPN(L_RC6), R(ACCEPT_DROP), .v6 = 1 },
+	{ "IPv6 UD SEND with a VLAN tag", UD_SEND, QPN(L_UD), R(ACCEPT_DROP), .v6 = 1,
+	  .nvlan = 1 },
+	{ "empty SEND padded to 60 bytes by Ethernet", RC_SEND, QPN(L_RC), R(ACCEPT_DROP),
+	  .raw = RAW_ETH_PAD, .want_epsn = EPSN0 + 1 },
+};
+
+static int build_case(const struct rx_case *c, __u8 *f, __u32 *lenp, char *why)
+{
+	struct xhca_pkt_spec s;
+	int len;
+
+	xhca_pkt_spec_init(&s, c->opcode);
+	s.dqpn = c->qpn;
+	s.psn = c->psn ? c->psn : EPSN0;
+	if (c->pkey)
+		s.pkey = c->pkey;
+	s.pkey_zero = c->pkey_zero;
+	if (c->pkey_zero)
+		s.pkey = 0;
+	s.deth_qkey = c->qkey ? c->qkey : UD_QKEY;
+	s.deth_sqp = 0x42;
+	s.ipv6 = c->v6;
+	addr(s.src_ip, c->v6, 0);
+	addr(s.dst_ip, c->v6, 1);
+	if (c->src)
+		xhca_ip_parse(c->src, s.src_ip);
+	s.nvlan = c->nvlan;
+	s.vlan_tci[0] = 100;
+	s.vlan_tci[1] = 200;
+	s.ip_opt_len = c->ip_opt_len;
+	s.tver = (__u8)c->tver;
+	s.ipv6_hbh = c->ipv6_hbh;
+	s.ip_proto = c->ip_proto;
+	s.ipv6_nexthdr = c->ipv6_nexthdr;
+	s.ethertype = c->ethertype;
+	s.dport = c->dport;
+	s.frag_off = c->frag_off;
+	s.udp_len_delta = c->udp_len_delta;
+	s.reth_len = c->reth_len;
+	if (xhca_opinfo_tbl[c->opcode].flags & XHCA_O_PAYLOAD)
+		s.payload_len = c->payload_len ? c->payload_len : 16;
+	if (c->empty || c->raw == RAW_ETH_PAD)
+		s.payload_len = 0;
+	len = xhca_pkt_build(&s, f, XHCA_PKT_MAX);
+	if (len < 0) {
+		snprintf(why, WHY_LEN, "build: %s", strerror(-len));
+		return -1;
+	}
+	switch (c->raw) {
+	case RAW_NONE:
+		break;
+	case RAW_THREE_VLANS:
+		memmove(f + 20, f + 16, (size_t)len - 16);
+		f[16] = 0x81;
+		f[17] = 0x00;
+		f[18] = 0x01;
+		f[19] = 0x2c;
+		len += 4;
+		break;
+	case RAW_IHL4:
+		f[14] = 0x44;
+		break;
+	case RAW_PAD_NO_ROOM:
+		f[14 + 20 + 8 + 1] |= 3 << XHCA_BTH_PAD_SHIFT;
+		break;
+	case RAW_ETH_ONLY:
+		len = 14;
+		break;
+	case RAW_ETH_PAD:
+		if (len >= 60) {
+			snprintf(why, WHY_LEN, "frame of %d bytes needs no padding", len);
+			return -1;
+		}
+		memset(f + len, 0, (size_t)(60 - len));
+		len = 60;
+		break;
+	}
+	*lenp = (__u32)len;
+	return 0;
+}
+
+static void run_table(void)
+{
+	static __u8 f[XHCA_PKT_MAX + 8];
+	char why[WHY_LEN];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct rx_case *c = &cases[i];
+		__u32 len, lidx = lidx_of(c->qpn);
+		struct xhca_qp_ctx ctx;
+		int ok = 0;
+
+		why[0] = 0;
+		if (qps_reset()) {
+			snprintf(why, WHY_LEN, "write QPs: %s", strerror(errno));
+		} else if (!build_case(c, f, &len, why) && run(f, len, c->reason, lidx, why) >= 0) {
+			ok = 1;
+			if (c->want_epsn && lidx) {
+				if (ctx_get(lidx, &ctx)) {
+					ok = 0;
+					snprintf(why, WHY_LEN, "read context");
+				} else if (ctx.epsn != (__u32)c->want_epsn) {
+					ok = 0;
+					snprintf(why, WHY_LEN, "ePSN 0x%06x after, want 0x%06x",
+						 ctx.epsn, (__u32)c->want_epsn);
+				}
+			}
+		}
+		if (ok)
+			result(1, "%s: %s", c->name, rname[c->reason]);
+		else
+			result(0, "%s: %s (%s)", c->name, rname[c->reason], why);
+	}
+}
+
+/* ---- sequences ----------------------------------------------------------- */
+
+/* Sends one frame built from s; checks the reason (and ePSN when >= 0). */
+static int step(struct xhca_pkt_spec *s, int want, __u32 lidx, long long want_epsn, char *why)
+{
+	static __u8 f[XHCA_PKT_MAX];
+	struct xhca_qp_ctx c;
+	int len = xhca_pkt_build(s, f, sizeof(f));
+
+	if (len < 0) {
+		snprintf(why, WHY_LEN, "build: %s", strerror(-len));
+		return -1;
+	}
+	if (run(f, (__u32)len, want, lidx, why) < 0)
+		return -1;
+	if (want_epsn < 0)
+		return 0;
+	if (ctx_get(lidx, &c)) {
+		snprintf(why, WHY_LEN, "read context");
+		return -1;
+	}
+	if (c.epsn != (__u32)want_epsn) {
+		snprintf(why, WHY_LEN, "PSN 0x%06x: ePSN 0x%06x after, want 0x%06llx", s->psn, c.epsn,
+			 want_epsn);
+		return -1;
+	}
+	return 0;
+}
+
+static void spec_to(struct xhca_pkt_spec *s, __u8 opcode, __u32 lidx, __u32 psn)
+{
+	xhca_pkt_spec_init(s, opcode);
+	s->dqpn = qps[lidx].qpn;
+	s->psn = psn;
+	addr(s->src_ip, 0, 0);
+	addr(s->dst_ip, 0, 1);
+	s->payload_len = (xhca_opinfo_tbl[opcode].flags & XHCA_O_PAYLOAD) ? 32 : 0;
+}
+
+static int seq_psn_wrap(char *why)
+{
+	struct xhca_pkt_spec s;
+	static const struct {
+		__u32 psn;
+		int reason;
+		__u32 epsn;
+	} steps[] = {
+		{ 0xfffffe, XHCA_R_ACCEPT_DROP, 0xffffff },
+		{ 0xffffff, XHCA_R_ACCEPT_DROP, 0x000000 },
+		{ 0x000000, XHCA_R_ACCEPT_DROP, 0x000001 },
+		{ 0xffffff, XHCA_R_DROP_PSN_DUP, 0x000001 },
+		{ 0xfffffe, XHCA_R_DROP_PSN_DUP, 0x000001 },
+		{ 0x000002, XHCA_R_DROP_PSN_OOS, 0x000001 },
+		{ 0x000001, XHCA_R_ACCEPT_DROP, 0x000002 },
+	};
+
+	if (qps_reset() || ctx_set_epsn(L_RC, 0xfffffe))
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		spec_to(&s, RC_SEND, L_RC, steps[i].psn);
+		if (step(&s, steps[i].reason, L_RC, steps[i].epsn, why))
+			return -1;
+	}
+	/* A READ whose responses cross the wrap. */
+	if (ctx_set_epsn(L_RC, 0xfffffd))
+		return -1;
+	spec_to(&s, XHCA_OPC_RC | XHCA_OP_READ_REQ, L_RC, 0xfffffd);
+	s.reth_len = 4096; /* 4 responses at MTU 1024 */
+	return step(&s, XHCA_R_ACCEPT_DROP, L_RC, 0x000001, why);
+}
+
+static int seq_multi_packet(char *why)
+{
+	struct xhca_pkt_spec s;
+	__u32 psn = EPSN0;
+	static const __u8 ops[] = {
+		XHCA_OP_SEND_FIRST, XHCA_OP_SEND_MIDDLE, XHCA_OP_SEND_MIDDLE, XHCA_OP_SEND_LAST_IMM,
+		XHCA_OP_WRITE_FIRST, XHCA_OP_WRITE_MIDDLE, XHCA_OP_WRITE_LAST,
+		XHCA_OP_WRITE_FIRST, XHCA_OP_WRITE_LAST_IMM, XHCA_OP_SEND_FIRST,
+		XHCA_OP_SEND_LAST_INV,
+	};
+
+	if (qps_reset())
+		return -1;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++, psn++) {
+		spec_to(&s, XHCA_OPC_RC | ops[i], L_RC, psn);
+		s.reth_len = 1024;
+		if (step(&s, XHCA_R_ACCEPT_DROP, L_RC, psn + 1, why))
+			return -1;
+	}
+	/* The same on UC. */
+	psn = EPSN0;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) - 2; i++, psn++) {
+		spec_to(&s, XHCA_OPC_UC | ops[i], L_UC, psn);
+		if (step(&s, XHCA_R_ACCEPT_DROP, L_UC, psn + 1, why))
+			return -1;
+	}
+	return 0;
+}
+
+static int seq_uc_gap(char *why)
+{
+	struct xhca_pkt_spec s;
+	static const struct {
+		__u8 op;
+		__u32 psn;
+		int reason;
+		__u32 epsn;
+	} steps[] = {
+		{ XHCA_OP_SEND_FIRST, EPSN0, XHCA_R_ACCEPT_DROP, EPSN0 + 1 },
+		{ XHCA_OP_SEND_MIDDLE, EPSN0 + 1, XHCA_R_ACCEPT_DROP, EPSN0 + 2 },
+		/* EPSN0 + 2 is lost */
+		{ XHCA_OP_SEND_MIDDLE, EPSN0 + 3, XHCA_R_DROP_UC_GAP, EPSN0 + 2 },
+		/* in sequence again, but the message is broken: still dropped */
+		{ XHCA_OP_SEND_MIDDLE, EPSN0 + 2, XHCA_R_DROP_UC_GAP, EPSN0 + 2 },
+		{ XHCA_OP_SEND_LAST, EPSN0 + 4, XHCA_R_DROP_UC_GAP, EPSN0 + 2 },
+		/* the next message starts clean, whatever its PSN */
+		{ XHCA_OP_WRITE_FIRST, EPSN0 + 5, XHCA_R_ACCEPT_DROP, EPSN0 + 6 },
+		{ XHCA_OP_WRITE_LAST, EPSN0 + 6, XHCA_R_ACCEPT_DROP, EPSN0 + 7 },
+		/* a gap at the start of a message is no gap for that message */
+		{ XHCA_OP_SEND_ONLY, EPSN0 + 9, XHCA_R_ACCEPT_DROP, EPSN0 + 10 },
+		/* across the 2^24 wrap */
+		{ XHCA_OP_SEND_FIRST, 0xffffff, XHCA_R_ACCEPT_DROP, 0 },
+		{ XHCA_OP_SEND_LAST, 0, XHCA_R_ACCEPT_DROP, 1 },
+	};
+
+	if (qps_reset())
+		return -1;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		spec_to(&s, XHCA_OPC_UC | steps[i].op, L_UC, steps[i].psn);
+		s.reth_len = 64;
+		if (step(&s, steps[i].reason, L_UC, steps[i].epsn, why)) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, WHY_LEN - n, " (step %zu)", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Destroy and re-create in the order xhcad uses, with a packet between each
+ * write: none may ever reach a context that is not its QP's. */
+static int seq_destroy_recreate(char *why)
+{
+	const __u32 slot = 40, old_qpn = 0x4444, new_qpn = 0x5555;
+	struct xhca_pkt_spec s;
+	struct xhca_cam_val v;
+	struct xhca_qp_ctx c;
+
+	if (qps_reset())
+		return -1;
+	if (qp_write(slot, old_qpn, 1, 1, 1, XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_DROP, 0xffff,
+		     UD_QKEY, 0, 0))
+		return snprintf(why, WHY_LEN, "create"), -1;
+	xhca_pkt_spec_init(&s, UD_SEND);
+	s.deth_qkey = UD_QKEY;
+	s.dqpn = old_qpn;
+	if (step(&s, XHCA_R_ACCEPT_DROP, 0, -1, why))
+		return -1;
+	/* destroy, step 1: CAM delete */
+	if (bpf_map_delete_elem(E.cam, &old_qpn))
+		return -1;
+	if (step(&s, XHCA_R_DROP_CAM_MISS, 0, -1, why))
+		return -1;
+	/* a packet that looked the CAM up before the delete holds {slot, 1}:
+	 * emulate it by putting the old entry back while the context changes */
+	v.lidx = slot;
+	v.gen = 1;
+	if (bpf_map_update_elem(E.cam, &old_qpn, &v, 0))
+		return -1;
+	/* destroy, step 2: context invalid, generation bumped */
+	if (ctx_get(slot, &c))
+		return -1;
+	c.valid = 0;
+	c.gen = 2;
+	if (bpf_map_update_elem(E.ctx, &slot, &c, BPF_F_LOCK))
+		return -1;
+	if (step(&s, XHCA_R_DROP_STALE, 0, -1, why))
+		return -1;
+	/* re-create another QPN in the same slot at once */
+	if (qp_write(slot, new_qpn, 3, 3, 1, XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_DROP, 0xffff,
+		     UD_QKEY, 0, 0))
+		return -1;
+	if (step(&s, XHCA_R_DROP_STALE, 0, -1, why)) /* old QPN, old gen: stale */
+		return -1;
+	if (bpf_map_delete_elem(E.cam, &old_qpn))
+		return -1;
+	if (step(&s, XHCA_R_DROP_CAM_MISS, 0, -1, why))
+		return -1;
+	s.dqpn = new_qpn;
+	if (step(&s, XHCA_R_ACCEPT_DROP, 0, -1, why))
+		return -1;
+	/* the same QPN re-created with a new generation: an old CAM value
+	 * (gen 3) against the new context (gen 4) is stale */
+	if (qp_write(slot, new_qpn, 4, 3, 1, XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_DROP, 0xffff,
+		     UD_QKEY, 0, 0))
+		return -1;
+	if (step(&s, XHCA_R_DROP_STALE, 0, -1, why))
+		return -1;
+	bpf_map_delete_elem(E.cam, &new_qpn);
+	return 0;
+}
+
+/* Cuts a valid frame at every length from the Ethernet header to one byte
+ * short of the whole: before the UDP header ends the kernel gets it (it
+ * cannot be told from other traffic); after, it is a truncated RoCEv2 frame.
+ * Never accepted, never a crash, one counter each. */
+static int sweep(const struct xhca_pkt_spec *s, __u32 lidx, const char *what, char *why)
+{
+	static __u8 f[XHCA_PKT_MAX];
+	int len = xhca_pkt_build(s, f, sizeof(f));
+	__u32 udp_end;
+
+	if (len < 0)
+		return snprintf(why, WHY_LEN, "%s: build", what), -1;
+	udp_end = 14 + 4 * (__u32)s->nvlan + (s->ipv6 ? 40 : 20 + (__u32)s->ip_opt_len) + 8;
+	for (__u32 cut = 14; cut < (__u32)len; cut++) {
+		int want = cut < udp_end ? XHCA_R_PASS_TRUNCATED : XHCA_R_DROP_TRUNCATED;
+
+		if (run(f, cut, want, lidx, why) < 0) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, WHY_LEN - n, " (%s cut at %u of %d)", what, cut, len);
+			return -1;
+		}
+	}
+	if (qps_reset())
+		return -1;
+	if (run(f, (__u32)len, XHCA_R_ACCEPT_DROP, lidx, why) < 0) {
+		size_t n = strlen(why);
+
+		snprintf(why + n, WHY_LEN - n, " (%s whole)", what);
+		return -1;
+	}
+	return 0;
+}
+
+static int seq_truncation(char *why)
+{
+	struct xhca_pkt_spec s;
+
+	if (qps_reset())
+		return -1;
+	spec_to(&s, XHCA_OPC_RC | XHCA_OP_WRITE_ONLY_IMM, L_RC, EPSN0);
+	s.nvlan = 2;
+	s.ip_opt_len = 8;
+	s.reth_len = 6;
+	s.payload_len = 6;
+	if (sweep(&s, L_RC, "RC WRITE_ONLY_IMM QinQ IPv4+options", why))
+		return -1;
+	spec_to(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY_IMM, L_UD, 0);
+	s.ipv6 = 1;
+	addr(s.src_ip, 1, 0);
+	addr(s.dst_ip, 1, 1);
+	s.nvlan = 1;
+	s.deth_qkey = UD_QKEY;
+	s.payload_len = 5;
+	if (sweep(&s, L_UD, "UD SEND_ONLY_IMM VLAN IPv6", why))
+		return -1;
+	spec_to(&s, XHCA_OPC_RC | XHCA_OP_CMP_SWAP, L_RC, EPSN0);
+	return sweep(&s, L_RC, "RC CMP_SWAP", why);
+}
+
+/* Every opcode, to a QP of its class: unknown ones are dropped as unknown
+ * whatever follows the BTH; known ones never are, and with a UDP length one
+ * byte short of their headers and ICRC they are bad-length drops. */
+static int seq_all_opcodes(char *why)
+{
+	static const __u32 by_class[8] = { L_RC_RTS, L_UC, 0, L_UD, L_RC_RTS, 0, 0, 0 };
+	struct xhca_pkt_spec s;
+	int known = 0;
+
+	for (int op = 0; op < 256; op++) {
+		const struct xhca_opinfo *oi = &xhca_opinfo_tbl[op];
+		__u32 lidx = by_class[op >> 5] ? by_class[op >> 5] : L_RC_RTS;
+		int got;
+
+		if (qps_reset())
+			return -1;
+		spec_to(&s, (__u8)op, lidx, EPSN0);
+		s.deth_qkey = UD_QKEY;
+		s.payload_len = 24; /* unknown opcodes get it straight after the BTH */
+		if (oi->flags & XHCA_O_KNOWN)
+			s.payload_len = (oi->flags & XHCA_O_PAYLOAD) ? 24 : 0;
+		if (op == XHCA_OP_CNP)
+			lidx = L_RC_RTS;
+		got = step(&s, (oi->flags & XHCA_O_KNOWN) ? -1 : XHCA_R_DROP_UNKNOWN_OPCODE, lidx, -1,
+			   why);
+		if (got < 0) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, WHY_LEN - n, " (opcode 0x%02x)", op);
+			return -1;
+		}
+		if (!(oi->flags & XHCA_O_KNOWN))
+			continue;
+		known++;
+		/* One byte short: the UDP length still fits the frame. */
+		s.payload_len = 0;
+		s.pad = 0;
+		s.udp_len_delta = -1;
+		if (step(&s, XHCA_R_DROP_BAD_LENGTH, lidx, -1, why)) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, WHY_LEN - n, " (opcode 0x%02x one byte short)", op);
+			return -1;
+		}
+	}
+	/* RC and UC: 12 SEND/WRITE each, RC also READ, responses, atomics,
+	 * invalidates, FLUSH, ATOMIC WRITE; UD 2; CNP 1. */
+	if (known != 12 + 13 + 12 + 2 + 1) {
+		snprintf(why, WHY_LEN, "%d known opcodes, want 40", known);
+		return -1;
+	}
+	return 0;
+}
+
+/* The QP count is a load-time knob: an object sized for TQ QPs takes a QP
+ * in its last slot and refuses one past it. */
+static int seq_sizing(char *why)
+{
+	struct xhca_qp_ctx c = {};
+	__u32 last = TQ - 1, past = TQ;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(E.ctx, &info, &ilen) || info.max_entries != TQ)
+		return snprintf(why, WHY_LEN, "context map has %u entries, want %u",
+				info.max_entries, TQ), -1;
+	if (bpf_map_update_elem(E.ctx, &last, &c, BPF_F_LOCK))
+		return snprintf(why, WHY_LEN, "last slot: %s", strerror(errno)), -1;
+	if (!bpf_map_update_elem(E.ctx, &past, &c, BPF_F_LOCK) || errno != E2BIG)
+		return snprintf(why, WHY_LEN, "slot past the end accepted"), -1;
+	return 0;
+}
+
+static void run_sequences(void)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(char *why);
+	} seqs[] = {
+		{ "RC PSN across 2^24, READ cost across the wrap", seq_psn_wrap },
+		{ "RC and UC multi-packet SEND and WRITE messages", seq_multi_packet },
+		{ "UC gap drops the rest of the message, next message resyncs", seq_uc_gap },
+		{ "destroy and re-create: CAM miss, stale generation, slot reuse",
+		  seq_destroy_recreate },
+		{ "truncated at every byte of the headers", seq_truncation },
+		{ "all 256 opcodes: unknown dropped, known checked for length", seq_all_opcodes },
+		{ "QP maps sized at load time", seq_sizing },
+	};
+	char why[WHY_LEN];
+
+	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+		why[0] = 0;
+		if (seqs[i].fn(why))
+			result(0, "%s (%s)", seqs[i].name, why[0] ? why : strerror(errno));
+		else
+			result(1, "%s", seqs[i].name);
+	}
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static int env_open(char *why)
+{
+	struct xhca_pkey pk = { .pkey = 0xffff };
+	__u32 k = 0;
+	int err;
+
+	E.skel = xhca__open();
+	if (!E.skel)
+		return snprintf(why, WHY_LEN, "open: %s", strerror(errno)), -1;
+	bpf_map__set_max_entries(E.skel->maps.xhca_qp_cam, TQ);
+	bpf_map__set_max_entries(E.skel->maps.xhca_qp_ctx, TQ);
+	bpf_map__set_max_entries(E.skel->maps.xhca_qp_stats, TQ);
+	err = xhca__load(E.skel);
+	if (err)
+		return snprintf(why, WHY_LEN, "load: %s", strerror(-err)), -1;
+	E.prog = bpf_program__fd(E.skel->progs.xhca_rx);
+	E.cam = bpf_map__fd(E.skel->maps.xhca_qp_cam);
+	E.ctx = bpf_map__fd(E.skel->maps.xhca_qp_ctx);
+	E.stats = bpf_map__fd(E.skel->maps.xhca_stats);
+	E.qp_stats = bpf_map__fd(E.skel->maps.xhca_qp_stats);
+	E.pkeys = bpf_map__fd(E.skel->maps.xhca_pkeys);
+	E.ncpus = libbpf_num_possible_cpus();
+	if (bpf_map_update_elem(E.pkeys, &k, &pk, 0))
+		return snprintf(why, WHY_LEN, "P_Key table: %s", strerror(errno)), -1;
+	k = 1;
+	pk.pkey = 0x8123; /* QP1 accepts partition 0x0123 packets through this */
+	if (bpf_map_update_elem(E.pkeys, &k, &pk, 0))
+		return snprintf(why, WHY_LEN, "P_Key table: %s", strerror(errno)), -1;
+	return 0;
+}
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+int test_rx_run(void)
+{
+	char why[WHY_LEN] = "";
+	int missing = 0;
+	char list[512] = "";
+
+	if (geteuid() != 0) {
+		printf("skip - rx: BPF_PROG_TEST_RUN of xhca_rx needs root\n");
+		return 0;
+	}
+	libbpf_set_print(quiet);
+	if (env_open(why)) {
+		result(0, "load xhca_rx with %d QPs (%s)", TQ, why);
+		xhca__destroy(E.skel);
+		return E.fails;
+	}
+	result(1, "load xhca_rx with %d QPs", TQ);
+	run_table();
+	run_sequences();
+	for (int r = 0; r < XHCA_R_MAX; r++) {
+		if (E.hit[r])
+			continue;
+		missing++;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), " %s", rname[r]);
+	}
+	if (missing)
+		result(0, "every reason of the enum has a case (missing:%s)", list);
+	else
+		result(1, "every reason of the enum has a case (%d reasons)", XHCA_R_MAX);
+	xhca__destroy(E.skel);
+	return E.fails;
+}

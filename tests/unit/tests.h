@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Entry points of the unit test files; test_main.c calls each. Every entry
+ * prints one "ok - ..." / "not ok - ..." line per case and returns the number
+ * of failures. */
+#ifndef XHCA_TESTS_H
+#define XHCA_TESTS_H
+
+int test_pkt_run(void);
+int test_rx_run(void);
+
+#endif /* XHCA_TESTS_H */

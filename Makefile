@@ -22,7 +22,7 @@ OUT := build
 BPF_OBJS := $(patsubst %.c,%.o,$(wildcard bpf/*.bpf.c))
 SKELS := $(patsubst bpf/%.bpf.o,$(OUT)/%.skel.h,$(BPF_OBJS))
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-fno-stack-protector -Ivmlinux -Iinclude
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib

@@ -27,10 +27,13 @@ struct {
 	__type(value, struct xhca_cam_val);
 } xhca_qp_cam SEC(".maps");
 
-/* Local QP contexts. Key: local index. Written whole by xhcad with BPF_F_LOCK;
- * xhca_rx reads it and advances epsn under the lock. Sized like the CAM. */
+/* Local QP contexts. Key: local index. Mmapable: xhcad writes the
+ * configuration through its mapping under the seqcount, xhca_rx reads it
+ * and compare-and-swaps rx_psn (the rules are at struct xhca_qp_ctx). Sized
+ * like the CAM. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XHCA_MAX_QPS_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct xhca_qp_ctx);
@@ -83,8 +86,7 @@ static __always_inline int ip_eq(const __u8 *a, const __u8 *b)
 	return x[0] == y[0] && x[1] == y[1];
 }
 
-/* QP1 accepts any P_Key in the table (checked before the context lock is
- * taken: map lookups are helper calls, not allowed under a spin lock). */
+/* QP1 accepts any P_Key in the table. */
 static __always_inline int pkey_in_table(__u16 pkey)
 {
 	for (__u32 i = 0; i < XHCA_PKEY_TBL_LEN; i++) {
@@ -108,75 +110,155 @@ static __always_inline __u32 read_npkts(__u32 len, __u8 mtu_shift)
 	return n ? (__u32)n : 1;
 }
 
-/* The header checks against the QP context, under its lock. Returns the
+/*
+ * The seqcount read side. x86 keeps loads in program order (TSO), so
+ * stopping the compiler is enough; elsewhere a fully ordered atomic read of
+ * seq orders the copies between the two reads.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define seq_read(p) (*(volatile __u32 *)(p))
+#define load_barrier() asm volatile("" ::: "memory")
+#else
+#define seq_read(p) __sync_fetch_and_add((p), 0)
+#define load_barrier() do { } while (0)
+#endif
+#define READ_ONCE32(x) (*(volatile __u32 *)&(x))
+
+/* Retries of a context read that met a writer, and of a PSN update that
+ * lost a race: a writer's section is a few stores, so more means xhcad was
+ * preempted inside one. */
+#define CTX_TRIES 4
+
+/* The configuration xhca_rx checks, copied out of the context. */
+struct qp_view {
+	__u8 local_ip[16] __attribute__((aligned(8)));
+	__u8 remote_ip[16];
+	__u32 gen;
+	__u32 gqpn;
+	__u32 qkey;
+	__u16 pkey;
+	__u8 valid;
+	__u8 type;
+	__u8 state;
+	__u8 action;
+	__u8 mtu_shift;
+};
+
+/* Copies the configuration of c into v, consistently. Returns 0, or -1 if a
+ * write section overlapped every try. */
+static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
+{
+	for (int i = 0; i < CTX_TRIES; i++) {
+		__u32 seq = seq_read(&c->seq);
+
+		if (seq & 1)
+			continue;
+		load_barrier();
+		v->gen = c->gen;
+		v->gqpn = c->gqpn;
+		v->valid = c->valid;
+		v->type = c->type;
+		v->state = c->state;
+		v->action = c->action;
+		v->mtu_shift = c->mtu_shift;
+		v->pkey = c->pkey;
+		v->qkey = c->qkey;
+		copy16(v->local_ip, c->local_ip);
+		copy16(v->remote_ip, c->remote_ip);
+		load_barrier();
+		if (seq_read(&c->seq) == seq)
+			return 0;
+	}
+	return -1;
+}
+
+/* RC request: in sequence advances the expected PSN by cost (1, or a READ's
+ * response count); before it is a duplicate, after it a gap. Another CPU may
+ * accept a packet of the same QP meanwhile: a lost compare-and-swap looks
+ * again at what it wrote. */
+static __always_inline int rc_psn(struct xhca_qp_ctx *c, __u32 psn, __u32 cost)
+{
+	for (int i = 0; i < CTX_TRIES; i++) {
+		__u32 cur = READ_ONCE32(c->rx_psn);
+		__u32 e = cur & XHCA_RXPSN_MASK;
+		int d = xhca_psn_cmp(psn, e);
+
+		if (d < 0)
+			return XHCA_R_DROP_PSN_DUP;
+		if (d > 0)
+			return XHCA_R_DROP_PSN_OOS;
+		if (__sync_val_compare_and_swap(&c->rx_psn, cur,
+						(cur & ~XHCA_RXPSN_MASK) |
+							((e + cost) & XHCA_RXPSN_MASK)) == cur)
+			return -1;
+	}
+	return XHCA_R_DROP_QP_BUSY;
+}
+
+/* UC: no duplicates, but a gap breaks the message in progress: drop its
+ * packets until the next FIRST/ONLY, which starts clean at any PSN. */
+static __always_inline int uc_psn(struct xhca_qp_ctx *c, __u32 psn, int start)
+{
+	for (int i = 0; i < CTX_TRIES; i++) {
+		__u32 cur = READ_ONCE32(c->rx_psn), next;
+		int broken = (cur & XHCA_RXPSN_UC_DROP) || psn != (cur & XHCA_RXPSN_MASK);
+		int r = -1;
+
+		if (broken && !start) {
+			next = cur | XHCA_RXPSN_UC_DROP;
+			r = XHCA_R_DROP_UC_GAP;
+			if (next == cur)
+				return r;
+		} else {
+			next = (psn + 1) & XHCA_RXPSN_MASK;
+		}
+		if (__sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
+			return r;
+	}
+	return XHCA_R_DROP_QP_BUSY;
+}
+
+/* The header checks against the QP context, in RXE's order. Returns the
  * reason; *qp_hit says the context matched, so the per-QP counters apply. */
 static __always_inline int check_qp(struct xhca_qp_ctx *c, const struct xhca_cam_val *cv,
-				    const struct roce_pkt *p, int pkey_any, int *qp_hit)
+				    const struct roce_pkt *p, int *qp_hit)
 {
 	__u16 f = p->op_flags;
-	int r, d;
+	struct qp_view v;
+	int r;
 
-	bpf_spin_lock(&c->lock);
-	if (!c->valid || c->gqpn != p->qpn || c->gen != cv->gen) {
-		r = XHCA_R_DROP_STALE;
-		goto out;
-	}
+	if (ctx_view(c, &v))
+		return XHCA_R_DROP_QP_BUSY;
+	if (!v.valid || v.gqpn != p->qpn || v.gen != cv->gen)
+		return XHCA_R_DROP_STALE;
 	*qp_hit = 1;
-	if (f & XHCA_H_CNP) {
-		r = XHCA_R_CNP;
-		goto out;
+	if (f & XHCA_H_CNP)
+		return XHCA_R_CNP;
+	if ((p->opcode >> 5) != v.type)
+		return XHCA_R_DROP_OPCODE_TYPE;
+	if (v.state == XHCA_QPS_RESET || v.state == XHCA_QPS_INIT || v.state >= XHCA_QPS_ERR ||
+	    ((f & XHCA_O_RESP) && v.state == XHCA_QPS_RTR))
+		return XHCA_R_DROP_QP_STATE;
+	if (v.type != XHCA_QPT_UD &&
+	    (!ip_eq(p->daddr, v.local_ip) || !ip_eq(p->saddr, v.remote_ip)))
+		return XHCA_R_DROP_ADDR;
+	if (p->qpn == XHCA_QPN_GSI ? !pkey_in_table(p->pkey) : !xhca_pkey_match(p->pkey, v.pkey))
+		return XHCA_R_DROP_PKEY;
+	if (v.type == XHCA_QPT_UD &&
+	    p->qkey != (p->qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : v.qkey))
+		return XHCA_R_DROP_QKEY;
+	/* Last: the PSN update is the only write, and nothing may refuse the
+	 * packet after it. */
+	if (v.type == XHCA_QPT_RC && (f & XHCA_O_REQ)) {
+		r = rc_psn(c, p->psn, (f & XHCA_O_READ) ? read_npkts(p->dma_len, v.mtu_shift) : 1);
+		if (r >= 0)
+			return r;
+	} else if (v.type == XHCA_QPT_UC) {
+		r = uc_psn(c, p->psn, !!(f & XHCA_O_START));
+		if (r >= 0)
+			return r;
 	}
-	if ((p->opcode >> 5) != c->type) {
-		r = XHCA_R_DROP_OPCODE_TYPE;
-		goto out;
-	}
-	if (c->state == XHCA_QPS_RESET || c->state == XHCA_QPS_INIT ||
-	    c->state == XHCA_QPS_ERR || c->state > XHCA_QPS_ERR ||
-	    ((f & XHCA_O_RESP) && c->state == XHCA_QPS_RTR)) {
-		r = XHCA_R_DROP_QP_STATE;
-		goto out;
-	}
-	if (c->type != XHCA_QPT_UD && (!ip_eq(p->daddr, c->local_ip) || !ip_eq(p->saddr, c->remote_ip))) {
-		r = XHCA_R_DROP_ADDR;
-		goto out;
-	}
-	if (p->qpn == XHCA_QPN_GSI ? !pkey_any : !xhca_pkey_match(p->pkey, c->pkey)) {
-		r = XHCA_R_DROP_PKEY;
-		goto out;
-	}
-	if (c->type == XHCA_QPT_UD &&
-	    p->qkey != (p->qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : c->qkey)) {
-		r = XHCA_R_DROP_QKEY;
-		goto out;
-	}
-	if (c->type == XHCA_QPT_RC && (f & XHCA_O_REQ)) {
-		d = xhca_psn_cmp(p->psn, c->epsn);
-		if (d < 0) {
-			r = XHCA_R_DROP_PSN_DUP;
-			goto out;
-		}
-		if (d > 0) {
-			r = XHCA_R_DROP_PSN_OOS;
-			goto out;
-		}
-		c->epsn = (c->epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, c->mtu_shift) : 1)) &
-			  XHCA_PSN_MASK;
-	} else if (c->type == XHCA_QPT_UC) {
-		/* A gap breaks the message: drop until the next FIRST/ONLY. */
-		if ((c->flags & XHCA_QPF_UC_DROP_MSG) || xhca_psn_cmp(p->psn, c->epsn)) {
-			if (!(f & XHCA_O_START)) {
-				c->flags |= XHCA_QPF_UC_DROP_MSG;
-				r = XHCA_R_DROP_UC_GAP;
-				goto out;
-			}
-			c->flags &= ~XHCA_QPF_UC_DROP_MSG;
-		}
-		c->epsn = (p->psn + 1) & XHCA_PSN_MASK;
-	}
-	r = c->action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
-out:
-	bpf_spin_unlock(&c->lock);
-	return r;
+	return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
 }
 
 /* Parses the packet up to the BTH and its extension headers. Returns a
@@ -267,7 +349,7 @@ int xhca_rx(struct xdp_md *ctx)
 	struct roce_pkt p = {};
 	struct xhca_cam_val *cv;
 	struct xhca_qp_ctx *c;
-	int qp_hit = 0, pkey_any = 0;
+	int qp_hit = 0;
 	__u32 lidx = 0;
 	int r;
 
@@ -293,9 +375,7 @@ int xhca_rx(struct xdp_md *ctx)
 		r = XHCA_R_DROP_STALE;
 		goto out;
 	}
-	if (p.qpn == XHCA_QPN_GSI)
-		pkey_any = pkey_in_table(p.pkey);
-	r = check_qp(c, cv, &p, pkey_any, &qp_hit);
+	r = check_qp(c, cv, &p, &qp_hit);
 out:
 	count(r, bytes, lidx, qp_hit);
 	switch (r) {

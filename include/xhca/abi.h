@@ -9,12 +9,11 @@
 
 #ifndef __bpf__
 #include <linux/types.h>
-#include <linux/bpf.h> /* struct bpf_spin_lock */
 #endif
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 1
+#define XHCA_ABI_VERSION 2
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -49,6 +48,8 @@
 	X(DROP_MCAST, "drop_mcast", "destination QP 0xFFFFFF (multicast) not handled yet") \
 	X(DROP_CAM_MISS, "drop_cam_miss", "destination QPN not in the QP CAM (quiet drop)") \
 	X(DROP_STALE, "drop_stale", "CAM entry generation does not match the QP context")  \
+	X(DROP_QP_BUSY, "drop_qp_busy",                                                     \
+	  "QP context being rewritten by xhcad, or its PSN contended, through every retry") \
 	X(DROP_OPCODE_TYPE, "drop_opcode_type", "opcode class does not match the QP type")  \
 	X(DROP_QP_STATE, "drop_qp_state", "QP state does not allow this packet")           \
 	X(DROP_ADDR, "drop_addr", "IP addresses do not match the RC/UC QP")                \
@@ -92,9 +93,12 @@ enum xhca_qp_action {
 	XHCA_ACT_DROP = 1,
 };
 
-/* QP context flags. UC_DROP_MSG is written by xhca_rx, the rest by xhcad. */
-#define XHCA_QPF_UC_DROP_MSG (1u << 0)
+/* QP context flags, written by xhcad. */
 #define XHCA_QPF_IPV6 (1u << 1) /* addresses are IPv6, not v4-mapped IPv4 */
+
+/* xhca_qp_ctx.rx_psn: the receive state xhca_rx updates per packet. */
+#define XHCA_RXPSN_MASK 0x00ffffffu	/* expected PSN */
+#define XHCA_RXPSN_UC_DROP (1u << 31)	/* UC: the message in progress lost a packet */
 
 /*
  * xhca_qp_cam value (key: __u32 global QPN). Points at a qp_ctx slot; gen must
@@ -107,13 +111,20 @@ struct xhca_cam_val {
 _Static_assert(sizeof(struct xhca_cam_val) == 8, "xhca_cam_val size");
 
 /*
- * xhca_qp_ctx value (key: __u32 local index). The patent's local QP context
- * buffer. xhcad writes it whole with BPF_F_LOCK; xhca_rx takes the lock to
- * check and advance epsn and the UC flag. IP addresses are 16 bytes, IPv4 as
- * v4-mapped (::ffff:a.b.c.d).
+ * xhca_qp_ctx value (key: __u32 local index): the patent's local QP context.
+ * The map is mmapable and has no lock; two rules keep a packet from ever
+ * seeing a half-written context:
+ *  - The configuration (seq .. remote_ip) is written only by xhcad, through
+ *    its mapping, inside a seqcount write section: seq is odd while it
+ *    writes. xhca_rx copies what it checks between two reads of an even,
+ *    unchanged seq, or retries (user/lib/qpctx.c, bpf/xhca.bpf.c).
+ *  - The receive state (rx_psn) is changed by xhca_rx with compare-and-swap
+ *    and by xhcad with atomic stores; it sits in its own cache line, so the
+ *    per-packet writes do not evict the configuration from other CPUs.
+ * IP addresses are 16 bytes, IPv4 as v4-mapped (::ffff:a.b.c.d).
  */
 struct xhca_qp_ctx {
-	struct bpf_spin_lock lock;
+	__u32 seq;	/* seqcount: odd while xhcad rewrites the configuration */
 	__u32 gen;
 	__u32 gqpn;
 	__u8 valid;
@@ -124,19 +135,20 @@ struct xhca_qp_ctx {
 	__u8 mtu_shift;	/* log2 of the path MTU, 8..12 */
 	__u8 flags;	/* XHCA_QPF_* */
 	__u8 pad0;
-	/* xhca_pkeys[pkey_index], copied here because xhca_rx checks it under
-	 * the context lock, where it may not call the map lookup helper. */
+	/* xhca_pkeys[pkey_index], copied so the check needs no second lookup */
 	__u16 pkey;
 	__u16 pad1;
 	__u32 qkey;
-	__u32 epsn;	/* expected PSN (24 bits) */
 	__u32 dest_qpn; /* remote QPN (RC/UC) */
-	__u32 pad2;	/* keeps the addresses 8-byte aligned */
 	__u8 local_ip[16];
 	__u8 remote_ip[16];
+	/* offset 64: receive state */
+	__u32 rx_psn;	/* XHCA_RXPSN_* */
+	__u32 pad2;
 	__u8 rsvd[56];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
+_Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");
 
 /* xhca_stats value (per-CPU, key: enum xhca_reason). */
 struct xhca_counter {

@@ -15,6 +15,8 @@
  * test here, not the daemon.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include <xhca/abi.h>
 #include <xhca/pkt.h>
+#include <xhca/qpctx.h>
 #include <xhca/wire.h>
 #include "xhca.skel.h"
 #include "tests.h"
@@ -42,6 +45,7 @@ static const char *const rname[XHCA_R_MAX] = { XHCA_REASONS(XHCA_REASON_STR) };
 static struct {
 	struct xhca *skel;
 	int prog, cam, ctx, stats, qp_stats, pkeys;
+	struct xhca_qp_ctx *ctxm; /* the context map, mapped as xhcad maps it */
 	int ncpus;
 	unsigned char hit[XHCA_R_MAX]; /* reasons some case produced */
 	int fails;
@@ -94,7 +98,7 @@ static void addr(__u8 out[16], int v6, int local)
 		      out);
 }
 
-/* Writes one QP as xhcad does: context (with BPF_F_LOCK), then CAM. */
+/* Writes one QP as xhcad does: context (seqcount write section), then CAM. */
 static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int valid, __u8 type,
 		    __u8 state, __u8 action, __u16 pkey, __u32 qkey, int v6, __u32 epsn)
 {
@@ -110,12 +114,11 @@ static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int val
 	c.pkey = pkey;
 	c.qkey = qkey;
 	c.mtu_shift = 10;
-	c.epsn = epsn;
+	c.rx_psn = epsn;
 	c.flags = v6 ? XHCA_QPF_IPV6 : 0;
 	addr(c.local_ip, v6, 1);
 	addr(c.remote_ip, v6, 0);
-	if (bpf_map_update_elem(E.ctx, &lidx, &c, BPF_F_LOCK))
-		return -errno;
+	xhca_qpctx_store(&E.ctxm[lidx], &c, 1);
 	if (bpf_map_update_elem(E.cam, &qpn, &v, 0))
 		return -errno;
 	return 0;
@@ -144,17 +147,19 @@ static __u32 lidx_of(__u32 qpn)
 
 static int ctx_get(__u32 lidx, struct xhca_qp_ctx *c)
 {
-	return bpf_map_lookup_elem_flags(E.ctx, &lidx, c, BPF_F_LOCK) ? -errno : 0;
+	xhca_qpctx_load(&E.ctxm[lidx], c);
+	c->rx_psn &= XHCA_RXPSN_MASK;
+	return 0;
 }
 
 static int ctx_set_epsn(__u32 lidx, __u32 epsn)
 {
 	struct xhca_qp_ctx c;
 
-	if (ctx_get(lidx, &c))
-		return -1;
-	c.epsn = epsn;
-	return bpf_map_update_elem(E.ctx, &lidx, &c, BPF_F_LOCK) ? -errno : 0;
+	xhca_qpctx_load(&E.ctxm[lidx], &c);
+	c.rx_psn = epsn;
+	xhca_qpctx_store(&E.ctxm[lidx], &c, 1);
+	return 0;
 }
 
 /* ---- counters ------------------------------------------------------------ */
@@ -573,10 +578,10 @@ static void run_table(void)
 				if (ctx_get(lidx, &ctx)) {
 					ok = 0;
 					snprintf(why, WHY_LEN, "read context");
-				} else if (ctx.epsn != (__u32)c->want_epsn) {
+				} else if (ctx.rx_psn != (__u32)c->want_epsn) {
 					ok = 0;
 					snprintf(why, WHY_LEN, "ePSN 0x%06x after, want 0x%06x",
-						 ctx.epsn, (__u32)c->want_epsn);
+						 ctx.rx_psn, (__u32)c->want_epsn);
 				}
 			}
 		}
@@ -608,8 +613,8 @@ static int step(struct xhca_pkt_spec *s, int want, __u32 lidx, long long want_ep
 		snprintf(why, WHY_LEN, "read context");
 		return -1;
 	}
-	if (c.epsn != (__u32)want_epsn) {
-		snprintf(why, WHY_LEN, "PSN 0x%06x: ePSN 0x%06x after, want 0x%06llx", s->psn, c.epsn,
+	if (c.rx_psn != (__u32)want_epsn) {
+		snprintf(why, WHY_LEN, "PSN 0x%06x: ePSN 0x%06x after, want 0x%06llx", s->psn, c.rx_psn,
 			 want_epsn);
 		return -1;
 	}
@@ -763,8 +768,7 @@ static int seq_destroy_recreate(char *why)
 		return -1;
 	c.valid = 0;
 	c.gen = 2;
-	if (bpf_map_update_elem(E.ctx, &slot, &c, BPF_F_LOCK))
-		return -1;
+	xhca_qpctx_store(&E.ctxm[slot], &c, 0);
 	if (step(&s, XHCA_R_DROP_STALE, 0, -1, why))
 		return -1;
 	/* re-create another QPN in the same slot at once */
@@ -917,10 +921,179 @@ static int seq_sizing(char *why)
 	if (bpf_obj_get_info_by_fd(E.ctx, &info, &ilen) || info.max_entries != TQ)
 		return snprintf(why, WHY_LEN, "context map has %u entries, want %u",
 				info.max_entries, TQ), -1;
-	if (bpf_map_update_elem(E.ctx, &last, &c, BPF_F_LOCK))
+	if (!(info.map_flags & BPF_F_MMAPABLE))
+		return snprintf(why, WHY_LEN, "context map is not mmapable"), -1;
+	if (bpf_map_update_elem(E.ctx, &last, &c, 0))
 		return snprintf(why, WHY_LEN, "last slot: %s", strerror(errno)), -1;
-	if (!bpf_map_update_elem(E.ctx, &past, &c, BPF_F_LOCK) || errno != E2BIG)
+	if (!bpf_map_update_elem(E.ctx, &past, &c, 0) || errno != E2BIG)
 		return snprintf(why, WHY_LEN, "slot past the end accepted"), -1;
+	return 0;
+}
+
+/* A writer that died inside a write section leaves seq odd and the fields
+ * mixed: here the P_Key of one configuration and the Q_Key of another, which
+ * together would accept the packet. Every packet of the slot is dropped as
+ * busy, nothing else moves; the next write section makes it whole. */
+static int seq_torn_context(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx *m = &E.ctxm[L_UD];
+
+	if (qps_reset())
+		return -1;
+	xhca_pkt_spec_init(&s, UD_SEND);
+	s.dqpn = qps[L_UD].qpn;
+	s.deth_qkey = UD_QKEY;
+	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 3; i++)
+		if (step(&s, XHCA_R_DROP_QP_BUSY, L_UD, -1, why))
+			return -1;
+	if (!xhca_qpctx_torn(m))
+		return snprintf(why, WHY_LEN, "xhca_qpctx_torn misses an odd seq"), -1;
+	if (qps_reset() || xhca_qpctx_torn(m))
+		return snprintf(why, WHY_LEN, "a write section does not mend the slot"), -1;
+	return step(&s, XHCA_R_ACCEPT_DROP, L_UD, -1, why);
+}
+
+/* Two configurations of one UD QP, A (Q_Key wrong for the packet) and B
+ * (P_Key wrong), rewritten in turn by a writer on the other CPU while
+ * xhca_rx runs the packet in batches on this one. A view mixing A's P_Key
+ * with B's Q_Key would accept it: none may. */
+static volatile int flip_stop;
+
+static void *flip_writer(void *arg)
+{
+	struct xhca_qp_ctx a, b;
+	unsigned long *n = arg;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	xhca_qpctx_load(&E.ctxm[L_UD], &a);
+	b = a;
+	a.qkey = 0x0bad0bad;
+	b.pkey = 0x8001;
+	while (!flip_stop) {
+		xhca_qpctx_store(&E.ctxm[L_UD], &a, 0);
+		xhca_qpctx_store(&E.ctxm[L_UD], &b, 0);
+		(*n)++;
+	}
+	return NULL;
+}
+
+static int seq_concurrent_writer(char *why)
+{
+	static __u8 f[XHCA_PKT_MAX];
+	struct xhca_pkt_spec s;
+	struct snap a, b;
+	pthread_t t;
+	unsigned long flips = 0;
+	__u64 runs = 0, acc, bad, busy;
+	cpu_set_t cpus;
+	int len, err = 0;
+
+	if (qps_reset() || E.ncpus < 2)
+		return snprintf(why, WHY_LEN, "needs 2 CPUs"), -1;
+	xhca_pkt_spec_init(&s, UD_SEND);
+	s.dqpn = qps[L_UD].qpn;
+	s.deth_qkey = UD_QKEY;
+	len = xhca_pkt_build(&s, f, sizeof(f));
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	snap_take(&a);
+	flip_stop = 0;
+	if (pthread_create(&t, NULL, flip_writer, &flips))
+		return snprintf(why, WHY_LEN, "thread"), -1;
+	for (int i = 0; i < 100 && !err; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = (__u32)len,
+			    .repeat = 50000);
+
+		err = bpf_prog_test_run_opts(E.prog, &o);
+		runs += 50000;
+	}
+	flip_stop = 1;
+	pthread_join(t, NULL);
+	CPU_SET(1, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	snap_take(&b);
+	if (err)
+		return snprintf(why, WHY_LEN, "test run: %s", strerror(errno)), -1;
+	acc = b.r[XHCA_R_ACCEPT_DROP].packets - a.r[XHCA_R_ACCEPT_DROP].packets;
+	bad = b.r[XHCA_R_DROP_QKEY].packets - a.r[XHCA_R_DROP_QKEY].packets +
+	      b.r[XHCA_R_DROP_PKEY].packets - a.r[XHCA_R_DROP_PKEY].packets;
+	busy = b.r[XHCA_R_DROP_QP_BUSY].packets - a.r[XHCA_R_DROP_QP_BUSY].packets;
+	if (acc || bad + busy != runs || !flips)
+		return snprintf(why, WHY_LEN,
+				"%llu packets, %lu rewrites: %llu accepted (want 0), %llu refused, "
+				"%llu busy",
+				(unsigned long long)runs, flips, (unsigned long long)acc,
+				(unsigned long long)bad, (unsigned long long)busy), -1;
+	return 0;
+}
+
+/* Two CPUs send the same RC PSNs 0..N-1, each in order: every PSN must be
+ * accepted exactly once (the other copy is a duplicate), and the expected
+ * PSN ends at N. A read-modify-write that is not atomic accepts some twice. */
+#define RACE_N 100000
+static volatile int race_go;
+
+static void *psn_sender(void *arg)
+{
+	static __thread __u8 f[XHCA_PKT_MAX];
+	long cpu = (long)arg, err = 0;
+	struct xhca_pkt_spec s;
+	cpu_set_t cpus;
+	int len;
+
+	CPU_ZERO(&cpus);
+	CPU_SET((int)cpu, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	spec_to(&s, RC_SEND, L_RC, 0);
+	len = xhca_pkt_build(&s, f, sizeof(f));
+	while (!race_go)
+		;
+	for (__u32 psn = 0; psn < RACE_N && !err; psn++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = (__u32)len,
+			    .repeat = 1);
+
+		f[14 + 20 + 8 + 9] = (__u8)(psn >> 16);
+		f[14 + 20 + 8 + 10] = (__u8)(psn >> 8);
+		f[14 + 20 + 8 + 11] = (__u8)psn;
+		err = bpf_prog_test_run_opts(E.prog, &o) ? errno : 0;
+	}
+	return (void *)err;
+}
+
+static int seq_concurrent_psn(char *why)
+{
+	struct xhca_qp_ctx c;
+	struct snap a, b;
+	pthread_t t[2];
+	void *rc[2];
+	__u64 acc, dup, oos;
+
+	if (qps_reset() || ctx_set_epsn(L_RC, 0) || E.ncpus < 2)
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	snap_take(&a);
+	race_go = 0;
+	for (long i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, psn_sender, (void *)i))
+			return snprintf(why, WHY_LEN, "thread"), -1;
+	race_go = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], &rc[i]);
+	snap_take(&b);
+	ctx_get(L_RC, &c);
+	acc = b.q[L_RC].accepted - a.q[L_RC].accepted;
+	dup = b.r[XHCA_R_DROP_PSN_DUP].packets - a.r[XHCA_R_DROP_PSN_DUP].packets;
+	oos = b.r[XHCA_R_DROP_PSN_OOS].packets - a.r[XHCA_R_DROP_PSN_OOS].packets;
+	if (rc[0] || rc[1] || acc != RACE_N || dup != RACE_N || oos || c.rx_psn != RACE_N)
+		return snprintf(why, WHY_LEN,
+				"accepted %llu, duplicates %llu, gaps %llu, ePSN %u; want %d, %d, "
+				"0, %d", (unsigned long long)acc, (unsigned long long)dup,
+				(unsigned long long)oos, c.rx_psn, RACE_N, RACE_N, RACE_N), -1;
 	return 0;
 }
 
@@ -938,6 +1111,10 @@ static void run_sequences(void)
 		{ "truncated at every byte of the headers", seq_truncation },
 		{ "all 256 opcodes: unknown dropped, known checked for length", seq_all_opcodes },
 		{ "QP maps sized at load time", seq_sizing },
+		{ "torn context (writer died mid-section): busy until rewritten", seq_torn_context },
+		{ "configuration rewritten on another CPU: no packet sees a mix",
+		  seq_concurrent_writer },
+		{ "same PSNs from two CPUs: each accepted exactly once", seq_concurrent_psn },
 	};
 	char why[WHY_LEN];
 
@@ -974,6 +1151,9 @@ static int env_open(char *why)
 	E.qp_stats = bpf_map__fd(E.skel->maps.xhca_qp_stats);
 	E.pkeys = bpf_map__fd(E.skel->maps.xhca_pkeys);
 	E.ncpus = libbpf_num_possible_cpus();
+	E.ctxm = xhca_qpctx_map(E.ctx, TQ);
+	if (!E.ctxm)
+		return snprintf(why, WHY_LEN, "mmap the context map: %s", strerror(errno)), -1;
 	if (bpf_map_update_elem(E.pkeys, &k, &pk, 0))
 		return snprintf(why, WHY_LEN, "P_Key table: %s", strerror(errno)), -1;
 	k = 1;
@@ -1017,6 +1197,7 @@ int test_rx_run(void)
 		result(0, "every reason of the enum has a case (missing:%s)", list);
 	else
 		result(1, "every reason of the enum has a case (%d reasons)", XHCA_R_MAX);
+	xhca_qpctx_unmap(E.ctxm, TQ);
 	xhca__destroy(E.skel);
 	return E.fails;
 }

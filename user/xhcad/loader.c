@@ -23,18 +23,21 @@ struct map_desc {
 	__u32 type;
 	__u32 key_size;
 	__u32 value_size;
+	__u32 flags;	/* map flags that are part of the ABI */
 	int sized_by_qps; /* max_entries is the number of local QPs */
 	size_t fd_off;
 };
 
-#define MAP_DESC(n, t, k, v, q, f) { n, t, k, v, q, offsetof(struct xhca_maps, f) }
+#define MAP_DESC(n, t, k, v, fl, q, f) { n, t, k, v, fl, q, offsetof(struct xhca_maps, f) }
 static const struct map_desc map_descs[] = {
-	MAP_DESC(XHCA_MAP_CAM, BPF_MAP_TYPE_HASH, 4, sizeof(struct xhca_cam_val), 1, cam),
-	MAP_DESC(XHCA_MAP_CTX, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_qp_ctx), 1, ctx),
-	MAP_DESC(XHCA_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_counter), 0, stats),
-	MAP_DESC(XHCA_MAP_QP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_qp_counter), 1,
-		 qp_stats),
-	MAP_DESC(XHCA_MAP_PKEYS, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_pkey), 0, pkeys),
+	MAP_DESC(XHCA_MAP_CAM, BPF_MAP_TYPE_HASH, 4, sizeof(struct xhca_cam_val), 0, 1, cam),
+	MAP_DESC(XHCA_MAP_CTX, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_qp_ctx), BPF_F_MMAPABLE, 1,
+		 ctx),
+	MAP_DESC(XHCA_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_counter), 0, 0,
+		 stats),
+	MAP_DESC(XHCA_MAP_QP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_qp_counter), 0,
+		 1, qp_stats),
+	MAP_DESC(XHCA_MAP_PKEYS, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_pkey), 0, 0, pkeys),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"
@@ -80,12 +83,12 @@ static int check_map(int fd, const struct map_desc *md, __u32 *max_entries, cons
 	if (err)
 		return -errno;
 	if (info.type != md->type || info.key_size != md->key_size ||
-	    info.value_size != md->value_size) {
-		pr_warn("map %s in %s does not match this xhcad (ABI %d): type %u key %u value %u, "
-			"want type %u key %u value %u; remove it (rm -r %s) or use the matching "
-			"xhcad\n",
+	    info.value_size != md->value_size || (info.map_flags & BPF_F_MMAPABLE) != md->flags) {
+		pr_warn("map %s in %s does not match this xhcad (ABI %d): type %u key %u value %u "
+			"flags 0x%x, want type %u key %u value %u flags 0x%x; remove it (rm -r %s) or "
+			"use the matching xhcad\n",
 			md->name, where, XHCA_ABI_VERSION, info.type, info.key_size, info.value_size,
-			md->type, md->key_size, md->value_size, where);
+			info.map_flags, md->type, md->key_size, md->value_size, md->flags, where);
 		return -EINVAL;
 	}
 	if (md->sized_by_qps) {

@@ -4,7 +4,8 @@
  * cursor that only moves forward and wraps, so a destroyed QPN is reused
  * last, US 7,212,547), and the ordered writes that keep xhca_rx from ever
  * seeing a half-made QP:
- *   create:  context (valid, new generation) under its lock, then CAM insert;
+ *   create:  context (valid, new generation) in one seqcount write section
+ *            (user/lib/qpctx.c), then CAM insert;
  *   destroy: CAM delete, then context invalid with the generation bumped.
  * A packet that looked up the CAM before a destroy meets a generation or
  * valid mismatch and is dropped as stale; the slot is reusable at once.
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xhca/qpctx.h>
 #include <xhca/wire.h>
 #include "log.h"
 #include "xhcad.h"
@@ -73,12 +75,17 @@ static int alloc_lidx(struct xhcad *d, __u32 *lidx)
 
 static int ctx_read(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
 {
-	return bpf_map_lookup_elem_flags(d->m.ctx, &lidx, c, BPF_F_LOCK) ? -errno : 0;
+	if (lidx >= d->max_qps)
+		return -ENOENT;
+	xhca_qpctx_load(&d->ctxm[lidx], c);
+	return 0;
 }
 
-static int ctx_write(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c)
+/* set_rx: also the receive state (create, reset, a new ePSN); otherwise
+ * xhca_rx keeps advancing it undisturbed. */
+static void ctx_write(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c, int set_rx)
 {
-	return bpf_map_update_elem(d->m.ctx, &lidx, c, BPF_F_LOCK) ? -errno : 0;
+	xhca_qpctx_store(&d->ctxm[lidx], c, set_rx);
 }
 
 static int percpu_zero(struct xhcad *d, int fd, __u32 key, size_t vsize)
@@ -198,7 +205,7 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	a->pkey = c->pkey;
 	a->flags = c->flags & XHCA_QPF_IPV6;
 	a->qkey = c->qkey;
-	a->epsn = c->epsn;
+	a->epsn = c->rx_psn & XHCA_RXPSN_MASK;
 	a->dest_qpn = c->dest_qpn;
 	memcpy(a->local_ip, c->local_ip, 16);
 	memcpy(a->remote_ip, c->remote_ip, 16);
@@ -212,6 +219,11 @@ int qp_table_init(struct xhcad *d)
 	d->bitmap = calloc((d->max_qps + 63) / 64, sizeof(uint64_t));
 	if (!d->bitmap)
 		return -ENOMEM;
+	d->ctxm = xhca_qpctx_map(d->m.ctx, d->max_qps);
+	if (!d->ctxm) {
+		pr_warn("cannot map %s: %s\n", XHCA_MAP_CTX, strerror(errno));
+		return -errno;
+	}
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus < 0)
 		return d->ncpus;
@@ -230,6 +242,8 @@ void qp_table_free(struct xhcad *d)
 {
 	free(d->bitmap);
 	d->bitmap = NULL;
+	xhca_qpctx_unmap(d->ctxm, d->max_qps);
+	d->ctxm = NULL;
 }
 
 static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
@@ -237,7 +251,8 @@ static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
 	c->valid = 0;
 	c->state = XHCA_QPS_RESET;
 	c->gen++;
-	ctx_write(d, lidx, c);
+	c->rx_psn = 0;
+	ctx_write(d, lidx, c, 1);
 }
 
 /*
@@ -280,6 +295,8 @@ int qp_reconcile(struct xhcad *d)
 			why = "local index out of range";
 		else if (ctx_read(d, v.lidx, &c))
 			why = "context unreadable";
+		else if (xhca_qpctx_torn(&d->ctxm[v.lidx]))
+			why = "context left half-written";
 		else if (!c.valid)
 			why = "context not valid";
 		else if (c.gqpn != qpn)
@@ -312,7 +329,7 @@ int qp_reconcile(struct xhcad *d)
 		if (claimed[i]) {
 			bit_set(d, i, 1);
 			d->qps_in_use++;
-		} else if (c.valid) {
+		} else if (c.valid || xhca_qpctx_torn(&d->ctxm[i])) {
 			pr_warn("removed QP context %u (QPN 0x%06x): no CAM entry points at it\n", i,
 				c.gqpn);
 			invalidate_slot(d, i, &c);
@@ -379,9 +396,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 			return fail(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 	}
 
-	rc = ctx_read(d, lidx, &c);
-	if (rc)
-		return fail(err, errlen, rc, "qp create: read context: %s", strerror(-rc));
+	ctx_read(d, lidx, &c);
 	{
 		__u32 gen = c.gen + 1;
 
@@ -398,9 +413,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	c.mtu_shift = 10;
 	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
-	rc = ctx_write(d, lidx, &c);
-	if (rc)
-		return fail(err, errlen, rc, "qp create: write context: %s", strerror(-rc));
+	ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
 	v.gen = c.gen;
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
@@ -441,7 +454,7 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	struct xhca_qp_ctx c;
 	__u32 lidx, m = a->mask;
 	__u8 pidx = 0;
-	int rc;
+	int rc, set_rx = 0;
 
 	rc = find_qp(d, "qp modify", a->qpn, &lidx, &c, err, errlen);
 	if (rc)
@@ -491,14 +504,14 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 
 	if (m & XHCA_QPA_STATE) {
 		if (a->state == XHCA_QPS_RESET) {
-			c.epsn = 0;
-			c.flags &= ~XHCA_QPF_UC_DROP_MSG;
+			c.rx_psn = 0;
+			set_rx = 1;
 		}
 		c.state = a->state;
 	}
 	if (m & XHCA_QPA_EPSN) {
-		c.epsn = a->epsn;
-		c.flags &= ~XHCA_QPF_UC_DROP_MSG;
+		c.rx_psn = a->epsn; /* and a UC message in progress is forgotten */
+		set_rx = 1;
 	}
 	if (m & XHCA_QPA_MTU)
 		c.mtu_shift = a->mtu_shift;
@@ -518,9 +531,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 		memcpy(c.remote_ip, a->remote_ip, 16);
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP))
 		c.flags = (c.flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
-	rc = ctx_write(d, lidx, &c);
-	if (rc)
-		return fail(err, errlen, rc, "qp modify: write context: %s", strerror(-rc));
+	ctx_write(d, lidx, &c, set_rx);
+	ctx_read(d, lidx, &c); /* the ePSN as it is now */
 	attr_from_ctx(&c, a);
 	return 0;
 }

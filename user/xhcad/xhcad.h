@@ -47,6 +47,7 @@ struct xhcad {
 
 	/* QP table (rebuilt from the maps at start) */
 	uint64_t *bitmap;	/* local index in use */
+	struct xhca_qp_ctx *ctxm; /* the xhca_qp_ctx map, mapped (user/lib/qpctx.c) */
 	__u32 qps_in_use;
 	__u32 next_qpn;		/* allocator cursor: moves forward, wraps */
 	__u32 repaired;

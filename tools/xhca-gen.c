@@ -53,6 +53,7 @@
 #define FIRST_DURATION_RUN 65536u
 /* BPF_PROG_TEST_RUN takes a 32-bit repeat. */
 #define MAX_REPEAT 0x40000000u
+#define MAX_SIZES 16
 
 struct gen_opts {
 	const char *ifname;
@@ -63,7 +64,8 @@ struct gen_opts {
 	double duration;	/* 0 = bounded by count */
 	double rate;		/* 0 = as fast as the kernel goes */
 	uint32_t psn, psn_step;
-	uint32_t size;
+	uint32_t sizes[MAX_SIZES];	/* payload bytes, one block of frames each */
+	int nsizes;
 	uint32_t batch;
 	const char *src, *dst;
 	int json;
@@ -106,7 +108,9 @@ static void usage(FILE *f)
 		"      --duration SEC   send until SEC seconds have passed (with -i)\n"
 		"      --rate PPS       pace to PPS frames per second\n"
 		"      --batch N        live-frames batch size (kernel default 64, max 256)\n"
-		"      --size BYTES     payload bytes (default 64; 0 for opcodes without payload)\n"
+		"      --size BYTES[,BYTES...]  payload bytes (default 64; ignored for opcodes\n"
+		"                       without payload); with several sizes, --count frames of\n"
+		"                       each in turn (--duration is shared), PSNs continuing\n"
 		"      --pkey P --qkey K --sqp N --tver N --pad N --ackreq --se\n"
 		"      --reth-len N (default: --size) --va N --rkey N --imm N\n"
 		"      --src IP --dst IP   IPv4 or IPv6, same family (default 10.77.0.2 -> 10.77.0.1;\n"
@@ -202,6 +206,28 @@ static int parse_vlans(const char *s, struct xhca_pkt_spec *spec)
 	if (!n)
 		return bad_usage("--vlan '%s' has no VLAN ID; give ID or ID,ID\n", s);
 	spec->nvlan = n;
+	return 0;
+}
+
+static int parse_sizes(const char *s, struct gen_opts *o)
+{
+	char buf[256], *save = NULL, *tok;
+	int err;
+
+	if (strlen(s) >= sizeof(buf))
+		return bad_usage("--size '%s' is too long; give at most %d sizes\n", s, MAX_SIZES);
+	strcpy(buf, s);
+	o->nsizes = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nsizes == MAX_SIZES)
+			return bad_usage("--size '%s' has more than %d sizes\n", s, MAX_SIZES);
+		err = parse_u32("--size", tok, XHCA_PKT_MAX, &o->sizes[o->nsizes]);
+		if (err)
+			return err;
+		o->nsizes++;
+	}
+	if (!o->nsizes)
+		return bad_usage("--size '%s' has no size; give e.g. 64 or 64,1024\n", s);
 	return 0;
 }
 
@@ -315,7 +341,7 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 		err = parse_pos_double("--rate", arg, &o->rate);
 		break;
 	case O_SIZE:
-		err = parse_u32("--size", arg, XHCA_PKT_MAX, &o->size);
+		err = parse_sizes(arg, o);
 		break;
 	case O_PKEY:
 		err = parse_u32("--pkey", arg, 0xffff, &v32);
@@ -421,6 +447,20 @@ static int parse_addrs(struct gen_opts *o)
 	return 0;
 }
 
+/* Makes sizes[i] the payload of the frames to build. The opcode decides:
+ * only opcodes that carry a payload get one (unknown ones get it after a
+ * bare BTH, to exercise the receiver); the RETH length follows unless
+ * --reth-len was given. */
+static void set_size(struct gen_opts *o, int i)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[o->spec.opcode];
+
+	if (!(oi->flags & XHCA_O_KNOWN) || (oi->flags & XHCA_O_PAYLOAD))
+		o->spec.payload_len = o->sizes[i];
+	if (!o->have_reth_len)
+		o->spec.reth_len = o->sizes[i];
+}
+
 static int parse_args(int argc, char **argv, struct gen_opts *o)
 {
 	const struct xhca_opinfo *oi;
@@ -429,7 +469,8 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 	memset(o, 0, sizeof(*o));
 	xhca_pkt_spec_init(&o->spec, 0);
 	o->psn_step = 1;
-	o->size = 64;
+	o->sizes[0] = 64;
+	o->nsizes = 1;
 	opterr = 0; /* getopt's own messages are not our one-line format */
 	while ((c = getopt_long(argc, argv, ":i:jvh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
@@ -468,14 +509,11 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 	if (err)
 		return err;
 
-	/* The opcode decides which fields go on the wire; size is the payload
-	 * only for opcodes that carry one (unknown ones get it after a bare
-	 * BTH, to exercise the receiver). */
 	oi = &xhca_opinfo_tbl[o->spec.opcode];
-	if (!(oi->flags & XHCA_O_KNOWN) || (oi->flags & XHCA_O_PAYLOAD))
-		o->spec.payload_len = o->size;
-	if (!o->have_reth_len)
-		o->spec.reth_len = o->size;
+	if (o->nsizes > 1 && (oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD))
+		return bad_usage("--size: %s carries no payload; give one size or none\n",
+				 xhca_opcode_name(o->spec.opcode));
+	set_size(o, 0);
 	o->spec.psn = o->psn;
 	return 0;
 }
@@ -827,9 +865,6 @@ static int send_frames(const struct gen_opts *o, struct gen_result *res)
 		return bad_usage("build: the builder refused these fields (%s); check --size, "
 				 "--pad, --vlan\n", strerror(-len));
 	res->frame_len = len;
-	if (len - 14 - 4 * so.spec.nvlan > mtu)
-		pr_warn("warning: the %d B frame exceeds the MTU %d of %s; the receiver may drop "
-			"it\n", len, mtu, o->ifname);
 
 	err = gen_load(&so, frame, (size_t)len, &skel);
 	if (err)
@@ -875,69 +910,84 @@ static int send_frames(const struct gen_opts *o, struct gen_result *res)
 	err = 0;
 	res->seconds = now_sec() - t0;
 	res->sent = skel->bss->seq;
+	/* After the first run: a frame the kernel refuses needs no warning. */
+	if (len - 14 - 4 * so.spec.nvlan > mtu)
+		pr_warn("warning: the %d B frames exceed the MTU %d of %s; the receiver may drop "
+			"them\n", len, mtu, o->ifname);
 out:
 	xhca_gen__destroy(skel);
 	return err;
 }
 
-static int write_pcap(const struct gen_opts *o, struct gen_result *res)
+/* Appends o->count frames to the open pcap file f. */
+static int write_pcap(const struct gen_opts *o, FILE *f, struct gen_result *res)
 {
 	static uint8_t frame[XHCA_PKT_MAX];
-	FILE *f = NULL;
 	double t0 = now_sec();
-	int err, len;
+	int err = 0, len;
 
-	err = xhca_pcap_open(o->pcap, &f);
-	if (err) {
-		pr_warn("pcap: cannot create %s: %s; check the path\n", o->pcap, strerror(-err));
-		return err;
-	}
 	for (uint64_t k = 0; k < o->count; k++) {
 		len = build(o, psn_of(o, k), frame);
 		if (len < 0) {
 			err = bad_usage("build: the builder refused these fields (%s); check "
 					"--size, --pad, --vlan\n", strerror(-len));
-			goto out;
+			break;
 		}
 		err = xhca_pcap_write(f, frame, (size_t)len);
 		if (err) {
 			pr_warn("pcap: cannot write %s: %s\n", o->pcap, strerror(-err));
-			goto out;
+			break;
 		}
 		res->frame_len = len;
 		res->sent = k + 1;
-	}
-out:
-	if (f) {
-		int cerr = xhca_pcap_close(f);
-
-		if (cerr && !err) {
-			pr_warn("pcap: cannot write %s: %s\n", o->pcap, strerror(-cerr));
-			err = cerr;
-		}
 	}
 	res->seconds = now_sec() - t0;
 	return err;
 }
 
-static void print_result(const struct gen_opts *o, const struct gen_result *r)
+/* A list of numbers, "64" or "64,1024". */
+static void print_list(const char *fmt, const uint32_t *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			putchar(',');
+		printf(fmt, v[i]);
+	}
+}
+
+static void print_result(const struct gen_opts *o, const struct gen_result *r,
+			 const uint32_t *frame_lens)
 {
 	const char *name = xhca_opcode_name(o->spec.opcode);
 	uint32_t last = r->sent ? psn_of(o, r->sent - 1) : o->psn;
 	double pps = r->seconds > 0 ? (double)r->sent / r->seconds : 0;
+	uint32_t payloads[MAX_SIZES];
 
+	for (int i = 0; i < o->nsizes; i++) {
+		struct gen_opts so = *o;
+
+		set_size(&so, i);
+		payloads[i] = so.spec.payload_len;
+	}
 	if (o->json) {
 		printf("{\"sent\": %" PRIu64 ", \"opcode\": \"%s\", \"opcode_num\": %u, "
 		       "\"qpn\": %u, \"psn_first\": %u, \"psn_last\": %u, \"payload_len\": %u, "
-		       "\"frame_len\": %d, \"seconds\": %.6f, \"pps\": %.1f%s%s%s}\n",
-		       r->sent, name, o->spec.opcode, o->spec.dqpn, o->psn, last,
-		       o->spec.payload_len, r->frame_len, r->seconds, pps,
+		       "\"frame_len\": %u, \"payload_lens\": [",
+		       r->sent, name, o->spec.opcode, o->spec.dqpn, o->psn, last, payloads[0],
+		       frame_lens[0]);
+		print_list("%u", payloads, o->nsizes);
+		printf("], \"frame_lens\": [");
+		print_list("%u", frame_lens, o->nsizes);
+		printf("], \"seconds\": %.6f, \"pps\": %.1f%s%s%s}\n", r->seconds, pps,
 		       o->pcap ? ", \"pcap\": \"" : "", o->pcap ? o->pcap : "", o->pcap ? "\"" : "");
 		return;
 	}
-	printf("%s %" PRIu64 " frames %s qpn 0x%06x psn 0x%06x..0x%06x payload %u B (frame %d B)",
-	       o->pcap ? "wrote" : "sent", r->sent, name, o->spec.dqpn, o->psn, last,
-	       o->spec.payload_len, r->frame_len);
+	printf("%s %" PRIu64 " frames %s qpn 0x%06x psn 0x%06x..0x%06x payload ",
+	       o->pcap ? "wrote" : "sent", r->sent, name, o->spec.dqpn, o->psn, last);
+	print_list("%u", payloads, o->nsizes);
+	printf(" B (frame ");
+	print_list("%u", frame_lens, o->nsizes);
+	printf(" B)");
 	if (o->pcap)
 		printf(" to %s\n", o->pcap);
 	else
@@ -946,8 +996,10 @@ static void print_result(const struct gen_opts *o, const struct gen_result *r)
 
 int main(int argc, char **argv)
 {
+	uint32_t frame_lens[MAX_SIZES] = {};
 	struct gen_result res = {};
 	struct gen_opts o;
+	FILE *pcap = NULL;
 	int err;
 
 	xhca_log_init("xhca-gen", XHCA_LOG_WARN);
@@ -955,9 +1007,39 @@ int main(int argc, char **argv)
 	if (err)
 		return 2;
 	xhca_log_init("xhca-gen", XHCA_LOG_WARN + o.verbose);
-	err = o.pcap ? write_pcap(&o, &res) : send_frames(&o, &res);
+	if (o.pcap) {
+		err = xhca_pcap_open(o.pcap, &pcap);
+		if (err) {
+			pr_warn("pcap: cannot create %s: %s; check the path\n", o.pcap,
+				strerror(-err));
+			return 1;
+		}
+	}
+	/* One block of frames per size, the PSNs running on. */
+	for (int i = 0; i < o.nsizes && !err && !stop; i++) {
+		struct gen_opts so = o;
+		struct gen_result r = {};
+
+		set_size(&so, i);
+		so.psn = psn_of(&o, res.sent);
+		so.spec.psn = so.psn;
+		if (o.duration > 0)
+			so.duration = o.duration / o.nsizes;
+		err = o.pcap ? write_pcap(&so, pcap, &r) : send_frames(&so, &r);
+		res.sent += r.sent;
+		res.seconds += r.seconds;
+		frame_lens[i] = (uint32_t)r.frame_len;
+	}
+	if (pcap) {
+		int cerr = xhca_pcap_close(pcap);
+
+		if (cerr && !err) {
+			pr_warn("pcap: cannot write %s: %s\n", o.pcap, strerror(-cerr));
+			err = cerr;
+		}
+	}
 	if (err)
 		return usage_error ? 2 : 1;
-	print_result(&o, &res);
+	print_result(&o, &res, frame_lens);
 	return 0;
 }

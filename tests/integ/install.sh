@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# make install puts the daemon, the tools, the BPF object, the headers and the
+# library under DESTDIR/PREFIX (xhcad carries its program in its skeleton).
+set -u
+. "$(dirname "$0")/../lib.sh"
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+if ! make -C "$XHCA_TOP" --no-print-directory -s install DESTDIR="$dest" PREFIX=/opt/xhca \
+	>"$dest/log" 2>&1; then
+	fail "install: make install failed: $(tail -n 3 "$dest/log" | tr '\n' ' ')"
+	t_done
+fi
+for f in sbin/xhcad bin/xhca bin/xhca-gen bin/xhca-bench lib/xhca/xhca.bpf.o \
+	include/xhca/abi.h include/xhca/wire.h include/xhca/ctl.h include/xhca/pkt.h lib/libxhca.a; do
+	check "install: /opt/xhca/$f" test -s "$dest/opt/xhca/$f"
+done
+check "install: binaries are executable" test -x "$dest/opt/xhca/sbin/xhcad" -a -x "$dest/opt/xhca/bin/xhca"
+check "install: the installed CLI runs" bash -c "'$dest/opt/xhca/bin/xhca' --help >/dev/null"
+check "install: the installed object holds xhca_rx" bash -c \
+	"bpftool btf dump file '$dest/opt/xhca/lib/xhca/xhca.bpf.o' | grep -q \"FUNC 'xhca_rx'\""
+check "install: nothing outside DESTDIR" test ! -e /opt/xhca
+t_done

@@ -33,7 +33,7 @@ LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
-BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench
+BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv
 TEST_BINS := $(OUT)/test_unit
 
 # Packages the build, tests and demo need, as "command-or-file:package".
@@ -99,11 +99,15 @@ $(OUT)/xhca-gen: $(OUT)/tools/xhca-gen.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(OUT)/xhca-recv: $(OUT)/tools/xhca-recv.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
 $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(LIB)
+$(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -123,7 +127,8 @@ install: compile
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xhca \
 		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad
-	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv \
+		$(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
 	install -m 0644 include/xhca/*.h $(DESTDIR)$(PREFIX)/include/xhca/
 	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a

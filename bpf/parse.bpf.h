@@ -55,6 +55,13 @@ static __always_inline void v4_mapped(__u8 *dst, __be32 a)
 	d[3] = a;
 }
 
+static __always_inline int is_v4_mapped(const __u8 *a)
+{
+	const __u32 *w = (const __u32 *)a;
+
+	return w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0xffff);
+}
+
 static __always_inline void copy16(__u8 *dst, const __u8 *src)
 {
 	__u32 *d = (__u32 *)dst;

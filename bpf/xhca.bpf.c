@@ -66,6 +66,47 @@ struct {
 	__type(value, struct xhca_pkey);
 } xhca_pkeys SEC(".maps");
 
+/* Flow queue sockets. Key: rx_queue_index * XHCA_FLOWQ_MAX + flow queue.
+ * Written by xhcad (one AF_XDP socket per RX queue and flow queue), read by
+ * xhca_rx. An empty slot means no socket: drop_no_socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XHCA_RXQ_MAX * XHCA_FLOWQ_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} xhca_xsks SEC(".maps");
+
+/* Flow queue backlog and gate. Key: flow queue. Mmapable: xhca_rx adds to
+ * enq and flips the gate, xhcad writes deq and the watermarks (the rules
+ * are at struct xhca_flowq). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XHCA_FLOWQ_MAX);
+	__type(key, __u32);
+	__type(value, struct xhca_flowq);
+} xhca_flowq SEC(".maps");
+
+/* Per flow queue counters. Key: flow queue. Per-CPU, written by xhca_rx,
+ * read by xhcad. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XHCA_FLOWQ_MAX);
+	__type(key, __u32);
+	__type(value, struct xhca_flowq_counter);
+} xhca_fq_stats SEC(".maps");
+
+/* Host memory: 4 KiB pages, mmapable. Key: page number. xhcad carves
+ * receive buffers, queues and memory regions out of it; applications map it
+ * read-write. Sized at load (default 64 MiB). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XHCA_HOSTMEM_PAGES_DEFAULT);
+	__type(key, __u32);
+	__type(value, __u8[XHCA_PAGE_SIZE]);
+} xhca_hostmem SEC(".maps");
+
 /* What the parser learnt about a RoCEv2 packet. */
 struct roce_pkt {
 	__u8 saddr[16] __attribute__((aligned(8))); /* v4-mapped for IPv4 */
@@ -76,7 +117,10 @@ struct roce_pkt {
 	__u32 dma_len;	/* RETH, READ requests only */
 	__u16 pkey;
 	__u16 op_flags;
+	__u16 payload_off; /* from the start of the frame */
+	__u16 payload_len;
 	__u8 opcode;
+	__u8 mflags;	/* XHCA_MF_* for the metadata */
 };
 
 static __always_inline int ip_eq(const __u8 *a, const __u8 *b)
@@ -123,6 +167,7 @@ static __always_inline __u32 read_npkts(__u32 len, __u8 mtu_shift)
 #define load_barrier() do { } while (0)
 #endif
 #define READ_ONCE32(x) (*(volatile __u32 *)&(x))
+#define READ_ONCE64(x) (*(volatile __u64 *)&(x))
 
 /* Retries of a context read that met a writer, and of a PSN update that
  * lost a race: a writer's section is a few stores, so more means xhcad was
@@ -142,6 +187,7 @@ struct qp_view {
 	__u8 state;
 	__u8 action;
 	__u8 mtu_shift;
+	__u8 flowq;
 };
 
 /* Copies the configuration of c into v, consistently. Returns 0, or -1 if a
@@ -161,6 +207,7 @@ static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
 		v->state = c->state;
 		v->action = c->action;
 		v->mtu_shift = c->mtu_shift;
+		v->flowq = c->flowq;
 		v->pkey = c->pkey;
 		v->qkey = c->qkey;
 		copy16(v->local_ip, c->local_ip);
@@ -218,10 +265,84 @@ static __always_inline int uc_psn(struct xhca_qp_ctx *c, __u32 psn, int start)
 	return XHCA_R_DROP_QP_BUSY;
 }
 
+/*
+ * Admission to a flow queue, before the PSN commits the packet: it needs a
+ * socket on this RX queue, a flow queue under its high watermark (with
+ * hysteresis down to the low one), and room for the metadata block.
+ */
+static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, __u32 *key)
+{
+	__u32 fq = flowq & (XHCA_FLOWQ_MAX - 1);
+	struct xhca_flowq_counter *fc = bpf_map_lookup_elem(&xhca_fq_stats, &fq);
+	struct xhca_flowq *q;
+	__u64 backlog;
+
+	*key = ctx->rx_queue_index * XHCA_FLOWQ_MAX + fq;
+	if (ctx->rx_queue_index >= XHCA_RXQ_MAX || !bpf_map_lookup_elem(&xhca_xsks, key)) {
+		if (fc)
+			fc->nosock_drops++;
+		return XHCA_R_DROP_NO_SOCKET;
+	}
+	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
+	if (!q)
+		return XHCA_R_DROP_NO_SOCKET;
+	backlog = READ_ONCE64(q->enq) - READ_ONCE64(q->deq);
+	if (q->gate ? backlog > q->low : (q->high && backlog >= q->high)) {
+		if (!q->gate) {
+			q->gate = 1;
+			__sync_fetch_and_add(&q->gate_closes, 1);
+		}
+		if (fc)
+			fc->gate_drops++;
+		return XHCA_R_DROP_FLOWQ_GATE;
+	}
+	if (q->gate)
+		q->gate = 0;
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct xhca_rx_meta)))
+		return XHCA_R_DROP_META;
+	return -1;
+}
+
+/* Writes the metadata block and redirects to the flow queue's socket. */
+static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt *p, __u32 lidx,
+				      __u32 gen, __u8 flowq, __u32 key, __u64 bytes)
+{
+	void *data = (void *)(long)ctx->data;
+	struct xhca_rx_meta *m = (void *)(long)ctx->data_meta;
+	__u32 fq = flowq & (XHCA_FLOWQ_MAX - 1);
+	struct xhca_flowq_counter *fc;
+	struct xhca_flowq *q;
+
+	if ((void *)(m + 1) > data)
+		return XHCA_R_DROP_META;
+	m->rx_ns = bpf_ktime_get_ns();
+	m->gqpn = p->qpn;
+	m->lidx = lidx;
+	m->gen = gen;
+	m->psn = p->psn;
+	m->payload_off = p->payload_off;
+	m->payload_len = p->payload_len;
+	m->opcode = p->opcode;
+	m->flags = p->mflags;
+	m->flowq = (__u8)fq;
+	m->reason = XHCA_R_TO_FLOWQ;
+	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
+	if (q)
+		__sync_fetch_and_add(&q->enq, 1);
+	fc = bpf_map_lookup_elem(&xhca_fq_stats, &fq);
+	if (fc) {
+		fc->packets++;
+		fc->bytes += bytes;
+	}
+	return bpf_redirect_map(&xhca_xsks, key, XDP_DROP) == XDP_REDIRECT ? XHCA_R_TO_FLOWQ
+									 : XHCA_R_DROP_NO_SOCKET;
+}
+
 /* The header checks against the QP context, in RXE's order. Returns the
  * reason; *qp_hit says the context matched, so the per-QP counters apply. */
-static __always_inline int check_qp(struct xhca_qp_ctx *c, const struct xhca_cam_val *cv,
-				    const struct roce_pkt *p, int *qp_hit)
+static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
+				    const struct xhca_cam_val *cv, const struct roce_pkt *p,
+				    int *qp_hit, struct qp_view *vout, __u32 *key)
 {
 	__u16 f = p->op_flags;
 	struct qp_view v;
@@ -247,8 +368,15 @@ static __always_inline int check_qp(struct xhca_qp_ctx *c, const struct xhca_cam
 	if (v.type == XHCA_QPT_UD &&
 	    p->qkey != (p->qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : v.qkey))
 		return XHCA_R_DROP_QKEY;
-	/* Last: the PSN update is the only write, and nothing may refuse the
-	 * packet after it. */
+	/* A flow queue that cannot take the packet refuses it now: after the
+	 * PSN update nothing may. */
+	if (v.action == XHCA_ACT_HOST) {
+		r = flowq_admit(ctx, v.flowq, key);
+		if (r >= 0)
+			return r;
+	}
+	/* Last: the PSN update is the only write. */
+	*vout = v;
 	if (v.type == XHCA_QPT_RC && (f & XHCA_O_REQ)) {
 		r = rc_psn(c, p->psn, (f & XHCA_O_READ) ? read_npkts(p->dma_len, v.mtu_shift) : 1);
 		if (r >= 0)
@@ -258,6 +386,8 @@ static __always_inline int check_qp(struct xhca_qp_ctx *c, const struct xhca_cam
 		if (r >= 0)
 			return r;
 	}
+	if (v.action == XHCA_ACT_HOST)
+		return XHCA_R_TO_FLOWQ;
 	return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
 }
 
@@ -302,6 +432,12 @@ static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
 	p->pkey = bpf_ntohs(bth->pkey);
 	p->qpn = bpf_ntohl(bth->qpn) & XHCA_QPN_MASK;
 	p->psn = bpf_ntohl(bth->apsn) & XHCA_PSN_MASK;
+	p->payload_off = (__u16)((void *)bth - data + oi->hdr_len);
+	p->payload_len = (__u16)(paylen - sizeof(*udp) - oi->hdr_len - pad - XHCA_ICRC_LEN);
+	p->mflags = ((bth->flags & XHCA_BTH_SE) ? XHCA_MF_SE : 0) |
+		    ((bth->apsn & bpf_htonl(XHCA_BTH_ACKREQ)) ? XHCA_MF_ACKREQ : 0) |
+		    ((bth->qpn & bpf_htonl(XHCA_BTH_FECN)) ? XHCA_MF_ECN : 0) |
+		    (is_v4_mapped(p->daddr) ? 0 : XHCA_MF_IPV6);
 	if (oi->flags & XHCA_H_DETH) {
 		struct xhca_deth *deth = (void *)bth + xhca_deth_off();
 
@@ -333,7 +469,8 @@ static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_
 	q = bpf_map_lookup_elem(&xhca_qp_stats, &lidx);
 	if (!q)
 		return;
-	if (reason == XHCA_R_ACCEPT_PASS || reason == XHCA_R_ACCEPT_DROP || reason == XHCA_R_CNP) {
+	if (reason == XHCA_R_ACCEPT_PASS || reason == XHCA_R_ACCEPT_DROP || reason == XHCA_R_CNP ||
+	    reason == XHCA_R_TO_FLOWQ) {
 		q->accepted++;
 		q->accepted_bytes += bytes;
 	} else {
@@ -347,10 +484,11 @@ int xhca_rx(struct xdp_md *ctx)
 {
 	__u64 bytes = ctx->data_end - ctx->data;
 	struct roce_pkt p = {};
+	struct qp_view v = {};
 	struct xhca_cam_val *cv;
 	struct xhca_qp_ctx *c;
 	int qp_hit = 0;
-	__u32 lidx = 0;
+	__u32 lidx = 0, key = 0;
 	int r;
 
 	r = parse(ctx, &p);
@@ -375,7 +513,9 @@ int xhca_rx(struct xdp_md *ctx)
 		r = XHCA_R_DROP_STALE;
 		goto out;
 	}
-	r = check_qp(c, cv, &p, &qp_hit);
+	r = check_qp(ctx, c, cv, &p, &qp_hit, &v, &key);
+	if (r == XHCA_R_TO_FLOWQ)
+		r = flowq_send(ctx, &p, lidx, v.gen, v.flowq, key, bytes);
 out:
 	count(r, bytes, lidx, qp_hit);
 	switch (r) {
@@ -386,6 +526,8 @@ out:
 	case XHCA_R_PASS_IP_FRAG:
 	case XHCA_R_ACCEPT_PASS:
 		return XDP_PASS;
+	case XHCA_R_TO_FLOWQ:
+		return XDP_REDIRECT;
 	default:
 		return XDP_DROP;
 	}

@@ -88,7 +88,7 @@ static const struct name_val qp_states[] = {
 };
 
 static const struct name_val qp_actions[] = {
-	{ "pass", XHCA_ACT_PASS }, { "drop", XHCA_ACT_DROP }, { NULL, 0 },
+	{ "pass", XHCA_ACT_PASS }, { "drop", XHCA_ACT_DROP }, { "host", XHCA_ACT_HOST }, { NULL, 0 },
 };
 
 static const struct name_val mtus[] = {
@@ -101,6 +101,12 @@ static const char *const reason_names[XHCA_R_MAX] = { XHCA_REASONS(XHCA_REASON_S
 #define XHCA_REASON_DESC(name, str, desc) desc,
 static const char *const reason_descs[XHCA_R_MAX] = { XHCA_REASONS(XHCA_REASON_DESC) };
 #undef XHCA_REASON_DESC
+#define XHCA_HOST_STR(name, str, desc) str,
+static const char *const host_names[XHCA_H_MAX] = { XHCA_HOST_REASONS(XHCA_HOST_STR) };
+#undef XHCA_HOST_STR
+#define XHCA_HOST_DESC(name, str, desc) desc,
+static const char *const host_descs[XHCA_H_MAX] = { XHCA_HOST_REASONS(XHCA_HOST_DESC) };
+#undef XHCA_HOST_DESC
 
 static int name_lookup(const struct name_val *t, const char *s, unsigned int *val)
 {
@@ -268,7 +274,7 @@ static void jw_str(const char *k, const char *s)
 
 /* ---- tables ------------------------------------------------------------ */
 
-#define TBL_MAX_COLS 16
+#define TBL_MAX_COLS 24
 #define TBL_CELL 96 /* the longest cell: a reason's description */
 
 struct tbl_col {
@@ -412,7 +418,7 @@ static int short_reply(const char *op, __u32 got, size_t want)
 
 enum {
 	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
-	O_ACTION, O_DEST_QPN, O_QP, O_RESET,
+	O_ACTION, O_DEST_QPN, O_QP, O_RESET, O_FLOWQ, O_WEIGHT,
 };
 
 struct opt_def {
@@ -507,6 +513,8 @@ static int do_status(int argc, char **argv)
 	char pin[FIELD_SIZE(struct xhca_status, pin_dir) + 1];
 	char mode[FIELD_SIZE(struct xhca_status, mode) + 1];
 	char by[FIELD_SIZE(struct xhca_status, attached_by) + 1];
+	char sch[FIELD_SIZE(struct xhca_status, sched) + 1];
+	char xm[FIELD_SIZE(struct xhca_status, xsk_mode) + 1];
 	struct xhca_status *s = NULL;
 	__u32 len = 0;
 	int rc, npos;
@@ -525,6 +533,8 @@ static int do_status(int argc, char **argv)
 	field_str(pin, sizeof(pin), s->pin_dir, sizeof(s->pin_dir));
 	field_str(mode, sizeof(mode), s->mode, sizeof(s->mode));
 	field_str(by, sizeof(by), s->attached_by, sizeof(s->attached_by));
+	field_str(sch, sizeof(sch), s->sched, sizeof(s->sched));
+	field_str(xm, sizeof(xm), s->xsk_mode, sizeof(s->xsk_mode));
 	if (s->abi_version != XHCA_ABI_VERSION)
 		pr_warn("warning: xhcad uses map ABI %u, this xhca was built for %u; update one of "
 			"them\n", s->abi_version, XHCA_ABI_VERSION);
@@ -544,6 +554,22 @@ static int do_status(int argc, char **argv)
 		jw_u64("next_qpn", s->next_qpn);
 		jw_u64("keep", s->keep);
 		jw_u64("repaired", s->repaired);
+		jw_u64("sessions", s->sessions);
+		jw_u64("flowqs", s->nflowq);
+		jw_u64("rx_queues", s->nrxq);
+		jw_str("sched", sch);
+		jw_str("xsk_mode", xm);
+		jw_u64("bus_rate", s->bus_rate);
+		jw_u64("hostmem_bytes", s->hostmem_bytes);
+		jw_u64("hostmem_used", s->hostmem_used);
+		jw_open("umem", '{');
+		jw_u64("frames", s->umem_frames);
+		jw_u64("free", s->frames_free);
+		jw_u64("fill", s->frames_fill);
+		jw_u64("kernel", s->frames_kernel);
+		jw_u64("rx", s->frames_rx);
+		jw_u64("held", s->frames_held);
+		jw_close('}');
 		jw_close('}');
 		goto out;
 	}
@@ -563,6 +589,18 @@ static int do_status(int argc, char **argv)
 	printf("abi_version:  %u\n", s->abi_version);
 	printf("keep:         %s\n", s->keep ? "yes (program stays attached on exit)" : "no");
 	printf("repaired:     %u\n", s->repaired);
+	printf("sessions:     %u\n", s->sessions);
+	printf("flowqs:       %u on %u RX queues, AF_XDP %s mode, scheduler %s\n", s->nflowq,
+	       s->nrxq, xm, sch);
+	if (s->bus_rate)
+		printf("bus_rate:     %llu bytes/s\n", (unsigned long long)s->bus_rate);
+	else
+		printf("bus_rate:     unlimited\n");
+	printf("hostmem:      %llu of %llu bytes in use\n", (unsigned long long)s->hostmem_used,
+	       (unsigned long long)s->hostmem_bytes);
+	printf("umem frames:  %u = %u free + %u fill + %u kernel + %u rx + %u held\n",
+	       s->umem_frames, s->frames_free, s->frames_fill, s->frames_kernel, s->frames_rx,
+	       s->frames_held);
 out:
 	free(s);
 	return rc;
@@ -593,6 +631,9 @@ static void json_attr(const struct xhca_qp_attr *a)
 	jw_u64("dest_qpn", a->dest_qpn);
 	jw_str("local_ip", ip_str(a->local_ip, lb, sizeof(lb)));
 	jw_str("remote_ip", ip_str(a->remote_ip, rb, sizeof(rb)));
+	jw_u64("flowq", a->flowq);
+	jw_u64("owner", a->owner);
+	jw_u64("cq", a->cq);
 }
 
 struct create_args {
@@ -643,6 +684,14 @@ static int create_opt(void *ctx, int id, const char *name, const char *arg)
 			return rc;
 		c->a.qkey = v;
 		return 0;
+	case O_FLOWQ:
+		rc = num_arg(op, "--flowq", "flow queue", arg, 6, "0..63 (xhca status shows how "
+			     "many xhcad has)", &v);
+		if (rc)
+			return rc;
+		c->a.flowq = (__u8)v;
+		c->a.mask |= XHCA_QPA_FLOWQ;
+		return 0;
 	}
 	return 0;
 }
@@ -651,7 +700,7 @@ static int do_qp_create(int argc, char **argv)
 {
 	static const struct opt_def defs[] = {
 		{ "type", 1, O_TYPE }, { "qpn", 1, O_QPN }, { "pkey", 1, O_PKEY },
-		{ "qkey", 1, O_QKEY }, { NULL, 0, 0 },
+		{ "qkey", 1, O_QKEY }, { "flowq", 1, O_FLOWQ }, { NULL, 0, 0 },
 	};
 	struct create_args c = { .op = "qp create" };
 	struct xhca_qp_attr *r = NULL;
@@ -675,7 +724,8 @@ static int do_qp_create(int argc, char **argv)
 		json_attr(r);
 		jw_close('}');
 	} else {
-		printf("created qp 0x%06x (%s)\n", r->qpn, name_of(qp_types, r->type));
+		printf("created qp 0x%06x (%s, flow queue %u)\n", r->qpn, name_of(qp_types, r->type),
+		       r->flowq);
 	}
 out:
 	free(r);
@@ -748,7 +798,7 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 		break;
 	case O_ACTION:
 		if (name_lookup(qp_actions, arg, &t))
-			return usage_err(op, "unknown action '%s'; use pass or drop", arg);
+			return usage_err(op, "unknown action '%s'; use pass, drop or host", arg);
 		a->action = t;
 		break;
 	case O_QKEY:
@@ -867,10 +917,14 @@ static int cmp_info(const void *x, const void *y)
 static const struct tbl_col show_cols[] = {
 	{ "QPN", 0 },	  { "TYPE", 0 },	{ "STATE", 0 },	   { "ACTION", 0 },
 	{ "PKEY", 0 },	  { "QKEY", 0 },	{ "EPSN", 1 },	   { "MTU", 1 },
-	{ "LOCAL", 0 },	  { "REMOTE", 0 },	{ "ACCEPTED", 1 }, { "DROPPED", 1 },
+	{ "LOCAL", 0 },	  { "REMOTE", 0 },	{ "FLOWQ", 1 },	   { "ACCEPTED", 1 },
+	{ "DROPPED", 1 },
 	/* -v */
 	{ "DEST_QPN", 0 }, { "GEN", 1 },	{ "ACC_BYTES", 1 }, { "DROP_BYTES", 1 },
+	{ "OWNER", 1 },	  { "CQ", 1 },		{ "FRAMES", 1 },   { "COMPLETIONS", 1 },
+	{ "RNR", 1 },	  { "ERRORS", 1 },
 };
+#define SHOW_COLS 13
 
 static void show_row(const void *ctx, int row, char c[][TBL_CELL])
 {
@@ -891,12 +945,19 @@ static void show_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[8], "%s", s ? s : "-");
 	s = ip_str(a->remote_ip, ip, sizeof(ip));
 	cell(c[9], "%s", s ? s : "-");
-	cell(c[10], "%llu", (unsigned long long)qi->cnt.accepted);
-	cell(c[11], "%llu", (unsigned long long)qi->cnt.dropped);
-	cell(c[12], "0x%06x", a->dest_qpn);
-	cell(c[13], "%u", qi->gen);
-	cell(c[14], "%llu", (unsigned long long)qi->cnt.accepted_bytes);
-	cell(c[15], "%llu", (unsigned long long)qi->cnt.dropped_bytes);
+	cell(c[10], "%u", a->flowq);
+	cell(c[11], "%llu", (unsigned long long)qi->cnt.accepted);
+	cell(c[12], "%llu", (unsigned long long)qi->cnt.dropped);
+	cell(c[13], "0x%06x", a->dest_qpn);
+	cell(c[14], "%u", qi->gen);
+	cell(c[15], "%llu", (unsigned long long)qi->cnt.accepted_bytes);
+	cell(c[16], "%llu", (unsigned long long)qi->cnt.dropped_bytes);
+	cell(c[17], "%u", a->owner);
+	cell(c[18], "%u", a->cq);
+	cell(c[19], "%llu", (unsigned long long)qi->host.frames);
+	cell(c[20], "%llu", (unsigned long long)qi->host.completions);
+	cell(c[21], "%llu", (unsigned long long)qi->host.rnr);
+	cell(c[22], "%llu", (unsigned long long)qi->host.errors);
 }
 
 static void show_json(const struct xhca_qp_info *qi, __u32 n)
@@ -913,6 +974,12 @@ static void show_json(const struct xhca_qp_info *qi, __u32 n)
 		jw_u64("accepted_bytes", qi[i].cnt.accepted_bytes);
 		jw_u64("dropped", qi[i].cnt.dropped);
 		jw_u64("dropped_bytes", qi[i].cnt.dropped_bytes);
+		jw_open("host", '{');
+		jw_u64("frames", qi[i].host.frames);
+		jw_u64("completions", qi[i].host.completions);
+		jw_u64("rnr", qi[i].host.rnr);
+		jw_u64("errors", qi[i].host.errors);
+		jw_close('}');
 		jw_close('}');
 	}
 	jw_close(']');
@@ -948,7 +1015,8 @@ static int do_qp_show(int argc, char **argv)
 	if (json)
 		show_json(qi, n);
 	else
-		tbl_print(show_cols, verbose ? 16 : 12, n, show_row, qi);
+		tbl_print(show_cols, verbose ? (int)(sizeof(show_cols) / sizeof(show_cols[0])) : SHOW_COLS,
+			  n, show_row, qi);
 out:
 	free(qi);
 	return rc;
@@ -1009,6 +1077,20 @@ static void stats_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[3], "%s", i < XHCA_R_MAX ? reason_descs[i] : "");
 }
 
+struct host_rows {
+	const struct xhca_counter *cnt;
+};
+
+static void host_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct host_rows *h = ctx;
+
+	cell(c[0], "%s", host_names[row]);
+	cell(c[1], "%llu", (unsigned long long)h->cnt[row].packets);
+	cell(c[2], "%llu", (unsigned long long)h->cnt[row].bytes);
+	cell(c[3], "%s", host_descs[row]);
+}
+
 static int do_stats(int argc, char **argv)
 {
 	static const struct opt_def defs[] = {
@@ -1017,13 +1099,14 @@ static int do_stats(int argc, char **argv)
 	static const struct tbl_col cols[] = {
 		{ "REASON", 0 }, { "PACKETS", 1 }, { "BYTES", 1 }, { "DESCRIPTION", 0 },
 	};
-	const size_t head = offsetof(struct xhca_stats_reply, reason);
+	static const struct tbl_col hcols[] = {
+		{ "HOST", 0 }, { "FRAMES", 1 }, { "BYTES", 1 }, { "DESCRIPTION", 0 },
+	};
 	struct stats_args s = { .op = "stats" };
 	struct xhca_stats_reply *r = NULL;
-	const struct xhca_counter *cnt;
 	unsigned long long tp = 0, tb = 0;
 	char name[32];
-	__u32 len = 0, n, i;
+	__u32 len = 0, i;
 	int rc, npos;
 
 	rc = parse_args(s.op, argc, argv, defs, stats_opt, &s, NULL, 0, &npos);
@@ -1032,34 +1115,36 @@ static int do_stats(int argc, char **argv)
 	rc = request(s.op, XHCA_CTL_STATS, &s.rq, sizeof(s.rq), (void **)&r, &len);
 	if (rc)
 		goto out;
-	if (len < head) {
-		rc = short_reply(s.op, len, head);
+	if (len < sizeof(*r) || r->nr_reasons != XHCA_R_MAX || r->nr_host != XHCA_H_MAX) {
+		rc = short_reply(s.op, len, sizeof(*r));
 		goto out;
 	}
-	/* Trust nr_reasons only as far as the payload carries counters; a
-	 * newer daemon may send more than reason[XHCA_R_MAX]. */
-	cnt = (const struct xhca_counter *)((const char *)r + head);
-	n = r->nr_reasons;
-	if (n > (len - head) / sizeof(*cnt))
-		n = (len - head) / sizeof(*cnt);
-	for (i = 0; i < n; i++) {
-		tp += cnt[i].packets;
-		tb += cnt[i].bytes;
+	for (i = 0; i < XHCA_R_MAX; i++) {
+		tp += r->reason[i].packets;
+		tb += r->reason[i].bytes;
 	}
 	if (json) {
 		jw_open(NULL, '{');
 		jw_open("reasons", '{');
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < XHCA_R_MAX; i++) {
 			reason_name(i, name, sizeof(name));
 			jw_open(name, '{');
-			jw_u64("packets", cnt[i].packets);
-			jw_u64("bytes", cnt[i].bytes);
+			jw_u64("packets", r->reason[i].packets);
+			jw_u64("bytes", r->reason[i].bytes);
 			jw_close('}');
 		}
 		jw_close('}');
 		jw_open("total", '{');
 		jw_u64("packets", tp);
 		jw_u64("bytes", tb);
+		jw_close('}');
+		jw_open("host", '{');
+		for (i = 0; i < XHCA_H_MAX; i++) {
+			jw_open(host_names[i], '{');
+			jw_u64("frames", r->host[i].packets);
+			jw_u64("bytes", r->host[i].bytes);
+			jw_close('}');
+		}
 		jw_close('}');
 		if (s.rq.flags & XHCA_STATS_F_QP) {
 			jw_open("qp", '{');
@@ -1075,8 +1160,10 @@ static int do_stats(int argc, char **argv)
 		jw_close('}');
 		goto out;
 	}
-	tbl_print(cols, verbose ? 4 : 3, n + 1, stats_row,
-		  &(struct stats_rows){ .cnt = cnt, .n = n, .tp = tp, .tb = tb });
+	tbl_print(cols, verbose ? 4 : 3, XHCA_R_MAX + 1, stats_row,
+		  &(struct stats_rows){ .cnt = r->reason, .n = XHCA_R_MAX, .tp = tp, .tb = tb });
+	putchar('\n');
+	tbl_print(hcols, verbose ? 4 : 3, XHCA_H_MAX, host_row, &(struct host_rows){ r->host });
 	if (s.rq.flags & XHCA_STATS_F_QP)
 		printf("qp 0x%06x: accepted %llu packets (%llu bytes), dropped %llu packets "
 		       "(%llu bytes)\n", s.rq.qpn, (unsigned long long)r->qp.accepted,
@@ -1086,6 +1173,152 @@ static int do_stats(int argc, char **argv)
 		printf("counters reset%s\n", s.rq.flags & XHCA_STATS_F_QP ? " (this QP only)" : "");
 out:
 	free(r);
+	return rc;
+}
+
+/* ---- flow queues ---------------------------------------------------------- */
+
+static const struct tbl_col fq_cols[] = {
+	{ "FLOWQ", 1 },	 { "WEIGHT", 1 },  { "QPS", 1 },     { "BACKLOG", 1 }, { "GATE", 0 },
+	{ "BLOCKED", 0 }, { "FRAMES", 1 }, { "BYTES", 1 },   { "GATE_DROPS", 1 },
+	{ "NOSOCK", 1 },  { "KDROPS", 1 },
+	/* -v */
+	{ "HIGH", 1 },	 { "LOW", 1 },	   { "ENQ", 1 },     { "DEQ", 1 },     { "CLOSES", 1 },
+};
+
+static void fq_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct xhca_flowq_info *f = (const struct xhca_flowq_info *)ctx + row;
+
+	cell(c[0], "%u", f->flowq);
+	cell(c[1], "%u", f->weight);
+	cell(c[2], "%u", f->nqps);
+	cell(c[3], "%u", f->backlog);
+	cell(c[4], "%s", f->gate ? "closed" : "open");
+	cell(c[5], "%s", f->blocked ? "yes" : "no");
+	cell(c[6], "%llu", (unsigned long long)f->frames);
+	cell(c[7], "%llu", (unsigned long long)f->bytes);
+	cell(c[8], "%llu", (unsigned long long)f->gate_drops);
+	cell(c[9], "%llu", (unsigned long long)f->nosock_drops);
+	cell(c[10], "%llu", (unsigned long long)f->kernel_drops);
+	cell(c[11], "%u", f->high);
+	cell(c[12], "%u", f->low);
+	cell(c[13], "%llu", (unsigned long long)f->enq);
+	cell(c[14], "%llu", (unsigned long long)f->deq);
+	cell(c[15], "%llu", (unsigned long long)f->gate_closes);
+}
+
+static void fq_json(const struct xhca_flowq_info *f)
+{
+	jw_open(NULL, '{');
+	jw_u64("flowq", f->flowq);
+	jw_u64("weight", f->weight);
+	jw_u64("qps", f->nqps);
+	jw_u64("backlog", f->backlog);
+	jw_bool("gate_closed", f->gate);
+	jw_bool("blocked", f->blocked);
+	jw_u64("high", f->high);
+	jw_u64("low", f->low);
+	jw_u64("enq", f->enq);
+	jw_u64("deq", f->deq);
+	jw_u64("frames", f->frames);
+	jw_u64("bytes", f->bytes);
+	jw_u64("gate_closes", f->gate_closes);
+	jw_u64("gate_drops", f->gate_drops);
+	jw_u64("nosock_drops", f->nosock_drops);
+	jw_u64("kernel_drops", f->kernel_drops);
+	jw_close('}');
+}
+
+static int do_flowq_show(int argc, char **argv)
+{
+	const char *op = "flowq show";
+	struct xhca_flowq_info *fi = NULL;
+	__u32 len = 0, n;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = request(op, XHCA_CTL_FLOWQ_SHOW, NULL, 0, (void **)&fi, &len);
+	if (rc)
+		goto out;
+	if (len % sizeof(*fi)) {
+		rc = short_reply(op, len, (len / sizeof(*fi) + 1) * sizeof(*fi));
+		goto out;
+	}
+	n = len / sizeof(*fi);
+	if (json) {
+		jw_open(NULL, '{');
+		jw_open("flowqs", '[');
+		for (__u32 i = 0; i < n; i++)
+			fq_json(&fi[i]);
+		jw_close(']');
+		jw_close('}');
+	} else {
+		tbl_print(fq_cols, verbose ? 16 : 11, (int)n, fq_row, fi);
+	}
+out:
+	free(fi);
+	return rc;
+}
+
+struct flowq_args {
+	const char *op;
+	struct xhca_flowq_set r;
+	int have_weight;
+};
+
+static int flowq_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct flowq_args *f = ctx;
+	unsigned long long v;
+	int rc;
+
+	rc = num_arg(f->op, "--weight", "weight", arg, 32, "1..1000", &v);
+	if (rc)
+		return rc;
+	if (!v || v > XHCA_WEIGHT_MAX)
+		return usage_err(f->op, "weight %llu is out of range; use 1..%d", v, XHCA_WEIGHT_MAX);
+	f->r.weight = (__u32)v;
+	f->have_weight = 1;
+	return 0;
+}
+
+static int do_flowq_set(int argc, char **argv)
+{
+	static const struct opt_def defs[] = { { "weight", 1, O_WEIGHT }, { NULL, 0, 0 } };
+	struct flowq_args f = { .op = "flowq set" };
+	struct xhca_flowq_info *fi = NULL;
+	unsigned long long v;
+	char *pos[1];
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(f.op, argc, argv, defs, flowq_opt, &f, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(f.op, "missing flow queue; use xhca -i IFNAME flowq set N --weight W");
+	rc = num_arg(f.op, NULL, "flow queue", pos[0], 6, "0..63 (see xhca flowq show)", &v);
+	if (rc)
+		return rc;
+	if (!f.have_weight)
+		return usage_err(f.op, "nothing to set; give --weight W (1..%d)", XHCA_WEIGHT_MAX);
+	f.r.flowq = (__u32)v;
+	rc = request(f.op, XHCA_CTL_FLOWQ_SET, &f.r, sizeof(f.r), (void **)&fi, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*fi)) {
+		rc = short_reply(f.op, len, sizeof(*fi));
+		goto out;
+	}
+	if (json)
+		fq_json(fi);
+	else
+		printf("flow queue %u: weight %u\n", fi->flowq, fi->weight);
+out:
+	free(fi);
 	return rc;
 }
 
@@ -1104,7 +1337,8 @@ struct cmd {
 	"Commands:\n"                                                                       \
 	"  status                        the daemon, its program and maps\n"               \
 	"  qp create|modify|destroy|show queue pairs (see xhca qp --help)\n"               \
-	"  stats [--qp QPN] [--reset]    reason counters of xhca_rx\n"                     \
+	"  stats [--qp QPN] [--reset]    reason counters of xhca_rx and xhcad\n"           \
+	"  flowq show|set                flow queues (see xhca flowq --help)\n"            \
 	"Options:\n"                                                                        \
 	"  -i, --interface IFNAME        the interface xhcad serves\n"                     \
 	"  -j, --json                    one JSON object on stdout\n"                      \
@@ -1114,7 +1348,7 @@ struct cmd {
 
 #define USAGE_QP                                                                           \
 	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
-	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K]\n"                    \
+	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K] [--flowq N]\n"       \
 	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
 	"                [--action pass|drop] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
 	"  qp destroy QPN\n"                                                                \
@@ -1123,13 +1357,16 @@ struct cmd {
 
 #define USAGE_QP_CREATE                                                                    \
 	"Usage: xhca -i IFNAME qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K]\n" \
+	"                                [--flowq N]\n"                                      \
 	"Creates a QP in state reset.\n"                                                    \
 	"  --type rc|uc|ud   transport (required)\n"                                       \
 	"  --qpn N           global QPN, 2..0xfffffe (1, the GSI QP, for ud only);\n"      \
 	"                    default: the daemon picks a free one\n"                        \
 	"  --pkey P          partition key, 16 bits (default 0xffff)\n"                    \
 	"  --qkey K          UD Q_Key, 32 bits (default 0)\n"                              \
-	"Prints: created qp 0xNNNNNN (TYPE); with -j the QP as a JSON object.\n"
+	"  --flowq N         flow queue of its packets with action host (default: a hash\n" \
+	"                    of the QPN)\n"                                                 \
+	"Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON.\n"
 
 #define USAGE_QP_MODIFY                                                                    \
 	"Usage: xhca -i IFNAME qp modify QPN [options]\n"                                   \
@@ -1140,7 +1377,8 @@ struct cmd {
 	"  --local-ip A      our address, IPv4 or IPv6 (RC/UC)\n"                          \
 	"  --remote-ip A     the peer's address, same family (RC/UC)\n"                    \
 	"  --mtu 256|512|1024|2048|4096  path MTU\n"                                        \
-	"  --action pass|drop  what happens to accepted packets\n"                         \
+	"  --action pass|drop|host  what happens to accepted packets: the kernel gets\n" \
+	"                    them, they are consumed, or xhcad delivers them (AF_XDP)\n"  \
 	"  --qkey K          UD Q_Key, 32 bits\n"                                          \
 	"  --pkey P          partition key, 16 bits\n"                                     \
 	"  --dest-qpn N      the peer's QPN (RC/UC), 24 bits\n"
@@ -1151,7 +1389,9 @@ struct cmd {
 
 #define USAGE_QP_SHOW                                                                      \
 	"Usage: xhca [-j] [-v] -i IFNAME qp show [QPN]\n"                                   \
-	"Lists every QP (or one) with its counters; -v adds DEST_QPN, GEN and byte counts.\n"
+	"Lists every QP (or one) with its counters; -v adds DEST_QPN, GEN, byte counts,\n"  \
+	"the owning session, its CQ and what xhcad delivered (frames, completions, RNR\n"   \
+	"drops, errors).\n"
 
 #define USAGE_STATUS                                                                       \
 	"Usage: xhca [-j] -i IFNAME status\n"                                               \
@@ -1159,10 +1399,34 @@ struct cmd {
 
 #define USAGE_STATS                                                                        \
 	"Usage: xhca [-j] [-v] -i IFNAME stats [--qp QPN] [--reset]\n"                      \
-	"Shows every reason counter of xhca_rx (packets, bytes) and their total.\n"         \
+	"Shows every reason counter of xhca_rx (packets, bytes) and their total, then\n"   \
+	"what xhcad did with the frames it took from the flow queues.\n"                  \
 	"  --qp QPN   also the accepted/dropped counters of one QP\n"                      \
 	"  --reset    zero the counters after reading them (with --qp: that QP's only)\n"  \
 	"-v adds a description of each reason.\n"
+
+#define USAGE_FLOWQ                                                                        \
+	"Usage: xhca -i IFNAME flowq COMMAND ...\n"                                        \
+	"  flowq show                    (the default) weights, backlog, gate, counters\n" \
+	"  flowq set N --weight W        the share of flow queue N, 1..1000\n"           \
+	"Flow queues are AF_XDP sockets xhcad drains by weighted deficit round robin.\n"
+
+#define USAGE_FLOWQ_SHOW                                                                   \
+	"Usage: xhca [-j] [-v] -i IFNAME flowq show\n"                                      \
+	"Lists the flow queues: weight, QPs, frames waiting, whether the gate (early drop\n" \
+	"above the high watermark) is closed, whether xhcad waits for an application, and\n" \
+	"frames, bytes and drops. -v adds the watermarks and the raw counters.\n"
+
+#define USAGE_FLOWQ_SET                                                                    \
+	"Usage: xhca -i IFNAME flowq set N --weight W\n"                                    \
+	"Sets the DRR weight of flow queue N (1..1000, default 1): while queues are\n"     \
+	"backlogged, each gets bytes in proportion to its weight.\n"
+
+static const struct cmd flowq_cmds[] = {
+	{ "show", do_flowq_show, NULL, USAGE_FLOWQ_SHOW },
+	{ "set", do_flowq_set, NULL, USAGE_FLOWQ_SET },
+	{ NULL, NULL, NULL, NULL },
+};
 
 static const struct cmd qp_cmds[] = {
 	{ "show", do_qp_show, NULL, USAGE_QP_SHOW }, /* first: the default */
@@ -1177,6 +1441,7 @@ static const struct cmd top_cmds[] = {
 	{ "status", do_status, NULL, USAGE_STATUS },
 	{ "qp", NULL, qp_cmds, USAGE_QP },
 	{ "stats", do_stats, NULL, USAGE_STATS },
+	{ "flowq", NULL, flowq_cmds, USAGE_FLOWQ },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -1200,7 +1465,7 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 	}
 	if (!argc || argv[0][0] == '-') {
 		if (!path)
-			return usage_err(NULL, "no command given; use status, qp or stats (see "
+			return usage_err(NULL, "no command given; use status, qp, stats or flowq (see "
 					 "xhca --help)");
 		c = &cmds[0];
 	} else {
@@ -1209,8 +1474,11 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 				break;
 		if (!c->name) {
 			if (!path)
-				return usage_err(NULL, "unknown command '%s'; use status, qp or stats "
-						 "(see xhca --help)", argv[0]);
+				return usage_err(NULL, "unknown command '%s'; use status, qp, stats or "
+						 "flowq (see xhca --help)", argv[0]);
+			if (!strcmp(path, "flowq"))
+				return usage_err(path, "unknown command '%s'; use show or set (see xhca "
+						 "flowq --help)", argv[0]);
 			return usage_err(path, "unknown command '%s'; use create, modify, destroy or "
 					 "show (see xhca %s --help)", argv[0], path);
 		}

@@ -13,11 +13,21 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 2
+#define XHCA_ABI_VERSION 3
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
 #define XHCA_PKEY_TBL_LEN 16
+
+/* Flow queues (US 8,155,135's virtual queues): AF_XDP sockets, one per RX
+ * queue and flow queue, keyed in xhca_xsks by rxq * XHCA_FLOWQ_MAX + flowq. */
+#define XHCA_FLOWQ_MAX 64
+#define XHCA_FLOWQ_DEFAULT 8
+#define XHCA_RXQ_MAX 64
+
+/* Host memory: an mmapable array of 4 KiB pages (xhca_hostmem). */
+#define XHCA_PAGE_SIZE 4096
+#define XHCA_HOSTMEM_PAGES_DEFAULT 16384 /* 64 MiB */
 
 #define XHCA_QPN_MASK 0x00ffffffu
 #define XHCA_QPN_SMI 0u
@@ -58,9 +68,15 @@
 	X(DROP_PSN_DUP, "drop_psn_dup", "RC request PSN before the expected PSN")          \
 	X(DROP_PSN_OOS, "drop_psn_oos", "RC request PSN after the expected PSN (gap)")     \
 	X(DROP_UC_GAP, "drop_uc_gap", "UC packet of a message broken by a PSN gap")        \
+	X(DROP_NO_SOCKET, "drop_no_socket",                                                 \
+	  "no AF_XDP socket on the QP's flow queue for this RX queue (xhcad not serving)")  \
+	X(DROP_FLOWQ_GATE, "drop_flowq_gate",                                               \
+	  "the QP's flow queue is over its high watermark: early drop (backpressure)")      \
+	X(DROP_META, "drop_meta", "no room for the metadata block in front of the frame")  \
 	X(CNP, "cnp", "congestion notification: counted for the QP and consumed")          \
 	X(ACCEPT_PASS, "accept_pass", "accepted; QP action pass: given to the kernel")     \
-	X(ACCEPT_DROP, "accept_drop", "accepted; QP action drop: consumed")
+	X(ACCEPT_DROP, "accept_drop", "accepted; QP action drop: consumed")                \
+	X(TO_FLOWQ, "to_flowq", "accepted; QP action host: redirected to its flow queue")
 
 enum xhca_reason {
 #define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,
@@ -89,8 +105,9 @@ enum xhca_qp_state {
 
 /* What xhca_rx does with a packet that passed every check. */
 enum xhca_qp_action {
-	XHCA_ACT_PASS = 0,
-	XHCA_ACT_DROP = 1,
+	XHCA_ACT_PASS = 0,	/* XDP_PASS: the kernel's stack gets it */
+	XHCA_ACT_DROP = 1,	/* consumed and counted */
+	XHCA_ACT_HOST = 2,	/* to the QP's flow queue: xhcad delivers it to the host */
 };
 
 /* QP context flags, written by xhcad. */
@@ -134,7 +151,7 @@ struct xhca_qp_ctx {
 	__u8 pkey_index; /* into xhca_pkeys */
 	__u8 mtu_shift;	/* log2 of the path MTU, 8..12 */
 	__u8 flags;	/* XHCA_QPF_* */
-	__u8 pad0;
+	__u8 flowq;	/* flow queue of action host, < XHCA_FLOWQ_MAX */
 	/* xhca_pkeys[pkey_index], copied so the check needs no second lookup */
 	__u16 pkey;
 	__u16 pad1;
@@ -173,11 +190,72 @@ struct xhca_pkey {
 };
 _Static_assert(sizeof(struct xhca_pkey) == 4, "xhca_pkey size");
 
+/*
+ * xhca_flowq value (key: flow queue). Mmapable: xhcad writes its half
+ * through a mapping. Backlog = enq - deq: frames redirected and not yet taken
+ * by xhcad. xhca_rx closes the gate (drops the flow queue's new packets, as
+ * drop_flowq_gate) when the backlog reaches high, and opens it again when it
+ * falls to low; other flow queues are untouched. Each half in its own cache
+ * line: one is written per packet, the other per frame xhcad takes.
+ */
+struct xhca_flowq {
+	/* written by xhca_rx */
+	__u64 enq;	/* frames redirected to this flow queue (atomic add) */
+	__u64 gate_closes;
+	__u32 gate;	/* 1: closed */
+	__u32 pad0;
+	__u8 pad1[40];
+	/* written by xhcad */
+	__u64 deq;	/* frames taken from its rings, and lost by the kernel after the redirect */
+	__u32 high;	/* watermarks in frames; high 0: gate never closes */
+	__u32 low;
+	__u8 pad2[48];
+};
+_Static_assert(sizeof(struct xhca_flowq) == 128, "xhca_flowq size");
+
+/* xhca_flowq_stats value (per-CPU, key: flow queue). */
+struct xhca_flowq_counter {
+	__u64 packets;	/* redirected */
+	__u64 bytes;
+	__u64 gate_drops;
+	__u64 nosock_drops;
+};
+_Static_assert(sizeof(struct xhca_flowq_counter) == 32, "xhca_flowq_counter size");
+
+/*
+ * The metadata block xhca_rx writes in front of every frame it redirects to a
+ * flow queue (bpf_xdp_adjust_meta; AF_XDP copies it along, so it sits just
+ * before the frame in the UMEM). 32 bytes, the kernel's limit.
+ */
+struct xhca_rx_meta {
+	__u64 rx_ns;	/* bpf_ktime_get_ns() when xhca_rx took the packet */
+	__u32 gqpn;
+	__u32 lidx;
+	__u32 gen;	/* of the QP context, checked again by xhcad */
+	__u32 psn;
+	__u16 payload_off; /* from the start of the frame */
+	__u16 payload_len; /* without pad and ICRC */
+	__u8 opcode;
+	__u8 flags;	/* XHCA_MF_* */
+	__u8 flowq;
+	__u8 reason;	/* enum xhca_reason: why it is here (XHCA_R_TO_FLOWQ) */
+};
+_Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
+
+#define XHCA_MF_SE (1u << 0)	 /* BTH solicited event */
+#define XHCA_MF_ACKREQ (1u << 1) /* BTH AckReq */
+#define XHCA_MF_IPV6 (1u << 2)
+#define XHCA_MF_ECN (1u << 3)	 /* BTH FECN */
+
 /* Map names (≤ 15 characters), as pinned under /sys/fs/bpf/xhca/<ifname>/. */
 #define XHCA_MAP_CAM "xhca_qp_cam"
 #define XHCA_MAP_CTX "xhca_qp_ctx"
 #define XHCA_MAP_STATS "xhca_stats"
 #define XHCA_MAP_QP_STATS "xhca_qp_stats"
 #define XHCA_MAP_PKEYS "xhca_pkeys"
+#define XHCA_MAP_XSKS "xhca_xsks"
+#define XHCA_MAP_FLOWQ "xhca_flowq"
+#define XHCA_MAP_FLOWQ_STATS "xhca_fq_stats"
+#define XHCA_MAP_HOSTMEM "xhca_hostmem"
 
 #endif /* XHCA_ABI_H */

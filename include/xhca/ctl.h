@@ -5,6 +5,12 @@
  * has the request's op; err is 0 or -errno, and on error the payload is a
  * NUL-terminated message for the user ("qp create: ...; do this").
  * The local QP index never appears here: clients see global QPNs only.
+ *
+ * Two kinds of clients: short-lived ones (the xhca CLI), whose QPs belong to
+ * xhcad and stay; and application sessions (libxhca), which begin with
+ * XHCA_CTL_HELLO and own every QP, CQ and buffer they create: when the
+ * connection closes, for any reason, xhcad frees them all. File descriptors
+ * (the host memory map, eventfds) travel as SCM_RIGHTS with the message.
  */
 #ifndef XHCA_CTL_H
 #define XHCA_CTL_H
@@ -26,6 +32,13 @@ enum xhca_ctl_op {
 	XHCA_CTL_QP_DESTROY,	/* __u32 qpn -> nothing */
 	XHCA_CTL_QP_SHOW,	/* __u32 qpn (0 = all) -> struct xhca_qp_info[] */
 	XHCA_CTL_STATS,		/* struct xhca_stats_req -> struct xhca_stats_reply */
+	XHCA_CTL_HELLO,		/* struct xhca_hello -> struct xhca_hello_reply + hostmem fd */
+	XHCA_CTL_ALLOC,		/* struct xhca_alloc -> struct xhca_alloc (session) */
+	XHCA_CTL_FREE,		/* struct xhca_alloc (off) -> nothing (session) */
+	XHCA_CTL_CQ_CREATE,	/* struct xhca_cq_attr + eventfd -> struct xhca_cq_attr + doorbell fd */
+	XHCA_CTL_CQ_DESTROY,	/* __u32 cq -> nothing (session) */
+	XHCA_CTL_FLOWQ_SET,	/* struct xhca_flowq_set -> struct xhca_flowq_info */
+	XHCA_CTL_FLOWQ_SHOW,	/* nothing -> struct xhca_flowq_info[] */
 };
 
 struct xhca_ctl_hdr {
@@ -45,33 +58,47 @@ struct xhca_ctl_hdr {
 #define XHCA_QPA_QKEY (1u << 6)
 #define XHCA_QPA_PKEY (1u << 7)
 #define XHCA_QPA_DEST_QPN (1u << 8)
+#define XHCA_QPA_FLOWQ (1u << 9)	/* create: flowq given (else a hash of the QPN) */
 
 struct xhca_qp_attr {
-	__u32 mask;		/* XHCA_QPA_*: modify only */
+	__u32 mask;		/* XHCA_QPA_*: modify, and FLOWQ on create */
 	__u32 qpn;		/* create: 0 = allocate */
 	__u8 type;		/* enum xhca_qp_type */
 	__u8 state;		/* enum xhca_qp_state */
-	__u8 action;		/* enum xhca_qp_action */
+	__u8 action;		/* enum xhca_qp_action; a session's QPs are always host */
 	__u8 mtu_shift;		/* 8..12 (256..4096) */
 	__u16 pkey;		/* create: 0 = 0xffff */
 	__u8 flags;		/* XHCA_QPF_IPV6 */
-	__u8 pad0;
+	__u8 flowq;
 	__u32 qkey;
 	__u32 epsn;
 	__u32 dest_qpn;
 	__u8 local_ip[16];
 	__u8 remote_ip[16];
+	__u32 cq;		/* create (session): the CQ of receive completions */
+	__u32 rq_depth;		/* create (session): receive queue slots, a power of 2 */
+	__u64 rq_off;		/* reply: the receive queue ring, in host memory */
+	__u32 owner;		/* reply: session id, 0 = xhcad's own */
 	__u32 pad1;
 };
-_Static_assert(sizeof(struct xhca_qp_attr) == 64, "xhca_qp_attr size");
+_Static_assert(sizeof(struct xhca_qp_attr) == 88, "xhca_qp_attr size");
+
+/* What xhcad delivered for a QP (summed), beside xhca_rx's counters. */
+struct xhca_qp_host {
+	__u64 frames;		/* taken from its flow queue */
+	__u64 completions;	/* receive completions written */
+	__u64 rnr;		/* messages dropped: no receive buffer posted */
+	__u64 errors;		/* length errors, bad buffers, out-of-sequence messages */
+};
 
 struct xhca_qp_info {
 	struct xhca_qp_attr attr;
 	__u32 gen;
 	__u32 pad0;
 	struct xhca_qp_counter cnt; /* summed over CPUs */
+	struct xhca_qp_host host;
 };
-_Static_assert(sizeof(struct xhca_qp_info) == 104, "xhca_qp_info size");
+_Static_assert(sizeof(struct xhca_qp_info) == 160, "xhca_qp_info size");
 
 #define XHCA_STATS_F_RESET (1u << 0) /* zero the counters after reading */
 #define XHCA_STATS_F_QP (1u << 1)    /* also return the counters of qpn */
@@ -81,11 +108,94 @@ struct xhca_stats_req {
 	__u32 qpn;
 };
 
+/*
+ * What became of every frame xhcad took from a flow queue: each ends in
+ * exactly one of these (the daemon's half of the reason counters).
+ */
+#define XHCA_HOST_REASONS(X)                                                              \
+	X(PLACED, "placed", "payload copied into a posted receive buffer")                 \
+	X(RNR, "rnr", "no receive buffer posted: the message is dropped (RNR)")            \
+	X(LEN_ERR, "len_err", "message longer than its receive buffer: error completion")   \
+	X(BAD_BUF, "bad_buf", "the posted buffer is not inside host memory: error completion") \
+	X(SEQ_ERR, "seq_err", "packet out of sequence in a multi-packet message: dropped")  \
+	X(STALE, "stale", "the QP was destroyed or re-created after xhca_rx took the packet") \
+	X(UNSUPPORTED, "unsupported", "opcode not delivered to the host by this version")  \
+	X(BAD_META, "bad_meta", "the metadata block in front of the frame is not valid")
+
+enum xhca_host_reason {
+#define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
+	XHCA_HOST_REASONS(XHCA_HOST_REASON_ENUM)
+#undef XHCA_HOST_REASON_ENUM
+	XHCA_H_MAX
+};
+
 struct xhca_stats_reply {
 	__u32 nr_reasons;	/* XHCA_R_MAX of the daemon */
 	__u32 qpn;		/* 0 unless XHCA_STATS_F_QP */
 	struct xhca_qp_counter qp;
 	struct xhca_counter reason[XHCA_R_MAX];
+	__u32 nr_host;		/* XHCA_H_MAX of the daemon */
+	__u32 pad0;
+	struct xhca_counter host[XHCA_H_MAX];
+};
+
+/* Application sessions (libxhca). */
+#define XHCA_SESSION_VERSION 1
+
+struct xhca_hello {
+	__u32 version;		/* XHCA_SESSION_VERSION */
+	__u32 pid;
+	char name[32];		/* for xhca status: the application's name */
+};
+
+struct xhca_hello_reply {
+	__u32 session;		/* id, > 0 */
+	__u32 page_size;	/* XHCA_PAGE_SIZE */
+	__u64 hostmem_bytes;	/* size of the mapping of the fd that comes along */
+};
+
+/* ALLOC: len in, off and len (rounded up to pages) out. FREE: off. */
+struct xhca_alloc {
+	__u64 off;
+	__u64 len;
+};
+
+/* CQ_CREATE: depth in (a power of 2); the rest out. The eventfd the
+ * application sends is signalled when it has armed the CQ (user/lib/xhca.c);
+ * the doorbell eventfd xhcad sends back is for the application to tell it
+ * that a full CQ has room again. */
+struct xhca_cq_attr {
+	__u32 cq;		/* id */
+	__u32 depth;
+	__u64 ring_off;		/* struct xhca_cq_ring, in host memory */
+	__u64 ring_len;
+};
+
+/* Flow queues. */
+#define XHCA_WEIGHT_MAX 1000
+
+struct xhca_flowq_set {
+	__u32 flowq;
+	__u32 weight;		/* 1..XHCA_WEIGHT_MAX */
+};
+
+struct xhca_flowq_info {
+	__u32 flowq;
+	__u32 weight;
+	__u32 high;		/* backpressure watermarks, frames */
+	__u32 low;
+	__u32 gate;		/* 1: closed, xhca_rx drops early */
+	__u32 backlog;		/* frames waiting (enq - deq) */
+	__u32 blocked;		/* 1: xhcad waits for the application (full CQ) */
+	__u32 nqps;		/* QPs assigned to it */
+	__u64 enq;		/* frames redirected by xhca_rx */
+	__u64 deq;		/* frames taken by xhcad (or lost in the kernel) */
+	__u64 gate_closes;
+	__u64 gate_drops;	/* packets dropped early */
+	__u64 nosock_drops;
+	__u64 bytes;		/* payload bytes delivered */
+	__u64 frames;		/* frames xhcad processed */
+	__u64 kernel_drops;	/* lost after the redirect: socket ring full, no fill */
 };
 
 struct xhca_status {
@@ -103,18 +213,40 @@ struct xhca_status {
 	__u32 next_qpn;		/* allocator cursor */
 	__u32 keep;		/* 1: program stays attached on SIGTERM */
 	__u32 repaired;		/* broken entries removed at start */
-	__u32 pad0;
+	__u32 sessions;		/* application sessions connected */
+	/* host interface */
+	__u32 nflowq;		/* flow queues */
+	__u32 nrxq;		/* RX queues with sockets */
+	char sched[8];		/* "drr" or "fifo" */
+	char xsk_mode[16];	/* "copy" or "zerocopy" */
+	__u64 bus_rate;		/* bytes/s, 0 = unlimited */
+	__u64 hostmem_bytes;
+	__u64 hostmem_used;
+	/* UMEM frames: every one is in exactly one of these */
+	__u32 umem_frames;
+	__u32 frames_free;	/* xhcad's free list */
+	__u32 frames_fill;	/* in fill rings */
+	__u32 frames_kernel;	/* taken from a fill ring, not yet in an RX ring */
+	__u32 frames_rx;	/* in RX rings, waiting for xhcad */
+	__u32 frames_held;	/* taken by xhcad, being processed */
 };
 
 /* libxhca control client (user/lib/ctl.c). */
 int xhca_ctl_connect(const char *ifname);	/* fd or -errno */
+/* As xhca_ctl_call, with a file descriptor sent along (send_fd >= 0) and one
+ * received (*recv_fd: -1 when none came). */
+int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_fd,
+		     void **resp, __u32 *resp_len, int *recv_fd, char *errmsg, size_t errlen);
 /* Sends op with req, waits for the reply. On success returns 0 and, when
  * resp is not NULL, a malloc'd payload in *resp (free it) and its length.
  * On a daemon error returns its -errno and copies its message to errmsg. */
 int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		  __u32 *resp_len, char *errmsg, size_t errlen);
-/* Server side helpers (also used by the client). */
+/* Server side helpers (also used by the client). pass_fd >= 0 goes along as
+ * SCM_RIGHTS; a received one lands in *fdp (else -1). */
 int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len);
+int xhca_ctl_send_fd(int fd, __u32 op, __s32 err, const void *buf, __u32 len, int pass_fd);
 int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf);
+int xhca_ctl_recv_fd(int fd, struct xhca_ctl_hdr *hdr, void **buf, int *fdp);
 
 #endif /* XHCA_CTL_H */

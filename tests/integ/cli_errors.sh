@@ -183,12 +183,14 @@ help_case -i nosuchif0 stats -h
 jok_case "status -j has every field" '
 	j["ifname"] == "'"$IF_A"'" and j["max_qps"] == 4096 and j["qps_in_use"] == 0 and
 	all(k in j for k in ("pin_dir", "mode", "attached_by", "ifindex", "prog_id", "abi_version",
-			     "pid", "uptime_ms", "next_qpn", "keep", "repaired"))' status
+			     "pid", "uptime_ms", "next_qpn", "keep", "repaired")) and
+	j["flowqs"] == 8 and j["sched"] == "drr" and j["xsk_mode"] == "copy" and
+	j["umem"]["frames"] == sum(j["umem"][k] for k in ("free", "fill", "kernel", "rx", "held"))' status
 ok_case "status text" "^ifname: +$IF_A\$" status
 grep -Eq '^qps_in_use: +0$' "$OUT/out" && grep -Eq '^max_qps: +4096$' "$OUT/out" &&
 	pass "status text: qps_in_use and max_qps" || fail "status text: qps_in_use and max_qps"
 
-ok_case "qp create rc (text)" '^created qp 0x[0-9a-f]{6} \(rc\)$' qp create --type rc
+ok_case "qp create rc (text)" '^created qp 0x[0-9a-f]{6} \(rc, flow queue [0-7]\)$' qp create --type rc
 jok_case "qp create uc -j" 'j["type"] == "uc" and j["state"] == "reset" and j["qpn"] >= 2' \
 	qp create --type uc
 jok_case "qp create with --qpn/--pkey/--qkey -j" '
@@ -200,6 +202,15 @@ jok_case "qp create ud, decimal --qpn" 'j["qpn"] == 512 and j["type"] == "ud" an
 	qp create --type ud --qpn 512 --qkey 0x11111111
 U=0x200
 jok_case "qp create GSI (QPN 1, ud)" 'j["qpn"] == 1 and j["type"] == "ud"' qp create --type ud --qpn 1
+jok_case "qp create --flowq 6" 'j["flowq"] == 6 and j["owner"] == 0 and j["cq"] == 0' \
+	qp create --type ud --qpn 0x300 --flowq 6
+jok_case "qp modify --action host" 'j["action"] == "host"' qp modify 0x300 --action host
+jok_case "flowq show -j" 'len(j["flowqs"]) == 8 and j["flowqs"][6]["qps"] >= 1 and
+	all(f["weight"] == 1 for f in j["flowqs"])' flowq show
+ok_case "flowq show table" '^FLOWQ +WEIGHT +QPS +BACKLOG +GATE +BLOCKED ' flowq show
+jok_case "flowq set --weight" 'j["flowq"] == 2 and j["weight"] == 5' flowq set 2 --weight 5
+ok_case "flowq set (text)" '^flow queue 2: weight 1$' flowq set 2 --weight 1
+ok_case "qp destroy the flowq QP" '^destroyed qp 0x000300$' qp destroy 0x300
 
 ok_case "qp modify reset->init (text)" '^modified qp 0x000100 \(rc\): state init' qp modify $A --state init
 jok_case "qp modify init->rtr with addresses, mtu, epsn, action, dest QPN" '
@@ -218,9 +229,9 @@ jok_case "qp show -j lists all" '
 	sorted(q["qpn"] for q in j["qps"]) == sorted(set(q["qpn"] for q in j["qps"])) and
 	len(j["qps"]) == 5 and {1, 0x100, 0x200} <= set(q["qpn"] for q in j["qps"])' qp show
 ok_case "qp show table header" \
-	'^QPN +TYPE +STATE +ACTION +PKEY +QKEY +EPSN +MTU +LOCAL +REMOTE +ACCEPTED +DROPPED$' qp show
+	'^QPN +TYPE +STATE +ACTION +PKEY +QKEY +EPSN +MTU +LOCAL +REMOTE +FLOWQ +ACCEPTED +DROPPED$' qp show
 ok_case "qp show table row" \
-	'^0x000100 +rc +rts +drop +0x7fff +0x00001234 +7 +2048 +10\.77\.0\.1 +10\.77\.0\.2 +0 +0$' qp show
+	'^0x000100 +rc +rts +drop +0x7fff +0x00001234 +7 +2048 +10\.77\.0\.1 +10\.77\.0\.2 +[0-7] +0 +0$' qp show
 ok_case "qp with no subcommand shows" '^0x000200 +ud +reset ' qp
 ok_case "qp show -j after the subcommand" '^\{"qps": \[' qp show -j
 
@@ -291,7 +302,17 @@ err2 "modify: QPN 0" 'QPN 0' qp modify 0 --state init
 err2 "modify: nothing to change" 'nothing to change' qp modify $A
 err2 "modify: bad state" "state;'ready';reset, init, rtr, rts" qp modify $A --state ready
 err2 "modify: bad MTU" "MTU;'1500';256, 512, 1024, 2048 or 4096" qp modify $A --mtu 1500
-err2 "modify: bad action" "action;'reject';pass or drop" qp modify $A --action reject
+err2 "modify: bad action" "action;'reject';pass, drop or host" qp modify $A --action reject
+err2 "create: flow queue over 6 bits" 'flow queue;out of range;6 bits' qp create --type rc --flowq 64
+err2 "create: flow queue not a number" "--flowq;not a number" qp create --type rc --flowq two
+err2 "modify: --flowq is not a modify option" "unknown option;'--flowq'" qp modify $A --flowq 1
+err2 "flowq set: weight 0" 'weight 0;out of range;1..1000' flowq set 0 --weight 0
+err2 "flowq set: weight 1001" 'weight 1001;out of range' flowq set 0 --weight 1001
+err2 "flowq set: weight not a number" "--weight;not a number" flowq set 0 --weight heavy
+err2 "flowq set: no weight" 'nothing to set;--weight' flowq set 0
+err2 "flowq set: no flow queue" 'missing flow queue' flowq set --weight 2
+err2 "flowq set: flow queue over 6 bits" 'flow queue;out of range' flowq set 64 --weight 2
+err2 "flowq: unknown command" "flowq;unknown command;'get'" flowq get
 err2 "modify: bad IPv4" "--remote-ip;'10.0.0.300';not an IPv4 or IPv6" \
 	qp modify $A --remote-ip 10.0.0.300
 err2 "modify: bad IPv6" "--local-ip;'fd77:::1';not an IPv4 or IPv6" qp modify $A --local-ip fd77:::1
@@ -344,6 +365,10 @@ err1 "modify: a refused transition leaves the other fields" 'rts.*init' \
 	qp modify $A --state init --epsn 99 --action pass --mtu 256
 err1 "modify: GSI Q_Key is fixed" 'Q_Key;0x80010000' qp modify 1 --qkey 0x1234
 err1 "modify: addresses on a UD QP" 'UD' qp modify $U --remote-ip "$IP_B"
+err1 "create: flow queue xhcad does not have" 'qp create;flow queue 20;does not exist;0..7' \
+	qp create --type ud --flowq 20
+err1 "flowq set: flow queue xhcad does not have" 'flowq set;flow queue 9;does not exist' \
+	flowq set 9 --weight 3
 
 # P_Key table: 16 partitions (0xffff and 0x7fff are in use); creating QPs
 # with new P_Keys fills it, and the next one is refused with a clear message.

@@ -11,5 +11,6 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fails += test_pkt_run();
 	fails += test_rx_run();
+	fails += test_sched_run();
 	return fails ? 1 : 0;
 }

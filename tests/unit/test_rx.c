@@ -21,8 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <linux/bpf.h>
+#include <linux/if_xdp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xhca/abi.h>
@@ -55,8 +60,10 @@ static struct {
 
 enum {
 	L_RC = 1, L_UC, L_UD, L_RC6, L_GSI, L_RC_RESET, L_RC_INIT, L_RC_RTS, L_RC_SQD, L_RC_ERR,
-	L_RC_PASS, L_RC_LIM, L_UD_LIM, L_STALE, L_INVALID, L_NQP,
+	L_RC_PASS, L_RC_LIM, L_UD_LIM, L_STALE, L_INVALID, L_UD_HOST, L_RC_HOST, L_NQP,
 };
+#define FQ_SOCK 3	/* the flow queue with a socket (on lo, RX queue 0) */
+#define FQ_NOSOCK 5
 #define QPN(l) (0x100u + (l))
 #define EPSN0 0x000500u /* expected PSN every RC/UC QP starts with */
 #define UD_QKEY 0x11111111u
@@ -68,6 +75,7 @@ struct qp_def {
 	__u32 qkey;
 	int cam_gen_off; /* CAM generation minus context generation */
 	int invalid;
+	__u8 flowq;
 };
 
 static const struct qp_def qps[L_NQP] = {
@@ -90,6 +98,10 @@ static const struct qp_def qps[L_NQP] = {
 	[L_STALE] = { QPN(L_STALE), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0, -1 },
 	[L_INVALID] = { QPN(L_INVALID), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0, 0,
 			1 },
+	[L_UD_HOST] = { QPN(L_UD_HOST), XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_HOST, 0, 0xffff, UD_QKEY,
+			0, 0, FQ_SOCK },
+	[L_RC_HOST] = { QPN(L_RC_HOST), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_HOST, 0, 0xffff, 0, 0, 0,
+			FQ_NOSOCK },
 };
 
 static void addr(__u8 out[16], int v6, int local)
@@ -99,6 +111,8 @@ static void addr(__u8 out[16], int v6, int local)
 }
 
 /* Writes one QP as xhcad does: context (seqcount write section), then CAM. */
+static __u8 next_flowq; /* of the next qp_write */
+
 static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int valid, __u8 type,
 		    __u8 state, __u8 action, __u16 pkey, __u32 qkey, int v6, __u32 epsn)
 {
@@ -115,6 +129,8 @@ static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int val
 	c.qkey = qkey;
 	c.mtu_shift = 10;
 	c.rx_psn = epsn;
+	c.flowq = next_flowq;
+	next_flowq = 0;
 	c.flags = v6 ? XHCA_QPF_IPV6 : 0;
 	addr(c.local_ip, v6, 1);
 	addr(c.remote_ip, v6, 0);
@@ -128,7 +144,10 @@ static int qps_reset(void)
 {
 	for (__u32 l = 1; l < L_NQP; l++) {
 		const struct qp_def *q = &qps[l];
-		int err = qp_write(l, q->qpn, 10, 10 + q->cam_gen_off, !q->invalid, q->type,
+		int err;
+
+		next_flowq = q->flowq;
+		err = qp_write(l, q->qpn, 10, 10 + q->cam_gen_off, !q->invalid, q->type,
 				   q->state, q->action, q->pkey, q->qkey, q->v6, EPSN0);
 
 		if (err)
@@ -206,14 +225,16 @@ static int is_pass_reason(int r)
 /* Reasons given after the QP context was found valid: they count per QP. */
 static int qp_accepted_reason(int r)
 {
-	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP;
+	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
+	       r == XHCA_R_TO_FLOWQ;
 }
 
 static int qp_dropped_reason(int r)
 {
 	return r == XHCA_R_DROP_OPCODE_TYPE || r == XHCA_R_DROP_QP_STATE || r == XHCA_R_DROP_ADDR ||
 	       r == XHCA_R_DROP_PKEY || r == XHCA_R_DROP_QKEY || r == XHCA_R_DROP_PSN_DUP ||
-	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP;
+	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP || r == XHCA_R_DROP_NO_SOCKET ||
+	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META;
 }
 
 /*
@@ -222,9 +243,13 @@ static int qp_dropped_reason(int r)
  * qp_lidx: the context the packet is addressed to (0: none), for the per-QP
  * counters. Returns the reason, or -1 with why filled.
  */
+static struct xhca_rx_meta last_meta; /* of the last packet sent to a flow queue */
+
+
 static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 {
 	static __u8 out[XHCA_PKT_MAX + 256];
+	__u32 mlen;
 	struct snap a, b;
 	int got = -1, moved = 0;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .data_out = out,
@@ -264,11 +289,17 @@ static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 		snprintf(why, WHY_LEN, "reason %s, want %s", rname[got], rname[want]);
 		return -1;
 	}
-	if (o.retval != (is_pass_reason(got) ? XDP_PASS : XDP_DROP)) {
+	if (o.retval != (got == XHCA_R_TO_FLOWQ ? XDP_REDIRECT
+						: is_pass_reason(got) ? XDP_PASS : XDP_DROP)) {
 		snprintf(why, WHY_LEN, "verdict %u for reason %s", o.retval, rname[got]);
 		return -1;
 	}
-	if (o.data_size_out != len || memcmp(out, frame, len)) {
+	/* The output starts at data_meta: a redirected frame carries the
+	 * metadata block in front, and nothing else may change. */
+	mlen = got == XHCA_R_TO_FLOWQ ? sizeof(struct xhca_rx_meta) : 0;
+	if (mlen && o.data_size_out >= mlen)
+		memcpy(&last_meta, out, mlen);
+	if (o.data_size_out != len + mlen || memcmp(out + mlen, frame, len)) {
 		snprintf(why, WHY_LEN, "the frame was modified (%u bytes out of %u)", o.data_size_out,
 			 len);
 		return -1;
@@ -467,6 +498,8 @@ static const struct rx_case cases[] = {
 	{ "UD SEND at any PSN", UD_SEND, QPN(L_UD), R(ACCEPT_DROP), .psn = 0x777 },
 	/* action */
 	{ "RC SEND to a QP with action pass", RC_SEND, QPN(L_RC_PASS), R(ACCEPT_PASS) },
+	{ "action host, no socket on the flow queue: refused before the PSN", RC_SEND,
+	  QPN(L_RC_HOST), R(DROP_NO_SOCKET), .want_epsn = EPSN0 },
 	/* congestion notification */
 	{ "CNP to an RC QP", XHCA_OP_CNP, QPN(L_RC), R(CNP), .want_epsn = EPSN0 },
 	{ "CNP to a UD QP", XHCA_OP_CNP, QPN(L_UD), R(CNP) },
@@ -1097,6 +1130,214 @@ static int seq_concurrent_psn(char *why)
 	return 0;
 }
 
+/* ---- flow queues ---------------------------------------------------------- */
+
+/* An AF_XDP socket on lo, RX queue 0 (where BPF_PROG_TEST_RUN's packets
+ * come from), in xhca_xsks as flow queue FQ_SOCK's. test_run returns the
+ * redirect without carrying it out: the socket only has to exist. */
+static int xsk_fd = -1;
+static void *xsk_area;
+
+static int xsk_on_lo(char *why)
+{
+	struct xdp_umem_reg mr = { .len = 16 * 4096, .chunk_size = 4096 };
+	struct sockaddr_xdp sx = { .sxdp_family = AF_XDP, .sxdp_flags = XDP_COPY };
+	__u32 n = 16, key = 0 * XHCA_FLOWQ_MAX + FQ_SOCK;
+
+	xsk_area = mmap(NULL, mr.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (xsk_area == MAP_FAILED || xsk_fd < 0)
+		return snprintf(why, WHY_LEN, "AF_XDP socket: %s", strerror(errno)), -1;
+	mr.addr = (__u64)(unsigned long)xsk_area;
+	sx.sxdp_ifindex = if_nametoindex("lo");
+	if (setsockopt(xsk_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) ||
+	    setsockopt(xsk_fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
+	    setsockopt(xsk_fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) ||
+	    setsockopt(xsk_fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    bind(xsk_fd, (struct sockaddr *)&sx, sizeof(sx)))
+		return snprintf(why, WHY_LEN, "AF_XDP socket on lo: %s", strerror(errno)), -1;
+	if (bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &key, &xsk_fd, 0))
+		return snprintf(why, WHY_LEN, "xhca_xsks: %s", strerror(errno)), -1;
+	return 0;
+}
+
+static int fq_set(__u32 f, __u32 high, __u32 low, __u64 deq)
+{
+	int fd = bpf_map__fd(E.skel->maps.xhca_flowq);
+	struct xhca_flowq q;
+
+	if (bpf_map_lookup_elem(fd, &f, &q))
+		return -1;
+	q.high = high;
+	q.low = low;
+	q.deq = deq;
+	return bpf_map_update_elem(fd, &f, &q, 0);
+}
+
+static int fq_get(__u32 f, struct xhca_flowq *q)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(E.skel->maps.xhca_flowq), &f, q);
+}
+
+/* A UD SEND to the host QP: redirected with the metadata block in front. */
+static int seq_flowq_meta(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_flowq q0, q1;
+	__u64 t0 = 0;
+
+	if (qps_reset() || fq_set(FQ_SOCK, 0, 0, 0) || fq_get(FQ_SOCK, &q0))
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	}
+	xhca_pkt_spec_init(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY_IMM);
+	s.dqpn = qps[L_UD_HOST].qpn;
+	s.deth_qkey = UD_QKEY;
+	s.psn = 0x123456;
+	s.se = 1;
+	s.ackreq = 1;
+	s.payload_len = 77;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_UD_HOST, -1, why))
+		return -1;
+	if (last_meta.gqpn != s.dqpn || last_meta.lidx != L_UD_HOST || last_meta.gen != 10 ||
+	    last_meta.psn != 0x123456 || last_meta.opcode != s.opcode ||
+	    last_meta.flowq != FQ_SOCK || last_meta.reason != XHCA_R_TO_FLOWQ ||
+	    last_meta.payload_off != 14 + 20 + 8 + 24 || last_meta.payload_len != 77 ||
+	    last_meta.flags != (XHCA_MF_SE | XHCA_MF_ACKREQ) || last_meta.rx_ns < t0)
+		return snprintf(why, WHY_LEN,
+				"metadata: qpn 0x%x lidx %u gen %u psn 0x%x op 0x%x fq %u reason %u "
+				"off %u len %u flags 0x%x", last_meta.gqpn, last_meta.lidx,
+				last_meta.gen, last_meta.psn, last_meta.opcode, last_meta.flowq,
+				last_meta.reason, last_meta.payload_off, last_meta.payload_len,
+				last_meta.flags), -1;
+	/* IPv6 and a VLAN tag move the payload and set the flag */
+	s.ipv6 = 1;
+	xhca_ip_parse("fd00::1", s.src_ip);
+	xhca_ip_parse("fd00::2", s.dst_ip);
+	s.nvlan = 1;
+	s.se = s.ackreq = 0;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_UD_HOST, -1, why))
+		return -1;
+	if (last_meta.payload_off != 14 + 4 + 40 + 8 + 24 || last_meta.flags != XHCA_MF_IPV6)
+		return snprintf(why, WHY_LEN, "IPv6 metadata: off %u flags 0x%x",
+				last_meta.payload_off, last_meta.flags), -1;
+	if (fq_get(FQ_SOCK, &q1) || q1.enq - q0.enq != 2)
+		return snprintf(why, WHY_LEN, "enq moved by %llu, want 2",
+				(unsigned long long)(q1.enq - q0.enq)), -1;
+	return 0;
+}
+
+/* Backpressure: above high the flow queue's packets are dropped early, until
+ * its backlog is down to low; an RC packet so refused keeps its PSN. */
+static int seq_flowq_gate(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_flowq q;
+	__u64 base;
+
+	if (qps_reset() || fq_get(FQ_SOCK, &q))
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	base = q.enq; /* backlog 0 */
+	if (fq_set(FQ_SOCK, 3, 1, base))
+		return -1;
+	xhca_pkt_spec_init(&s, UD_SEND);
+	s.dqpn = qps[L_UD_HOST].qpn;
+	s.deth_qkey = UD_QKEY;
+	for (int i = 0; i < 3; i++)
+		if (step(&s, XHCA_R_TO_FLOWQ, L_UD_HOST, -1, why))
+			return -1;
+	for (int i = 0; i < 2; i++)
+		if (step(&s, XHCA_R_DROP_FLOWQ_GATE, L_UD_HOST, -1, why))
+			return -1;
+	if (fq_get(FQ_SOCK, &q) || !q.gate || q.enq != base + 3)
+		return snprintf(why, WHY_LEN, "gate %u enq +%llu", q.gate,
+				(unsigned long long)(q.enq - base)), -1;
+	/* backlog 2, above low: still closed */
+	if (fq_set(FQ_SOCK, 3, 1, base + 1) || step(&s, XHCA_R_DROP_FLOWQ_GATE, L_UD_HOST, -1, why))
+		return -1;
+	/* an RC QP on the same flow queue is refused before its PSN moves */
+	{
+		struct xhca_qp_ctx c;
+		struct xhca_pkt_spec r;
+
+		xhca_qpctx_load(&E.ctxm[L_RC_HOST], &c);
+		c.flowq = FQ_SOCK;
+		xhca_qpctx_store(&E.ctxm[L_RC_HOST], &c, 0);
+		spec_to(&r, RC_SEND, L_RC_HOST, EPSN0);
+		if (step(&r, XHCA_R_DROP_FLOWQ_GATE, L_RC_HOST, EPSN0, why))
+			return -1;
+	}
+	/* backlog 1, at low: open again */
+	if (fq_set(FQ_SOCK, 3, 1, base + 2) || step(&s, XHCA_R_TO_FLOWQ, L_UD_HOST, -1, why))
+		return -1;
+	if (fq_get(FQ_SOCK, &q) || q.gate || q.gate_closes < 1)
+		return snprintf(why, WHY_LEN, "gate %u closes %llu", q.gate,
+				(unsigned long long)q.gate_closes), -1;
+	/* the other flow queue never noticed: still no socket, not gated */
+	{
+		struct xhca_pkt_spec r;
+
+		spec_to(&r, RC_SEND, L_RC_HOST, EPSN0);
+		if (qps_reset() || step(&r, XHCA_R_DROP_NO_SOCKET, L_RC_HOST, EPSN0, why))
+			return -1;
+	}
+	return fq_set(FQ_SOCK, 0, 0, 0) ? -1 : 0;
+}
+
+/* A frame whose metadata (another program's, in a dispatcher) already takes
+ * what the kernel allows leaves no room for ours: dropped before the PSN is
+ * used. The kernel's limit differs between versions: the test takes the
+ * largest metadata test_run accepts. */
+static int seq_flowq_no_meta_room(char *why)
+{
+	static __u8 in[XHCA_PKT_MAX + 256];
+	struct xhca_pkt_spec s;
+	struct snap a, b;
+	int len;
+
+	if (qps_reset() || fq_set(FQ_SOCK, 0, 0, 0))
+		return -1;
+	xhca_pkt_spec_init(&s, UD_SEND);
+	s.dqpn = qps[L_UD_HOST].qpn;
+	s.deth_qkey = UD_QKEY;
+	for (__u32 other = 252; other >= 4; other -= 4) {
+		struct xdp_md ctx = { .data = other };
+
+		len = xhca_pkt_build(&s, in + other, XHCA_PKT_MAX);
+		if (len < 0)
+			return -1;
+		memset(in, 0xee, other);
+		ctx.data_end = other + (__u32)len;
+		{
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+				    .data_size_in = other + (__u32)len, .ctx_in = &ctx,
+				    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+			snap_take(&a);
+			if (bpf_prog_test_run_opts(E.prog, &o)) {
+				if (errno == EINVAL)
+					continue; /* more metadata than the kernel takes */
+				return snprintf(why, WHY_LEN, "test run: %s", strerror(errno)), -1;
+			}
+			snap_take(&b);
+			if (o.retval != XDP_DROP ||
+			    b.r[XHCA_R_DROP_META].packets - a.r[XHCA_R_DROP_META].packets != 1 ||
+			    b.q[L_UD_HOST].dropped - a.q[L_UD_HOST].dropped != 1)
+				return snprintf(why, WHY_LEN, "%u bytes of metadata: verdict %u, "
+						"drop_meta +%llu", other, o.retval,
+						(unsigned long long)(b.r[XHCA_R_DROP_META].packets -
+								     a.r[XHCA_R_DROP_META].packets)), -1;
+			E.hit[XHCA_R_DROP_META] = 1;
+			return 0;
+		}
+	}
+	return snprintf(why, WHY_LEN, "test_run takes no metadata at all"), -1;
+}
+
 static void run_sequences(void)
 {
 	static const struct {
@@ -1115,6 +1356,9 @@ static void run_sequences(void)
 		{ "configuration rewritten on another CPU: no packet sees a mix",
 		  seq_concurrent_writer },
 		{ "same PSNs from two CPUs: each accepted exactly once", seq_concurrent_psn },
+		{ "flow queue: metadata block in front, redirect to the socket", seq_flowq_meta },
+		{ "flow queue: gate closes at high, opens at low, PSN untouched", seq_flowq_gate },
+		{ "flow queue: no room for the metadata block", seq_flowq_no_meta_room },
 	};
 	char why[WHY_LEN];
 
@@ -1141,6 +1385,7 @@ static int env_open(char *why)
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_cam, TQ);
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_ctx, TQ);
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_stats, TQ);
+	bpf_map__set_max_entries(E.skel->maps.xhca_hostmem, 16);
 	err = xhca__load(E.skel);
 	if (err)
 		return snprintf(why, WHY_LEN, "load: %s", strerror(-err)), -1;
@@ -1185,6 +1430,8 @@ int test_rx_run(void)
 		return E.fails;
 	}
 	result(1, "load xhca_rx with %d QPs", TQ);
+	if (xsk_on_lo(why))
+		result(0, "an AF_XDP socket for flow queue %d (%s)", FQ_SOCK, why);
 	run_table();
 	run_sequences();
 	for (int r = 0; r < XHCA_R_MAX; r++) {
@@ -1199,5 +1446,7 @@ int test_rx_run(void)
 		result(1, "every reason of the enum has a case (%d reasons)", XHCA_R_MAX);
 	xhca_qpctx_unmap(E.ctxm, TQ);
 	xhca__destroy(E.skel);
+	if (xsk_fd >= 0)
+		close(xsk_fd);
 	return E.fails;
 }

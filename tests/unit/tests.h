@@ -7,5 +7,6 @@
 
 int test_pkt_run(void);
 int test_rx_run(void);
+int test_sched_run(void);
 
 #endif /* XHCA_TESTS_H */

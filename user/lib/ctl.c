@@ -89,11 +89,28 @@ out:
 }
 
 /* Writes every byte of iov[0..cnt), resuming after short writes and signals.
- * MSG_NOSIGNAL: a peer that hung up must cost an -EPIPE, not the process. */
-static int send_all(int fd, struct iovec *iov, int cnt)
+ * MSG_NOSIGNAL: a peer that hung up must cost an -EPIPE, not the process.
+ * pass_fd >= 0 rides on the first byte as SCM_RIGHTS. */
+static int send_all(int fd, struct iovec *iov, int cnt, int pass_fd)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = cnt };
 
+	if (pass_fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&cm, 0, sizeof(cm));
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
 	while (msg.msg_iovlen) {
 		ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
 
@@ -102,6 +119,9 @@ static int send_all(int fd, struct iovec *iov, int cnt)
 				continue;
 			return -errno;
 		}
+		/* the descriptor went with the first bytes */
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
 		while (n > 0 && msg.msg_iovlen) {
 			size_t take = (size_t)n < msg.msg_iov->iov_len ? (size_t)n
 								      : msg.msg_iov->iov_len;
@@ -120,6 +140,11 @@ static int send_all(int fd, struct iovec *iov, int cnt)
 
 int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len)
 {
+	return xhca_ctl_send_fd(fd, op, err, buf, len, -1);
+}
+
+int xhca_ctl_send_fd(int fd, __u32 op, __s32 err, const void *buf, __u32 len, int pass_fd)
+{
 	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = op, .len = len, .err = err };
 	struct iovec iov[2] = {
 		{ .iov_base = &h, .iov_len = sizeof(h) },
@@ -132,17 +157,39 @@ int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len)
 		return -EINVAL;
 	/* Header and payload in one call: the peer usually gets the whole
 	 * message in one read, and no other writer can slip in between. */
-	return send_all(fd, iov, len ? 2 : 1);
+	return send_all(fd, iov, len ? 2 : 1, pass_fd);
 }
 
 /* Reads exactly len bytes. Returns 0, -ECONNRESET on EOF before the first
- * byte when at_boundary, -EPROTO on EOF anywhere else, or -errno. */
-static int recv_all(int fd, void *buf, size_t len, int at_boundary)
+ * byte when at_boundary, -EPROTO on EOF anywhere else, or -errno. With fdp,
+ * a descriptor that came as SCM_RIGHTS lands there (the caller closes it). */
+static int recv_all(int fd, void *buf, size_t len, int at_boundary, int *fdp)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
+		struct iovec iov = { .iov_base = (char *)buf + got, .iov_len = len - got };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		struct cmsghdr *c;
+		ssize_t n;
+
+		if (fdp) {
+			msg.msg_control = cm.buf;
+			msg.msg_controllen = sizeof(cm.buf);
+		}
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+		for (c = fdp && n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+				if (*fdp >= 0)
+					close(*fdp);
+				memcpy(fdp, CMSG_DATA(c), sizeof(int));
+			}
+		}
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -159,12 +206,19 @@ static int recv_all(int fd, void *buf, size_t len, int at_boundary)
 
 int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf)
 {
+	return xhca_ctl_recv_fd(fd, hdr, buf, NULL);
+}
+
+int xhca_ctl_recv_fd(int fd, struct xhca_ctl_hdr *hdr, void **buf, int *fdp)
+{
 	void *p = NULL;
 	int err;
 
 	if (buf)
 		*buf = NULL;
-	err = recv_all(fd, hdr, sizeof(*hdr), 1);
+	if (fdp)
+		*fdp = -1;
+	err = recv_all(fd, hdr, sizeof(*hdr), 1, fdp);
 	if (err)
 		goto out;
 	if (hdr->magic != XHCA_CTL_MAGIC) {
@@ -183,7 +237,7 @@ int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf)
 			err = -ENOMEM;
 			goto out;
 		}
-		err = recv_all(fd, p, hdr->len, 0);
+		err = recv_all(fd, p, hdr->len, 0, fdp);
 		if (err)
 			goto out;
 		((char *)p)[hdr->len] = '\0';
@@ -194,11 +248,21 @@ int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf)
 	}
 out:
 	free(p);
+	if (err && fdp && *fdp >= 0) {
+		close(*fdp);
+		*fdp = -1;
+	}
 	return err;
 }
 
 int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		  __u32 *resp_len, char *errmsg, size_t errlen)
+{
+	return xhca_ctl_call_fd(fd, op, req, req_len, -1, resp, resp_len, NULL, errmsg, errlen);
+}
+
+int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_fd,
+		     void **resp, __u32 *resp_len, int *recv_fd, char *errmsg, size_t errlen)
 {
 	struct xhca_ctl_hdr h;
 	void *p = NULL;
@@ -208,12 +272,14 @@ int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		*resp = NULL;
 	if (resp_len)
 		*resp_len = 0;
+	if (recv_fd)
+		*recv_fd = -1;
 	if (errmsg && errlen)
 		errmsg[0] = '\0';
-	err = xhca_ctl_send(fd, op, 0, req, req_len);
+	err = xhca_ctl_send_fd(fd, op, 0, req, req_len, send_fd);
 	if (err)
 		goto out;
-	err = xhca_ctl_recv(fd, &h, &p);
+	err = xhca_ctl_recv_fd(fd, &h, &p, recv_fd);
 	if (err)
 		goto out;
 	if (h.op != op) {
@@ -236,5 +302,9 @@ int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		*resp_len = h.len;
 out:
 	free(p);
+	if (err && recv_fd && *recv_fd >= 0) {
+		close(*recv_fd);
+		*recv_fd = -1;
+	}
 	return err;
 }

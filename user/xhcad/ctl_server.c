@@ -1,24 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The control socket: one listening AF_UNIX stream socket per interface,
- * requests served one at a time (xhcad is the only writer of the maps, and
- * serving in order keeps every request atomic with respect to the others).
+ * The control socket: one listening AF_UNIX stream socket per interface.
+ * Requests are served one at a time by the daemon's single thread (loop.c):
+ * xhcad is the only writer of the maps, and serving in order keeps every
+ * request atomic with respect to the others and to the data path.
  */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "ctl_server.h"
 #include "log.h"
 #include "xhcad.h"
-
-#define MAX_CLIENTS 64
 
 int ctl_listen(struct xhcad *d)
 {
@@ -56,7 +53,7 @@ static int reply_err(int fd, __u32 op, int rc, const char *msg)
 	return xhca_ctl_send(fd, op, rc, msg, strlen(msg) + 1);
 }
 
-static void fill_status(struct xhcad *d, struct xhca_status *s)
+void fill_status(struct xhcad *d, struct xhca_status *s)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->ifname, sizeof(s->ifname), "%s", d->ifname);
@@ -73,19 +70,43 @@ static void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->next_qpn = d->next_qpn;
 	s->keep = d->keep;
 	s->repaired = d->repaired;
+	s->sessions = d->nsessions;
+	s->nflowq = d->nflowq;
+	s->nrxq = xsk_nrxq(d);
+	snprintf(s->sched, sizeof(s->sched), "%s", sched_mode_name(d->sched.mode));
+	snprintf(s->xsk_mode, sizeof(s->xsk_mode), "%s", xsk_zerocopy(d) ? "zerocopy" : "copy");
+	s->bus_rate = d->bus_rate;
+	s->hostmem_bytes = d->hostmem_bytes;
+	s->hostmem_used = d->hostmem_used;
+	xsk_account(d, s);
+}
+
+/* Requests only an application session may make. */
+static int need_session(struct client *c, __u32 op, const char *what)
+{
+	char msg[128];
+
+	if (c->session)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s: only an application session (libxhca, after HELLO) may "
+		 "do this", what);
+	reply_err(c->fd, op, -EPERM, msg);
+	return 1;
 }
 
 /* Serves one request. Returns 0, or -errno when the connection is done. */
-static int serve_one(struct xhcad *d, int fd)
+int ctl_serve_one(struct xhcad *d, struct client *c)
 {
 	char err[XHCA_ERRMSG_LEN] = "";
 	struct xhca_ctl_hdr h;
 	void *buf = NULL;
-	int rc;
+	int rc, fd = c->fd, in_fd = -1;
 
-	rc = xhca_ctl_recv(fd, &h, &buf);
+	rc = xhca_ctl_recv_fd(fd, &h, &buf, &in_fd);
 	if (rc)
 		return rc;
+#define WANT(type) \
+	if (h.len != sizeof(type)) { rc = reply_err(fd, h.op, -EINVAL, "bad request size"); break; }
 	switch (h.op) {
 	case XHCA_CTL_STATUS: {
 		struct xhca_status s;
@@ -98,25 +119,19 @@ static int serve_one(struct xhcad *d, int fd)
 	case XHCA_CTL_QP_MODIFY: {
 		struct xhca_qp_attr a;
 
-		if (h.len != sizeof(a)) {
-			rc = reply_err(fd, h.op, -EINVAL, "bad request size");
-			break;
-		}
+		WANT(a);
 		memcpy(&a, buf, sizeof(a));
-		rc = h.op == XHCA_CTL_QP_CREATE ? qp_create(d, &a, err, sizeof(err))
-						: qp_modify(d, &a, err, sizeof(err));
+		rc = h.op == XHCA_CTL_QP_CREATE ? qp_create(d, &a, c->session, err, sizeof(err))
+						: qp_modify(d, &a, c->session, err, sizeof(err));
 		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
 		break;
 	}
 	case XHCA_CTL_QP_DESTROY: {
 		__u32 qpn;
 
-		if (h.len != sizeof(qpn)) {
-			rc = reply_err(fd, h.op, -EINVAL, "bad request size");
-			break;
-		}
+		WANT(qpn);
 		memcpy(&qpn, buf, sizeof(qpn));
-		rc = qp_destroy(d, qpn, err, sizeof(err));
+		rc = qp_destroy(d, qpn, c->session, err, sizeof(err));
 		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
 		break;
 	}
@@ -148,59 +163,132 @@ static int serve_one(struct xhcad *d, int fd)
 		free(r);
 		break;
 	}
+	case XHCA_CTL_HELLO: {
+		struct xhca_hello_reply r = { .page_size = XHCA_PAGE_SIZE };
+		struct xhca_hello hello;
+		struct session *s;
+
+		WANT(hello);
+		memcpy(&hello, buf, sizeof(hello));
+		if (hello.version != XHCA_SESSION_VERSION) {
+			snprintf(err, sizeof(err), "hello: session version %u, xhcad speaks %u; use "
+				 "the libxhca of this xhcad", hello.version, XHCA_SESSION_VERSION);
+			rc = reply_err(fd, h.op, -EPROTO, err);
+			break;
+		}
+		if (c->session) {
+			rc = reply_err(fd, h.op, -EALREADY, "hello: this connection is a session "
+				       "already");
+			break;
+		}
+		s = session_new(d, fd, &hello);
+		if (!s) {
+			rc = reply_err(fd, h.op, -ENOMEM, "hello: out of memory");
+			break;
+		}
+		c->session = s->id;
+		r.session = s->id;
+		r.hostmem_bytes = d->hostmem_bytes;
+		rc = xhca_ctl_send_fd(fd, h.op, 0, &r, sizeof(r), d->m.hostmem);
+		break;
+	}
+	case XHCA_CTL_ALLOC: {
+		struct xhca_alloc a;
+
+		WANT(a);
+		if (need_session(c, h.op, "alloc"))
+			break;
+		memcpy(&a, buf, sizeof(a));
+		rc = hm_alloc(d, a.len, c->session, &a.off);
+		if (rc) {
+			snprintf(err, sizeof(err), "alloc: no %llu bytes free in host memory (%llu of "
+				 "%llu in use); free buffers or start xhcad with a larger "
+				 "--hostmem-mb", (unsigned long long)a.len,
+				 (unsigned long long)d->hostmem_used,
+				 (unsigned long long)d->hostmem_bytes);
+			rc = reply_err(fd, h.op, rc, err);
+			break;
+		}
+		a.len = (a.len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE * XHCA_PAGE_SIZE;
+		rc = xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
+		break;
+	}
+	case XHCA_CTL_FREE: {
+		struct xhca_alloc a;
+
+		WANT(a);
+		if (need_session(c, h.op, "free"))
+			break;
+		memcpy(&a, buf, sizeof(a));
+		rc = hm_free(d, a.off, c->session);
+		if (rc) {
+			snprintf(err, sizeof(err), "free: no buffer of this session at offset %llu",
+				 (unsigned long long)a.off);
+			rc = reply_err(fd, h.op, rc, err);
+			break;
+		}
+		rc = xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
+	case XHCA_CTL_CQ_CREATE: {
+		struct xhca_cq_attr a;
+		struct cq *cq;
+
+		WANT(a);
+		if (need_session(c, h.op, "cq create"))
+			break;
+		memcpy(&a, buf, sizeof(a));
+		rc = cq_create(d, c->session, &a, in_fd, err, sizeof(err));
+		if (rc) {
+			rc = reply_err(fd, h.op, rc, err);
+			break;
+		}
+		in_fd = -1; /* the CQ keeps it */
+		cq = cq_find(d, a.cq);
+		rc = xhca_ctl_send_fd(fd, h.op, 0, &a, sizeof(a), cq->dbfd);
+		break;
+	}
+	case XHCA_CTL_CQ_DESTROY: {
+		__u32 id;
+
+		WANT(id);
+		if (need_session(c, h.op, "cq destroy"))
+			break;
+		memcpy(&id, buf, sizeof(id));
+		rc = cq_destroy(d, id, c->session, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
+	case XHCA_CTL_FLOWQ_SET: {
+		struct xhca_flowq_set r;
+		struct xhca_flowq_info fi;
+
+		WANT(r);
+		memcpy(&r, buf, sizeof(r));
+		rc = flowq_set(d, &r, err, sizeof(err));
+		if (rc) {
+			rc = reply_err(fd, h.op, rc, err);
+			break;
+		}
+		flowq_info(d, r.flowq, &fi);
+		rc = xhca_ctl_send(fd, h.op, 0, &fi, sizeof(fi));
+		break;
+	}
+	case XHCA_CTL_FLOWQ_SHOW: {
+		struct xhca_flowq_info fi[XHCA_FLOWQ_MAX];
+
+		for (__u32 f = 0; f < d->nflowq; f++)
+			flowq_info(d, f, &fi[f]);
+		rc = xhca_ctl_send(fd, h.op, 0, fi, d->nflowq * sizeof(fi[0]));
+		break;
+	}
 	default:
 		snprintf(err, sizeof(err), "unknown request %u: xhca and xhcad versions differ", h.op);
 		rc = reply_err(fd, h.op, -EOPNOTSUPP, err);
 	}
+#undef WANT
+	if (in_fd >= 0)
+		close(in_fd);
 	free(buf);
 	return rc;
-}
-
-/* Runs until a termination signal arrives (reported by returning 0). */
-int ctl_serve(struct xhcad *d, int lfd)
-{
-	extern volatile sig_atomic_t xhcad_stop;
-	struct pollfd pfd[MAX_CLIENTS + 1];
-	int n = 1, i;
-
-	pfd[0].fd = lfd;
-	pfd[0].events = POLLIN;
-	while (!xhcad_stop) {
-		if (poll(pfd, n, 1000) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (i = n - 1; i >= 1; i--) {
-			if (!pfd[i].revents)
-				continue;
-			/* A client that hung up or sent garbage is dropped alone. */
-			if (serve_one(d, pfd[i].fd)) {
-				close(pfd[i].fd);
-				pfd[i] = pfd[--n];
-			}
-		}
-		if (pfd[0].revents & POLLIN) {
-			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (cfd >= 0 && n <= MAX_CLIENTS) {
-				/* A client that stalls mid-message must not stall
-				 * the daemon: it gets a second, then is dropped. */
-				struct timeval tv = { .tv_sec = 1 };
-
-				setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-				setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-				pfd[n].fd = cfd;
-				pfd[n].events = POLLIN;
-				pfd[n].revents = 0;
-				n++;
-			} else if (cfd >= 0) {
-				pr_warn("too many control clients; closing one\n");
-				close(cfd);
-			}
-		}
-	}
-	for (i = 1; i < n; i++)
-		close(pfd[i].fd);
-	return 0;
 }

@@ -24,20 +24,30 @@ struct map_desc {
 	__u32 key_size;
 	__u32 value_size;
 	__u32 flags;	/* map flags that are part of the ABI */
-	int sized_by_qps; /* max_entries is the number of local QPs */
+	int sized_by;	/* SIZED_* */
 	size_t fd_off;
 };
 
+enum { SIZED_FIXED, SIZED_QPS, SIZED_HOSTMEM };
+
 #define MAP_DESC(n, t, k, v, fl, q, f) { n, t, k, v, fl, q, offsetof(struct xhca_maps, f) }
 static const struct map_desc map_descs[] = {
-	MAP_DESC(XHCA_MAP_CAM, BPF_MAP_TYPE_HASH, 4, sizeof(struct xhca_cam_val), 0, 1, cam),
-	MAP_DESC(XHCA_MAP_CTX, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_qp_ctx), BPF_F_MMAPABLE, 1,
-		 ctx),
+	MAP_DESC(XHCA_MAP_CAM, BPF_MAP_TYPE_HASH, 4, sizeof(struct xhca_cam_val), 0, SIZED_QPS,
+		 cam),
+	MAP_DESC(XHCA_MAP_CTX, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_qp_ctx), BPF_F_MMAPABLE,
+		 SIZED_QPS, ctx),
 	MAP_DESC(XHCA_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_counter), 0, 0,
 		 stats),
 	MAP_DESC(XHCA_MAP_QP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_qp_counter), 0,
-		 1, qp_stats),
+		 SIZED_QPS, qp_stats),
 	MAP_DESC(XHCA_MAP_PKEYS, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_pkey), 0, 0, pkeys),
+	MAP_DESC(XHCA_MAP_XSKS, BPF_MAP_TYPE_XSKMAP, 4, 4, 0, 0, xsks),
+	MAP_DESC(XHCA_MAP_FLOWQ, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_flowq), BPF_F_MMAPABLE, 0,
+		 flowq),
+	MAP_DESC(XHCA_MAP_FLOWQ_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+		 sizeof(struct xhca_flowq_counter), 0, 0, fq_stats),
+	MAP_DESC(XHCA_MAP_HOSTMEM, BPF_MAP_TYPE_ARRAY, 4, XHCA_PAGE_SIZE, BPF_F_MMAPABLE,
+		 SIZED_HOSTMEM, hostmem),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"
@@ -91,7 +101,7 @@ static int check_map(int fd, const struct map_desc *md, __u32 *max_entries, cons
 			info.map_flags, md->type, md->key_size, md->value_size, md->flags, where);
 		return -EINVAL;
 	}
-	if (md->sized_by_qps) {
+	if (md->sized_by == SIZED_QPS) {
 		if (*max_entries && info.max_entries != *max_entries) {
 			pr_warn("map %s in %s has %u entries, other maps %u: remove %s\n", md->name,
 				where, info.max_entries, *max_entries, where);
@@ -230,9 +240,13 @@ int xhcad_load(struct xhcad *d)
 		d->max_qps = pinned_qps;
 		pr_info("reusing pinned maps in %s\n", d->pin_dir);
 	} else {
-		for (i = 0; i < NR_MAPS; i++)
-			if (map_descs[i].sized_by_qps)
+		for (i = 0; i < NR_MAPS; i++) {
+			if (map_descs[i].sized_by == SIZED_QPS)
 				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name), d->max_qps);
+			if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hostmem_pages)
+				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name),
+							 d->hostmem_pages);
+		}
 	}
 
 	err = xhca__load(skel);
@@ -327,7 +341,7 @@ static int find_attached(struct xhcad *d, int *prog_fd)
 int xhcad_adopt(struct xhcad *d)
 {
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), ids[16], i, j, qps = 0;
+	__u32 len = sizeof(info), ids[32], i, j, qps = 0;
 	char path[PATH_MAX];
 	int prog_fd = -1, err;
 
@@ -375,6 +389,24 @@ int xhcad_adopt(struct xhcad *d)
 	for (i = 0; i < NR_MAPS; i++) {
 		int fd = *map_fd(d, &map_descs[i]);
 
+		/* A map the program does not use yet is not bound to it, so
+		 * it cannot be found from the program: host memory (xhca_rx
+		 * does not touch it before RDMA WRITE placement). */
+		if (fd < 0 && map_descs[i].sized_by == SIZED_HOSTMEM) {
+			LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = map_descs[i].flags);
+
+			fd = bpf_map_create(map_descs[i].type, map_descs[i].name, 4,
+					    map_descs[i].value_size,
+					    d->hostmem_pages ? d->hostmem_pages
+							     : XHCA_HOSTMEM_PAGES_DEFAULT, &mo);
+			if (fd < 0) {
+				err = -errno;
+				pr_warn("adopt: cannot create %s: %s\n", map_descs[i].name,
+					strerror(-err));
+				goto out;
+			}
+			*map_fd(d, &map_descs[i]) = fd;
+		}
 		if (fd < 0) {
 			pr_warn("adopt: the attached xhca_rx has no map %s: not this version of "
 				"xhca\n",

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -25,11 +26,21 @@ volatile sig_atomic_t xhcad_stop;
 
 __u64 now_ms(void)
 {
+	return now_ns() / 1000000;
+}
+
+/* CLOCK_MONOTONIC, as bpf_ktime_get_ns() in the metadata. */
+__u64 now_ns(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
+
+#define RING_SIZE 2048
+#define UMEM_FRAMES_DEFAULT 8192
+#define HIGH_DEFAULT 512
 
 static void on_signal(int sig)
 {
@@ -46,9 +57,78 @@ static void usage(FILE *f)
 		"  --max-qps N         local QPs, 1..%d (default %d); fixed once maps are pinned\n"
 		"  --adopt             take over xhca_rx attached by ip or xdp-loader\n"
 		"  --keep              leave the program attached and maps pinned on exit\n"
+		"  --flowqs N          flow queues, 1..%d (default %d)\n"
+		"  --sched drr|fifo    flow queue scheduling (default drr)\n"
+		"  --bus-rate BYTES    model a host bus of BYTES/s (k, M, G suffixes; default off)\n"
+		"  --watermarks H,L    backpressure per flow queue, frames (default %d,%d)\n"
+		"  --hostmem-mb N      host memory, MiB (default %d); fixed once maps are pinned\n"
+		"  --umem-frames N     AF_XDP UMEM frames of 4 KiB (default %d)\n"
 		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
 		"  -h, --help          this text\n",
-		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT);
+		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_MAX, XHCA_FLOWQ_DEFAULT,
+		HIGH_DEFAULT, HIGH_DEFAULT / 4,
+		XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20, UMEM_FRAMES_DEFAULT);
+}
+
+/* "20M" -> 20000000; decimal suffixes, as rates are given. */
+static int parse_rate(const char *s, __u64 *v)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (errno || end == s || !(x > 0))
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		x *= 1e3, end++;
+	else if (*end == 'M')
+		x *= 1e6, end++;
+	else if (*end == 'G')
+		x *= 1e9, end++;
+	if (*end || x < 1e3 || x > 1e12)
+		return -EINVAL;
+	*v = (__u64)x;
+	return 0;
+}
+
+/* The host interface: host memory, flow queue state, scheduler, sockets. */
+static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 low)
+{
+	int err;
+
+	err = hostmem_init(d);
+	if (err)
+		return err;
+	d->fqm = mmap(NULL, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq), PROT_READ | PROT_WRITE,
+		      MAP_SHARED, d->m.flowq, 0);
+	if (d->fqm == MAP_FAILED) {
+		d->fqm = NULL;
+		pr_warn("cannot map %s: %s\n", XHCA_MAP_FLOWQ, strerror(errno));
+		return -errno;
+	}
+	/* Nothing is queued now: whatever an earlier run counted is gone. */
+	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++) {
+		struct xhca_flowq *q = &d->fqm[f];
+
+		q->high = f < d->nflowq ? high : 0;
+		q->low = f < d->nflowq ? low : 0;
+		__atomic_store_n(&q->deq, __atomic_load_n(&q->enq, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+		q->gate = 0;
+	}
+	sched_init(&d->sched, mode, d->nflowq, XSK_FRAME_SIZE);
+	flowq_init(d);
+	return xsk_init(d);
+}
+
+static void host_fini(struct xhcad *d)
+{
+	xsk_fini(d);
+	if (d->fqm)
+		munmap(d->fqm, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq));
+	d->fqm = NULL;
+	hostmem_fini(d);
 }
 
 /* bpffs is not mounted at boot on every system. */
@@ -88,6 +168,12 @@ int main(int argc, char **argv)
 		{ "max-qps", required_argument, NULL, 'q' },
 		{ "adopt", no_argument, NULL, 'a' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "flowqs", required_argument, NULL, 'F' },
+		{ "sched", required_argument, NULL, 'S' },
+		{ "bus-rate", required_argument, NULL, 'B' },
+		{ "watermarks", required_argument, NULL, 'W' },
+		{ "hostmem-mb", required_argument, NULL, 'H' },
+		{ "umem-frames", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -95,7 +181,12 @@ int main(int argc, char **argv)
 	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 } };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int verbose = 0, c, lfd = -1, err;
-	__u32 max_qps = 0;
+	__u32 max_qps = 0, v, high = HIGH_DEFAULT, low = HIGH_DEFAULT / 4;
+	enum sched_mode mode = SCHED_DRR;
+
+	d.nflowq = XHCA_FLOWQ_DEFAULT;
+	d.umem_frames = UMEM_FRAMES_DEFAULT;
+	d.ring_size = RING_SIZE;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -122,6 +213,57 @@ int main(int argc, char **argv)
 					optarg, XHCA_MAX_QPS_LIMIT);
 				return 2;
 			}
+			break;
+		case 'F':
+			if (parse_u32(optarg, &v) || !v || v > XHCA_FLOWQ_MAX) {
+				fprintf(stderr, "xhcad: --flowqs %s: use a number from 1 to %d\n", optarg,
+					XHCA_FLOWQ_MAX);
+				return 2;
+			}
+			d.nflowq = v;
+			break;
+		case 'S':
+			if (!strcmp(optarg, "drr"))
+				mode = SCHED_DRR;
+			else if (!strcmp(optarg, "fifo"))
+				mode = SCHED_FIFO;
+			else {
+				fprintf(stderr, "xhcad: --sched %s: use drr or fifo\n", optarg);
+				return 2;
+			}
+			break;
+		case 'B':
+			if (parse_rate(optarg, &d.bus_rate)) {
+				fprintf(stderr, "xhcad: --bus-rate %s: give bytes per second, 1k to "
+					"1000G, e.g. 20M\n", optarg);
+				return 2;
+			}
+			break;
+		case 'W': {
+			char *comma = strchr(optarg, ',');
+
+			if (!comma || (*comma = 0, parse_u32(optarg, &high)) ||
+			    parse_u32(comma + 1, &low) || !high || low >= high ||
+			    high > RING_SIZE / 2) {
+				fprintf(stderr, "xhcad: --watermarks: give HIGH,LOW frames with 0 < "
+					"LOW < HIGH <= %d\n", RING_SIZE / 2);
+				return 2;
+			}
+			break;
+		}
+		case 'H':
+			if (parse_u32(optarg, &v) || !v || v > 16384) {
+				fprintf(stderr, "xhcad: --hostmem-mb %s: use 1 to 16384\n", optarg);
+				return 2;
+			}
+			d.hostmem_pages = v * (1024 * 1024 / XHCA_PAGE_SIZE);
+			break;
+		case 'U':
+			if (parse_u32(optarg, &v) || v < 256 || v > 1048576) {
+				fprintf(stderr, "xhcad: --umem-frames %s: use 256 to 1048576\n", optarg);
+				return 2;
+			}
+			d.umem_frames = v;
 			break;
 		case 'a': d.adopt = 1; break;
 		case 'k': d.keep = 1; break;
@@ -182,14 +324,20 @@ int main(int argc, char **argv)
 		pr_warn("cannot read the QP table: %s\n", strerror(-err));
 		goto out;
 	}
+	err = host_init(&d, mode, high, low);
+	if (err) {
+		pr_warn("cannot set up the host interface: %s\n", strerror(-err));
+		goto out;
+	}
 	pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n", d.ifname,
 		d.prog_id, d.native ? "native" : "skb", d.max_qps, d.sock_path);
-	err = ctl_serve(&d, lfd);
+	err = xhcad_run(&d, lfd);
 	if (err)
-		pr_warn("control socket: %s\n", strerror(-err));
+		pr_warn("main loop: %s\n", strerror(-err));
 	pr_info("stopping (%s)%s\n", strsignal(xhcad_stop ? xhcad_stop : SIGTERM),
 		d.keep ? ": program and maps kept" : "");
 out:
+	host_fini(&d);
 	qp_table_free(&d);
 	xhcad_unload(&d);
 out_sock:

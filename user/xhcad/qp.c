@@ -207,8 +207,26 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	a->qkey = c->qkey;
 	a->epsn = c->rx_psn & XHCA_RXPSN_MASK;
 	a->dest_qpn = c->dest_qpn;
+	a->flowq = c->flowq;
 	memcpy(a->local_ip, c->local_ip, 16);
 	memcpy(a->remote_ip, c->remote_ip, 16);
+}
+
+/* What only xhcad knows of a QP: its owner, CQ and receive queue. */
+static void attr_from_host(const struct qp_host *qh, struct xhca_qp_attr *a)
+{
+	if (!qh->valid)
+		return;
+	a->owner = qh->owner;
+	a->cq = qh->cq ? qh->cq->id : 0;
+	a->rq_depth = qh->rq_depth;
+	a->rq_off = qh->rq_off;
+}
+
+__u32 qp_default_flowq(const struct xhcad *d, __u32 qpn)
+{
+	/* Fibonacci hashing: neighbouring QPNs land on different queues. */
+	return d->nflowq ? (__u32)(((__u64)(qpn * 2654435761u) * d->nflowq) >> 32) : 0;
 }
 
 int qp_table_init(struct xhcad *d)
@@ -217,7 +235,8 @@ int qp_table_init(struct xhcad *d)
 	__u32 k = 0;
 
 	d->bitmap = calloc((d->max_qps + 63) / 64, sizeof(uint64_t));
-	if (!d->bitmap)
+	d->qh = calloc(d->max_qps, sizeof(*d->qh));
+	if (!d->bitmap || !d->qh)
 		return -ENOMEM;
 	d->ctxm = xhca_qpctx_map(d->m.ctx, d->max_qps);
 	if (!d->ctxm) {
@@ -242,6 +261,8 @@ void qp_table_free(struct xhcad *d)
 {
 	free(d->bitmap);
 	d->bitmap = NULL;
+	free(d->qh);
+	d->qh = NULL;
 	xhca_qpctx_unmap(d->ctxm, d->max_qps);
 	d->ctxm = NULL;
 }
@@ -329,6 +350,9 @@ int qp_reconcile(struct xhcad *d)
 		if (claimed[i]) {
 			bit_set(d, i, 1);
 			d->qps_in_use++;
+			/* Sessions did not survive the restart: the QP is
+			 * xhcad's now, with nowhere to deliver (RNR). */
+			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, 0, 0);
 		} else if (c.valid || xhca_qpctx_torn(&d->ctxm[i])) {
 			pr_warn("removed QP context %u (QPN 0x%06x): no CAM entry points at it\n", i,
 				c.gqpn);
@@ -350,12 +374,14 @@ out:
 	return err;
 }
 
-int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
+int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
 {
 	struct xhca_cam_val v;
 	struct xhca_qp_ctx c;
-	__u32 lidx, qpn = a->qpn;
+	__u32 lidx, qpn = a->qpn, flowq;
 	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
+	struct cq *cq = NULL;
+	__u64 rq_off = 0;
 	__u8 pidx;
 	int rc;
 
@@ -374,6 +400,24 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	if ((pkey & 0x7fff) == 0)
 		return fail(err, errlen, -EINVAL,
 			    "qp create: P_Key 0x%04x is invalid (partition 0); use e.g. 0xffff", pkey);
+	if ((a->mask & XHCA_QPA_FLOWQ) && a->flowq >= d->nflowq)
+		return fail(err, errlen, -EINVAL,
+			    "qp create: flow queue %u does not exist; xhcad has %u (0..%u)", a->flowq,
+			    d->nflowq, d->nflowq - 1);
+	if (owner) {
+		cq = cq_find(d, a->cq);
+		if (!cq || cq->owner != owner)
+			return fail(err, errlen, -ENOENT,
+				    "qp create: no CQ %u in this session; create one first", a->cq);
+		if (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
+		    (a->rq_depth & (a->rq_depth - 1)))
+			return fail(err, errlen, -EINVAL,
+				    "qp create: receive queue depth %u is not a power of 2 in 1..%u",
+				    a->rq_depth, XHCA_RING_DEPTH_MAX);
+	} else if (a->cq) {
+		return fail(err, errlen, -EINVAL,
+			    "qp create: only application sessions (libxhca) attach a CQ");
+	}
 	if (qpn && !cam_lookup(d, qpn, &v))
 		return fail(err, errlen, -EEXIST,
 			    "qp create: QPN 0x%06x already exists on %s; pick another --qpn or omit it",
@@ -390,11 +434,23 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 			    XHCA_PKEY_TBL_LEN);
 	if (rc)
 		return fail(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
+	if (cq) {
+		rc = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
+			      &rq_off);
+		if (rc)
+			return fail(err, errlen, rc, "qp create: no room in host memory for a "
+				    "receive queue of %u; free buffers or start xhcad with a larger "
+				    "--hostmem-mb", a->rq_depth);
+	}
 	if (!qpn) {
 		rc = alloc_qpn(d, &qpn);
-		if (rc)
+		if (rc) {
+			if (cq)
+				hm_free(d, rq_off, owner);
 			return fail(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
+		}
 	}
+	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq : qp_default_flowq(d, qpn);
 
 	ctx_read(d, lidx, &c);
 	{
@@ -407,7 +463,9 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	c.valid = 1;
 	c.type = a->type;
 	c.state = XHCA_QPS_RESET;
-	c.action = XHCA_ACT_PASS;
+	/* An application's QP delivers to it; the CLI's start as pass. */
+	c.action = owner ? XHCA_ACT_HOST : XHCA_ACT_PASS;
+	c.flowq = (__u8)flowq;
 	c.pkey_index = pidx;
 	c.pkey = pkey;
 	c.mtu_shift = 10;
@@ -419,13 +477,28 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
 		rc = -errno;
 		invalidate_slot(d, lidx, &c);
+		if (cq)
+			hm_free(d, rq_off, owner);
 		return fail(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
 	}
 	bit_set(d, lidx, 1);
 	d->qps_in_use++;
+	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq_off, a->rq_depth);
 	attr_from_ctx(&c, a);
-	pr_info("created %s QP 0x%06x\n", type_names[c.type], qpn);
+	attr_from_host(&d->qh[lidx], a);
+	pr_info("created %s QP 0x%06x (flow queue %u%s)\n", type_names[c.type], qpn, flowq,
+		owner ? ", application" : "");
+	return 0;
+}
+
+/* A session acts on its own QPs only; the CLI (owner 0) on any. */
+static int check_owner(struct xhcad *d, const char *op, __u32 qpn, __u32 lidx, __u32 owner,
+		       char *err, size_t errlen)
+{
+	if (owner && d->qh[lidx].owner != owner)
+		return fail(err, errlen, -EPERM, "%s: QP 0x%06x belongs to another session", op,
+			    qpn);
 	return 0;
 }
 
@@ -449,7 +522,7 @@ static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
 	return 0;
 }
 
-int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
+int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
 {
 	struct xhca_qp_ctx c;
 	__u32 lidx, m = a->mask;
@@ -457,8 +530,16 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	int rc, set_rx = 0;
 
 	rc = find_qp(d, "qp modify", a->qpn, &lidx, &c, err, errlen);
+	if (!rc)
+		rc = check_owner(d, "qp modify", a->qpn, lidx, owner, err, errlen);
 	if (rc)
 		return rc;
+	if ((m & XHCA_QPA_FLOWQ))
+		return fail(err, errlen, -EINVAL,
+			    "qp modify: the flow queue is set at create; destroy and create the QP");
+	if ((m & XHCA_QPA_ACTION) && owner)
+		return fail(err, errlen, -EINVAL,
+			    "qp modify: an application's QP always delivers to it (action host)");
 	/* Validate everything first: a failed modify changes nothing. */
 	if ((m & XHCA_QPA_STATE) && (a->state > XHCA_QPS_ERR || !valid_transition(c.state, a->state)))
 		return fail(err, errlen, -EINVAL,
@@ -472,8 +553,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	if ((m & XHCA_QPA_MTU) && (a->mtu_shift < 8 || a->mtu_shift > 12))
 		return fail(err, errlen, -EINVAL,
 			    "qp modify: MTU must be 256, 512, 1024, 2048 or 4096");
-	if ((m & XHCA_QPA_ACTION) && a->action > XHCA_ACT_DROP)
-		return fail(err, errlen, -EINVAL, "qp modify: action must be pass or drop");
+	if ((m & XHCA_QPA_ACTION) && a->action > XHCA_ACT_HOST)
+		return fail(err, errlen, -EINVAL, "qp modify: action must be pass, drop or host");
 	if ((m & XHCA_QPA_DEST_QPN) && a->dest_qpn > XHCA_QPN_MASK)
 		return fail(err, errlen, -ERANGE, "qp modify: dest QPN 0x%x is out of range",
 			    a->dest_qpn);
@@ -532,18 +613,29 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen)
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP))
 		c.flags = (c.flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
 	ctx_write(d, lidx, &c, set_rx);
+	if (set_rx) {
+		/* a new sequence: the host side starts over too */
+		d->qh[lidx].psn_valid = 0;
+		d->qh[lidx].in_msg = 0;
+		d->qh[lidx].discard = 0;
+	}
 	ctx_read(d, lidx, &c); /* the ePSN as it is now */
 	attr_from_ctx(&c, a);
+	attr_from_host(&d->qh[lidx], a);
 	return 0;
 }
 
-int qp_destroy(struct xhcad *d, __u32 qpn, char *err, size_t errlen)
+int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen)
 {
 	struct xhca_qp_ctx c;
+	struct qp_host *qh;
+	__u64 rq_off;
 	__u32 lidx;
 	int rc;
 
 	rc = find_qp(d, "qp destroy", qpn, &lidx, &c, err, errlen);
+	if (!rc)
+		rc = check_owner(d, "qp destroy", qpn, lidx, owner, err, errlen);
 	if (rc)
 		return rc;
 	/* CAM first: from here on new packets miss and are quietly dropped. */
@@ -552,6 +644,15 @@ int qp_destroy(struct xhcad *d, __u32 qpn, char *err, size_t errlen)
 	invalidate_slot(d, lidx, &c);
 	bit_set(d, lidx, 0);
 	d->qps_in_use--;
+	/* Frames still queued carry the old generation: xhcad discards them
+	 * as stale. The receive queue's memory goes with its owner's handle;
+	 * destroyed by someone else, the ring is marked dead and stays until
+	 * the session frees it or ends. */
+	qh = &d->qh[lidx];
+	rq_off = qh->rq ? qh->rq_off : 0;
+	if (qh->rq && qh->owner == owner)
+		hm_free(d, rq_off, owner);
+	qp_host_detach(d, lidx);
 	pr_info("destroyed QP 0x%06x\n", qpn);
 	return 0;
 }
@@ -584,8 +685,11 @@ static void info_of(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c,
 {
 	memset(qi, 0, sizeof(*qi));
 	attr_from_ctx(c, &qi->attr);
+	attr_from_host(&d->qh[lidx], &qi->attr);
 	qi->gen = c->gen;
 	qp_counters(d, lidx, &qi->cnt);
+	if (d->qh[lidx].valid)
+		qi->host = d->qh[lidx].cnt;
 }
 
 int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
@@ -631,6 +735,8 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stat
 
 	memset(out, 0, sizeof(*out));
 	out->nr_reasons = XHCA_R_MAX;
+	out->nr_host = XHCA_H_MAX;
+	memcpy(out->host, d->host, sizeof(out->host));
 	if (rq->flags & XHCA_STATS_F_QP) {
 		rc = find_qp(d, "stats", rq->qpn, &lidx, &c, err, errlen);
 		if (rc)
@@ -655,6 +761,7 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stat
 	if ((rq->flags & XHCA_STATS_F_RESET) && (rq->flags & XHCA_STATS_F_QP)) {
 		percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	} else if (rq->flags & XHCA_STATS_F_RESET) {
+		memset(d->host, 0, sizeof(d->host));
 		for (r = 0; r < XHCA_R_MAX; r++)
 			percpu_zero(d, d->m.stats, r, sizeof(struct xhca_counter));
 		for (lidx = 0; lidx < d->max_qps; lidx++)

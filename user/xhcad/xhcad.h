@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* xhcad internals: the device (program, maps, pins) and the QP table. */
+/*
+ * xhcad internals: the device (program, maps, pins), the QP table, host
+ * memory, the flow queues (AF_XDP sockets and their scheduler), delivery
+ * into applications' receive queues and completion queues, and sessions.
+ * One thread runs all of it (loop.c): nothing here takes a lock.
+ */
 #ifndef XHCAD_H
 #define XHCAD_H
 
@@ -8,10 +13,14 @@
 #include <linux/types.h>
 #include <xhca/abi.h>
 #include <xhca/ctl.h>
+#include <xhca/ring.h>
+#include "sched.h"
 
 struct xhca;
 
-/* File descriptors of the maps xhcad writes; from the skeleton when xhcad
+#define XSK_FRAME_SIZE 4096 /* UMEM frames, one page each */
+
+/* File descriptors of the maps xhcad uses; from the skeleton when xhcad
  * loads the object, from the attached program when it adopts one. */
 struct xhca_maps {
 	int cam;
@@ -19,6 +28,10 @@ struct xhca_maps {
 	int stats;
 	int qp_stats;
 	int pkeys;
+	int xsks;
+	int flowq;
+	int fq_stats;
+	int hostmem;
 	int dstate; /* daemon state: QPN cursor (userspace only) */
 };
 
@@ -27,6 +40,68 @@ struct xhca_dstate {
 	__u32 next_qpn;
 	__u32 pad;
 };
+
+/* A completion queue, in host memory (ring.h). */
+struct cq {
+	__u32 id;
+	__u32 owner;		/* session */
+	__u32 depth;
+	__u32 nqps;		/* QPs whose receive completions go here */
+	struct xhca_ring_ctl *ring;
+	struct xhca_cqe *e;
+	__u64 off, len;		/* its host memory */
+	int efd;		/* the application's eventfd: signalled when armed */
+	int dbfd;		/* doorbell: the application says there is room */
+	int waiting;		/* xhcad waits for room (flow queues blocked on it) */
+	struct cq *next;
+};
+
+/* What xhcad keeps per local QP beside its context: where its messages go. */
+struct qp_host {
+	int valid;
+	__u32 gen;		/* of the context this belongs to */
+	__u32 gqpn;
+	__u32 owner;		/* session, 0 = xhcad's own */
+	__u8 type;
+	__u8 flowq;
+	struct cq *cq;		/* NULL: nowhere to deliver (CLI QPs): RNR */
+	struct xhca_ring_ctl *rq; /* receive queue ring, NULL with no CQ */
+	struct xhca_rwqe *rqe;
+	__u64 rq_off, rq_len;
+	__u32 rq_depth;
+	/* the message being received */
+	int in_msg;		/* a FIRST was placed; MIDDLE/LAST go on */
+	int discard;		/* dropping the rest of a broken message, by this reason */
+	__u32 msg_off;		/* bytes placed so far */
+	struct xhca_rwqe wqe;	/* its buffer (the RQ head, consumed at the end) */
+	int psn_valid;
+	__u32 next_psn;		/* RC/UC: what the next frame should carry */
+	struct xhca_qp_host cnt;
+};
+
+/* One AF_XDP socket: an RX queue's share of a flow queue. */
+struct fq_sock;
+struct xsk_state;
+
+/* A flow queue as xhcad runs it. */
+struct flowq_rt {
+	struct fq_sock **socks;	/* one per RX queue */
+	int blocked;		/* waiting for room in blocked_on */
+	struct cq *blocked_on;
+	__u64 frames, bytes;	/* taken, payload bytes delivered */
+	__u64 kernel_drops;
+	__u32 nqps;
+};
+
+struct session {
+	__u32 id;
+	int fd;			/* its control connection */
+	__u32 pid;
+	char name[32];
+	struct session *next;
+};
+
+struct hm_block;
 
 struct xhcad {
 	char ifname[16];
@@ -52,6 +127,35 @@ struct xhcad {
 	__u32 next_qpn;		/* allocator cursor: moves forward, wraps */
 	__u32 repaired;
 	__u64 start_ms;
+	struct qp_host *qh;	/* per local index */
+
+	/* host memory (hostmem.c) */
+	__u8 *hostmem;
+	__u64 hostmem_bytes;
+	__u32 hostmem_pages;	/* from --hostmem-mb, or the pinned map */
+	__u64 hostmem_used;
+	struct hm_block *blocks;
+	__u32 *page_owner;	/* owner + 1 per page, 0: free */
+
+	/* flow queues (xsk.c, deliver.c) */
+	__u32 nflowq;
+	__u32 umem_frames;
+	__u32 ring_size;	/* RX, fill and completion ring entries */
+	__u64 bus_rate;		/* bytes/s, 0: unlimited */
+	struct xhca_flowq *fqm;	/* the xhca_flowq map, mapped */
+	struct flowq_rt fq[XHCA_FLOWQ_MAX];
+	struct sched sched;
+	struct xsk_state *xs;
+	double tokens;		/* bus-rate token bucket, bytes */
+	__u64 tokens_ns;
+	struct xhca_counter host[XHCA_H_MAX];
+
+	/* applications */
+	struct session *sessions;
+	__u32 nsessions;
+	__u32 next_session;
+	struct cq *cqs;
+	__u32 next_cq;
 };
 
 /* loader.c */
@@ -63,18 +167,76 @@ void xhcad_unload(struct xhcad *d);
 int qp_table_init(struct xhcad *d);
 void qp_table_free(struct xhcad *d);
 int qp_reconcile(struct xhcad *d);
-int qp_create(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen);
-int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, char *err, size_t errlen);
-int qp_destroy(struct xhcad *d, __u32 qpn, char *err, size_t errlen);
+int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
+int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
+int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen);
 int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
 	    size_t errlen);
 int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stats_reply *out,
 	      char *err, size_t errlen);
+__u32 qp_default_flowq(const struct xhcad *d, __u32 qpn);
 
-/* ctl_server.c */
+/* hostmem.c */
+int hostmem_init(struct xhcad *d);
+void hostmem_fini(struct xhcad *d);
+int hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u64 *off);
+int hm_free(struct xhcad *d, __u64 off, __u32 owner);
+void hm_free_owner(struct xhcad *d, __u32 owner);
+int hm_range_ok(const struct xhcad *d, __u64 off, __u64 len);
+/* [off, off + len) lies in pages that owner allocated. */
+int hm_owned(const struct xhcad *d, __u64 off, __u64 len, __u32 owner);
+static inline void *hm_ptr(const struct xhcad *d, __u64 off)
+{
+	return d->hostmem + off;
+}
+
+/* xsk.c: the UMEM, its rings and the flow queue sockets */
+int xsk_init(struct xhcad *d);
+void xsk_fini(struct xhcad *d);
+int xsk_nrxq(const struct xhcad *d);
+int xsk_zerocopy(const struct xhcad *d);
+/* Poll set: the RX socket fds of flow queue f. */
+int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max);
+/* The head frame of flow queue f (oldest over its RX queues): its metadata,
+ * data and length, or 0 when f is empty. */
+int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const __u8 **data,
+	     __u32 *len);
+/* Takes the head frame of f out of its ring; xsk_done() gives it back. */
+void xsk_take(struct xhcad *d, __u32 f);
+void xsk_done(struct xhcad *d);
+void xsk_refill(struct xhcad *d);
+/* Frames lost by the kernel after xhca_rx redirected them, since the last
+ * call, per flow queue: added to deq so backlog and gate stay true. */
+void xsk_sync_drops(struct xhcad *d);
+void xsk_account(const struct xhcad *d, struct xhca_status *s);
+__u32 xsk_backlog(const struct xhcad *d, __u32 f);
+
+/* deliver.c: flow queues to receive buffers and completions */
+void flowq_init(struct xhcad *d);
+/* Serves up to budget frames; returns how many were taken. *wait_ns tells
+ * how long the bus model wants to wait before more (0: none). */
+int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns);
+void flowq_unblock(struct xhcad *d, struct cq *cq);
+void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi);
+int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t errlen);
+void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
+		    __u32 owner, struct cq *cq, __u64 rq_off, __u32 rq_depth);
+void qp_host_detach(struct xhcad *d, __u32 lidx);
+
+/* session.c: application sessions, their CQs and buffers */
+struct cq *cq_find(struct xhcad *d, __u32 id);
+int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
+	      size_t errlen);
+int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
+struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h);
+void session_close(struct xhcad *d, __u32 id);
+
+/* ctl_server.c, loop.c */
 int ctl_listen(struct xhcad *d);
-int ctl_serve(struct xhcad *d, int lfd);
+int xhcad_run(struct xhcad *d, int lfd);
+void fill_status(struct xhcad *d, struct xhca_status *s);
 
 __u64 now_ms(void);
+__u64 now_ns(void);
 
 #endif /* XHCAD_H */

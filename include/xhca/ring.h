@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Rings in host memory shared by xhcad and applications (through libxhca):
+ * a receive queue per QP (the application posts, xhcad consumes) and a
+ * completion queue (xhcad produces, the application polls). Neither side
+ * makes a system call per entry:
+ *  - producer: write the entry, then store prod with release order;
+ *  - consumer: load prod with acquire order, read, store cons with release.
+ * Two flags let a side sleep without missing the other's progress; each is
+ * set, then the ring checked again, with full fences on both sides:
+ *  - armed (CQ): the application is about to sleep on its eventfd; xhcad
+ *    signals it after producing, then clears the flag;
+ *  - waiting (CQ): xhcad found the CQ full and stopped the QP's flow queue;
+ *    the application rings the doorbell eventfd after consuming.
+ */
+#ifndef XHCA_RING_H
+#define XHCA_RING_H
+
+#include <linux/types.h>
+
+struct xhca_ring_ctl {
+	__u32 prod;		/* written by the producer */
+	__u32 pad0[15];
+	__u32 cons;		/* written by the consumer */
+	__u32 pad1[15];
+	__u32 depth;		/* entries, a power of 2; fixed at creation */
+	__u32 armed;		/* CQ: the application sleeps on its eventfd */
+	__u32 waiting;		/* CQ: xhcad waits for room */
+	__u32 dead;		/* the QP or CQ was destroyed (by xhcad or the CLI) */
+	__u64 stalls;		/* CQ: times xhcad found it full */
+	__u8 pad2[40];
+};
+_Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
+
+/* A receive work request (xhca_post_recv). */
+struct xhca_rwqe {
+	__u64 wr_id;
+	__u64 addr;		/* offset of the buffer in host memory */
+	__u32 len;
+	__u32 pad0;
+	__u64 pad1;
+};
+_Static_assert(sizeof(struct xhca_rwqe) == 32, "xhca_rwqe size");
+
+/* Completion status and opcodes, numbered as in ibv_wc_status/ibv_wc_opcode. */
+enum xhca_wc_status {
+	XHCA_WC_SUCCESS = 0,
+	XHCA_WC_LOC_LEN_ERR = 1,
+	XHCA_WC_LOC_PROT_ERR = 4,
+	XHCA_WC_WR_FLUSH_ERR = 5,
+};
+
+enum xhca_wc_opcode {
+	XHCA_WC_RECV = 128,
+	XHCA_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
+#define XHCA_WC_GRH (1u << 0)		/* the buffer starts with a 40-byte GRH */
+#define XHCA_WC_WITH_IMM (1u << 1)	/* imm_data is valid */
+#define XHCA_WC_WITH_INV (1u << 3)	/* imm_data is the invalidated R_Key */
+
+/* A completion (struct xhca_wc in the API). */
+struct xhca_cqe {
+	__u64 wr_id;
+	__u32 status;		/* enum xhca_wc_status */
+	__u32 opcode;		/* enum xhca_wc_opcode */
+	__u32 byte_len;		/* bytes placed, the GRH included */
+	__u32 imm_data;		/* network byte order, as verbs; or the invalidated R_Key */
+	__u32 qp_num;		/* the receiving QP */
+	__u32 src_qp;		/* UD: the sender's QPN */
+	__u32 wc_flags;		/* XHCA_WC_* */
+	__u16 pkey_index;
+	__u8 sl;
+	__u8 pad0;
+	__u32 vendor_err;	/* enum xhca_host_reason of an error completion */
+	__u32 pad1;
+	__u64 rx_ns;		/* when xhca_rx took the last packet (CLOCK_MONOTONIC) */
+	__u64 pad2;
+};
+_Static_assert(sizeof(struct xhca_cqe) == 64, "xhca_cqe size");
+
+#define XHCA_RING_DEPTH_MAX 65536
+
+/* Bytes of host memory a ring of depth entries of size esize takes. */
+static inline __u64 xhca_ring_bytes(__u32 depth, __u32 esize)
+{
+	return sizeof(struct xhca_ring_ctl) + (__u64)depth * esize;
+}
+
+#endif /* XHCA_RING_H */

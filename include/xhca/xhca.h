@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libxhca: the application interface of the xhca software HCA.
+ *
+ * An application opens a session with xhcad for an interface, maps its host
+ * memory, allocates buffers in it, creates completion queues and queue pairs,
+ * posts receive buffers and polls completions. Posting and polling touch only
+ * shared memory (include/xhca/ring.h): no system call per work request or
+ * completion. Everything the session created is freed by xhcad when the
+ * session ends, by xhca_close() or because the process died.
+ *
+ * Functions returning int return 0 (or a count) on success and -errno on
+ * failure; those returning a pointer return NULL and set errno. After a
+ * failure xhca_errmsg() tells what xhcad said, in one line.
+ *
+ * Not thread-safe per object: use one thread per CQ and per QP, or lock.
+ */
+#ifndef XHCA_XHCA_H
+#define XHCA_XHCA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <xhca/abi.h>
+#include <xhca/ctl.h>
+#include <xhca/ring.h>
+
+struct xhca_ctx;
+struct xhca_cq;
+struct xhca_qp;
+
+/* A completion: the CQE layout of the shared ring (ring.h). */
+#define xhca_wc xhca_cqe
+
+/* Session. */
+struct xhca_ctx *xhca_open(const char *ifname);
+void xhca_close(struct xhca_ctx *ctx);
+const char *xhca_errmsg(const struct xhca_ctx *ctx);
+/* The host memory mapping: base address and size in bytes. */
+void *xhca_hostmem(const struct xhca_ctx *ctx, size_t *len);
+
+/* Buffers in host memory, page-aligned, zeroed. */
+void *xhca_alloc(struct xhca_ctx *ctx, size_t len);
+int xhca_free(struct xhca_ctx *ctx, void *buf);
+
+/* Completion queues. depth: a power of 2 up to XHCA_RING_DEPTH_MAX. */
+struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth);
+int xhca_cq_destroy(struct xhca_cq *cq);
+/* Up to n completions into wc; returns how many (0: none). */
+int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n);
+/* Waits until a completion is there or timeout_ms passes (-1: forever).
+ * Returns 1 when completions are ready, 0 on timeout. */
+int xhca_cq_wait(struct xhca_cq *cq, int timeout_ms);
+/* For epoll: the eventfd that becomes readable after xhca_cq_arm() once a
+ * completion arrives. xhca_cq_arm() returns 1 if completions are already
+ * there (do not sleep), 0 when armed. Read the eventfd (8 bytes) after it
+ * fired. */
+int xhca_cq_fd(const struct xhca_cq *cq);
+int xhca_cq_arm(struct xhca_cq *cq);
+/* Times xhcad found this CQ full and held the QPs' flow queue back. */
+uint64_t xhca_cq_stalls(const struct xhca_cq *cq);
+
+/* Queue pairs. */
+struct xhca_qp_init_attr {
+	uint8_t type;		/* XHCA_QPT_RC, _UC or _UD */
+	uint32_t qpn;		/* 0: xhcad picks one */
+	uint16_t pkey;		/* 0: 0xffff */
+	uint32_t qkey;		/* UD */
+	int flowq;		/* -1: a hash of the QPN */
+	struct xhca_cq *recv_cq;
+	unsigned int rq_depth;	/* receive queue slots, a power of 2 */
+};
+
+struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *attr);
+uint32_t xhca_qp_num(const struct xhca_qp *qp);
+/* attr->mask says which fields change (XHCA_QPA_* in ctl.h); attr->qpn is
+ * filled in. On success attr holds the QP as xhcad has it now. */
+int xhca_qp_modify(struct xhca_qp *qp, struct xhca_qp_attr *attr);
+int xhca_qp_query(struct xhca_qp *qp, struct xhca_qp_attr *attr);
+int xhca_qp_destroy(struct xhca_qp *qp);
+/* Posts a receive buffer (inside host memory). -ENOMEM: the receive queue
+ * is full; -EFAULT: the buffer is not in host memory; -ESHUTDOWN: the QP
+ * was destroyed (by xhcad or the CLI). */
+int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len);
+
+#endif /* XHCA_XHCA_H */

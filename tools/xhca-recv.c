@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca-recv: an example application of libxhca. It opens a session on an
+ * interface, creates a CQ and a QP, brings the QP to RTR, posts receive
+ * buffers in host memory and prints every completion, reposting the buffer.
+ *
+ * Exit codes: 0 done, 1 failed, 2 bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <xhca/pkt.h>
+#include <xhca/xhca.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct opts {
+	const char *ifname;
+	struct xhca_qp_init_attr qa;
+	int have_type;
+	const char *local_ip, *remote_ip;
+	uint32_t epsn, mtu_shift;
+	unsigned int bufs, buf_size, cq_depth;
+	uint64_t count, stop_after;
+	double timeout, duration;
+	int quiet, json, check_psn;
+	uint32_t dump;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xhca-recv -i IFNAME --type rc|uc|ud [options]\n"
+		"Receives SENDs on a new QP through xhcad and prints each completion.\n"
+		"  --qpn N            QPN to ask for (default: xhcad picks)\n"
+		"  --qkey K --pkey P  UD Q_Key, P_Key\n"
+		"  --flowq N          flow queue (default: a hash of the QPN)\n"
+		"  --local-ip A --remote-ip A   RC/UC addresses (required for rc and uc)\n"
+		"  --epsn N           first expected PSN (default 0); --mtu 256..4096\n"
+		"  --bufs N           receive buffers posted (default 64, also the RQ depth)\n"
+		"  --buf-size B       bytes each (default 4096)\n"
+		"  --cq-depth N       completion queue depth (default 2 x bufs)\n"
+		"  --count N          exit after N completions\n"
+		"  --timeout S        exit after S seconds without a completion (default 10)\n"
+		"  --duration S       exit after S seconds in all\n"
+		"  --stop-after N     stop polling after N completions and wait (a stalled\n"
+		"                     application), until --duration or a signal\n"
+		"  --check-psn        the payload starts with the PSN (xhca-gen --stamp): count\n"
+		"                     messages that arrive out of order\n"
+		"  --dump N           print the first N bytes of each message (hex)\n"
+		"  -q                 summary only;  -j  JSON lines\n"
+		"Prints 'ready qpn 0xNNNNNN' (or a JSON ready line) once the QP is in RTR.\n");
+}
+
+enum { O_TYPE = 256, O_QPN, O_QKEY, O_PKEY, O_FLOWQ, O_LIP, O_RIP, O_EPSN, O_MTU, O_BUFS,
+       O_BUFSZ, O_CQD, O_COUNT, O_TIMEOUT, O_DURATION, O_STOPAFTER, O_CHECKPSN, O_DUMP };
+
+static int num(const char *opt, const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	if (!*s || *end || errno || *s == '-' || *v > max) {
+		fprintf(stderr, "xhca-recv: %s '%s' is not a number in 0..%" PRIu64 "\n", opt, s,
+			max);
+		return -1;
+	}
+	return 0;
+}
+
+static int secs(const char *opt, const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (!*s || *end || !(*v > 0)) {
+		fprintf(stderr, "xhca-recv: %s '%s' is not a positive number of seconds\n", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "interface", 1, NULL, 'i' }, { "type", 1, NULL, O_TYPE }, { "qpn", 1, NULL, O_QPN },
+		{ "qkey", 1, NULL, O_QKEY },   { "pkey", 1, NULL, O_PKEY }, { "flowq", 1, NULL, O_FLOWQ },
+		{ "local-ip", 1, NULL, O_LIP }, { "remote-ip", 1, NULL, O_RIP },
+		{ "epsn", 1, NULL, O_EPSN },   { "mtu", 1, NULL, O_MTU },   { "bufs", 1, NULL, O_BUFS },
+		{ "buf-size", 1, NULL, O_BUFSZ }, { "cq-depth", 1, NULL, O_CQD },
+		{ "count", 1, NULL, O_COUNT }, { "timeout", 1, NULL, O_TIMEOUT },
+		{ "duration", 1, NULL, O_DURATION }, { "stop-after", 1, NULL, O_STOPAFTER },
+		{ "check-psn", 0, NULL, O_CHECKPSN }, { "dump", 1, NULL, O_DUMP },
+		{ "json", 0, NULL, 'j' },      { "help", 0, NULL, 'h' },    {}
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->qa.flowq = -1;
+	o->bufs = 64;
+	o->buf_size = 4096;
+	o->timeout = 10;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:qjh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'i': o->ifname = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'j': o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		case O_TYPE:
+			if (!strcmp(optarg, "rc"))
+				o->qa.type = XHCA_QPT_RC;
+			else if (!strcmp(optarg, "uc"))
+				o->qa.type = XHCA_QPT_UC;
+			else if (!strcmp(optarg, "ud"))
+				o->qa.type = XHCA_QPT_UD;
+			else {
+				fprintf(stderr, "xhca-recv: --type %s: use rc, uc or ud\n", optarg);
+				return -1;
+			}
+			o->have_type = 1;
+			break;
+		case O_QPN: if (num("--qpn", optarg, 0xfffffe, &v)) return -1; o->qa.qpn = (uint32_t)v; break;
+		case O_QKEY: if (num("--qkey", optarg, 0xffffffff, &v)) return -1; o->qa.qkey = (uint32_t)v; break;
+		case O_PKEY: if (num("--pkey", optarg, 0xffff, &v)) return -1; o->qa.pkey = (uint16_t)v; break;
+		case O_FLOWQ: if (num("--flowq", optarg, XHCA_FLOWQ_MAX - 1, &v)) return -1; o->qa.flowq = (int)v; break;
+		case O_LIP: o->local_ip = optarg; break;
+		case O_RIP: o->remote_ip = optarg; break;
+		case O_EPSN: if (num("--epsn", optarg, 0xffffff, &v)) return -1; o->epsn = (uint32_t)v; break;
+		case O_MTU:
+			if (num("--mtu", optarg, 4096, &v) || v < 256 || (v & (v - 1))) {
+				fprintf(stderr, "xhca-recv: --mtu: use 256, 512, 1024, 2048 or 4096\n");
+				return -1;
+			}
+			o->mtu_shift = (uint32_t)__builtin_ctzll(v);
+			break;
+		case O_BUFS:
+			if (num("--bufs", optarg, XHCA_RING_DEPTH_MAX, &v) || !v || (v & (v - 1))) {
+				fprintf(stderr, "xhca-recv: --bufs: a power of 2 up to %d\n",
+					XHCA_RING_DEPTH_MAX);
+				return -1;
+			}
+			o->bufs = (unsigned int)v;
+			break;
+		case O_BUFSZ: if (num("--buf-size", optarg, 1u << 30, &v) || !v) return -1; o->buf_size = (unsigned int)v; break;
+		case O_CQD: if (num("--cq-depth", optarg, XHCA_RING_DEPTH_MAX, &v)) return -1; o->cq_depth = (unsigned int)v; break;
+		case O_COUNT: if (num("--count", optarg, UINT64_MAX >> 1, &v)) return -1; o->count = v; break;
+		case O_TIMEOUT: if (secs("--timeout", optarg, &o->timeout)) return -1; break;
+		case O_DURATION: if (secs("--duration", optarg, &o->duration)) return -1; break;
+		case O_STOPAFTER: if (num("--stop-after", optarg, UINT64_MAX >> 1, &v)) return -1; o->stop_after = v; break;
+		case O_CHECKPSN: o->check_psn = 1; break;
+		case O_DUMP: if (num("--dump", optarg, 65536, &v)) return -1; o->dump = (uint32_t)v; break;
+		case ':':
+			fprintf(stderr, "xhca-recv: option '%s' needs a value\n", argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "xhca-recv: unknown option '%s'; see xhca-recv --help\n",
+				argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xhca-recv: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!o->ifname || !o->have_type) {
+		fprintf(stderr, "xhca-recv: give -i IFNAME and --type rc|uc|ud\n");
+		return -1;
+	}
+	if (o->qa.type != XHCA_QPT_UD && (!o->local_ip || !o->remote_ip)) {
+		fprintf(stderr, "xhca-recv: rc and uc need --local-ip and --remote-ip\n");
+		return -1;
+	}
+	if (!o->cq_depth)
+		o->cq_depth = o->bufs * 2 > XHCA_RING_DEPTH_MAX ? XHCA_RING_DEPTH_MAX : o->bufs * 2;
+	if (o->cq_depth & (o->cq_depth - 1)) {
+		fprintf(stderr, "xhca-recv: --cq-depth: a power of 2\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* INIT, then RTR with the addresses and the first ePSN. */
+static int bring_up(struct xhca_qp *qp, const struct opts *o)
+{
+	struct xhca_qp_attr a = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
+	int err;
+
+	err = xhca_qp_modify(qp, &a);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.mask = XHCA_QPA_STATE | XHCA_QPA_EPSN;
+	a.state = XHCA_QPS_RTR;
+	a.epsn = o->epsn;
+	if (o->mtu_shift) {
+		a.mask |= XHCA_QPA_MTU;
+		a.mtu_shift = (__u8)o->mtu_shift;
+	}
+	if (o->qa.type != XHCA_QPT_UD) {
+		int fl = xhca_ip_parse(o->local_ip, a.local_ip), fr = xhca_ip_parse(o->remote_ip,
+										     a.remote_ip);
+
+		if (fl < 0 || fr < 0 || fl != fr) {
+			fprintf(stderr, "xhca-recv: --local-ip and --remote-ip must be addresses of one "
+				"family\n");
+			return -EINVAL;
+		}
+		a.mask |= XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP;
+		if (fl == 6)
+			a.flags |= XHCA_QPF_IPV6;
+	}
+	return xhca_qp_modify(qp, &a);
+}
+
+static void print_hex(const uint8_t *p, uint32_t n)
+{
+	static const char hx[] = "0123456789abcdef";
+
+	for (uint32_t i = 0; i < n; i++) {
+		putchar(hx[p[i] >> 4]);
+		putchar(hx[p[i] & 15]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t got = 0, bytes = 0, errors = 0, ooo = 0;
+	struct xhca_ctx *ctx = NULL;
+	struct xhca_cq *cq = NULL;
+	struct xhca_qp *qp = NULL;
+	uint8_t *bufs = NULL;
+	uint32_t last_psn = 0;
+	int have_psn = 0, rc = 1, err;
+	double t0, tlast, tfirst = 0;
+	struct opts o;
+
+	if (parse(argc, argv, &o)) {
+		usage(stderr);
+		return 2;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ctx = xhca_open(o.ifname);
+	if (!ctx) {
+		fprintf(stderr, "xhca-recv: cannot open a session on %s: %s; is xhcad running (xhcad "
+			"%s)?\n", o.ifname, strerror(errno), o.ifname);
+		return 1;
+	}
+	bufs = xhca_alloc(ctx, (size_t)o.bufs * o.buf_size);
+	cq = bufs ? xhca_cq_create(ctx, o.cq_depth) : NULL;
+	o.qa.recv_cq = cq;
+	o.qa.rq_depth = o.bufs;
+	qp = cq ? xhca_qp_create(ctx, &o.qa) : NULL;
+	if (!qp) {
+		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(ctx));
+		goto out;
+	}
+	err = bring_up(qp, &o);
+	if (err) {
+		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(ctx));
+		goto out;
+	}
+	for (unsigned int i = 0; i < o.bufs; i++) {
+		err = xhca_post_recv(qp, i, bufs + (size_t)i * o.buf_size, o.buf_size);
+		if (err) {
+			fprintf(stderr, "xhca-recv: post buffer %u: %s\n", i, strerror(-err));
+			goto out;
+		}
+	}
+	if (o.json)
+		printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
+	else
+		printf("ready qpn 0x%06x\n", xhca_qp_num(qp));
+	t0 = tlast = now_sec();
+	while (!stop) {
+		struct xhca_wc wc[64];
+		double now = now_sec();
+		int n;
+
+		if (o.duration && now - t0 >= o.duration)
+			break;
+		if (o.count && got >= o.count)
+			break;
+		if (o.stop_after && got >= o.stop_after) {
+			/* A stalled application: the session stays, nothing is polled. */
+			usleep(10000);
+			continue;
+		}
+		if (!o.duration && now - tlast >= o.timeout)
+			break;
+		n = xhca_poll_cq(cq, wc, o.stop_after && o.stop_after - got < 64
+					      ? (int)(o.stop_after - got) : 64);
+		if (n < 0) {
+			fprintf(stderr, "xhca-recv: poll: %s\n", strerror(-n));
+			goto out;
+		}
+		if (!n) {
+			n = xhca_cq_wait(cq, 100);
+			if (n < 0) {
+				fprintf(stderr, "xhca-recv: the CQ is gone: %s\n", strerror(-n));
+				goto out;
+			}
+			continue;
+		}
+		tlast = now_sec();
+		if (!got)
+			tfirst = tlast;
+		for (int i = 0; i < n; i++) {
+			uint8_t *buf = bufs + wc[i].wr_id * o.buf_size;
+			uint32_t hdr = (wc[i].wc_flags & XHCA_WC_GRH) ? 40 : 0;
+			uint32_t dlen = wc[i].byte_len > hdr ? wc[i].byte_len - hdr : 0;
+
+			got++;
+			if (wc[i].status) {
+				errors++;
+			} else {
+				bytes += dlen;
+				if (o.check_psn && dlen >= 4) {
+					uint8_t *p = buf + hdr;
+					uint32_t psn = (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+
+					if (have_psn && (int32_t)((psn - last_psn) << 8) <= 0)
+						ooo++;
+					last_psn = psn;
+					have_psn = 1;
+				}
+			}
+			if (!o.quiet) {
+				if (o.json) {
+					printf("{\"wr_id\": %" PRIu64 ", \"status\": %u, \"opcode\": %u, "
+					       "\"byte_len\": %u, \"imm\": %u, \"qp_num\": %u, \"src_qp\": "
+					       "%u, \"flags\": %u, \"vendor_err\": %u",
+					       (uint64_t)wc[i].wr_id, wc[i].status, wc[i].opcode,
+					       wc[i].byte_len, __builtin_bswap32(wc[i].imm_data),
+					       wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags,
+					       wc[i].vendor_err);
+					if (o.dump && !wc[i].status) {
+						printf(", \"data\": \"");
+						print_hex(buf + hdr, dlen < o.dump ? dlen : o.dump);
+						putchar('"');
+					}
+					printf("}\n");
+				} else {
+					printf("wr %" PRIu64 " status %u opcode %u bytes %u imm 0x%08x "
+					       "qp 0x%06x src_qp 0x%06x flags 0x%x\n",
+					       (uint64_t)wc[i].wr_id, wc[i].status, wc[i].opcode,
+					       wc[i].byte_len, __builtin_bswap32(wc[i].imm_data),
+					       wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags);
+				}
+			}
+			err = xhca_post_recv(qp, wc[i].wr_id, buf, o.buf_size);
+			if (err) {
+				fprintf(stderr, "xhca-recv: repost: %s\n", strerror(-err));
+				goto out;
+			}
+		}
+	}
+	{
+		double span = got > 1 ? tlast - tfirst : 0;
+
+		if (o.json)
+			printf("{\"received\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"errors\": %" PRIu64
+			       ", \"out_of_order\": %" PRIu64 ", \"seconds\": %.6f, \"msgs_per_s\": "
+			       "%.1f, \"cq_stalls\": %" PRIu64 "}\n",
+			       got, bytes, errors, ooo, span, span > 0 ? (double)(got - 1) / span : 0,
+			       xhca_cq_stalls(cq));
+		else
+			printf("received %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " errors, %"
+			       PRIu64 " out of order, %.0f msgs/s\n", got, bytes, errors, ooo,
+			       span > 0 ? (double)(got - 1) / span : 0);
+	}
+	rc = 0;
+out:
+	xhca_close(ctx);
+	return rc;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A control connection, as the main loop keeps it. */
+#ifndef XHCAD_CTL_SERVER_H
+#define XHCAD_CTL_SERVER_H
+
+#include <linux/types.h>
+
+struct xhcad;
+
+struct client {
+	int fd;
+	__u32 session;	/* 0: not an application session (the CLI) */
+};
+
+int ctl_serve_one(struct xhcad *d, struct client *c);
+
+#endif /* XHCAD_CTL_SERVER_H */

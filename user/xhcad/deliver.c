@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * From the flow queues to the applications: the scheduler (sched.c) picks
+ * the flow queue, this file takes its head frame and places it.
+ *
+ * A SEND's payload goes into the QP's next posted receive buffer; FIRST,
+ * MIDDLE and LAST are reassembled into one buffer; the LAST (or ONLY) writes
+ * the completion. UD buffers start with the 40-byte GRH, as verbs and RXE
+ * do. A flow queue whose head frame's CQ is full waits (it is "blocked")
+ * until the application makes room; the others go on. A bus model
+ * (--bus-rate) charges every frame's bytes to a token bucket.
+ *
+ * Every frame taken ends in exactly one host reason (ctl.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include <xhca/wire.h>
+#include "log.h"
+#include "xhcad.h"
+
+#define GRH_LEN 40
+#define TOKEN_BURST_MIN (64u << 10)
+
+/* The head frame of each flow queue, as the scheduler last saw it. */
+struct head {
+	const struct xhca_rx_meta *m;
+	const __u8 *data;
+	__u32 len;
+};
+static struct head heads[XHCA_FLOWQ_MAX];
+
+static void count(struct xhcad *d, int reason, __u32 bytes)
+{
+	d->host[reason].packets++;
+	d->host[reason].bytes += bytes;
+}
+
+static int cq_full(const struct cq *cq)
+{
+	__u32 cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+
+	return cq->ring->prod - cons >= cq->depth;
+}
+
+static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
+{
+	struct xhcad *d = ctx;
+	struct head *h = &heads[f];
+
+	if (!xsk_head(d, f, &h->m, &h->data, &h->len))
+		return 0;
+	*t = h->m->rx_ns;
+	return h->len ? h->len : 1;
+}
+
+static struct qp_host *qp_of(struct xhcad *d, const struct xhca_rx_meta *m)
+{
+	struct qp_host *qh;
+
+	if (m->lidx >= d->max_qps)
+		return NULL;
+	qh = &d->qh[m->lidx];
+	return qh->valid && qh->gen == m->gen && qh->gqpn == m->gqpn ? qh : NULL;
+}
+
+/* Whether f's head frame can be placed now: its completion needs a slot.
+ * If not, f waits for that CQ's doorbell. */
+static int ready_cb(void *ctx, __u32 f)
+{
+	struct xhcad *d = ctx;
+	struct qp_host *qh;
+	struct cq *cq;
+
+	if (d->fq[f].blocked)
+		return 0;
+	qh = qp_of(d, heads[f].m);
+	if (!qh || !qh->cq || !cq_full(qh->cq))
+		return 1;
+	cq = qh->cq;
+	/* Tell the application, then look again: it may have made room
+	 * between the two (ring.h). */
+	__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
+	if (!cq_full(cq)) {
+		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (!cq->waiting)
+		cq->ring->stalls++;
+	cq->waiting = 1;
+	d->fq[f].blocked = 1;
+	d->fq[f].blocked_on = cq;
+	return 0;
+}
+
+static const struct sched_ops ops = { head_cb, ready_cb };
+
+void flowq_unblock(struct xhcad *d, struct cq *cq)
+{
+	for (__u32 f = 0; f < d->nflowq; f++) {
+		if (!d->fq[f].blocked || (cq && d->fq[f].blocked_on != cq))
+			continue;
+		d->fq[f].blocked = 0;
+		d->fq[f].blocked_on = NULL;
+	}
+	if (cq)
+		cq->waiting = 0;
+}
+
+void flowq_init(struct xhcad *d)
+{
+	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++) {
+		d->fq[f].blocked = 0;
+		d->fq[f].blocked_on = NULL;
+	}
+	d->tokens = TOKEN_BURST_MIN;
+	d->tokens_ns = now_ns();
+}
+
+/* ---- receive queue and completion queue -------------------------------- */
+
+static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
+{
+	__u32 cons, prod;
+
+	if (!qh->rq)
+		return 0;
+	cons = qh->rq->cons;
+	prod = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE);
+	if (prod == cons)
+		return 0;
+	*w = qh->rqe[cons & (qh->rq_depth - 1)];
+	return 1;
+}
+
+static void rq_pop(struct qp_host *qh)
+{
+	__atomic_store_n(&qh->rq->cons, qh->rq->cons + 1, __ATOMIC_RELEASE);
+}
+
+/* Writes a completion for the RQ head and consumes it. The ready check left
+ * a slot. */
+static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
+{
+	struct cq *cq = qh->cq;
+	__u32 prod = cq->ring->prod;
+
+	cq->e[prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	rq_pop(qh);
+	qh->cnt.completions++;
+	/* The application may be going to sleep: see ring.h. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&cq->ring->armed, 0, __ATOMIC_SEQ_CST)) {
+		__u64 one = 1;
+
+		if (write(cq->efd, &one, sizeof(one)) < 0)
+			pr_debug("cq %u: eventfd: %s\n", cq->id, strerror(errno));
+	}
+}
+
+static void complete_err(struct xhcad *d, struct qp_host *qh, __u32 status, int reason,
+			 const struct xhca_rx_meta *m)
+{
+	struct xhca_cqe c = {
+		.wr_id = qh->wqe.wr_id, .status = status, .opcode = XHCA_WC_RECV,
+		.qp_num = qh->gqpn, .vendor_err = (__u32)reason, .rx_ns = m->rx_ns,
+	};
+
+	complete(d, qh, &c);
+	qh->cnt.errors++;
+}
+
+/* The IP header of the frame, in GRH form (RXE's rdma_network_hdr). */
+static int make_grh(const __u8 *fr, __u32 len, __u8 grh[GRH_LEN])
+{
+	__u32 off = 12;
+	__u16 type = (__u16)(fr[off] << 8 | fr[off + 1]);
+
+	for (int i = 0; i < 2 && (type == ETH_P_8021Q || type == ETH_P_8021AD); i++) {
+		off += 4;
+		type = (__u16)(fr[off] << 8 | fr[off + 1]);
+	}
+	off += 2;
+	memset(grh, 0, GRH_LEN);
+	if (type == ETH_P_IP && off + 20 <= len) {
+		memcpy(grh + 20, fr + off, 20);
+		return 0;
+	}
+	if (type == ETH_P_IPV6 && off + 40 <= len) {
+		memcpy(grh, fr + off, 40);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int is_send(__u8 op)
+{
+	return op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
+	       op == XHCA_OP_SEND_ONLY_INV;
+}
+
+/* Places one frame; returns its host reason. */
+static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		 __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u8 op = m->opcode & 0x1f;
+	const __u8 *payload = fr + m->payload_off;
+	__u32 plen = m->payload_len;
+	struct qp_host *qh;
+	int start, end;
+
+	if (m->reason != XHCA_R_TO_FLOWQ || m->flowq != f || !(oi->flags & XHCA_O_KNOWN) ||
+	    (__u32)m->payload_off + plen > len || m->payload_off < oi->hdr_len)
+		return XHCA_H_BAD_META;
+	qh = qp_of(d, m);
+	if (!qh)
+		return XHCA_H_STALE;
+	qh->cnt.frames++;
+	start = !!(oi->flags & XHCA_O_START);
+	end = !!(oi->flags & XHCA_O_END);
+
+	/* RC and UC: a PSN that does not follow means a frame of this message
+	 * was lost between xhca_rx and here (an RX ring full): the message
+	 * cannot complete. */
+	if (qh->type != XHCA_QPT_UD) {
+		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg && !start) {
+			qh->in_msg = 0;
+			qh->discard = end ? 0 : XHCA_H_SEQ_ERR;
+			qh->cnt.errors++;
+			qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+			return XHCA_H_SEQ_ERR;
+		}
+		qh->psn_valid = 1;
+		qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+	}
+	if (!is_send(op) || !(oi->flags & XHCA_O_REQ))
+		return XHCA_H_UNSUPPORTED;
+
+	if (start) {
+		if (qh->in_msg) /* the last message never ended */
+			qh->cnt.errors++;
+		qh->in_msg = 0;
+		qh->discard = 0;
+		if (!rq_head(qh, &qh->wqe)) {
+			qh->cnt.rnr++;
+			qh->discard = end ? 0 : XHCA_H_RNR;
+			return XHCA_H_RNR;
+		}
+		if (!hm_owned(d, qh->wqe.addr, qh->wqe.len, qh->owner)) {
+			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+			qh->discard = end ? 0 : XHCA_H_BAD_BUF;
+			return XHCA_H_BAD_BUF;
+		}
+		qh->msg_off = 0;
+		qh->in_msg = 1;
+		if (qh->type == XHCA_QPT_UD) {
+			__u8 grh[GRH_LEN];
+
+			if (qh->wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
+				qh->in_msg = 0;
+				complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
+				return XHCA_H_LEN_ERR;
+			}
+			memcpy(hm_ptr(d, qh->wqe.addr), grh, GRH_LEN);
+			qh->msg_off = GRH_LEN;
+		}
+	} else if (qh->discard) {
+		int r = qh->discard;
+
+		if (end)
+			qh->discard = 0;
+		return r;
+	} else if (!qh->in_msg) {
+		qh->cnt.errors++;
+		return XHCA_H_SEQ_ERR;
+	}
+
+	if (plen > qh->wqe.len - qh->msg_off) {
+		qh->in_msg = 0;
+		qh->discard = end ? 0 : XHCA_H_LEN_ERR;
+		complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
+		return XHCA_H_LEN_ERR;
+	}
+	memcpy(hm_ptr(d, qh->wqe.addr + qh->msg_off), payload, plen);
+	qh->msg_off += plen;
+	d->fq[f].bytes += plen;
+
+	if (end) {
+		struct xhca_cqe c = {
+			.wr_id = qh->wqe.wr_id, .status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV,
+			.byte_len = qh->msg_off, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+		};
+
+		if (oi->flags & XHCA_H_IMM) {
+			memcpy(&c.imm_data, payload - 4, 4); /* network order, as verbs */
+			c.wc_flags |= XHCA_WC_WITH_IMM;
+		} else if (oi->flags & XHCA_H_IETH) {
+			const __u8 *k = payload - 4;
+
+			c.imm_data = (__u32)k[0] << 24 | (__u32)k[1] << 16 | (__u32)k[2] << 8 | k[3];
+			c.wc_flags |= XHCA_WC_WITH_INV;
+		}
+		if (qh->type == XHCA_QPT_UD) {
+			const __u8 *sqp = payload - oi->hdr_len + 12 + 4;
+
+			c.src_qp = ((__u32)sqp[1] << 16 | (__u32)sqp[2] << 8 | sqp[3]);
+			c.wc_flags |= XHCA_WC_GRH;
+		}
+		complete(d, qh, &c);
+		qh->in_msg = 0;
+	}
+	return XHCA_H_PLACED;
+}
+
+/* ---- the bus model ---------------------------------------------------- */
+
+static void tokens_refill(struct xhcad *d)
+{
+	__u64 now = now_ns();
+	double burst = (double)d->bus_rate / 100;
+
+	if (burst < TOKEN_BURST_MIN)
+		burst = TOKEN_BURST_MIN;
+	d->tokens += (double)(now - d->tokens_ns) * (double)d->bus_rate / 1e9;
+	if (d->tokens > burst)
+		d->tokens = burst;
+	d->tokens_ns = now;
+}
+
+int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
+{
+	int n = 0;
+
+	*wait_ns = 0;
+	if (d->bus_rate)
+		tokens_refill(d);
+	while (n < budget) {
+		struct xhca_rx_meta m;
+		const __u8 *fr;
+		__u32 len;
+		int f = sched_next(&d->sched, &ops, d), r;
+
+		if (f < 0)
+			break;
+		len = heads[f].len;
+		if (d->bus_rate && d->tokens < len) {
+			*wait_ns = (__u64)(((double)len - d->tokens) * 1e9 / (double)d->bus_rate) + 1;
+			break;
+		}
+		m = *heads[f].m;
+		fr = heads[f].data;
+		xsk_take(d, (__u32)f);
+		r = place(d, (__u32)f, &m, fr, len);
+		count(d, r, len);
+		xsk_done(d);
+		d->fq[f].frames++;
+		sched_charge(&d->sched, (__u32)f, len);
+		if (d->bus_rate)
+			d->tokens -= len;
+		n++;
+	}
+	if (n)
+		xsk_refill(d);
+	return n;
+}
+
+/* ---- flow queue configuration and view ----------------------------------- */
+
+void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi)
+{
+	const struct xhca_flowq *q = &d->fqm[f];
+	struct xhca_flowq_counter v[d->ncpus > 0 ? d->ncpus : 1];
+
+	memset(fi, 0, sizeof(*fi));
+	fi->flowq = f;
+	fi->weight = d->sched.weight[f];
+	fi->high = q->high;
+	fi->low = q->low;
+	fi->gate = __atomic_load_n(&q->gate, __ATOMIC_RELAXED);
+	fi->backlog = xsk_backlog(d, f);
+	fi->blocked = d->fq[f].blocked;
+	fi->nqps = d->fq[f].nqps;
+	fi->enq = __atomic_load_n(&q->enq, __ATOMIC_RELAXED);
+	fi->deq = q->deq;
+	fi->gate_closes = __atomic_load_n(&q->gate_closes, __ATOMIC_RELAXED);
+	fi->bytes = d->fq[f].bytes;
+	fi->frames = d->fq[f].frames;
+	fi->kernel_drops = d->fq[f].kernel_drops;
+	if (!bpf_map_lookup_elem(d->m.fq_stats, &f, v)) {
+		for (int i = 0; i < d->ncpus; i++) {
+			fi->gate_drops += v[i].gate_drops;
+			fi->nosock_drops += v[i].nosock_drops;
+		}
+	}
+}
+
+int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t errlen)
+{
+	if (r->flowq >= d->nflowq) {
+		snprintf(err, errlen, "flowq set: flow queue %u does not exist; xhcad has %u (0..%u)",
+			 r->flowq, d->nflowq, d->nflowq - 1);
+		return -ENOENT;
+	}
+	if (!r->weight || r->weight > XHCA_WEIGHT_MAX) {
+		snprintf(err, errlen, "flowq set: weight %u is out of range; use 1..%u", r->weight,
+			 XHCA_WEIGHT_MAX);
+		return -EINVAL;
+	}
+	d->sched.weight[r->flowq] = r->weight;
+	return 0;
+}
+
+/* ---- QP host state -------------------------------------------------------- */
+
+void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
+		    __u32 owner, struct cq *cq, __u64 rq_off, __u32 rq_depth)
+{
+	struct qp_host *qh = &d->qh[lidx];
+
+	memset(qh, 0, sizeof(*qh));
+	qh->valid = 1;
+	qh->gen = gen;
+	qh->gqpn = gqpn;
+	qh->type = type;
+	qh->flowq = flowq;
+	qh->owner = owner;
+	qh->cq = cq;
+	if (cq) {
+		cq->nqps++;
+		qh->rq_off = rq_off;
+		qh->rq_len = xhca_ring_bytes(rq_depth, sizeof(struct xhca_rwqe));
+		qh->rq_depth = rq_depth;
+		qh->rq = hm_ptr(d, rq_off);
+		qh->rqe = (struct xhca_rwqe *)(qh->rq + 1);
+		qh->rq->depth = rq_depth;
+	}
+	if (flowq < d->nflowq)
+		d->fq[flowq].nqps++;
+}
+
+void qp_host_detach(struct xhcad *d, __u32 lidx)
+{
+	struct qp_host *qh = &d->qh[lidx];
+
+	if (!qh->valid)
+		return;
+	if (qh->cq)
+		qh->cq->nqps--;
+	if (qh->rq)
+		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
+	if (qh->flowq < d->nflowq)
+		d->fq[qh->flowq].nqps--;
+	qh->valid = 0;
+	qh->cq = NULL;
+	qh->rq = NULL;
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhcad's one thread: it waits on the control socket and its clients, the
+ * flow queues' AF_XDP sockets and the doorbells of full CQs, then serves what
+ * is ready. A flow queue that cannot move (blocked on a CQ, or the bus model
+ * out of tokens) leaves the poll set, so the loop sleeps instead of spinning
+ * on a ring it may not drain.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl_server.h"
+#include "log.h"
+#include "xhcad.h"
+
+#define MAX_CLIENTS 64
+#define BUDGET 256		/* frames between two looks at the control socket */
+#define HOUSEKEEP_NS 100000000ull
+
+extern volatile sig_atomic_t xhcad_stop;
+
+struct pollset {
+	struct pollfd *p;
+	int n, cap;
+};
+
+static int ps_add(struct pollset *ps, int fd)
+{
+	if (ps->n == ps->cap) {
+		int cap = ps->cap ? ps->cap * 2 : 64;
+		struct pollfd *p = realloc(ps->p, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		ps->p = p;
+		ps->cap = cap;
+	}
+	ps->p[ps->n].fd = fd;
+	ps->p[ps->n].events = POLLIN;
+	ps->p[ps->n].revents = 0;
+	return ps->n++;
+}
+
+static void client_gone(struct xhcad *d, struct client *cl, int *ncl, int i)
+{
+	if (cl[i].session)
+		session_close(d, cl[i].session);
+	close(cl[i].fd);
+	cl[i] = cl[--*ncl];
+}
+
+static void accept_client(int lfd, struct client *cl, int *ncl)
+{
+	int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	/* A client that stalls mid-message must not stall the daemon: it gets
+	 * a second, then is dropped. */
+	struct timeval tv = { .tv_sec = 1 };
+
+	if (cfd < 0)
+		return;
+	if (*ncl >= MAX_CLIENTS) {
+		pr_warn("too many control clients; closing one\n");
+		close(cfd);
+		return;
+	}
+	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	cl[*ncl].fd = cfd;
+	cl[*ncl].session = 0;
+	(*ncl)++;
+}
+
+/* Frames waiting anywhere in the flow queues (no matter who can move). */
+static int frames_waiting(struct xhcad *d)
+{
+	for (__u32 f = 0; f < d->nflowq; f++)
+		if (xsk_backlog(d, f))
+			return 1;
+	return 0;
+}
+
+/* The safety net behind the doorbells: a blocked flow queue whose CQ has
+ * room again is let go even if no doorbell came. */
+static void recheck_blocked(struct xhcad *d)
+{
+	for (struct cq *cq = d->cqs; cq; cq = cq->next) {
+		__u32 cons;
+
+		if (!cq->waiting)
+			continue;
+		cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+		if (cq->ring->prod - cons < cq->depth)
+			flowq_unblock(d, cq);
+	}
+}
+
+int xhcad_run(struct xhcad *d, int lfd)
+{
+	struct client cl[MAX_CLIENTS];
+	struct pollset ps = {};
+	__u64 wait_ns = 0, next_hk = now_ns() + HOUSEKEEP_NS;
+	int ncl = 0, more = 0, stalled = 0, err = 0;
+
+	while (!xhcad_stop) {
+		int first_client, first_cq, ncq = 0, n, i;
+		struct cq *cqs[256];
+		struct timespec ts;
+		__u64 now;
+
+		ps.n = 0;
+		ps_add(&ps, lfd);
+		first_client = ps.n;
+		for (i = 0; i < ncl; i++)
+			ps_add(&ps, cl[i].fd);
+		first_cq = ps.n;
+		for (struct cq *cq = d->cqs; cq && ncq < 256; cq = cq->next) {
+			if (!cq->waiting)
+				continue;
+			cqs[ncq++] = cq;
+			ps_add(&ps, cq->dbfd);
+		}
+		/* Sockets only when reading them can lead somewhere. */
+		if (!wait_ns && !stalled) {
+			for (__u32 f = 0; f < d->nflowq; f++) {
+				int fds[XHCA_RXQ_MAX], k;
+
+				if (d->fq[f].blocked)
+					continue;
+				k = xsk_fds(d, f, fds, XHCA_RXQ_MAX);
+				for (int j = 0; j < k; j++)
+					ps_add(&ps, fds[j]);
+			}
+		}
+		now = now_ns();
+		if (more) {
+			ts = (struct timespec){ 0, 0 };
+		} else {
+			__u64 t = next_hk > now ? next_hk - now : 0;
+
+			if (wait_ns && wait_ns < t)
+				t = wait_ns;
+			ts.tv_sec = (time_t)(t / 1000000000ull);
+			ts.tv_nsec = (long)(t % 1000000000ull);
+		}
+		n = ppoll(ps.p, (nfds_t)ps.n, &ts, NULL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (ps.p[0].revents & POLLIN)
+			accept_client(lfd, cl, &ncl);
+		/* Backwards: a client that goes is replaced by the last one. */
+		for (i = first_cq - first_client - 1; i >= 0; i--) {
+			if (!ps.p[first_client + i].revents)
+				continue;
+			if (ctl_serve_one(d, &cl[i]))
+				client_gone(d, cl, &ncl, i);
+		}
+		for (i = 0; i < ncq; i++) {
+			__u64 v;
+
+			if (!(ps.p[first_cq + i].revents & POLLIN))
+				continue;
+			if (read(cqs[i]->dbfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				pr_debug("cq %u doorbell: %s\n", cqs[i]->id, strerror(errno));
+			/* The CQ may be gone: a client above may have closed it. */
+			for (struct cq *cq = d->cqs; cq; cq = cq->next)
+				if (cq == cqs[i])
+					flowq_unblock(d, cq);
+		}
+		n = flowq_run(d, BUDGET, &wait_ns);
+		more = n == BUDGET;
+		/* FIFO: an oldest frame that cannot move stops everything; wait
+		 * for its doorbell rather than spin on readable sockets. */
+		stalled = d->sched.mode == SCHED_FIFO && !n && !wait_ns && frames_waiting(d);
+		if (now_ns() >= next_hk) {
+			xsk_sync_drops(d);
+			recheck_blocked(d);
+			next_hk = now_ns() + HOUSEKEEP_NS;
+		}
+	}
+	for (int i = ncl - 1; i >= 0; i--)
+		client_gone(d, cl, &ncl, i);
+	free(ps.p);
+	return err;
+}

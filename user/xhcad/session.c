@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Application sessions and what they own. A session is a control connection
+ * that said HELLO; its QPs, CQs and host memory go when it does, whether the
+ * application closed it or died (the kernel closes the socket either way).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "log.h"
+#include "xhcad.h"
+
+struct cq *cq_find(struct xhcad *d, __u32 id)
+{
+	for (struct cq *c = d->cqs; c; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
+	      size_t errlen)
+{
+	struct cq *cq;
+	__u64 off, len;
+	int rc;
+
+	if (!owner) {
+		snprintf(err, errlen, "cq create: only application sessions (libxhca) own CQs");
+		return -EPERM;
+	}
+	if (!a->depth || a->depth > XHCA_RING_DEPTH_MAX || (a->depth & (a->depth - 1))) {
+		snprintf(err, errlen, "cq create: depth %u is not a power of 2 in 1..%u", a->depth,
+			 XHCA_RING_DEPTH_MAX);
+		return -EINVAL;
+	}
+	if (efd < 0) {
+		snprintf(err, errlen, "cq create: no eventfd came with the request");
+		return -EINVAL;
+	}
+	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
+	rc = hm_alloc(d, len, owner, &off);
+	if (rc) {
+		snprintf(err, errlen, "cq create: no room for %llu bytes in host memory (%llu of "
+			 "%llu in use); free buffers or start xhcad with a larger --hostmem-mb",
+			 (unsigned long long)len, (unsigned long long)d->hostmem_used,
+			 (unsigned long long)d->hostmem_bytes);
+		return rc;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		hm_free(d, off, owner);
+		return -ENOMEM;
+	}
+	cq->dbfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->dbfd < 0) {
+		rc = -errno;
+		hm_free(d, off, owner);
+		free(cq);
+		return rc;
+	}
+	cq->id = ++d->next_cq;
+	cq->owner = owner;
+	cq->depth = a->depth;
+	cq->off = off;
+	cq->len = len;
+	cq->ring = hm_ptr(d, off);
+	cq->e = (struct xhca_cqe *)(cq->ring + 1);
+	cq->ring->depth = a->depth;
+	cq->efd = efd;
+	cq->next = d->cqs;
+	d->cqs = cq;
+	a->cq = cq->id;
+	a->ring_off = off;
+	a->ring_len = len;
+	return 0;
+}
+
+static void cq_free(struct xhcad *d, struct cq *cq)
+{
+	struct cq **pp;
+
+	flowq_unblock(d, cq);
+	for (pp = &d->cqs; *pp; pp = &(*pp)->next) {
+		if (*pp == cq) {
+			*pp = cq->next;
+			break;
+		}
+	}
+	__atomic_store_n(&cq->ring->dead, 1, __ATOMIC_RELEASE);
+	hm_free(d, cq->off, cq->owner);
+	close(cq->efd);
+	close(cq->dbfd);
+	free(cq);
+}
+
+int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
+{
+	struct cq *cq = cq_find(d, id);
+
+	if (!cq || cq->owner != owner) {
+		snprintf(err, errlen, "cq destroy: no CQ %u in this session", id);
+		return -ENOENT;
+	}
+	if (cq->nqps) {
+		snprintf(err, errlen, "cq destroy: CQ %u still takes the completions of %u QPs; "
+			 "destroy them first", id, cq->nqps);
+		return -EBUSY;
+	}
+	cq_free(d, cq);
+	return 0;
+}
+
+struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = ++d->next_session;
+	s->fd = fd;
+	s->pid = h->pid;
+	snprintf(s->name, sizeof(s->name), "%.*s", (int)strnlen(h->name, sizeof(h->name)),
+		 h->name);
+	s->next = d->sessions;
+	d->sessions = s;
+	d->nsessions++;
+	pr_info("session %u: %s (pid %u)\n", s->id, s->name, s->pid);
+	return s;
+}
+
+/* Everything the session owned goes: QPs first (their CQs and rings are
+ * in use until then), then CQs, then the rest of its host memory. */
+void session_close(struct xhcad *d, __u32 id)
+{
+	struct session **pp, *s = NULL;
+	char err[XHCA_ERRMSG_LEN];
+	__u32 nqp = 0, ncq = 0;
+
+	for (pp = &d->sessions; *pp; pp = &(*pp)->next) {
+		if ((*pp)->id == id) {
+			s = *pp;
+			*pp = s->next;
+			break;
+		}
+	}
+	if (!s)
+		return;
+	for (__u32 l = 0; l < d->max_qps; l++) {
+		if (!d->qh[l].valid || d->qh[l].owner != id)
+			continue;
+		if (!qp_destroy(d, d->qh[l].gqpn, id, err, sizeof(err)))
+			nqp++;
+	}
+	for (struct cq *c = d->cqs, *next; c; c = next) {
+		next = c->next;
+		if (c->owner == id) {
+			cq_free(d, c);
+			ncq++;
+		}
+	}
+	hm_free_owner(d, id);
+	d->nsessions--;
+	pr_info("session %u (%s) ended: freed %u QPs, %u CQs and its host memory\n", id, s->name,
+		nqp, ncq);
+	free(s);
+}

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The flow queues' sockets: one UMEM shared by an AF_XDP socket per RX queue
+ * and flow queue (the kernel lets several sockets bind one queue with a
+ * shared UMEM; each keeps its own RX ring, which is the flow queue's ring for
+ * that RX queue). The sockets of one RX queue share its fill ring. Copy mode
+ * on veth; zero-copy where the driver offers it.
+ *
+ * UMEM frames are in exactly one place: xhcad's free stack, a fill ring, the
+ * kernel (taken from a fill ring, not yet in an RX ring), an RX ring, or
+ * held by xhcad while it processes one.
+ *
+ * The sockets are set up here with the raw AF_XDP calls: libxdp's
+ * xsk_socket__create_shared() always names the UMEM's first socket as the
+ * one to share with, which the kernel reads as "another queue, bring your
+ * own fill ring" for every socket after the first on queues other than 0.
+ * A second socket on a queue must name that queue's first socket. Enough frames stay out of the fill
+ * rings that every flow queue can hold its high watermark without starving
+ * the others of fill buffers (the patent's per-port minimum buffer).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <linux/ethtool.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <bpf/bpf.h>
+#include <xdp/xsk.h>
+#include "log.h"
+#include "xhcad.h"
+
+#define FRAME_SIZE XSK_FRAME_SIZE
+#define META_LEN sizeof(struct xhca_rx_meta)
+
+struct mapping {
+	void *p;
+	size_t len;
+};
+
+struct fq_sock {
+	int fd;			/* -1: not created */
+	struct xsk_ring_cons rx;
+	struct mapping rx_map;
+	__u32 rxq;
+	__u64 drops_seen;	/* kernel drops at the last xsk_sync_drops() */
+};
+
+struct xsk_rxq {
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	struct mapping fill_map, comp_map;
+};
+
+struct xsk_state {
+	void *area;
+	__u64 area_len;
+	__u32 nframes;
+	__u32 nrxq;
+	struct xsk_rxq *rxq;
+	struct fq_sock *socks;		/* [rxq * nflowq + flowq] */
+	__u64 *free;			/* stack of frame addresses */
+	__u32 nfree;
+	__u32 fill_target;		/* per RX queue */
+	__u32 held;
+	struct fq_sock *cand[XHCA_FLOWQ_MAX]; /* where xsk_head() found f's head */
+	__u64 taken;			/* address of the frame being processed */
+	int zerocopy;
+};
+
+/* RX queues of the device, from ethtool (sysfs may show another namespace). */
+static __u32 device_rxqs(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = {};
+	__u32 n = 1;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
+		n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+		if (!n)
+			n = 1;
+	}
+	close(fd);
+	return n > XHCA_RXQ_MAX ? XHCA_RXQ_MAX : n;
+}
+
+static __u32 ring_level(const __u32 *prod, const __u32 *cons)
+{
+	return __atomic_load_n(prod, __ATOMIC_ACQUIRE) - __atomic_load_n(cons, __ATOMIC_ACQUIRE);
+}
+
+int xsk_nrxq(const struct xhcad *d)
+{
+	return d->xs ? (int)d->xs->nrxq : 0;
+}
+
+int xsk_zerocopy(const struct xhcad *d)
+{
+	return d->xs && d->xs->zerocopy;
+}
+
+static int sock_zerocopy(int fd)
+{
+	struct xdp_options o = {};
+	socklen_t len = sizeof(o);
+
+	return !getsockopt(fd, SOL_XDP, XDP_OPTIONS, &o, &len) && (o.flags & XDP_OPTIONS_ZEROCOPY);
+}
+
+/* Maps one of a socket's rings and points the libxdp ring struct at it. */
+static int map_ring(int fd, off_t pgoff, const struct xdp_ring_offset *ro, __u32 n, size_t esize,
+		    struct mapping *mp, __u32 **prod, __u32 **cons, void **ring, __u32 **flags)
+{
+	mp->len = ro->desc + (size_t)n * esize;
+	mp->p = mmap(NULL, mp->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
+	if (mp->p == MAP_FAILED) {
+		mp->p = NULL;
+		return -errno;
+	}
+	*prod = (__u32 *)((char *)mp->p + ro->producer);
+	*cons = (__u32 *)((char *)mp->p + ro->consumer);
+	*ring = (char *)mp->p + ro->desc;
+	*flags = (__u32 *)((char *)mp->p + ro->flags);
+	return 0;
+}
+
+static void unmap(struct mapping *mp)
+{
+	if (mp->p)
+		munmap(mp->p, mp->len);
+	mp->p = NULL;
+}
+
+/*
+ * One socket of queue q. first: the queue's first socket, which owns its
+ * fill and completion rings; umem_fd: the socket that registered the UMEM
+ * (shared with for another queue); peer_fd: the queue's first socket (shared
+ * with for the same queue).
+ */
+static int sock_open(struct xhcad *d, struct fq_sock *s, struct xsk_rxq *rq, __u32 q, int first,
+		     int umem_fd, int peer_fd)
+{
+	struct sockaddr_xdp sxdp = { .sxdp_family = AF_XDP, .sxdp_ifindex = (__u32)d->ifindex,
+				     .sxdp_queue_id = q };
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	__u32 n = d->ring_size;
+	int err;
+
+	if (s->fd < 0) {
+		s->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		if (s->fd < 0)
+			return -errno;
+	}
+	if (first && (setsockopt(s->fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
+		      setsockopt(s->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n))))
+		return -errno;
+	if (setsockopt(s->fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    getsockopt(s->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
+		return -errno;
+	if (first) {
+		err = map_ring(s->fd, XDP_UMEM_PGOFF_FILL_RING, &off.fr, n, sizeof(__u64),
+			       &rq->fill_map, &rq->fill.producer, &rq->fill.consumer,
+			       &rq->fill.ring, &rq->fill.flags);
+		if (!err)
+			err = map_ring(s->fd, XDP_UMEM_PGOFF_COMPLETION_RING, &off.cr, n,
+				       sizeof(__u64), &rq->comp_map, &rq->comp.producer,
+				       &rq->comp.consumer, &rq->comp.ring, &rq->comp.flags);
+		if (err)
+			return err;
+		rq->fill.mask = rq->comp.mask = n - 1;
+		rq->fill.size = rq->comp.size = n;
+		rq->fill.cached_prod = *rq->fill.producer;
+		rq->fill.cached_cons = *rq->fill.consumer + n; /* libxdp's convention */
+		rq->comp.cached_prod = *rq->comp.producer;
+		rq->comp.cached_cons = *rq->comp.consumer;
+	}
+	err = map_ring(s->fd, XDP_PGOFF_RX_RING, &off.rx, n, sizeof(struct xdp_desc), &s->rx_map,
+		       &s->rx.producer, &s->rx.consumer, &s->rx.ring, &s->rx.flags);
+	if (err)
+		return err;
+	s->rx.mask = n - 1;
+	s->rx.size = n;
+	s->rx.cached_prod = *s->rx.producer;
+	s->rx.cached_cons = *s->rx.consumer;
+	if (s->fd != umem_fd) {
+		sxdp.sxdp_flags = XDP_SHARED_UMEM;
+		sxdp.sxdp_shared_umem_fd = (__u32)(first ? umem_fd : peer_fd);
+	}
+	if (bind(s->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)))
+		return -errno;
+	return 0;
+}
+
+int xsk_init(struct xhcad *d)
+{
+	struct xsk_state *xs;
+	struct xdp_umem_reg mr = {};
+	__u32 nsock, reserve;
+	int err, umem_fd;
+
+	xs = calloc(1, sizeof(*xs));
+	if (!xs)
+		return -ENOMEM;
+	d->xs = xs;
+	xs->nrxq = device_rxqs(d->ifname);
+	xs->nframes = d->umem_frames;
+	/* Fill rings get what the flow queues' watermarks leave: each flow
+	 * queue can hold high frames without touching the fill buffers. */
+	reserve = d->nflowq * d->fqm[0].high;
+	if (reserve + xs->nrxq * 64 > xs->nframes) {
+		pr_warn("--umem-frames %u is too few for %u flow queues on %u RX queues; give at "
+			"least %u\n", xs->nframes, d->nflowq, xs->nrxq, reserve + xs->nrxq * 64);
+		return -EINVAL;
+	}
+	xs->fill_target = (xs->nframes - reserve) / xs->nrxq;
+	if (xs->fill_target > d->ring_size)
+		xs->fill_target = d->ring_size;
+	xs->area_len = (__u64)xs->nframes * FRAME_SIZE;
+	xs->area = mmap(NULL, xs->area_len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (xs->area == MAP_FAILED) {
+		xs->area = NULL;
+		return -errno;
+	}
+	xs->free = calloc(xs->nframes, sizeof(*xs->free));
+	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
+	nsock = xs->nrxq * d->nflowq;
+	xs->socks = calloc(nsock, sizeof(*xs->socks));
+	if (!xs->free || !xs->rxq || !xs->socks)
+		return -ENOMEM;
+	for (__u32 i = 0; i < nsock; i++)
+		xs->socks[i].fd = -1;
+	for (__u32 i = 0; i < xs->nframes; i++)
+		xs->free[xs->nfree++] = (__u64)(xs->nframes - 1 - i) * FRAME_SIZE;
+
+	/* The first socket registers the UMEM. */
+	umem_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (umem_fd < 0)
+		return -errno;
+	xs->socks[0].fd = umem_fd;
+	mr.addr = (__u64)(unsigned long)xs->area;
+	mr.len = xs->area_len;
+	mr.chunk_size = FRAME_SIZE;
+	if (setsockopt(umem_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
+		err = -errno;
+		pr_warn("cannot register the AF_XDP UMEM (%u frames): %s\n", xs->nframes,
+			strerror(-err));
+		return err;
+	}
+	for (__u32 q = 0; q < xs->nrxq; q++) {
+		for (__u32 f = 0; f < d->nflowq; f++) {
+			struct fq_sock *s = &xs->socks[q * d->nflowq + f];
+			__u32 key = q * XHCA_FLOWQ_MAX + f;
+
+			s->rxq = q;
+			err = sock_open(d, s, &xs->rxq[q], q, f == 0, umem_fd,
+					xs->socks[q * d->nflowq].fd);
+			if (err) {
+				pr_warn("cannot bind an AF_XDP socket to %s queue %u (flow queue "
+					"%u): %s\n", d->ifname, q, f, strerror(-err));
+				return err;
+			}
+			if (bpf_map_update_elem(d->m.xsks, &key, &s->fd, 0)) {
+				err = -errno;
+				pr_warn("cannot add the socket of flow queue %u, RX queue %u to %s: "
+					"%s\n", f, q, XHCA_MAP_XSKS, strerror(-err));
+				return err;
+			}
+		}
+	}
+	xs->zerocopy = sock_zerocopy(umem_fd);
+	for (__u32 f = 0; f < d->nflowq; f++) {
+		d->fq[f].socks = calloc(xs->nrxq, sizeof(*d->fq[f].socks));
+		if (!d->fq[f].socks)
+			return -ENOMEM;
+		for (__u32 q = 0; q < xs->nrxq; q++)
+			d->fq[f].socks[q] = &xs->socks[q * d->nflowq + f];
+	}
+	xsk_refill(d);
+	pr_info("%u flow queues on %u RX queues: %u AF_XDP sockets (%s mode), %u UMEM frames, "
+		"%u in each fill ring\n", d->nflowq, xs->nrxq, nsock,
+		xs->zerocopy ? "zero-copy" : "copy", xs->nframes, xs->fill_target);
+	return 0;
+}
+
+void xsk_fini(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+
+	if (!xs)
+		return;
+	for (__u32 i = 0; xs->socks && i < xs->nrxq * d->nflowq; i++) {
+		struct fq_sock *s = &xs->socks[i];
+		__u32 key = s->rxq * XHCA_FLOWQ_MAX + i % d->nflowq;
+
+		if (s->fd < 0)
+			continue;
+		bpf_map_delete_elem(d->m.xsks, &key);
+		unmap(&s->rx_map);
+	}
+	for (__u32 q = 0; xs->rxq && q < xs->nrxq; q++) {
+		unmap(&xs->rxq[q].fill_map);
+		unmap(&xs->rxq[q].comp_map);
+	}
+	/* Sockets after the rings; the UMEM goes with its last socket. */
+	for (__u32 i = 0; xs->socks && i < xs->nrxq * d->nflowq; i++)
+		if (xs->socks[i].fd >= 0)
+			close(xs->socks[i].fd);
+	if (xs->area)
+		munmap(xs->area, xs->area_len);
+	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++) {
+		free(d->fq[f].socks);
+		d->fq[f].socks = NULL;
+	}
+	free(xs->socks);
+	free(xs->rxq);
+	free(xs->free);
+	free(xs);
+	d->xs = NULL;
+}
+
+int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)
+{
+	int n = 0;
+
+	for (__u32 q = 0; d->xs && q < d->xs->nrxq && n < max; q++)
+		fds[n++] = d->fq[f].socks[q]->fd;
+	return n;
+}
+
+void xsk_refill(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+
+	for (__u32 q = 0; q < xs->nrxq && xs->nfree; q++) {
+		struct xsk_ring_prod *fill = &xs->rxq[q].fill;
+		__u32 level = ring_level(fill->producer, fill->consumer), want, idx;
+
+		if (level >= xs->fill_target)
+			continue;
+		want = xs->fill_target - level;
+		if (want > xs->nfree)
+			want = xs->nfree;
+		if (xsk_ring_prod__reserve(fill, want, &idx) != want)
+			continue;
+		for (__u32 i = 0; i < want; i++)
+			*xsk_ring_prod__fill_addr(fill, idx + i) = xs->free[--xs->nfree];
+		xsk_ring_prod__submit(fill, want);
+	}
+}
+
+int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const __u8 **data,
+	     __u32 *len)
+{
+	struct xsk_state *xs = d->xs;
+	const struct xhca_rx_meta *best_m = NULL;
+	const struct xdp_desc *best = NULL;
+
+	xs->cand[f] = NULL;
+	for (__u32 q = 0; q < xs->nrxq; q++) {
+		struct fq_sock *s = d->fq[f].socks[q];
+		const struct xdp_desc *desc;
+		const struct xhca_rx_meta *m;
+
+		if (!xsk_cons_nb_avail(&s->rx, 1))
+			continue;
+		desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
+		m = (const void *)((const __u8 *)xs->area + desc->addr - META_LEN);
+		/* Oldest first over the RX queues of one flow queue. */
+		if (!best || m->rx_ns < best_m->rx_ns) {
+			best = desc;
+			best_m = m;
+			xs->cand[f] = s;
+		}
+	}
+	if (!best)
+		return 0;
+	*meta = best_m;
+	*data = (const __u8 *)xs->area + best->addr;
+	*len = best->len;
+	return 1;
+}
+
+void xsk_take(struct xhcad *d, __u32 f)
+{
+	struct xsk_state *xs = d->xs;
+	struct fq_sock *s = xs->cand[f];
+	const struct xdp_desc *desc;
+
+	if (!s)
+		return;
+	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
+	xs->taken = desc->addr - desc->addr % FRAME_SIZE;
+	s->rx.cached_cons++;
+	xsk_ring_cons__release(&s->rx, 1);
+	xs->held++;
+	xs->cand[f] = NULL;
+	/* The frame left the flow queue: its backlog falls. */
+	__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + 1, __ATOMIC_RELEASE);
+}
+
+void xsk_done(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+
+	if (!xs->held)
+		return;
+	xs->held--;
+	xs->free[xs->nfree++] = xs->taken;
+}
+
+void xsk_sync_drops(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+
+	for (__u32 q = 0; xs && q < xs->nrxq; q++) {
+		for (__u32 f = 0; f < d->nflowq; f++) {
+			struct fq_sock *s = d->fq[f].socks[q];
+			struct xdp_statistics st = {};
+			socklen_t len = sizeof(st);
+			__u64 now, delta;
+
+			if (getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+				continue;
+			now = st.rx_dropped + st.rx_ring_full;
+			delta = now - s->drops_seen;
+			if (!delta)
+				continue;
+			s->drops_seen = now;
+			d->fq[f].kernel_drops += delta;
+			__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + delta, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+__u32 xsk_backlog(const struct xhcad *d, __u32 f)
+{
+	__u64 enq = __atomic_load_n(&d->fqm[f].enq, __ATOMIC_ACQUIRE);
+
+	return (__u32)(enq - d->fqm[f].deq);
+}
+
+void xsk_account(const struct xhcad *d, struct xhca_status *st)
+{
+	const struct xsk_state *xs = d->xs;
+	__u32 used;
+
+	if (!xs)
+		return;
+	st->umem_frames = xs->nframes;
+	st->frames_free = xs->nfree;
+	st->frames_held = xs->held;
+	for (__u32 q = 0; q < xs->nrxq; q++)
+		st->frames_fill += ring_level(xs->rxq[q].fill.producer, xs->rxq[q].fill.consumer);
+	for (__u32 i = 0; i < xs->nrxq * d->nflowq; i++)
+		st->frames_rx += ring_level(xs->socks[i].rx.producer, xs->socks[i].rx.consumer);
+	used = st->frames_free + st->frames_held + st->frames_fill + st->frames_rx;
+	st->frames_kernel = used <= xs->nframes ? xs->nframes - used : 0;
+}

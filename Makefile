@@ -34,7 +34,7 @@ LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv
-TEST_BINS := $(OUT)/test_unit
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -108,6 +108,10 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

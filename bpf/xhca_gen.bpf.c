@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by xhca-gen before load; the verifier sees them as constants. */
 const volatile __u32 psn_off;	/* offset of the BTH AckReq|PSN word */
+const volatile __u32 stamp_off;	/* offset of the PSN stamp in the payload; 0 = none */
 const volatile __u32 icrc_off;	/* offset of the ICRC */
 const volatile __u32 csum_off;	/* offset of the UDP checksum; 0 = it is 0, leave it */
 const volatile __u32 psn_first;
@@ -85,6 +86,18 @@ int xhca_gen(struct xdp_md *ctx)
 	apsn[1] = psn >> 16;
 	apsn[2] = psn >> 8;
 	apsn[3] = psn;
+	if (stamp_off) {
+		/* The ICRC deltas include these bytes: the builder made them
+		 * with the stamp. The UDP checksum is 0 then (checked by
+		 * xhca-gen), so nothing else to patch. */
+		__u8 *st = data + (stamp_off & OFF_MASK);
+
+		if ((void *)(st + 4) > end)
+			return XDP_ABORTED;
+		st[1] = psn >> 16;
+		st[2] = psn >> 8;
+		st[3] = psn;
+	}
 	icrc->v = x;
 	if (!csum_off)
 		return XDP_TX;

@@ -167,3 +167,33 @@ qp_up() {
 xdp_prog_id() {
 	ip -n "$1" -d link show "$2" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n 1
 }
+
+# Applications in NS_A (xhca-recv, xhca-apptest). APP_DIR holds their output.
+APPS=()
+# app NAME CMD...: starts CMD in NS_A, stdout in $APP_DIR/NAME, stderr in
+# $APP_DIR/NAME.err; PID_NAME is the application's own pid (nsenter execs it,
+# so a signal reaches it, not a subshell).
+app() {
+	local name=$1; shift
+	nsenter --net=/run/netns/"$NS_A" "$@" >"$APP_DIR/$name" 2>"$APP_DIR/$name.err" &
+	APPS+=("$!")
+	eval "PID_$name=$!"
+}
+# ready NAME: waits for the application's JSON ready line, prints its QPN.
+ready() {
+	local i
+	for i in $(seq 100); do
+		if grep -q '"ready"' "$APP_DIR/$1" 2>/dev/null; then
+			grep '"ready"' "$APP_DIR/$1" | head -n 1 | json_get 'd["qpn"]'
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "app $1 not ready: $(cat "$APP_DIR/$1.err")" >&2
+	return 1
+}
+apps_kill() {
+	local p
+	for p in "${APPS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	return 0
+}

@@ -118,6 +118,8 @@ static void usage(FILE *f)
 		"      --src-mac M --dst-mac M   default: IF's MAC -> the neighbour entry of --dst\n"
 		"      --vlan ID[,ID]   one or two VLAN tags (outer first)\n"
 		"      --sport N        UDP source port (default 0xc000)\n"
+		"      --stamp          the first 4 payload bytes carry the PSN (big-endian), for\n"
+		"                       receivers that check order (xhca-recv --check-psn)\n"
 		"  -j, --json           print the summary as JSON\n"
 		"  -v, --verbose        libbpf messages (twice: debug)\n"
 		"  -h, --help\n"
@@ -261,7 +263,7 @@ static int opcode_parse(const char *arg, uint8_t *opcode)
 enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
 	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
-	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH,
+	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP,
 };
 
 static const struct option long_opts[] = {
@@ -293,6 +295,7 @@ static const struct option long_opts[] = {
 	{ "vlan", required_argument, NULL, O_VLAN },
 	{ "sport", required_argument, NULL, O_SPORT },
 	{ "batch", required_argument, NULL, O_BATCH },
+	{ "stamp", no_argument, NULL, O_STAMP },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -406,6 +409,9 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 			err = bad_usage("--sport 0 is not a usable port; give 1..65535\n");
 		s->sport = (uint16_t)v32;
 		break;
+	case O_STAMP:
+		s->psn_stamp = 1;
+		break;
 	case O_BATCH:
 		err = parse_u32("--batch", arg, 256, &o->batch);
 		break;
@@ -513,6 +519,15 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 	if (o->nsizes > 1 && (oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD))
 		return bad_usage("--size: %s carries no payload; give one size or none\n",
 				 xhca_opcode_name(o->spec.opcode));
+	if (o->spec.psn_stamp) {
+		if (!(oi->flags & XHCA_O_KNOWN) || !(oi->flags & XHCA_O_PAYLOAD))
+			return bad_usage("--stamp: %s carries no payload\n",
+					 xhca_opcode_name(o->spec.opcode));
+		for (int i = 0; i < o->nsizes; i++)
+			if (o->sizes[i] < 4)
+				return bad_usage("--stamp needs payloads of 4 bytes or more; --size "
+						 "%u is too small\n", o->sizes[i]);
+	}
 	set_size(o, 0);
 	o->spec.psn = o->psn;
 	return 0;
@@ -626,6 +641,7 @@ struct frame_offs {
 	uint32_t psn;	/* BTH AckReq|PSN word */
 	uint32_t icrc;
 	uint32_t csum;	/* UDP checksum; 0 when the checksum is 0 */
+	uint32_t payload; /* first payload byte */
 };
 
 static int frame_offsets(const uint8_t *f, size_t len, struct frame_offs *fo)
@@ -651,6 +667,7 @@ static int frame_offsets(const uint8_t *f, size_t len, struct frame_offs *fo)
 	fo->psn = (uint32_t)(udp + 8 + 8);
 	fo->icrc = (uint32_t)(udp + ulen - XHCA_ICRC_LEN);
 	fo->csum = (f[udp + 6] || f[udp + 7]) ? (uint32_t)(udp + 6) : 0;
+	fo->payload = (uint32_t)(udp + 8 + xhca_opinfo_tbl[f[udp + 8]].hdr_len);
 	return 0;
 }
 
@@ -704,6 +721,14 @@ static int gen_load(const struct gen_opts *o, const uint8_t *frame0, size_t len,
 			goto out;
 		}
 		skel->rodata->psn_off = fo.psn;
+		if (o->spec.psn_stamp) {
+			if (fo.csum) {
+				pr_warn("build: --stamp needs frames without a UDP checksum\n");
+				err = -EINVAL;
+				goto out;
+			}
+			skel->rodata->stamp_off = fo.payload;
+		}
 		skel->rodata->icrc_off = fo.icrc;
 		skel->rodata->csum_off = fo.csum;
 		skel->rodata->psn_first = o->psn;

@@ -352,12 +352,15 @@ int main(int argc, char **argv)
 			if (!o.quiet) {
 				if (o.json) {
 					printf("{\"wr_id\": %" PRIu64 ", \"status\": %u, \"opcode\": %u, "
-					       "\"byte_len\": %u, \"imm\": %u, \"qp_num\": %u, \"src_qp\": "
-					       "%u, \"flags\": %u, \"vendor_err\": %u",
+					       "\"byte_len\": %u, \"qp_num\": %u, \"src_qp\": %u, "
+					       "\"flags\": %u, \"vendor_err\": %u",
 					       (uint64_t)wc[i].wr_id, wc[i].status, wc[i].opcode,
-					       wc[i].byte_len, __builtin_bswap32(wc[i].imm_data),
-					       wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags,
+					       wc[i].byte_len, wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags,
 					       wc[i].vendor_err);
+					if (wc[i].wc_flags & XHCA_WC_WITH_IMM)
+						printf(", \"imm\": %u", __builtin_bswap32(wc[i].imm_data));
+					if (wc[i].wc_flags & XHCA_WC_WITH_INV)
+						printf(", \"inv_rkey\": %u", wc[i].imm_data);
 					if (o.dump && !wc[i].status) {
 						printf(", \"data\": \"");
 						print_hex(buf + hdr, dlen < o.dump ? dlen : o.dump);
@@ -365,11 +368,15 @@ int main(int argc, char **argv)
 					}
 					printf("}\n");
 				} else {
-					printf("wr %" PRIu64 " status %u opcode %u bytes %u imm 0x%08x "
-					       "qp 0x%06x src_qp 0x%06x flags 0x%x\n",
+					printf("wr %" PRIu64 " status %u opcode %u bytes %u qp 0x%06x "
+					       "src_qp 0x%06x flags 0x%x",
 					       (uint64_t)wc[i].wr_id, wc[i].status, wc[i].opcode,
-					       wc[i].byte_len, __builtin_bswap32(wc[i].imm_data),
-					       wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags);
+					       wc[i].byte_len, wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags);
+					if (wc[i].wc_flags & XHCA_WC_WITH_IMM)
+						printf(" imm 0x%08x", __builtin_bswap32(wc[i].imm_data));
+					if (wc[i].wc_flags & XHCA_WC_WITH_INV)
+						printf(" inv_rkey 0x%08x", wc[i].imm_data);
+					putchar('\n');
 				}
 			}
 			err = xhca_post_recv(qp, wc[i].wr_id, buf, o.buf_size);

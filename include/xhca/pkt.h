@@ -66,6 +66,8 @@ struct xhca_pkt_spec {
 	int ipv6_hbh;		/* insert a hop-by-hop header (type 0, which
 				 * ipv6_nexthdr cannot ask for), before the
 				 * ipv6_nexthdr one if that is set too */
+	int psn_stamp;		/* the first 4 payload bytes are the PSN,
+				 * big-endian (receivers check order with it) */
 };
 
 /* Defaults: MACs 02:00:00:00:00:0{1,2}, 10.0.0.1 -> 10.0.0.2, P_Key 0xffff,

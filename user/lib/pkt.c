@@ -281,6 +281,8 @@ int xhca_pkt_build(const struct xhca_pkt_spec *s, void *buf, size_t buflen)
 		for (uint32_t i = 0; i < s->payload_len; i++)
 			p[i] = (uint8_t)i;
 	}
+	if (s->psn_stamp && s->payload_len >= 4)
+		put32(p, s->psn);
 	p += s->payload_len;
 	memset(p, 0, lo.pad);
 	p += lo.pad;

@@ -450,8 +450,12 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 
 	if (!qh->valid)
 		return;
-	if (qh->cq)
+	if (qh->cq) {
 		qh->cq->nqps--;
+		/* Its flow queue may wait on this CQ for the QP's frames, which
+		 * are stale now: look again. */
+		flowq_unblock(d, qh->cq);
+	}
 	if (qh->rq)
 		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
 	if (qh->flowq < d->nflowq)

@@ -103,7 +103,7 @@ $(OUT)/xhca-recv: $(OUT)/tools/xhca-recv.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(LIB)
+$(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -14,6 +14,11 @@
  *	Each figure is the median of ROUNDS rounds; cases are interleaved within
  *	a round, so a slow moment of the machine hits them all.
  *
+ *   xhca-bench sched [-n FRAMES] [-j]
+ *	Nanoseconds per scheduling decision of xhcad's flow queue scheduler
+ *	(user/xhcad/sched.c), DRR beside the FIFO baseline, with 8 backlogged
+ *	queues of different weights and frame sizes.
+ *
  *   xhca-bench udp-sink [--port P] [--seconds S] [--idle MS] [-j]
  *	A kernel UDP socket that counts the datagrams it receives: the
  *	baseline for packets per second through the interface. It stops S
@@ -39,6 +44,7 @@
 #include "log.h"
 #include "xhca.skel.h"
 #include "xhca_empty.skel.h"
+#include "../user/xhcad/sched.h"
 
 #define BENCH_QPS 64
 #define QPN_RC 0x000100u
@@ -339,6 +345,83 @@ out:
 	return err ? 1 : 0;
 }
 
+/* 8 queues, always backlogged, of frame sizes 64..4096. */
+static __u32 bq_head(void *ctx, __u32 q, __u64 *t)
+{
+	__u64 *arrival = ctx;
+
+	*t = arrival[q];
+	return 64u << (q % 7);
+}
+
+static int bq_ready(void *ctx, __u32 q)
+{
+	return 1;
+}
+
+static double sched_ns(enum sched_mode mode, __u32 n, __u64 *check)
+{
+	static const struct sched_ops ops = { bq_head, bq_ready };
+	__u64 arrival[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, sum = 0;
+	struct sched s;
+	double t0;
+
+	sched_init(&s, mode, 8, XHCA_PAGE_SIZE);
+	for (__u32 q = 0; q < 8; q++)
+		s.weight[q] = q + 1;
+	t0 = now_sec();
+	for (__u32 i = 0; i < n; i++) {
+		int q = sched_next(&s, &ops, arrival);
+
+		if (q < 0)
+			return -1;
+		sched_charge(&s, (__u32)q, 64u << (q % 7));
+		arrival[q] += 8;
+		sum += (__u64)q;
+	}
+	*check = sum;
+	return (now_sec() - t0) * 1e9 / n;
+}
+
+static int cmd_sched(int argc, char **argv)
+{
+	__u32 n = 20000000;
+	double drr[5], fifo[5];
+	__u64 check;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:j")) != -1) {
+		if (c == 'n') {
+			n = (__u32)strtoul(optarg, NULL, 0);
+			if (!n) {
+				pr_warn("sched: -n %s: give a number of frames\n", optarg);
+				return 2;
+			}
+		} else if (c == 'j') {
+			json = 1;
+		} else {
+			pr_warn("sched: usage: xhca-bench sched [-n FRAMES] [-j]\n");
+			return 2;
+		}
+	}
+	for (int r = 0; r < 5; r++) {
+		drr[r] = sched_ns(SCHED_DRR, n, &check);
+		fifo[r] = sched_ns(SCHED_FIFO, n, &check);
+	}
+	{
+		double d = median(drr, 5), f = median(fifo, 5);
+
+		if (json)
+			printf("{\"frames\": %u, \"drr_ns\": %.2f, \"fifo_ns\": %.2f, \"ratio\": "
+			       "%.3f}\n", n, d, f, d / f);
+		else
+			printf("%-44s %8.2f ns\n%-44s %8.2f ns %6.2fx\n",
+			       "FIFO, 8 backlogged queues (baseline)", f,
+			       "DRR, 8 backlogged queues, weights 1..8", d, d / f);
+	}
+	return 0;
+}
+
 static int cmd_udp_sink(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -429,6 +512,7 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fprintf(argc < 2 ? stderr : stdout,
 			"Usage: xhca-bench prog [-n CALLS] [-r ROUNDS] [-j]\n"
+			"       xhca-bench sched [-n FRAMES] [-j]\n"
 			"       xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-j]\n"
 			"make bench runs both and the veth throughput comparison.\n");
 		return argc < 2 ? 2 : 0;
@@ -437,6 +521,8 @@ int main(int argc, char **argv)
 		return cmd_prog(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "udp-sink"))
 		return cmd_udp_sink(argc - 1, argv + 1);
-	pr_warn("unknown command '%s'; use prog or udp-sink\n", argv[1]);
+	if (!strcmp(argv[1], "sched"))
+		return cmd_sched(argc - 1, argv + 1);
+	pr_warn("unknown command '%s'; use prog, sched or udp-sink\n", argv[1]);
 	return 2;
 }

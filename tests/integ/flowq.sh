@@ -139,6 +139,8 @@ out=$(in_b "$B/xhca-gen" -i "$IF_B" --dst-mac "$MAC_A" -j --op ud-send-only --qp
 wait "$PID_mil"
 sleep 0.3
 echo "# a million packets: sent $(json_get 'd["sent"]' <<<"$out"), delivered $(summary mil 'd["received"]')"
+check_eq "flowq: the application reposted every buffer at once, a million times (no error)" \
+	"$(cat "$tmp/mil.err")$(summary mil 'd["errors"]')" 0
 check_eq "flowq: after a million packets every UMEM frame is free or in a fill ring" "$(frames_ok)" True
 check_eq "flowq: every frame redirected is accounted for (host reasons + kernel drops)" \
 	"$(accounted)" True

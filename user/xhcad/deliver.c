@@ -39,11 +39,15 @@ static void count(struct xhcad *d, int reason, __u32 bytes)
 	d->host[reason].bytes += bytes;
 }
 
-static int cq_full(const struct cq *cq)
+/* Full, by what the application had consumed when last looked at: the
+ * consumer index is read again only when the cached one says full (it
+ * lives in a cache line the application writes). */
+static int cq_full(struct cq *cq)
 {
-	__u32 cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
-
-	return cq->ring->prod - cons >= cq->depth;
+	if (cq->ring->prod - cq->cons_cache < cq->depth)
+		return 0;
+	cq->cons_cache = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+	return cq->ring->prod - cq->cons_cache >= cq->depth;
 }
 
 static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
@@ -129,9 +133,13 @@ static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
 	if (!qh->rq)
 		return 0;
 	cons = qh->rq->cons;
-	prod = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE);
-	if (prod == cons)
-		return 0;
+	prod = qh->rq_prod_cache;
+	if (prod == cons) {
+		/* read the application's index only when the cached one is used up */
+		prod = qh->rq_prod_cache = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE);
+		if (prod == cons)
+			return 0;
+	}
 	*w = qh->rqe[cons & (qh->rq_depth - 1)];
 	return 1;
 }
@@ -142,23 +150,36 @@ static void rq_pop(struct qp_host *qh)
 }
 
 /* Writes a completion for the RQ head and consumes it. The ready check left
- * a slot. */
+ * a slot. The application hears of it at the end of the batch (cq_notify). */
 static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
 {
 	struct cq *cq = qh->cq;
 	__u32 prod = cq->ring->prod;
 
+	/* The receive entry is free before the completion says so: an
+	 * application that reposts at once must find the room. */
+	rq_pop(qh);
 	cq->e[prod & (cq->depth - 1)] = *c;
 	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
-	rq_pop(qh);
 	qh->cnt.completions++;
+	cq->dirty = 1;
+}
+
+/* Signals every CQ that got completions and whose application sleeps on
+ * it: once per batch, not per completion (one fence, one write at most). */
+static void cq_notify(struct xhcad *d)
+{
 	/* The application may be going to sleep: see ring.h. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&cq->ring->armed, 0, __ATOMIC_SEQ_CST)) {
+	for (struct cq *cq = d->cqs; cq; cq = cq->next) {
 		__u64 one = 1;
 
-		if (write(cq->efd, &one, sizeof(one)) < 0)
+		if (!cq->dirty)
+			continue;
+		cq->dirty = 0;
+		if (__atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&cq->ring->armed, 0, __ATOMIC_SEQ_CST) &&
+		    write(cq->efd, &one, sizeof(one)) < 0)
 			pr_debug("cq %u: eventfd: %s\n", cq->id, strerror(errno));
 	}
 }
@@ -365,8 +386,11 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 			d->tokens -= len;
 		n++;
 	}
-	if (n)
+	if (n) {
+		xsk_flush(d);
 		xsk_refill(d);
+		cq_notify(d);
+	}
 	return n;
 }
 

@@ -77,11 +77,12 @@ static void accept_client(int lfd, struct client *cl, int *ncl)
 	(*ncl)++;
 }
 
-/* Frames waiting anywhere in the flow queues (no matter who can move). */
-static int frames_waiting(struct xhcad *d)
+/* Whether a flow queue waits for an application (its head needs a CQ
+ * slot). */
+static int any_blocked(const struct xhcad *d)
 {
 	for (__u32 f = 0; f < d->nflowq; f++)
-		if (xsk_backlog(d, f))
+		if (d->fq[f].blocked)
 			return 1;
 	return 0;
 }
@@ -180,8 +181,10 @@ int xhcad_run(struct xhcad *d, int lfd)
 		n = flowq_run(d, BUDGET, &wait_ns);
 		more = n == BUDGET;
 		/* FIFO: an oldest frame that cannot move stops everything; wait
-		 * for its doorbell rather than spin on readable sockets. */
-		stalled = d->sched.mode == SCHED_FIFO && !n && !wait_ns && frames_waiting(d);
+		 * for its doorbell rather than spin on readable sockets. (Only a
+		 * blocked queue stops FIFO: frames counted in flight but not yet
+		 * in a ring must not put the loop to sleep.) */
+		stalled = d->sched.mode == SCHED_FIFO && !n && !wait_ns && any_blocked(d);
 		if (now_ns() >= next_hk) {
 			xsk_sync_drops(d);
 			recheck_blocked(d);

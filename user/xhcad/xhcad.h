@@ -53,6 +53,8 @@ struct cq {
 	int efd;		/* the application's eventfd: signalled when armed */
 	int dbfd;		/* doorbell: the application says there is room */
 	int waiting;		/* xhcad waits for room (flow queues blocked on it) */
+	int dirty;		/* completions since the last notification */
+	__u32 cons_cache;	/* the application's consumer index, as last read */
 	struct cq *next;
 };
 
@@ -69,6 +71,7 @@ struct qp_host {
 	struct xhca_rwqe *rqe;
 	__u64 rq_off, rq_len;
 	__u32 rq_depth;
+	__u32 rq_prod_cache;	/* the application's producer index, as last read */
 	/* the message being received */
 	int in_msg;		/* a FIRST was placed; MIDDLE/LAST go on */
 	int discard;		/* dropping the rest of a broken message, by this reason */
@@ -201,9 +204,12 @@ int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max);
  * data and length, or 0 when f is empty. */
 int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const __u8 **data,
 	     __u32 *len);
-/* Takes the head frame of f out of its ring; xsk_done() gives it back. */
+/* Takes the head frame of f out of its ring; xsk_done() gives it back.
+ * The ring slots and the flow queue's deq are released by xsk_flush(), once
+ * per batch. */
 void xsk_take(struct xhcad *d, __u32 f);
 void xsk_done(struct xhcad *d);
+void xsk_flush(struct xhcad *d);
 void xsk_refill(struct xhcad *d);
 /* Frames lost by the kernel after xhca_rx redirected them, since the last
  * call, per flow queue: added to deq so backlog and gate stay true. */

@@ -47,6 +47,7 @@ struct fq_sock {
 	struct xsk_ring_cons rx;
 	struct mapping rx_map;
 	__u32 rxq;
+	__u32 taken;		/* consumed, not yet released to the kernel */
 	__u64 drops_seen;	/* kernel drops at the last xsk_sync_drops() */
 };
 
@@ -69,6 +70,7 @@ struct xsk_state {
 	__u32 held;
 	struct fq_sock *cand[XHCA_FLOWQ_MAX]; /* where xsk_head() found f's head */
 	__u64 taken;			/* address of the frame being processed */
+	__u32 deq_pending[XHCA_FLOWQ_MAX]; /* taken, not yet added to deq */
 	int zerocopy;
 };
 
@@ -403,11 +405,30 @@ void xsk_take(struct xhcad *d, __u32 f)
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 	xs->taken = desc->addr - desc->addr % FRAME_SIZE;
 	s->rx.cached_cons++;
-	xsk_ring_cons__release(&s->rx, 1);
+	s->taken++;
 	xs->held++;
 	xs->cand[f] = NULL;
-	/* The frame left the flow queue: its backlog falls. */
-	__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + 1, __ATOMIC_RELEASE);
+	xs->deq_pending[f]++;
+}
+
+void xsk_flush(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+
+	for (__u32 i = 0; i < xs->nrxq * d->nflowq; i++) {
+		if (!xs->socks[i].taken)
+			continue;
+		xsk_ring_cons__release(&xs->socks[i].rx, xs->socks[i].taken);
+		xs->socks[i].taken = 0;
+	}
+	/* The frames left their flow queues: the backlogs fall. */
+	for (__u32 f = 0; f < d->nflowq; f++) {
+		if (!xs->deq_pending[f])
+			continue;
+		__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + xs->deq_pending[f],
+				 __ATOMIC_RELEASE);
+		xs->deq_pending[f] = 0;
+	}
 }
 
 void xsk_done(struct xhcad *d)

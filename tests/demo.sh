@@ -56,6 +56,29 @@ say "per-reason counters (xhca stats)"
 run "$B/xhca" -i "$IF_A" stats
 say "QP table with per-QP counters"
 run "$B/xhca" -i "$IF_A" qp show
+say "host delivery: an application (xhca-recv, libxhca) on a UD QP and on an RC QP"
+APP_DIR=$(mktemp -d)
+trap 'apps_kill; topo_cleanup; rm -rf "$XHCAD_LOG" "$APP_DIR"' EXIT
+app ud "$B/xhca-recv" -i "$IF_A" --type ud --qkey 0x22 --flowq 2 --count 4 --timeout 5 -j
+app rc "$B/xhca-recv" -i "$IF_A" --type rc --flowq 5 --local-ip "$IP_A" --remote-ip "$IP_B" \
+	--count 2 --timeout 5 -j
+QU=$(ready ud); QR=$(ready rc)
+printf 'UD QP 0x%06x on flow queue 2, RC QP 0x%06x on flow queue 5\n' "$QU" "$QR"
+echo "3 UD SENDs and one with immediate; an RC SEND of 3 packets and one with invalidate"
+gen --op ud-send-only --qpn "$QU" --qkey 0x22 --sqp 0x77 --count 3 --size 100
+gen --op ud-send-only-imm --qpn "$QU" --qkey 0x22 --sqp 0x77 --imm 0xcafe --size 20
+gen --op rc-send-first --qpn "$QR" --psn 0 --size 1000
+gen --op rc-send-middle --qpn "$QR" --psn 1 --size 1000
+gen --op rc-send-last --qpn "$QR" --psn 2 --size 500
+gen --op rc-send-only-inv --qpn "$QR" --psn 3 --size 10 --rkey 0x1234
+wait "$PID_ud" "$PID_rc"
+echo "completions the applications polled (UD byte counts include the 40-byte GRH):"
+grep wr_id "$APP_DIR/ud" "$APP_DIR/rc" | sed "s|^$APP_DIR/|  |"
+run "$B/xhca" -i "$IF_A" flowq show
+run "$B/xhca" -i "$IF_A" status
+say "what xhcad did with each frame it took from a flow queue"
+"$B/xhca" -i "$IF_A" stats | sed -n '/^HOST/,$p'
+
 say "stop xhcad: it detaches xhca_rx and unpins its maps"
 xhcad_stop TERM
 in_a ip link show "$IF_A" | head -n 1

@@ -74,6 +74,25 @@ check_eq "control: first daemon's QPs untouched" "$(xhca -j qp show)" "$before"
 check "control: bad xhcad option exits 2" bash -c "'$B/xhcad' --max-qps 0 '$IF_A' 2>/dev/null; test \$? = 2"
 check "control: bad --mode exits 2" bash -c "'$B/xhcad' --mode turbo '$IF_A' 2>/dev/null; test \$? = 2"
 check "control: unknown interface exits 1" bash -c "'$B/xhcad' nosuchif0 2>/dev/null; test \$? = 1"
+# bad host interface options: exit 2 and one line naming the option
+xbad() {
+	local name=$1 re=$2; shift 2
+	local out rc
+	out=$(in_a "$B/xhcad" "$IF_A" "$@" 2>&1); rc=$?
+	if [ "$rc" = 2 ] && grep -q -e "$re" <<<"$out"; then pass "control: $name"
+	else fail "control: $name (exit $rc: $out)"; fi
+}
+xbad "--flowqs 0" "--flowqs 0: use a number from 1 to 64" --flowqs 0
+xbad "--flowqs 65" "--flowqs 65" --flowqs 65
+xbad "--sched rr" "--sched rr: use drr or fifo" --sched rr
+xbad "--bus-rate fast" "--bus-rate fast" --bus-rate fast
+xbad "--bus-rate 0" "--bus-rate 0" --bus-rate 0
+xbad "--watermarks without LOW" "--watermarks" --watermarks 100
+xbad "--watermarks LOW >= HIGH" "--watermarks" --watermarks 100,100
+xbad "--watermarks over half a ring" "--watermarks" --watermarks 2000,10
+xbad "--hostmem-mb 0" "--hostmem-mb 0" --hostmem-mb 0
+xbad "--umem-frames 10" "--umem-frames 10" --umem-frames 10
+check_eq "control: the running daemon did not notice" "$(xhca -j qp show)" "$before"
 xhcad_stop TERM
 check_eq "control: xhcad exits 0" "$XHCAD_RC" 0
 check "control: socket removed on exit" test ! -e "$SOCK"

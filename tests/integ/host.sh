@@ -152,6 +152,24 @@ wait "$PID_hold"
 check_eq "host: all 20 completions arrive once the application polls; the stall is reported" \
 	"$(tail -n 1 "$tmp/hold" | json_get '(d["received"], d["stalls"] >= 1, d["ok"])')" "(20, True, True)"
 
+# --- xhca-recv's bad options: exit 2 before touching xhcad; no xhcad: exit 1 ---
+rbad() {
+	local name=$1 want=$2; shift 2
+	local rc
+	in_a "$RECV" "$@" >/dev/null 2>&1; rc=$?
+	check_eq "host: xhca-recv $name exits $want" "$rc" "$want"
+}
+rbad "--type xx" 2 -i "$IF_A" --type xx
+rbad "without --type" 2 -i "$IF_A"
+rbad "--bufs 3 (not a power of 2)" 2 -i "$IF_A" --type ud --bufs 3
+rbad "rc without addresses" 2 -i "$IF_A" --type rc
+rbad "--mtu 1500" 2 -i "$IF_A" --type ud --mtu 1500
+rbad "--flowq 64" 2 -i "$IF_A" --type ud --flowq 64
+rbad "on an interface without xhcad" 1 -i lo --type ud --timeout 1
+rbad "--flowq 20 (xhcad has 8)" 1 -i "$IF_A" --type ud --flowq 20 --timeout 1
+check_eq "host: the CLI's QP outlives every application session" \
+	"$(xhca -j qp show "$CQ_QP" | json_get 'd["qps"][0]["owner"]')" 0
+
 # --- nothing left behind ---
 sleep 0.2
 st=$(xhca -j status)

@@ -17,6 +17,7 @@ qp_field() { xhca -j qp show "$1" | json_get 'd["qps"][0]["'"$2"'"]'; }
 check "restart: xhcad --keep starts" xhcad_start --keep
 RC=$(qp_up rc --epsn 0 --action drop)
 UD=$(QP_CREATE_ARGS="--qkey 0x42" qp_up ud --action drop)
+HQ=$(QP_CREATE_ARGS="--qkey 0x43 --flowq 3" qp_up ud --action host)
 gen --op rc-send-only --qpn "$RC" --psn 0 --count 10
 id=$(xdp_prog_id "$NS_A" "$IF_A")
 xhcad_stop TERM
@@ -25,13 +26,29 @@ check_eq "restart: --keep leaves the program attached" "$(xdp_prog_id "$NS_A" "$
 check "restart: --keep leaves the maps pinned" test -e "$PIN"/xhca_qp_cam
 check "restart: ping while xhcad is down" in_b ping -c 2 -i 0.2 -W 2 -q "$IP_A" >/dev/null
 gen --op rc-send-only --qpn "$RC" --psn 10 --count 5
+# No xhcad, no sockets: a host QP's packets are counted drops, not lost silently.
+nosock() {
+	bpftool -j map lookup pinned "$PIN"/xhca_stats key "$1" 0 0 0 |
+		json_get 'sum(c["value"]["packets"] for c in d.get("formatted", d)["values"])'
+}
+NOSOCK_ID=$(awk '/#define XHCA_REASONS/,/^$/' "$XHCA_TOP/include/xhca/abi.h" | grep -o 'X([A-Z_0-9]*' |
+	sed 's/X(//' | grep -n '^DROP_NO_SOCKET$' | cut -d: -f1 | awk '{print $1 - 1}')
+ns0=$(nosock "$NOSOCK_ID")
+gen --op ud-send-only --qpn "$HQ" --qkey 0x43 --count 6
+check_eq "restart: no xhcad: a host QP's packets are drop_no_socket" "$(( $(nosock "$NOSOCK_ID") - ns0 ))" 6
 
 check "restart: xhcad starts again on the pinned maps" xhcad_start
 check_eq "restart: QPs restored" "$(xhca -j qp show | json_get 'sorted(q["qpn"] for q in d["qps"])')" \
-	"$(printf '%s\n' "$RC" "$UD" | sort -n | "$SCAPY_PY" -c 'import sys; print(sorted(int(x) for x in sys.stdin))')"
+	"$(printf '%s\n' "$RC" "$UD" "$HQ" | sort -n | "$SCAPY_PY" -c 'import sys; print(sorted(int(x) for x in sys.stdin))')"
 check_eq "restart: ePSN kept (accepted while the daemon was down)" "$(qp_field "$RC" epsn)" 15
 check_eq "restart: counters kept" "$(xhca -j stats | json_get 'd["reasons"]["accept_drop"]["packets"]')" 15
 check_eq "restart: Q_Key kept" "$(qp_field "$UD" qkey)" $((0x42))
+check_eq "restart: flow queue and action kept" "$(qp_field "$HQ" flowq) $(qp_field "$HQ" action)" "3 host"
+rnr0=$(xhca -j stats | json_get 'd["host"]["rnr"]["frames"]')
+gen --op ud-send-only --qpn "$HQ" --qkey 0x43 --count 4
+sleep 0.2
+check_eq "restart: the sockets are back: the host QP's packets reach xhcad (RNR: no buffers)" \
+	"$(( $(xhca -j stats | json_get 'd["host"]["rnr"]["frames"]') - rnr0 ))" 4
 stats_snap "$snap"
 gen --op rc-send-only --qpn "$RC" --psn 15 --count 3
 check_eq "restart: restored QP still accepts" "$(stats_delta "$snap" accept_drop)" 3
@@ -59,7 +76,7 @@ check_eq "restart: status counts the repairs" "$(xhca -j status | json_get 'd["r
 check "restart: broken CAM entry removed" bash -c "! bpftool map lookup pinned $PIN/xhca_qp_cam key hex 77 77 77 00 >/dev/null 2>&1"
 check_eq "restart: orphan context invalidated" \
 	"$(bpftool -j map lookup pinned "$PIN"/xhca_qp_ctx key hex c8 00 00 00 | json_get 'd.get("formatted", d)["value"]["valid"]')" 0
-check_eq "restart: valid QPs survive the repair" "$(xhca -j qp show | json_get 'len(d["qps"])')" 3
+check_eq "restart: valid QPs survive the repair" "$(xhca -j qp show | json_get 'len(d["qps"])')" 4
 check_eq "restart: restored QP accepts after a crash" "$(qp_field "$RC" epsn)" 18
 W1=$(xhca -j qp create --type ud | json_get 'd["qpn"]')
 W2=$(xhca -j qp create --type ud | json_get 'd["qpn"]')

@@ -7,6 +7,13 @@
  * context through the QP CAM (US 7,212,547) and runs the inbound header checks
  * in the order RXE uses. Everything that is not RoCEv2 gets XDP_PASS untouched.
  * Every packet increments exactly one reason counter.
+ *
+ * For QPs that deliver to the host (action host), RDMA requests are checked
+ * against the memory region their R_Key names. A WRITE into a pre-translated
+ * region is placed in host memory here (US 9,336,158); one into another region
+ * goes to xhcad's translation manager. SENDs, READs, ATOMICs and the
+ * completion of a WRITE with immediate go to the QP's flow queue (AF_XDP,
+ * US 8,155,135).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -16,6 +23,13 @@
 #include "parse.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* kfuncs (kernel 6.15 and later): copy packet bytes into host memory,
+ * bounds checked at run time. */
+extern int bpf_dynptr_from_xdp(struct xdp_md *x, __u64 flags,
+			       struct bpf_dynptr *ptr__uninit) __ksym;
+extern int bpf_dynptr_copy(struct bpf_dynptr *dst_ptr, __u32 dst_off, struct bpf_dynptr *src_ptr,
+			   __u32 src_off, __u32 size) __ksym;
 
 /* QP CAM. Key: global QPN (24 bits). Value: local index and generation.
  * Written by xhcad (insert BPF_NOEXIST on create, delete on destroy), read by
@@ -107,20 +121,42 @@ struct {
 	__type(value, __u8[XHCA_PAGE_SIZE]);
 } xhca_hostmem SEC(".maps");
 
+
+/* Memory regions. Key: MR index (rkey >> 8; 0 is never used). Mmapable:
+ * xhcad writes an entry through its mapping under the seqcount (struct
+ * xhca_mr), xhca_rx reads it. Sized at load (default 4096). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XHCA_MR_MAX_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct xhca_mr);
+} xhca_mr SEC(".maps");
+
+/* Events for xhcad (struct xhca_event): a QP that went to the error state.
+ * Written by xhca_rx, read by xhcad. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} xhca_events SEC(".maps");
+
 /* What the parser learnt about a RoCEv2 packet. */
 struct roce_pkt {
 	__u8 saddr[16] __attribute__((aligned(8))); /* v4-mapped for IPv4 */
 	__u8 daddr[16];
+	__u64 va;	/* RETH or AtomicETH */
+	__u32 rkey;
+	__u32 dma_len;	/* RETH; 8 for an atomic */
 	__u32 qpn;
 	__u32 psn;
 	__u32 qkey;	/* DETH, UD only */
-	__u32 dma_len;	/* RETH, READ requests only */
 	__u16 pkey;
 	__u16 op_flags;
 	__u16 payload_off; /* from the start of the frame */
 	__u16 payload_len;
 	__u8 opcode;
 	__u8 mflags;	/* XHCA_MF_* for the metadata */
+	__u8 pad;	/* BTH PadCnt */
 };
 
 static __always_inline int ip_eq(const __u8 *a, const __u8 *b)
@@ -143,14 +179,17 @@ static __always_inline int pkey_in_table(__u16 pkey)
 	return 0;
 }
 
+static __always_inline __u32 mtu_of(__u8 mtu_shift)
+{
+	return mtu_shift >= 8 && mtu_shift <= 12 ? 1u << mtu_shift : 1024;
+}
+
 /* Response packets an RDMA READ request will get: its PSN cost. */
 static __always_inline __u32 read_npkts(__u32 len, __u8 mtu_shift)
 {
-	__u64 n;
+	__u32 shift = mtu_shift >= 8 && mtu_shift <= 12 ? mtu_shift : 10;
+	__u64 n = ((__u64)len + (1u << shift) - 1) >> shift;
 
-	if (mtu_shift < 8 || mtu_shift > 12)
-		mtu_shift = 10;
-	n = ((__u64)len + (1u << mtu_shift) - 1) >> mtu_shift;
 	return n ? (__u32)n : 1;
 }
 
@@ -181,6 +220,7 @@ struct qp_view {
 	__u32 gen;
 	__u32 gqpn;
 	__u32 qkey;
+	__u32 pd;
 	__u16 pkey;
 	__u8 valid;
 	__u8 type;
@@ -210,6 +250,7 @@ static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
 		v->flowq = c->flowq;
 		v->pkey = c->pkey;
 		v->qkey = c->qkey;
+		v->pd = c->pd;
 		copy16(v->local_ip, c->local_ip);
 		copy16(v->remote_ip, c->remote_ip);
 		load_barrier();
@@ -219,50 +260,72 @@ static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
 	return -1;
 }
 
-/* RC request: in sequence advances the expected PSN by cost (1, or a READ's
- * response count); before it is a duplicate, after it a gap. Another CPU may
- * accept a packet of the same QP meanwhile: a lost compare-and-swap looks
- * again at what it wrote. */
-static __always_inline int rc_psn(struct xhca_qp_ctx *c, __u32 psn, __u32 cost)
-{
-	for (int i = 0; i < CTX_TRIES; i++) {
-		__u32 cur = READ_ONCE32(c->rx_psn);
-		__u32 e = cur & XHCA_RXPSN_MASK;
-		int d = xhca_psn_cmp(psn, e);
+/* A memory region as xhca_rx checks it. */
+struct mr_view {
+	__u64 iova;
+	__u64 length;
+	__u64 base;
+	__u32 gen;
+	__u32 access;
+	__u32 pd;
+	__u8 valid;
+	__u8 key;
+	__u8 flags;
+};
 
-		if (d < 0)
-			return XHCA_R_DROP_PSN_DUP;
-		if (d > 0)
-			return XHCA_R_DROP_PSN_OOS;
-		if (__sync_val_compare_and_swap(&c->rx_psn, cur,
-						(cur & ~XHCA_RXPSN_MASK) |
-							((e + cost) & XHCA_RXPSN_MASK)) == cur)
-			return -1;
+/* Copies MR idx into m under its seqcount. Returns 0 for a valid region,
+ * or a reason. */
+static __always_inline int mr_view(__u32 idx, struct mr_view *m)
+{
+	struct xhca_mr *e;
+
+	if (!idx)
+		return XHCA_R_DROP_MR_RKEY;
+	e = bpf_map_lookup_elem(&xhca_mr, &idx);
+	if (!e)
+		return XHCA_R_DROP_MR_RKEY;
+	for (int i = 0; i < CTX_TRIES; i++) {
+		__u32 seq = seq_read(&e->seq);
+
+		if (seq & 1)
+			continue;
+		load_barrier();
+		m->iova = e->iova;
+		m->length = e->length;
+		m->base = e->base;
+		m->gen = e->gen;
+		m->access = e->access;
+		m->pd = e->pd;
+		m->valid = e->valid;
+		m->key = e->key;
+		m->flags = e->flags;
+		load_barrier();
+		if (seq_read(&e->seq) == seq)
+			return m->valid ? 0 : XHCA_R_DROP_MR_RKEY;
 	}
 	return XHCA_R_DROP_QP_BUSY;
 }
 
-/* UC: no duplicates, but a gap breaks the message in progress: drop its
- * packets until the next FIRST/ONLY, which starts clean at any PSN. */
-static __always_inline int uc_psn(struct xhca_qp_ctx *c, __u32 psn, int start)
+/* The R_Key checks of RXE's check_rkey and lookup_mr: the key byte, the
+ * PD, every access bit needed, and the bounds of the whole message,
+ * overflow-safe. Returns 0 or the reason. */
+static __always_inline int mr_check(const struct roce_pkt *p, __u32 pd, __u32 need,
+				    struct mr_view *m)
 {
-	for (int i = 0; i < CTX_TRIES; i++) {
-		__u32 cur = READ_ONCE32(c->rx_psn), next;
-		int broken = (cur & XHCA_RXPSN_UC_DROP) || psn != (cur & XHCA_RXPSN_MASK);
-		int r = -1;
+	int r = mr_view(p->rkey >> 8, m);
 
-		if (broken && !start) {
-			next = cur | XHCA_RXPSN_UC_DROP;
-			r = XHCA_R_DROP_UC_GAP;
-			if (next == cur)
-				return r;
-		} else {
-			next = (psn + 1) & XHCA_RXPSN_MASK;
-		}
-		if (__sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
-			return r;
-	}
-	return XHCA_R_DROP_QP_BUSY;
+	if (r)
+		return r;
+	if (m->key != (p->rkey & 0xff))
+		return XHCA_R_DROP_MR_KEY;
+	if (m->pd != pd)
+		return XHCA_R_DROP_MR_PD;
+	if ((m->access & need) != need)
+		return XHCA_R_DROP_MR_ACCESS;
+	if (p->va < m->iova || (__u64)p->dma_len > m->length ||
+	    p->va - m->iova > m->length - p->dma_len)
+		return XHCA_R_DROP_MR_BOUNDS;
+	return 0;
 }
 
 /*
@@ -303,13 +366,26 @@ static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, __u32 *ke
 	return -1;
 }
 
+/* What the checks decided, for what xhca_rx does next. */
+struct verdict {
+	__u64 place;	/* host memory offset of the payload (PLACED*) */
+	__u32 lidx;
+	__u32 gen;
+	__u32 key;	/* xhca_xsks key, once admitted */
+	__u32 msg_len;	/* a WRITE placed here: the whole message's length */
+	__u8 flowq;
+	__u8 mflags;	/* XHCA_MF_* to add */
+	__u8 admitted;	/* flowq_admit() said yes */
+	__u8 pretx;	/* a WRITE into a pre-translated region (or of no bytes) */
+};
+
 /* Writes the metadata block and redirects to the flow queue's socket. */
-static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt *p, __u32 lidx,
-				      __u32 gen, __u8 flowq, __u32 key, __u64 bytes)
+static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt *p,
+				      const struct verdict *vd, int reason, __u64 bytes)
 {
 	void *data = (void *)(long)ctx->data;
 	struct xhca_rx_meta *m = (void *)(long)ctx->data_meta;
-	__u32 fq = flowq & (XHCA_FLOWQ_MAX - 1);
+	__u32 fq = vd->flowq & (XHCA_FLOWQ_MAX - 1);
 	struct xhca_flowq_counter *fc;
 	struct xhca_flowq *q;
 
@@ -317,15 +393,19 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 		return XHCA_R_DROP_META;
 	m->rx_ns = bpf_ktime_get_ns();
 	m->gqpn = p->qpn;
-	m->lidx = lidx;
-	m->gen = gen;
+	m->lidx = vd->lidx;
+	m->gen = vd->gen;
 	m->psn = p->psn;
-	m->payload_off = p->payload_off;
-	m->payload_len = p->payload_len;
+	if (vd->mflags & XHCA_MF_PLACED) {
+		m->msg_len = vd->msg_len;
+	} else {
+		m->payload_off = p->payload_off;
+		m->payload_len = p->payload_len;
+	}
 	m->opcode = p->opcode;
-	m->flags = p->mflags;
+	m->flags = p->mflags | vd->mflags;
 	m->flowq = (__u8)fq;
-	m->reason = XHCA_R_TO_FLOWQ;
+	m->reason = (__u8)reason;
 	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
 	if (q)
 		__sync_fetch_and_add(&q->enq, 1);
@@ -334,25 +414,229 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 		fc->packets++;
 		fc->bytes += bytes;
 	}
-	return bpf_redirect_map(&xhca_xsks, key, XDP_DROP) == XDP_REDIRECT ? XHCA_R_TO_FLOWQ
-									 : XHCA_R_DROP_NO_SOCKET;
+	return bpf_redirect_map(&xhca_xsks, vd->key, XDP_DROP) == XDP_REDIRECT ? reason
+									     : XHCA_R_DROP_NO_SOCKET;
 }
 
-/* The header checks against the QP context, in RXE's order. Returns the
- * reason; *qp_hit says the context matched, so the per-QP counters apply. */
-static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
-				    const struct xhca_cam_val *cv, const struct roce_pkt *p,
-				    int *qp_hit, struct qp_view *vout, __u32 *key)
+/* Copies the payload into host memory at off, where a pre-translated region
+ * is contiguous. A packet carries at most one MTU (4096 bytes): two pages at
+ * most. Returns 0, or a reason if host memory is not there. */
+static __always_inline int place(struct xdp_md *ctx, const struct roce_pkt *p, __u64 off)
+{
+	struct bpf_dynptr pkt, page;
+	__u32 left = p->payload_len, from = p->payload_off;
+
+	if (!left)
+		return 0;
+	if (bpf_dynptr_from_xdp(ctx, 0, &pkt))
+		return XHCA_R_DROP_MR_BOUNDS;
+	for (int i = 0; i < 2 && left; i++) {
+		__u32 pg = (__u32)(off >> 12), in = (__u32)(off & (XHCA_PAGE_SIZE - 1));
+		__u32 chunk = XHCA_PAGE_SIZE - in;
+		void *mem = bpf_map_lookup_elem(&xhca_hostmem, &pg);
+
+		if (chunk > left)
+			chunk = left;
+		if (!mem || bpf_dynptr_from_mem(mem, XHCA_PAGE_SIZE, 0, &page) ||
+		    bpf_dynptr_copy(&page, in, &pkt, from, chunk))
+			return XHCA_R_DROP_MR_BOUNDS;
+		off += chunk;
+		from += chunk;
+		left -= chunk;
+	}
+	return left ? XHCA_R_DROP_MR_BOUNDS : 0;
+}
+
+/* Tells xhcad that the QP went to the error state. */
+static __always_inline void qp_error_event(const struct verdict *vd, const struct roce_pkt *p,
+					   int reason)
+{
+	struct xhca_event *e = bpf_ringbuf_reserve(&xhca_events, sizeof(*e), 0);
+
+	if (!e)
+		return;
+	e->type = XHCA_EV_QP_ERR;
+	e->lidx = vd->lidx;
+	e->gen = vd->gen;
+	e->gqpn = p->qpn;
+	e->psn = p->psn;
+	e->reason = (__u32)reason;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int is_write_op(__u8 op)
+{
+	return op >= XHCA_OP_WRITE_FIRST && op <= XHCA_OP_WRITE_ONLY_IMM;
+}
+
+/* RXE's length rules for a WRITE packet: one that ends the message carries
+ * exactly what is left; any other carries one MTU, unpadded, and leaves
+ * something for the last. */
+static __always_inline int write_len_ok(const struct roce_pkt *p, __u64 left, __u32 mtu)
+{
+	if (p->op_flags & XHCA_O_END)
+		return p->payload_len == left && p->payload_len <= mtu;
+	return p->payload_len == mtu && !p->pad && left > mtu;
+}
+
+/* The error an RC QP cannot go on after (RXE's class A and C errors): its
+ * receive state says so at once, xhcad hears of it and moves the QP to
+ * ERR. UC just drops the rest of the message. */
+static __always_inline __u32 failed_state(__u32 cur, int rc)
+{
+	return rc ? (cur & ~XHCA_RXPSN_BUSY) | XHCA_RXPSN_ERR
+		  : (cur | XHCA_RXPSN_UC_DROP) &
+			    ~(XHCA_RXPSN_BUSY | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX);
+}
+
+/*
+ * An RC or UC request against the QP's receive state (rx_psn and the WRITE
+ * cursor): the PSN first (a duplicate is a duplicate whatever else is wrong
+ * with it), the message sequence, the checks that needed both, admission to
+ * the flow queue, then the commit. pre: what the R_Key check of a
+ * FIRST/ONLY/READ/ATOMIC found (0: fine); m0: that region. Returns -1 when
+ * the packet is accepted (vd says where it goes), or the reason.
+ */
+static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
+				      const struct qp_view *v, const struct roce_pkt *p, int pre,
+				      const struct mr_view *m0, struct verdict *vd)
 {
 	__u16 f = p->op_flags;
+	int rc = v->type == XHCA_QPT_RC, host = v->action == XHCA_ACT_HOST;
+	int start = !!(f & XHCA_O_START), end = !!(f & XHCA_O_END);
+	int write = host && is_write_op(p->opcode & 0x1f);
+	int cont = write && !start; /* WRITE MIDDLE or LAST */
+	__u32 mtu = mtu_of(v->mtu_shift);
+
+	for (int i = 0; i < CTX_TRIES; i++) {
+		__u32 cur = READ_ONCE32(c->rx_psn), epsn = cur & XHCA_RXPSN_MASK, base, next;
+		int err = 0, r;
+
+		if (cur & XHCA_RXPSN_BUSY)
+			continue;
+		if (cur & XHCA_RXPSN_ERR)
+			return XHCA_R_DROP_QP_STATE;
+		base = cur;
+		if (rc) {
+			int d = xhca_psn_cmp(p->psn, epsn);
+
+			if (d < 0)
+				return XHCA_R_DROP_PSN_DUP;
+			if (d > 0)
+				return XHCA_R_DROP_PSN_OOS;
+		} else if ((cur & XHCA_RXPSN_UC_DROP) || p->psn != epsn) {
+			/* UC: a gap breaks the message in progress; the next
+			 * FIRST/ONLY starts clean at any PSN. */
+			if (!start) {
+				next = failed_state(cur, 0);
+				if (next == cur ||
+				    __sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
+					return XHCA_R_DROP_UC_GAP;
+				continue;
+			}
+			base &= ~(XHCA_RXPSN_UC_DROP | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX);
+		}
+		/* A WRITE's MIDDLE/LAST need its FIRST; a new RC message may
+		 * not cut a WRITE short (RXE's missing FIRST/LAST). */
+		if (cont && !(base & XHCA_RXPSN_WRITE))
+			err = XHCA_R_DROP_WRITE_SEQ;
+		else if (rc && !cont && (base & XHCA_RXPSN_WRITE))
+			err = XHCA_R_DROP_WRITE_SEQ;
+		else if (start && pre)
+			err = pre;
+		else if (write && start && !write_len_ok(p, p->dma_len, mtu))
+			err = XHCA_R_DROP_WRITE_LEN;
+		if (err) {
+			if (__sync_val_compare_and_swap(&c->rx_psn, cur, failed_state(cur, rc)) != cur)
+				continue;
+			if (rc)
+				qp_error_event(vd, p, err);
+			return err;
+		}
+		/* To xhcad: everything but a WRITE into a pre-translated region
+		 * that needs no completion. */
+		if (write)
+			vd->pretx = start ? (!p->dma_len || (m0->flags & XHCA_MRF_PRETRANSLATED))
+					  : !!(base & XHCA_RXPSN_PRETX);
+		if (host && !vd->admitted && (!write || !vd->pretx || (end && (f & XHCA_H_IMM)))) {
+			r = flowq_admit(ctx, v->flowq, &vd->key);
+			if (r >= 0)
+				return r;
+			vd->admitted = 1;
+		}
+		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX)) |
+		       ((rc ? epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, v->mtu_shift) : 1)
+			    : p->psn + 1) & XHCA_RXPSN_MASK);
+		if (!write) {
+			if (__sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
+				return -1;
+			continue;
+		}
+		/* A WRITE: own the cursor while it moves. */
+		if (__sync_val_compare_and_swap(&c->rx_psn, cur, cur | XHCA_RXPSN_BUSY) != cur)
+			continue;
+		{
+			struct mr_view m = *m0;
+			__u64 va = p->va, left = p->dma_len;
+
+			if (start) {
+				c->wc_mr = p->rkey >> 8;
+				c->wc_gen = m0->gen;
+				c->wc_len = p->dma_len;
+			} else {
+				va = c->wc_va;
+				left = c->wc_left;
+				r = mr_view(c->wc_mr, &m);
+				if (!r && m.gen != c->wc_gen)
+					r = XHCA_R_DROP_WRITE_SEQ; /* its MR changed meanwhile */
+				if (!r && !write_len_ok(p, left, mtu))
+					r = XHCA_R_DROP_WRITE_LEN;
+				if (r) {
+					__sync_lock_test_and_set(&c->rx_psn, failed_state(cur, rc));
+					if (rc)
+						qp_error_event(vd, p, r);
+					return r;
+				}
+			}
+			vd->place = m.base + (va - m.iova);
+			vd->msg_len = c->wc_len;
+			c->wc_va = va + p->payload_len;
+			c->wc_left = left - p->payload_len;
+			if (!end)
+				next |= XHCA_RXPSN_WRITE | (vd->pretx ? XHCA_RXPSN_PRETX : 0);
+			/* An atomic exchange releases the cursor: a full barrier,
+			 * its stores are seen before the new word. */
+			__sync_lock_test_and_set(&c->rx_psn, next);
+		}
+		return -1;
+	}
+	return XHCA_R_DROP_QP_BUSY;
+}
+
+/*
+ * The header checks against the QP context in RXE's order, then what the
+ * packet asks for. Returns the reason; *qp_hit says the context matched, so
+ * the per-QP counters apply. For TO_FLOWQ, PLACED_TO_FLOWQ and TO_XLATE the
+ * caller redirects (vd says where); for PLACED* the payload is in host
+ * memory already.
+ */
+static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
+				    const struct xhca_cam_val *cv, const struct roce_pkt *p,
+				    int *qp_hit, struct verdict *vd)
+{
+	__u16 f = p->op_flags;
+	__u8 op = p->opcode & 0x1f;
+	struct mr_view m = {};
 	struct qp_view v;
-	int r;
+	int r, pre = 0;
 
 	if (ctx_view(c, &v))
 		return XHCA_R_DROP_QP_BUSY;
 	if (!v.valid || v.gqpn != p->qpn || v.gen != cv->gen)
 		return XHCA_R_DROP_STALE;
 	*qp_hit = 1;
+	vd->gen = v.gen;
+	vd->flowq = v.flowq;
 	if (f & XHCA_H_CNP)
 		return XHCA_R_CNP;
 	if ((p->opcode >> 5) != v.type)
@@ -368,27 +652,47 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	if (v.type == XHCA_QPT_UD &&
 	    p->qkey != (p->qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : v.qkey))
 		return XHCA_R_DROP_QKEY;
-	/* A flow queue that cannot take the packet refuses it now: after the
-	 * PSN update nothing may. */
-	if (v.action == XHCA_ACT_HOST) {
-		r = flowq_admit(ctx, v.flowq, key);
-		if (r >= 0)
-			return r;
+
+	/* RDMA requests of a host QP: the region their R_Key names. A zero
+	 * length READ or WRITE checks no key (IBA C9-88, as RXE). */
+	if (v.action == XHCA_ACT_HOST && (f & XHCA_O_REQ) && (f & XHCA_O_START)) {
+		if (f & XHCA_H_ATMETH) {
+			pre = mr_check(p, v.pd, XHCA_ACCESS_REMOTE_ATOMIC, &m);
+			if (!pre && (p->va & 7))
+				pre = XHCA_R_DROP_ATOMIC_ALIGN;
+		} else if ((f & XHCA_H_RETH) && p->dma_len) {
+			if (p->dma_len > 0x80000000u)
+				pre = XHCA_R_DROP_WRITE_LEN;
+			else
+				pre = mr_check(p, v.pd, (f & XHCA_O_READ) ? XHCA_ACCESS_REMOTE_READ
+									   : XHCA_ACCESS_REMOTE_WRITE, &m);
+		}
 	}
-	/* Last: the PSN update is the only write. */
-	*vout = v;
-	if (v.type == XHCA_QPT_RC && (f & XHCA_O_REQ)) {
-		r = rc_psn(c, p->psn, (f & XHCA_O_READ) ? read_npkts(p->dma_len, v.mtu_shift) : 1);
-		if (r >= 0)
-			return r;
-	} else if (v.type == XHCA_QPT_UC) {
-		r = uc_psn(c, p->psn, !!(f & XHCA_O_START));
-		if (r >= 0)
-			return r;
+
+	if (v.type == XHCA_QPT_UD || !(f & XHCA_O_REQ)) {
+		/* UD, and responses: no sequence to keep here. */
+		if (v.action != XHCA_ACT_HOST)
+			return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
+		r = flowq_admit(ctx, v.flowq, &vd->key);
+		return r >= 0 ? r : XHCA_R_TO_FLOWQ;
 	}
-	if (v.action == XHCA_ACT_HOST)
+	r = rx_request(ctx, c, &v, p, pre, &m, vd);
+	if (r >= 0)
+		return r;
+	if (v.action != XHCA_ACT_HOST)
+		return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
+	if (!is_write_op(op))
 		return XHCA_R_TO_FLOWQ;
-	return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
+	if (!vd->pretx)
+		return XHCA_R_TO_XLATE;
+	r = place(ctx, p, vd->place);
+	if (r)
+		return r;
+	if ((f & XHCA_O_END) && (f & XHCA_H_IMM)) {
+		vd->mflags |= XHCA_MF_PLACED;
+		return XHCA_R_PLACED_TO_FLOWQ;
+	}
+	return XHCA_R_PLACED;
 }
 
 /* Parses the packet up to the BTH and its extension headers. Returns a
@@ -445,14 +749,33 @@ static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
 			return XHCA_R_DROP_TRUNCATED;
 		p->qkey = bpf_ntohl(deth->qkey);
 	}
-	if (oi->flags & XHCA_O_READ) {
+	if (oi->flags & XHCA_H_RETH) {
 		struct xhca_reth *reth = (void *)bth + xhca_reth_off(oi->flags);
 
 		if ((void *)(reth + 1) > end)
 			return XHCA_R_DROP_TRUNCATED;
+		p->va = bpf_be64_to_cpu(reth->va);
+		p->rkey = bpf_ntohl(reth->rkey);
 		p->dma_len = bpf_ntohl(reth->len);
+	} else if (oi->flags & XHCA_H_ATMETH) {
+		struct xhca_atmeth *a = (void *)bth + 12;
+
+		if ((void *)(a + 1) > end)
+			return XHCA_R_DROP_TRUNCATED;
+		p->va = bpf_be64_to_cpu(a->va);
+		p->rkey = bpf_ntohl(a->rkey);
+		p->dma_len = 8;
 	}
+	p->pad = pad;
 	return -1;
+}
+
+/* Reasons that count as accepted for the QP. */
+static __always_inline int is_accept(__u32 r)
+{
+	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
+	       r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED || r == XHCA_R_PLACED_TO_FLOWQ ||
+	       r == XHCA_R_TO_XLATE;
 }
 
 static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_hit)
@@ -469,8 +792,7 @@ static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_
 	q = bpf_map_lookup_elem(&xhca_qp_stats, &lidx);
 	if (!q)
 		return;
-	if (reason == XHCA_R_ACCEPT_PASS || reason == XHCA_R_ACCEPT_DROP || reason == XHCA_R_CNP ||
-	    reason == XHCA_R_TO_FLOWQ) {
+	if (is_accept(reason)) {
 		q->accepted++;
 		q->accepted_bytes += bytes;
 	} else {
@@ -484,11 +806,11 @@ int xhca_rx(struct xdp_md *ctx)
 {
 	__u64 bytes = ctx->data_end - ctx->data;
 	struct roce_pkt p = {};
-	struct qp_view v = {};
+	struct verdict vd = {};
 	struct xhca_cam_val *cv;
 	struct xhca_qp_ctx *c;
 	int qp_hit = 0;
-	__u32 lidx = 0, key = 0;
+	__u32 lidx = 0;
 	int r;
 
 	r = parse(ctx, &p);
@@ -513,9 +835,10 @@ int xhca_rx(struct xdp_md *ctx)
 		r = XHCA_R_DROP_STALE;
 		goto out;
 	}
-	r = check_qp(ctx, c, cv, &p, &qp_hit, &v, &key);
-	if (r == XHCA_R_TO_FLOWQ)
-		r = flowq_send(ctx, &p, lidx, v.gen, v.flowq, key, bytes);
+	vd.lidx = lidx;
+	r = check_qp(ctx, c, cv, &p, &qp_hit, &vd);
+	if (r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE)
+		r = flowq_send(ctx, &p, &vd, r, bytes);
 out:
 	count(r, bytes, lidx, qp_hit);
 	switch (r) {
@@ -527,6 +850,8 @@ out:
 	case XHCA_R_ACCEPT_PASS:
 		return XDP_PASS;
 	case XHCA_R_TO_FLOWQ:
+	case XHCA_R_PLACED_TO_FLOWQ:
+	case XHCA_R_TO_XLATE:
 		return XDP_REDIRECT;
 	default:
 		return XDP_DROP;

@@ -13,7 +13,7 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 3
+#define XHCA_ABI_VERSION 4
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -24,6 +24,17 @@
 #define XHCA_FLOWQ_MAX 64
 #define XHCA_FLOWQ_DEFAULT 8
 #define XHCA_RXQ_MAX 64
+
+/* Memory regions: xhca_mr, indexed by rkey >> 8 (index 0 is never used). */
+#define XHCA_MR_MAX_DEFAULT 4096
+#define XHCA_MR_MAX_LIMIT 65536
+
+/* Access flags of an MR, numbered as ibv_access_flags. */
+#define XHCA_ACCESS_LOCAL_WRITE (1u << 0)
+#define XHCA_ACCESS_REMOTE_WRITE (1u << 1)
+#define XHCA_ACCESS_REMOTE_READ (1u << 2)
+#define XHCA_ACCESS_REMOTE_ATOMIC (1u << 3)
+#define XHCA_ACCESS_ALL 0xfu
 
 /* Host memory: an mmapable array of 4 KiB pages (xhca_hostmem). */
 #define XHCA_PAGE_SIZE 4096
@@ -73,10 +84,26 @@
 	X(DROP_FLOWQ_GATE, "drop_flowq_gate",                                               \
 	  "the QP's flow queue is over its high watermark: early drop (backpressure)")      \
 	X(DROP_META, "drop_meta", "no room for the metadata block in front of the frame")  \
+	X(DROP_MR_RKEY, "drop_mr_rkey", "R_Key names no valid memory region")              \
+	X(DROP_MR_KEY, "drop_mr_key",                                                       \
+	  "R_Key's key byte is not the MR's (stale or forged R_Key)")                      \
+	X(DROP_MR_PD, "drop_mr_pd", "MR is in another protection domain than the QP")      \
+	X(DROP_MR_ACCESS, "drop_mr_access", "MR does not allow this remote access")        \
+	X(DROP_MR_BOUNDS, "drop_mr_bounds", "access outside the MR (the whole message checked)") \
+	X(DROP_WRITE_LEN, "drop_write_len",                                                 \
+	  "RDMA packet length does not fit its message (ONLY = DMA length, FIRST/MIDDLE = MTU)") \
+	X(DROP_WRITE_SEQ, "drop_write_seq",                                                 \
+	  "RDMA WRITE MIDDLE/LAST without a WRITE in progress, its MR changed, or a WRITE cut off") \
+	X(DROP_ATOMIC_ALIGN, "drop_atomic_align", "ATOMIC address not 8-byte aligned")     \
 	X(CNP, "cnp", "congestion notification: counted for the QP and consumed")          \
 	X(ACCEPT_PASS, "accept_pass", "accepted; QP action pass: given to the kernel")     \
 	X(ACCEPT_DROP, "accept_drop", "accepted; QP action drop: consumed")                \
-	X(TO_FLOWQ, "to_flowq", "accepted; QP action host: redirected to its flow queue")
+	X(TO_FLOWQ, "to_flowq", "accepted; QP action host: redirected to its flow queue")  \
+	X(PLACED, "placed", "RDMA WRITE payload placed in host memory by xhca_rx (pre-translated MR)") \
+	X(PLACED_TO_FLOWQ, "placed_to_flowq",                                               \
+	  "placed by xhca_rx; WRITE with immediate: on to its flow queue for the completion") \
+	X(TO_XLATE, "to_xlate",                                                             \
+	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")
 
 enum xhca_reason {
 #define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,
@@ -113,8 +140,19 @@ enum xhca_qp_action {
 /* QP context flags, written by xhcad. */
 #define XHCA_QPF_IPV6 (1u << 1) /* addresses are IPv6, not v4-mapped IPv4 */
 
-/* xhca_qp_ctx.rx_psn: the receive state xhca_rx updates per packet. */
+/*
+ * xhca_qp_ctx.rx_psn: the receive state xhca_rx updates per packet, with
+ * compare-and-swap. BUSY makes it a lock for the few packets that also
+ * change the WRITE cursor (wc_*): whoever set it owns them until it stores
+ * the new word. ERR: the QP hit an error that the spec makes fatal for it
+ * (RC: a remote access error, an invalid request); its packets are dropped
+ * as drop_qp_state until xhcad resets it.
+ */
 #define XHCA_RXPSN_MASK 0x00ffffffu	/* expected PSN */
+#define XHCA_RXPSN_PRETX (1u << 27)	/* the WRITE in progress has a pre-translated MR */
+#define XHCA_RXPSN_ERR (1u << 28)
+#define XHCA_RXPSN_WRITE (1u << 29)	/* a multi-packet RDMA WRITE is in progress */
+#define XHCA_RXPSN_BUSY (1u << 30)
 #define XHCA_RXPSN_UC_DROP (1u << 31)	/* UC: the message in progress lost a packet */
 
 /*
@@ -161,11 +199,63 @@ struct xhca_qp_ctx {
 	__u8 remote_ip[16];
 	/* offset 64: receive state */
 	__u32 rx_psn;	/* XHCA_RXPSN_* */
-	__u32 pad2;
-	__u8 rsvd[56];	/* room for the later issues without an ABI bump */
+	__u32 pd;	/* configuration (xhcad): the QP's protection domain */
+	/* The WRITE in progress (valid while XHCA_RXPSN_WRITE): its MR and the
+	 * MR's generation when it started, the next VA, the bytes to come.
+	 * Changed only by the owner of XHCA_RXPSN_BUSY. */
+	__u32 wc_mr;
+	__u32 wc_gen;
+	__u64 wc_va;
+	__u64 wc_left;
+	__u32 wc_len;	/* the whole message (DMA length of its FIRST) */
+	__u32 pad3;
+	__u8 rsvd[24];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");
+
+/*
+ * xhca_mr value (key: MR index, rkey >> 8): a memory region, the patent's
+ * address register with its MMU context. Written by xhcad through its
+ * mapping under the seqcount (seq odd while it writes), as the QP contexts.
+ * PRETRANSLATED (the patent's bit) says base is where iova sits in host
+ * memory and the whole region is contiguous there: xhca_rx places WRITEs
+ * itself. Without it xhcad's translation manager walks the pages. gen
+ * changes on every registration and invalidation.
+ */
+struct xhca_mr {
+	__u32 seq;
+	__u32 gen;
+	__u8 valid;
+	__u8 key;	/* the rkey's low byte, new on every registration */
+	__u8 flags;	/* XHCA_MRF_* */
+	__u8 pad0;
+	__u32 access;	/* XHCA_ACCESS_* */
+	__u32 pd;
+	__u32 owner;	/* session (xhcad's bookkeeping) */
+	__u64 iova;	/* the region as the remote side addresses it */
+	__u64 length;
+	__u64 base;	/* PRETRANSLATED: byte offset of iova in host memory */
+	__u32 alloc;	/* the host memory allocation it lies in (xhcad's) */
+	__u32 pad1;
+	__u64 pad2;
+};
+_Static_assert(sizeof(struct xhca_mr) == 64, "xhca_mr size");
+
+#define XHCA_MRF_PRETRANSLATED (1u << 0)
+
+/* xhca_events (ring buffer): what xhca_rx tells xhcad, now. */
+struct xhca_event {
+	__u32 type;	/* XHCA_EV_* */
+	__u32 lidx;
+	__u32 gen;
+	__u32 gqpn;
+	__u32 psn;
+	__u32 reason;	/* enum xhca_reason that caused it */
+};
+_Static_assert(sizeof(struct xhca_event) == 24, "xhca_event size");
+
+#define XHCA_EV_QP_ERR 1 /* the QP went to the error state (XHCA_RXPSN_ERR) */
 
 /* xhca_stats value (per-CPU, key: enum xhca_reason). */
 struct xhca_counter {
@@ -233,8 +323,13 @@ struct xhca_rx_meta {
 	__u32 lidx;
 	__u32 gen;	/* of the QP context, checked again by xhcad */
 	__u32 psn;
-	__u16 payload_off; /* from the start of the frame */
-	__u16 payload_len; /* without pad and ICRC */
+	union {
+		struct {
+			__u16 payload_off; /* from the start of the frame */
+			__u16 payload_len; /* without pad and ICRC */
+		};
+		__u32 msg_len;	/* XHCA_MF_PLACED: the WRITE's length */
+	};
 	__u8 opcode;
 	__u8 flags;	/* XHCA_MF_* */
 	__u8 flowq;
@@ -246,6 +341,7 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MF_ACKREQ (1u << 1) /* BTH AckReq */
 #define XHCA_MF_IPV6 (1u << 2)
 #define XHCA_MF_ECN (1u << 3)	 /* BTH FECN */
+#define XHCA_MF_PLACED (1u << 4) /* xhca_rx placed the payload; xhcad completes it */
 
 /* Map names (≤ 15 characters), as pinned under /sys/fs/bpf/xhca/<ifname>/. */
 #define XHCA_MAP_CAM "xhca_qp_cam"
@@ -257,5 +353,8 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MAP_FLOWQ "xhca_flowq"
 #define XHCA_MAP_FLOWQ_STATS "xhca_fq_stats"
 #define XHCA_MAP_HOSTMEM "xhca_hostmem"
+#define XHCA_MAP_MR "xhca_mr"
+#define XHCA_MAP_EVENTS "xhca_events"
+#define XHCA_MAP_BARRIER "xhca_barrier"
 
 #endif /* XHCA_ABI_H */

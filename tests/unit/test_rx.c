@@ -41,6 +41,7 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #define TQ 64 /* local QPs of the object under test */
+#define HM_PAGES 16 /* its host memory */
 #define WHY_LEN 256
 
 #define XHCA_REASON_STR(name, str, desc) str,
@@ -60,7 +61,8 @@ static struct {
 
 enum {
 	L_RC = 1, L_UC, L_UD, L_RC6, L_GSI, L_RC_RESET, L_RC_INIT, L_RC_RTS, L_RC_SQD, L_RC_ERR,
-	L_RC_PASS, L_RC_LIM, L_UD_LIM, L_STALE, L_INVALID, L_UD_HOST, L_RC_HOST, L_NQP,
+	L_RC_PASS, L_RC_LIM, L_UD_LIM, L_STALE, L_INVALID, L_UD_HOST, L_RC_HOST, L_RCW, L_UCW,
+	L_NQP,
 };
 #define FQ_SOCK 3	/* the flow queue with a socket (on lo, RX queue 0) */
 #define FQ_NOSOCK 5
@@ -76,6 +78,7 @@ struct qp_def {
 	int cam_gen_off; /* CAM generation minus context generation */
 	int invalid;
 	__u8 flowq;
+	__u32 pd;
 };
 
 static const struct qp_def qps[L_NQP] = {
@@ -102,6 +105,11 @@ static const struct qp_def qps[L_NQP] = {
 			0, 0, FQ_SOCK },
 	[L_RC_HOST] = { QPN(L_RC_HOST), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_HOST, 0, 0xffff, 0, 0, 0,
 			FQ_NOSOCK },
+	/* the RDMA WRITE targets: host QPs of protection domain 7 */
+	[L_RCW] = { QPN(L_RCW), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_HOST, 0, 0xffff, 0, 0, 0, FQ_SOCK,
+		    7 },
+	[L_UCW] = { QPN(L_UCW), XHCA_QPT_UC, XHCA_QPS_RTR, XHCA_ACT_HOST, 0, 0xffff, 0, 0, 0, FQ_SOCK,
+		    7 },
 };
 
 static void addr(__u8 out[16], int v6, int local)
@@ -112,6 +120,7 @@ static void addr(__u8 out[16], int v6, int local)
 
 /* Writes one QP as xhcad does: context (seqcount write section), then CAM. */
 static __u8 next_flowq; /* of the next qp_write */
+static __u32 next_pd;
 
 static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int valid, __u8 type,
 		    __u8 state, __u8 action, __u16 pkey, __u32 qkey, int v6, __u32 epsn)
@@ -130,7 +139,9 @@ static int qp_write(__u32 lidx, __u32 qpn, __u32 ctx_gen, __u32 cam_gen, int val
 	c.mtu_shift = 10;
 	c.rx_psn = epsn;
 	c.flowq = next_flowq;
+	c.pd = next_pd;
 	next_flowq = 0;
+	next_pd = 0;
 	c.flags = v6 ? XHCA_QPF_IPV6 : 0;
 	addr(c.local_ip, v6, 1);
 	addr(c.remote_ip, v6, 0);
@@ -147,6 +158,7 @@ static int qps_reset(void)
 		int err;
 
 		next_flowq = q->flowq;
+		next_pd = q->pd;
 		err = qp_write(l, q->qpn, 10, 10 + q->cam_gen_off, !q->invalid, q->type,
 				   q->state, q->action, q->pkey, q->qkey, q->v6, EPSN0);
 
@@ -223,10 +235,15 @@ static int is_pass_reason(int r)
 }
 
 /* Reasons given after the QP context was found valid: they count per QP. */
+static int is_redirect_reason(int r)
+{
+	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE;
+}
+
 static int qp_accepted_reason(int r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
-	       r == XHCA_R_TO_FLOWQ;
+	       is_redirect_reason(r) || r == XHCA_R_PLACED;
 }
 
 static int qp_dropped_reason(int r)
@@ -234,7 +251,8 @@ static int qp_dropped_reason(int r)
 	return r == XHCA_R_DROP_OPCODE_TYPE || r == XHCA_R_DROP_QP_STATE || r == XHCA_R_DROP_ADDR ||
 	       r == XHCA_R_DROP_PKEY || r == XHCA_R_DROP_QKEY || r == XHCA_R_DROP_PSN_DUP ||
 	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP || r == XHCA_R_DROP_NO_SOCKET ||
-	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META;
+	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META ||
+	       (r >= XHCA_R_DROP_MR_RKEY && r <= XHCA_R_DROP_ATOMIC_ALIGN);
 }
 
 /*
@@ -289,14 +307,14 @@ static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 		snprintf(why, WHY_LEN, "reason %s, want %s", rname[got], rname[want]);
 		return -1;
 	}
-	if (o.retval != (got == XHCA_R_TO_FLOWQ ? XDP_REDIRECT
-						: is_pass_reason(got) ? XDP_PASS : XDP_DROP)) {
+	if (o.retval != (is_redirect_reason(got) ? XDP_REDIRECT
+						  : is_pass_reason(got) ? XDP_PASS : XDP_DROP)) {
 		snprintf(why, WHY_LEN, "verdict %u for reason %s", o.retval, rname[got]);
 		return -1;
 	}
 	/* The output starts at data_meta: a redirected frame carries the
 	 * metadata block in front, and nothing else may change. */
-	mlen = got == XHCA_R_TO_FLOWQ ? sizeof(struct xhca_rx_meta) : 0;
+	mlen = is_redirect_reason(got) ? sizeof(struct xhca_rx_meta) : 0;
 	if (mlen && o.data_size_out >= mlen)
 		memcpy(&last_meta, out, mlen);
 	if (o.data_size_out != len + mlen || memcmp(out + mlen, frame, len)) {
@@ -1338,6 +1356,341 @@ static int seq_flowq_no_meta_room(char *why)
 	return snprintf(why, WHY_LEN, "test_run takes no metadata at all"), -1;
 }
 
+/* ---- memory regions: checks and placement --------------------------------- */
+
+static struct xhca_mr *mrm;	/* the MR map, mapped as xhcad maps it */
+static __u8 *hm;		/* host memory, mapped */
+#define CANARY 0xaa
+#define MR_PRE 1		/* pre-translated, crossing pages, REMOTE_WRITE|READ|ATOMIC */
+#define MR_SLOW 2		/* not pre-translated, REMOTE_WRITE */
+#define MR_OTHERPD 3
+#define MR_RONLY 4		/* REMOTE_READ only */
+#define PRE_IOVA 0x10000ull
+#define PRE_BASE (4 * 4096 + 100ull)
+#define PRE_LEN (3 * 4096 + 100ull)
+
+static __u32 rkey_of(__u32 idx)
+{
+	return idx << 8 | (0x10 + idx);
+}
+
+static void mr_put(__u32 idx, __u32 pd, __u32 access, int pretx, __u64 iova, __u64 len,
+		   __u64 base, __u32 gen)
+{
+	struct xhca_mr m = {
+		.gen = gen, .valid = 1, .key = (__u8)(0x10 + idx), .access = access, .pd = pd,
+		.iova = iova, .length = len, .base = base,
+		.flags = pretx ? XHCA_MRF_PRETRANSLATED : 0,
+	};
+
+	xhca_mr_store(&mrm[idx], &m);
+}
+
+static void mrs_reset(void)
+{
+	memset(hm, CANARY, HM_PAGES * 4096);
+	mr_put(MR_PRE, 7, XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_READ |
+			      XHCA_ACCESS_REMOTE_ATOMIC, 1, PRE_IOVA, PRE_LEN, PRE_BASE, 1);
+	mr_put(MR_SLOW, 7, XHCA_ACCESS_REMOTE_WRITE, 0, 0x200000, 8192, 0, 1);
+	mr_put(MR_OTHERPD, 8, XHCA_ACCESS_REMOTE_WRITE, 1, 0x300000, 4096, 9 * 4096, 1);
+	mr_put(MR_RONLY, 7, XHCA_ACCESS_REMOTE_READ, 1, 0x400000, 4096, 10 * 4096, 1);
+}
+
+/* Host memory holds the canary everywhere but [off, off + n), which holds
+ * want (or the canary too when want is NULL). */
+static int hm_only(__u64 off, const __u8 *want, __u32 n, char *why)
+{
+	for (__u64 i = 0; i < HM_PAGES * 4096ull; i++) {
+		int inside = want && i >= off && i < off + n;
+		__u8 w = inside ? want[i - off] : CANARY;
+
+		if (hm[i] != w)
+			return snprintf(why, WHY_LEN, "host memory byte %llu is 0x%02x, want 0x%02x%s",
+					(unsigned long long)i, hm[i], w,
+					inside ? "" : " (outside the write)"), -1;
+	}
+	return 0;
+}
+
+static void wspec(struct xhca_pkt_spec *s, __u32 lidx, __u8 op, __u32 psn, __u32 mr, __u64 va,
+		  __u32 dma_len, __u32 payload)
+{
+	spec_to(s, (__u8)((qps[lidx].type == XHCA_QPT_UC ? XHCA_OPC_UC : XHCA_OPC_RC) | op), lidx,
+		psn);
+	s->reth_rkey = rkey_of(mr);
+	s->reth_va = va;
+	s->reth_len = dma_len;
+	s->payload_len = payload;
+	s->payload = NULL;
+}
+
+static int events_seen;
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct xhca_event *e = data;
+
+	if (len == sizeof(*e) && e->type == XHCA_EV_QP_ERR)
+		events_seen++;
+	return 0;
+}
+
+static __u32 rx_word(__u32 lidx)
+{
+	return __atomic_load_n(&E.ctxm[lidx].rx_psn, __ATOMIC_ACQUIRE);
+}
+
+/* WRITEs into a pre-translated region: placed by xhca_rx, exactly, across
+ * pages, nothing else touched; multi-packet with the cursor; immediate
+ * goes on for its completion; zero length checks no key. */
+static int seq_write_placed(char *why)
+{
+	static __u8 want[4096];
+	struct xhca_pkt_spec s;
+	__u64 off = 4096 - 100 - 50; /* lands 50 bytes before a page boundary */
+
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	for (int i = 0; i < 4096; i++)
+		want[i] = (__u8)i;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA + off, 200, 200);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why) ||
+	    hm_only(PRE_BASE + off, want, 200, why))
+		return -1;
+	/* FIRST + MIDDLE + LAST: 3000 bytes at MTU 1024, from the region's start */
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0 + 1, MR_PRE, PRE_IOVA, 3000, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 2, why))
+		return -1;
+	if (!(rx_word(L_RCW) & XHCA_RXPSN_WRITE) || !(rx_word(L_RCW) & XHCA_RXPSN_PRETX))
+		return snprintf(why, WHY_LEN, "no WRITE in progress after FIRST"), -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_MIDDLE, EPSN0 + 2, 0, 0, 0, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 3, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 3, 0, 0, 0, 952);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 4, why))
+		return -1;
+	{
+		static __u8 w3[3000];
+
+		for (int i = 0; i < 3000; i++)
+			w3[i] = (__u8)(i % 1024);
+		if (hm_only(PRE_BASE, w3, 3000, why))
+			return -1;
+	}
+	if (rx_word(L_RCW) & XHCA_RXPSN_WRITE)
+		return snprintf(why, WHY_LEN, "WRITE still in progress after LAST"), -1;
+	/* WRITE ONLY with immediate: placed, then to the flow queue */
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY_IMM, EPSN0 + 4, MR_PRE, PRE_IOVA + 8, 64, 64);
+	s.imm = 0x1234;
+	if (step(&s, XHCA_R_PLACED_TO_FLOWQ, L_RCW, EPSN0 + 5, why) ||
+	    hm_only(PRE_BASE + 8, want, 64, why))
+		return -1;
+	if (!(last_meta.flags & XHCA_MF_PLACED) || last_meta.msg_len != 64 ||
+	    last_meta.reason != XHCA_R_PLACED_TO_FLOWQ)
+		return snprintf(why, WHY_LEN, "metadata of the immediate: flags 0x%x len %u",
+				last_meta.flags, last_meta.msg_len), -1;
+	/* FIRST then LAST with immediate: the completion knows the length */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0 + 5, MR_PRE, PRE_IOVA, 1500, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 6, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST_IMM, EPSN0 + 6, 0, 0, 0, 476);
+	if (step(&s, XHCA_R_PLACED_TO_FLOWQ, L_RCW, EPSN0 + 7, why))
+		return -1;
+	if (last_meta.msg_len != 1500)
+		return snprintf(why, WHY_LEN, "LAST_IMM message length %u", last_meta.msg_len), -1;
+	/* zero length: no key checked, nothing written */
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 + 7, 9, 0xdead, 0, 0);
+	s.reth_rkey = 0xffffffff;
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 8, why) || hm_only(0, NULL, 0, why))
+		return -1;
+	/* UC too */
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA + 4000, 300, 300);
+	return step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 1, why) ||
+	       hm_only(PRE_BASE + 4000, want, 300, why);
+}
+
+/* A region that is not pre-translated: xhcad places it; xhca_rx writes
+ * nothing and sends the frame on. */
+static int seq_write_slow(char *why)
+{
+	struct xhca_pkt_spec s;
+
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_SLOW, 0x200000 + 10, 2048, 1024);
+	if (step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 1, why) || hm_only(0, NULL, 0, why))
+		return -1;
+	if (last_meta.payload_len != 1024 || (last_meta.flags & XHCA_MF_PLACED))
+		return snprintf(why, WHY_LEN, "metadata of a slow-path frame"), -1;
+	if (rx_word(L_RCW) & XHCA_RXPSN_PRETX)
+		return snprintf(why, WHY_LEN, "the cursor says pre-translated"), -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
+	return step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 2, why) || hm_only(0, NULL, 0, why);
+}
+
+/* Every R_Key and length failure: its own reason, nothing written, the RC
+ * QP in the error state (and xhcad told), a UC message dropped. */
+static int seq_write_errors(char *why)
+{
+	static const struct {
+		const char *name;
+		__u8 op;
+		__u32 mr;
+		__u32 rkey;	/* 0: the MR's */
+		__u64 va;
+		__u32 dma, payload;
+		int reason;
+	} cases[] = {
+		{ "no such MR", XHCA_OP_WRITE_ONLY, 9, 0, 0x10000, 16, 16, XHCA_R_DROP_MR_RKEY },
+		{ "MR index 0", XHCA_OP_WRITE_ONLY, 0, 0x11, 0x10000, 16, 16, XHCA_R_DROP_MR_RKEY },
+		{ "stale key byte", XHCA_OP_WRITE_ONLY, MR_PRE, 1 << 8 | 0x99, PRE_IOVA, 16, 16,
+		  XHCA_R_DROP_MR_KEY },
+		{ "other PD", XHCA_OP_WRITE_ONLY, MR_OTHERPD, 0, 0x300000, 16, 16, XHCA_R_DROP_MR_PD },
+		{ "no remote write", XHCA_OP_WRITE_ONLY, MR_RONLY, 0, 0x400000, 16, 16,
+		  XHCA_R_DROP_MR_ACCESS },
+		{ "before the region", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA - 1, 16, 16,
+		  XHCA_R_DROP_MR_BOUNDS },
+		{ "past its end", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA + PRE_LEN - 15, 16, 16,
+		  XHCA_R_DROP_MR_BOUNDS },
+		{ "message past its end (FIRST)", XHCA_OP_WRITE_FIRST, MR_PRE, 0, PRE_IOVA, 0x10000,
+		  1024, XHCA_R_DROP_MR_BOUNDS },
+		{ "VA that wraps 2^64", XHCA_OP_WRITE_ONLY, MR_PRE, 0, 0xfffffffffffffff0ull, 32, 32,
+		  XHCA_R_DROP_MR_BOUNDS },
+		{ "ONLY shorter than its DMA length", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA, 100, 50,
+		  XHCA_R_DROP_WRITE_LEN },
+		{ "FIRST not one MTU", XHCA_OP_WRITE_FIRST, MR_PRE, 0, PRE_IOVA, 4000, 1000,
+		  XHCA_R_DROP_WRITE_LEN },
+		{ "DMA length over 2^31", XHCA_OP_WRITE_FIRST, MR_PRE, 0, PRE_IOVA, 0x80000001u, 1024,
+		  XHCA_R_DROP_WRITE_LEN },
+		{ "MIDDLE with no WRITE in progress", XHCA_OP_WRITE_MIDDLE, 0, 0, 0, 0, 1024,
+		  XHCA_R_DROP_WRITE_SEQ },
+		{ "READ from a write-only region", XHCA_OP_READ_REQ, MR_SLOW, 0, 0x200000, 64, 0,
+		  XHCA_R_DROP_MR_ACCESS },
+		{ "ATOMIC not 8-byte aligned", XHCA_OP_FETCH_ADD, MR_PRE, 0, PRE_IOVA + 4, 8, 0,
+		  XHCA_R_DROP_ATOMIC_ALIGN },
+	};
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(E.skel->maps.xhca_events), on_event,
+						  NULL, NULL);
+	struct xhca_pkt_spec s;
+	int rc_errors = 0, err = 0;
+
+	if (!rb)
+		return snprintf(why, WHY_LEN, "ring buffer: %s", strerror(errno)), -1;
+	ring_buffer__consume(rb);
+	events_seen = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !err; i++) {
+		if (qps_reset())
+			return -1;
+		mrs_reset();
+		wspec(&s, L_RCW, cases[i].op, EPSN0, cases[i].mr, cases[i].va, cases[i].dma,
+		      cases[i].payload);
+		if (cases[i].rkey)
+			s.reth_rkey = cases[i].rkey;
+		s.atomic_rkey = s.reth_rkey;
+		s.atomic_va = cases[i].va;
+		err = step(&s, cases[i].reason, L_RCW, EPSN0, why) || hm_only(0, NULL, 0, why);
+		if (!err && !(rx_word(L_RCW) & XHCA_RXPSN_ERR))
+			err = snprintf(why, WHY_LEN, "the RC QP is not in error") > 0;
+		rc_errors++;
+		/* an RC QP in error takes nothing more */
+		if (!err) {
+			wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA, 8, 8);
+			err = step(&s, XHCA_R_DROP_QP_STATE, L_RCW, -1, why) ||
+			      hm_only(0, NULL, 0, why);
+		}
+		if (err) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, WHY_LEN - n, " (%s)", cases[i].name);
+		}
+	}
+	if (!err) {
+		ring_buffer__consume(rb);
+		if (events_seen != rc_errors)
+			err = snprintf(why, WHY_LEN, "%d error events for %d RC errors", events_seen,
+				       rc_errors) > 0;
+	}
+	ring_buffer__free(rb);
+	if (err)
+		return -1;
+	/* A duplicate with a bad R_Key is a duplicate: no error. */
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 - 1, 9, 0, 16, 16);
+	if (step(&s, XHCA_R_DROP_PSN_DUP, L_RCW, EPSN0, why) || (rx_word(L_RCW) & XHCA_RXPSN_ERR))
+		return -1;
+	/* An RC message cut short by another one. */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why))
+		return -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 1);
+	if (step(&s, XHCA_R_DROP_WRITE_SEQ, L_RCW, -1, why) || !(rx_word(L_RCW) & XHCA_RXPSN_ERR))
+		return -1;
+	/* UC: a bad key drops the message, quietly; the next one is placed. */
+	mrs_reset();
+	wspec(&s, L_UCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
+	s.reth_rkey = 1 << 8 | 0x77;
+	if (step(&s, XHCA_R_DROP_MR_KEY, L_UCW, -1, why) || (rx_word(L_UCW) & XHCA_RXPSN_ERR))
+		return -1;
+	wspec(&s, L_UCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
+	if (step(&s, XHCA_R_DROP_UC_GAP, L_UCW, -1, why) || hm_only(0, NULL, 0, why))
+		return -1;
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0 + 2, MR_PRE, PRE_IOVA, 4, 4);
+	return step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 3, why);
+}
+
+/* The region is deregistered (its generation moves) in the middle of a
+ * WRITE: the rest of the message lands nowhere. */
+static int seq_write_invalidated(char *why)
+{
+	static __u8 want[1024];
+	struct xhca_pkt_spec s;
+
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	for (int i = 0; i < 1024; i++)
+		want[i] = (__u8)i;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 3072, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why))
+		return -1;
+	/* invalidate: not valid, new generation; then registered again */
+	mr_put(MR_PRE, 7, XHCA_ACCESS_REMOTE_WRITE, 1, PRE_IOVA, PRE_LEN, PRE_BASE, 2);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_MIDDLE, EPSN0 + 1, 0, 0, 0, 1024);
+	if (step(&s, XHCA_R_DROP_WRITE_SEQ, L_RCW, -1, why))
+		return -1;
+	return hm_only(PRE_BASE, want, 1024, why);
+}
+
+/* READ and ATOMIC that pass the checks go to the flow queue (xhcad holds
+ * them for the proxy); a READ costs its response count of PSNs. */
+static int seq_read_atomic(char *why)
+{
+	struct xhca_pkt_spec s;
+
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_READ_REQ, EPSN0, MR_PRE, PRE_IOVA + 100, 3000, 0);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 3, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_CMP_SWAP, EPSN0 + 3, MR_PRE, 0, 0, 0);
+	s.atomic_rkey = rkey_of(MR_PRE);
+	s.atomic_va = PRE_IOVA + 8;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 4, why))
+		return -1;
+	/* a zero-length READ checks no key either */
+	wspec(&s, L_RCW, XHCA_OP_READ_REQ, EPSN0 + 4, 9, 0, 0, 0);
+	s.reth_rkey = 0;
+	return step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 5, why) || hm_only(0, NULL, 0, why);
+}
+
 static void run_sequences(void)
 {
 	static const struct {
@@ -1359,6 +1712,14 @@ static void run_sequences(void)
 		{ "flow queue: metadata block in front, redirect to the socket", seq_flowq_meta },
 		{ "flow queue: gate closes at high, opens at low, PSN untouched", seq_flowq_gate },
 		{ "flow queue: no room for the metadata block", seq_flowq_no_meta_room },
+		{ "WRITE into a pre-translated MR: placed exactly, across pages, multi-packet",
+		  seq_write_placed },
+		{ "WRITE into a fragmented MR: to the translation manager, nothing written",
+		  seq_write_slow },
+		{ "every R_Key and length failure: own reason, nothing written, RC QP to error",
+		  seq_write_errors },
+		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },
+		{ "READ and ATOMIC checked, then to the flow queue", seq_read_atomic },
 	};
 	char why[WHY_LEN];
 
@@ -1385,7 +1746,8 @@ static int env_open(char *why)
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_cam, TQ);
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_ctx, TQ);
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_stats, TQ);
-	bpf_map__set_max_entries(E.skel->maps.xhca_hostmem, 16);
+	bpf_map__set_max_entries(E.skel->maps.xhca_hostmem, HM_PAGES);
+	bpf_map__set_max_entries(E.skel->maps.xhca_mr, 16);
 	err = xhca__load(E.skel);
 	if (err)
 		return snprintf(why, WHY_LEN, "load: %s", strerror(-err)), -1;
@@ -1399,6 +1761,12 @@ static int env_open(char *why)
 	E.ctxm = xhca_qpctx_map(E.ctx, TQ);
 	if (!E.ctxm)
 		return snprintf(why, WHY_LEN, "mmap the context map: %s", strerror(errno)), -1;
+	mrm = mmap(NULL, 16 * sizeof(struct xhca_mr), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   bpf_map__fd(E.skel->maps.xhca_mr), 0);
+	hm = mmap(NULL, HM_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  bpf_map__fd(E.skel->maps.xhca_hostmem), 0);
+	if (mrm == MAP_FAILED || hm == MAP_FAILED)
+		return snprintf(why, WHY_LEN, "mmap MRs or host memory: %s", strerror(errno)), -1;
 	if (bpf_map_update_elem(E.pkeys, &k, &pk, 0))
 		return snprintf(why, WHY_LEN, "P_Key table: %s", strerror(errno)), -1;
 	k = 1;

@@ -130,7 +130,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XHCA_MR_MAX_DEFAULT);
 	__type(key, __u32);
-	__type(value, struct xhca_mr);
+	__type(value, struct xhca_mr_ctx);
 } xhca_mr SEC(".maps");
 
 /* Events for xhcad (struct xhca_event): a QP that went to the error state.
@@ -277,7 +277,7 @@ struct mr_view {
  * or a reason. */
 static __always_inline int mr_view(__u32 idx, struct mr_view *m)
 {
-	struct xhca_mr *e;
+	struct xhca_mr_ctx *e;
 
 	if (!idx)
 		return XHCA_R_DROP_MR_RKEY;

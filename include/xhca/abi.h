@@ -223,7 +223,7 @@ _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cac
  * itself. Without it xhcad's translation manager walks the pages. gen
  * changes on every registration and invalidation.
  */
-struct xhca_mr {
+struct xhca_mr_ctx {
 	__u32 seq;
 	__u32 gen;
 	__u8 valid;
@@ -240,7 +240,7 @@ struct xhca_mr {
 	__u32 pad1;
 	__u64 pad2;
 };
-_Static_assert(sizeof(struct xhca_mr) == 64, "xhca_mr size");
+_Static_assert(sizeof(struct xhca_mr_ctx) == 64, "xhca_mr_ctx size");
 
 #define XHCA_MRF_PRETRANSLATED (1u << 0)
 

@@ -39,6 +39,12 @@ enum xhca_ctl_op {
 	XHCA_CTL_CQ_DESTROY,	/* __u32 cq -> nothing (session) */
 	XHCA_CTL_FLOWQ_SET,	/* struct xhca_flowq_set -> struct xhca_flowq_info */
 	XHCA_CTL_FLOWQ_SHOW,	/* nothing -> struct xhca_flowq_info[] */
+	XHCA_CTL_PD_ALLOC,	/* nothing -> __u32 pd (session) */
+	XHCA_CTL_PD_DEALLOC,	/* __u32 pd -> nothing (session) */
+	XHCA_CTL_MR_REG,	/* struct xhca_mr_attr -> struct xhca_mr_attr */
+	XHCA_CTL_MR_DEREG,	/* __u32 rkey -> nothing */
+	XHCA_CTL_MR_SHOW,	/* nothing -> struct xhca_mr_info[] */
+	XHCA_CTL_MR_READ,	/* struct xhca_mr_io -> the bytes (xhcad's own MRs) */
 };
 
 struct xhca_ctl_hdr {
@@ -79,9 +85,11 @@ struct xhca_qp_attr {
 	__u32 rq_depth;		/* create (session): receive queue slots, a power of 2 */
 	__u64 rq_off;		/* reply: the receive queue ring, in host memory */
 	__u32 owner;		/* reply: session id, 0 = xhcad's own */
+	__u32 pd;		/* create: protection domain (0: xhcad's, the CLI's) */
+	__u32 rq_alloc;		/* reply: the receive queue's host memory allocation */
 	__u32 pad1;
 };
-_Static_assert(sizeof(struct xhca_qp_attr) == 88, "xhca_qp_attr size");
+_Static_assert(sizeof(struct xhca_qp_attr) == 96, "xhca_qp_attr size");
 
 /* What xhcad delivered for a QP (summed), beside xhca_rx's counters. */
 struct xhca_qp_host {
@@ -98,7 +106,7 @@ struct xhca_qp_info {
 	struct xhca_qp_counter cnt; /* summed over CPUs */
 	struct xhca_qp_host host;
 };
-_Static_assert(sizeof(struct xhca_qp_info) == 160, "xhca_qp_info size");
+_Static_assert(sizeof(struct xhca_qp_info) == 168, "xhca_qp_info size");
 
 #define XHCA_STATS_F_RESET (1u << 0) /* zero the counters after reading */
 #define XHCA_STATS_F_QP (1u << 1)    /* also return the counters of qpn */
@@ -120,7 +128,15 @@ struct xhca_stats_req {
 	X(SEQ_ERR, "seq_err", "packet out of sequence in a multi-packet message: dropped")  \
 	X(STALE, "stale", "the QP was destroyed or re-created after xhca_rx took the packet") \
 	X(UNSUPPORTED, "unsupported", "opcode not delivered to the host by this version")  \
-	X(BAD_META, "bad_meta", "the metadata block in front of the frame is not valid")
+	X(BAD_META, "bad_meta", "the metadata block in front of the frame is not valid")      \
+	X(XLATE_PLACED, "xlate_placed",                                                     \
+	  "RDMA WRITE payload placed by the translation manager, page by page")            \
+	X(IMM_DONE, "imm_done", "WRITE with immediate placed by xhca_rx: its completion")  \
+	X(XLATE_ERR, "xlate_err",                                                           \
+	  "the region went away between xhca_rx and the translation manager: dropped")    \
+	X(HELD, "held", "READ or ATOMIC request held for the proxy (not executed yet)")    \
+	X(HELD_FULL, "held_full",                                                           \
+	  "READ or ATOMIC request dropped: the queue of held requests is full")
 
 enum xhca_host_reason {
 #define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
@@ -154,11 +170,24 @@ struct xhca_hello_reply {
 	__u64 hostmem_bytes;	/* size of the mapping of the fd that comes along */
 };
 
-/* ALLOC: len in, off and len (rounded up to pages) out. FREE: off. */
+/* ALLOC: len and flags in; out the allocation's id, its length in whole
+ * pages and its pages, as runs of adjacent ones (struct xhca_alloc_run
+ * follow), for libxhca to map side by side. FREE: id. */
 struct xhca_alloc {
-	__u64 off;
+	__u32 id;
+	__u32 flags;		/* XHCA_ALLOC_* */
 	__u64 len;
+	__u32 npages;
+	__u32 nruns;
 };
+
+struct xhca_alloc_run {
+	__u32 page;		/* first host memory page */
+	__u32 count;
+};
+
+#define XHCA_ALLOC_SCATTER (1u << 0) /* pages apart from each other, as fragmented memory */
+#define XHCA_ALLOC_CONTIG (1u << 1)  /* adjacent pages even under xhcad --fragment */
 
 /* CQ_CREATE: depth in (a power of 2); the rest out. The eventfd the
  * application sends is signalled when it has armed the CQ (user/lib/xhca.c);
@@ -169,6 +198,36 @@ struct xhca_cq_attr {
 	__u32 depth;
 	__u64 ring_off;		/* struct xhca_cq_ring, in host memory */
 	__u64 ring_len;
+};
+
+/* Memory regions. MR_REG: pd, alloc and off (the region's place in the
+ * allocation), len, access and iova in; rkey (= lkey), flags out. A session
+ * registers memory of its own allocations; the CLI (xhcad's own MRs) gives
+ * only len, access and flags: xhcad allocates the memory. */
+struct xhca_mr_attr {
+	__u32 pd;
+	__u32 alloc;
+	__u64 off;
+	__u64 len;
+	__u64 iova;
+	__u32 access;		/* XHCA_ACCESS_* */
+	__u32 flags;		/* in: XHCA_ALLOC_* for xhcad's own; out: XHCA_MRF_* */
+	__u32 rkey;
+	__u32 npages;		/* out: host pages it spans */
+};
+
+struct xhca_mr_info {
+	struct xhca_mr_attr attr;
+	__u32 owner;
+	__u32 gen;
+};
+
+/* MR_READ: bytes of a region (a session: of its own; the CLI: of any). */
+#define XHCA_MR_READ_MAX (8u << 20)
+struct xhca_mr_io {
+	__u32 rkey;
+	__u32 len;
+	__u64 off;
 };
 
 /* Flow queues. */
@@ -229,6 +288,14 @@ struct xhca_status {
 	__u32 frames_kernel;	/* taken from a fill ring, not yet in an RX ring */
 	__u32 frames_rx;	/* in RX rings, waiting for xhcad */
 	__u32 frames_held;	/* taken by xhcad, being processed */
+	/* memory regions */
+	__u32 max_mrs;
+	__u32 mrs_in_use;
+	__u32 fragment;		/* --fragment */
+	__u32 canary;		/* --canary */
+	__u64 canary_violations;
+	__u64 barriers;		/* invalidations waited for */
+	__u64 held;		/* READ/ATOMIC requests held for the proxy */
 };
 
 /* libxhca control client (user/lib/ctl.c). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The userspace side of the QP context rules (struct xhca_qp_ctx in abi.h),
- * and of the MR entries' (struct xhca_mr):
+ * and of the MR entries' (struct xhca_mr_ctx):
  * xhcad maps the xhca_qp_ctx array and writes a context's configuration
  * inside a seqcount write section, so xhca_rx, which reads without a lock,
  * never acts on a half-written one. One writer at a time per map: xhcad
@@ -32,6 +32,6 @@ void xhca_qpctx_store(struct xhca_qp_ctx *slot, const struct xhca_qp_ctx *c, int
 int xhca_qpctx_torn(const struct xhca_qp_ctx *slot);
 
 /* Writes MR entry m (everything but seq) into slot, in one write section. */
-void xhca_mr_store(struct xhca_mr *slot, const struct xhca_mr *m);
+void xhca_mr_store(struct xhca_mr_ctx *slot, const struct xhca_mr_ctx *m);
 
 #endif /* XHCA_QPCTX_H */

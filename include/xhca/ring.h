@@ -32,12 +32,13 @@ struct xhca_ring_ctl {
 };
 _Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
 
-/* A receive work request (xhca_post_recv). */
+/* A receive work request (xhca_post_recv): a buffer in one of the
+ * session's host memory allocations. */
 struct xhca_rwqe {
 	__u64 wr_id;
-	__u64 addr;		/* offset of the buffer in host memory */
+	__u64 off;		/* in the allocation */
 	__u32 len;
-	__u32 pad0;
+	__u32 alloc;		/* the allocation's id */
 	__u64 pad1;
 };
 _Static_assert(sizeof(struct xhca_rwqe) == 32, "xhca_rwqe size");
@@ -48,6 +49,7 @@ enum xhca_wc_status {
 	XHCA_WC_LOC_LEN_ERR = 1,
 	XHCA_WC_LOC_PROT_ERR = 4,
 	XHCA_WC_WR_FLUSH_ERR = 5,
+	XHCA_WC_REM_ACCESS_ERR = 10,
 };
 
 enum xhca_wc_opcode {

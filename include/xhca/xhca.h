@@ -2,9 +2,11 @@
 /*
  * libxhca: the application interface of the xhca software HCA.
  *
- * An application opens a session with xhcad for an interface, maps its host
- * memory, allocates buffers in it, creates completion queues and queue pairs,
- * posts receive buffers and polls completions. Posting and polling touch only
+ * An application opens a session with xhcad for an interface, allocates
+ * buffers in its host memory, registers memory regions in them for RDMA
+ * WRITE (and later READ and ATOMIC) from the remote side, creates
+ * completion queues and queue pairs, posts receive buffers and polls
+ * completions. Posting and polling touch only
  * shared memory (include/xhca/ring.h): no system call per work request or
  * completion. Everything the session created is freed by xhcad when the
  * session ends, by xhca_close() or because the process died.
@@ -27,6 +29,8 @@
 struct xhca_ctx;
 struct xhca_cq;
 struct xhca_qp;
+struct xhca_pd;
+struct xhca_mr;
 
 /* A completion: the CQE layout of the shared ring (ring.h). */
 #define xhca_wc xhca_cqe
@@ -35,12 +39,41 @@ struct xhca_qp;
 struct xhca_ctx *xhca_open(const char *ifname);
 void xhca_close(struct xhca_ctx *ctx);
 const char *xhca_errmsg(const struct xhca_ctx *ctx);
-/* The host memory mapping: base address and size in bytes. */
-void *xhca_hostmem(const struct xhca_ctx *ctx, size_t *len);
-
-/* Buffers in host memory, page-aligned, zeroed. */
+/* Buffers in host memory, page-aligned, zeroed, mapped into the process
+ * page by page: one buffer is contiguous here whether or not its pages are
+ * adjacent in host memory. xhca_alloc_ex() takes XHCA_ALLOC_SCATTER (pages
+ * apart, as fragmented memory: regions in it are not pre-translated) or
+ * XHCA_ALLOC_CONTIG (adjacent even under xhcad --fragment). xhca_free()
+ * takes the address xhca_alloc returned; the regions in the buffer are
+ * deregistered with it. */
 void *xhca_alloc(struct xhca_ctx *ctx, size_t len);
+void *xhca_alloc_ex(struct xhca_ctx *ctx, size_t len, unsigned int flags);
 int xhca_free(struct xhca_ctx *ctx, void *buf);
+/* Where [addr, addr + len) is: its buffer's id and the offset in it, and
+ * whether the buffer's pages are adjacent in host memory. -EFAULT if it is
+ * not inside one buffer. (For tools and tests; ring.h's receive entries
+ * name buffers this way.) */
+int xhca_mem_lookup(struct xhca_ctx *ctx, const void *addr, size_t len, uint32_t *alloc,
+		    uint64_t *off, int *contiguous);
+
+/* Protection domains: a QP may use only the memory regions of its PD. */
+struct xhca_pd *xhca_pd_alloc(struct xhca_ctx *ctx);
+/* -EBUSY while QPs or regions are in it. */
+int xhca_pd_dealloc(struct xhca_pd *pd);
+uint32_t xhca_pd_id(const struct xhca_pd *pd);
+
+/* Memory regions: len bytes at addr, inside one buffer of xhca_alloc;
+ * access is XHCA_ACCESS_* (abi.h; remote write and atomic need local write).
+ * The remote side addresses the region by its virtual address here (the
+ * iova) and the R_Key. When the region's pages are adjacent in host memory
+ * xhcad pre-translates it and xhca_rx places WRITEs into it itself; else
+ * xhcad places them. Deregistering returns only once no WRITE can reach the
+ * region any more. */
+struct xhca_mr *xhca_mr_reg(struct xhca_pd *pd, void *addr, size_t len, unsigned int access);
+int xhca_mr_dereg(struct xhca_mr *mr);
+/* The R_Key (= L_Key): index << 8 | a key byte new on every registration. */
+uint32_t xhca_mr_rkey(const struct xhca_mr *mr);
+int xhca_mr_pretranslated(const struct xhca_mr *mr);
 
 /* Completion queues. depth: a power of 2 up to XHCA_RING_DEPTH_MAX. */
 struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth);
@@ -68,6 +101,7 @@ struct xhca_qp_init_attr {
 	int flowq;		/* -1: a hash of the QPN */
 	struct xhca_cq *recv_cq;
 	unsigned int rq_depth;	/* receive queue slots, a power of 2 */
+	struct xhca_pd *pd;	/* NULL: one PD the session's QPs share */
 };
 
 struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *attr);
@@ -77,9 +111,13 @@ uint32_t xhca_qp_num(const struct xhca_qp *qp);
 int xhca_qp_modify(struct xhca_qp *qp, struct xhca_qp_attr *attr);
 int xhca_qp_query(struct xhca_qp *qp, struct xhca_qp_attr *attr);
 int xhca_qp_destroy(struct xhca_qp *qp);
-/* Posts a receive buffer (inside host memory). -ENOMEM: the receive queue
- * is full; -EFAULT: the buffer is not in host memory; -ESHUTDOWN: the QP
- * was destroyed (by xhcad or the CLI). */
+/* The receive queue ring (ring.h), for tools and tests that write entries
+ * themselves. */
+struct xhca_ring_ctl *xhca_qp_rq(struct xhca_qp *qp);
+/* Posts a receive buffer (inside one buffer of xhca_alloc). -ENOMEM: the
+ * receive queue is full; -EFAULT: not inside a buffer of xhca_alloc;
+ * -ESHUTDOWN: the QP was destroyed (by xhcad or the CLI). A QP in the error
+ * state completes its posted buffers with XHCA_WC_WR_FLUSH_ERR. */
 int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len);
 
 #endif /* XHCA_XHCA_H */

@@ -75,40 +75,38 @@ static int mode_badbuf(const char *ifname)
 	struct xhca_qp *qp;
 	struct xhca_rwqe *rqe;
 	struct xhca_ring_ctl *rq;
-	struct xhca_qp_attr a;
-	size_t memlen;
-	__u8 *mem, *theirs, *ours;
+	uint32_t their_id, our_id;
+	__u8 *theirs, *ours;
 	char stack_buf[64];
 	int r_stack, r_null, r_past, n;
 
 	if (!ctx || !other)
 		return 1;
-	mem = xhca_hostmem(ctx, &memlen);
 	theirs = xhca_alloc(other, 4096);
 	ours = xhca_alloc(ctx, 4096);
 	cq = xhca_cq_create(ctx, 16);
 	qp = cq ? ud_qp(ctx, cq, 16, -1) : NULL;
-	if (!theirs || !ours || !qp) {
+	if (!theirs || !ours || !qp || xhca_mem_lookup(other, theirs, 1, &their_id, NULL, NULL) ||
+	    xhca_mem_lookup(ctx, ours, 1, &our_id, NULL, NULL)) {
 		fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
 		return 1;
 	}
 	/* libxhca refuses what it can see is wrong */
 	r_stack = xhca_post_recv(qp, 1, stack_buf, sizeof(stack_buf));
 	r_null = xhca_post_recv(qp, 2, ours, 0);
-	r_past = xhca_post_recv(qp, 3, mem + memlen - 100, 4096);
+	r_past = xhca_post_recv(qp, 3, ours + 100, 4096);
 	printf("{\"stack\": %d, \"zero_len\": %d, \"past_end\": %d}\n", r_stack, r_null, r_past);
 	/* an application that writes the ring itself: xhcad checks again */
-	if (xhca_qp_query(qp, &a))
-		return 1;
-	rq = (struct xhca_ring_ctl *)(mem + a.rq_off);
+	rq = xhca_qp_rq(qp);
 	rqe = (struct xhca_rwqe *)(rq + 1);
-	rqe[0] = (struct xhca_rwqe){ .wr_id = 10, .addr = memlen - 100, .len = 4096 };
-	rqe[1] = (struct xhca_rwqe){ .wr_id = 11, .addr = (__u64)(theirs - mem), .len = 4096 };
-	rqe[2] = (struct xhca_rwqe){ .wr_id = 12, .addr = (__u64)(ours - mem), .len = 4096 };
-	__atomic_store_n(&rq->prod, rq->prod + 3, __ATOMIC_RELEASE);
+	rqe[0] = (struct xhca_rwqe){ .wr_id = 10, .alloc = 0x12345, .off = 0, .len = 4096 };
+	rqe[1] = (struct xhca_rwqe){ .wr_id = 11, .alloc = their_id, .off = 0, .len = 4096 };
+	rqe[2] = (struct xhca_rwqe){ .wr_id = 12, .alloc = our_id, .off = 100, .len = 4096 };
+	rqe[3] = (struct xhca_rwqe){ .wr_id = 13, .alloc = our_id, .off = 0, .len = 4096 };
+	__atomic_store_n(&rq->prod, rq->prod + 4, __ATOMIC_RELEASE);
 	printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
 	fflush(stdout);
-	n = drain(cq, wc, 3, 5000);
+	n = drain(cq, wc, 4, 5000);
 	for (int i = 0; i < n; i++)
 		printf("{\"wr_id\": %llu, \"status\": %u, \"vendor_err\": %u, \"byte_len\": %u}\n",
 		       (unsigned long long)wc[i].wr_id, wc[i].status, wc[i].vendor_err,

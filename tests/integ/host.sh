@@ -112,13 +112,13 @@ check_eq "host: per-QP RNR count" "$(xhca -j qp show "$CQ_QP" | json_get 'd["qps
 # --- bad buffers: refused by libxhca, or completed with an error by xhcad ---
 app bad "$B/xhca-apptest" badbuf "$IF_A"
 BQ=$(ready bad)
-gen --op ud-send-only --qpn "$BQ" --qkey 0x5151 --count 3 --size 64
+gen --op ud-send-only --qpn "$BQ" --qkey 0x5151 --count 4 --size 64
 wait "$PID_bad"
-check_eq "host: libxhca refuses a stack buffer, zero length, past the end (-EFAULT)" \
+check_eq "host: libxhca refuses a stack buffer, zero length, past its buffer's end (-EFAULT)" \
 	"$(head -n 1 "$tmp/bad" | json_get '(d["stack"], d["zero_len"], d["past_end"])')" "(-14, -14, -14)"
-check_eq "host: xhcad: past host memory, another session's page -> LOC_PROT_ERR; own page fine" \
+check_eq "host: xhcad: unknown buffer, another session's, past the end of one's own -> LOC_PROT_ERR; own fine" \
 	"$(comps bad '[(x["wr_id"], x["status"], x["vendor_err"]) for x in c]')" \
-	"[(10, 4, 3), (11, 4, 3), (12, 0, 0)]"
+	"[(10, 4, 3), (11, 4, 3), (12, 4, 3), (13, 0, 0)]"
 check_eq "host: the other session's page is untouched" \
 	"$(grep theirs "$tmp/bad" | json_get 'd["theirs_untouched"]')" True
 

@@ -1358,7 +1358,7 @@ static int seq_flowq_no_meta_room(char *why)
 
 /* ---- memory regions: checks and placement --------------------------------- */
 
-static struct xhca_mr *mrm;	/* the MR map, mapped as xhcad maps it */
+static struct xhca_mr_ctx *mrm;	/* the MR map, mapped as xhcad maps it */
 static __u8 *hm;		/* host memory, mapped */
 #define CANARY 0xaa
 #define MR_PRE 1		/* pre-translated, crossing pages, REMOTE_WRITE|READ|ATOMIC */
@@ -1377,7 +1377,7 @@ static __u32 rkey_of(__u32 idx)
 static void mr_put(__u32 idx, __u32 pd, __u32 access, int pretx, __u64 iova, __u64 len,
 		   __u64 base, __u32 gen)
 {
-	struct xhca_mr m = {
+	struct xhca_mr_ctx m = {
 		.gen = gen, .valid = 1, .key = (__u8)(0x10 + idx), .access = access, .pd = pd,
 		.iova = iova, .length = len, .base = base,
 		.flags = pretx ? XHCA_MRF_PRETRANSLATED : 0,
@@ -1761,7 +1761,7 @@ static int env_open(char *why)
 	E.ctxm = xhca_qpctx_map(E.ctx, TQ);
 	if (!E.ctxm)
 		return snprintf(why, WHY_LEN, "mmap the context map: %s", strerror(errno)), -1;
-	mrm = mmap(NULL, 16 * sizeof(struct xhca_mr), PROT_READ | PROT_WRITE, MAP_SHARED,
+	mrm = mmap(NULL, 16 * sizeof(struct xhca_mr_ctx), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   bpf_map__fd(E.skel->maps.xhca_mr), 0);
 	hm = mmap(NULL, HM_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
 		  bpf_map__fd(E.skel->maps.xhca_hostmem), 0);

@@ -87,7 +87,7 @@ int xhca_qpctx_torn(const struct xhca_qp_ctx *slot)
 	return __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) & 1;
 }
 
-void xhca_mr_store(struct xhca_mr *slot, const struct xhca_mr *m)
+void xhca_mr_store(struct xhca_mr_ctx *slot, const struct xhca_mr_ctx *m)
 {
 	__u32 seq = section_begin(&slot->seq);
 

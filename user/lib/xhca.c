@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@ struct xhca_cq {
 	struct xhca_ctx *ctx;
 	__u32 id;
 	__u32 depth;
+	size_t ring_len;
 	struct xhca_ring_ctl *ring;
 	struct xhca_cqe *e;
 	int efd;		/* xhcad signals it when armed */
@@ -34,19 +37,50 @@ struct xhca_qp {
 	struct xhca_ctx *ctx;
 	__u32 qpn;
 	__u32 depth;
-	__u64 rq_off;
+	__u32 rq_alloc;
+	size_t rq_len;
 	struct xhca_ring_ctl *rq;
 	struct xhca_rwqe *rqe;
 	struct xhca_qp *next;
 };
 
+struct xhca_pd {
+	struct xhca_ctx *ctx;
+	__u32 id;
+	struct xhca_pd *next;
+};
+
+struct xhca_mr {
+	struct xhca_pd *pd;
+	__u32 rkey;
+	__u32 flags;
+	void *addr;
+	size_t len;
+	struct xhca_mr *next;
+};
+
+/* An allocation as the application sees it: its pages mapped side by
+ * side, wherever they are in host memory. */
+struct buf {
+	__u8 *va;
+	size_t len;		/* whole pages */
+	__u32 id;
+	__u32 contiguous;
+};
+
 struct xhca_ctx {
 	int fd;
+	int memfd;		/* host memory: each allocation maps its pages from it */
 	__u32 session;
-	__u8 *hostmem;
 	size_t hostmem_len;
+	struct buf *bufs;	/* sorted by va */
+	__u32 nbufs, cap;
+	__u32 last;		/* the last one looked up */
 	struct xhca_cq *cqs;
 	struct xhca_qp *qps;
+	struct xhca_pd *pds;
+	struct xhca_pd *dflt_pd; /* for QPs created without one */
+	struct xhca_mr *mrs;
 	char err[XHCA_ERRMSG_LEN];
 };
 
@@ -80,12 +114,93 @@ static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int 
 	return err;
 }
 
-static int in_hostmem(const struct xhca_ctx *ctx, const void *p, size_t len)
+static int fail(struct xhca_ctx *ctx, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct xhca_ctx *ctx, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static size_t pages_of(__u64 len)
+{
+	return (size_t)((len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE) * XHCA_PAGE_SIZE;
+}
+
+/* Maps a contiguous piece of host memory (a ring). */
+static void *map_ring(struct xhca_ctx *ctx, __u64 off, __u64 len)
+{
+	void *m;
+
+	if (off % XHCA_PAGE_SIZE || off > ctx->hostmem_len || len > ctx->hostmem_len - off) {
+		errno = EPROTO;
+		return NULL;
+	}
+	m = mmap(NULL, pages_of(len), PROT_READ | PROT_WRITE, MAP_SHARED, ctx->memfd, (off_t)off);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* The allocation holding [p, p + len), or NULL. */
+static struct buf *buf_find(struct xhca_ctx *ctx, const void *p, size_t len)
 {
 	const __u8 *b = p;
+	__u32 lo = 0, hi = ctx->nbufs;
+	struct buf *f;
 
-	return b >= ctx->hostmem && len <= ctx->hostmem_len &&
-	       (size_t)(b - ctx->hostmem) <= ctx->hostmem_len - len;
+	if (ctx->last < ctx->nbufs) {
+		f = &ctx->bufs[ctx->last];
+		if (b >= f->va && b - f->va < (ptrdiff_t)f->len && len <= f->len - (size_t)(b - f->va))
+			return f;
+	}
+	while (lo < hi) {
+		__u32 mid = (lo + hi) / 2;
+
+		f = &ctx->bufs[mid];
+		if (b < f->va) {
+			hi = mid;
+		} else if (b - f->va >= (ptrdiff_t)f->len) {
+			lo = mid + 1;
+		} else {
+			if (len > f->len - (size_t)(b - f->va))
+				return NULL;
+			ctx->last = mid;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+static int buf_add(struct xhca_ctx *ctx, const struct buf *nb)
+{
+	__u32 i;
+
+	if (ctx->nbufs == ctx->cap) {
+		__u32 cap = ctx->cap ? ctx->cap * 2 : 16;
+		struct buf *b = realloc(ctx->bufs, cap * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		ctx->bufs = b;
+		ctx->cap = cap;
+	}
+	for (i = ctx->nbufs; i > 0 && ctx->bufs[i - 1].va > nb->va; i--)
+		ctx->bufs[i] = ctx->bufs[i - 1];
+	ctx->bufs[i] = *nb;
+	ctx->nbufs++;
+	return 0;
+}
+
+static void buf_del(struct xhca_ctx *ctx, struct buf *b)
+{
+	__u32 i = (__u32)(b - ctx->bufs);
+
+	memmove(b, b + 1, (ctx->nbufs - i - 1) * sizeof(*b));
+	ctx->nbufs--;
+	ctx->last = 0;
 }
 
 struct xhca_ctx *xhca_open(const char *ifname)
@@ -95,11 +210,11 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	struct xhca_hello_reply r;
 	struct xhca_ctx *ctx;
 	int memfd = -1, err;
-	void *m;
 
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return NULL;
+	ctx->memfd = -1;
 	ctx->fd = xhca_ctl_connect(ifname);
 	if (ctx->fd < 0) {
 		err = ctx->fd;
@@ -115,19 +230,15 @@ struct xhca_ctx *xhca_open(const char *ifname)
 		err = -EPROTO;
 		goto fail;
 	}
-	m = mmap(NULL, r.hostmem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	close(memfd);
-	if (m == MAP_FAILED) {
-		err = -errno;
-		goto fail;
-	}
-	ctx->hostmem = m;
+	ctx->memfd = memfd;
 	ctx->hostmem_len = r.hostmem_bytes;
 	ctx->session = r.session;
 	return ctx;
 fail:
 	if (ctx->fd >= 0)
 		close(ctx->fd);
+	if (memfd >= 0)
+		close(memfd);
 	free(ctx);
 	errno = -err;
 	return NULL;
@@ -145,15 +256,32 @@ void xhca_close(struct xhca_ctx *ctx)
 		ctx->cqs = cq->next;
 		close(cq->efd);
 		close(cq->dbfd);
+		munmap(cq->ring, cq->ring_len);
 		free(cq);
 	}
 	while (ctx->qps) {
 		struct xhca_qp *qp = ctx->qps;
 
 		ctx->qps = qp->next;
+		munmap(qp->rq, qp->rq_len);
 		free(qp);
 	}
-	munmap(ctx->hostmem, ctx->hostmem_len);
+	while (ctx->mrs) {
+		struct xhca_mr *mr = ctx->mrs;
+
+		ctx->mrs = mr->next;
+		free(mr);
+	}
+	while (ctx->pds) {
+		struct xhca_pd *pd = ctx->pds;
+
+		ctx->pds = pd->next;
+		free(pd);
+	}
+	for (__u32 i = 0; i < ctx->nbufs; i++)
+		munmap(ctx->bufs[i].va, ctx->bufs[i].len);
+	free(ctx->bufs);
+	close(ctx->memfd);
 	free(ctx);
 }
 
@@ -162,40 +290,226 @@ const char *xhca_errmsg(const struct xhca_ctx *ctx)
 	return ctx && ctx->err[0] ? ctx->err : "no error";
 }
 
-void *xhca_hostmem(const struct xhca_ctx *ctx, size_t *len)
+void *xhca_alloc_ex(struct xhca_ctx *ctx, size_t len, unsigned int flags)
 {
-	if (len)
-		*len = ctx->hostmem_len;
-	return ctx->hostmem;
-}
-
-void *xhca_alloc(struct xhca_ctx *ctx, size_t len)
-{
-	struct xhca_alloc a = { .len = len };
+	struct xhca_alloc a = { .len = len, .flags = flags };
+	const struct xhca_alloc_run *runs;
+	struct buf nb = {};
+	__u8 *va = MAP_FAILED;
+	void *r = NULL;
+	__u32 got = 0, i;
+	size_t pos = 0;
 	int err;
 
 	if (!len) {
 		errno = EINVAL;
+		fail(ctx, -EINVAL, "alloc: length 0");
 		return NULL;
 	}
-	err = call(ctx, XHCA_CTL_ALLOC, &a, sizeof(a), -1, &a, sizeof(a), NULL);
+	err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, &a, sizeof(a), -1, &r, &got, NULL, ctx->err,
+			       sizeof(ctx->err));
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	return ctx->hostmem + a.off;
+	memcpy(&a, r, got < sizeof(a) ? got : sizeof(a));
+	runs = (const struct xhca_alloc_run *)((const __u8 *)r + sizeof(a));
+	if (got < sizeof(a) || got != sizeof(a) + (size_t)a.nruns * sizeof(*runs) ||
+	    a.len != (__u64)a.npages * XHCA_PAGE_SIZE) {
+		err = fail(ctx, -EPROTO, "alloc: bad reply: libxhca and xhcad versions differ");
+		goto out;
+	}
+	/* A place for all of it, then each run of pages in its place. */
+	va = mmap(NULL, a.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (va == MAP_FAILED) {
+		err = fail(ctx, -errno, "alloc: no address space for %llu bytes",
+			   (unsigned long long)a.len);
+		goto out;
+	}
+	for (i = 0; i < a.nruns; i++) {
+		size_t n = (size_t)runs[i].count * XHCA_PAGE_SIZE;
+
+		if (pos + n > a.len || (__u64)runs[i].page * XHCA_PAGE_SIZE + n > ctx->hostmem_len ||
+		    mmap(va + pos, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
+			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED) {
+			err = fail(ctx, -EPROTO, "alloc: cannot map host memory page %u",
+				   runs[i].page);
+			goto out;
+		}
+		pos += n;
+	}
+	nb.va = va;
+	nb.len = a.len;
+	nb.id = a.id;
+	nb.contiguous = a.nruns == 1;
+	err = buf_add(ctx, &nb);
+out:
+	free(r);
+	if (err) {
+		if (va != MAP_FAILED)
+			munmap(va, a.len);
+		if (a.id)
+			xhca_ctl_call_fd(ctx->fd, XHCA_CTL_FREE, &a.id, sizeof(a.id), -1, NULL, NULL,
+					 NULL, NULL, 0);
+		errno = -err;
+		return NULL;
+	}
+	return va;
 }
 
-int xhca_free(struct xhca_ctx *ctx, void *buf)
+void *xhca_alloc(struct xhca_ctx *ctx, size_t len)
 {
-	struct xhca_alloc a = {};
+	return xhca_alloc_ex(ctx, len, 0);
+}
 
-	if (!in_hostmem(ctx, buf, 1)) {
-		snprintf(ctx->err, sizeof(ctx->err), "free: %p is not in host memory", buf);
+int xhca_free(struct xhca_ctx *ctx, void *addr)
+{
+	struct buf *b = buf_find(ctx, addr, 1);
+	int err;
+
+	if (!b || b->va != addr)
+		return fail(ctx, -EFAULT, "free: %p is not the start of a buffer of xhca_alloc",
+			    addr);
+	err = call(ctx, XHCA_CTL_FREE, &b->id, sizeof(b->id), -1, NULL, 0, NULL);
+	if (err)
+		return err;
+	munmap(b->va, b->len);
+	buf_del(ctx, b);
+	return 0;
+}
+
+int xhca_mem_lookup(struct xhca_ctx *ctx, const void *addr, size_t len, uint32_t *alloc,
+		    uint64_t *off, int *contiguous)
+{
+	struct buf *b = buf_find(ctx, addr, len);
+
+	if (!b)
 		return -EFAULT;
+	if (alloc)
+		*alloc = b->id;
+	if (off)
+		*off = (uint64_t)((const __u8 *)addr - b->va);
+	if (contiguous)
+		*contiguous = (int)b->contiguous;
+	return 0;
+}
+
+/* ---- protection domains and memory regions ----------------------------------- */
+
+struct xhca_pd *xhca_pd_alloc(struct xhca_ctx *ctx)
+{
+	struct xhca_pd *pd = calloc(1, sizeof(*pd));
+	int err;
+
+	if (!pd)
+		return NULL;
+	err = call(ctx, XHCA_CTL_PD_ALLOC, NULL, 0, -1, &pd->id, sizeof(pd->id), NULL);
+	if (err) {
+		free(pd);
+		errno = -err;
+		return NULL;
 	}
-	a.off = (__u64)((__u8 *)buf - ctx->hostmem);
-	return call(ctx, XHCA_CTL_FREE, &a, sizeof(a), -1, NULL, 0, NULL);
+	pd->ctx = ctx;
+	pd->next = ctx->pds;
+	ctx->pds = pd;
+	return pd;
+}
+
+int xhca_pd_dealloc(struct xhca_pd *pd)
+{
+	struct xhca_ctx *ctx = pd->ctx;
+	struct xhca_pd **pp;
+	int err;
+
+	err = call(ctx, XHCA_CTL_PD_DEALLOC, &pd->id, sizeof(pd->id), -1, NULL, 0, NULL);
+	if (err)
+		return err;
+	for (pp = &ctx->pds; *pp; pp = &(*pp)->next) {
+		if (*pp == pd) {
+			*pp = pd->next;
+			break;
+		}
+	}
+	if (ctx->dflt_pd == pd)
+		ctx->dflt_pd = NULL;
+	free(pd);
+	return 0;
+}
+
+uint32_t xhca_pd_id(const struct xhca_pd *pd)
+{
+	return pd->id;
+}
+
+struct xhca_mr *xhca_mr_reg(struct xhca_pd *pd, void *addr, size_t len, unsigned int access)
+{
+	struct xhca_ctx *ctx = pd->ctx;
+	struct xhca_mr_attr a = { .pd = pd->id, .len = len, .access = access,
+				  .iova = (__u64)(uintptr_t)addr };
+	struct xhca_mr *mr;
+	struct buf *b;
+	int err;
+
+	if (!len) {
+		errno = EINVAL;
+		fail(ctx, -EINVAL, "mr reg: length 0; a region has at least one byte");
+		return NULL;
+	}
+	b = buf_find(ctx, addr, len);
+	if (!b) {
+		errno = EFAULT;
+		fail(ctx, -EFAULT, "mr reg: %zu bytes at %p are not inside one buffer of "
+		     "xhca_alloc", len, addr);
+		return NULL;
+	}
+	a.alloc = b->id;
+	a.off = (__u64)((__u8 *)addr - b->va);
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	err = call(ctx, XHCA_CTL_MR_REG, &a, sizeof(a), -1, &a, sizeof(a), NULL);
+	if (err) {
+		free(mr);
+		errno = -err;
+		return NULL;
+	}
+	mr->pd = pd;
+	mr->rkey = a.rkey;
+	mr->flags = a.flags;
+	mr->addr = addr;
+	mr->len = len;
+	mr->next = ctx->mrs;
+	ctx->mrs = mr;
+	return mr;
+}
+
+int xhca_mr_dereg(struct xhca_mr *mr)
+{
+	struct xhca_ctx *ctx = mr->pd->ctx;
+	struct xhca_mr **pp;
+	int err;
+
+	err = call(ctx, XHCA_CTL_MR_DEREG, &mr->rkey, sizeof(mr->rkey), -1, NULL, 0, NULL);
+	if (err)
+		return err;
+	for (pp = &ctx->mrs; *pp; pp = &(*pp)->next) {
+		if (*pp == mr) {
+			*pp = mr->next;
+			break;
+		}
+	}
+	free(mr);
+	return 0;
+}
+
+uint32_t xhca_mr_rkey(const struct xhca_mr *mr)
+{
+	return mr->rkey;
+}
+
+int xhca_mr_pretranslated(const struct xhca_mr *mr)
+{
+	return !!(mr->flags & XHCA_MRF_PRETRANSLATED);
 }
 
 /* ---- completion queues ----------------------------------------------------- */
@@ -217,14 +531,16 @@ struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth)
 	err = call(ctx, XHCA_CTL_CQ_CREATE, &a, sizeof(a), cq->efd, &a, sizeof(a), &dbfd);
 	if (err)
 		goto fail;
-	if (dbfd < 0 || !in_hostmem(ctx, ctx->hostmem + a.ring_off, a.ring_len)) {
-		err = -EPROTO;
+	cq->ring = dbfd < 0 ? NULL : map_ring(ctx, a.ring_off, a.ring_len);
+	if (!cq->ring) {
+		err = fail(ctx, -EPROTO, "cq create: cannot map the ring");
+		call(ctx, XHCA_CTL_CQ_DESTROY, &a.cq, sizeof(a.cq), -1, NULL, 0, NULL);
 		goto fail;
 	}
+	cq->ring_len = pages_of(a.ring_len);
 	cq->ctx = ctx;
 	cq->id = a.cq;
 	cq->depth = a.depth;
-	cq->ring = (struct xhca_ring_ctl *)(ctx->hostmem + a.ring_off);
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->dbfd = dbfd;
 	cq->next = ctx->cqs;
@@ -257,6 +573,7 @@ int xhca_cq_destroy(struct xhca_cq *cq)
 	}
 	close(cq->efd);
 	close(cq->dbfd);
+	munmap(cq->ring, cq->ring_len);
 	free(cq);
 	return 0;
 }
@@ -356,14 +673,31 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	}
 	a.cq = attr->recv_cq->id;
 	a.rq_depth = attr->rq_depth;
+	if (attr->pd && attr->pd->ctx != ctx) {
+		fail(ctx, -EINVAL, "qp create: pd must be a protection domain of this session");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!attr->pd && !ctx->dflt_pd) {
+		ctx->dflt_pd = xhca_pd_alloc(ctx);
+		if (!ctx->dflt_pd)
+			return NULL;
+	}
+	a.pd = (attr->pd ? attr->pd : ctx->dflt_pd)->id;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
 	err = call(ctx, XHCA_CTL_QP_CREATE, &a, sizeof(a), -1, &a, sizeof(a), NULL);
-	if (!err && !in_hostmem(ctx, ctx->hostmem + a.rq_off,
-				xhca_ring_bytes(a.rq_depth, sizeof(struct xhca_rwqe))))
-		err = -EPROTO;
 	if (err) {
+		free(qp);
+		errno = -err;
+		return NULL;
+	}
+	qp->rq_len = pages_of(xhca_ring_bytes(a.rq_depth, sizeof(struct xhca_rwqe)));
+	qp->rq = map_ring(ctx, a.rq_off, qp->rq_len);
+	if (!qp->rq) {
+		err = fail(ctx, -EPROTO, "qp create: cannot map the receive queue");
+		call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
 		free(qp);
 		errno = -err;
 		return NULL;
@@ -371,12 +705,16 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	qp->ctx = ctx;
 	qp->qpn = a.qpn;
 	qp->depth = a.rq_depth;
-	qp->rq_off = a.rq_off;
-	qp->rq = (struct xhca_ring_ctl *)(ctx->hostmem + a.rq_off);
+	qp->rq_alloc = a.rq_alloc;
 	qp->rqe = (struct xhca_rwqe *)(qp->rq + 1);
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	return qp;
+}
+
+struct xhca_ring_ctl *xhca_qp_rq(struct xhca_qp *qp)
+{
+	return qp->rq;
 }
 
 uint32_t xhca_qp_num(const struct xhca_qp *qp)
@@ -412,12 +750,12 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 	err = call(ctx, XHCA_CTL_QP_DESTROY, &qp->qpn, sizeof(qp->qpn), -1, NULL, 0, NULL);
 	if (err == -ENOENT && __atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE)) {
 		/* Destroyed by someone else: its ring is still ours to free. */
-		struct xhca_alloc a = { .off = qp->rq_off };
-
-		err = call(ctx, XHCA_CTL_FREE, &a, sizeof(a), -1, NULL, 0, NULL);
+		err = call(ctx, XHCA_CTL_FREE, &qp->rq_alloc, sizeof(qp->rq_alloc), -1, NULL, 0,
+			   NULL);
 	}
 	if (err)
 		return err;
+	munmap(qp->rq, qp->rq_len);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;
@@ -430,21 +768,23 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 
 int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 {
-	struct xhca_ctx *ctx = qp->ctx;
 	__u32 prod = qp->rq->prod, cons;
 	struct xhca_rwqe *w;
+	struct buf *b;
 
 	if (__atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
-	if (!len || !in_hostmem(ctx, addr, len))
+	b = len ? buf_find(qp->ctx, addr, len) : NULL;
+	if (!b)
 		return -EFAULT;
 	cons = __atomic_load_n(&qp->rq->cons, __ATOMIC_ACQUIRE);
 	if (prod - cons >= qp->depth)
 		return -ENOMEM;
 	w = &qp->rqe[prod & (qp->depth - 1)];
 	w->wr_id = wr_id;
-	w->addr = (__u64)((__u8 *)addr - ctx->hostmem);
+	w->off = (__u64)((__u8 *)addr - b->va);
 	w->len = len;
+	w->alloc = b->id;
 	__atomic_store_n(&qp->rq->prod, prod + 1, __ATOMIC_RELEASE);
 	return 0;
 }

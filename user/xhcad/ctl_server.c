@@ -78,7 +78,47 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->bus_rate = d->bus_rate;
 	s->hostmem_bytes = d->hostmem_bytes;
 	s->hostmem_used = d->hostmem_used;
+	s->max_mrs = d->max_mrs - 1;
+	s->mrs_in_use = d->mrs_in_use;
+	s->fragment = (__u32)d->fragment;
+	s->canary = (__u32)d->canary;
+	s->canary_violations = d->canary_violations;
+	s->barriers = d->barriers;
+	s->held = d->held_n;
 	xsk_account(d, s);
+}
+
+/* An allocation's reply: its header, then its pages as runs. */
+static int send_alloc(int fd, __u32 op, const struct hm_alloc *al)
+{
+	struct xhca_alloc a = { .id = al->id, .len = (__u64)al->npages * XHCA_PAGE_SIZE,
+				.npages = al->npages };
+	struct xhca_alloc_run *runs;
+	size_t sz;
+	__u8 *msg;
+	int rc;
+
+	for (__u32 i = 0; i < al->npages; i++)
+		if (!i || al->pages[i] != al->pages[i - 1] + 1)
+			a.nruns++;
+	sz = sizeof(a) + (size_t)a.nruns * sizeof(*runs);
+	msg = calloc(1, sz);
+	if (!msg)
+		return reply_err(fd, op, -ENOMEM, "alloc: out of memory");
+	runs = (struct xhca_alloc_run *)(msg + sizeof(a));
+	for (__u32 i = 0, r = 0; i < al->npages; i++) {
+		if (i && al->pages[i] == al->pages[i - 1] + 1) {
+			runs[r - 1].count++;
+			continue;
+		}
+		runs[r].page = al->pages[i];
+		runs[r++].count = 1;
+	}
+	a.flags = al->contiguous ? XHCA_ALLOC_CONTIG : 0;
+	memcpy(msg, &a, sizeof(a));
+	rc = xhca_ctl_send(fd, op, 0, msg, (__u32)sz);
+	free(msg);
+	return rc;
 }
 
 /* Requests only an application session may make. */
@@ -194,40 +234,107 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	}
 	case XHCA_CTL_ALLOC: {
 		struct xhca_alloc a;
+		struct hm_alloc *al;
 
 		WANT(a);
 		if (need_session(c, h.op, "alloc"))
 			break;
 		memcpy(&a, buf, sizeof(a));
-		rc = hm_alloc(d, a.len, c->session, &a.off);
-		if (rc) {
-			snprintf(err, sizeof(err), "alloc: no %llu bytes free in host memory (%llu of "
-				 "%llu in use); free buffers or start xhcad with a larger "
-				 "--hostmem-mb", (unsigned long long)a.len,
-				 (unsigned long long)d->hostmem_used,
-				 (unsigned long long)d->hostmem_bytes);
-			rc = reply_err(fd, h.op, rc, err);
+		if (a.flags & ~(XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG) ||
+		    (a.flags & XHCA_ALLOC_SCATTER && a.flags & XHCA_ALLOC_CONTIG)) {
+			snprintf(err, sizeof(err), "alloc: bad flags 0x%x: give scatter or contig, "
+				 "not both", a.flags);
+			rc = reply_err(fd, h.op, -EINVAL, err);
 			break;
 		}
-		a.len = (a.len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE * XHCA_PAGE_SIZE;
-		rc = xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
+		al = a.len ? hm_alloc(d, a.len, c->session, a.flags) : NULL;
+		if (!al) {
+			snprintf(err, sizeof(err), a.len ? "alloc: no %llu bytes free in host memory "
+				 "(%llu of %llu in use); free buffers or start xhcad with a larger "
+				 "--hostmem-mb" : "alloc: length 0", (unsigned long long)a.len,
+				 (unsigned long long)d->hostmem_used,
+				 (unsigned long long)d->hostmem_bytes);
+			rc = reply_err(fd, h.op, a.len ? -ENOMEM : -EINVAL, err);
+			break;
+		}
+		rc = send_alloc(fd, h.op, al);
 		break;
 	}
 	case XHCA_CTL_FREE: {
-		struct xhca_alloc a;
+		__u32 id;
 
-		WANT(a);
+		WANT(id);
 		if (need_session(c, h.op, "free"))
 			break;
-		memcpy(&a, buf, sizeof(a));
-		rc = hm_free(d, a.off, c->session);
+		memcpy(&id, buf, sizeof(id));
+		rc = hm_free(d, id, c->session);
 		if (rc) {
-			snprintf(err, sizeof(err), "free: no buffer of this session at offset %llu",
-				 (unsigned long long)a.off);
+			snprintf(err, sizeof(err), "free: no buffer %u in this session", id);
 			rc = reply_err(fd, h.op, rc, err);
 			break;
 		}
 		rc = xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
+	case XHCA_CTL_PD_ALLOC: {
+		__u32 id;
+
+		if (need_session(c, h.op, "pd alloc"))
+			break;
+		rc = pd_alloc(d, c->session, &id);
+		rc = rc ? reply_err(fd, h.op, rc, "pd alloc: out of memory")
+			: xhca_ctl_send(fd, h.op, 0, &id, sizeof(id));
+		break;
+	}
+	case XHCA_CTL_PD_DEALLOC: {
+		__u32 id;
+
+		WANT(id);
+		if (need_session(c, h.op, "pd dealloc"))
+			break;
+		memcpy(&id, buf, sizeof(id));
+		rc = pd_dealloc(d, c->session, id, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
+	case XHCA_CTL_MR_REG: {
+		struct xhca_mr_attr a;
+
+		WANT(a);
+		memcpy(&a, buf, sizeof(a));
+		rc = mr_reg(d, c->session, &a, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
+		break;
+	}
+	case XHCA_CTL_MR_DEREG: {
+		__u32 rkey;
+
+		WANT(rkey);
+		memcpy(&rkey, buf, sizeof(rkey));
+		rc = mr_dereg(d, c->session, rkey, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
+	case XHCA_CTL_MR_SHOW: {
+		struct xhca_mr_info *mi = NULL;
+		__u32 n = 0;
+
+		rc = mr_show(d, &mi, &n);
+		rc = rc ? reply_err(fd, h.op, rc, "mr show: out of memory")
+			: xhca_ctl_send(fd, h.op, 0, mi, n * sizeof(*mi));
+		free(mi);
+		break;
+	}
+	case XHCA_CTL_MR_READ: {
+		struct xhca_mr_io io;
+		void *out;
+
+		WANT(io);
+		memcpy(&io, buf, sizeof(io));
+		rc = mr_read(d, c->session, &io, &out, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, out, io.len);
+		if (!rc)
+			free(out);
 		break;
 	}
 	case XHCA_CTL_CQ_CREATE: {

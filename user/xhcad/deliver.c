@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
@@ -23,6 +24,7 @@
 #include "xhcad.h"
 
 #define GRH_LEN 40
+#define BTH_LEN ((__u32)sizeof(struct xhca_bth))
 #define TOKEN_BURST_MIN (64u << 10)
 
 /* The head frame of each flow queue, as the scheduler last saw it. */
@@ -225,70 +227,96 @@ static int is_send(__u8 op)
 	       op == XHCA_OP_SEND_ONLY_INV;
 }
 
-/* Places one frame; returns its host reason. */
-static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
-		 __u32 len)
+/* Where the BTH starts: after Ethernet, VLAN tags, IP and UDP (xhca_rx
+ * passed IPv6 extension headers to the kernel, so none are here). */
+static int bth_offset(const __u8 *fr, __u32 len, __u32 *off)
+{
+	__u32 o = 12;
+	__u16 type = (__u16)(fr[o] << 8 | fr[o + 1]);
+
+	for (int i = 0; i < 2 && (type == ETH_P_8021Q || type == ETH_P_8021AD); i++) {
+		o += 4;
+		type = (__u16)(fr[o] << 8 | fr[o + 1]);
+	}
+	o += 2;
+	if (type == ETH_P_IP && o + 20 <= len)
+		o += (fr[o] & 0xf) * 4u;
+	else if (type == ETH_P_IPV6 && o + 40 <= len)
+		o += 40;
+	else
+		return -EINVAL;
+	o += 8; /* UDP */
+	if (o + BTH_LEN > len)
+		return -EINVAL;
+	*off = o;
+	return 0;
+}
+
+static __u32 be32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static __u64 be64(const __u8 *p)
+{
+	return (__u64)be32(p) << 32 | be32(p + 4);
+}
+
+/* The buffer of the receive in progress, if it is still the session's and
+ * [off, off + n) is inside it (the application may have freed it since). */
+static struct hm_alloc *rq_buf(struct xhcad *d, const struct qp_host *qh, __u64 off, __u64 n)
+{
+	struct hm_alloc *a = hm_find(d, qh->wqe.alloc);
+
+	if (!a || a->owner != qh->owner || off > qh->wqe.len || n > qh->wqe.len - off ||
+	    !hm_range(a, qh->wqe.off + off, n))
+		return NULL;
+	return a;
+}
+
+/* Ends the message in progress with an error; the rest of it, if any, is
+ * dropped under the same reason. */
+static int msg_fail(struct qp_host *qh, int end, int reason)
+{
+	qh->in_msg = MSG_NONE;
+	qh->discard = end ? 0 : reason;
+	return reason;
+}
+
+/* A SEND (any of its packets) into the QP's receive buffer. */
+static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
+		      const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
 {
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
-	__u8 op = m->opcode & 0x1f;
 	const __u8 *payload = fr + m->payload_off;
 	__u32 plen = m->payload_len;
-	struct qp_host *qh;
-	int start, end;
-
-	if (m->reason != XHCA_R_TO_FLOWQ || m->flowq != f || !(oi->flags & XHCA_O_KNOWN) ||
-	    (__u32)m->payload_off + plen > len || m->payload_off < oi->hdr_len)
-		return XHCA_H_BAD_META;
-	qh = qp_of(d, m);
-	if (!qh)
-		return XHCA_H_STALE;
-	qh->cnt.frames++;
-	start = !!(oi->flags & XHCA_O_START);
-	end = !!(oi->flags & XHCA_O_END);
-
-	/* RC and UC: a PSN that does not follow means a frame of this message
-	 * was lost between xhca_rx and here (an RX ring full): the message
-	 * cannot complete. */
-	if (qh->type != XHCA_QPT_UD) {
-		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg && !start) {
-			qh->in_msg = 0;
-			qh->discard = end ? 0 : XHCA_H_SEQ_ERR;
-			qh->cnt.errors++;
-			qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
-			return XHCA_H_SEQ_ERR;
-		}
-		qh->psn_valid = 1;
-		qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
-	}
-	if (!is_send(op) || !(oi->flags & XHCA_O_REQ))
-		return XHCA_H_UNSUPPORTED;
+	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
+	struct hm_alloc *buf;
 
 	if (start) {
 		if (qh->in_msg) /* the last message never ended */
 			qh->cnt.errors++;
-		qh->in_msg = 0;
+		qh->in_msg = MSG_NONE;
 		qh->discard = 0;
 		if (!rq_head(qh, &qh->wqe)) {
 			qh->cnt.rnr++;
-			qh->discard = end ? 0 : XHCA_H_RNR;
-			return XHCA_H_RNR;
+			return msg_fail(qh, end, XHCA_H_RNR);
 		}
-		if (!hm_owned(d, qh->wqe.addr, qh->wqe.len, qh->owner)) {
+		if (!rq_buf(d, qh, 0, qh->wqe.len)) {
 			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
-			qh->discard = end ? 0 : XHCA_H_BAD_BUF;
-			return XHCA_H_BAD_BUF;
+			return msg_fail(qh, end, XHCA_H_BAD_BUF);
 		}
 		qh->msg_off = 0;
-		qh->in_msg = 1;
+		qh->in_msg = MSG_SEND;
 		if (qh->type == XHCA_QPT_UD) {
 			__u8 grh[GRH_LEN];
 
-			if (qh->wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
-				qh->in_msg = 0;
+			buf = rq_buf(d, qh, 0, GRH_LEN);
+			if (!buf || make_grh(fr, len, grh)) {
 				complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
-				return XHCA_H_LEN_ERR;
+				return msg_fail(qh, end, XHCA_H_LEN_ERR);
 			}
-			memcpy(hm_ptr(d, qh->wqe.addr), grh, GRH_LEN);
+			hm_write(d, buf, qh->wqe.off, grh, GRH_LEN);
 			qh->msg_off = GRH_LEN;
 		}
 	} else if (qh->discard) {
@@ -297,18 +325,21 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 		if (end)
 			qh->discard = 0;
 		return r;
-	} else if (!qh->in_msg) {
+	} else if (qh->in_msg != MSG_SEND) {
 		qh->cnt.errors++;
-		return XHCA_H_SEQ_ERR;
+		return msg_fail(qh, end, XHCA_H_SEQ_ERR);
 	}
 
 	if (plen > qh->wqe.len - qh->msg_off) {
-		qh->in_msg = 0;
-		qh->discard = end ? 0 : XHCA_H_LEN_ERR;
 		complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
-		return XHCA_H_LEN_ERR;
+		return msg_fail(qh, end, XHCA_H_LEN_ERR);
 	}
-	memcpy(hm_ptr(d, qh->wqe.addr + qh->msg_off), payload, plen);
+	buf = rq_buf(d, qh, qh->msg_off, plen);
+	if (!buf) {
+		complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+		return msg_fail(qh, end, XHCA_H_BAD_BUF);
+	}
+	hm_write(d, buf, qh->wqe.off + qh->msg_off, payload, plen);
 	qh->msg_off += plen;
 	d->fq[f].bytes += plen;
 
@@ -322,21 +353,194 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 			memcpy(&c.imm_data, payload - 4, 4); /* network order, as verbs */
 			c.wc_flags |= XHCA_WC_WITH_IMM;
 		} else if (oi->flags & XHCA_H_IETH) {
-			const __u8 *k = payload - 4;
-
-			c.imm_data = (__u32)k[0] << 24 | (__u32)k[1] << 16 | (__u32)k[2] << 8 | k[3];
+			c.imm_data = be32(payload - 4);
 			c.wc_flags |= XHCA_WC_WITH_INV;
 		}
 		if (qh->type == XHCA_QPT_UD) {
-			const __u8 *sqp = payload - oi->hdr_len + 12 + 4;
+			const __u8 *deth = payload - oi->hdr_len + BTH_LEN;
 
-			c.src_qp = ((__u32)sqp[1] << 16 | (__u32)sqp[2] << 8 | sqp[3]);
+			c.src_qp = be32(deth + 4) & XHCA_QPN_MASK;
 			c.wc_flags |= XHCA_WC_GRH;
 		}
 		complete(d, qh, &c);
-		qh->in_msg = 0;
+		qh->in_msg = MSG_NONE;
 	}
 	return XHCA_H_PLACED;
+}
+
+/* The completion of a WRITE with immediate: it takes a receive buffer (and
+ * writes nothing into it), as verbs say. */
+static int complete_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+			__u32 imm, __u32 byte_len, int reason)
+{
+	struct xhca_cqe c = {
+		.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = byte_len, .imm_data = imm, .wc_flags = XHCA_WC_WITH_IMM,
+		.qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+	};
+
+	if (!rq_head(qh, &qh->wqe)) {
+		qh->cnt.rnr++;
+		return XHCA_H_RNR;
+	}
+	c.wr_id = qh->wqe.wr_id;
+	complete(d, qh, &c);
+	return reason;
+}
+
+/* A WRITE into a region that is not pre-translated: the translation
+ * manager's side. xhca_rx checked the R_Key, the bounds and the sequence;
+ * the region may have been deregistered since, which is looked at again on
+ * every packet. The payload goes page by page (hm_write). */
+static int place_write(struct xhcad *d, __u32 f, struct qp_host *qh,
+		       const struct xhca_rx_meta *m, const __u8 *fr)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	const __u8 *payload = fr + m->payload_off, *bth = payload - oi->hdr_len;
+	__u32 plen = m->payload_len;
+	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
+	struct mr_rt *mr;
+
+	if (start) {
+		const __u8 *reth = bth + BTH_LEN;
+		__u64 va = be64(reth);
+		__u32 dlen = be32(reth + 12);
+
+		if (qh->in_msg)
+			qh->cnt.errors++;
+		qh->in_msg = MSG_NONE;
+		qh->discard = 0;
+		mr = mr_find(d, be32(reth + 8));
+		if (!mr || !mr->e.valid || va < mr->e.iova || dlen > mr->e.length ||
+		    va - mr->e.iova > mr->e.length - dlen) {
+			qh->cnt.errors++;
+			return msg_fail(qh, end, XHCA_H_XLATE_ERR);
+		}
+		qh->wr_rkey = mr->rkey;
+		qh->wr_off = va - mr->e.iova;
+		qh->wr_left = dlen;
+		qh->wr_len = dlen;
+		qh->in_msg = MSG_WRITE;
+	} else if (qh->discard) {
+		int r = qh->discard;
+
+		if (end)
+			qh->discard = 0;
+		return r;
+	} else if (qh->in_msg != MSG_WRITE) {
+		qh->cnt.errors++;
+		return msg_fail(qh, end, XHCA_H_SEQ_ERR);
+	}
+	mr = mr_find(d, qh->wr_rkey);
+	if (!mr || !mr->e.valid || plen > qh->wr_left) {
+		qh->cnt.errors++;
+		return msg_fail(qh, end, XHCA_H_XLATE_ERR);
+	}
+	hm_write(d, hm_find(d, mr->alloc), mr->off + qh->wr_off, payload, plen);
+	qh->wr_off += plen;
+	qh->wr_left -= plen;
+	d->fq[f].bytes += plen;
+	if (!end)
+		return XHCA_H_XLATE_PLACED;
+	qh->in_msg = MSG_NONE;
+	if (oi->flags & XHCA_H_IMM) {
+		__u32 imm;
+
+		memcpy(&imm, payload - 4, 4);
+		return complete_imm(d, qh, m, imm, qh->wr_len, XHCA_H_XLATE_PLACED);
+	}
+	return XHCA_H_XLATE_PLACED;
+}
+
+/* READ and ATOMIC requests, checked by xhca_rx, wait here for the proxy QP
+ * (the next issue executes them). */
+static int hold(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
+{
+	struct held_req *h;
+
+	if (!d->held)
+		d->held = calloc(HELD_MAX, sizeof(*d->held));
+	if (!d->held || d->held_n == HELD_MAX)
+		return XHCA_H_HELD_FULL;
+	h = &d->held[(d->held_head + d->held_n) % HELD_MAX];
+	h->frame = malloc(len);
+	if (!h->frame)
+		return XHCA_H_HELD_FULL;
+	memcpy(h->frame, fr, len);
+	h->len = len;
+	h->m = *m;
+	d->held_n++;
+	return XHCA_H_HELD;
+}
+
+void held_fini(struct xhcad *d)
+{
+	for (__u32 i = 0; d->held && i < d->held_n; i++)
+		free(d->held[(d->held_head + i) % HELD_MAX].frame);
+	free(d->held);
+	d->held = NULL;
+	d->held_n = 0;
+}
+
+/* Places one frame; returns its host reason. */
+static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		 __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u8 op = m->opcode & 0x1f;
+	struct qp_host *qh;
+	__u32 bth = 0;
+
+	if (m->flowq != f || !(oi->flags & XHCA_O_KNOWN))
+		return XHCA_H_BAD_META;
+	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
+		if (!(m->flags & XHCA_MF_PLACED) || !(oi->flags & XHCA_H_IMM) ||
+		    bth_offset(fr, len, &bth) || bth + oi->hdr_len > len)
+			return XHCA_H_BAD_META;
+	} else if ((m->reason != XHCA_R_TO_FLOWQ && m->reason != XHCA_R_TO_XLATE) ||
+		   (m->flags & XHCA_MF_PLACED) || (__u32)m->payload_off + m->payload_len > len ||
+		   m->payload_off < oi->hdr_len) {
+		return XHCA_H_BAD_META;
+	}
+	qh = qp_of(d, m);
+	if (!qh)
+		return XHCA_H_STALE;
+	qh->cnt.frames++;
+
+	/* RC and UC: a PSN that does not follow means a frame of this message
+	 * was lost between xhca_rx and here (an RX ring full): the message
+	 * cannot complete. WRITEs xhca_rx placed itself leave gaps here
+	 * between messages, never inside one. */
+	if (qh->type != XHCA_QPT_UD) {
+		int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
+
+		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg && !start) {
+			qh->cnt.errors++;
+			qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+			return msg_fail(qh, end, XHCA_H_SEQ_ERR);
+		}
+		qh->psn_valid = 1;
+		qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+	}
+	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
+		__u32 imm;
+
+		if (qh->in_msg)
+			qh->cnt.errors++;
+		qh->in_msg = MSG_NONE;
+		memcpy(&imm, fr + bth + oi->hdr_len - 4, 4);
+		return complete_imm(d, qh, m, imm, m->msg_len, XHCA_H_IMM_DONE);
+	}
+	if (m->reason == XHCA_R_TO_XLATE) {
+		if (op < XHCA_OP_WRITE_FIRST || op > XHCA_OP_WRITE_ONLY_IMM)
+			return XHCA_H_BAD_META;
+		return place_write(d, f, qh, m, fr);
+	}
+	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
+		return hold(d, m, fr, len);
+	if (!is_send(op) || !(oi->flags & XHCA_O_REQ))
+		return XHCA_H_UNSUPPORTED;
+	return place_send(d, f, qh, m, fr, len);
 }
 
 /* ---- the bus model ---------------------------------------------------- */
@@ -443,7 +647,7 @@ int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t
 /* ---- QP host state -------------------------------------------------------- */
 
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
-		    __u32 owner, struct cq *cq, __u64 rq_off, __u32 rq_depth)
+		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth)
 {
 	struct qp_host *qh = &d->qh[lidx];
 
@@ -455,14 +659,15 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 	qh->flowq = flowq;
 	qh->owner = owner;
 	qh->cq = cq;
-	if (cq) {
+	if (cq && rq) {
 		cq->nqps++;
-		qh->rq_off = rq_off;
-		qh->rq_len = xhca_ring_bytes(rq_depth, sizeof(struct xhca_rwqe));
+		qh->rq_alloc = rq->id;
 		qh->rq_depth = rq_depth;
-		qh->rq = hm_ptr(d, rq_off);
+		qh->rq = hm_contig_ptr(d, rq);
 		qh->rqe = (struct xhca_rwqe *)(qh->rq + 1);
 		qh->rq->depth = rq_depth;
+	} else {
+		qh->cq = NULL;
 	}
 	if (flowq < d->nflowq)
 		d->fq[flowq].nqps++;
@@ -484,7 +689,73 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
 	if (qh->flowq < d->nflowq)
 		d->fq[qh->flowq].nqps--;
+	if (qh->flush)
+		d->nflush--;
+	qh->flush = 0;
 	qh->valid = 0;
 	qh->cq = NULL;
 	qh->rq = NULL;
+}
+
+/* Completes every posted receive buffer of the QP with WR_FLUSH_ERR, as
+ * far as its CQ has room; returns 1 when some are left. */
+static int flush_rq(struct xhcad *d, struct qp_host *qh)
+{
+	struct xhca_rwqe w;
+
+	while (rq_head(qh, &w)) {
+		struct xhca_cqe c = {
+			.wr_id = w.wr_id, .status = XHCA_WC_WR_FLUSH_ERR, .opcode = XHCA_WC_RECV,
+			.qp_num = qh->gqpn,
+		};
+
+		if (cq_full(qh->cq)) {
+			/* the doorbell tells when there is room (ring.h) */
+			__atomic_store_n(&qh->cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
+			if (cq_full(qh->cq)) {
+				qh->cq->waiting = 1;
+				return 1;
+			}
+		}
+		complete(d, qh, &c);
+	}
+	return 0;
+}
+
+void qp_flush_run(struct xhcad *d)
+{
+	for (__u32 l = 0; d->nflush && l < d->max_qps; l++) {
+		struct qp_host *qh = &d->qh[l];
+
+		if (!qh->valid || !qh->flush || flush_rq(d, qh))
+			continue;
+		qh->flush = 0;
+		d->nflush--;
+	}
+	cq_notify(d);
+}
+
+#define REASON_STR(name, str, desc) str,
+static const char *const reason_names[] = { XHCA_REASONS(REASON_STR) };
+
+void qp_host_error(struct xhcad *d, const struct xhca_event *e)
+{
+	struct qp_host *qh;
+
+	if (e->type != XHCA_EV_QP_ERR || e->lidx >= d->max_qps)
+		return;
+	qh = &d->qh[e->lidx];
+	if (!qh->valid || qh->gen != e->gen || qh->gqpn != e->gqpn)
+		return; /* destroyed or re-created since */
+	if (qp_set_error(d, e->lidx, e->gen))
+		return;
+	pr_info("QP 0x%06x: error state (%s at PSN 0x%06x)\n", qh->gqpn,
+		e->reason < XHCA_R_MAX ? reason_names[e->reason] : "?", e->psn);
+	qh->in_msg = MSG_NONE;
+	qh->discard = 0;
+	if (qh->rq && !qh->flush) {
+		qh->flush = 1;
+		d->nflush++;
+	}
+	qp_flush_run(d);
 }

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Host memory: the xhca_hostmem map (an mmapable array of 4 KiB pages),
- * mapped by xhcad and by every application session. xhcad hands out runs of
- * contiguous pages, first fit, each owned by a session (or by xhcad, owner
- * 0) and zeroed before it is handed out: no application sees what another
- * left behind. A page map (owner + 1 per page, 0 = free) lets delivery check
- * that a posted buffer lies in its own session's pages.
+ * Host memory: the xhca_hostmem map, an mmapable array of 4 KiB pages, the
+ * machine memory of this HCA (the patent's MPA space). xhcad hands it out in
+ * allocations: what an application sees as one virtually contiguous buffer
+ * (libxhca maps the allocation's pages side by side), backed by a run of
+ * adjacent pages, or by pages scattered over host memory (--fragment, or
+ * XHCA_ALLOC_SCATTER), as a guest's buffer may be scattered over machine
+ * pages. Memory regions are pre-translated only when their pages are
+ * adjacent (mr.c).
+ *
+ * Every allocation has an owner (a session, or xhcad: 0) and is zeroed
+ * before it is handed out. With --canary, freed pages are filled with a
+ * pattern that is checked when they are handed out again: a byte that
+ * changed meanwhile was written after its memory was given back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,12 +22,7 @@
 #include "log.h"
 #include "xhcad.h"
 
-struct hm_block {
-	__u64 off;		/* bytes, page-aligned */
-	__u64 len;		/* bytes, whole pages */
-	__u32 owner;
-	struct hm_block *next;	/* sorted by off */
-};
+#define CANARY_WORD 0xdeadc0defee1deadull
 
 int hostmem_init(struct xhcad *d)
 {
@@ -39,109 +41,266 @@ int hostmem_init(struct xhcad *d)
 		return -errno;
 	}
 	d->hostmem = m;
-	d->page_owner = calloc(d->hostmem_pages, sizeof(*d->page_owner));
-	return d->page_owner ? 0 : -ENOMEM;
+	d->page_used = calloc((d->hostmem_pages + 63) / 64, sizeof(uint64_t));
+	d->allocs = calloc(HM_SLOTS, sizeof(*d->allocs));
+	if (!d->page_used || !d->allocs)
+		return -ENOMEM;
+	if (d->canary)
+		for (__u64 i = 0; i < d->hostmem_bytes / 8; i++)
+			((__u64 *)d->hostmem)[i] = CANARY_WORD;
+	return 0;
 }
 
-static void mark(struct xhcad *d, __u64 off, __u64 len, __u32 v)
+static void alloc_free(struct hm_alloc *a)
 {
-	for (__u64 p = off / XHCA_PAGE_SIZE; p < (off + len) / XHCA_PAGE_SIZE; p++)
-		d->page_owner[p] = v;
+	free(a->pages);
+	free(a);
 }
 
 void hostmem_fini(struct xhcad *d)
 {
-	while (d->blocks) {
-		struct hm_block *b = d->blocks;
-
-		d->blocks = b->next;
-		free(b);
-	}
+	for (__u32 i = 0; d->allocs && i < HM_SLOTS; i++)
+		if (d->allocs[i])
+			alloc_free(d->allocs[i]);
+	free(d->allocs);
+	d->allocs = NULL;
+	free(d->page_used);
+	d->page_used = NULL;
 	if (d->hostmem)
 		munmap(d->hostmem, d->hostmem_bytes);
 	d->hostmem = NULL;
-	free(d->page_owner);
-	d->page_owner = NULL;
 	d->hostmem_used = 0;
 }
 
-int hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u64 *off)
+static int used(const struct xhcad *d, __u32 p)
 {
-	struct hm_block **pp = &d->blocks, *b;
-	__u64 at = 0;
-
-	if (!len || len > d->hostmem_bytes)
-		return -EINVAL;
-	len = (len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE * XHCA_PAGE_SIZE;
-	for (; *pp; pp = &(*pp)->next) {
-		if ((*pp)->off - at >= len)
-			break;
-		at = (*pp)->off + (*pp)->len;
-	}
-	if (at + len > d->hostmem_bytes)
-		return -ENOMEM;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	b->off = at;
-	b->len = len;
-	b->owner = owner;
-	b->next = *pp;
-	*pp = b;
-	memset(d->hostmem + at, 0, len);
-	mark(d, at, len, owner + 1);
-	d->hostmem_used += len;
-	*off = at;
-	return 0;
+	return (d->page_used[p / 64] >> (p % 64)) & 1;
 }
 
-int hm_free(struct xhcad *d, __u64 off, __u32 owner)
+static void set_used(struct xhcad *d, __u32 p, int v)
 {
-	struct hm_block **pp, *b;
+	if (v)
+		d->page_used[p / 64] |= 1ull << (p % 64);
+	else
+		d->page_used[p / 64] &= ~(1ull << (p % 64));
+}
 
-	for (pp = &d->blocks; *pp; pp = &(*pp)->next) {
-		b = *pp;
-		if (b->off != off)
-			continue;
-		if (b->owner != owner)
-			return -EPERM;
-		*pp = b->next;
-		mark(d, b->off, b->len, 0);
-		d->hostmem_used -= b->len;
-		free(b);
-		return 0;
+/* A run of n free pages, first fit. */
+static int find_run(const struct xhcad *d, __u32 n, __u32 *first)
+{
+	__u32 run = 0;
+
+	for (__u32 p = 0; p < d->hostmem_pages; p++) {
+		run = used(d, p) ? 0 : run + 1;
+		if (run == n) {
+			*first = p + 1 - n;
+			return 0;
+		}
 	}
-	return -ENOENT;
+	return -ENOMEM;
+}
+
+/* n free pages of which no two in a row are adjacent, as far as free
+ * memory allows: every other free page first, then what is left. */
+static int find_scattered(struct xhcad *d, __u32 n, __u32 *pages)
+{
+	__u32 got = 0;
+
+	for (__u32 p = 0; p < d->hostmem_pages && got < n; p++) {
+		if (used(d, p) || (got && pages[got - 1] + 1 == p))
+			continue;
+		pages[got++] = p;
+		set_used(d, p, 1);
+	}
+	for (__u32 p = 0; p < d->hostmem_pages && got < n; p++) {
+		if (!used(d, p)) {
+			pages[got++] = p;
+			set_used(d, p, 1);
+		}
+	}
+	/* claim_page() marks them again */
+	for (__u32 i = 0; i < got; i++)
+		set_used(d, pages[i], 0);
+	return got == n ? 0 : -ENOMEM;
+}
+
+/* Checks the canary of a page about to be handed out, then zeroes it. */
+static void claim_page(struct xhcad *d, __u32 p)
+{
+	__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
+
+	if (d->canary) {
+		for (__u32 i = 0; i < XHCA_PAGE_SIZE / 8; i++) {
+			if (w[i] == CANARY_WORD)
+				continue;
+			d->canary_violations++;
+			pr_warn("canary: page %u byte %u changed after it was freed\n", p, i * 8);
+			break;
+		}
+	}
+	memset(w, 0, XHCA_PAGE_SIZE);
+	set_used(d, p, 1);
+}
+
+struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
+{
+	struct hm_alloc *a;
+	__u32 n, slot, first;
+	int err;
+
+	if (!len || len > d->hostmem_bytes) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = (__u32)((len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE);
+	for (slot = 1; slot < HM_SLOTS && d->allocs[slot]; slot++)
+		;
+	if (slot == HM_SLOTS) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a)
+		a->pages = calloc(n, sizeof(*a->pages));
+	if (!a || !a->pages) {
+		free(a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if ((flags & XHCA_ALLOC_SCATTER) || (d->fragment && !(flags & XHCA_ALLOC_CONTIG))) {
+		err = find_scattered(d, n, a->pages);
+	} else {
+		err = find_run(d, n, &first);
+		for (__u32 i = 0; !err && i < n; i++)
+			a->pages[i] = first + i;
+	}
+	if (err) {
+		alloc_free(a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (__u32 i = 0; i < n; i++)
+		claim_page(d, a->pages[i]);
+	a->id = (++d->alloc_seq << 16 & 0x7fff0000u) | slot;
+	a->owner = owner;
+	a->npages = n;
+	a->len = len;
+	a->contiguous = 1;
+	for (__u32 i = 1; i < n; i++)
+		if (a->pages[i] != a->pages[0] + i)
+			a->contiguous = 0;
+	d->allocs[slot] = a;
+	d->hostmem_used += (__u64)n * XHCA_PAGE_SIZE;
+	return a;
+}
+
+struct hm_alloc *hm_find(const struct xhcad *d, __u32 id)
+{
+	struct hm_alloc *a = d->allocs ? d->allocs[id & (HM_SLOTS - 1)] : NULL;
+
+	return a && a->id == id ? a : NULL;
+}
+
+static void release(struct xhcad *d, struct hm_alloc *a)
+{
+	for (__u32 i = 0; i < a->npages; i++) {
+		__u64 *w = (__u64 *)(d->hostmem + (__u64)a->pages[i] * XHCA_PAGE_SIZE);
+
+		if (d->canary)
+			for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
+				w[k] = CANARY_WORD;
+		set_used(d, a->pages[i], 0);
+	}
+	d->hostmem_used -= (__u64)a->npages * XHCA_PAGE_SIZE;
+	d->allocs[a->id & (HM_SLOTS - 1)] = NULL;
+	alloc_free(a);
+}
+
+/* The memory regions on it go first, with the barrier: no WRITE may land
+ * in these pages once they are free. */
+int hm_free(struct xhcad *d, __u32 id, __u32 owner)
+{
+	struct hm_alloc *a = hm_find(d, id);
+
+	if (!a)
+		return -ENOENT;
+	if (a->owner != owner)
+		return -EPERM;
+	mr_drop_alloc(d, a->id);
+	release(d, a);
+	return 0;
 }
 
 void hm_free_owner(struct xhcad *d, __u32 owner)
 {
-	struct hm_block **pp = &d->blocks, *b;
+	int any = 0;
 
-	while (*pp) {
-		b = *pp;
-		if (b->owner != owner) {
-			pp = &b->next;
-			continue;
+	for (__u32 i = 1; i < HM_SLOTS; i++) {
+		if (d->allocs[i] && d->allocs[i]->owner == owner) {
+			mr_drop_alloc(d, d->allocs[i]->id);
+			any = 1;
 		}
-		*pp = b->next;
-		mark(d, b->off, b->len, 0);
-		d->hostmem_used -= b->len;
-		free(b);
+	}
+	if (!any)
+		return;
+	for (__u32 i = 1; i < HM_SLOTS; i++)
+		if (d->allocs[i] && d->allocs[i]->owner == owner)
+			release(d, d->allocs[i]);
+}
+
+/* Where byte off of allocation a is in host memory. */
+static __u64 hm_off(const struct hm_alloc *a, __u64 off)
+{
+	return (__u64)a->pages[off / XHCA_PAGE_SIZE] * XHCA_PAGE_SIZE + off % XHCA_PAGE_SIZE;
+}
+
+int hm_range(const struct hm_alloc *a, __u64 off, __u64 len)
+{
+	return a && off <= a->len && len <= a->len - off;
+}
+
+void hm_write(struct xhcad *d, const struct hm_alloc *a, __u64 off, const void *src, __u64 n)
+{
+	const __u8 *s = src;
+
+	if (a->contiguous) {
+		memcpy(d->hostmem + hm_off(a, 0) + off, s, n);
+		return;
+	}
+	while (n) {
+		__u64 chunk = XHCA_PAGE_SIZE - off % XHCA_PAGE_SIZE;
+
+		if (chunk > n)
+			chunk = n;
+		memcpy(d->hostmem + hm_off(a, off), s, chunk);
+		s += chunk;
+		off += chunk;
+		n -= chunk;
 	}
 }
 
-int hm_range_ok(const struct xhcad *d, __u64 off, __u64 len)
+void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *dst, __u64 n)
 {
-	return off <= d->hostmem_bytes && len <= d->hostmem_bytes - off;
+	__u8 *t = dst;
+
+	while (n) {
+		__u64 chunk = XHCA_PAGE_SIZE - off % XHCA_PAGE_SIZE;
+
+		if (chunk > n)
+			chunk = n;
+		memcpy(t, d->hostmem + hm_off(a, off), chunk);
+		t += chunk;
+		off += chunk;
+		n -= chunk;
+	}
 }
 
-int hm_owned(const struct xhcad *d, __u64 off, __u64 len, __u32 owner)
+void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a)
 {
-	if (!len || !hm_range_ok(d, off, len))
-		return 0;
-	for (__u64 p = off / XHCA_PAGE_SIZE; p <= (off + len - 1) / XHCA_PAGE_SIZE; p++)
-		if (d->page_owner[p] != owner + 1)
-			return 0;
-	return 1;
+	return a->contiguous ? d->hostmem + hm_off(a, 0) : NULL;
+}
+
+__u64 hm_base(const struct hm_alloc *a, __u64 off)
+{
+	return hm_off(a, off);
 }

@@ -28,7 +28,7 @@ struct map_desc {
 	size_t fd_off;
 };
 
-enum { SIZED_FIXED, SIZED_QPS, SIZED_HOSTMEM };
+enum { SIZED_FIXED, SIZED_QPS, SIZED_HOSTMEM, SIZED_MRS };
 
 #define MAP_DESC(n, t, k, v, fl, q, f) { n, t, k, v, fl, q, offsetof(struct xhca_maps, f) }
 static const struct map_desc map_descs[] = {
@@ -48,6 +48,9 @@ static const struct map_desc map_descs[] = {
 		 sizeof(struct xhca_flowq_counter), 0, 0, fq_stats),
 	MAP_DESC(XHCA_MAP_HOSTMEM, BPF_MAP_TYPE_ARRAY, 4, XHCA_PAGE_SIZE, BPF_F_MMAPABLE,
 		 SIZED_HOSTMEM, hostmem),
+	MAP_DESC(XHCA_MAP_MR, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_mr_ctx), BPF_F_MMAPABLE,
+		 SIZED_MRS, mr),
+	MAP_DESC(XHCA_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0, events),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"
@@ -246,6 +249,9 @@ int xhcad_load(struct xhcad *d)
 			if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hostmem_pages)
 				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name),
 							 d->hostmem_pages);
+			if (map_descs[i].sized_by == SIZED_MRS && d->max_mrs)
+				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name),
+							 d->max_mrs);
 		}
 	}
 

@@ -16,6 +16,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 #include "ctl_server.h"
 #include "log.h"
 #include "xhcad.h"
@@ -102,12 +103,32 @@ static void recheck_blocked(struct xhcad *d)
 	}
 }
 
+/* xhca_events: what xhca_rx tells xhcad (a QP went to the error state). */
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct xhca_event e;
+
+	if (len < sizeof(e))
+		return 0;
+	memcpy(&e, data, sizeof(e));
+	qp_host_error(ctx, &e);
+	return 0;
+}
+
 int xhcad_run(struct xhcad *d, int lfd)
 {
 	struct client cl[MAX_CLIENTS];
 	struct pollset ps = {};
 	__u64 wait_ns = 0, next_hk = now_ns() + HOUSEKEEP_NS;
-	int ncl = 0, more = 0, stalled = 0, err = 0;
+	int ncl = 0, more = 0, stalled = 0, err = 0, evfd;
+	struct ring_buffer *ev;
+
+	ev = ring_buffer__new(d->m.events, on_event, d, NULL);
+	if (!ev)
+		return -errno;
+	evfd = ring_buffer__epoll_fd(ev);
+	/* Events from before this xhcad (a restart) */
+	ring_buffer__consume(ev);
 
 	while (!xhcad_stop) {
 		int first_client, first_cq, ncq = 0, n, i;
@@ -117,6 +138,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 
 		ps.n = 0;
 		ps_add(&ps, lfd);
+		ps_add(&ps, evfd);
 		first_client = ps.n;
 		for (i = 0; i < ncl; i++)
 			ps_add(&ps, cl[i].fd);
@@ -159,6 +181,8 @@ int xhcad_run(struct xhcad *d, int lfd)
 		}
 		if (ps.p[0].revents & POLLIN)
 			accept_client(lfd, cl, &ncl);
+		if (ps.p[1].revents & POLLIN)
+			ring_buffer__consume(ev);
 		/* Backwards: a client that goes is replaced by the last one. */
 		for (i = first_cq - first_client - 1; i >= 0; i--) {
 			if (!ps.p[first_client + i].revents)
@@ -178,6 +202,8 @@ int xhcad_run(struct xhcad *d, int lfd)
 				if (cq == cqs[i])
 					flowq_unblock(d, cq);
 		}
+		if (d->nflush)
+			qp_flush_run(d);
 		n = flowq_run(d, BUDGET, &wait_ns);
 		more = n == BUDGET;
 		/* FIFO: an oldest frame that cannot move stops everything; wait
@@ -193,6 +219,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 	}
 	for (int i = ncl - 1; i >= 0; i--)
 		client_gone(d, cl, &ncl, i);
+	ring_buffer__free(ev);
 	free(ps.p);
 	return err;
 }

@@ -63,11 +63,17 @@ static void usage(FILE *f)
 		"  --watermarks H,L    backpressure per flow queue, frames (default %d,%d)\n"
 		"  --hostmem-mb N      host memory, MiB (default %d); fixed once maps are pinned\n"
 		"  --umem-frames N     AF_XDP UMEM frames of 4 KiB (default %d)\n"
+		"  --max-mrs N         memory regions, 1..%d (default %d); fixed once maps are pinned\n"
+		"  --fragment          scatter every allocation over host memory: no region is\n"
+		"                      pre-translated, xhcad places every RDMA WRITE\n"
+		"  --canary            fill freed host memory with a pattern and report writes\n"
+		"                      into it (canary_violations in xhca status)\n"
 		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
 		"  -h, --help          this text\n",
 		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_MAX, XHCA_FLOWQ_DEFAULT,
 		HIGH_DEFAULT, HIGH_DEFAULT / 4,
-		XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20, UMEM_FRAMES_DEFAULT);
+		XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20, UMEM_FRAMES_DEFAULT,
+		XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1);
 }
 
 /* "20M" -> 20000000; decimal suffixes, as rates are given. */
@@ -98,6 +104,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	int err;
 
 	err = hostmem_init(d);
+	if (!err)
+		err = mr_init(d);
 	if (err)
 		return err;
 	d->fqm = mmap(NULL, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq), PROT_READ | PROT_WRITE,
@@ -125,6 +133,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 static void host_fini(struct xhcad *d)
 {
 	xsk_fini(d);
+	held_fini(d);
+	mr_fini(d);
 	if (d->fqm)
 		munmap(d->fqm, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq));
 	d->fqm = NULL;
@@ -174,11 +184,15 @@ int main(int argc, char **argv)
 		{ "watermarks", required_argument, NULL, 'W' },
 		{ "hostmem-mb", required_argument, NULL, 'H' },
 		{ "umem-frames", required_argument, NULL, 'U' },
+		{ "max-mrs", required_argument, NULL, 'M' },
+		{ "fragment", no_argument, NULL, 'f' },
+		{ "canary", no_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 } };
+	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 }, .barrier_fd = -1,
+			   .barrier_inner = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int verbose = 0, c, lfd = -1, err;
 	__u32 max_qps = 0, v, high = HIGH_DEFAULT, low = HIGH_DEFAULT / 4;
@@ -265,6 +279,16 @@ int main(int argc, char **argv)
 			}
 			d.umem_frames = v;
 			break;
+		case 'M':
+			if (parse_u32(optarg, &v) || !v || v >= XHCA_MR_MAX_LIMIT) {
+				fprintf(stderr, "xhcad: --max-mrs %s: use 1 to %d\n", optarg,
+					XHCA_MR_MAX_LIMIT - 1);
+				return 2;
+			}
+			d.max_mrs = v + 1; /* index 0 is never used */
+			break;
+		case 'f': d.fragment = 1; break;
+		case 'c': d.canary = 1; break;
 		case 'a': d.adopt = 1; break;
 		case 'k': d.keep = 1; break;
 		case 'v': verbose++; break;

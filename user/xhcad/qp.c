@@ -213,14 +213,17 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 }
 
 /* What only xhcad knows of a QP: its owner, CQ and receive queue. */
-static void attr_from_host(const struct qp_host *qh, struct xhca_qp_attr *a)
+static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
+			   struct xhca_qp_attr *a)
 {
 	if (!qh->valid)
 		return;
 	a->owner = qh->owner;
 	a->cq = qh->cq ? qh->cq->id : 0;
 	a->rq_depth = qh->rq_depth;
-	a->rq_off = qh->rq_off;
+	a->rq_alloc = qh->rq_alloc;
+	a->rq_off = qh->rq ? hm_base(hm_find(d, qh->rq_alloc), 0) : 0;
+	a->pd = qh->pd;
 }
 
 __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn)
@@ -352,7 +355,7 @@ int qp_reconcile(struct xhcad *d)
 			d->qps_in_use++;
 			/* Sessions did not survive the restart: the QP is
 			 * xhcad's now, with nowhere to deliver (RNR). */
-			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, 0, 0);
+			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, NULL, 0);
 		} else if (c.valid || xhca_qpctx_torn(&d->ctxm[i])) {
 			pr_warn("removed QP context %u (QPN 0x%06x): no CAM entry points at it\n", i,
 				c.gqpn);
@@ -381,7 +384,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	__u32 lidx, qpn = a->qpn, flowq;
 	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
 	struct cq *cq = NULL;
-	__u64 rq_off = 0;
+	struct hm_alloc *rq = NULL;
 	__u8 pidx;
 	int rc;
 
@@ -418,6 +421,12 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return fail(err, errlen, -EINVAL,
 			    "qp create: only application sessions (libxhca) attach a CQ");
 	}
+	if (!pd_usable(d, owner, a->pd))
+		return fail(err, errlen, -ENOENT,
+			    owner ? "qp create: no protection domain %u in this session; allocate "
+				    "one first"
+				  : "qp create: protection domain %u is an application's; the CLI's "
+				    "QPs are in PD 0", a->pd);
 	if (qpn && !cam_lookup(d, qpn, &v))
 		return fail(err, errlen, -EEXIST,
 			    "qp create: QPN 0x%06x already exists on %s; pick another --qpn or omit it",
@@ -435,18 +444,18 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (rc)
 		return fail(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
 	if (cq) {
-		rc = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
-			      &rq_off);
-		if (rc)
-			return fail(err, errlen, rc, "qp create: no room in host memory for a "
+		rq = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
+			      XHCA_ALLOC_CONTIG);
+		if (!rq)
+			return fail(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
 				    "receive queue of %u; free buffers or start xhcad with a larger "
 				    "--hostmem-mb", a->rq_depth);
 	}
 	if (!qpn) {
 		rc = alloc_qpn(d, &qpn);
 		if (rc) {
-			if (cq)
-				hm_free(d, rq_off, owner);
+			if (rq)
+				hm_free(d, rq->id, owner);
 			return fail(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 		}
 	}
@@ -470,6 +479,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	c.pkey = pkey;
 	c.mtu_shift = 10;
 	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
+	c.pd = a->pd;
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
@@ -477,16 +487,18 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
 		rc = -errno;
 		invalidate_slot(d, lidx, &c);
-		if (cq)
-			hm_free(d, rq_off, owner);
+		if (rq)
+			hm_free(d, rq->id, owner);
 		return fail(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
 	}
 	bit_set(d, lidx, 1);
 	d->qps_in_use++;
-	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq_off, a->rq_depth);
+	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth);
+	d->qh[lidx].pd = a->pd;
+	pd_ref(d, a->pd, 1);
 	attr_from_ctx(&c, a);
-	attr_from_host(&d->qh[lidx], a);
+	attr_from_host(d, &d->qh[lidx], a);
 	pr_info("created %s QP 0x%06x (flow queue %u%s)\n", type_names[c.type], qpn, flowq,
 		owner ? ", application" : "");
 	return 0;
@@ -619,9 +631,29 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		d->qh[lidx].in_msg = 0;
 		d->qh[lidx].discard = 0;
 	}
+	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR && d->qh[lidx].rq &&
+	    !d->qh[lidx].flush) {
+		/* verbs: the posted receive buffers complete, flushed */
+		d->qh[lidx].flush = 1;
+		d->nflush++;
+		qp_flush_run(d);
+	}
 	ctx_read(d, lidx, &c); /* the ePSN as it is now */
 	attr_from_ctx(&c, a);
-	attr_from_host(&d->qh[lidx], a);
+	attr_from_host(d, &d->qh[lidx], a);
+	return 0;
+}
+
+int qp_set_error(struct xhcad *d, __u32 lidx, __u32 gen)
+{
+	struct xhca_qp_ctx c;
+
+	if (ctx_read(d, lidx, &c) || !c.valid || c.gen != gen)
+		return -ENOENT;
+	if (c.state != XHCA_QPS_ERR) {
+		c.state = XHCA_QPS_ERR;
+		ctx_write(d, lidx, &c, 0);
+	}
 	return 0;
 }
 
@@ -629,7 +661,6 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 {
 	struct xhca_qp_ctx c;
 	struct qp_host *qh;
-	__u64 rq_off;
 	__u32 lidx;
 	int rc;
 
@@ -649,9 +680,9 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	 * destroyed by someone else, the ring is marked dead and stays until
 	 * the session frees it or ends. */
 	qh = &d->qh[lidx];
-	rq_off = qh->rq ? qh->rq_off : 0;
+	pd_ref(d, qh->pd, -1);
 	if (qh->rq && qh->owner == owner)
-		hm_free(d, rq_off, owner);
+		hm_free(d, qh->rq_alloc, owner);
 	qp_host_detach(d, lidx);
 	pr_info("destroyed QP 0x%06x\n", qpn);
 	return 0;
@@ -685,7 +716,7 @@ static void info_of(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c,
 {
 	memset(qi, 0, sizeof(*qi));
 	attr_from_ctx(c, &qi->attr);
-	attr_from_host(&d->qh[lidx], &qi->attr);
+	attr_from_host(d, &d->qh[lidx], &qi->attr);
 	qi->gen = c->gen;
 	qp_counters(d, lidx, &qi->cnt);
 	if (d->qh[lidx].valid)

@@ -24,8 +24,9 @@ struct cq *cq_find(struct xhcad *d, __u32 id)
 int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
 	      size_t errlen)
 {
+	struct hm_alloc *al;
 	struct cq *cq;
-	__u64 off, len;
+	__u64 len;
 	int rc;
 
 	if (!owner) {
@@ -42,39 +43,39 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 		return -EINVAL;
 	}
 	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
-	rc = hm_alloc(d, len, owner, &off);
-	if (rc) {
+	/* Rings are contiguous: the application maps them in one piece. */
+	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
+	if (!al) {
 		snprintf(err, errlen, "cq create: no room for %llu bytes in host memory (%llu of "
 			 "%llu in use); free buffers or start xhcad with a larger --hostmem-mb",
 			 (unsigned long long)len, (unsigned long long)d->hostmem_used,
 			 (unsigned long long)d->hostmem_bytes);
-		return rc;
+		return -ENOMEM;
 	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
-		hm_free(d, off, owner);
+		hm_free(d, al->id, owner);
 		return -ENOMEM;
 	}
 	cq->dbfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (cq->dbfd < 0) {
 		rc = -errno;
-		hm_free(d, off, owner);
+		hm_free(d, al->id, owner);
 		free(cq);
 		return rc;
 	}
 	cq->id = ++d->next_cq;
 	cq->owner = owner;
 	cq->depth = a->depth;
-	cq->off = off;
-	cq->len = len;
-	cq->ring = hm_ptr(d, off);
+	cq->alloc = al->id;
+	cq->ring = hm_contig_ptr(d, al);
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->ring->depth = a->depth;
 	cq->efd = efd;
 	cq->next = d->cqs;
 	d->cqs = cq;
 	a->cq = cq->id;
-	a->ring_off = off;
+	a->ring_off = hm_base(al, 0);
 	a->ring_len = len;
 	return 0;
 }
@@ -91,7 +92,7 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 		}
 	}
 	__atomic_store_n(&cq->ring->dead, 1, __ATOMIC_RELEASE);
-	hm_free(d, cq->off, cq->owner);
+	hm_free(d, cq->alloc, cq->owner);
 	close(cq->efd);
 	close(cq->dbfd);
 	free(cq);
@@ -162,9 +163,11 @@ void session_close(struct xhcad *d, __u32 id)
 			ncq++;
 		}
 	}
+	mr_drop_owner(d, id);
 	hm_free_owner(d, id);
+	pd_drop_owner(d, id);
 	d->nsessions--;
-	pr_info("session %u (%s) ended: freed %u QPs, %u CQs and its host memory\n", id, s->name,
+	pr_info("session %u (%s) ended: freed %u QPs, %u CQs, its memory regions and host memory\n", id, s->name,
 		nqp, ncq);
 	free(s);
 }

@@ -32,6 +32,8 @@ struct xhca_maps {
 	int flowq;
 	int fq_stats;
 	int hostmem;
+	int mr;
+	int events;
 	int dstate; /* daemon state: QPN cursor (userspace only) */
 };
 
@@ -49,7 +51,7 @@ struct cq {
 	__u32 nqps;		/* QPs whose receive completions go here */
 	struct xhca_ring_ctl *ring;
 	struct xhca_cqe *e;
-	__u64 off, len;		/* its host memory */
+	__u32 alloc;		/* its host memory */
 	int efd;		/* the application's eventfd: signalled when armed */
 	int dbfd;		/* doorbell: the application says there is room */
 	int waiting;		/* xhcad waits for room (flow queues blocked on it) */
@@ -64,23 +66,39 @@ struct qp_host {
 	__u32 gen;		/* of the context this belongs to */
 	__u32 gqpn;
 	__u32 owner;		/* session, 0 = xhcad's own */
+	__u32 pd;
 	__u8 type;
 	__u8 flowq;
 	struct cq *cq;		/* NULL: nowhere to deliver (CLI QPs): RNR */
 	struct xhca_ring_ctl *rq; /* receive queue ring, NULL with no CQ */
 	struct xhca_rwqe *rqe;
-	__u64 rq_off, rq_len;
+	__u32 rq_alloc;		/* the receive queue's allocation */
 	__u32 rq_depth;
 	__u32 rq_prod_cache;	/* the application's producer index, as last read */
 	/* the message being received */
-	int in_msg;		/* a FIRST was placed; MIDDLE/LAST go on */
+	int in_msg;		/* MSG_*: a FIRST was placed; MIDDLE/LAST go on */
 	int discard;		/* dropping the rest of a broken message, by this reason */
 	__u32 msg_off;		/* bytes placed so far */
 	struct xhca_rwqe wqe;	/* its buffer (the RQ head, consumed at the end) */
+	__u32 wr_rkey;		/* MSG_WRITE: the region, */
+	__u64 wr_off;		/* where the next byte goes in it, */
+	__u64 wr_left;		/* and how many are still to come */
+	__u32 wr_len;		/* the whole WRITE */
+	int flush;		/* in the error state with receive buffers to flush */
 	int psn_valid;
 	__u32 next_psn;		/* RC/UC: what the next frame should carry */
 	struct xhca_qp_host cnt;
 };
+
+enum { MSG_NONE, MSG_SEND, MSG_WRITE };
+
+/* A READ or ATOMIC request kept for the proxy QP (issue 6 executes them). */
+struct held_req {
+	struct xhca_rx_meta m;
+	__u32 len;
+	__u8 *frame;
+};
+#define HELD_MAX 16384
 
 /* One AF_XDP socket: an RX queue's share of a flow queue. */
 struct fq_sock;
@@ -104,7 +122,34 @@ struct session {
 	struct session *next;
 };
 
-struct hm_block;
+/* A host memory allocation: what an application sees as one buffer. */
+struct hm_alloc {
+	__u32 id;		/* sequence << 16 | slot */
+	__u32 owner;		/* session, 0 = xhcad */
+	__u32 npages;
+	int contiguous;		/* pages[i] == pages[0] + i */
+	__u64 len;		/* bytes asked for */
+	__u32 *pages;		/* host memory pages, in the order the application sees them */
+};
+#define HM_SLOTS 65536
+
+/* A memory region as the translation manager keeps it (mr.c). */
+struct mr_rt {
+	__u32 rkey;		/* 0: this index is free */
+	__u32 owner;
+	__u32 alloc;		/* the allocation it lies in */
+	int own_alloc;		/* xhcad allocated it for this region (the CLI's) */
+	__u64 off;		/* where in it */
+	struct xhca_mr_ctx e;	/* what xhca_rx sees */
+};
+
+/* A protection domain. */
+struct pd_rt {
+	__u32 id;
+	__u32 owner;
+	__u32 users;		/* QPs and MRs in it */
+	struct pd_rt *next;
+};
 
 struct xhcad {
 	char ifname[16];
@@ -137,8 +182,26 @@ struct xhcad {
 	__u64 hostmem_bytes;
 	__u32 hostmem_pages;	/* from --hostmem-mb, or the pinned map */
 	__u64 hostmem_used;
-	struct hm_block *blocks;
-	__u32 *page_owner;	/* owner + 1 per page, 0: free */
+	uint64_t *page_used;	/* bitmap */
+	struct hm_alloc **allocs; /* by slot */
+	__u32 alloc_seq;
+	int fragment;		/* --fragment: scatter every allocation */
+	int canary;		/* --canary: check freed pages are not written */
+	__u64 canary_violations;
+
+	/* memory regions and protection domains (mr.c) */
+	struct xhca_mr_ctx *mrm;	/* the xhca_mr map, mapped */
+	struct mr_rt *mrs;	/* by index */
+	__u32 max_mrs;
+	__u32 *mr_free;		/* free indexes, a stack */
+	__u32 nmr_free;
+	__u32 mrs_in_use;
+	int barrier_fd;		/* an array of maps: updating it waits for an RCU grace period */
+	int barrier_inner;
+	__u64 barriers;
+	struct pd_rt *pds;
+	__u32 next_pd;
+	__u32 key_seed;
 
 	/* flow queues (xsk.c, deliver.c) */
 	__u32 nflowq;
@@ -152,6 +215,9 @@ struct xhcad {
 	double tokens;		/* bus-rate token bucket, bytes */
 	__u64 tokens_ns;
 	struct xhca_counter host[XHCA_H_MAX];
+	struct held_req *held;	/* a ring of HELD_MAX */
+	__u32 held_head, held_n;
+	__u32 nflush;		/* QPs with buffers to flush */
 
 	/* applications */
 	struct session *sessions;
@@ -173,6 +239,8 @@ int qp_reconcile(struct xhcad *d);
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen);
+/* The QP at lidx (if still of generation gen) to the error state. */
+int qp_set_error(struct xhcad *d, __u32 lidx, __u32 gen);
 int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
 	    size_t errlen);
 int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stats_reply *out,
@@ -182,16 +250,41 @@ __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn);
 /* hostmem.c */
 int hostmem_init(struct xhcad *d);
 void hostmem_fini(struct xhcad *d);
-int hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u64 *off);
-int hm_free(struct xhcad *d, __u64 off, __u32 owner);
+/* A new zeroed allocation (flags XHCA_ALLOC_*), or NULL with errno. */
+struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags);
+struct hm_alloc *hm_find(const struct xhcad *d, __u32 id);
+int hm_free(struct xhcad *d, __u32 id, __u32 owner);
 void hm_free_owner(struct xhcad *d, __u32 owner);
-int hm_range_ok(const struct xhcad *d, __u64 off, __u64 len);
-/* [off, off + len) lies in pages that owner allocated. */
-int hm_owned(const struct xhcad *d, __u64 off, __u64 len, __u32 owner);
-static inline void *hm_ptr(const struct xhcad *d, __u64 off)
-{
-	return d->hostmem + off;
-}
+/* [off, off + len) is inside allocation a (a may be NULL: no). */
+int hm_range(const struct hm_alloc *a, __u64 off, __u64 len);
+void hm_write(struct xhcad *d, const struct hm_alloc *a, __u64 off, const void *src, __u64 n);
+void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *dst, __u64 n);
+/* The allocation's memory when it is contiguous, else NULL. */
+void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a);
+/* Host memory offset of byte off of the allocation. */
+__u64 hm_base(const struct hm_alloc *a, __u64 off);
+
+/* mr.c: the translation manager */
+int mr_init(struct xhcad *d);
+void mr_fini(struct xhcad *d);
+int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen);
+int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen);
+/* Invalidates every region on allocation id (before it is freed). */
+void mr_drop_alloc(struct xhcad *d, __u32 id);
+void mr_drop_owner(struct xhcad *d, __u32 owner);
+int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n);
+/* io->len bytes of the region at io->off, in a buffer for the caller to free. */
+int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, char *err,
+	    size_t errlen);
+struct mr_rt *mr_find(struct xhcad *d, __u32 rkey);
+/* Waits until no xhca_rx run still uses what it read before the call. */
+void mr_barrier(struct xhcad *d);
+int pd_alloc(struct xhcad *d, __u32 owner, __u32 *id);
+int pd_dealloc(struct xhcad *d, __u32 owner, __u32 id, char *err, size_t errlen);
+/* Whether owner may use PD id (0, xhcad's, is the CLI's). */
+int pd_usable(struct xhcad *d, __u32 owner, __u32 id);
+void pd_ref(struct xhcad *d, __u32 id, int delta);
+void pd_drop_owner(struct xhcad *d, __u32 owner);
 
 /* xsk.c: the UMEM, its rings and the flow queue sockets */
 int xsk_init(struct xhcad *d);
@@ -226,8 +319,14 @@ void flowq_unblock(struct xhcad *d, struct cq *cq);
 void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi);
 int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t errlen);
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
-		    __u32 owner, struct cq *cq, __u64 rq_off, __u32 rq_depth);
+		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth);
 void qp_host_detach(struct xhcad *d, __u32 lidx);
+/* xhca_rx put the QP in the error state: the context says so too, and its
+ * posted receive buffers complete with WR_FLUSH_ERR. */
+void qp_host_error(struct xhcad *d, const struct xhca_event *e);
+/* Flushes what the CQs have room for now. */
+void qp_flush_run(struct xhcad *d);
+void held_fini(struct xhcad *d);
 
 /* session.c: application sessions, their CQs and buffers */
 struct cq *cq_find(struct xhcad *d, __u32 id);

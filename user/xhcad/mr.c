@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The address translation manager (US 9,336,158's embedded processor side)
+ * and the protection domains.
+ *
+ * A memory region is a range of one host memory allocation. When the pages
+ * it spans are adjacent in host memory, it is pre-translated once, at
+ * registration: its xhca_mr entry gets the host memory offset of its first
+ * byte (the patent's address register) and the PRETRANSLATED flag, and
+ * xhca_rx places WRITEs into it itself. Otherwise the entry stays
+ * untranslated and xhcad places those WRITEs, walking the allocation's page
+ * list (the slow path, deliver.c).
+ *
+ * Invalidation (deregistration, re-registration, freeing the memory): the
+ * entry loses its VALID and PRETRANSLATED bits and gets a new generation, in
+ * one seqcount write section; then mr_barrier() waits until no xhca_rx run
+ * that may have read the old entry is still running (an update of an array
+ * of maps waits for an RCU grace period, and an XDP run is one RCU read
+ * section); only then may the pages be freed or reused. The translation
+ * record is this table: every region, its allocation and its offset in it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <xhca/qpctx.h>
+#include "log.h"
+#include "xhcad.h"
+
+static int fail(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int mr_init(struct xhcad *d)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	int stale = 0;
+
+	if (bpf_obj_get_info_by_fd(d->m.mr, &info, &ilen))
+		return -errno;
+	if (d->max_mrs && d->max_mrs != info.max_entries)
+		pr_warn("the pinned %s holds %u memory regions: --max-mrs %u ignored\n",
+			XHCA_MAP_MR, info.max_entries - 1, d->max_mrs - 1);
+	d->max_mrs = info.max_entries;
+	d->key_seed = (__u32)now_ns();
+	d->mrm = mmap(NULL, (size_t)d->max_mrs * sizeof(struct xhca_mr_ctx), PROT_READ | PROT_WRITE,
+		      MAP_SHARED, d->m.mr, 0);
+	if (d->mrm == MAP_FAILED) {
+		d->mrm = NULL;
+		return -errno;
+	}
+	d->mrs = calloc(d->max_mrs, sizeof(*d->mrs));
+	d->mr_free = calloc(d->max_mrs, sizeof(*d->mr_free));
+	if (!d->mrs || !d->mr_free)
+		return -ENOMEM;
+	/* Index 0 never: an R_Key of 0 names nothing. The lowest on top. */
+	for (__u32 i = d->max_mrs - 1; i >= 1; i--)
+		d->mr_free[d->nmr_free++] = i;
+
+	d->barrier_inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_barrier_in", 4, 4, 1, NULL);
+	if (d->barrier_inner < 0)
+		return -errno;
+	o.inner_map_fd = d->barrier_inner;
+	d->barrier_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, XHCA_MAP_BARRIER, 4, 4, 1, &o);
+	if (d->barrier_fd < 0)
+		return -errno;
+
+	/* Regions an earlier xhcad registered belong to sessions that ended
+	 * with it: none may stay usable. */
+	for (__u32 i = 1; i < d->max_mrs; i++) {
+		struct xhca_mr_ctx e = d->mrm[i];
+
+		d->mrs[i].e = e; /* keeps key and generation moving on */
+		if (!e.valid && !(e.seq & 1))
+			continue;
+		e.valid = 0;
+		e.flags = 0;
+		e.gen++;
+		xhca_mr_store(&d->mrm[i], &e);
+		d->mrs[i].e = e;
+		stale++;
+	}
+	if (stale) {
+		mr_barrier(d);
+		pr_info("invalidated %d memory regions of an earlier xhcad\n", stale);
+	}
+	return 0;
+}
+
+void mr_fini(struct xhcad *d)
+{
+	if (d->mrm)
+		munmap(d->mrm, (size_t)d->max_mrs * sizeof(struct xhca_mr_ctx));
+	d->mrm = NULL;
+	free(d->mrs);
+	d->mrs = NULL;
+	free(d->mr_free);
+	d->mr_free = NULL;
+	if (d->barrier_fd >= 0)
+		close(d->barrier_fd);
+	if (d->barrier_inner >= 0)
+		close(d->barrier_inner);
+	d->barrier_fd = d->barrier_inner = -1;
+	while (d->pds) {
+		struct pd_rt *p = d->pds;
+
+		d->pds = p->next;
+		free(p);
+	}
+}
+
+void mr_barrier(struct xhcad *d)
+{
+	__u32 k = 0;
+
+	/* The kernel waits for an RCU grace period on every update of an
+	 * array of maps (maybe_wait_bpf_programs): every XDP run that began
+	 * before has ended when this returns. */
+	if (bpf_map_update_elem(d->barrier_fd, &k, &d->barrier_inner, 0)) {
+		pr_warn("barrier: %s; waiting a second instead\n", strerror(errno));
+		sleep(1);
+	}
+	d->barriers++;
+}
+
+static __u32 idx_of(__u32 rkey)
+{
+	return rkey >> 8;
+}
+
+struct mr_rt *mr_find(struct xhcad *d, __u32 rkey)
+{
+	__u32 i = idx_of(rkey);
+
+	if (!i || i >= d->max_mrs || d->mrs[i].rkey != rkey)
+		return NULL;
+	return &d->mrs[i];
+}
+
+/* A new key byte for index i, never the one it had (RXE's rxe_get_next_key). */
+static __u8 next_key(struct xhcad *d, __u32 i)
+{
+	__u8 old = d->mrs[i].e.key;
+
+	d->key_seed = d->key_seed * 1103515245u + 12345u;
+	return (__u8)(old + 1 + (d->key_seed >> 16) % 255);
+}
+
+int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen)
+{
+	struct hm_alloc *al;
+	struct xhca_mr_ctx e = {};
+	__u32 i, first, last, own_alloc = 0;
+	int pretx = 1;
+
+	if (a->access & ~XHCA_ACCESS_ALL)
+		return fail(err, errlen, -EINVAL, "mr reg: unknown access flags 0x%x; use local-write, "
+			    "remote-write, remote-read, remote-atomic", a->access & ~XHCA_ACCESS_ALL);
+	if ((a->access & (XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_ATOMIC)) &&
+	    !(a->access & XHCA_ACCESS_LOCAL_WRITE))
+		return fail(err, errlen, -EINVAL, "mr reg: remote write and atomic access need local "
+			    "write too (as ibv_reg_mr)");
+	if (!a->len)
+		return fail(err, errlen, -EINVAL, "mr reg: length 0; a region has at least one byte");
+	if (!pd_usable(d, owner, a->pd))
+		return fail(err, errlen, -ENOENT, "mr reg: no protection domain %u in this session; "
+			    "allocate one first", a->pd);
+	if (!d->nmr_free)
+		return fail(err, errlen, -ENOSPC, "mr reg: all %u memory regions are in use; "
+			    "deregister some or start xhcad with a larger --max-mrs", d->max_mrs - 1);
+	if (!owner) {
+		/* xhcad's own region (the CLI's): xhcad provides the memory. */
+		al = hm_alloc(d, a->len, 0, a->flags & (XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG));
+		if (!al)
+			return fail(err, errlen, -errno, "mr reg: no %llu bytes of host memory: %s",
+				    (unsigned long long)a->len, strerror(errno));
+		a->alloc = al->id;
+		a->off = 0;
+		own_alloc = 1;
+	} else {
+		al = hm_find(d, a->alloc);
+		if (!al || al->owner != owner)
+			return fail(err, errlen, -EFAULT, "mr reg: the region is not in this session's "
+				    "host memory (allocation %u); allocate it with xhca_alloc", a->alloc);
+		if (!hm_range(al, a->off, a->len))
+			return fail(err, errlen, -EFAULT, "mr reg: %llu bytes at %llu run past the end "
+				    "of their allocation (%llu bytes)", (unsigned long long)a->len,
+				    (unsigned long long)a->off, (unsigned long long)al->len);
+	}
+	first = (__u32)(a->off / XHCA_PAGE_SIZE);
+	last = (__u32)((a->off + a->len - 1) / XHCA_PAGE_SIZE);
+	for (__u32 p = first + 1; p <= last; p++)
+		if (al->pages[p] != al->pages[first] + (p - first))
+			pretx = 0;
+
+	i = d->mr_free[--d->nmr_free];
+	e.gen = d->mrs[i].e.gen + 1;
+	e.valid = 1;
+	e.key = next_key(d, i);
+	e.flags = pretx ? XHCA_MRF_PRETRANSLATED : 0;
+	e.access = a->access;
+	e.pd = a->pd;
+	e.owner = owner;
+	e.iova = a->iova;
+	e.length = a->len;
+	e.base = pretx ? hm_base(al, a->off) : 0;
+	e.alloc = al->id;
+	/* Loaded and marked in one section: the bit is never seen without
+	 * its address (the patent's P5 and P6). */
+	xhca_mr_store(&d->mrm[i], &e);
+	d->mrs[i].rkey = i << 8 | e.key;
+	d->mrs[i].owner = owner;
+	d->mrs[i].alloc = al->id;
+	d->mrs[i].off = a->off;
+	d->mrs[i].own_alloc = own_alloc;
+	d->mrs[i].e = e;
+	d->mrs_in_use++;
+	pd_ref(d, a->pd, 1);
+	a->rkey = d->mrs[i].rkey;
+	a->flags = e.flags;
+	a->npages = last - first + 1;
+	pr_debug("registered MR 0x%08x: %llu bytes at iova 0x%llx, %s\n", a->rkey,
+		 (unsigned long long)a->len, (unsigned long long)a->iova,
+		 pretx ? "pre-translated" : "fragmented");
+	return 0;
+}
+
+/* Unmarks region i (the barrier is the caller's). */
+static void invalidate(struct xhcad *d, __u32 i)
+{
+	struct xhca_mr_ctx e = d->mrs[i].e;
+
+	e.valid = 0;
+	e.flags = 0;
+	e.gen++;
+	xhca_mr_store(&d->mrm[i], &e);
+	d->mrs[i].e = e;
+}
+
+/* After the barrier: the index and what it held go back. */
+static void release(struct xhcad *d, __u32 i)
+{
+	if (d->mrs[i].own_alloc)
+		hm_free(d, d->mrs[i].alloc, 0);
+	pd_ref(d, d->mrs[i].e.pd, -1);
+	d->mrs[i].rkey = 0;
+	d->mrs[i].own_alloc = 0;
+	d->mr_free[d->nmr_free++] = i;
+	d->mrs_in_use--;
+}
+
+int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
+{
+	struct mr_rt *m = mr_find(d, rkey);
+
+	if (!m)
+		return fail(err, errlen, -ENOENT, "mr dereg: no memory region with R_Key 0x%08x; list "
+			    "them with: xhca -i %s mr show", rkey, d->ifname);
+	if (owner && m->owner != owner)
+		return fail(err, errlen, -EPERM, "mr dereg: R_Key 0x%08x belongs to another session",
+			    rkey);
+	invalidate(d, idx_of(rkey));
+	mr_barrier(d);
+	release(d, idx_of(rkey));
+	return 0;
+}
+
+static void drop_where(struct xhcad *d, int by_alloc, __u32 v)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 1; i < d->max_mrs; i++) {
+		if (!d->mrs[i].rkey || (by_alloc ? d->mrs[i].alloc : d->mrs[i].owner) != v)
+			continue;
+		invalidate(d, i);
+		n++;
+	}
+	if (!n)
+		return;
+	mr_barrier(d);
+	for (__u32 i = 1; i < d->max_mrs; i++)
+		if (d->mrs[i].rkey && (by_alloc ? d->mrs[i].alloc : d->mrs[i].owner) == v &&
+		    !d->mrs[i].e.valid)
+			release(d, i);
+}
+
+void mr_drop_alloc(struct xhcad *d, __u32 id)
+{
+	drop_where(d, 1, id);
+}
+
+void mr_drop_owner(struct xhcad *d, __u32 owner)
+{
+	drop_where(d, 0, owner);
+}
+
+int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, char *err,
+	    size_t errlen)
+{
+	struct mr_rt *m = mr_find(d, io->rkey);
+	void *b;
+
+	if (!m)
+		return fail(err, errlen, -ENOENT, "mr read: no memory region with R_Key 0x%08x",
+			    io->rkey);
+	if (owner && m->owner != owner)
+		return fail(err, errlen, -EPERM, "mr read: R_Key 0x%08x belongs to another session",
+			    io->rkey);
+	if (io->len > XHCA_MR_READ_MAX)
+		return fail(err, errlen, -EINVAL, "mr read: at most %u bytes at a time",
+			    XHCA_MR_READ_MAX);
+	if (io->off > m->e.length || io->len > m->e.length - io->off)
+		return fail(err, errlen, -ERANGE, "mr read: %u bytes at %llu run past the end of "
+			    "the region (%llu bytes)", io->len, (unsigned long long)io->off,
+			    (unsigned long long)m->e.length);
+	b = malloc(io->len ? io->len : 1);
+	if (!b)
+		return fail(err, errlen, -ENOMEM, "mr read: out of memory");
+	hm_read(d, hm_find(d, m->alloc), m->off + io->off, b, io->len);
+	*out = b;
+	return 0;
+}
+
+int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n)
+{
+	struct xhca_mr_info *mi = calloc(d->mrs_in_use ? d->mrs_in_use : 1, sizeof(*mi));
+	__u32 k = 0;
+
+	if (!mi)
+		return -ENOMEM;
+	for (__u32 i = 1; i < d->max_mrs && k < d->mrs_in_use; i++) {
+		const struct mr_rt *m = &d->mrs[i];
+		struct hm_alloc *al;
+
+		if (!m->rkey)
+			continue;
+		al = hm_find(d, m->alloc);
+		mi[k].attr.pd = m->e.pd;
+		mi[k].attr.alloc = m->alloc;
+		mi[k].attr.off = m->off;
+		mi[k].attr.len = m->e.length;
+		mi[k].attr.iova = m->e.iova;
+		mi[k].attr.access = m->e.access;
+		mi[k].attr.flags = m->e.flags;
+		mi[k].attr.rkey = m->rkey;
+		mi[k].attr.npages = al ? (__u32)((m->off + m->e.length - 1) / XHCA_PAGE_SIZE -
+						 m->off / XHCA_PAGE_SIZE + 1) : 0;
+		mi[k].owner = m->owner;
+		mi[k].gen = m->e.gen;
+		k++;
+	}
+	*out = mi;
+	*n = k;
+	return 0;
+}
+
+/* ---- protection domains ---------------------------------------------------- */
+
+static struct pd_rt *pd_find(struct xhcad *d, __u32 id)
+{
+	for (struct pd_rt *p = d->pds; p; p = p->next)
+		if (p->id == id)
+			return p;
+	return NULL;
+}
+
+int pd_alloc(struct xhcad *d, __u32 owner, __u32 *id)
+{
+	struct pd_rt *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->id = ++d->next_pd;
+	p->owner = owner;
+	p->next = d->pds;
+	d->pds = p;
+	*id = p->id;
+	return 0;
+}
+
+int pd_dealloc(struct xhcad *d, __u32 owner, __u32 id, char *err, size_t errlen)
+{
+	struct pd_rt **pp, *p = pd_find(d, id);
+
+	if (!p || p->owner != owner)
+		return fail(err, errlen, -ENOENT, "pd dealloc: no protection domain %u in this session",
+			    id);
+	if (p->users)
+		return fail(err, errlen, -EBUSY, "pd dealloc: protection domain %u still has %u QPs "
+			    "and memory regions; destroy them first", id, p->users);
+	for (pp = &d->pds; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+int pd_usable(struct xhcad *d, __u32 owner, __u32 id)
+{
+	struct pd_rt *p;
+
+	if (!id)
+		return !owner; /* PD 0 is xhcad's: the CLI's QPs and regions */
+	p = pd_find(d, id);
+	return p && p->owner == owner;
+}
+
+void pd_ref(struct xhcad *d, __u32 id, int delta)
+{
+	struct pd_rt *p = id ? pd_find(d, id) : NULL;
+
+	if (p)
+		p->users += (__u32)delta;
+}
+
+void pd_drop_owner(struct xhcad *d, __u32 owner)
+{
+	struct pd_rt **pp = &d->pds;
+
+	while (*pp) {
+		struct pd_rt *p = *pp;
+
+		if (p->owner != owner) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		free(p);
+	}
+}

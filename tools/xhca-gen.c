@@ -70,6 +70,10 @@ struct gen_opts {
 	const char *src, *dst;
 	int json;
 	int verbose;
+	/* --msg-len: whole messages, split into FIRST/MIDDLE/LAST by mtu */
+	uint64_t msg_len;
+	uint32_t mtu;
+	uint32_t seed;
 	struct xhca_pkt_spec spec;
 };
 
@@ -120,6 +124,14 @@ static void usage(FILE *f)
 		"      --sport N        UDP source port (default 0xc000)\n"
 		"      --stamp          the first 4 payload bytes carry the PSN (big-endian), for\n"
 		"                       receivers that check order (xhca-recv --check-psn)\n"
+		"      --msg-len N      send --count messages of N bytes each, split by --mtu\n"
+		"                       into FIRST/MIDDLE/LAST (ONLY if one packet); --op names\n"
+		"                       the ONLY opcode (e.g. rc-rdma-write-only[-imm],\n"
+		"                       uc-send-only); PSNs run on from --psn; the RETH (--va,\n"
+		"                       --rkey) gets the message length\n"
+		"      --mtu M          256, 512, 1024, 2048 or 4096 (default 1024)\n"
+		"      --pattern SEED   message byte k is xhca_msg_pattern(SEED, k) (include/xhca/\n"
+		"                       pkt.h; default 1)\n"
 		"  -j, --json           print the summary as JSON\n"
 		"  -v, --verbose        libbpf messages (twice: debug)\n"
 		"  -h, --help\n"
@@ -263,7 +275,8 @@ static int opcode_parse(const char *arg, uint8_t *opcode)
 enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
 	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
-	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP,
+	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
+	O_PATTERN,
 };
 
 static const struct option long_opts[] = {
@@ -296,6 +309,9 @@ static const struct option long_opts[] = {
 	{ "sport", required_argument, NULL, O_SPORT },
 	{ "batch", required_argument, NULL, O_BATCH },
 	{ "stamp", no_argument, NULL, O_STAMP },
+	{ "msg-len", required_argument, NULL, O_MSG_LEN },
+	{ "mtu", required_argument, NULL, O_MTU },
+	{ "pattern", required_argument, NULL, O_PATTERN },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -415,6 +431,20 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 	case O_BATCH:
 		err = parse_u32("--batch", arg, 256, &o->batch);
 		break;
+	case O_MSG_LEN:
+		err = parse_u64("--msg-len", arg, 0x80000000ull, &o->msg_len);
+		if (!err && !o->msg_len)
+			err = bad_usage("--msg-len 0: give 1 or more bytes (a zero-length WRITE "
+					"is --op ...-write-only --size 0)\n");
+		break;
+	case O_MTU:
+		err = parse_u32("--mtu", arg, 4096, &o->mtu);
+		if (!err && (o->mtu < 256 || (o->mtu & (o->mtu - 1))))
+			err = bad_usage("--mtu %s: give 256, 512, 1024, 2048 or 4096\n", arg);
+		break;
+	case O_PATTERN:
+		err = parse_u32("--pattern", arg, UINT32_MAX, &o->seed);
+		break;
 	case 'j':
 		o->json = 1;
 		break;
@@ -527,6 +557,26 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 			if (o->sizes[i] < 4)
 				return bad_usage("--stamp needs payloads of 4 bytes or more; --size "
 						 "%u is too small\n", o->sizes[i]);
+	}
+	if (!o->mtu)
+		o->mtu = 1024;
+	if (!o->seed)
+		o->seed = 1;
+	if (o->msg_len) {
+		__u8 op = o->spec.opcode & 0x1f;
+
+		if (!(oi->flags & XHCA_O_KNOWN) || !(oi->flags & XHCA_O_REQ) ||
+		    !(oi->flags & XHCA_O_PAYLOAD) || !(oi->flags & XHCA_O_START) ||
+		    !(oi->flags & XHCA_O_END) || op == XHCA_OP_ATOMIC_WRITE)
+			return bad_usage("--msg-len: --op must be a SEND or WRITE ONLY opcode, e.g. "
+					 "rc-rdma-write-only; %s is not\n",
+					 xhca_opcode_name(o->spec.opcode));
+		if (o->duration > 0 || o->nsizes > 1 || o->spec.psn_stamp)
+			return bad_usage("--msg-len excludes --duration, several --size and "
+					 "--stamp\n");
+		if ((o->spec.opcode >> 5) == 3 && o->msg_len > o->mtu)
+			return bad_usage("--msg-len %llu: a UD message is one packet (<= --mtu "
+					 "%u)\n", (unsigned long long)o->msg_len, o->mtu);
 	}
 	set_size(o, 0);
 	o->spec.psn = o->psn;
@@ -944,6 +994,125 @@ out:
 	return err;
 }
 
+/* The opcode of packet i of n of a message whose ONLY opcode is only. */
+static uint8_t msg_opcode(uint8_t only, uint64_t i, uint64_t n)
+{
+	uint8_t cls = only & 0xe0, op = only & 0x1f;
+	int write = op == XHCA_OP_WRITE_ONLY || op == XHCA_OP_WRITE_ONLY_IMM;
+	int imm = op == XHCA_OP_WRITE_ONLY_IMM || op == XHCA_OP_SEND_ONLY_IMM;
+	int inv = op == XHCA_OP_SEND_ONLY_INV;
+
+	if (n == 1)
+		return only;
+	if (!i)
+		return cls | (write ? XHCA_OP_WRITE_FIRST : XHCA_OP_SEND_FIRST);
+	if (i < n - 1)
+		return cls | (write ? XHCA_OP_WRITE_MIDDLE : XHCA_OP_SEND_MIDDLE);
+	if (write)
+		return cls | (imm ? XHCA_OP_WRITE_LAST_IMM : XHCA_OP_WRITE_LAST);
+	return cls | (imm ? XHCA_OP_SEND_LAST_IMM : inv ? XHCA_OP_SEND_LAST_INV : XHCA_OP_SEND_LAST);
+}
+
+/* Builds packet i of message m (PSN psn) into frame. */
+static int msg_build(const struct gen_opts *o, const uint8_t *msg, uint64_t i, uint64_t n,
+		     uint32_t psn, uint8_t *frame)
+{
+	struct xhca_pkt_spec s = o->spec;
+	uint64_t off = i * o->mtu;
+
+	s.opcode = msg_opcode(o->spec.opcode, i, n);
+	s.psn = psn;
+	s.payload = msg + off;
+	s.payload_len = (uint32_t)(o->msg_len - off < o->mtu ? o->msg_len - off : o->mtu);
+	s.reth_len = (uint32_t)o->msg_len;
+	s.pad = -1;
+	return xhca_pkt_build(&s, frame, XHCA_PKT_MAX);
+}
+
+/* --msg-len: whole messages, one frame per test run, or into the pcap. */
+static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result *res)
+{
+	static uint8_t frame[XHCA_PKT_MAX];
+	uint64_t n = (o->msg_len + o->mtu - 1) / o->mtu;
+	struct xhca_gen *skel = NULL;
+	struct gen_opts so = *o;
+	int ifindex = 0, prog_fd = -1, err = 0, len;
+	uint32_t psn = o->psn;
+	double t0 = now_sec();
+	uint8_t *msg;
+
+	msg = malloc(o->msg_len);
+	if (!msg)
+		return -ENOMEM;
+	for (uint64_t k = 0; k < o->msg_len; k++)
+		msg[k] = xhca_msg_pattern(o->seed, k);
+	if (!pcap) {
+		uint8_t ifmac[6];
+		int mtu, up;
+		char ip[INET6_ADDRSTRLEN];
+
+		ifindex = (int)if_nametoindex(o->ifname);
+		if (!ifindex) {
+			err = bad_usage("interface '%s' not found in this network namespace\n",
+					o->ifname);
+			goto out;
+		}
+		err = if_info(o->ifname, ifmac, &mtu, &up);
+		if (err)
+			goto out;
+		if (!so.have_smac)
+			memcpy(so.spec.smac, ifmac, 6);
+		if (!so.have_dmac &&
+		    neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac)) {
+			err = bad_usage("no neighbour entry for %s on %s; give --dst-mac\n",
+					xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname);
+			goto out;
+		}
+		so.psn_step = 0; /* frames are built whole: xhca_gen rewrites nothing */
+		len = msg_build(&so, msg, 0, n, psn, frame);
+		if (len < 0) {
+			err = bad_usage("build: the builder refused these fields (%s)\n",
+					strerror(-len));
+			goto out;
+		}
+		err = gen_load(&so, frame, (size_t)len, &skel);
+		if (err)
+			goto out;
+		prog_fd = bpf_program__fd(skel->progs.xhca_gen);
+	}
+	for (uint64_t m = 0; m < o->count && !stop; m++) {
+		for (uint64_t i = 0; i < n && !stop; i++) {
+			len = msg_build(&so, msg, i, n, psn, frame);
+			if (len < 0) {
+				err = bad_usage("build: the builder refused these fields (%s)\n",
+						strerror(-len));
+				goto out;
+			}
+			err = pcap ? xhca_pcap_write(pcap, frame, (size_t)len)
+				   : send_run(&so, prog_fd, ifindex, frame, (size_t)len, 1);
+			if (err == -EINVAL && !pcap) {
+				err = bad_usage("send on %s: the kernel refused the %d B frame; live "
+						"frames must fit in a page: lower --mtu\n", o->ifname,
+						len);
+				goto out;
+			}
+			if (err) {
+				pr_warn("send: %s\n", strerror(-err));
+				goto out;
+			}
+			psn = (psn + 1) & PSN_MASK;
+			res->sent++;
+			if (len > res->frame_len)
+				res->frame_len = len;
+		}
+	}
+out:
+	res->seconds = now_sec() - t0;
+	xhca_gen__destroy(skel);
+	free(msg);
+	return err;
+}
+
 /* Appends o->count frames to the open pcap file f. */
 static int write_pcap(const struct gen_opts *o, FILE *f, struct gen_result *res)
 {
@@ -994,6 +1163,20 @@ static void print_result(const struct gen_opts *o, const struct gen_result *r,
 		set_size(&so, i);
 		payloads[i] = so.spec.payload_len;
 	}
+	if (o->msg_len) {
+		if (o->json)
+			printf("{\"sent\": %" PRIu64 ", \"messages\": %" PRIu64 ", \"msg_len\": %"
+			       PRIu64 ", \"mtu\": %u, \"opcode\": \"%s\", \"qpn\": %u, "
+			       "\"psn_first\": %u, \"psn_last\": %u, \"seconds\": %.6f}\n",
+			       r->sent, o->count, o->msg_len, o->mtu, name, o->spec.dqpn, o->psn,
+			       last, r->seconds);
+		else
+			printf("%s %" PRIu64 " frames: %" PRIu64 " messages of %" PRIu64 " B (%s, "
+			       "MTU %u) qpn 0x%06x psn 0x%06x..0x%06x\n", o->pcap ? "wrote" : "sent",
+			       r->sent, o->count, o->msg_len, name, o->mtu, o->spec.dqpn, o->psn,
+			       last);
+		return;
+	}
 	if (o->json) {
 		printf("{\"sent\": %" PRIu64 ", \"opcode\": \"%s\", \"opcode_num\": %u, "
 		       "\"qpn\": %u, \"psn_first\": %u, \"psn_last\": %u, \"payload_len\": %u, "
@@ -1040,8 +1223,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (o.msg_len) {
+		err = send_messages(&o, pcap, &res);
+		frame_lens[0] = (uint32_t)res.frame_len;
+		o.psn_step = 1;
+	}
 	/* One block of frames per size, the PSNs running on. */
-	for (int i = 0; i < o.nsizes && !err && !stop; i++) {
+	for (int i = 0; i < o.nsizes && !err && !stop && !o.msg_len; i++) {
 		struct gen_opts so = o;
 		struct gen_result r = {};
 

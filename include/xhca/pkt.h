@@ -70,6 +70,13 @@ struct xhca_pkt_spec {
 				 * big-endian (receivers check order with it) */
 };
 
+/* Byte k of a test message with seed: never periodic in 256, so a byte
+ * placed one off, or a page off, shows (xhca-gen --msg-len, the tests). */
+static inline uint8_t xhca_msg_pattern(uint32_t seed, uint64_t k)
+{
+	return (uint8_t)(seed * 0x9e + k + (k >> 8) * 3 + (k >> 16) * 5);
+}
+
 /* Defaults: MACs 02:00:00:00:00:0{1,2}, 10.0.0.1 -> 10.0.0.2, P_Key 0xffff,
  * sport 0xc000, pad from the payload. */
 void xhca_pkt_spec_init(struct xhca_pkt_spec *s, uint8_t opcode);

@@ -13,12 +13,30 @@
  *               then poll everything that arrived (a full CQ must stall the
  *               flow queue, not lose completions)
  *   crash IF    allocate, create a QP, print ready and wait to be killed
+ *   mr IF LEN [scatter|contig]
+ *               a buffer of LEN bytes registered whole as a memory region
+ *               (every access), an RC QP in its PD with receive buffers;
+ *               prints the bad-input results of the MR calls, then ready;
+ *               stdin: "drain N", "dereg", "reg", "post N", "pd", "quit"
+ *   spray IF DMAC DST SRC QPN INDEX SECONDS MRLEN
+ *               sends UC WRITE ONLY packets through a packet socket, the
+ *               R_Key's key byte cycling through all 256 values of INDEX
+ *               (the invalidation soak: only a registered key may land)
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
 #include <xhca/xhca.h>
 
 #define QKEY 0x5151
@@ -198,12 +216,172 @@ static int mode_crash(const char *ifname, int flowq)
 		pause();
 }
 
+static void print_wc(const struct xhca_wc *w)
+{
+	printf("{\"wr_id\": %llu, \"status\": %u, \"opcode\": %u, \"byte_len\": %u, "
+	       "\"imm\": %u, \"flags\": %u, \"vendor_err\": %u}\n",
+	       (unsigned long long)w->wr_id, w->status, w->opcode, w->byte_len,
+	       ntohl(w->imm_data), w->wc_flags, w->vendor_err);
+}
+
+#define MR_ACCESS_ALL (XHCA_ACCESS_LOCAL_WRITE | XHCA_ACCESS_REMOTE_WRITE | \
+		       XHCA_ACCESS_REMOTE_READ | XHCA_ACCESS_REMOTE_ATOMIC)
+
+static int mode_mr(const char *ifname, size_t len, const char *how)
+{
+	unsigned int flags = !how ? 0 : !strcmp(how, "scatter") ? XHCA_ALLOC_SCATTER
+								 : XHCA_ALLOC_CONTIG;
+	struct xhca_ctx *ctx = xhca_open(ifname), *other = xhca_open(ifname);
+	struct xhca_qp_init_attr ia = { .type = XHCA_QPT_RC, .flowq = -1, .rq_depth = 64 };
+	struct xhca_pd *pd, *opd;
+	struct xhca_mr *mr, *bad;
+	struct xhca_cq *cq;
+	struct xhca_qp *qp;
+	__u8 *buf, *rbufs, *obuf;
+	char line[64];
+	int posted = 0, r_len0, r_out, r_past, r_flags, r_nolw, r_otherpd;
+
+	if (!ctx || !other)
+		return 1;
+	buf = xhca_alloc_ex(ctx, len, flags);
+	rbufs = xhca_alloc(ctx, 64 * 256);
+	obuf = xhca_alloc(other, 4096);
+	pd = xhca_pd_alloc(ctx);
+	opd = xhca_pd_alloc(other);
+	if (!buf || !rbufs || !obuf || !pd || !opd) {
+		fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
+		return 1;
+	}
+	/* bad input: each refused, with its errno */
+#define TRY(expr) ((bad = (expr)) ? (xhca_mr_dereg(bad), 0) : -errno)
+	r_len0 = TRY(xhca_mr_reg(pd, buf, 0, MR_ACCESS_ALL));
+	r_out = TRY(xhca_mr_reg(pd, line, sizeof(line), MR_ACCESS_ALL));
+	r_past = TRY(xhca_mr_reg(pd, buf + 8, len, MR_ACCESS_ALL));
+	r_flags = TRY(xhca_mr_reg(pd, buf, len, 0x100));
+	r_nolw = TRY(xhca_mr_reg(pd, buf, len, XHCA_ACCESS_REMOTE_WRITE));
+	r_otherpd = TRY(xhca_mr_reg(opd, buf, len, MR_ACCESS_ALL));
+#undef TRY
+	printf("{\"len0\": %d, \"outside\": %d, \"past_end\": %d, \"bad_flags\": %d, "
+	       "\"no_local_write\": %d, \"other_pd\": %d}\n", r_len0, r_out, r_past, r_flags,
+	       r_nolw, r_otherpd);
+	mr = xhca_mr_reg(pd, buf, len, MR_ACCESS_ALL);
+	cq = xhca_cq_create(ctx, 256);
+	ia.recv_cq = cq;
+	ia.pd = pd;
+	qp = mr && cq ? xhca_qp_create(ctx, &ia) : NULL;
+	if (!qp) {
+		fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
+		return 1;
+	}
+	for (; posted < 16; posted++)
+		xhca_post_recv(qp, (uint64_t)posted, rbufs + (posted % 256) * 64, 64);
+	printf("{\"ready\": true, \"qpn\": %u, \"rkey\": %u, \"iova\": %llu, \"len\": %zu, "
+	       "\"pretranslated\": %s, \"pd\": %u}\n", xhca_qp_num(qp),
+	       xhca_mr_rkey(mr), (unsigned long long)(uintptr_t)buf, len,
+	       xhca_mr_pretranslated(mr) ? "true" : "false", xhca_pd_id(pd));
+	while (fgets(line, sizeof(line), stdin)) {
+		struct xhca_wc wc[64];
+		int n;
+
+		if (!strncmp(line, "drain", 5)) {
+			n = drain(cq, wc, atoi(line + 6) > 64 ? 64 : atoi(line + 6), 2000);
+			for (int i = 0; i < n; i++)
+				print_wc(&wc[i]);
+			printf("{\"drained\": %d}\n", n);
+		} else if (!strncmp(line, "dereg", 5)) {
+			printf("{\"dereg\": %d}\n", mr ? xhca_mr_dereg(mr) : -ENOENT);
+			mr = NULL;
+		} else if (!strncmp(line, "reg", 3)) {
+			mr = xhca_mr_reg(pd, buf, len, MR_ACCESS_ALL);
+			printf("{\"rkey\": %u}\n", mr ? xhca_mr_rkey(mr) : 0);
+		} else if (!strncmp(line, "post", 4)) {
+			int k = atoi(line + 5), r = 0;
+
+			for (int i = 0; i < k && !r; i++, posted++)
+				r = xhca_post_recv(qp, (uint64_t)posted, rbufs + (posted % 256) * 64,
+						   64);
+			printf("{\"post\": %d}\n", r);
+		} else if (!strncmp(line, "pd", 2)) {
+			printf("{\"pd_dealloc\": %d}\n", xhca_pd_dealloc(pd));
+		} else {
+			break;
+		}
+	}
+	xhca_close(other);
+	xhca_close(ctx);
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int mode_spray(char **a)
+{
+	struct sockaddr_ll sa = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	struct xhca_pkt_spec s;
+	struct ifreq ifr = {};
+	static uint8_t frame[XHCA_PKT_MAX], payload[256];
+	unsigned int m[6];
+	uint64_t sent = 0, mrlen = strtoull(a[7], NULL, 0);
+	uint32_t index = (uint32_t)strtoul(a[5], NULL, 0);
+	double end = now_s() + atof(a[6]);
+	int fd, len;
+
+	xhca_pkt_spec_init(&s, XHCA_OPC_UC | XHCA_OP_WRITE_ONLY);
+	if (sscanf(a[1], "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6 ||
+	    xhca_ip_parse(a[2], s.dst_ip) != 4 || xhca_ip_parse(a[3], s.src_ip) != 4 ||
+	    mrlen <= sizeof(payload))
+		return 2;
+	for (int i = 0; i < 6; i++)
+		s.dmac[i] = (uint8_t)m[i];
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", a[0]);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr) || ioctl(fd, SIOCGIFINDEX, &ifr)) {
+		perror("spray");
+		return 1;
+	}
+	ioctl(fd, SIOCGIFHWADDR, &ifr);
+	memcpy(s.smac, ifr.ifr_hwaddr.sa_data, 6);
+	ioctl(fd, SIOCGIFINDEX, &ifr);
+	sa.sll_ifindex = ifr.ifr_ifindex;
+	memset(payload, 0xa5, sizeof(payload));
+	s.dqpn = (uint32_t)strtoul(a[4], NULL, 0);
+	s.payload = payload;
+	s.payload_len = sizeof(payload);
+	s.reth_len = sizeof(payload);
+	while (now_s() < end) {
+		for (int i = 0; i < 256; i++, sent++) {
+			s.psn = (uint32_t)sent & 0xffffff;
+			s.reth_rkey = index << 8 | (uint32_t)((sent * 7) & 0xff);
+			s.reth_va = (sent * 4093) % (mrlen - sizeof(payload));
+			len = xhca_pkt_build(&s, frame, sizeof(frame));
+			if (len < 0 || sendto(fd, frame, (size_t)len, 0, (struct sockaddr *)&sa,
+					      sizeof(sa)) < 0) {
+				if (errno == ENOBUFS) {
+					usleep(100);
+					continue;
+				}
+				perror("spray: send");
+				return 1;
+			}
+		}
+	}
+	printf("{\"sent\": %llu}\n", (unsigned long long)sent);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int flowq = argc > 3 ? atoi(argv[3]) : -1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash IFNAME [FLOWQ]\n");
+		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|spray IFNAME ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -215,6 +393,10 @@ int main(int argc, char **argv)
 		return mode_hold(argv[2], flowq);
 	if (!strcmp(argv[1], "crash"))
 		return mode_crash(argv[2], flowq);
+	if (!strcmp(argv[1], "mr") && argc >= 4)
+		return mode_mr(argv[2], strtoull(argv[3], NULL, 0), argc > 4 ? argv[4] : NULL);
+	if (!strcmp(argv[1], "spray") && argc >= 10)
+		return mode_spray(argv + 2);
 	fprintf(stderr, "xhca-apptest: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -31,15 +31,16 @@ trap 'topo_cleanup; rm -rf "$XHCAD_LOG" "$OUT"; [ -n "$STALE_SOCK" ] && rm -f "$
 # The pass_* reasons are left out (the host's own IPv6 chatter, MLD with a
 # hop-by-hop header, moves them), and the total with them.
 snap() {
-	{ xhca -j qp show; xhca -j stats; } 2>&1 | "$PY" -c '
+	{ xhca -j qp show; xhca -j stats; xhca -j mr show; } 2>&1 | "$PY" -c '
 import json, sys
 try:
     qp = json.loads(sys.stdin.readline()); st = json.loads(sys.stdin.readline())
+    mr = json.loads(sys.stdin.readline())
 except Exception as e:
     print("snapshot failed:", e); sys.exit(0)
 st["reasons"] = {k: v for k, v in st["reasons"].items() if not k.startswith("pass_")}
 st.pop("total", None)
-print(json.dumps([qp, st], sort_keys=True))'
+print(json.dumps([qp, st, mr], sort_keys=True))'
 }
 
 # is_json FILE: the file holds one valid JSON value.
@@ -173,6 +174,11 @@ help_case stats --help
 help_case status --help
 help_case -i "$IF_A" qp create --type bogus --help
 help_case -i nosuchif0 stats -h
+help_case mr --help
+help_case mr reg --help
+help_case mr dereg --help
+help_case mr show --help
+help_case mr read --help
 "$B/xhca" qp create --help | grep -q -- '--type' && pass "help: qp create lists --type" ||
 	fail "help: qp create lists --type"
 "$B/xhca" qp modify --help | grep -q -- '--remote-ip' && pass "help: qp modify lists --remote-ip" ||
@@ -381,6 +387,51 @@ done
 err1 "create: P_Key table full" 'P_Key;full' qp create --type ud --pkey 0x9000
 for q in "${made[@]}"; do "$B/xhca" -i "$IF_A" qp destroy "$q" >/dev/null; done
 
+# --- memory regions ------------------------------------------------------------------
+
+jok_case "mr reg -j: pre-translated, default access" '
+	j["length"] == 10000 and j["pretranslated"] and j["pages"] == 3 and j["pd"] == 0 and
+	j["access"] == "local-write,remote-write,remote-read" and j["rkey"] >> 8 >= 1' mr reg --len 10000
+MR1=$(jget "$OUT/out" 'j["rkey"]')
+jok_case "mr reg --scatter --access --iova -j: fragmented" '
+	not j["pretranslated"] and j["pages"] == 4 and j["iova"] == 0x10000 and
+	j["access"] == "local-write,remote-atomic"' \
+	mr reg --len 16384 --scatter --access local-write,remote-atomic --iova 0x10000
+MR2=$(jget "$OUT/out" 'j["rkey"]')
+ok_case "mr reg (text)" '^registered mr 0x[0-9a-f]{8}: 1 bytes at iova 0x0, local-write, pre-translated \(1 pages\)$' \
+	mr reg --len 1 --access local-write
+MR3=$(sed -n 's/^registered mr \(0x[0-9a-f]*\):.*/\1/p' "$OUT/out")
+ok_case "mr show (text)" "^RKEY +PD +OWNER +IOVA" mr show
+jok_case "mr show -j lists the three" "sorted(m['rkey'] for m in j['mrs']) == sorted([$MR1, $MR2, $((MR3))])" mr show
+ok_case "mr read (hex, zeroed memory)" '^00000010: 0000 0000 0000 0000 0000 0000 0000 0000$' \
+	mr read "$MR1" --offset 16 --len 16
+err2 "mr reg: --len missing" 'mr reg;--len is required' mr reg
+err2 "mr reg: --len not a number" "mr reg;'x1' is not a number" mr reg --len x1
+err2 "mr reg: unknown access name" "mr reg;unknown access flag 'remote-everything'" \
+	mr reg --len 10 --access remote-everything
+err2 "mr reg: --scatter with --contig" 'mr reg;exclude each other' mr reg --len 10 --scatter --contig
+err1 "mr reg: length 0" 'mr reg;length 0' mr reg --len 0
+err1 "mr reg: more than host memory" 'mr reg;no 4000000000 bytes of host memory' \
+	mr reg --len 4000000000
+err1 "mr reg: unknown access flags" 'mr reg;unknown access flags 0x10' mr reg --len 10 --access 0x11
+err1 "mr reg: remote write without local write" 'mr reg;need local write' \
+	mr reg --len 10 --access remote-write
+err2 "mr dereg: no R_Key" 'mr dereg;missing R_Key' mr dereg
+err2 "mr dereg: not a number" "mr dereg;'zz' is not a number" mr dereg zz
+err1 "mr dereg: unknown R_Key" 'mr dereg;no memory region with R_Key 0x00fff001' mr dereg 0xfff001
+err1 "mr dereg: wrong key byte" 'mr dereg;no memory region' mr dereg $((MR1 ^ 1))
+err1 "mr read: past the end" 'mr read;run past the end' mr read "$MR1" --offset 9990 --len 11
+err2 "mr read: --len missing" 'mr read;--len is required' mr read "$MR1"
+err2 "mr: unknown command" "mr;unknown command 'frob'" mr frob
+ok_case "mr dereg" "^deregistered mr $(printf '0x%08x' "$MR1")\$" mr dereg "$MR1"
+err1 "mr dereg: twice" "mr dereg;no memory region with R_Key $(printf '0x%08x' "$MR1")" mr dereg "$MR1"
+jok_case "mr reg again: the index comes back with another key" \
+	"j['rkey'] >> 8 == $((MR1 >> 8)) and j['rkey'] != $MR1" mr reg --len 100
+MR1=$(jget "$OUT/out" 'j["rkey"]')
+jok_case "status: regions in use, invalidation barriers waited for" \
+	'j["mrs_in_use"] == 3 and j["max_mrs"] == 4095 and j["barriers"] >= 1' status
+for r in "$MR1" "$MR2" "$MR3"; do "$B/xhca" -i "$IF_A" mr dereg "$r" >/dev/null; done
+
 # --- full QP table: xhcad --max-qps 4 -----------------------------------------------
 
 daemon_stop
@@ -402,6 +453,24 @@ jok_case "max-qps 4: status after" 'j["qps_in_use"] == 4' status
 first=$(jget "$OUT/out" 'j["qps"][0]["qpn"]')
 ok_case "full table: destroy one" "^destroyed qp " qp destroy "$first"
 jok_case "full table: the freed slot is reused" 'j["type"] == "uc"' qp create --type uc
+
+# --- full MR table: xhcad --max-mrs 2 ------------------------------------------------
+# (the pinned xhca_mr of the daemon above is gone with it: the new size applies)
+
+daemon_stop
+if ! xhcad_start --max-mrs 2; then
+	fail "cli_errors: xhcad --max-mrs 2 does not start: $(tail -n 5 "$XHCAD_LOG" | tr '\n' ' ')"
+	t_done
+fi
+n=0
+for i in $(seq 1 4); do
+	"$B/xhca" -i "$IF_A" mr reg --len 4096 >/dev/null 2>&1 || break
+	n=$((n + 1))
+done
+check_eq "max-mrs 2: two regions fit" "$n" 2
+err1 "mr reg: table full" 'mr reg;all 2 memory regions are in use;--max-mrs' mr reg --len 4096
+jok_case "max-mrs 2: status" 'j["mrs_in_use"] == 2 and j["max_mrs"] == 2' status
+run_case "xhcad --max-mrs 0 is refused" 2 "max-mrs 0;use 1 to 65535" 0 "$B/xhcad" "$IF_A" --max-mrs 0
 
 # --- daemon not running ---------------------------------------------------------
 

@@ -82,6 +82,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->mrs_in_use = d->mrs_in_use;
 	s->fragment = (__u32)d->fragment;
 	s->canary = (__u32)d->canary;
+	hm_canary_scan(d);
 	s->canary_violations = d->canary_violations;
 	s->barriers = d->barriers;
 	s->held = d->held_n;
@@ -327,14 +328,13 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	}
 	case XHCA_CTL_MR_READ: {
 		struct xhca_mr_io io;
-		void *out;
+		void *out = NULL;
 
 		WANT(io);
 		memcpy(&io, buf, sizeof(io));
 		rc = mr_read(d, c->session, &io, &out, err, sizeof(err));
 		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, out, io.len);
-		if (!rc)
-			free(out);
+		free(out);
 		break;
 	}
 	case XHCA_CTL_CQ_CREATE: {

@@ -124,21 +124,37 @@ static int find_scattered(struct xhcad *d, __u32 n, __u32 *pages)
 	return got == n ? 0 : -ENOMEM;
 }
 
-/* Checks the canary of a page about to be handed out, then zeroes it. */
-static void claim_page(struct xhcad *d, __u32 p)
+/* Whether free page p still holds the canary; a page that does not is
+ * reported, counted and filled again (each write counts once). */
+static int canary_check(struct xhcad *d, __u32 p)
 {
 	__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
 
-	if (d->canary) {
-		for (__u32 i = 0; i < XHCA_PAGE_SIZE / 8; i++) {
-			if (w[i] == CANARY_WORD)
-				continue;
-			d->canary_violations++;
-			pr_warn("canary: page %u byte %u changed after it was freed\n", p, i * 8);
-			break;
-		}
+	for (__u32 i = 0; i < XHCA_PAGE_SIZE / 8; i++) {
+		if (w[i] == CANARY_WORD)
+			continue;
+		d->canary_violations++;
+		pr_warn("canary: page %u byte %u changed after it was freed\n", p, i * 8);
+		for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
+			w[k] = CANARY_WORD;
+		return 0;
 	}
-	memset(w, 0, XHCA_PAGE_SIZE);
+	return 1;
+}
+
+void hm_canary_scan(struct xhcad *d)
+{
+	for (__u32 p = 0; d->canary && p < d->hostmem_pages; p++)
+		if (!used(d, p))
+			canary_check(d, p);
+}
+
+/* Checks the canary of a page about to be handed out, then zeroes it. */
+static void claim_page(struct xhcad *d, __u32 p)
+{
+	if (d->canary)
+		canary_check(d, p);
+	memset(d->hostmem + (__u64)p * XHCA_PAGE_SIZE, 0, XHCA_PAGE_SIZE);
 	set_used(d, p, 1);
 }
 

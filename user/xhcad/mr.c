@@ -254,13 +254,17 @@ static void invalidate(struct xhcad *d, __u32 i)
 /* After the barrier: the index and what it held go back. */
 static void release(struct xhcad *d, __u32 i)
 {
-	if (d->mrs[i].own_alloc)
-		hm_free(d, d->mrs[i].alloc, 0);
+	int own = d->mrs[i].own_alloc;
+
+	/* Gone from the table before its memory goes: hm_free() drops the
+	 * regions on the allocation, and this one is not among them any more. */
 	pd_ref(d, d->mrs[i].e.pd, -1);
 	d->mrs[i].rkey = 0;
 	d->mrs[i].own_alloc = 0;
 	d->mr_free[d->nmr_free++] = i;
 	d->mrs_in_use--;
+	if (own)
+		hm_free(d, d->mrs[i].alloc, 0);
 }
 
 int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)

@@ -681,9 +681,14 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	 * the session frees it or ends. */
 	qh = &d->qh[lidx];
 	pd_ref(d, qh->pd, -1);
-	if (qh->rq && qh->owner == owner)
-		hm_free(d, qh->rq_alloc, owner);
-	qp_host_detach(d, lidx);
+	{
+		/* Detach first: it marks the ring dead, in its memory. */
+		__u32 rq_alloc = qh->rq && qh->owner == owner ? qh->rq_alloc : 0;
+
+		qp_host_detach(d, lidx);
+		if (rq_alloc)
+			hm_free(d, rq_alloc, owner);
+	}
 	pr_info("destroyed QP 0x%06x\n", qpn);
 	return 0;
 }

@@ -255,6 +255,8 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags);
 struct hm_alloc *hm_find(const struct xhcad *d, __u32 id);
 int hm_free(struct xhcad *d, __u32 id, __u32 owner);
 void hm_free_owner(struct xhcad *d, __u32 owner);
+/* --canary: checks every free page (xhca status calls it). */
+void hm_canary_scan(struct xhcad *d);
 /* [off, off + len) is inside allocation a (a may be NULL: no). */
 int hm_range(const struct hm_alloc *a, __u64 off, __u64 len);
 void hm_write(struct xhcad *d, const struct hm_alloc *a, __u64 off, const void *src, __u64 n);

@@ -44,7 +44,8 @@ enum xhca_ctl_op {
 	XHCA_CTL_MR_REG,	/* struct xhca_mr_attr -> struct xhca_mr_attr */
 	XHCA_CTL_MR_DEREG,	/* __u32 rkey -> nothing */
 	XHCA_CTL_MR_SHOW,	/* nothing -> struct xhca_mr_info[] */
-	XHCA_CTL_MR_READ,	/* struct xhca_mr_io -> the bytes (xhcad's own MRs) */
+	XHCA_CTL_MR_READ,	/* struct xhca_mr_io -> the bytes */
+	XHCA_CTL_CQ_REBIND,	/* __u32 cq + eventfd -> nothing (a resumed session) */
 };
 
 struct xhca_ctl_hdr {
@@ -156,12 +157,18 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 1
+#define XHCA_SESSION_VERSION 2
 
+/* HELLO opens a session; with resume, it takes back the session of that id
+ * that an earlier xhcad left (a restart): only the same process may (its
+ * pid, from SO_PEERCRED, and its start time). Its CQs then want their
+ * eventfds again (CQ_REBIND). */
 struct xhca_hello {
 	__u32 version;		/* XHCA_SESSION_VERSION */
 	__u32 pid;
 	char name[32];		/* for xhca status: the application's name */
+	__u32 resume;		/* 0: a new session */
+	__u32 pad;
 };
 
 struct xhca_hello_reply {

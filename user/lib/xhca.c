@@ -17,9 +17,12 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <net/if.h>
+#include <time.h>
 #include <xhca/xhca.h>
 
 #define CTL_TIMEOUT_S 10
+#define RESUME_WAIT_MS 10000	/* how long a restarting xhcad may take to come back */
 
 struct xhca_cq {
 	struct xhca_ctx *ctx;
@@ -69,6 +72,7 @@ struct buf {
 };
 
 struct xhca_ctx {
+	char ifname[IF_NAMESIZE];
 	int fd;
 	int memfd;		/* host memory: each allocation maps its pages from it */
 	__u32 session;
@@ -86,8 +90,77 @@ struct xhca_ctx {
 
 extern char *program_invocation_short_name;
 
+static int conn_lost(int err)
+{
+	return err == -ECONNRESET || err == -EPIPE || err == -ENOTCONN;
+}
+
+static __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+static void set_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/*
+ * xhcad went away (a restart with --keep, or a crash): wait for it to come
+ * back and take the session again. Everything of the session is where it
+ * was (host memory, regions, CQs, QPs); only the CQs' eventfds need to be
+ * sent again. Returns 0, or -errno with the reason in ctx->err.
+ */
+static int resume(struct xhca_ctx *ctx)
+{
+	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid(),
+				.resume = ctx->session };
+	__u64 until = now_ms() + RESUME_WAIT_MS;
+	void *rp = NULL;
+	__u32 got = 0;
+	int fd, memfd = -1, err;
+
+	for (;;) {
+		fd = xhca_ctl_connect(ctx->ifname);
+		if (fd >= 0 || (fd != -ENOENT && fd != -ECONNREFUSED) || now_ms() >= until)
+			break;
+		usleep(50000);
+	}
+	if (fd < 0) {
+		snprintf(ctx->err, sizeof(ctx->err), "xhcad for %s went away and did not come "
+			 "back: %s", ctx->ifname, strerror(-fd));
+		return fd;
+	}
+	set_timeouts(fd);
+	snprintf(h.name, sizeof(h.name), "%s", program_invocation_short_name);
+	err = xhca_ctl_call_fd(fd, XHCA_CTL_HELLO, &h, sizeof(h), -1, &rp, &got, &memfd, ctx->err,
+			       sizeof(ctx->err));
+	free(rp);
+	if (memfd >= 0)
+		close(memfd); /* the same host memory: the pinned map, kept */
+	if (err) {
+		close(fd);
+		return err;
+	}
+	close(ctx->fd);
+	ctx->fd = fd;
+	for (struct xhca_cq *cq = ctx->cqs; cq; cq = cq->next) {
+		err = xhca_ctl_call_fd(fd, XHCA_CTL_CQ_REBIND, &cq->id, sizeof(cq->id), cq->efd, NULL,
+				       NULL, NULL, ctx->err, sizeof(ctx->err));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* One request on the session; on failure the message is kept for
- * xhca_errmsg(). */
+ * xhca_errmsg(). A session whose xhcad restarted is resumed first. */
 static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int send_fd,
 		void *resp, __u32 resp_len, int *recv_fd)
 {
@@ -97,6 +170,9 @@ static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int 
 
 	err = xhca_ctl_call_fd(ctx->fd, op, req, len, send_fd, resp ? &r : NULL, &got, recv_fd,
 			       ctx->err, sizeof(ctx->err));
+	if (conn_lost(err) && ctx->session && !resume(ctx))
+		err = xhca_ctl_call_fd(ctx->fd, op, req, len, send_fd, resp ? &r : NULL, &got,
+				       recv_fd, ctx->err, sizeof(ctx->err));
 	if (!err && resp && got < resp_len) {
 		snprintf(ctx->err, sizeof(ctx->err), "reply of %u bytes, expected %u: libxhca and "
 			 "xhcad versions differ", got, resp_len);
@@ -205,7 +281,6 @@ static void buf_del(struct xhca_ctx *ctx, struct buf *b)
 
 struct xhca_ctx *xhca_open(const char *ifname)
 {
-	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
 	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid() };
 	struct xhca_hello_reply r;
 	struct xhca_ctx *ctx;
@@ -215,13 +290,13 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	if (!ctx)
 		return NULL;
 	ctx->memfd = -1;
+	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	ctx->fd = xhca_ctl_connect(ifname);
 	if (ctx->fd < 0) {
 		err = ctx->fd;
 		goto fail;
 	}
-	setsockopt(ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(ctx->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	set_timeouts(ctx->fd);
 	snprintf(h.name, sizeof(h.name), "%s", program_invocation_short_name);
 	err = call(ctx, XHCA_CTL_HELLO, &h, sizeof(h), -1, &r, sizeof(r), &memfd);
 	if (err)
@@ -308,6 +383,9 @@ void *xhca_alloc_ex(struct xhca_ctx *ctx, size_t len, unsigned int flags)
 	}
 	err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, &a, sizeof(a), -1, &r, &got, NULL, ctx->err,
 			       sizeof(ctx->err));
+	if (conn_lost(err) && !resume(ctx))
+		err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, &a, sizeof(a), -1, &r, &got, NULL,
+				       ctx->err, sizeof(ctx->err));
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -620,22 +698,39 @@ int xhca_cq_arm(struct xhca_cq *cq)
 
 int xhca_cq_wait(struct xhca_cq *cq, int timeout_ms)
 {
-	struct pollfd p = { .fd = cq->efd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = cq->efd, .events = POLLIN },
+			       { .fd = cq->ctx->fd, .events = POLLIN } };
+	__u64 until = now_ms() + (__u64)(timeout_ms < 0 ? 0 : timeout_ms);
 	__u64 v;
 	int n;
 
-	if (cq_ready(cq) || xhca_cq_arm(cq))
-		return 1;
-	if (__atomic_load_n(&cq->ring->dead, __ATOMIC_ACQUIRE))
-		return -ESHUTDOWN;
-	do {
-		n = poll(&p, 1, timeout_ms);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n > 0 && read(cq->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
-	return cq_ready(cq);
+	for (;;) {
+		int left = timeout_ms < 0 ? -1 : (int)(until > now_ms() ? until - now_ms() : 0);
+
+		if (cq_ready(cq) || xhca_cq_arm(cq))
+			return 1;
+		if (__atomic_load_n(&cq->ring->dead, __ATOMIC_ACQUIRE))
+			return -ESHUTDOWN;
+		p[1].fd = cq->ctx->fd;
+		n = poll(p, 2, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return cq_ready(cq);
+		if (p[0].revents && read(cq->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			return -errno;
+		if (p[1].revents) {
+			/* xhcad never speaks first: this is its end (a restart) */
+			int err = resume(cq->ctx);
+
+			if (err)
+				return err;
+		}
+		if (p[0].revents)
+			return cq_ready(cq);
+	}
 }
 
 uint64_t xhca_cq_stalls(const struct xhca_cq *cq)

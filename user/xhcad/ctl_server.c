@@ -222,7 +222,31 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 				       "already");
 			break;
 		}
-		s = session_new(d, fd, &hello);
+		{
+			struct ucred cr;
+			socklen_t crlen = sizeof(cr);
+
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.pid <= 0) {
+				rc = reply_err(fd, h.op, -EPERM, "hello: cannot tell who is calling");
+				break;
+			}
+			if (hello.resume) {
+				s = session_find(d, hello.resume);
+				if (!s || s->fd >= 0 || s->pid != (__u32)cr.pid ||
+				    proc_start_time(s->pid) != s->start) {
+					snprintf(err, sizeof(err), "hello: session %u cannot be resumed: "
+						 "it ended, or it is another process's", hello.resume);
+					rc = reply_err(fd, h.op, -ESRCH, err);
+					break;
+				}
+				s->fd = fd;
+				close(s->pidfd);
+				s->pidfd = -1;
+				pr_info("session %u: %s (pid %u) resumed\n", s->id, s->name, s->pid);
+			} else {
+				s = session_new(d, fd, &hello, (__u32)cr.pid);
+			}
+		}
 		if (!s) {
 			rc = reply_err(fd, h.op, -ENOMEM, "hello: out of memory");
 			break;
@@ -231,6 +255,19 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		r.session = s->id;
 		r.hostmem_bytes = d->hostmem_bytes;
 		rc = xhca_ctl_send_fd(fd, h.op, 0, &r, sizeof(r), d->m.hostmem);
+		break;
+	}
+	case XHCA_CTL_CQ_REBIND: {
+		__u32 id;
+
+		WANT(id);
+		if (need_session(c, h.op, "cq rebind"))
+			break;
+		memcpy(&id, buf, sizeof(id));
+		rc = cq_rebind(d, id, c->session, in_fd, err, sizeof(err));
+		if (!rc)
+			in_fd = -1; /* the CQ keeps it */
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
 		break;
 	}
 	case XHCA_CTL_ALLOC: {
@@ -394,6 +431,18 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		rc = reply_err(fd, h.op, -EOPNOTSUPP, err);
 	}
 #undef WANT
+	/* What a restart must know changed (state.c): saved by the loop. */
+	switch (h.op) {
+	case XHCA_CTL_STATUS:
+	case XHCA_CTL_QP_SHOW:
+	case XHCA_CTL_STATS:
+	case XHCA_CTL_FLOWQ_SHOW:
+	case XHCA_CTL_MR_SHOW:
+	case XHCA_CTL_MR_READ:
+		break;
+	default:
+		d->state_dirty = 1;
+	}
 	if (in_fd >= 0)
 		close(in_fd);
 	free(buf);

@@ -179,7 +179,9 @@ static void cq_notify(struct xhcad *d)
 		if (!cq->dirty)
 			continue;
 		cq->dirty = 0;
-		if (__atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
+		/* (no eventfd: a session waiting to be resumed; it looks
+		 * at the ring itself when it comes back) */
+		if (cq->efd >= 0 && __atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&cq->ring->armed, 0, __ATOMIC_SEQ_CST) &&
 		    write(cq->efd, &one, sizeof(one)) < 0)
 			pr_debug("cq %u: eventfd: %s\n", cq->id, strerror(errno));

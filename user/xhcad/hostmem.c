@@ -24,6 +24,8 @@
 
 #define CANARY_WORD 0xdeadc0defee1deadull
 
+static int used(const struct xhcad *d, __u32 p);
+
 int hostmem_init(struct xhcad *d)
 {
 	struct bpf_map_info info = {};
@@ -45,10 +47,19 @@ int hostmem_init(struct xhcad *d)
 	d->allocs = calloc(HM_SLOTS, sizeof(*d->allocs));
 	if (!d->page_used || !d->allocs)
 		return -ENOMEM;
-	if (d->canary)
-		for (__u64 i = 0; i < d->hostmem_bytes / 8; i++)
-			((__u64 *)d->hostmem)[i] = CANARY_WORD;
 	return 0;
+}
+
+void hm_canary_fill(struct xhcad *d)
+{
+	for (__u32 p = 0; d->canary && p < d->hostmem_pages; p++) {
+		__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
+
+		if (used(d, p))
+			continue;
+		for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
+			w[k] = CANARY_WORD;
+	}
 }
 
 static void alloc_free(struct hm_alloc *a)
@@ -319,4 +330,39 @@ void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a)
 __u64 hm_base(const struct hm_alloc *a, __u64 off)
 {
 	return hm_off(a, off);
+}
+
+int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *pages,
+	       __u32 npages)
+{
+	__u32 slot = id & (HM_SLOTS - 1);
+	struct hm_alloc *a;
+
+	if (!slot || d->allocs[slot] || !npages ||
+	    len > (__u64)npages * XHCA_PAGE_SIZE || len <= (__u64)(npages - 1) * XHCA_PAGE_SIZE)
+		return -EINVAL;
+	for (__u32 i = 0; i < npages; i++)
+		if (pages[i] >= d->hostmem_pages || used(d, pages[i]))
+			return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (a)
+		a->pages = malloc((size_t)npages * sizeof(*a->pages));
+	if (!a || !a->pages) {
+		free(a);
+		return -ENOMEM;
+	}
+	memcpy(a->pages, pages, (size_t)npages * sizeof(*pages));
+	a->id = id;
+	a->owner = owner;
+	a->npages = npages;
+	a->len = len;
+	a->contiguous = 1;
+	for (__u32 i = 0; i < npages; i++) {
+		set_used(d, pages[i], 1);
+		if (i && pages[i] != pages[0] + i)
+			a->contiguous = 0;
+	}
+	d->allocs[slot] = a;
+	d->hostmem_used += (__u64)npages * XHCA_PAGE_SIZE;
+	return 0;
 }

@@ -241,6 +241,7 @@ int xhcad_load(struct xhcad *d)
 			pr_warn("pinned maps in %s hold %u QPs: --max-qps %u ignored\n", d->pin_dir,
 				pinned_qps, d->max_qps);
 		d->max_qps = pinned_qps;
+		d->maps_reused = 1;
 		pr_info("reusing pinned maps in %s\n", d->pin_dir);
 	} else {
 		for (i = 0; i < NR_MAPS; i++) {
@@ -433,6 +434,7 @@ int xhcad_adopt(struct xhcad *d)
 	if (err)
 		goto out;
 	d->max_qps = qps;
+	d->maps_reused = 1; /* the state file says whether they are the same maps */
 	d->prog_fd = prog_fd;
 	d->attached = 1;
 	pr_info("adopted xhca_rx (id %u) on %s, %u QPs\n", d->prog_id, d->ifname, qps);

@@ -131,7 +131,8 @@ int xhcad_run(struct xhcad *d, int lfd)
 	ring_buffer__consume(ev);
 
 	while (!xhcad_stop) {
-		int first_client, first_cq, ncq = 0, n, i;
+		int first_client, first_cq, first_orphan, norphan = 0, ncq = 0, n, i;
+		struct session *orphans[64];
 		struct cq *cqs[256];
 		struct timespec ts;
 		__u64 now;
@@ -148,6 +149,14 @@ int xhcad_run(struct xhcad *d, int lfd)
 				continue;
 			cqs[ncq++] = cq;
 			ps_add(&ps, cq->dbfd);
+		}
+		/* Sessions of an earlier xhcad: they end with their process. */
+		first_orphan = ps.n;
+		for (struct session *s = d->sessions; s && norphan < 64; s = s->next) {
+			if (s->fd >= 0)
+				continue;
+			orphans[norphan++] = s;
+			ps_add(&ps, s->pidfd);
 		}
 		/* Sockets only when reading them can lead somewhere. */
 		if (!wait_ns && !stalled) {
@@ -202,8 +211,19 @@ int xhcad_run(struct xhcad *d, int lfd)
 				if (cq == cqs[i])
 					flowq_unblock(d, cq);
 		}
+		for (i = 0; i < norphan; i++) {
+			if (!ps.p[first_orphan + i].revents)
+				continue;
+			pr_info("session %u: its process %u ended while it waited to be resumed\n",
+				orphans[i]->id, orphans[i]->pid);
+			session_close(d, orphans[i]->id);
+			/* the list changed: the rest waits for the next round */
+			break;
+		}
 		if (d->nflush)
 			qp_flush_run(d);
+		if (d->state_dirty)
+			state_save(d);
 		n = flowq_run(d, BUDGET, &wait_ns);
 		more = n == BUDGET;
 		/* FIFO: an oldest frame that cannot move stops everything; wait
@@ -217,8 +237,21 @@ int xhcad_run(struct xhcad *d, int lfd)
 			next_hk = now_ns() + HOUSEKEEP_NS;
 		}
 	}
-	for (int i = ncl - 1; i >= 0; i--)
-		client_gone(d, cl, &ncl, i);
+	if (d->keep) {
+		/* Everything stays for the next xhcad: the sessions too, for
+		 * their applications to resume. */
+		for (int i = 0; i < ncl; i++) {
+			struct session *s = session_find(d, cl[i].session);
+
+			if (s)
+				s->fd = -1;
+			close(cl[i].fd);
+		}
+		state_save(d);
+	} else {
+		for (int i = ncl - 1; i >= 0; i--)
+			client_gone(d, cl, &ncl, i);
+	}
 	ring_buffer__free(ev);
 	free(ps.p);
 	return err;

@@ -108,6 +108,11 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 		err = mr_init(d);
 	if (err)
 		return err;
+	/* What an earlier xhcad left: sessions that live on keep their
+	 * memory, regions, CQs and QPs; every other region goes. */
+	state_restore(d, d->maps_reused);
+	mr_sweep(d);
+	hm_canary_fill(d);
 	d->fqm = mmap(NULL, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq), PROT_READ | PROT_WRITE,
 		      MAP_SHARED, d->m.flowq, 0);
 	if (d->fqm == MAP_FAILED) {
@@ -363,6 +368,8 @@ int main(int argc, char **argv)
 out:
 	host_fini(&d);
 	qp_table_free(&d);
+	if (!d.keep)
+		state_remove(&d); /* the maps go: nothing to come back to */
 	xhcad_unload(&d);
 out_sock:
 	close(lfd);

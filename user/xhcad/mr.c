@@ -43,12 +43,16 @@ static int fail(char *err, size_t len, int rc, const char *fmt, ...)
 	return rc;
 }
 
+static __u32 idx_of(__u32 rkey)
+{
+	return rkey >> 8;
+}
+
 int mr_init(struct xhcad *d)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o);
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
-	int stale = 0;
 
 	if (bpf_obj_get_info_by_fd(d->m.mr, &info, &ilen))
 		return -errno;
@@ -67,9 +71,8 @@ int mr_init(struct xhcad *d)
 	d->mr_free = calloc(d->max_mrs, sizeof(*d->mr_free));
 	if (!d->mrs || !d->mr_free)
 		return -ENOMEM;
-	/* Index 0 never: an R_Key of 0 names nothing. The lowest on top. */
-	for (__u32 i = d->max_mrs - 1; i >= 1; i--)
-		d->mr_free[d->nmr_free++] = i;
+	/* The free indexes (the lowest on top; index 0 never: an R_Key of 0
+	 * names nothing) are stacked by mr_sweep(), after the restore. */
 
 	d->barrier_inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_barrier_in", 4, 4, 1, NULL);
 	if (d->barrier_inner < 0)
@@ -79,14 +82,47 @@ int mr_init(struct xhcad *d)
 	if (d->barrier_fd < 0)
 		return -errno;
 
-	/* Regions an earlier xhcad registered belong to sessions that ended
-	 * with it: none may stay usable. */
-	for (__u32 i = 1; i < d->max_mrs; i++) {
+	for (__u32 i = 1; i < d->max_mrs; i++)
+		d->mrs[i].e = d->mrm[i]; /* keys and generations move on from there */
+	return 0;
+}
+
+void mr_restore(struct xhcad *d, __u32 i, __u32 rkey, __u32 owner, __u32 alloc, int own_alloc,
+		__u64 off)
+{
+	struct xhca_mr_ctx e;
+	struct hm_alloc *a = hm_find(d, alloc);
+
+	if (!i || i >= d->max_mrs || idx_of(rkey) != i || d->mrs[i].rkey)
+		return;
+	e = d->mrm[i]; /* xhcad is its only writer */
+	if ((e.seq & 1) || !e.valid || e.key != (rkey & 0xff) || e.owner != owner || e.alloc != alloc || !a ||
+	    a->owner != owner || !hm_range(a, off, e.length))
+		return; /* changed after the state was saved: mr_sweep() invalidates it */
+	d->mrs[i].e = e;
+	d->mrs[i].rkey = rkey;
+	d->mrs[i].owner = owner;
+	d->mrs[i].alloc = alloc;
+	d->mrs[i].off = off;
+	d->mrs[i].own_alloc = own_alloc;
+	d->mrs_in_use++;
+}
+
+void mr_sweep(struct xhcad *d)
+{
+	int stale = 0;
+
+	d->nmr_free = 0;
+	for (__u32 i = d->max_mrs - 1; i >= 1; i--) {
 		struct xhca_mr_ctx e = d->mrm[i];
 
-		d->mrs[i].e = e; /* keeps key and generation moving on */
+		if (d->mrs[i].rkey)
+			continue;
+		d->mr_free[d->nmr_free++] = i;
 		if (!e.valid && !(e.seq & 1))
 			continue;
+		/* Registered by an earlier xhcad for a session that is gone,
+		 * or after its state was saved: none may stay usable. */
 		e.valid = 0;
 		e.flags = 0;
 		e.gen++;
@@ -98,7 +134,8 @@ int mr_init(struct xhcad *d)
 		mr_barrier(d);
 		pr_info("invalidated %d memory regions of an earlier xhcad\n", stale);
 	}
-	return 0;
+	if (d->mrs_in_use)
+		pr_info("kept %u memory regions of live sessions\n", d->mrs_in_use);
 }
 
 void mr_fini(struct xhcad *d)
@@ -135,11 +172,6 @@ void mr_barrier(struct xhcad *d)
 		sleep(1);
 	}
 	d->barriers++;
-}
-
-static __u32 idx_of(__u32 rkey)
-{
-	return rkey >> 8;
 }
 
 struct mr_rt *mr_find(struct xhcad *d, __u32 rkey)

@@ -93,9 +93,57 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 	}
 	__atomic_store_n(&cq->ring->dead, 1, __ATOMIC_RELEASE);
 	hm_free(d, cq->alloc, cq->owner);
-	close(cq->efd);
+	if (cq->efd >= 0)
+		close(cq->efd);
 	close(cq->dbfd);
 	free(cq);
+}
+
+int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc)
+{
+	struct hm_alloc *al = hm_find(d, alloc);
+	struct cq *cq;
+
+	if (!al || al->owner != owner || !al->contiguous || !depth || (depth & (depth - 1)) ||
+	    al->len < xhca_ring_bytes(depth, sizeof(struct xhca_cqe)))
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->dbfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->dbfd < 0) {
+		free(cq);
+		return -errno;
+	}
+	cq->id = id;
+	cq->owner = owner;
+	cq->depth = depth;
+	cq->alloc = alloc;
+	cq->ring = hm_contig_ptr(d, al);
+	cq->e = (struct xhca_cqe *)(cq->ring + 1);
+	cq->efd = -1; /* until the application resumes and sends it again */
+	cq->cons_cache = cq->ring->cons;
+	cq->next = d->cqs;
+	d->cqs = cq;
+	return 0;
+}
+
+int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen)
+{
+	struct cq *cq = cq_find(d, id);
+
+	if (!cq || cq->owner != owner) {
+		snprintf(err, errlen, "cq rebind: no CQ %u in this session", id);
+		return -ENOENT;
+	}
+	if (efd < 0) {
+		snprintf(err, errlen, "cq rebind: no eventfd came with the request");
+		return -EINVAL;
+	}
+	if (cq->efd >= 0)
+		close(cq->efd);
+	cq->efd = efd;
+	return 0;
 }
 
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
@@ -115,7 +163,15 @@ int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 	return 0;
 }
 
-struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h)
+struct session *session_find(struct xhcad *d, __u32 id)
+{
+	for (struct session *s = d->sessions; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid)
 {
 	struct session *s = calloc(1, sizeof(*s));
 
@@ -123,7 +179,9 @@ struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h)
 		return NULL;
 	s->id = ++d->next_session;
 	s->fd = fd;
-	s->pid = h->pid;
+	s->pidfd = -1;
+	s->pid = pid;
+	s->start = proc_start_time(pid);
 	snprintf(s->name, sizeof(s->name), "%.*s", (int)strnlen(h->name, sizeof(h->name)),
 		 h->name);
 	s->next = d->sessions;
@@ -166,7 +224,10 @@ void session_close(struct xhcad *d, __u32 id)
 	mr_drop_owner(d, id);
 	hm_free_owner(d, id);
 	pd_drop_owner(d, id);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	d->nsessions--;
+	d->state_dirty = 1;
 	pr_info("session %u (%s) ended: freed %u QPs, %u CQs, its memory regions and host memory\n", id, s->name,
 		nqp, ncq);
 	free(s);

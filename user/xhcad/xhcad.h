@@ -116,8 +116,10 @@ struct flowq_rt {
 
 struct session {
 	__u32 id;
-	int fd;			/* its control connection */
+	int fd;			/* its control connection; -1: waits to be resumed */
+	int pidfd;		/* while it waits: readable when the process ends */
 	__u32 pid;
+	__u64 start;		/* the process's start time (a pid may be reused) */
 	char name[32];
 	struct session *next;
 };
@@ -157,6 +159,8 @@ struct xhcad {
 	int native;		/* XDP mode: 1 native (driver), 0 skb (generic) */
 	int adopt;
 	int keep;
+	int maps_reused;	/* the maps were pinned by an earlier xhcad */
+	int state_dirty;	/* state.c: something to save */
 	__u32 max_qps;
 	char pin_dir[256];
 	char sock_path[108];	/* sun_path */
@@ -265,9 +269,19 @@ void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *d
 void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a);
 /* Host memory offset of byte off of the allocation. */
 __u64 hm_base(const struct hm_alloc *a, __u64 off);
+/* An allocation of an earlier xhcad (state.c), its pages as they are. */
+int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *pages,
+	       __u32 npages);
+/* --canary: the pattern into every free page (at start, after the restore). */
+void hm_canary_fill(struct xhcad *d);
 
 /* mr.c: the translation manager */
 int mr_init(struct xhcad *d);
+/* A region of an earlier xhcad, if the map still holds it as it was. */
+void mr_restore(struct xhcad *d, __u32 index, __u32 rkey, __u32 owner, __u32 alloc, int own_alloc,
+		__u64 off);
+/* After the restore: every other region in the map is invalidated. */
+void mr_sweep(struct xhcad *d);
 void mr_fini(struct xhcad *d);
 int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen);
 int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen);
@@ -335,8 +349,19 @@ struct cq *cq_find(struct xhcad *d, __u32 id);
 int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
 	      size_t errlen);
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
-struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h);
+struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);
+/* A session of an earlier xhcad that waits for its process (state.c). */
+struct session *session_find(struct xhcad *d, __u32 id);
+int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc);
+/* A resumed session's CQ gets its application's eventfd again. */
+int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen);
 void session_close(struct xhcad *d, __u32 id);
+
+/* state.c: what a restart keeps */
+int state_save(struct xhcad *d);
+void state_remove(struct xhcad *d);
+int state_restore(struct xhcad *d, int maps_reused);
+__u64 proc_start_time(__u32 pid);
 
 /* ctl_server.c, loop.c */
 int ctl_listen(struct xhcad *d);

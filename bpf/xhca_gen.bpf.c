@@ -28,6 +28,13 @@ const volatile __u32 psn_first;
 const volatile __u32 psn_step;	/* 0: every frame is the same, only count */
 const volatile __u32 icrc_first; /* ICRC bytes of the first frame, as a host word */
 const volatile __u32 icrc_delta[24];
+/* --va-step: the low 32 bits of the RETH VA of frame k are
+ * va_first_lo + (k * va_step) % va_span, the ICRC patched the same way. */
+const volatile __u32 va_off;	/* offset of the low VA word; 0 = the VA stays */
+const volatile __u32 va_first_lo;
+const volatile __u32 va_step;
+const volatile __u32 va_span;
+const volatile __u32 va_delta[32];
 
 /* Frames run so far. Plain increments are enough: the program is never
  * attached, and a test run executes on one CPU at a time, serially, for the
@@ -59,7 +66,7 @@ int xhca_gen(struct xdp_md *ctx)
 	int i;
 
 	k = (__u32)seq++;
-	if (!psn_step)
+	if (!psn_step && !va_off)
 		return XDP_TX;
 
 	apsn = data + (psn_off & OFF_MASK);
@@ -97,6 +104,21 @@ int xhca_gen(struct xdp_md *ctx)
 		st[1] = psn >> 16;
 		st[2] = psn >> 8;
 		st[3] = psn;
+	}
+	if (va_off && va_span) {
+		__u8 *vp = data + (va_off & OFF_MASK);
+		__u32 lo = va_first_lo + (__u32)(((__u64)k * va_step) % va_span);
+
+		if ((void *)(vp + 4) > end)
+			return XDP_ABORTED;
+		diff = lo ^ va_first_lo;
+		for (i = 0; i < 32; i++)
+			if (diff & (1u << i))
+				x ^= va_delta[i];
+		vp[0] = lo >> 24;
+		vp[1] = lo >> 16;
+		vp[2] = lo >> 8;
+		vp[3] = lo;
 	}
 	icrc->v = x;
 	if (!csum_off)

@@ -4,13 +4,18 @@
 #  1. ns/packet of xhca_rx under BPF_PROG_TEST_RUN beside the empty XDP
 #     program (xhca-bench prog).
 #  2. packets per second through a veth: xhca-gen in one namespace sends
-#     RC SENDs in PSN order at full speed; received by xhca_rx (accepted, QP
+#     UC SENDs in PSN order at full speed; received by xhca_rx (accepted, QP
 #     action drop) and, as the baseline, by a kernel UDP socket on port 4791
-#     with no XDP program attached. Same frames, same duration.
+#     with no XDP program attached. Same frames, same duration. (UC, not RC:
+#     a frame the veth's ring loses would stop an RC QP for good, every
+#     later PSN out of sequence, as nothing retransmits; UC goes on with the
+#     next message.)
 #  3. messages per second delivered to an application through xhca (xhcad
 #     and xhca-recv), beside a kernel UDP socket receiving the same traffic
 #     with recvmmsg; xhcad's CPU time per message with the DRR scheduler
 #     and with FIFO, and the scheduler's decision alone (xhca-bench sched).
+#  4. RDMA WRITE bandwidth into a pre-translated region (placed by xhca_rx)
+#     beside a fragmented one (placed by xhcad), and memcpy as the ceiling.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root bench
@@ -24,7 +29,7 @@ echo "== xhcad's flow queue scheduler per decision"
 "$B/xhca-bench" sched || exit 1
 
 echo
-echo "== packets per second through a veth (${SECONDS_RUN} s each, 64-byte RC SEND payload)"
+echo "== packets per second through a veth (${SECONDS_RUN} s each, 64-byte UC SEND payload)"
 topo_setup || { echo "bench: cannot build the veth topology" >&2; exit 1; }
 # The sender on one CPU: on a veth the RX queue follows the sending CPU, and
 # RC in PSN order must stay on one queue, as a NIC's RSS keeps a flow.
@@ -35,9 +40,9 @@ genj() {
 jf() { "$SCAPY_PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print('"$2"')' "$1"; }
 
 xhcad_start || { echo "bench: xhcad did not start" >&2; exit 1; }
-RC=$(qp_up rc --epsn 0 --action drop)
+RC=$(qp_up uc --epsn 0 --action drop)
 before=$(stat_of accept_drop)
-g1=$(genj --op rc-send-only --qpn "$RC" --psn 0 --size 64 --duration "$SECONDS_RUN") || exit 1
+g1=$(genj --op uc-send-only --qpn "$RC" --psn 0 --size 64 --duration "$SECONDS_RUN") || exit 1
 sleep 0.2
 acc=$(( $(stat_of accept_drop) - before ))
 others=$(xhca -j stats | json_get 'sum(v["packets"] for k, v in d["reasons"].items() if k.startswith("drop_"))')
@@ -46,7 +51,7 @@ xhcad_stop TERM
 in_a "$B/xhca-bench" udp-sink -p 4791 -s 600 -i 1500 -j >"${TMPDIR:-/tmp}/xhca-sink.$$" 2>/dev/null &
 sink=$!
 sleep 0.5
-g2=$(genj --op rc-send-only --qpn "$RC" --psn 0 --size 64 --duration "$SECONDS_RUN") || exit 1
+g2=$(genj --op uc-send-only --qpn "$RC" --psn 0 --size 64 --duration "$SECONDS_RUN") || exit 1
 wait $sink
 s2=$(cat "${TMPDIR:-/tmp}/xhca-sink.$$"); rm -f "${TMPDIR:-/tmp}/xhca-sink.$$"
 got=$(jf "$s2" 'd["received"]')
@@ -59,7 +64,7 @@ acc, t1, s1, got, t2, s2, others = (float(x) for x in sys.argv[1:])
 x, u = acc / t1, got / t2
 print(f"{'receiver':40s} {'sent':>10s} {'received':>10s} {'pps':>12s} {'ratio':>7s}")
 print(f"{'kernel UDP socket, no XDP (baseline)':40s} {s2:10.0f} {got:10.0f} {u:12.0f} {1:6.2f}x")
-print(f"{'xhca_rx, RC SEND accepted':40s} {s1:10.0f} {acc:10.0f} {x:12.0f} {x / u if u else 0:6.2f}x")
+print(f"{'xhca_rx, UC SEND accepted':40s} {s1:10.0f} {acc:10.0f} {x:12.0f} {x / u if u else 0:6.2f}x")
 print(f"(xhca_rx drops by any reason during its run: {others:.0f}; pps = received / sender's seconds)")
 PY
 
@@ -108,3 +113,50 @@ print(f"{'application via xhca (xhcad FIFO)':44s} {sf:9.0f} {rf:9.0f} {rf / tf:1
 nd, nf = cd / hz * 1e9 / max(rd, 1), cf / hz * 1e9 / max(rf, 1)
 print(f"xhcad CPU per message delivered: DRR {nd:.0f} ns, FIFO {nf:.0f} ns ({nd / nf:.2f}x)")
 PY
+
+echo
+echo "== RDMA WRITE bandwidth into a memory region (${SECONDS_RUN} s each, UC WRITE ONLY, 2048-byte payloads)"
+# The same traffic into a pre-translated region (xhca_rx places it) and into
+# a fragmented one (xhcad's translation manager places it), the VA walking
+# through a 32 MiB region. The receive side gets one CPU for both paths:
+# the veth's NAPI runs threaded, pinned to CPU 1 with xhcad; the sender has
+# CPU 0. Bandwidth = payload bytes placed / the sender's seconds. The
+# ceiling: memcpy of the same chunks through the same area on CPU 1.
+ip -n "$NS_A" link set "$IF_A" mtu 3000
+ip -n "$NS_B" link set "$IF_B" mtu 3000
+ip netns exec "$NS_A" sh -c "echo 1 > /sys/class/net/$IF_A/threaded" ||
+	{ echo "bench: no threaded NAPI on $IF_A" >&2; exit 1; }
+xhcad_start --hostmem-mb 128 || { echo "bench: xhcad did not start" >&2; exit 1; }
+for p in $(ps -eo pid,comm | awk -v n="napi/$IF_A-" 'index($2, n) == 1 {print $1}') "$XHCAD_PID"; do
+	taskset -p -c 1 "$p" >/dev/null
+done
+UC=$(qp_up uc --action host --mtu 2048)
+AREA=$((32 << 20))
+PRE=$(xhca -j mr reg --len $AREA --contig | json_get 'd["rkey"]')
+FRAG=$(xhca -j mr reg --len $AREA --scatter | json_get 'd["rkey"]')
+host_frames() { xhca -j stats | json_get 'd["host"]["'"$1"'"]["frames"]'; }
+wbench() { # RKEY -> "sent seconds placed_by_xhca_rx placed_by_xhcad gate_drops"
+	local s0 p0 x0 g0 g
+	stats_snap "$tmp/w.snap"
+	x0=$(host_frames xlate_placed)
+	g=$(genj --op uc-rdma-write-only --qpn "$UC" --psn-step 0 --size 2048 --rkey "$1" --va 0 \
+		--va-step 2048 --va-span $AREA --duration "$SECONDS_RUN") || exit 1
+	sleep 0.3
+	echo "$(jf "$g" 'd["sent"]') $(jf "$g" 'd["seconds"]') $(stats_delta "$tmp/w.snap" placed)" \
+		"$(( $(host_frames xlate_placed) - x0 )) $(stats_delta "$tmp/w.snap" drop_flowq_gate)"
+}
+read -r ps pt pp px pg <<<"$(wbench "$PRE")"
+read -r fs ft fp fx fg <<<"$(wbench "$FRAG")"
+mc=$(taskset -c 1 "$B/xhca-bench" memcpy -c 2048 -a $AREA -s 1 -j) || exit 1
+"$SCAPY_PY" - "$ps" "$pt" "$pp" "$fs" "$ft" "$fx" "$fg" "$(jf "$mc" 'd["gbytes_per_s"]')" <<'PY'
+import sys
+ps, pt, pp, fs, ft, fx, fg, mc = (float(x) for x in sys.argv[1:])
+pre, frag = pp * 2048 / pt / 1e9, fx * 2048 / ft / 1e9
+print(f"{'placement':46s} {'sent':>9s} {'placed':>9s} {'GB/s':>7s} {'ratio':>7s}")
+print(f"{'fragmented region, by xhcad (baseline)':46s} {fs:9.0f} {fx:9.0f} {frag:7.2f} {1:6.2f}x")
+print(f"{'pre-translated region, by xhca_rx':46s} {ps:9.0f} {pp:9.0f} {pre:7.2f} {pre / frag if frag else 0:6.2f}x")
+print(f"{'memcpy, same chunks and area (ceiling)':46s} {'':9s} {'':9s} {mc:7.2f} {mc / frag if frag else 0:6.2f}x")
+print(f"(the fragmented run's flow queue shed {fg:.0f} WRITEs at its gate: xhcad could not keep up;"
+      f" the rest of what was sent and not placed was lost in the veth ring)")
+PY
+xhcad_stop TERM

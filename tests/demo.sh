@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make demo: two namespaces joined by a veth pair, xhcad on one side, a few
 # QPs, a mix of valid and invalid RoCEv2 traffic from xhca-gen on the other,
-# then the per-reason counters and the QP table. Everything is removed on exit.
+# then the per-reason counters and the QP table; applications receiving
+# SENDs; RDMA WRITEs placed into a pre-translated region by xhca_rx and into
+# a fragmented one by xhcad. Everything is removed on exit.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root demo
@@ -78,6 +80,38 @@ run "$B/xhca" -i "$IF_A" flowq show
 run "$B/xhca" -i "$IF_A" status
 say "what xhcad did with each frame it took from a flow queue"
 "$B/xhca" -i "$IF_A" stats | sed -n '/^HOST/,$p'
+
+say "RDMA WRITE placement: a pre-translated region (xhca_rx) and a fragmented one (xhcad)"
+ip -n "$NS_A" link set "$IF_A" mtu 3000
+ip -n "$NS_B" link set "$IF_B" mtu 3000
+W=$(xhca -j qp create --type rc | qpn_of)
+xhca qp modify "$W" --state init >/dev/null
+xhca qp modify "$W" --state rtr --epsn 0 --local-ip "$IP_A" --remote-ip "$IP_B" --mtu 2048 \
+	--action host >/dev/null
+xhca qp modify "$W" --state rts >/dev/null
+run "$B/xhca" -i "$IF_A" mr reg --len 65536 --iova 0x10000
+run "$B/xhca" -i "$IF_A" mr reg --len 65536 --iova 0x10000 --scatter
+PRE=$(xhca -j mr show | "$SCAPY_PY" -c 'import json,sys; print([m["rkey"] for m in json.load(sys.stdin)["mrs"] if m["pretranslated"]][0])')
+FRAG=$(xhca -j mr show | "$SCAPY_PY" -c 'import json,sys; print([m["rkey"] for m in json.load(sys.stdin)["mrs"] if not m["pretranslated"]][0])')
+run "$B/xhca" -i "$IF_A" mr show
+xhca stats --reset >/dev/null
+echo "a 10000-byte WRITE (FIRST, 3 MIDDLE, LAST at MTU 2048) at iova 0x10ffe into each,"
+echo "crossing page boundaries; then a WRITE with a stale key"
+gen --op rc-rdma-write-only --qpn "$W" --psn 0 --msg-len 10000 --mtu 2048 --va 0x10ffe \
+	--rkey "$PRE" --pattern 7
+gen --op rc-rdma-write-only --qpn "$W" --psn 5 --msg-len 10000 --mtu 2048 --va 0x10ffe \
+	--rkey "$FRAG" --pattern 7
+sleep 0.2
+run "$B/xhca" -i "$IF_A" mr read "$PRE" --offset 0xff0 --len 48
+run "$B/xhca" -i "$IF_A" mr read "$FRAG" --offset 0xff0 --len 48
+xhca mr read "$PRE" --len 65536 --out "$APP_DIR/pre"
+xhca mr read "$FRAG" --len 65536 --out "$APP_DIR/frag"
+cmp -s "$APP_DIR/pre" "$APP_DIR/frag" && echo "both regions hold the same 64 KiB"
+gen --op rc-rdma-write-only --qpn "$W" --psn 10 --size 64 --va 0x10000 --rkey $((PRE ^ 0x11))
+sleep 0.2
+"$B/xhca" -i "$IF_A" stats | grep -E '^(REASON|placed|to_xlate|drop_mr_key|HOST|xlate_placed) '
+"$B/xhca" -i "$IF_A" qp show "$W" | cut -c1-40
+echo "(the stale key put the RC QP in the error state, as the spec requires)"
 
 say "stop xhcad: it detaches xhca_rx and unpins its maps"
 xhcad_stop TERM

@@ -19,6 +19,12 @@
  *	(user/xhcad/sched.c), DRR beside the FIFO baseline, with 8 backlogged
  *	queues of different weights and frame sizes.
  *
+ *   xhca-bench memcpy [-c CHUNK] [-a AREA] [-s SECONDS] [-j]
+ *	memcpy bandwidth on this machine, one CPU: CHUNK-byte copies (a WRITE
+ *	packet's payload) one after the other through an AREA-byte region (as
+ *	the bench's WRITEs walk their region), from a packet-sized source. The
+ *	ceiling for placing RDMA WRITE payloads.
+ *
  *   xhca-bench udp-sink [--port P] [--seconds S] [--idle MS] [-j]
  *	A kernel UDP socket that counts the datagrams it receives: the
  *	baseline for packets per second through the interface. It stops S
@@ -422,6 +428,62 @@ static int cmd_sched(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_memcpy(int argc, char **argv)
+{
+	size_t chunk = 2048, area = 32u << 20;
+	double secs = 1, t0, t;
+	__u64 bytes = 0;
+	__u8 *dst, src[9216];
+	size_t off = 0;
+	int c;
+
+	while ((c = getopt(argc, argv, "c:a:s:j")) != -1) {
+		if (c == 'c')
+			chunk = strtoul(optarg, NULL, 0);
+		else if (c == 'a')
+			area = strtoul(optarg, NULL, 0);
+		else if (c == 's')
+			secs = atof(optarg);
+		else if (c == 'j')
+			json = 1;
+		else
+			chunk = 0;
+	}
+	if (!chunk || chunk > sizeof(src) || area < chunk || !(secs > 0)) {
+		pr_warn("memcpy: usage: xhca-bench memcpy [-c CHUNK (1..9216)] [-a AREA] [-s SECONDS] "
+			"[-j]\n");
+		return 2;
+	}
+	dst = malloc(area);
+	if (!dst)
+		return 1;
+	memset(dst, 0, area);
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (__u8)i;
+	t0 = now_sec();
+	do {
+		for (int k = 0; k < 4096; k++) {
+			memcpy(dst + off, src, chunk);
+			/* the compiler must not drop the copies */
+			__asm__ volatile("" : : "r"(dst + off) : "memory");
+			off += chunk;
+			if (off + chunk > area)
+				off = 0;
+		}
+		bytes += (__u64)chunk * 4096;
+		t = now_sec() - t0;
+	} while (t < secs);
+	if (json)
+		printf("{\"chunk\": %zu, \"area\": %zu, \"bytes\": %llu, \"seconds\": %.6f, "
+		       "\"gbytes_per_s\": %.3f}\n", chunk, area, (unsigned long long)bytes, t,
+		       (double)bytes / t / 1e9);
+	else
+		printf("memcpy of %zu-byte chunks through %zu bytes: %.2f GB/s\n", chunk, area,
+		       (double)bytes / t / 1e9);
+	free(dst);
+	return 0;
+}
+
 static int cmd_udp_sink(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -513,6 +575,7 @@ int main(int argc, char **argv)
 		fprintf(argc < 2 ? stderr : stdout,
 			"Usage: xhca-bench prog [-n CALLS] [-r ROUNDS] [-j]\n"
 			"       xhca-bench sched [-n FRAMES] [-j]\n"
+			"       xhca-bench memcpy [-c CHUNK] [-a AREA] [-s SECONDS] [-j]\n"
 			"       xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-j]\n"
 			"make bench runs both and the veth throughput comparison.\n");
 		return argc < 2 ? 2 : 0;
@@ -523,6 +586,8 @@ int main(int argc, char **argv)
 		return cmd_udp_sink(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sched"))
 		return cmd_sched(argc - 1, argv + 1);
-	pr_warn("unknown command '%s'; use prog, sched or udp-sink\n", argv[1]);
+	if (!strcmp(argv[1], "memcpy"))
+		return cmd_memcpy(argc - 1, argv + 1);
+	pr_warn("unknown command '%s'; use prog, sched, memcpy or udp-sink\n", argv[1]);
 	return 2;
 }

@@ -74,6 +74,8 @@ struct gen_opts {
 	uint64_t msg_len;
 	uint32_t mtu;
 	uint32_t seed;
+	/* --va-step/--va-span: the RETH VA moves on per frame */
+	uint32_t va_step, va_span;
 	struct xhca_pkt_spec spec;
 };
 
@@ -132,6 +134,8 @@ static void usage(FILE *f)
 		"      --mtu M          256, 512, 1024, 2048 or 4096 (default 1024)\n"
 		"      --pattern SEED   message byte k is xhca_msg_pattern(SEED, k) (include/xhca/\n"
 		"                       pkt.h; default 1)\n"
+		"      --va-step N --va-span S   frame k's RETH VA is --va + (k * N) %% S (only\n"
+		"                       the low 32 bits may change: S < 2^32)\n"
 		"  -j, --json           print the summary as JSON\n"
 		"  -v, --verbose        libbpf messages (twice: debug)\n"
 		"  -h, --help\n"
@@ -276,7 +280,7 @@ enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
 	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
 	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
-	O_PATTERN,
+	O_PATTERN, O_VA_STEP, O_VA_SPAN,
 };
 
 static const struct option long_opts[] = {
@@ -312,6 +316,8 @@ static const struct option long_opts[] = {
 	{ "msg-len", required_argument, NULL, O_MSG_LEN },
 	{ "mtu", required_argument, NULL, O_MTU },
 	{ "pattern", required_argument, NULL, O_PATTERN },
+	{ "va-step", required_argument, NULL, O_VA_STEP },
+	{ "va-span", required_argument, NULL, O_VA_SPAN },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -445,6 +451,12 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 	case O_PATTERN:
 		err = parse_u32("--pattern", arg, UINT32_MAX, &o->seed);
 		break;
+	case O_VA_STEP:
+		err = parse_u32("--va-step", arg, UINT32_MAX, &o->va_step);
+		break;
+	case O_VA_SPAN:
+		err = parse_u32("--va-span", arg, UINT32_MAX, &o->va_span);
+		break;
 	case 'j':
 		o->json = 1;
 		break;
@@ -562,6 +574,18 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 		o->mtu = 1024;
 	if (!o->seed)
 		o->seed = 1;
+	if (!o->va_step != !o->va_span)
+		return bad_usage("--va-step and --va-span go together\n");
+	if (o->va_span) {
+		if (!(oi->flags & XHCA_H_RETH) || (o->spec.opcode >> 5) > 1)
+			return bad_usage("--va-step: %s has no RETH of an RC or UC request\n",
+					 xhca_opcode_name(o->spec.opcode));
+		if ((o->spec.reth_va & 0xffffffffull) + o->va_span > 0x100000000ull)
+			return bad_usage("--va-span: --va + span must not carry out of the low 32 "
+					 "bits of the VA\n");
+		if (o->msg_len || o->spec.psn_stamp)
+			return bad_usage("--va-step excludes --msg-len and --stamp\n");
+	}
 	if (o->msg_len) {
 		__u8 op = o->spec.opcode & 0x1f;
 
@@ -721,10 +745,17 @@ static int frame_offsets(const uint8_t *f, size_t len, struct frame_offs *fo)
 	return 0;
 }
 
-/* Whether frames differ: then xhca_gen rewrites PSN and ICRC per frame. */
+/* Whether frames differ: then xhca_gen rewrites PSN (VA) and ICRC per frame. */
 static int psn_varies(const struct gen_opts *o)
 {
-	return o->psn_step && (o->duration > 0 || o->count > 1);
+	return (o->psn_step || o->va_span) && (o->duration > 0 || o->count > 1);
+}
+
+static uint64_t va_of(const struct gen_opts *o, uint64_t k)
+{
+	if (!o->va_span)
+		return o->spec.reth_va;
+	return o->spec.reth_va + (uint32_t)((k * o->va_step) % o->va_span);
 }
 
 static uint32_t psn_of(const struct gen_opts *o, uint64_t k)
@@ -732,12 +763,24 @@ static uint32_t psn_of(const struct gen_opts *o, uint64_t k)
 	return (uint32_t)(o->psn + k * o->psn_step) & PSN_MASK;
 }
 
-static int build(const struct gen_opts *o, uint32_t psn, uint8_t *buf)
+static int build_va(const struct gen_opts *o, uint32_t psn, uint64_t va, uint8_t *buf)
 {
 	struct xhca_pkt_spec s = o->spec;
 
 	s.psn = psn;
+	s.reth_va = va;
 	return xhca_pkt_build(&s, buf, XHCA_PKT_MAX);
+}
+
+static int build(const struct gen_opts *o, uint32_t psn, uint8_t *buf)
+{
+	return build_va(o, psn, o->spec.reth_va, buf);
+}
+
+/* Frame number k as xhca_gen makes it. */
+static int build_k(const struct gen_opts *o, uint64_t k, uint8_t *buf)
+{
+	return build_va(o, psn_of(o, k), va_of(o, k), buf);
 }
 
 static uint32_t icrc_word(const uint8_t *frame, const struct frame_offs *fo)
@@ -781,6 +824,25 @@ static int gen_load(const struct gen_opts *o, const uint8_t *frame0, size_t len,
 		}
 		skel->rodata->icrc_off = fo.icrc;
 		skel->rodata->csum_off = fo.csum;
+		if (o->va_span) {
+			/* the RETH follows the BTH; its VA's low word is bytes 4..7 */
+			skel->rodata->va_off = fo.psn + 4 + 4;
+			skel->rodata->va_first_lo = (uint32_t)o->spec.reth_va;
+			skel->rodata->va_step = o->va_step;
+			skel->rodata->va_span = o->va_span;
+			for (int i = 0; i < 32; i++) {
+				err = build_va(o, o->psn, o->spec.reth_va ^ (1ull << i), tmp);
+				if (err < 0)
+					goto out;
+				skel->rodata->va_delta[i] = icrc_word(tmp, &fo) ^
+							    icrc_word(frame0, &fo);
+			}
+			if (fo.csum) {
+				pr_warn("build: --va-step needs frames without a UDP checksum\n");
+				err = -EINVAL;
+				goto out;
+			}
+		}
 		skel->rodata->psn_first = o->psn;
 		skel->rodata->psn_step = o->psn_step;
 		skel->rodata->icrc_first = icrc_word(frame0, &fo);
@@ -829,7 +891,7 @@ static int gen_self_check(const struct gen_opts *o, struct xhca_gen *skel, const
 			pr_warn("self-check: test run of xhca_gen failed: %s\n", strerror(-err));
 			goto out;
 		}
-		err = build(o, psn_of(o, ks[i]), want);
+		err = build_k(o, ks[i], want);
 		if (err < 0)
 			goto out;
 		if (topts.retval != XDP_TX || topts.data_size_out != len || memcmp(want, got, len)) {
@@ -1121,7 +1183,7 @@ static int write_pcap(const struct gen_opts *o, FILE *f, struct gen_result *res)
 	int err = 0, len;
 
 	for (uint64_t k = 0; k < o->count; k++) {
-		len = build(o, psn_of(o, k), frame);
+		len = build_k(o, k, frame);
 		if (len < 0) {
 			err = bad_usage("build: the builder refused these fields (%s); check "
 					"--size, --pad, --vlan\n", strerror(-len));

@@ -82,7 +82,55 @@ gen --op ud-send-only --qpn "$UD" --qkey 9 --count 7 --vlan 10,20
 gen --op ud-send-only --qpn "$UD" --qkey 9 --count 3 --src "$IP6_B" --dst "$IP6_A"
 sleep 0.1
 check_eq "gen: QinQ and IPv6 frames accepted" "$(stats_delta "$snap" accept_drop)" 10
+# --va-step walks the RETH VA (rewritten in XDP with the ICRC): ten WRITEs
+# land 100 bytes apart in a pre-translated region
+UQ=$(qp_up uc --action host)
+R=$(xhca -j mr reg --len 4096 | json_get 'd["rkey"]')
+stats_snap "$snap"
+gen --op uc-rdma-write-only --qpn "$UQ" --psn-step 0 --count 10 --size 60 --rkey "$R" --va 0 \
+	--va-step 100 --va-span 1000
+sleep 0.1
+check_eq "gen: --va-step: ten WRITEs placed" "$(stats_changed "$snap")" placed
+xhca mr read "$R" --len 4096 --out "$tmp/va.bin"
+check_eq "gen: --va-step: at 0, 100, ..., 900, nothing between" "$("$SCAPY_PY" - "$tmp/va.bin" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+want = bytearray(4096)
+for k in range(10):
+    want[k * 100:k * 100 + 60] = bytes(i & 0xff for i in range(60))
+print(d == bytes(want))
+PY
+)" True
 xhcad_stop TERM
+
+# --msg-len: a whole message, split by the MTU, the pattern across packets
+"$GEN" --pcap "$tmp/msg.pcap" --op rc-rdma-write-only --qpn 0x55 --psn 0xfffffe --msg-len 2500 \
+	--mtu 1024 --va 0x1000 --rkey 0x1234 --pattern 9 --count 2 >/dev/null
+check_eq "gen: --msg-len 2500 --mtu 1024 twice: FIRST/MIDDLE/LAST, PSNs on, RETH, pattern, ICRCs" \
+	"$("$SCAPY_PY" - "$tmp/msg.pcap" <<'PY'
+import logging, sys
+logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
+from scapy.all import Ether, raw, rdpcap
+from scapy.contrib.roce import BTH
+ps = [Ether(raw(f)) for f in rdpcap(sys.argv[1])]
+ops = [p[BTH].opcode for p in ps]
+psns = [p[BTH].psn for p in ps]
+def payload(p):
+    b = raw(p[BTH])
+    hl = 12 + (16 if p[BTH].opcode in (6, 10) else 0)
+    return b[hl:len(b) - 4 - p[BTH].padcount]
+def reth(p):
+    b = raw(p[BTH])[12:28]
+    return int.from_bytes(b[:8], "big"), int.from_bytes(b[8:12], "big"), int.from_bytes(b[12:], "big")
+def icrc_ok(p):
+    q = p.copy(); q[BTH].icrc = None
+    return raw(q)[-4:] == raw(p)[-4:]
+msg = b"".join(payload(p) for p in ps[:3])
+pat = bytes((9 * 0x9e + k + (k >> 8) * 3 + (k >> 16) * 5) & 0xff for k in range(2500))
+print(ops == [6, 7, 8] * 2, psns == [0xfffffe, 0xffffff, 0, 1, 2, 3], reth(ps[0]) == (0x1000, 0x1234, 2500),
+      msg == pat, all(icrc_ok(p) for p in ps))
+PY
+)" "True True True True True"
 
 # --- bad usage: exit 2, one line on stderr that names the problem, nothing sent ---
 # bad NAME WANT-EXIT REGEX ARGS...
@@ -133,6 +181,15 @@ bad "batch over 256" 2 "--batch 257 is out of range" "${I[@]}" --op rc-send-only
 bad "unknown option" 2 "unknown option '--frobnicate'" "${I[@]}" --op rc-send-only --qpn 5 --frobnicate
 bad "option without its value" 2 "needs a value" "${I[@]}" --op rc-send-only --qpn
 bad "stray argument" 2 "unexpected argument 'extra'" "${I[@]}" --op rc-send-only --qpn 5 extra
+bad "msg-len 0" 2 "--msg-len 0" "${I[@]}" --op rc-rdma-write-only --qpn 5 --msg-len 0
+bad "msg-len of an ACK" 2 "--msg-len: --op must be a SEND or WRITE ONLY opcode" "${I[@]}" --op rc-ack --qpn 5 --msg-len 10
+bad "msg-len of a FIRST" 2 "must be a SEND or WRITE ONLY" "${I[@]}" --op rc-send-first --qpn 5 --msg-len 10
+bad "msg-len with duration" 2 "--msg-len excludes" "${I[@]}" --op rc-send-only --qpn 5 --msg-len 10 --duration 1
+bad "UD message over the MTU" 2 "a UD message is one packet" "${I[@]}" --op ud-send-only --qpn 5 --msg-len 2000
+bad "MTU 300" 2 "--mtu 300: give 256" "${I[@]}" --op rc-send-only --qpn 5 --msg-len 10 --mtu 300
+bad "va-step without span" 2 "--va-step and --va-span go together" "${I[@]}" --op rc-rdma-write-only --qpn 5 --va-step 8
+bad "va-step of a SEND" 2 "--va-step: RC_SEND_ONLY has no RETH" "${I[@]}" --op rc-send-only --qpn 5 --va-step 8 --va-span 64
+bad "va-span carrying out of 32 bits" 2 "must not carry" "${I[@]}" --op rc-rdma-write-only --qpn 5 --va 0xfffffff0 --va-step 8 --va-span 64
 bad "unknown interface" 2 "interface 'nosuch0' not found" -i nosuch0 --op rc-send-only --qpn 5
 bad "no neighbour entry" 2 "no neighbour entry for 10.77.0.99" -i "$IF_B" --op rc-send-only --qpn 5 --dst 10.77.0.99
 in_b ip link set "$IF_B" down

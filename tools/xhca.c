@@ -414,6 +414,42 @@ static int short_reply(const char *op, __u32 got, size_t want)
 	return EXIT_FAIL;
 }
 
+/* A request without arguments whose reply is an array of esize-byte records. */
+static int array_request(const char *op, __u32 code, size_t esize, void **out, __u32 *n)
+{
+	__u32 len = 0;
+	int rc;
+
+	*out = NULL;
+	rc = request(op, code, NULL, 0, out, &len);
+	if (rc)
+		return rc;
+	if (len % esize) {
+		free(*out);
+		*out = NULL;
+		return short_reply(op, len, (len / esize + 1) * esize);
+	}
+	*n = (__u32)(len / esize);
+	return 0;
+}
+
+/* The records as {"key": [...]} with -j, else as a table. */
+static void array_print(const char *key, const void *v, __u32 n, size_t esize,
+			void (*jfn)(const void *), const struct tbl_col *cols, int ncols,
+			tbl_row_fn row)
+{
+	if (!json) {
+		tbl_print(cols, ncols, (int)n, row, v);
+		return;
+	}
+	jw_open(NULL, '{');
+	jw_open(key, '[');
+	for (__u32 i = 0; i < n; i++)
+		jfn((const char *)v + i * esize);
+	jw_close(']');
+	jw_close('}');
+}
+
 /* ---- options ----------------------------------------------------------- */
 
 enum {
@@ -1248,35 +1284,24 @@ static void fq_json(const struct xhca_flowq_info *f)
 	jw_close('}');
 }
 
+static void fq_json_any(const void *p)
+{
+	fq_json(p);
+}
+
 static int do_flowq_show(int argc, char **argv)
 {
 	const char *op = "flowq show";
 	struct xhca_flowq_info *fi = NULL;
-	__u32 len = 0, n;
+	__u32 n = 0;
 	int rc, npos;
 
 	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
-	if (rc)
-		return rc;
-	rc = request(op, XHCA_CTL_FLOWQ_SHOW, NULL, 0, (void **)&fi, &len);
-	if (rc)
-		goto out;
-	if (len % sizeof(*fi)) {
-		rc = short_reply(op, len, (len / sizeof(*fi) + 1) * sizeof(*fi));
-		goto out;
-	}
-	n = len / sizeof(*fi);
-	if (json) {
-		jw_open(NULL, '{');
-		jw_open("flowqs", '[');
-		for (__u32 i = 0; i < n; i++)
-			fq_json(&fi[i]);
-		jw_close(']');
-		jw_close('}');
-	} else {
-		tbl_print(fq_cols, verbose ? 16 : 11, (int)n, fq_row, fi);
-	}
-out:
+	if (!rc)
+		rc = array_request(op, XHCA_CTL_FLOWQ_SHOW, sizeof(*fi), (void **)&fi, &n);
+	if (!rc)
+		array_print("flowqs", fi, n, sizeof(*fi), fq_json_any, fq_cols, verbose ? 16 : 11,
+			    fq_row);
 	free(fi);
 	return rc;
 }
@@ -1573,35 +1598,26 @@ static void mr_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[10], "%llu", (unsigned long long)a->off);
 }
 
+static void mr_info_json(const void *p)
+{
+	const struct xhca_mr_info *mi = p;
+
+	mr_json(&mi->attr, &mi->owner, &mi->gen);
+}
+
 static int do_mr_show(int argc, char **argv)
 {
 	const char *op = "mr show";
 	struct xhca_mr_info *mi = NULL;
-	__u32 len = 0, n;
+	__u32 n = 0;
 	int rc, npos;
 
 	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
-	if (rc)
-		return rc;
-	rc = request(op, XHCA_CTL_MR_SHOW, NULL, 0, (void **)&mi, &len);
-	if (rc)
-		goto out;
-	if (len % sizeof(*mi)) {
-		rc = short_reply(op, len, (len / sizeof(*mi) + 1) * sizeof(*mi));
-		goto out;
-	}
-	n = len / sizeof(*mi);
-	if (json) {
-		jw_open(NULL, '{');
-		jw_open("mrs", '[');
-		for (__u32 i = 0; i < n; i++)
-			mr_json(&mi[i].attr, &mi[i].owner, &mi[i].gen);
-		jw_close(']');
-		jw_close('}');
-	} else {
-		tbl_print(mr_cols, verbose ? 11 : 8, (int)n, mr_row, mi);
-	}
-out:
+	if (!rc)
+		rc = array_request(op, XHCA_CTL_MR_SHOW, sizeof(*mi), (void **)&mi, &n);
+	if (!rc)
+		array_print("mrs", mi, n, sizeof(*mi), mr_info_json, mr_cols, verbose ? 11 : 8,
+			    mr_row);
 	free(mi);
 	return rc;
 }

@@ -6,6 +6,7 @@
  * request atomic with respect to the others and to the data path.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,16 @@ int ctl_listen(struct xhcad *d)
 	}
 	chmod(d->sock_path, 0600);
 	return fd;
+}
+
+int errf(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int reply_err(int fd, __u32 op, int rc, const char *msg)

@@ -285,6 +285,24 @@ static int msg_fail(struct qp_host *qh, int end, int reason)
 	return reason;
 }
 
+/* A MIDDLE or LAST: -1 when it goes on the message of this kind in
+ * progress, else its reason (the rest of a broken message, or no message). */
+static int msg_continues(struct qp_host *qh, int kind, int end)
+{
+	if (qh->discard) {
+		int r = qh->discard;
+
+		if (end)
+			qh->discard = 0;
+		return r;
+	}
+	if (qh->in_msg != kind) {
+		qh->cnt.errors++;
+		return msg_fail(qh, end, XHCA_H_SEQ_ERR);
+	}
+	return -1;
+}
+
 /* A SEND (any of its packets) into the QP's receive buffer. */
 static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 		      const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
@@ -321,15 +339,11 @@ static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 			hm_write(d, buf, qh->wqe.off, grh, GRH_LEN);
 			qh->msg_off = GRH_LEN;
 		}
-	} else if (qh->discard) {
-		int r = qh->discard;
+	} else {
+		int r = msg_continues(qh, MSG_SEND, end);
 
-		if (end)
-			qh->discard = 0;
-		return r;
-	} else if (qh->in_msg != MSG_SEND) {
-		qh->cnt.errors++;
-		return msg_fail(qh, end, XHCA_H_SEQ_ERR);
+		if (r >= 0)
+			return r;
 	}
 
 	if (plen > qh->wqe.len - qh->msg_off) {
@@ -423,15 +437,11 @@ static int place_write(struct xhcad *d, __u32 f, struct qp_host *qh,
 		qh->wr_left = dlen;
 		qh->wr_len = dlen;
 		qh->in_msg = MSG_WRITE;
-	} else if (qh->discard) {
-		int r = qh->discard;
+	} else {
+		int r = msg_continues(qh, MSG_WRITE, end);
 
-		if (end)
-			qh->discard = 0;
-		return r;
-	} else if (qh->in_msg != MSG_WRITE) {
-		qh->cnt.errors++;
-		return msg_fail(qh, end, XHCA_H_SEQ_ERR);
+		if (r >= 0)
+			return r;
 	}
 	mr = mr_find(d, qh->wr_rkey);
 	if (!mr || !mr->e.valid || plen > qh->wr_left) {

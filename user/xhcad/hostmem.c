@@ -24,7 +24,6 @@
 
 #define CANARY_WORD 0xdeadc0defee1deadull
 
-static int used(const struct xhcad *d, __u32 p);
 
 int hostmem_init(struct xhcad *d)
 {
@@ -50,17 +49,6 @@ int hostmem_init(struct xhcad *d)
 	return 0;
 }
 
-void hm_canary_fill(struct xhcad *d)
-{
-	for (__u32 p = 0; d->canary && p < d->hostmem_pages; p++) {
-		__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
-
-		if (used(d, p))
-			continue;
-		for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
-			w[k] = CANARY_WORD;
-	}
-}
 
 static void alloc_free(struct hm_alloc *a)
 {
@@ -85,15 +73,24 @@ void hostmem_fini(struct xhcad *d)
 
 static int used(const struct xhcad *d, __u32 p)
 {
-	return (d->page_used[p / 64] >> (p % 64)) & 1;
+	return bm_test(d->page_used, p);
 }
 
 static void set_used(struct xhcad *d, __u32 p, int v)
 {
-	if (v)
-		d->page_used[p / 64] |= 1ull << (p % 64);
-	else
-		d->page_used[p / 64] &= ~(1ull << (p % 64));
+	bm_set(d->page_used, p, v);
+}
+
+void hm_canary_fill(struct xhcad *d)
+{
+	for (__u32 p = 0; d->canary && p < d->hostmem_pages; p++) {
+		__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
+
+		if (used(d, p))
+			continue;
+		for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
+			w[k] = CANARY_WORD;
+	}
 }
 
 /* A run of n free pages, first fit. */

@@ -31,18 +31,6 @@
 #include "log.h"
 #include "xhcad.h"
 
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static __u32 idx_of(__u32 rkey)
 {
 	return rkey >> 8;
@@ -200,25 +188,25 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 	int pretx = 1;
 
 	if (a->access & ~XHCA_ACCESS_ALL)
-		return fail(err, errlen, -EINVAL, "mr reg: unknown access flags 0x%x; use local-write, "
+		return errf(err, errlen, -EINVAL, "mr reg: unknown access flags 0x%x; use local-write, "
 			    "remote-write, remote-read, remote-atomic", a->access & ~XHCA_ACCESS_ALL);
 	if ((a->access & (XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_ATOMIC)) &&
 	    !(a->access & XHCA_ACCESS_LOCAL_WRITE))
-		return fail(err, errlen, -EINVAL, "mr reg: remote write and atomic access need local "
+		return errf(err, errlen, -EINVAL, "mr reg: remote write and atomic access need local "
 			    "write too (as ibv_reg_mr)");
 	if (!a->len)
-		return fail(err, errlen, -EINVAL, "mr reg: length 0; a region has at least one byte");
+		return errf(err, errlen, -EINVAL, "mr reg: length 0; a region has at least one byte");
 	if (!pd_usable(d, owner, a->pd))
-		return fail(err, errlen, -ENOENT, "mr reg: no protection domain %u in this session; "
+		return errf(err, errlen, -ENOENT, "mr reg: no protection domain %u in this session; "
 			    "allocate one first", a->pd);
 	if (!d->nmr_free)
-		return fail(err, errlen, -ENOSPC, "mr reg: all %u memory regions are in use; "
+		return errf(err, errlen, -ENOSPC, "mr reg: all %u memory regions are in use; "
 			    "deregister some or start xhcad with a larger --max-mrs", d->max_mrs - 1);
 	if (!owner) {
 		/* xhcad's own region (the CLI's): xhcad provides the memory. */
 		al = hm_alloc(d, a->len, 0, a->flags & (XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG));
 		if (!al)
-			return fail(err, errlen, -errno, "mr reg: no %llu bytes of host memory: %s",
+			return errf(err, errlen, -errno, "mr reg: no %llu bytes of host memory: %s",
 				    (unsigned long long)a->len, strerror(errno));
 		a->alloc = al->id;
 		a->off = 0;
@@ -226,10 +214,10 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 	} else {
 		al = hm_find(d, a->alloc);
 		if (!al || al->owner != owner)
-			return fail(err, errlen, -EFAULT, "mr reg: the region is not in this session's "
+			return errf(err, errlen, -EFAULT, "mr reg: the region is not in this session's "
 				    "host memory (allocation %u); allocate it with xhca_alloc", a->alloc);
 		if (!hm_range(al, a->off, a->len))
-			return fail(err, errlen, -EFAULT, "mr reg: %llu bytes at %llu run past the end "
+			return errf(err, errlen, -EFAULT, "mr reg: %llu bytes at %llu run past the end "
 				    "of their allocation (%llu bytes)", (unsigned long long)a->len,
 				    (unsigned long long)a->off, (unsigned long long)al->len);
 	}
@@ -304,10 +292,10 @@ int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
 	struct mr_rt *m = mr_find(d, rkey);
 
 	if (!m)
-		return fail(err, errlen, -ENOENT, "mr dereg: no memory region with R_Key 0x%08x; list "
+		return errf(err, errlen, -ENOENT, "mr dereg: no memory region with R_Key 0x%08x; list "
 			    "them with: xhca -i %s mr show", rkey, d->ifname);
 	if (owner && m->owner != owner)
-		return fail(err, errlen, -EPERM, "mr dereg: R_Key 0x%08x belongs to another session",
+		return errf(err, errlen, -EPERM, "mr dereg: R_Key 0x%08x belongs to another session",
 			    rkey);
 	invalidate(d, idx_of(rkey));
 	mr_barrier(d);
@@ -351,21 +339,21 @@ int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, cha
 	void *b;
 
 	if (!m)
-		return fail(err, errlen, -ENOENT, "mr read: no memory region with R_Key 0x%08x",
+		return errf(err, errlen, -ENOENT, "mr read: no memory region with R_Key 0x%08x",
 			    io->rkey);
 	if (owner && m->owner != owner)
-		return fail(err, errlen, -EPERM, "mr read: R_Key 0x%08x belongs to another session",
+		return errf(err, errlen, -EPERM, "mr read: R_Key 0x%08x belongs to another session",
 			    io->rkey);
 	if (io->len > XHCA_MR_READ_MAX)
-		return fail(err, errlen, -EINVAL, "mr read: at most %u bytes at a time",
+		return errf(err, errlen, -EINVAL, "mr read: at most %u bytes at a time",
 			    XHCA_MR_READ_MAX);
 	if (io->off > m->e.length || io->len > m->e.length - io->off)
-		return fail(err, errlen, -ERANGE, "mr read: %u bytes at %llu run past the end of "
+		return errf(err, errlen, -ERANGE, "mr read: %u bytes at %llu run past the end of "
 			    "the region (%llu bytes)", io->len, (unsigned long long)io->off,
 			    (unsigned long long)m->e.length);
 	b = malloc(io->len ? io->len : 1);
 	if (!b)
-		return fail(err, errlen, -ENOMEM, "mr read: out of memory");
+		return errf(err, errlen, -ENOMEM, "mr read: out of memory");
 	hm_read(d, hm_find(d, m->alloc), m->off + io->off, b, io->len);
 	*out = b;
 	return 0;
@@ -433,10 +421,10 @@ int pd_dealloc(struct xhcad *d, __u32 owner, __u32 id, char *err, size_t errlen)
 	struct pd_rt **pp, *p = pd_find(d, id);
 
 	if (!p || p->owner != owner)
-		return fail(err, errlen, -ENOENT, "pd dealloc: no protection domain %u in this session",
+		return errf(err, errlen, -ENOENT, "pd dealloc: no protection domain %u in this session",
 			    id);
 	if (p->users)
-		return fail(err, errlen, -EBUSY, "pd dealloc: protection domain %u still has %u QPs "
+		return errf(err, errlen, -EBUSY, "pd dealloc: protection domain %u still has %u QPs "
 			    "and memory regions; destroy them first", id, p->users);
 	for (pp = &d->pds; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {

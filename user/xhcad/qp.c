@@ -30,31 +30,6 @@ static const char *const type_names[] = {
 };
 static const char *const state_names[] = { "reset", "init", "rtr", "rts", "sqd", "sqe", "err" };
 
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int bit_test(const struct xhcad *d, __u32 i)
-{
-	return (d->bitmap[i / 64] >> (i % 64)) & 1;
-}
-
-static void bit_set(struct xhcad *d, __u32 i, int v)
-{
-	if (v)
-		d->bitmap[i / 64] |= 1ull << (i % 64);
-	else
-		d->bitmap[i / 64] &= ~(1ull << (i % 64));
-}
-
 static int alloc_lidx(struct xhcad *d, __u32 *lidx)
 {
 	__u32 w, words = (d->max_qps + 63) / 64;
@@ -351,7 +326,7 @@ int qp_reconcile(struct xhcad *d)
 		if (ctx_read(d, i, &c))
 			continue;
 		if (claimed[i]) {
-			bit_set(d, i, 1);
+			bm_set(d->bitmap, i, 1);
 			d->qps_in_use++;
 			/* Sessions did not survive the restart: the QP is
 			 * xhcad's now, with nowhere to deliver (RNR). */
@@ -389,65 +364,65 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	int rc;
 
 	if (a->type != XHCA_QPT_RC && a->type != XHCA_QPT_UC && a->type != XHCA_QPT_UD)
-		return fail(err, errlen, -EINVAL, "qp create: unknown QP type %u; use rc, uc or ud",
+		return errf(err, errlen, -EINVAL, "qp create: unknown QP type %u; use rc, uc or ud",
 			    a->type);
 	if (qpn > XHCA_QPN_MASK)
-		return fail(err, errlen, -ERANGE,
+		return errf(err, errlen, -ERANGE,
 			    "qp create: QPN 0x%x is out of range (24 bits); use 2..0xfffffe", qpn);
 	if (qpn == XHCA_QPN_MCAST)
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp create: QPN 0xffffff is the multicast QPN; use 2..0xfffffe");
 	if (qpn == XHCA_QPN_GSI && a->type != XHCA_QPT_UD)
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp create: QPN 1 is the GSI QP and must be --type ud");
 	if ((pkey & 0x7fff) == 0)
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp create: P_Key 0x%04x is invalid (partition 0); use e.g. 0xffff", pkey);
 	if ((a->mask & XHCA_QPA_FLOWQ) && a->flowq >= d->nflowq)
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp create: flow queue %u does not exist; xhcad has %u (0..%u)", a->flowq,
 			    d->nflowq, d->nflowq - 1);
 	if (owner) {
 		cq = cq_find(d, a->cq);
 		if (!cq || cq->owner != owner)
-			return fail(err, errlen, -ENOENT,
+			return errf(err, errlen, -ENOENT,
 				    "qp create: no CQ %u in this session; create one first", a->cq);
 		if (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
 		    (a->rq_depth & (a->rq_depth - 1)))
-			return fail(err, errlen, -EINVAL,
+			return errf(err, errlen, -EINVAL,
 				    "qp create: receive queue depth %u is not a power of 2 in 1..%u",
 				    a->rq_depth, XHCA_RING_DEPTH_MAX);
 	} else if (a->cq) {
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp create: only application sessions (libxhca) attach a CQ");
 	}
 	if (!pd_usable(d, owner, a->pd))
-		return fail(err, errlen, -ENOENT,
+		return errf(err, errlen, -ENOENT,
 			    owner ? "qp create: no protection domain %u in this session; allocate "
 				    "one first"
 				  : "qp create: protection domain %u is an application's; the CLI's "
 				    "QPs are in PD 0", a->pd);
 	if (qpn && !cam_lookup(d, qpn, &v))
-		return fail(err, errlen, -EEXIST,
+		return errf(err, errlen, -EEXIST,
 			    "qp create: QPN 0x%06x already exists on %s; pick another --qpn or omit it",
 			    qpn, d->ifname);
 	if (alloc_lidx(d, &lidx))
-		return fail(err, errlen, -ENOSPC,
+		return errf(err, errlen, -ENOSPC,
 			    "qp create: all %u local QPs are in use (table full); destroy a QP or "
 			    "restart xhcad with a larger --max-qps",
 			    d->max_qps);
 	rc = pkey_index(d, pkey, &pidx);
 	if (rc == -ENOSPC)
-		return fail(err, errlen, rc,
+		return errf(err, errlen, rc,
 			    "qp create: P_Key table full (%d partitions); reuse an existing --pkey",
 			    XHCA_PKEY_TBL_LEN);
 	if (rc)
-		return fail(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
+		return errf(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
 	if (cq) {
 		rq = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
 			      XHCA_ALLOC_CONTIG);
 		if (!rq)
-			return fail(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
+			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
 				    "receive queue of %u; free buffers or start xhcad with a larger "
 				    "--hostmem-mb", a->rq_depth);
 	}
@@ -456,7 +431,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		if (rc) {
 			if (rq)
 				hm_free(d, rq->id, owner);
-			return fail(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
+			return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 		}
 	}
 	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq : qp_default_flowq(d, qpn);
@@ -489,10 +464,10 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		invalidate_slot(d, lidx, &c);
 		if (rq)
 			hm_free(d, rq->id, owner);
-		return fail(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
+		return errf(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
 	}
-	bit_set(d, lidx, 1);
+	bm_set(d->bitmap, lidx, 1);
 	d->qps_in_use++;
 	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth);
 	d->qh[lidx].pd = a->pd;
@@ -509,7 +484,7 @@ static int check_owner(struct xhcad *d, const char *op, __u32 qpn, __u32 lidx, _
 		       char *err, size_t errlen)
 {
 	if (owner && d->qh[lidx].owner != owner)
-		return fail(err, errlen, -EPERM, "%s: QP 0x%06x belongs to another session", op,
+		return errf(err, errlen, -EPERM, "%s: QP 0x%06x belongs to another session", op,
 			    qpn);
 	return 0;
 }
@@ -521,14 +496,14 @@ static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
 	int rc;
 
 	if (qpn > XHCA_QPN_MASK)
-		return fail(err, errlen, -ERANGE, "%s: QPN 0x%x is out of range (24 bits)", op, qpn);
+		return errf(err, errlen, -ERANGE, "%s: QPN 0x%x is out of range (24 bits)", op, qpn);
 	if (cam_lookup(d, qpn, &v))
-		return fail(err, errlen, -ENOENT,
+		return errf(err, errlen, -ENOENT,
 			    "%s: no QP 0x%06x on %s; list them with: xhca -i %s qp show", op, qpn,
 			    d->ifname, d->ifname);
 	rc = ctx_read(d, v.lidx, c);
 	if (rc || !c->valid || c->gen != v.gen || c->gqpn != qpn)
-		return fail(err, errlen, -EIO, "%s: QP 0x%06x has a broken context; restart xhcad "
+		return errf(err, errlen, -EIO, "%s: QP 0x%06x has a broken context; restart xhcad "
 			    "to repair", op, qpn);
 	*lidx = v.lidx;
 	return 0;
@@ -547,51 +522,51 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (rc)
 		return rc;
 	if ((m & XHCA_QPA_FLOWQ))
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp modify: the flow queue is set at create; destroy and create the QP");
 	if ((m & XHCA_QPA_ACTION) && owner)
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp modify: an application's QP always delivers to it (action host)");
 	/* Validate everything first: a failed modify changes nothing. */
 	if ((m & XHCA_QPA_STATE) && (a->state > XHCA_QPS_ERR || !valid_transition(c.state, a->state)))
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x: invalid state transition %s -> %s; allowed: "
 			    "reset->init->rtr->rts, rts<->sqd, sqe->rts, any->reset|err",
 			    a->qpn, state_names[c.state],
 			    a->state <= XHCA_QPS_ERR ? state_names[a->state] : "?");
 	if ((m & XHCA_QPA_EPSN) && a->epsn > XHCA_PSN_MASK)
-		return fail(err, errlen, -ERANGE, "qp modify: ePSN 0x%x is out of range (24 bits)",
+		return errf(err, errlen, -ERANGE, "qp modify: ePSN 0x%x is out of range (24 bits)",
 			    a->epsn);
 	if ((m & XHCA_QPA_MTU) && (a->mtu_shift < 8 || a->mtu_shift > 12))
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp modify: MTU must be 256, 512, 1024, 2048 or 4096");
 	if ((m & XHCA_QPA_ACTION) && a->action > XHCA_ACT_HOST)
-		return fail(err, errlen, -EINVAL, "qp modify: action must be pass, drop or host");
+		return errf(err, errlen, -EINVAL, "qp modify: action must be pass, drop or host");
 	if ((m & XHCA_QPA_DEST_QPN) && a->dest_qpn > XHCA_QPN_MASK)
-		return fail(err, errlen, -ERANGE, "qp modify: dest QPN 0x%x is out of range",
+		return errf(err, errlen, -ERANGE, "qp modify: dest QPN 0x%x is out of range",
 			    a->dest_qpn);
 	if ((m & XHCA_QPA_QKEY) && a->qpn == XHCA_QPN_GSI && a->qkey != XHCA_GSI_QKEY)
-		return fail(err, errlen, -EINVAL, "qp modify: QP1 always uses Q_Key 0x80010000");
+		return errf(err, errlen, -EINVAL, "qp modify: QP1 always uses Q_Key 0x80010000");
 	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c.type == XHCA_QPT_UD)
-		return fail(err, errlen, -EINVAL,
+		return errf(err, errlen, -EINVAL,
 			    "qp modify: UD QPs have no remote address; set addresses on RC/UC QPs");
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) {
 		const __u8 *l = (m & XHCA_QPA_LOCAL_IP) ? a->local_ip : c.local_ip;
 		const __u8 *r = (m & XHCA_QPA_REMOTE_IP) ? a->remote_ip : c.remote_ip;
 
 		if (ip_set(l) && ip_set(r) && ip_is_v4(l) != ip_is_v4(r))
-			return fail(err, errlen, -EINVAL,
+			return errf(err, errlen, -EINVAL,
 				    "qp modify: QP 0x%06x would have an IPv%d local and an IPv%d "
 				    "remote address; give both of one family",
 				    a->qpn, ip_is_v4(l) ? 4 : 6, ip_is_v4(r) ? 4 : 6);
 	}
 	if (m & XHCA_QPA_PKEY) {
 		if ((a->pkey & 0x7fff) == 0)
-			return fail(err, errlen, -EINVAL, "qp modify: P_Key 0x%04x is invalid",
+			return errf(err, errlen, -EINVAL, "qp modify: P_Key 0x%04x is invalid",
 				    a->pkey);
 		rc = pkey_index(d, a->pkey, &pidx);
 		if (rc)
-			return fail(err, errlen, rc, "qp modify: P_Key table full (%d partitions)",
+			return errf(err, errlen, rc, "qp modify: P_Key table full (%d partitions)",
 				    XHCA_PKEY_TBL_LEN);
 	}
 
@@ -671,9 +646,9 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 		return rc;
 	/* CAM first: from here on new packets miss and are quietly dropped. */
 	if (bpf_map_delete_elem(d->m.cam, &qpn))
-		return fail(err, errlen, -errno, "qp destroy: QP CAM delete: %s", strerror(errno));
+		return errf(err, errlen, -errno, "qp destroy: QP CAM delete: %s", strerror(errno));
 	invalidate_slot(d, lidx, &c);
-	bit_set(d, lidx, 0);
+	bm_set(d->bitmap, lidx, 0);
 	d->qps_in_use--;
 	/* Frames still queued carry the old generation: xhcad discards them
 	 * as stale. The receive queue's memory goes with its owner's handle;
@@ -752,7 +727,7 @@ int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, cha
 	if (!qi)
 		return -ENOMEM;
 	for (lidx = 0; lidx < d->max_qps && cnt < d->qps_in_use; lidx++) {
-		if (!bit_test(d, lidx) || ctx_read(d, lidx, &c) || !c.valid)
+		if (!bm_test(d->bitmap, lidx) || ctx_read(d, lidx, &c) || !c.valid)
 			continue;
 		info_of(d, lidx, &c, &qi[cnt++]);
 	}
@@ -785,7 +760,7 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stat
 		return -ENOMEM;
 	for (r = 0; r < XHCA_R_MAX; r++) {
 		if (bpf_map_lookup_elem(d->m.stats, &r, v)) {
-			rc = fail(err, errlen, -errno, "stats: read counters: %s", strerror(errno));
+			rc = errf(err, errlen, -errno, "stats: read counters: %s", strerror(errno));
 			goto out;
 		}
 		for (i = 0; i < d->ncpus; i++) {
@@ -801,7 +776,7 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stat
 		for (r = 0; r < XHCA_R_MAX; r++)
 			percpu_zero(d, d->m.stats, r, sizeof(struct xhca_counter));
 		for (lidx = 0; lidx < d->max_qps; lidx++)
-			if (bit_test(d, lidx))
+			if (bm_test(d->bitmap, lidx))
 				percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	}
 out:

@@ -231,6 +231,23 @@ struct xhcad {
 	__u32 next_cq;
 };
 
+/* One bit per index (QP slots, host memory pages). */
+static inline int bm_test(const uint64_t *bm, __u32 i)
+{
+	return (bm[i / 64] >> (i % 64)) & 1;
+}
+
+static inline void bm_set(uint64_t *bm, __u32 i, int v)
+{
+	if (v)
+		bm[i / 64] |= 1ull << (i % 64);
+	else
+		bm[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* An error for the control reply: the message into err, rc back. */
+int errf(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* loader.c */
 int xhcad_load(struct xhcad *d);
 int xhcad_adopt(struct xhcad *d);

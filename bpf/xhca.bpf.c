@@ -140,6 +140,23 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } xhca_events SEC(".maps");
 
+/* Multicast groups. Key: MGID. Written by xhcad (whole values), read by
+ * xhca_rx. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XHCA_MCAST_GROUPS);
+	__type(key, struct xhca_mgid);
+	__type(value, struct xhca_mcast_grp);
+} xhca_mcast SEC(".maps");
+
+/* Per group counters. Key: group index. Per-CPU, written by xhca_rx. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XHCA_MCAST_GROUPS);
+	__type(key, __u32);
+	__type(value, struct xhca_mcast_counter);
+} xhca_mc_stats SEC(".maps");
+
 /* What the parser learnt about a RoCEv2 packet. */
 struct roce_pkt {
 	__u8 saddr[16] __attribute__((aligned(8))); /* v4-mapped for IPv4 */
@@ -695,6 +712,62 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	return XHCA_R_PLACED;
 }
 
+static __always_inline int ip_is_mcast(const __u8 *a)
+{
+	return is_v4_mapped(a) ? (a[12] & 0xf0) == 0xe0 : a[0] == 0xff;
+}
+
+/*
+ * A packet to the multicast QPN (US 8,937,949): what is common to the whole
+ * group is checked here, then one copy, with the group in its metadata,
+ * goes to the replication queue; xhcad's replication engine finds the
+ * members and hands each a descriptor of the same frame.
+ */
+static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, __u64 bytes,
+				 __u32 *gidx)
+{
+	struct xhca_mcast_counter *mc;
+	struct xhca_mcast_grp *g;
+	struct verdict vd = {};
+	__u32 idx;
+	int r;
+
+	if (!ip_is_mcast(p->daddr))
+		return XHCA_R_DROP_MCAST_ADDR;
+	if (p->opcode != (XHCA_OPC_UD | XHCA_OP_SEND_ONLY) &&
+	    p->opcode != (XHCA_OPC_UD | XHCA_OP_SEND_ONLY_IMM))
+		return XHCA_R_DROP_MCAST_OPCODE;
+	g = bpf_map_lookup_elem(&xhca_mcast, p->daddr);
+	if (!g)
+		return XHCA_R_DROP_MCAST_GROUP;
+	idx = g->index;
+	*gidx = idx;
+	mc = bpf_map_lookup_elem(&xhca_mc_stats, &idx);
+	if (!mc)
+		return XHCA_R_DROP_MCAST_GROUP;
+	if (!g->nmembers && !g->ndevs) {
+		mc->empty_drops++;
+		return XHCA_R_DROP_MCAST_EMPTY;
+	}
+	if (!xhca_pkey_match(p->pkey, g->pkey)) {
+		mc->pkey_drops++;
+		return XHCA_R_DROP_MCAST_PKEY;
+	}
+	r = flowq_admit(ctx, XHCA_FLOWQ_MCAST, &vd.key);
+	if (r == XHCA_R_DROP_FLOWQ_GATE) {
+		mc->threshold_drops++;
+		return XHCA_R_DROP_MCAST_THRESHOLD;
+	}
+	if (r >= 0)
+		return r;
+	vd.lidx = idx;
+	vd.gen = g->gen;
+	vd.flowq = XHCA_FLOWQ_MCAST;
+	mc->packets++;
+	mc->bytes += bytes;
+	return flowq_send(ctx, p, &vd, XHCA_R_TO_MCAST, bytes);
+}
+
 /* Parses the packet up to the BTH and its extension headers. Returns a
  * reason when the verdict is already known, or -1 to go on to the CAM. */
 static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
@@ -821,7 +894,9 @@ int xhca_rx(struct xdp_md *ctx)
 		goto out;
 	}
 	if (p.qpn == XHCA_QPN_MCAST) {
-		r = XHCA_R_DROP_MCAST;
+		__u32 gidx = 0;
+
+		r = mcast(ctx, &p, bytes, &gidx);
 		goto out;
 	}
 	cv = bpf_map_lookup_elem(&xhca_qp_cam, &p.qpn);
@@ -852,6 +927,7 @@ out:
 	case XHCA_R_TO_FLOWQ:
 	case XHCA_R_PLACED_TO_FLOWQ:
 	case XHCA_R_TO_XLATE:
+	case XHCA_R_TO_MCAST:
 		return XDP_REDIRECT;
 	default:
 		return XDP_DROP;

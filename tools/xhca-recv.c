@@ -44,6 +44,8 @@ struct opts {
 	double timeout, duration;
 	int quiet, json, check_psn;
 	uint32_t dump;
+	uint8_t mgid[8][16];	/* --mcast: groups to join */
+	int nmgid;
 };
 
 static void usage(FILE *f)
@@ -67,12 +69,16 @@ static void usage(FILE *f)
 		"  --check-psn        the payload starts with the PSN (xhca-gen --stamp): count\n"
 		"                     messages that arrive out of order\n"
 		"  --dump N           print the first N bytes of each message (hex)\n"
+		"  --mcast MGID       join a multicast group (UD; IPv4 or IPv6 multicast address;\n"
+		"                     created if there is none; up to 8)\n"
+		"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"
 		"  -q                 summary only;  -j  JSON lines\n"
 		"Prints 'ready qpn 0xNNNNNN' (or a JSON ready line) once the QP is in RTR.\n");
 }
 
 enum { O_TYPE = 256, O_QPN, O_QKEY, O_PKEY, O_FLOWQ, O_LIP, O_RIP, O_EPSN, O_MTU, O_BUFS,
-       O_BUFSZ, O_CQD, O_COUNT, O_TIMEOUT, O_DURATION, O_STOPAFTER, O_CHECKPSN, O_DUMP };
+       O_BUFSZ, O_CQD, O_COUNT, O_TIMEOUT, O_DURATION, O_STOPAFTER, O_CHECKPSN, O_DUMP,
+       O_MCAST, O_BLOCKLB };
 
 static int num(const char *opt, const char *s, uint64_t max, uint64_t *v)
 {
@@ -111,6 +117,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "count", 1, NULL, O_COUNT }, { "timeout", 1, NULL, O_TIMEOUT },
 		{ "duration", 1, NULL, O_DURATION }, { "stop-after", 1, NULL, O_STOPAFTER },
 		{ "check-psn", 0, NULL, O_CHECKPSN }, { "dump", 1, NULL, O_DUMP },
+		{ "mcast", 1, NULL, O_MCAST }, { "block-self-mcast-loopback", 0, NULL, O_BLOCKLB },
 		{ "json", 0, NULL, 'j' },      { "help", 0, NULL, 'h' },    {}
 	};
 	uint64_t v;
@@ -171,6 +178,15 @@ static int parse(int argc, char **argv, struct opts *o)
 		case O_STOPAFTER: if (num("--stop-after", optarg, UINT64_MAX >> 1, &v)) return -1; o->stop_after = v; break;
 		case O_CHECKPSN: o->check_psn = 1; break;
 		case O_DUMP: if (num("--dump", optarg, 65536, &v)) return -1; o->dump = (uint32_t)v; break;
+		case O_MCAST:
+			if (o->nmgid == 8 || xhca_ip_parse(optarg, o->mgid[o->nmgid]) < 0) {
+				fprintf(stderr, "xhca-recv: --mcast %s: give up to 8 multicast "
+					"addresses\n", optarg);
+				return -1;
+			}
+			o->nmgid++;
+			break;
+		case O_BLOCKLB: o->qa.create_flags |= XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB; break;
 		case ':':
 			fprintf(stderr, "xhca-recv: option '%s' needs a value\n", argv[optind - 1]);
 			return -1;
@@ -280,6 +296,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	err = bring_up(qp, &o);
+	for (int i = 0; !err && i < o.nmgid; i++)
+		err = xhca_mcast_attach(qp, o.mgid[i]);
 	if (err) {
 		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(ctx));
 		goto out;

@@ -455,7 +455,7 @@ static void array_print(const char *key, const void *v, __u32 n, size_t esize,
 enum {
 	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
 	O_ACTION, O_DEST_QPN, O_QP, O_RESET, O_FLOWQ, O_WEIGHT, O_LEN, O_ACCESS, O_SCATTER,
-	O_CONTIG, O_IOVA, O_OFFSET, O_OUT,
+	O_CONTIG, O_IOVA, O_OFFSET, O_OUT, O_BLOCK_LB, O_DEV,
 };
 
 struct opt_def {
@@ -606,6 +606,16 @@ static int do_status(int argc, char **argv)
 		jw_u64("canary_violations", s->canary_violations);
 		jw_u64("barriers", s->barriers);
 		jw_u64("held", s->held);
+		jw_open("mcast", '{');
+		jw_u64("groups", s->mcast_groups);
+		jw_u64("threshold", s->mcast_threshold);
+		jw_u64("credits", s->mcast_credits);
+		jw_u64("waiting", s->mcast_waiting);
+		jw_u64("max_refs", s->mcast_max_refs);
+		jw_u64("credit_stalls", s->mcast_credit_stalls);
+		jw_u64("replicated", s->mcast_replicated);
+		jw_u64("stale", s->mcast_stale);
+		jw_close('}');
 		jw_open("umem", '{');
 		jw_u64("frames", s->umem_frames);
 		jw_u64("free", s->frames_free);
@@ -651,6 +661,12 @@ static int do_status(int argc, char **argv)
 	if (s->held)
 		printf("held:         %llu READ/ATOMIC requests wait for the proxy\n",
 		       (unsigned long long)s->held);
+	printf("mcast:        %u groups, %u packets waiting for replication (threshold %u%s),\n"
+	       "              %llu replicated, largest reference count %llu, %llu credit stalls "
+	       "(%u credits a flow queue)\n", s->mcast_groups, s->mcast_waiting,
+	       s->mcast_threshold, s->mcast_threshold ? "" : ": none",
+	       (unsigned long long)s->mcast_replicated, (unsigned long long)s->mcast_max_refs,
+	       (unsigned long long)s->mcast_credit_stalls, s->mcast_credits);
 	printf("umem frames:  %u = %u free + %u fill + %u kernel + %u rx + %u held\n",
 	       s->umem_frames, s->frames_free, s->frames_fill, s->frames_kernel, s->frames_rx,
 	       s->frames_held);
@@ -686,6 +702,7 @@ static void json_attr(const struct xhca_qp_attr *a)
 	jw_str("remote_ip", ip_str(a->remote_ip, rb, sizeof(rb)));
 	jw_u64("flowq", a->flowq);
 	jw_u64("pd", a->pd);
+	jw_bool("block_self_mcast_loopback", !!(a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK));
 	jw_u64("owner", a->owner);
 	jw_u64("cq", a->cq);
 }
@@ -746,6 +763,9 @@ static int create_opt(void *ctx, int id, const char *name, const char *arg)
 		c->a.flowq = (__u8)v;
 		c->a.mask |= XHCA_QPA_FLOWQ;
 		return 0;
+	case O_BLOCK_LB:
+		c->a.flags |= XHCA_QPF_BLOCK_MC_LOOPBACK;
+		return 0;
 	}
 	return 0;
 }
@@ -754,7 +774,8 @@ static int do_qp_create(int argc, char **argv)
 {
 	static const struct opt_def defs[] = {
 		{ "type", 1, O_TYPE }, { "qpn", 1, O_QPN }, { "pkey", 1, O_PKEY },
-		{ "qkey", 1, O_QKEY }, { "flowq", 1, O_FLOWQ }, { NULL, 0, 0 },
+		{ "qkey", 1, O_QKEY }, { "flowq", 1, O_FLOWQ },
+		{ "block-self-mcast-loopback", 0, O_BLOCK_LB }, { NULL, 0, 0 },
 	};
 	struct create_args c = { .op = "qp create" };
 	struct xhca_qp_attr *r = NULL;
@@ -1427,6 +1448,7 @@ static void mr_json(const struct xhca_mr_attr *a, const __u32 *owner, const __u3
 	jw_u64("index", a->rkey >> 8);
 	jw_u64("key", a->rkey & 0xff);
 	jw_u64("pd", a->pd);
+	jw_bool("block_self_mcast_loopback", !!(a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK));
 	jw_u64("iova", a->iova);
 	jw_u64("length", a->len);
 	jw_str("access", acc);
@@ -1675,6 +1697,229 @@ out:
 	return rc;
 }
 
+/* ---- mcast --------------------------------------------------------------- */
+
+/* An MGID: an IPv6 multicast address, or an IPv4 one (v4-mapped). */
+static int mgid_arg(const char *op, const char *s, struct xhca_mgid *g)
+{
+	int fam = xhca_ip_parse(s, g->gid);
+
+	if (fam < 0)
+		return usage_err(op, "'%s' is not an MGID; give a multicast address, IPv4 "
+				 "(239.1.1.1) or IPv6 (ff0e::1)", s);
+	if (fam == 4 ? (g->gid[12] & 0xf0) != 0xe0 : g->gid[0] != 0xff)
+		return usage_err(op, "%s is not a multicast address; use 224.0.0.0/4 or ff00::/8",
+				 s);
+	return 0;
+}
+
+struct mcast_args {
+	const char *op;
+	struct xhca_mcast_req r;
+};
+
+static int mcast_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct mcast_args *m = ctx;
+	unsigned long long v;
+	int rc;
+
+	if (id == O_PKEY) {
+		rc = num_arg(m->op, "--pkey", "P_Key", arg, 16, "e.g. 0xffff", &v);
+		if (rc)
+			return rc;
+		if (!(v & 0x7fff))
+			return usage_err(m->op, "P_Key 0x%04llx is invalid (partition 0); use e.g. "
+					 "0xffff", v);
+		m->r.pkey = (__u16)v;
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(m->r.dev))
+		return usage_err(m->op, "--dev %s: an interface name has at most %zu characters",
+				 arg, sizeof(m->r.dev) - 1);
+	snprintf(m->r.dev, sizeof(m->r.dev), "%s", arg);
+	return 0;
+}
+
+static void mcast_json(const void *p)
+{
+	const struct xhca_mcast_info *mi = p;
+	char g[64];
+
+	jw_open(NULL, '{');
+	jw_str("mgid", xhca_ip_str(mi->mgid.gid, g, sizeof(g)));
+	jw_u64("index", mi->index);
+	jw_u64("pkey", mi->pkey);
+	jw_bool("auto", !!(mi->flags & XHCA_MCF_AUTO));
+	jw_open("members", '[');
+	for (__u32 i = 0; i < mi->nmembers && i < XHCA_MCAST_MEMBERS; i++)
+		jw_u64(NULL, mi->qpns[i]);
+	jw_close(']');
+	jw_open("devs", '[');
+	for (__u32 i = 0; i < mi->ndevs && i < XHCA_MCAST_DEVS; i++) {
+		char n[IF_NAMESIZE] = "?";
+
+		if_indextoname(mi->devs[i], n);
+		jw_str(NULL, n);
+	}
+	jw_close(']');
+	jw_u64("packets", mi->packets);
+	jw_u64("bytes", mi->bytes);
+	jw_u64("dev_packets", mi->dev_packets);
+	jw_u64("replicated", mi->replicated);
+	jw_u64("copies", mi->copies);
+	jw_open("drops", '{');
+	jw_u64("threshold", mi->threshold_drops);
+	jw_u64("pkey", mi->pkey_drops);
+	jw_u64("empty", mi->empty_drops);
+	jw_u64("member_state", mi->skip_state);
+	jw_u64("member_qkey", mi->skip_qkey);
+	jw_u64("member_pkey", mi->skip_pkey);
+	jw_u64("loopback", mi->skip_loopback);
+	jw_u64("stale", mi->skip_stale);
+	jw_u64("rnr", mi->rnr);
+	jw_u64("errors", mi->errors);
+	jw_close('}');
+	jw_close('}');
+}
+
+static const struct tbl_col mcast_cols[] = {
+	{ "MGID", 0 },	  { "PKEY", 0 },   { "MEMBERS", 1 }, { "DEVS", 1 },   { "PACKETS", 1 },
+	{ "COPIES", 1 },  { "DROPS", 1 },
+	/* -v */
+	{ "INDEX", 1 },	  { "THRESHOLD", 1 }, { "SKIPPED", 1 }, { "RNR", 1 },   { "QPNS", 0 },
+};
+
+static void mcast_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct xhca_mcast_info *mi = (const struct xhca_mcast_info *)ctx + row;
+	char g[64];
+	size_t n = 0;
+
+	cell(c[0], "%s", xhca_ip_str(mi->mgid.gid, g, sizeof(g)));
+	cell(c[1], "0x%04x", mi->pkey);
+	cell(c[2], "%u", mi->nmembers);
+	cell(c[3], "%u", mi->ndevs);
+	cell(c[4], "%llu", (unsigned long long)mi->packets);
+	cell(c[5], "%llu", (unsigned long long)mi->copies);
+	cell(c[6], "%llu", (unsigned long long)(mi->threshold_drops + mi->pkey_drops +
+						mi->empty_drops));
+	cell(c[7], "%u", mi->index);
+	cell(c[8], "%llu", (unsigned long long)mi->threshold_drops);
+	cell(c[9], "%llu", (unsigned long long)(mi->skip_state + mi->skip_qkey + mi->skip_pkey +
+						mi->skip_loopback + mi->skip_stale));
+	cell(c[10], "%llu", (unsigned long long)mi->rnr);
+	c[11][0] = 0;
+	for (__u32 i = 0; i < mi->nmembers && n + 10 < TBL_CELL; i++)
+		n += (size_t)snprintf(c[11] + n, TBL_CELL - n, "%s0x%06x", i ? "," : "",
+				      mi->qpns[i]);
+}
+
+static int do_mcast_show(int argc, char **argv)
+{
+	const char *op = "mcast show";
+	struct xhca_mcast_info *mi = NULL;
+	__u32 n = 0;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	if (!rc)
+		rc = array_request(op, XHCA_CTL_MCAST_SHOW, sizeof(*mi), (void **)&mi, &n);
+	if (!rc)
+		array_print("groups", mi, n, sizeof(*mi), mcast_json, mcast_cols, verbose ? 12 : 7,
+			    mcast_row);
+	free(mi);
+	return rc;
+}
+
+/* create, destroy, attach, detach: MGID [QPN] [--dev IF] [--pkey P] */
+static int mcast_cmd(const char *op, __u32 code, int argc, char **argv)
+{
+	static const struct opt_def create_defs[] = { { "pkey", 1, O_PKEY }, { NULL, 0, 0 } };
+	static const struct opt_def member_defs[] = { { "dev", 1, O_DEV }, { NULL, 0, 0 } };
+	int member = code == XHCA_CTL_MCAST_ATTACH || code == XHCA_CTL_MCAST_DETACH;
+	struct mcast_args m = { .op = op };
+	struct xhca_mcast_info *mi = NULL;
+	char *pos[2];
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv,
+			code == XHCA_CTL_MCAST_CREATE ? create_defs : member ? member_defs : NULL,
+			mcast_opt, &m, pos, member ? 2 : 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(op, "missing MGID; use xhca -i IFNAME %s MGID%s", op,
+				 member ? " QPN|--dev IFNAME" : "");
+	rc = mgid_arg(op, pos[0], &m.r.mgid);
+	if (rc)
+		return rc;
+	if (member) {
+		if (npos == 2 && m.r.dev[0])
+			return usage_err(op, "give a QPN or --dev IFNAME, not both");
+		if (npos < 2 && !m.r.dev[0])
+			return usage_err(op, "missing QPN; use xhca -i IFNAME %s MGID QPN (or --dev "
+					 "IFNAME)", op);
+		if (npos == 2) {
+			rc = qpn_arg(op, NULL, pos[1], &m.r.qpn);
+			if (rc)
+				return rc;
+		}
+	}
+	rc = request(op, code, &m.r, sizeof(m.r), (void **)&mi, &len);
+	if (rc)
+		return rc;
+	if (code == XHCA_CTL_MCAST_CREATE && len >= sizeof(*mi)) {
+		if (json)
+			mcast_json(mi);
+		else
+			printf("created group %s (index %u, P_Key 0x%04x)\n", pos[0], mi->index,
+			       mi->pkey);
+	} else if (json) {
+		jw_open(NULL, '{');
+		jw_str("mgid", pos[0]);
+		if (member && m.r.dev[0])
+			jw_str("dev", m.r.dev);
+		else if (member)
+			jw_u64("qpn", m.r.qpn);
+		jw_bool(code == XHCA_CTL_MCAST_DESTROY ? "destroyed"
+			: code == XHCA_CTL_MCAST_ATTACH ? "attached" : "detached", 1);
+		jw_close('}');
+	} else if (member && m.r.dev[0]) {
+		printf("%s %s %s group %s\n", code == XHCA_CTL_MCAST_ATTACH ? "attached" : "detached",
+		       m.r.dev, code == XHCA_CTL_MCAST_ATTACH ? "to" : "from", pos[0]);
+	} else if (member) {
+		printf("%s qp 0x%06x %s group %s\n",
+		       code == XHCA_CTL_MCAST_ATTACH ? "attached" : "detached", m.r.qpn,
+		       code == XHCA_CTL_MCAST_ATTACH ? "to" : "from", pos[0]);
+	} else {
+		printf("destroyed group %s\n", pos[0]);
+	}
+	free(mi);
+	return EXIT_OK;
+}
+
+static int do_mcast_create(int argc, char **argv)
+{
+	return mcast_cmd("mcast create", XHCA_CTL_MCAST_CREATE, argc, argv);
+}
+
+static int do_mcast_destroy(int argc, char **argv)
+{
+	return mcast_cmd("mcast destroy", XHCA_CTL_MCAST_DESTROY, argc, argv);
+}
+
+static int do_mcast_attach(int argc, char **argv)
+{
+	return mcast_cmd("mcast attach", XHCA_CTL_MCAST_ATTACH, argc, argv);
+}
+
+static int do_mcast_detach(int argc, char **argv)
+{
+	return mcast_cmd("mcast detach", XHCA_CTL_MCAST_DETACH, argc, argv);
+}
+
 /* ---- commands ----------------------------------------------------------- */
 
 struct cmd {
@@ -1693,6 +1938,7 @@ struct cmd {
 	"  stats [--qp QPN] [--reset]    reason counters of xhca_rx and xhcad\n"           \
 	"  flowq show|set                flow queues (see xhca flowq --help)\n"            \
 	"  mr reg|dereg|show|read        memory regions (see xhca mr --help)\n"            \
+	"  mcast create|destroy|attach|detach|show   multicast groups (xhca mcast --help)\n" \
 	"Options:\n"                                                                        \
 	"  -i, --interface IFNAME        the interface xhcad serves\n"                     \
 	"  -j, --json                    one JSON object on stdout\n"                      \
@@ -1703,6 +1949,7 @@ struct cmd {
 #define USAGE_QP                                                                           \
 	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
 	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K] [--flowq N]\n"       \
+	"            [--block-self-mcast-loopback]\n"                                      \
 	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
 	"                [--action pass|drop] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
 	"  qp destroy QPN\n"                                                                \
@@ -1720,6 +1967,8 @@ struct cmd {
 	"  --qkey K          UD Q_Key, 32 bits (default 0)\n"                              \
 	"  --flowq N         flow queue of its packets with action host (default: a hash\n" \
 	"                    of the QPN)\n"                                                 \
+	"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"     \
+	"                    (source address of this host, source QPN its own)\n"           \
 	"Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON.\n"
 
 #define USAGE_QP_MODIFY                                                                    \
@@ -1814,6 +2063,52 @@ struct cmd {
 	"Shows N bytes of the region from --offset (default 0) as hex, or writes them\n"   \
 	"raw to FILE (- for stdout). At most 8 MiB at a time.\n"
 
+#define USAGE_MCAST                                                                        \
+	"Usage: xhca -i IFNAME mcast COMMAND ...\n"                                         \
+	"  mcast show                    (the default) groups, members, counters\n"        \
+	"  mcast create MGID [--pkey P]\n"                                                   \
+	"  mcast destroy MGID\n"                                                             \
+	"  mcast attach MGID QPN | --dev IFNAME\n"                                          \
+	"  mcast detach MGID QPN | --dev IFNAME\n"                                          \
+	"An MGID is a multicast address: IPv4 (239.1.1.1, kept v4-mapped) or IPv6 (ff0e::1).\n" \
+	"Members are UD QPs (a copy each, the payload stored once) and function ports:\n"  \
+	"interfaces xhca_rx sends the packet to, in the kernel.\n"
+
+#define USAGE_MCAST_CREATE                                                                 \
+	"Usage: xhca -i IFNAME mcast create MGID [--pkey P]\n"                               \
+	"Creates an empty group; packets to it are dropped (drop_mcast_empty) until a\n"   \
+	"member attaches. --pkey: the group's partition (default 0xffff), checked for\n"   \
+	"every packet.\n"
+
+#define USAGE_MCAST_DESTROY                                                                \
+	"Usage: xhca -i IFNAME mcast destroy MGID\n"                                         \
+	"Removes the group and its members; copies already made are still delivered.\n"
+
+#define USAGE_MCAST_ATTACH                                                                 \
+	"Usage: xhca -i IFNAME mcast attach MGID QPN | --dev IFNAME\n"                       \
+	"Adds a UD QP (its Q_Key, P_Key and state are checked per packet), or a function\n" \
+	"port: a network interface that gets a copy of every packet from xhca_rx.\n"
+
+#define USAGE_MCAST_DETACH                                                                 \
+	"Usage: xhca -i IFNAME mcast detach MGID QPN | --dev IFNAME\n"                       \
+	"Removes a member; a destroyed QP leaves its groups by itself.\n"
+
+#define USAGE_MCAST_SHOW                                                                   \
+	"Usage: xhca [-j] [-v] -i IFNAME mcast show\n"                                       \
+	"Lists the groups: P_Key, members, function ports, packets, copies delivered and\n" \
+	"drops; -v adds the index, threshold drops, members skipped (state, Q_Key, P_Key,\n" \
+	"loopback, gone), copies without a receive buffer and the member QPNs.\n"
+
+static const struct cmd mcast_cmds[] = {
+	{ "show", do_mcast_show, NULL, USAGE_MCAST_SHOW },
+	{ "list", do_mcast_show, NULL, USAGE_MCAST_SHOW },
+	{ "create", do_mcast_create, NULL, USAGE_MCAST_CREATE },
+	{ "destroy", do_mcast_destroy, NULL, USAGE_MCAST_DESTROY },
+	{ "attach", do_mcast_attach, NULL, USAGE_MCAST_ATTACH },
+	{ "detach", do_mcast_detach, NULL, USAGE_MCAST_DETACH },
+	{ NULL, NULL, NULL, NULL },
+};
+
 static const struct cmd mr_cmds[] = {
 	{ "show", do_mr_show, NULL, USAGE_MR_SHOW },
 	{ "list", do_mr_show, NULL, USAGE_MR_SHOW },
@@ -1844,6 +2139,7 @@ static const struct cmd top_cmds[] = {
 	{ "stats", do_stats, NULL, USAGE_STATS },
 	{ "flowq", NULL, flowq_cmds, USAGE_FLOWQ },
 	{ "mr", NULL, mr_cmds, USAGE_MR },
+	{ "mcast", NULL, mcast_cmds, USAGE_MCAST },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -1867,8 +2163,8 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 	}
 	if (!argc || argv[0][0] == '-') {
 		if (!path)
-			return usage_err(NULL, "no command given; use status, qp, stats, flowq or mr "
-					 "(see xhca --help)");
+			return usage_err(NULL, "no command given; use status, qp, stats, flowq, mr or "
+					 "mcast (see xhca --help)");
 		c = &cmds[0];
 	} else {
 		for (c = cmds; c->name; c++)
@@ -1877,13 +2173,17 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 		if (!c->name) {
 			if (!path)
 				return usage_err(NULL, "unknown command '%s'; use status, qp, stats, "
-						 "flowq or mr (see xhca --help)", argv[0]);
+						 "flowq, mr or mcast (see xhca --help)", argv[0]);
 			if (!strcmp(path, "flowq"))
 				return usage_err(path, "unknown command '%s'; use show or set (see xhca "
 						 "flowq --help)", argv[0]);
 			if (!strcmp(path, "mr"))
 				return usage_err(path, "unknown command '%s'; use reg, dereg, show or "
 						 "read (see xhca mr --help)", argv[0]);
+			if (!strcmp(path, "mcast"))
+				return usage_err(path, "unknown command '%s'; use create, destroy, "
+						 "attach, detach or show (see xhca mcast --help)",
+						 argv[0]);
 			return usage_err(path, "unknown command '%s'; use create, modify, destroy or "
 					 "show (see xhca %s --help)", argv[0], path);
 		}

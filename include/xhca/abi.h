@@ -13,7 +13,7 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 4
+#define XHCA_ABI_VERSION 5
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -23,11 +23,21 @@
  * queue and flow queue, keyed in xhca_xsks by rxq * XHCA_FLOWQ_MAX + flowq. */
 #define XHCA_FLOWQ_MAX 64
 #define XHCA_FLOWQ_DEFAULT 8
+/* The replication queue (US 8,937,949's multicast information FIFO): the
+ * last flow queue key, sockets on every RX queue, drained by xhcad's
+ * replication engine. Its backlog (enq - deq) counts multicast packets not
+ * yet fully replicated; its high watermark is the multicast threshold. */
+#define XHCA_FLOWQ_MCAST (XHCA_FLOWQ_MAX - 1)
 #define XHCA_RXQ_MAX 64
 
 /* Memory regions: xhca_mr, indexed by rkey >> 8 (index 0 is never used). */
 #define XHCA_MR_MAX_DEFAULT 4096
 #define XHCA_MR_MAX_LIMIT 65536
+
+/* Multicast groups (xhca_mcast, keyed by MGID). */
+#define XHCA_MCAST_GROUPS 4096
+#define XHCA_MCAST_MEMBERS 256	/* QPs per group */
+#define XHCA_MCAST_DEVS 64	/* function ports per group */
 
 /* Access flags of an MR, numbered as ibv_access_flags. */
 #define XHCA_ACCESS_LOCAL_WRITE (1u << 0)
@@ -66,7 +76,14 @@
 	  "UDP length too short for the opcode's headers, pad and ICRC")                   \
 	X(DROP_BAD_TVER, "drop_bad_tver", "BTH transport header version is not 0")         \
 	X(DROP_QP0, "drop_qp0", "destination QP 0 (SMI) is not supported on RoCE")         \
-	X(DROP_MCAST, "drop_mcast", "destination QP 0xFFFFFF (multicast) not handled yet") \
+	X(DROP_MCAST_ADDR, "drop_mcast_addr",                                               \
+	  "destination QP 0xFFFFFF to a unicast IP address")                               \
+	X(DROP_MCAST_OPCODE, "drop_mcast_opcode", "multicast packet that is not a UD SEND ONLY") \
+	X(DROP_MCAST_GROUP, "drop_mcast_group", "no multicast group for the destination (MGID)") \
+	X(DROP_MCAST_EMPTY, "drop_mcast_empty", "the multicast group has no members")      \
+	X(DROP_MCAST_PKEY, "drop_mcast_pkey", "P_Key does not match the multicast group's") \
+	X(DROP_MCAST_THRESHOLD, "drop_mcast_threshold",                                     \
+	  "too many multicast packets waiting for replication: early drop, unicast flows on") \
 	X(DROP_CAM_MISS, "drop_cam_miss", "destination QPN not in the QP CAM (quiet drop)") \
 	X(DROP_STALE, "drop_stale", "CAM entry generation does not match the QP context")  \
 	X(DROP_QP_BUSY, "drop_qp_busy",                                                     \
@@ -103,7 +120,9 @@
 	X(PLACED_TO_FLOWQ, "placed_to_flowq",                                               \
 	  "placed by xhca_rx; WRITE with immediate: on to its flow queue for the completion") \
 	X(TO_XLATE, "to_xlate",                                                             \
-	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")
+	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")  \
+	X(TO_MCAST, "to_mcast",                                                             \
+	  "multicast: stored once, redirected to the replication queue")
 
 enum xhca_reason {
 #define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,
@@ -139,6 +158,7 @@ enum xhca_qp_action {
 
 /* QP context flags, written by xhcad. */
 #define XHCA_QPF_IPV6 (1u << 1) /* addresses are IPv6, not v4-mapped IPv4 */
+#define XHCA_QPF_BLOCK_MC_LOOPBACK (1u << 2) /* no copy of its own multicast sends (xhcad) */
 
 /*
  * xhca_qp_ctx.rx_psn: the receive state xhca_rx updates per packet, with
@@ -257,6 +277,41 @@ _Static_assert(sizeof(struct xhca_event) == 24, "xhca_event size");
 
 #define XHCA_EV_QP_ERR 1 /* the QP went to the error state (XHCA_RXPSN_ERR) */
 
+/*
+ * xhca_mcast (key: struct xhca_mgid): a multicast group. Written by xhcad
+ * (the value is replaced whole), read by xhca_rx, which checks what is
+ * common to the group (it exists, has members, the P_Key) and hands one
+ * copy to the replication queue with index and gen in its metadata; xhcad
+ * finds the members. gen changes when a group is re-created under the same
+ * index: frames of the old one are not replicated to the new one.
+ */
+struct xhca_mgid {
+	__u8 gid[16];	/* IPv6, IPv4 v4-mapped (::ffff:a.b.c.d) */
+};
+_Static_assert(sizeof(struct xhca_mgid) == 16, "xhca_mgid size");
+
+struct xhca_mcast_grp {
+	__u32 index;	/* < XHCA_MCAST_GROUPS: xhca_mc_stats, xhca_mc_devs */
+	__u32 gen;
+	__u32 nmembers;	/* QPs */
+	__u32 ndevs;	/* function ports */
+	__u16 pkey;
+	__u16 flags;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xhca_mcast_grp) == 24, "xhca_mcast_grp size");
+
+/* xhca_mc_stats value (per-CPU, key: group index): xhca_rx's side. */
+struct xhca_mcast_counter {
+	__u64 packets;		/* to the replication queue */
+	__u64 bytes;
+	__u64 dev_packets;	/* sent to the function ports */
+	__u64 threshold_drops;
+	__u64 pkey_drops;
+	__u64 empty_drops;
+};
+_Static_assert(sizeof(struct xhca_mcast_counter) == 48, "xhca_mcast_counter size");
+
 /* xhca_stats value (per-CPU, key: enum xhca_reason). */
 struct xhca_counter {
 	__u64 packets;
@@ -342,6 +397,7 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MF_IPV6 (1u << 2)
 #define XHCA_MF_ECN (1u << 3)	 /* BTH FECN */
 #define XHCA_MF_PLACED (1u << 4) /* xhca_rx placed the payload; xhcad completes it */
+#define XHCA_MF_MCAST (1u << 5)	 /* a multicast copy xhcad injected (never from xhca_rx) */
 
 /* Map names (≤ 15 characters), as pinned under /sys/fs/bpf/xhca/<ifname>/. */
 #define XHCA_MAP_CAM "xhca_qp_cam"
@@ -356,5 +412,8 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MAP_MR "xhca_mr"
 #define XHCA_MAP_EVENTS "xhca_events"
 #define XHCA_MAP_BARRIER "xhca_barrier"
+#define XHCA_MAP_MCAST "xhca_mcast"
+#define XHCA_MAP_MC_STATS "xhca_mc_stats"
+#define XHCA_MAP_MC_DEVS "xhca_mc_devs"
 
 #endif /* XHCA_ABI_H */

@@ -46,6 +46,11 @@ enum xhca_ctl_op {
 	XHCA_CTL_MR_SHOW,	/* nothing -> struct xhca_mr_info[] */
 	XHCA_CTL_MR_READ,	/* struct xhca_mr_io -> the bytes */
 	XHCA_CTL_CQ_REBIND,	/* __u32 cq + eventfd -> nothing (a resumed session) */
+	XHCA_CTL_MCAST_CREATE,	/* struct xhca_mcast_req -> struct xhca_mcast_info */
+	XHCA_CTL_MCAST_DESTROY,	/* struct xhca_mcast_req -> nothing */
+	XHCA_CTL_MCAST_ATTACH,	/* struct xhca_mcast_req -> nothing */
+	XHCA_CTL_MCAST_DETACH,	/* struct xhca_mcast_req -> nothing */
+	XHCA_CTL_MCAST_SHOW,	/* nothing -> struct xhca_mcast_info[] */
 };
 
 struct xhca_ctl_hdr {
@@ -237,6 +242,40 @@ struct xhca_mr_io {
 	__u64 off;
 };
 
+/* Multicast groups (US 8,937,949). A group is its MGID, an IPv6 multicast
+ * address (IPv4 ones v4-mapped). Members are UD QPs, or function ports
+ * (dev: a network interface xhca_rx copies the packet to). */
+struct xhca_mcast_req {
+	struct xhca_mgid mgid;
+	__u32 qpn;		/* attach/detach: a QP, or */
+	char dev[16];		/* a function port (its name) */
+	__u16 pkey;		/* create: the group's partition, 0 = 0xffff */
+	__u16 flags;		/* XHCA_MCF_* */
+};
+
+#define XHCA_MCF_CREATE (1u << 0) /* attach: create the group if there is none, as verbs do */
+#define XHCA_MCF_AUTO (1u << 1)	  /* (info) created by an attach: goes with its last member */
+
+struct xhca_mcast_info {
+	struct xhca_mgid mgid;
+	__u32 index;
+	__u32 gen;
+	__u16 pkey;
+	__u16 flags;
+	__u32 nmembers;
+	__u32 ndevs;
+	__u32 pad;
+	/* xhca_rx's counters */
+	__u64 packets, bytes, dev_packets, threshold_drops, pkey_drops, empty_drops;
+	/* xhcad's: packets replicated, copies delivered into receive buffers,
+	 * members skipped, copies that found no buffer or an error */
+	__u64 replicated, copies;
+	__u64 skip_state, skip_qkey, skip_pkey, skip_loopback, skip_stale;
+	__u64 rnr, errors;
+	__u32 qpns[XHCA_MCAST_MEMBERS];
+	__u32 devs[XHCA_MCAST_DEVS];	/* ifindexes */
+};
+
 /* Flow queues. */
 #define XHCA_WEIGHT_MAX 1000
 
@@ -303,6 +342,15 @@ struct xhca_status {
 	__u64 canary_violations;
 	__u64 barriers;		/* invalidations waited for */
 	__u64 held;		/* READ/ATOMIC requests held for the proxy */
+	/* multicast */
+	__u32 mcast_groups;
+	__u32 mcast_threshold;	/* 0: none */
+	__u32 mcast_credits;	/* per flow queue */
+	__u32 mcast_waiting;	/* multicast frames not yet fully replicated */
+	__u64 mcast_max_refs;	/* the largest reference count a frame reached */
+	__u64 mcast_credit_stalls;
+	__u64 mcast_replicated;
+	__u64 mcast_stale;	/* frames of a group destroyed meanwhile */
 };
 
 /* libxhca control client (user/lib/ctl.c). */

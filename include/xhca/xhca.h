@@ -102,7 +102,12 @@ struct xhca_qp_init_attr {
 	struct xhca_cq *recv_cq;
 	unsigned int rq_depth;	/* receive queue slots, a power of 2 */
 	struct xhca_pd *pd;	/* NULL: one PD the session's QPs share */
+	unsigned int create_flags; /* XHCA_QP_CREATE_* */
 };
+
+/* No copy of the multicast packets this QP sent itself (source address of
+ * this host, source QPN its own), as IBV_QP_CREATE_BLOCK_SELF_MCAST_LB. */
+#define XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB (1u << 1)
 
 struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *attr);
 uint32_t xhca_qp_num(const struct xhca_qp *qp);
@@ -114,6 +119,14 @@ int xhca_qp_destroy(struct xhca_qp *qp);
 /* The receive queue ring (ring.h), for tools and tests that write entries
  * themselves. */
 struct xhca_ring_ctl *xhca_qp_rq(struct xhca_qp *qp);
+
+/* Multicast (UD QPs): joins or leaves the group of mgid, 16 bytes, an IPv6
+ * multicast address or an IPv4 one v4-mapped (::ffff:239.1.1.1). A group
+ * that does not exist is created, as verbs do, and goes with its last
+ * member. Each member gets its own copy of every packet, with the GRH
+ * naming the group. */
+int xhca_mcast_attach(struct xhca_qp *qp, const uint8_t mgid[16]);
+int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16]);
 /* Posts a receive buffer (inside one buffer of xhca_alloc). -ENOMEM: the
  * receive queue is full; -EFAULT: not inside a buffer of xhca_alloc;
  * -ESHUTDOWN: the QP was destroyed (by xhcad or the CLI). A QP in the error

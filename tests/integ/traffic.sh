@@ -79,7 +79,8 @@ expect "UC gap drops the message" drop_uc_gap 3 --op uc-send-middle --qpn "$UC" 
 expect "UC next message resyncs" accept_drop 1 --op uc-send-only --qpn "$UC" --psn 9 --count 1
 expect "unknown QPN" drop_cam_miss 7 --op rc-send-only --qpn 0xabcdef --count 7
 expect "QP0" drop_qp0 2 --op rc-send-only --qpn 0 --count 2
-expect "multicast QPN" drop_mcast 2 --op ud-send-only --qpn 0xffffff --count 2
+expect "multicast QPN to a unicast address" drop_mcast_addr 2 --op ud-send-only --qpn 0xffffff --count 2
+expect "multicast QPN, no such group" drop_mcast_group 2 --op ud-send-only --qpn 0xffffff --dst 239.7.7.7 --count 2
 expect "bad P_Key" drop_pkey 4 --op rc-send-only --qpn "$RC" --psn 112 --pkey 0x8001 --count 4
 expect "opcode/type mismatch" drop_opcode_type 2 --op ud-send-only --qpn "$RC" --count 2
 expect "unknown opcode" drop_unknown_opcode 2 --op 0x18 --qpn "$RC" --count 2

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +238,8 @@ static int is_pass_reason(int r)
 /* Reasons given after the QP context was found valid: they count per QP. */
 static int is_redirect_reason(int r)
 {
-	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE;
+	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
+	       r == XHCA_R_TO_MCAST;
 }
 
 static int qp_accepted_reason(int r)
@@ -429,7 +431,8 @@ static const struct rx_case cases[] = {
 	{ "TVer 15", UD_SEND, QPN(L_UD), R(DROP_BAD_TVER), .tver = 15 },
 	/* QPN checks */
 	{ "destination QP 0", RC_SEND, 0, R(DROP_QP0) },
-	{ "destination QP 0xffffff", UD_SEND, XHCA_QPN_MCAST, R(DROP_MCAST) },
+	{ "destination QP 0xffffff to a unicast address", UD_SEND, XHCA_QPN_MCAST,
+	  R(DROP_MCAST_ADDR) },
 	{ "unknown QPN", RC_SEND, 0xabcdef, R(DROP_CAM_MISS) },
 	{ "CNP to an unknown QPN", XHCA_OP_CNP, 0xabcdef, R(DROP_CAM_MISS) },
 	{ "CAM generation != context generation", RC_SEND, QPN(L_STALE), R(DROP_STALE) },
@@ -1691,6 +1694,127 @@ static int seq_read_atomic(char *why)
 	return step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 5, why) || hm_only(0, NULL, 0, why);
 }
 
+/* ---- multicast ------------------------------------------------------------ */
+
+static int mc_group(const char *mgid, __u32 index, __u32 gen, __u32 nmembers, __u16 pkey)
+{
+	struct xhca_mcast_grp g = { .index = index, .gen = gen, .nmembers = nmembers,
+				    .pkey = pkey };
+	struct xhca_mgid k;
+
+	if (xhca_ip_parse(mgid, k.gid) < 0)
+		return -1;
+	return bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_mcast), &k, &g, 0);
+}
+
+static __u64 mc_count(__u32 index, size_t field)
+{
+	struct xhca_mcast_counter v[E.ncpus];
+	__u64 sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(E.skel->maps.xhca_mc_stats), &index, v))
+		return ~0ull;
+	for (int i = 0; i < E.ncpus; i++)
+		sum += *(__u64 *)((char *)&v[i] + field);
+	return sum;
+}
+
+static void mc_spec(struct xhca_pkt_spec *s, __u8 opcode, const char *dst)
+{
+	xhca_pkt_spec_init(s, opcode);
+	s->dqpn = XHCA_QPN_MCAST;
+	s->deth_qkey = UD_QKEY;
+	s->deth_sqp = 0x77;
+	s->payload_len = 100;
+	s->ipv6 = !!strchr(dst, ':');
+	xhca_ip_parse(s->ipv6 ? "fd00::1" : "10.0.0.1", s->src_ip);
+	xhca_ip_parse(dst, s->dst_ip);
+}
+
+/* The multicast QPN: the group checks, one redirect to the replication
+ * queue with the group in the metadata, per-group counters, the threshold
+ * (and unicast flowing while it holds multicast back). */
+static int seq_mcast(char *why)
+{
+	const __u32 key = 0 * XHCA_FLOWQ_MAX + XHCA_FLOWQ_MCAST;
+	struct xhca_pkt_spec s;
+	struct xhca_flowq q;
+	__u64 p0;
+
+	if (qps_reset() || fq_set(XHCA_FLOWQ_MCAST, 0, 0, 0) || fq_set(FQ_SOCK, 0, 0, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &key, &xsk_fd, 0) ||
+	    mc_group("239.1.1.1", 5, 3, 2, 0xffff) || mc_group("239.1.1.2", 6, 1, 0, 0xffff) ||
+	    mc_group("239.1.1.3", 7, 1, 1, 0x0123) || mc_group("ff0e::1:1", 8, 9, 1, 0xffff))
+		return snprintf(why, WHY_LEN, "setup: %s", strerror(errno)), -1;
+	p0 = mc_count(5, offsetof(struct xhca_mcast_counter, packets));
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY_IMM, "239.1.1.1");
+	if (step(&s, XHCA_R_TO_MCAST, 0, -1, why))
+		return -1;
+	if (last_meta.gqpn != XHCA_QPN_MCAST || last_meta.lidx != 5 || last_meta.gen != 3 ||
+	    last_meta.flowq != XHCA_FLOWQ_MCAST || last_meta.reason != XHCA_R_TO_MCAST ||
+	    last_meta.payload_len != 100 || last_meta.payload_off != 14 + 20 + 8 + 24)
+		return snprintf(why, WHY_LEN, "metadata: lidx %u gen %u fq %u reason %u len %u off %u",
+				last_meta.lidx, last_meta.gen, last_meta.flowq, last_meta.reason,
+				last_meta.payload_len, last_meta.payload_off), -1;
+	if (mc_count(5, offsetof(struct xhca_mcast_counter, packets)) != p0 + 1)
+		return snprintf(why, WHY_LEN, "the group's packet counter did not move"), -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "ff0e::1:1");
+	if (step(&s, XHCA_R_TO_MCAST, 0, -1, why) || last_meta.lidx != 8 ||
+	    !(last_meta.flags & XHCA_MF_IPV6))
+		return why[0] ? -1 : (snprintf(why, WHY_LEN, "IPv6 group metadata"), -1);
+	/* what is common to the group, each with its reason */
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.9.9.9");
+	if (step(&s, XHCA_R_DROP_MCAST_GROUP, 0, -1, why))
+		return -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.1.1.2");
+	if (step(&s, XHCA_R_DROP_MCAST_EMPTY, 0, -1, why))
+		return -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.1.1.1");
+	s.pkey = 0x8001;
+	if (step(&s, XHCA_R_DROP_MCAST_PKEY, 0, -1, why))
+		return -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.1.1.3");
+	s.pkey = 0x0123; /* two limited members */
+	if (step(&s, XHCA_R_DROP_MCAST_PKEY, 0, -1, why))
+		return -1;
+	s.pkey = 0x8123;
+	if (step(&s, XHCA_R_TO_MCAST, 0, -1, why))
+		return -1;
+	mc_spec(&s, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, "239.1.1.1");
+	if (step(&s, XHCA_R_DROP_MCAST_OPCODE, 0, -1, why))
+		return -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "10.0.0.2");
+	if (step(&s, XHCA_R_DROP_MCAST_ADDR, 0, -1, why))
+		return -1;
+	if (mc_count(5, offsetof(struct xhca_mcast_counter, pkey_drops)) != 1 ||
+	    mc_count(6, offsetof(struct xhca_mcast_counter, empty_drops)) != 1)
+		return snprintf(why, WHY_LEN, "per-group drop counters"), -1;
+	/* the threshold: two waiting (enq - deq) is the limit */
+	if (fq_get(XHCA_FLOWQ_MCAST, &q) || fq_set(XHCA_FLOWQ_MCAST, 2, 1, q.enq - 1))
+		return snprintf(why, WHY_LEN, "threshold setup"), -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.1.1.1");
+	if (step(&s, XHCA_R_TO_MCAST, 0, -1, why) ||
+	    step(&s, XHCA_R_DROP_MCAST_THRESHOLD, 0, -1, why))
+		return -1;
+	/* unicast to a host QP is not held back */
+	spec_to(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, L_UD_HOST, 1);
+	s.deth_qkey = UD_QKEY;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_UD_HOST, -1, why))
+		return -1;
+	if (mc_count(5, offsetof(struct xhca_mcast_counter, threshold_drops)) != 1)
+		return snprintf(why, WHY_LEN, "threshold drops not counted for the group"), -1;
+	/* replicated: the backlog falls, multicast is admitted again */
+	if (fq_get(XHCA_FLOWQ_MCAST, &q) || fq_set(XHCA_FLOWQ_MCAST, 2, 1, q.enq))
+		return snprintf(why, WHY_LEN, "threshold reset"), -1;
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.1.1.1");
+	if (step(&s, XHCA_R_TO_MCAST, 0, -1, why))
+		return -1;
+	bpf_map_delete_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &key);
+	if (step(&s, XHCA_R_DROP_NO_SOCKET, 0, -1, why))
+		return -1;
+	return fq_set(XHCA_FLOWQ_MCAST, 0, 0, 0);
+}
+
 static void run_sequences(void)
 {
 	static const struct {
@@ -1720,6 +1844,8 @@ static void run_sequences(void)
 		  seq_write_errors },
 		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },
 		{ "READ and ATOMIC checked, then to the flow queue", seq_read_atomic },
+		{ "multicast: group checks, one copy to the replication queue, threshold",
+		  seq_mcast },
 	};
 	char why[WHY_LEN];
 

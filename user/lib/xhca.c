@@ -768,6 +768,8 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	}
 	a.cq = attr->recv_cq->id;
 	a.rq_depth = attr->rq_depth;
+	if (attr->create_flags & XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB)
+		a.flags |= XHCA_QPF_BLOCK_MC_LOOPBACK;
 	if (attr->pd && attr->pd->ctx != ctx) {
 		fail(ctx, -EINVAL, "qp create: pd must be a protection domain of this session");
 		errno = EINVAL;
@@ -805,6 +807,24 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	return qp;
+}
+
+static int mcast_call(struct xhca_qp *qp, __u32 op, const uint8_t mgid[16])
+{
+	struct xhca_mcast_req r = { .qpn = qp->qpn, .flags = XHCA_MCF_CREATE };
+
+	memcpy(r.mgid.gid, mgid, 16);
+	return call(qp->ctx, op, &r, sizeof(r), -1, NULL, 0, NULL);
+}
+
+int xhca_mcast_attach(struct xhca_qp *qp, const uint8_t mgid[16])
+{
+	return mcast_call(qp, XHCA_CTL_MCAST_ATTACH, mgid);
+}
+
+int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16])
+{
+	return mcast_call(qp, XHCA_CTL_MCAST_DETACH, mgid);
 }
 
 struct xhca_ring_ctl *xhca_qp_rq(struct xhca_qp *qp)

@@ -97,6 +97,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->canary_violations = d->canary_violations;
 	s->barriers = d->barriers;
 	s->held = d->held_n;
+	mcast_status(d, s);
 	xsk_account(d, s);
 }
 
@@ -266,6 +267,43 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		r.session = s->id;
 		r.hostmem_bytes = d->hostmem_bytes;
 		rc = xhca_ctl_send_fd(fd, h.op, 0, &r, sizeof(r), d->m.hostmem);
+		break;
+	}
+	case XHCA_CTL_MCAST_CREATE:
+	case XHCA_CTL_MCAST_DESTROY:
+	case XHCA_CTL_MCAST_ATTACH:
+	case XHCA_CTL_MCAST_DETACH: {
+		struct xhca_mcast_req r;
+		struct xhca_mcast_info *mi = NULL;
+
+		WANT(r);
+		memcpy(&r, buf, sizeof(r));
+		r.dev[sizeof(r.dev) - 1] = 0;
+		if (h.op == XHCA_CTL_MCAST_CREATE) {
+			mi = calloc(1, sizeof(*mi));
+			rc = mi ? mcast_create(d, &r, mi, err, sizeof(err)) : -ENOMEM;
+		} else if ((h.op == XHCA_CTL_MCAST_DESTROY) && c->session) {
+			rc = errf(err, sizeof(err), -EPERM, "mcast destroy: groups are the CLI's to "
+				  "destroy; detach the session's QPs instead");
+		} else {
+			rc = h.op == XHCA_CTL_MCAST_DESTROY ? mcast_destroy(d, &r, err, sizeof(err))
+			     : h.op == XHCA_CTL_MCAST_ATTACH
+				     ? mcast_attach(d, &r, c->session, err, sizeof(err))
+				     : mcast_detach(d, &r, c->session, err, sizeof(err));
+		}
+		rc = rc ? reply_err(fd, h.op, rc, err[0] ? err : strerror(-rc))
+			: xhca_ctl_send(fd, h.op, 0, mi, mi ? sizeof(*mi) : 0);
+		free(mi);
+		break;
+	}
+	case XHCA_CTL_MCAST_SHOW: {
+		struct xhca_mcast_info *mi = NULL;
+		__u32 n = 0;
+
+		rc = mcast_show(d, &mi, &n);
+		rc = rc ? reply_err(fd, h.op, rc, "mcast show: out of memory")
+			: xhca_ctl_send(fd, h.op, 0, mi, n * sizeof(*mi));
+		free(mi);
 		break;
 	}
 	case XHCA_CTL_CQ_REBIND: {
@@ -450,6 +488,7 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	case XHCA_CTL_FLOWQ_SHOW:
 	case XHCA_CTL_MR_SHOW:
 	case XHCA_CTL_MR_READ:
+	case XHCA_CTL_MCAST_SHOW:
 		break;
 	default:
 		d->state_dirty = 1;

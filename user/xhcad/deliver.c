@@ -575,12 +575,14 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 	int n = 0;
 
 	*wait_ns = 0;
+	/* Multicast first: its copies join the flow queues they are for. */
+	mcast_run(d, budget);
 	if (d->bus_rate)
 		tokens_refill(d);
 	while (n < budget) {
 		struct xhca_rx_meta m;
 		const __u8 *fr;
-		__u32 len;
+		__u32 len, group;
 		int f = sched_next(&d->sched, &ops, d), r;
 
 		if (f < 0)
@@ -595,6 +597,8 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		xsk_take(d, (__u32)f);
 		r = place(d, (__u32)f, &m, fr, len);
 		count(d, r, len);
+		if (xsk_taken_copy(d, &group))
+			mcast_delivered(d, group, r);
 		xsk_done(d);
 		d->fq[f].frames++;
 		sched_charge(&d->sched, (__u32)f, len);

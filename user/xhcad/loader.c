@@ -51,6 +51,10 @@ static const struct map_desc map_descs[] = {
 	MAP_DESC(XHCA_MAP_MR, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_mr_ctx), BPF_F_MMAPABLE,
 		 SIZED_MRS, mr),
 	MAP_DESC(XHCA_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0, events),
+	MAP_DESC(XHCA_MAP_MCAST, BPF_MAP_TYPE_HASH, sizeof(struct xhca_mgid),
+		 sizeof(struct xhca_mcast_grp), 0, 0, mcast),
+	MAP_DESC(XHCA_MAP_MC_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_mcast_counter),
+		 0, 0, mc_stats),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"

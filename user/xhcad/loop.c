@@ -170,6 +170,13 @@ int xhcad_run(struct xhcad *d, int lfd)
 					ps_add(&ps, fds[j]);
 			}
 		}
+		if (!mcast_pending(d)) {
+			/* the replication queue, unless a packet waits for credit */
+			int fds[XHCA_RXQ_MAX], k = xsk_fds(d, XHCA_FLOWQ_MCAST, fds, XHCA_RXQ_MAX);
+
+			for (int j = 0; j < k; j++)
+				ps_add(&ps, fds[j]);
+		}
 		now = now_ns();
 		if (more) {
 			ts = (struct timespec){ 0, 0 };
@@ -225,7 +232,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		if (d->state_dirty)
 			state_save(d);
 		n = flowq_run(d, BUDGET, &wait_ns);
-		more = n == BUDGET;
+		more = n == BUDGET || mcast_pending(d);
 		/* FIFO: an oldest frame that cannot move stops everything; wait
 		 * for its doorbell rather than spin on readable sockets. (Only a
 		 * blocked queue stops FIFO: frames counted in flight but not yet

@@ -41,6 +41,8 @@ __u64 now_ns(void)
 #define RING_SIZE 2048
 #define UMEM_FRAMES_DEFAULT 8192
 #define HIGH_DEFAULT 512
+#define MCAST_THRESHOLD_DEFAULT 512
+#define MCAST_CREDITS_DEFAULT 1024
 
 static void on_signal(int sig)
 {
@@ -57,7 +59,8 @@ static void usage(FILE *f)
 		"  --max-qps N         local QPs, 1..%d (default %d); fixed once maps are pinned\n"
 		"  --adopt             take over xhca_rx attached by ip or xdp-loader\n"
 		"  --keep              leave the program attached and maps pinned on exit\n"
-		"  --flowqs N          flow queues, 1..%d (default %d)\n"
+		"  --flowqs N          flow queues, 1..%d (default %d; one more is the\n"
+		"                      multicast replication queue)\n"
 		"  --sched drr|fifo    flow queue scheduling (default drr)\n"
 		"  --bus-rate BYTES    model a host bus of BYTES/s (k, M, G suffixes; default off)\n"
 		"  --watermarks H,L    backpressure per flow queue, frames (default %d,%d)\n"
@@ -68,12 +71,17 @@ static void usage(FILE *f)
 		"                      pre-translated, xhcad places every RDMA WRITE\n"
 		"  --canary            fill freed host memory with a pattern and report writes\n"
 		"                      into it (canary_violations in xhca status)\n"
+		"  --mcast-threshold N multicast packets that may wait for replication; above,\n"
+		"                      new ones are dropped (default %d, 0: no limit)\n"
+		"  --mcast-credits N   multicast copies a flow queue may hold; the replication\n"
+		"                      waits when they are used up (default %d)\n"
 		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
 		"  -h, --help          this text\n",
-		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_MAX, XHCA_FLOWQ_DEFAULT,
+		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_MCAST, XHCA_FLOWQ_DEFAULT,
 		HIGH_DEFAULT, HIGH_DEFAULT / 4,
 		XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20, UMEM_FRAMES_DEFAULT,
-		XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1);
+		XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1, MCAST_THRESHOLD_DEFAULT,
+		MCAST_CREDITS_DEFAULT);
 }
 
 /* "20M" -> 20000000; decimal suffixes, as rates are given. */
@@ -106,6 +114,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	err = hostmem_init(d);
 	if (!err)
 		err = mr_init(d);
+	if (!err)
+		err = mcast_init(d);
 	if (err)
 		return err;
 	/* What an earlier xhcad left: sessions that live on keep their
@@ -126,6 +136,11 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 
 		q->high = f < d->nflowq ? high : 0;
 		q->low = f < d->nflowq ? low : 0;
+		if (f == XHCA_FLOWQ_MCAST) {
+			/* the threshold: no hysteresis */
+			q->high = d->mcast_threshold;
+			q->low = d->mcast_threshold ? d->mcast_threshold - 1 : 0;
+		}
 		__atomic_store_n(&q->deq, __atomic_load_n(&q->enq, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 		q->gate = 0;
@@ -139,6 +154,7 @@ static void host_fini(struct xhcad *d)
 {
 	xsk_fini(d);
 	held_fini(d);
+	mcast_fini(d);
 	mr_fini(d);
 	if (d->fqm)
 		munmap(d->fqm, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq));
@@ -192,6 +208,8 @@ int main(int argc, char **argv)
 		{ "max-mrs", required_argument, NULL, 'M' },
 		{ "fragment", no_argument, NULL, 'f' },
 		{ "canary", no_argument, NULL, 'c' },
+		{ "mcast-threshold", required_argument, NULL, 'T' },
+		{ "mcast-credits", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -204,6 +222,8 @@ int main(int argc, char **argv)
 	enum sched_mode mode = SCHED_DRR;
 
 	d.nflowq = XHCA_FLOWQ_DEFAULT;
+	d.mcast_threshold = MCAST_THRESHOLD_DEFAULT;
+	d.mcast_credits = MCAST_CREDITS_DEFAULT;
 	d.umem_frames = UMEM_FRAMES_DEFAULT;
 	d.ring_size = RING_SIZE;
 
@@ -234,9 +254,9 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'F':
-			if (parse_u32(optarg, &v) || !v || v > XHCA_FLOWQ_MAX) {
+			if (parse_u32(optarg, &v) || !v || v > XHCA_FLOWQ_MCAST) {
 				fprintf(stderr, "xhcad: --flowqs %s: use a number from 1 to %d\n", optarg,
-					XHCA_FLOWQ_MAX);
+					XHCA_FLOWQ_MCAST);
 				return 2;
 			}
 			d.nflowq = v;
@@ -291,6 +311,21 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			d.max_mrs = v + 1; /* index 0 is never used */
+			break;
+		case 'T':
+			if (parse_u32(optarg, &v) || v > RING_SIZE) {
+				fprintf(stderr, "xhcad: --mcast-threshold %s: use 0 (no limit) to %d\n",
+					optarg, RING_SIZE);
+				return 2;
+			}
+			d.mcast_threshold = v;
+			break;
+		case 'C':
+			if (parse_u32(optarg, &v) || !v || v > 65536) {
+				fprintf(stderr, "xhcad: --mcast-credits %s: use 1 to 65536\n", optarg);
+				return 2;
+			}
+			d.mcast_credits = v;
 			break;
 		case 'f': d.fragment = 1; break;
 		case 'c': d.canary = 1; break;

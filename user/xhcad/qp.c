@@ -178,7 +178,7 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	a->action = c->action;
 	a->mtu_shift = c->mtu_shift;
 	a->pkey = c->pkey;
-	a->flags = c->flags & XHCA_QPF_IPV6;
+	a->flags = c->flags & (XHCA_QPF_IPV6 | XHCA_QPF_BLOCK_MC_LOOPBACK);
 	a->qkey = c->qkey;
 	a->epsn = c->rx_psn & XHCA_RXPSN_MASK;
 	a->dest_qpn = c->dest_qpn;
@@ -455,6 +455,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	c.mtu_shift = 10;
 	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
 	c.pd = a->pd;
+	c.flags = a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK;
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
@@ -656,6 +657,7 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	 * the session frees it or ends. */
 	qh = &d->qh[lidx];
 	pd_ref(d, qh->pd, -1);
+	mcast_qp_gone(d, lidx);
 	{
 		/* Detach first: it marks the ring dead, in its memory. */
 		__u32 rq_alloc = qh->rq && qh->owner == owner ? qh->rq_alloc : 0;

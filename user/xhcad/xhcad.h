@@ -34,6 +34,8 @@ struct xhca_maps {
 	int hostmem;
 	int mr;
 	int events;
+	int mcast;
+	int mc_stats;
 	int dstate; /* daemon state: QPN cursor (userspace only) */
 };
 
@@ -212,6 +214,9 @@ struct xhcad {
 	__u32 umem_frames;
 	__u32 ring_size;	/* RX, fill and completion ring entries */
 	__u64 bus_rate;		/* bytes/s, 0: unlimited */
+	__u32 mcast_credits;	/* injected copies a flow queue may hold */
+	__u32 mcast_threshold;	/* multicast packets waiting for replication, 0: no limit */
+	struct mcast_state *mc;	/* mcast.c */
 	struct xhca_flowq *fqm;	/* the xhca_flowq map, mapped */
 	struct flowq_rt fq[XHCA_FLOWQ_MAX];
 	struct sched sched;
@@ -342,6 +347,21 @@ void xsk_refill(struct xhcad *d);
 void xsk_sync_drops(struct xhcad *d);
 void xsk_account(const struct xhcad *d, struct xhca_status *s);
 __u32 xsk_backlog(const struct xhcad *d, __u32 f);
+/* Whether the frame being processed is a multicast copy, and of which group. */
+int xsk_taken_copy(const struct xhcad *d, __u32 *group);
+/* The replication queue's head frame, taken and held with one reference
+ * (the stored payload's); 0 when it is empty. */
+int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8 **data,
+		   __u32 *len, __u64 *addr);
+/* A reference more to the multicast frame at addr (returns the count), or
+ * one less: at zero it goes back to the free stack, once. */
+__u32 xsk_frame_get(struct xhcad *d, __u64 addr);
+void xsk_frame_put(struct xhcad *d, __u64 addr);
+/* A copy of the frame at addr into flow queue f, with its own metadata;
+ * -ENOBUFS when f has no credit left. */
+int xsk_inject(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, __u64 addr, __u32 len,
+	       __u32 group);
+__u32 xsk_injected(const struct xhcad *d, __u32 f);
 
 /* deliver.c: flow queues to receive buffers and completions */
 void flowq_init(struct xhcad *d);
@@ -373,6 +393,29 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc)
 /* A resumed session's CQ gets its application's eventfd again. */
 int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen);
 void session_close(struct xhcad *d, __u32 id);
+
+/* mcast.c: multicast groups and the replication engine */
+struct mcast_state;
+int mcast_init(struct xhcad *d);
+void mcast_fini(struct xhcad *d);
+int mcast_create(struct xhcad *d, const struct xhca_mcast_req *r, struct xhca_mcast_info *out,
+		 char *err, size_t errlen);
+int mcast_destroy(struct xhcad *d, const struct xhca_mcast_req *r, char *err, size_t errlen);
+int mcast_attach(struct xhcad *d, const struct xhca_mcast_req *r, __u32 owner, char *err,
+		 size_t errlen);
+int mcast_detach(struct xhcad *d, const struct xhca_mcast_req *r, __u32 owner, char *err,
+		 size_t errlen);
+/* A QP goes: out of every group (and an automatic group with it, if last). */
+void mcast_qp_gone(struct xhcad *d, __u32 lidx);
+void mcast_info(struct xhcad *d, __u32 index, struct xhca_mcast_info *mi);
+int mcast_show(struct xhcad *d, struct xhca_mcast_info **out, __u32 *n);
+void mcast_status(const struct xhcad *d, struct xhca_status *s);
+/* Replicates up to budget packets of the replication queue; returns how many. */
+int mcast_run(struct xhcad *d, int budget);
+/* A packet is half replicated (waiting for credit). */
+int mcast_pending(const struct xhcad *d);
+/* What became of a copy of group's (a host reason). */
+void mcast_delivered(struct xhcad *d, __u32 group, int reason);
 
 /* state.c: what a restart keeps */
 int state_save(struct xhcad *d);

@@ -8,7 +8,15 @@
  *
  * UMEM frames are in exactly one place: xhcad's free stack, a fill ring, the
  * kernel (taken from a fill ring, not yet in an RX ring), an RX ring, or
- * held by xhcad while it processes one.
+ * held by xhcad while it processes one. A multicast frame is held from the
+ * moment the replication engine takes it until its reference count (the
+ * patent's payload reference counter) falls to zero: one reference of its
+ * own while the engine injects descriptors, one per descriptor injected
+ * into a member's flow queue, each dropped when that copy was delivered or
+ * refused. Then it goes back, once.
+ *
+ * Each RX queue has one socket per flow queue and one for the replication
+ * queue (XHCA_FLOWQ_MCAST), at local index nflowq.
  *
  * The sockets are set up here with the raw AF_XDP calls: libxdp's
  * xsk_socket__create_shared() always names the UMEM's first socket as the
@@ -57,13 +65,35 @@ struct xsk_rxq {
 	struct mapping fill_map, comp_map;
 };
 
+/* A copy of a multicast frame for one member: the frame's data and a
+ * metadata block of its own (the member's QP, flow queue, the group). */
+struct inj_desc {
+	struct xhca_rx_meta m;
+	__u64 addr;
+	__u32 len;
+	__u32 group;
+};
+
+/* The injected descriptors of one flow queue: a ring, its credits. */
+struct inj_ring {
+	struct inj_desc *d;
+	__u32 head, tail;	/* free running */
+};
+
 struct xsk_state {
 	void *area;
 	__u64 area_len;
 	__u32 nframes;
 	__u32 nrxq;
+	__u32 nsq;			/* sockets per RX queue: the flow queues + replication */
 	struct xsk_rxq *rxq;
-	struct fq_sock *socks;		/* [rxq * nflowq + flowq] */
+	struct fq_sock *socks;		/* [rxq * nsq + local flow queue] */
+	__u16 *refs;			/* per frame: references of a multicast frame */
+	struct inj_ring inj[XHCA_FLOWQ_MAX];
+	__u32 inj_cap;			/* descriptors per flow queue (credits) */
+	int cand_inj[XHCA_FLOWQ_MAX];	/* xsk_head() found f's head among the injected */
+	int taken_inj;			/* the frame being processed is an injected copy */
+	struct inj_desc taken_desc;
 	__u64 *free;			/* stack of frame addresses */
 	__u32 nfree;
 	__u32 fill_target;		/* per RX queue */
@@ -204,6 +234,12 @@ static int sock_open(struct xhcad *d, struct fq_sock *s, struct xsk_rxq *rq, __u
 	return 0;
 }
 
+/* The flow queue of the i-th socket of an RX queue. */
+static __u32 key_fq(const struct xhcad *d, __u32 i)
+{
+	return i == d->nflowq ? XHCA_FLOWQ_MCAST : i;
+}
+
 int xsk_init(struct xhcad *d)
 {
 	struct xsk_state *xs;
@@ -219,7 +255,7 @@ int xsk_init(struct xhcad *d)
 	xs->nframes = d->umem_frames;
 	/* Fill rings get what the flow queues' watermarks leave: each flow
 	 * queue can hold high frames without touching the fill buffers. */
-	reserve = d->nflowq * d->fqm[0].high;
+	reserve = d->nflowq * d->fqm[0].high + d->fqm[XHCA_FLOWQ_MCAST].high;
 	if (reserve + xs->nrxq * 64 > xs->nframes) {
 		pr_warn("--umem-frames %u is too few for %u flow queues on %u RX queues; give at "
 			"least %u\n", xs->nframes, d->nflowq, xs->nrxq, reserve + xs->nrxq * 64);
@@ -236,11 +272,19 @@ int xsk_init(struct xhcad *d)
 		return -errno;
 	}
 	xs->free = calloc(xs->nframes, sizeof(*xs->free));
+	xs->refs = calloc(xs->nframes, sizeof(*xs->refs));
 	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
-	nsock = xs->nrxq * d->nflowq;
+	xs->nsq = d->nflowq + 1;
+	nsock = xs->nrxq * xs->nsq;
 	xs->socks = calloc(nsock, sizeof(*xs->socks));
-	if (!xs->free || !xs->rxq || !xs->socks)
+	if (!xs->free || !xs->refs || !xs->rxq || !xs->socks)
 		return -ENOMEM;
+	xs->inj_cap = d->mcast_credits;
+	for (__u32 f = 0; f < d->nflowq; f++) {
+		xs->inj[f].d = calloc(xs->inj_cap, sizeof(*xs->inj[f].d));
+		if (!xs->inj[f].d)
+			return -ENOMEM;
+	}
 	for (__u32 i = 0; i < nsock; i++)
 		xs->socks[i].fd = -1;
 	for (__u32 i = 0; i < xs->nframes; i++)
@@ -261,13 +305,13 @@ int xsk_init(struct xhcad *d)
 		return err;
 	}
 	for (__u32 q = 0; q < xs->nrxq; q++) {
-		for (__u32 f = 0; f < d->nflowq; f++) {
-			struct fq_sock *s = &xs->socks[q * d->nflowq + f];
-			__u32 key = q * XHCA_FLOWQ_MAX + f;
+		for (__u32 i = 0; i < xs->nsq; i++) {
+			struct fq_sock *s = &xs->socks[q * xs->nsq + i];
+			__u32 f = key_fq(d, i), key = q * XHCA_FLOWQ_MAX + f;
 
 			s->rxq = q;
-			err = sock_open(d, s, &xs->rxq[q], q, f == 0, umem_fd,
-					xs->socks[q * d->nflowq].fd);
+			err = sock_open(d, s, &xs->rxq[q], q, i == 0, umem_fd,
+					xs->socks[q * xs->nsq].fd);
 			if (err) {
 				pr_warn("cannot bind an AF_XDP socket to %s queue %u (flow queue "
 					"%u): %s\n", d->ifname, q, f, strerror(-err));
@@ -282,12 +326,14 @@ int xsk_init(struct xhcad *d)
 		}
 	}
 	xs->zerocopy = sock_zerocopy(umem_fd);
-	for (__u32 f = 0; f < d->nflowq; f++) {
+	for (__u32 i = 0; i < xs->nsq; i++) {
+		__u32 f = key_fq(d, i);
+
 		d->fq[f].socks = calloc(xs->nrxq, sizeof(*d->fq[f].socks));
 		if (!d->fq[f].socks)
 			return -ENOMEM;
 		for (__u32 q = 0; q < xs->nrxq; q++)
-			d->fq[f].socks[q] = &xs->socks[q * d->nflowq + f];
+			d->fq[f].socks[q] = &xs->socks[q * xs->nsq + i];
 	}
 	xsk_refill(d);
 	pr_info("%u flow queues on %u RX queues: %u AF_XDP sockets (%s mode), %u UMEM frames, "
@@ -302,9 +348,9 @@ void xsk_fini(struct xhcad *d)
 
 	if (!xs)
 		return;
-	for (__u32 i = 0; xs->socks && i < xs->nrxq * d->nflowq; i++) {
+	for (__u32 i = 0; xs->socks && i < xs->nrxq * xs->nsq; i++) {
 		struct fq_sock *s = &xs->socks[i];
-		__u32 key = s->rxq * XHCA_FLOWQ_MAX + i % d->nflowq;
+		__u32 key = s->rxq * XHCA_FLOWQ_MAX + key_fq(d, i % xs->nsq);
 
 		if (s->fd < 0)
 			continue;
@@ -316,7 +362,7 @@ void xsk_fini(struct xhcad *d)
 		unmap(&xs->rxq[q].comp_map);
 	}
 	/* Sockets after the rings; the UMEM goes with its last socket. */
-	for (__u32 i = 0; xs->socks && i < xs->nrxq * d->nflowq; i++)
+	for (__u32 i = 0; xs->socks && i < xs->nrxq * xs->nsq; i++)
 		if (xs->socks[i].fd >= 0)
 			close(xs->socks[i].fd);
 	if (xs->area)
@@ -325,9 +371,12 @@ void xsk_fini(struct xhcad *d)
 		free(d->fq[f].socks);
 		d->fq[f].socks = NULL;
 	}
+	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++)
+		free(xs->inj[f].d);
 	free(xs->socks);
 	free(xs->rxq);
 	free(xs->free);
+	free(xs->refs);
 	free(xs);
 	d->xs = NULL;
 }
@@ -370,6 +419,13 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 	const struct xdp_desc *best = NULL;
 
 	xs->cand[f] = NULL;
+	xs->cand_inj[f] = 0;
+	if (f < d->nflowq && xs->inj[f].head != xs->inj[f].tail) {
+		struct inj_desc *id = &xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
+
+		best_m = &id->m;
+		xs->cand_inj[f] = 1;
+	}
 	for (__u32 q = 0; q < xs->nrxq; q++) {
 		struct fq_sock *s = d->fq[f].socks[q];
 		const struct xdp_desc *desc;
@@ -379,12 +435,22 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 			continue;
 		desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 		m = (const void *)((const __u8 *)xs->area + desc->addr - META_LEN);
-		/* Oldest first over the RX queues of one flow queue. */
-		if (!best || m->rx_ns < best_m->rx_ns) {
+		/* Oldest first over the RX queues of one flow queue, and its
+		 * injected multicast copies. */
+		if (!best_m || m->rx_ns < best_m->rx_ns) {
 			best = desc;
 			best_m = m;
 			xs->cand[f] = s;
+			xs->cand_inj[f] = 0;
 		}
+	}
+	if (xs->cand_inj[f]) {
+		struct inj_desc *id = &xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
+
+		*meta = &id->m;
+		*data = (const __u8 *)xs->area + id->addr;
+		*len = id->len;
+		return 1;
 	}
 	if (!best)
 		return 0;
@@ -400,6 +466,15 @@ void xsk_take(struct xhcad *d, __u32 f)
 	struct fq_sock *s = xs->cand[f];
 	const struct xdp_desc *desc;
 
+	xs->taken_inj = 0;
+	if (xs->cand_inj[f]) {
+		/* a multicast copy: the frame is held already, by its references */
+		xs->taken_desc = xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
+		xs->inj[f].head++;
+		xs->taken_inj = 1;
+		xs->cand_inj[f] = 0;
+		return;
+	}
 	if (!s)
 		return;
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
@@ -408,14 +483,15 @@ void xsk_take(struct xhcad *d, __u32 f)
 	s->taken++;
 	xs->held++;
 	xs->cand[f] = NULL;
-	xs->deq_pending[f]++;
+	if (f != XHCA_FLOWQ_MCAST)
+		xs->deq_pending[f]++; /* the replication queue's: when the frame is free */
 }
 
 void xsk_flush(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
-	for (__u32 i = 0; i < xs->nrxq * d->nflowq; i++) {
+	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++) {
 		if (!xs->socks[i].taken)
 			continue;
 		xsk_ring_cons__release(&xs->socks[i].rx, xs->socks[i].taken);
@@ -431,14 +507,101 @@ void xsk_flush(struct xhcad *d)
 	}
 }
 
+/* Back to the free stack, and out of the replication queue's backlog. */
+static void frame_release(struct xhcad *d, __u64 frame)
+{
+	struct xsk_state *xs = d->xs;
+
+	xs->held--;
+	xs->free[xs->nfree++] = frame;
+	__atomic_store_n(&d->fqm[XHCA_FLOWQ_MCAST].deq, d->fqm[XHCA_FLOWQ_MCAST].deq + 1,
+			 __ATOMIC_RELEASE);
+}
+
 void xsk_done(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
+	if (xs->taken_inj) {
+		xs->taken_inj = 0;
+		xsk_frame_put(d, xs->taken_desc.addr);
+		return;
+	}
 	if (!xs->held)
 		return;
 	xs->held--;
 	xs->free[xs->nfree++] = xs->taken;
+}
+
+int xsk_taken_copy(const struct xhcad *d, __u32 *group)
+{
+	if (!d->xs->taken_inj)
+		return 0;
+	*group = d->xs->taken_desc.group;
+	return 1;
+}
+
+/* ---- the replication queue --------------------------------------------------- */
+
+int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8 **data,
+		   __u32 *len, __u64 *addr)
+{
+	struct xsk_state *xs = d->xs;
+	struct fq_sock *s;
+	const struct xdp_desc *desc;
+
+	if (!xsk_head(d, XHCA_FLOWQ_MCAST, meta, data, len))
+		return 0;
+	s = xs->cand[XHCA_FLOWQ_MCAST];
+	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
+	*addr = desc->addr;
+	s->rx.cached_cons++;
+	s->taken++;
+	xs->held++;
+	xs->cand[XHCA_FLOWQ_MCAST] = NULL;
+	xs->refs[desc->addr / FRAME_SIZE] = 1; /* stored: the payload's own reference */
+	return 1;
+}
+
+__u32 xsk_frame_get(struct xhcad *d, __u64 addr)
+{
+	return ++d->xs->refs[addr / FRAME_SIZE];
+}
+
+void xsk_frame_put(struct xhcad *d, __u64 addr)
+{
+	struct xsk_state *xs = d->xs;
+	__u16 *r = &xs->refs[addr / FRAME_SIZE];
+
+	if (!*r) {
+		pr_warn("multicast frame 0x%llx released twice\n", (unsigned long long)addr);
+		return;
+	}
+	if (--*r == 0)
+		frame_release(d, addr - addr % FRAME_SIZE);
+}
+
+int xsk_inject(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, __u64 addr, __u32 len,
+	       __u32 group)
+{
+	struct xsk_state *xs = d->xs;
+	struct inj_ring *r = &xs->inj[f];
+	struct inj_desc *id;
+
+	if (f >= d->nflowq || r->tail - r->head >= xs->inj_cap)
+		return -ENOBUFS;
+	id = &r->d[r->tail % xs->inj_cap];
+	id->m = *m;
+	id->addr = addr;
+	id->len = len;
+	id->group = group;
+	r->tail++;
+	return 0;
+}
+
+__u32 xsk_injected(const struct xhcad *d, __u32 f)
+{
+	return d->xs->inj[f].tail - d->xs->inj[f].head;
 }
 
 void xsk_sync_drops(struct xhcad *d)
@@ -446,7 +609,8 @@ void xsk_sync_drops(struct xhcad *d)
 	struct xsk_state *xs = d->xs;
 
 	for (__u32 q = 0; xs && q < xs->nrxq; q++) {
-		for (__u32 f = 0; f < d->nflowq; f++) {
+		for (__u32 i = 0; i < xs->nsq; i++) {
+			__u32 f = key_fq(d, i);
 			struct fq_sock *s = d->fq[f].socks[q];
 			struct xdp_statistics st = {};
 			socklen_t len = sizeof(st);
@@ -484,7 +648,7 @@ void xsk_account(const struct xhcad *d, struct xhca_status *st)
 	st->frames_held = xs->held;
 	for (__u32 q = 0; q < xs->nrxq; q++)
 		st->frames_fill += ring_level(xs->rxq[q].fill.producer, xs->rxq[q].fill.consumer);
-	for (__u32 i = 0; i < xs->nrxq * d->nflowq; i++)
+	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++)
 		st->frames_rx += ring_level(xs->socks[i].rx.producer, xs->socks[i].rx.consumer);
 	used = st->frames_free + st->frames_held + st->frames_fill + st->frames_rx;
 	st->frames_kernel = used <= xs->nframes ? xs->nframes - used : 0;

@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Multicast groups and the replication engine (US 8,937,949).
+ *
+ * xhca_rx stores a multicast packet once: it checks what the whole group
+ * shares and redirects the frame to the replication queue (the patent's
+ * multicast information FIFO; the UMEM is its payload RAM). The engine here
+ * (the multicast inspection engine) takes the frame with one reference of
+ * its own, walks the group's members, and for each member that passes its
+ * own checks (still the same QP, state, P_Key, Q_Key, loopback) injects a
+ * descriptor into that member's flow queue: the same frame, a metadata block
+ * of the member's own. Every injected copy holds a reference; delivery
+ * (deliver.c, as for unicast) drops it whatever became of the copy. When
+ * all members are done the engine drops its own reference (the patent's
+ * dummy copy): the frame goes back only when the last reference goes, and
+ * at once if no member was eligible.
+ *
+ * Flow control, as the patent's two counters: xhca_rx drops new multicast
+ * packets while too many wait for replication (the replication queue's
+ * backlog counts a frame until it is free, see xsk.c), and each flow queue
+ * takes a bounded number of injected copies (credits): with none left the
+ * engine stops and waits, it never drops.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "log.h"
+#include "xhcad.h"
+
+struct mc_member {
+	__u32 lidx;
+	__u32 gen;
+	__u32 gqpn;
+};
+
+struct mc_group {
+	struct xhca_mgid mgid;
+	__u32 index;
+	__u32 gen;
+	__u16 pkey;
+	__u16 flags;		/* XHCA_MCF_AUTO */
+	__u32 nmembers;
+	struct mc_member m[XHCA_MCAST_MEMBERS];
+	__u32 ndevs;
+	__u32 devs[XHCA_MCAST_DEVS];
+	__u64 replicated, copies;
+	__u64 skip_state, skip_qkey, skip_pkey, skip_loopback, skip_stale;
+	__u64 rnr, errors;
+};
+
+struct mcast_state {
+	struct mc_group *g[XHCA_MCAST_GROUPS];
+	__u32 ngroups;
+	__u32 gen_seq;
+	/* the packet being replicated */
+	int busy;
+	struct xhca_rx_meta m;
+	__u64 addr;
+	__u32 len;
+	__u32 next;		/* the member to look at next */
+	struct mc_group *grp;
+	__u16 pkey;
+	__u32 qkey, sqp;
+	__u8 saddr[16];
+	int stalled;		/* waiting for credit, */
+	__u32 stall_fq;		/* of this flow queue */
+	__u64 credit_stalls, max_refs, stale, replicated;
+	/* the interface's addresses, for loopback */
+	__u8 local[16][16];
+	int nlocal;
+	__u64 local_ms;
+};
+
+static int mgid_eq(const struct xhca_mgid *a, const struct xhca_mgid *b)
+{
+	return !memcmp(a->gid, b->gid, sizeof(a->gid));
+}
+
+static int mgid_is_mcast(const struct xhca_mgid *g)
+{
+	static const __u8 v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(g->gid, v4, 12) ? (g->gid[12] & 0xf0) == 0xe0 : g->gid[0] == 0xff;
+}
+
+static void mgid_str(const struct xhca_mgid *g, char *buf, size_t len)
+{
+	xhca_ip_str(g->gid, buf, len);
+}
+
+static int dev_attach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
+		      __u32 owner, char *err, size_t errlen);
+static int dev_detach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
+		      char *err, size_t errlen);
+static void dev_detach_all(struct xhcad *d, struct mc_group *g);
+
+int mcast_init(struct xhcad *d)
+{
+	struct xhca_mgid k, next;
+	int n = 0;
+
+	d->mc = calloc(1, sizeof(*d->mc));
+	if (!d->mc)
+		return -ENOMEM;
+	/* Groups an earlier xhcad made: their members are not known here. */
+	while (!bpf_map_get_next_key(d->m.mcast, NULL, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(d->m.mcast, &k))
+			break;
+		n++;
+	}
+	if (n)
+		pr_info("removed %d multicast groups of an earlier xhcad\n", n);
+	return 0;
+}
+
+void mcast_fini(struct xhcad *d)
+{
+	if (!d->mc)
+		return;
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++)
+		free(d->mc->g[i]);
+	free(d->mc);
+	d->mc = NULL;
+}
+
+static struct mc_group *find(struct xhcad *d, const struct xhca_mgid *mgid)
+{
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++)
+		if (d->mc->g[i] && mgid_eq(&d->mc->g[i]->mgid, mgid))
+			return d->mc->g[i];
+	return NULL;
+}
+
+/* What xhca_rx sees of the group. */
+static int publish(struct xhcad *d, const struct mc_group *g)
+{
+	struct xhca_mcast_grp v = { .index = g->index, .gen = g->gen, .nmembers = g->nmembers,
+				    .ndevs = g->ndevs, .pkey = g->pkey, .flags = g->flags };
+
+	return bpf_map_update_elem(d->m.mcast, &g->mgid, &v, 0) ? -errno : 0;
+}
+
+static int zero_stats(struct xhcad *d, __u32 index)
+{
+	struct xhca_mcast_counter *z = calloc((size_t)d->ncpus, sizeof(*z));
+	int err = 0;
+
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(d->m.mc_stats, &index, z, 0))
+		err = -errno;
+	free(z);
+	return err;
+}
+
+static struct mc_group *create(struct xhcad *d, const struct xhca_mgid *mgid, __u16 pkey,
+			       __u16 flags, char *err, size_t errlen)
+{
+	struct mc_group *g;
+	__u32 i;
+	int rc;
+
+	for (i = 0; i < XHCA_MCAST_GROUPS && d->mc->g[i]; i++)
+		;
+	if (i == XHCA_MCAST_GROUPS) {
+		errf(err, errlen, -ENOSPC, "mcast: all %d groups are in use; destroy one first",
+		     XHCA_MCAST_GROUPS);
+		errno = ENOSPC;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	g->mgid = *mgid;
+	g->index = i;
+	g->gen = ++d->mc->gen_seq;
+	g->pkey = pkey ? pkey : XHCA_PKEY_DEFAULT;
+	g->flags = flags;
+	rc = zero_stats(d, i);
+	if (!rc)
+		rc = publish(d, g);
+	if (rc) {
+		errf(err, errlen, rc, "mcast: cannot add the group to %s: %s", XHCA_MAP_MCAST,
+		     strerror(-rc));
+		free(g);
+		errno = -rc;
+		return NULL;
+	}
+	d->mc->g[i] = g;
+	d->mc->ngroups++;
+	return g;
+}
+
+static void destroy(struct xhcad *d, struct mc_group *g)
+{
+	/* Frames of it still queued carry its gen: the engine drops them. */
+	bpf_map_delete_elem(d->m.mcast, &g->mgid);
+	if (d->mc->grp == g)
+		d->mc->grp = NULL;
+	d->mc->g[g->index] = NULL;
+	d->mc->ngroups--;
+	free(g);
+}
+
+int mcast_create(struct xhcad *d, const struct xhca_mcast_req *r, struct xhca_mcast_info *out,
+		 char *err, size_t errlen)
+{
+	char s[64];
+	struct mc_group *g;
+
+	mgid_str(&r->mgid, s, sizeof(s));
+	if (!mgid_is_mcast(&r->mgid))
+		return errf(err, errlen, -EINVAL, "mcast create: %s is not a multicast address "
+			    "(IPv4 224.0.0.0/4 or IPv6 ff00::/8)", s);
+	if (r->pkey && !(r->pkey & 0x7fff))
+		return errf(err, errlen, -EINVAL, "mcast create: P_Key 0x%04x is invalid "
+			    "(partition 0)", r->pkey);
+	if (find(d, &r->mgid))
+		return errf(err, errlen, -EEXIST, "mcast create: group %s exists already", s);
+	g = create(d, &r->mgid, r->pkey, 0, err, errlen);
+	if (!g)
+		return -errno;
+	mcast_info(d, g->index, out);
+	pr_info("multicast group %s (index %u)\n", s, g->index);
+	return 0;
+}
+
+int mcast_destroy(struct xhcad *d, const struct xhca_mcast_req *r, char *err, size_t errlen)
+{
+	struct mc_group *g = find(d, &r->mgid);
+	char s[64];
+
+	mgid_str(&r->mgid, s, sizeof(s));
+	if (!g)
+		return errf(err, errlen, -ENOENT, "mcast destroy: no group %s; list them with: "
+			    "xhca -i %s mcast show", s, d->ifname);
+	dev_detach_all(d, g);
+	destroy(d, g);
+	return 0;
+}
+
+/* The member's place in g, or -1. */
+static int member_of(const struct mc_group *g, __u32 lidx)
+{
+	for (__u32 i = 0; i < g->nmembers; i++)
+		if (g->m[i].lidx == lidx)
+			return (int)i;
+	return -1;
+}
+
+/* In order: the packet being replicated goes on where it was. */
+static void member_remove(struct xhcad *d, struct mc_group *g, int i)
+{
+	memmove(&g->m[i], &g->m[i + 1], (g->nmembers - (__u32)i - 1) * sizeof(g->m[0]));
+	g->nmembers--;
+	if (d->mc->grp == g && d->mc->next > (__u32)i)
+		d->mc->next--;
+	publish(d, g);
+}
+
+int mcast_attach(struct xhcad *d, const struct xhca_mcast_req *r, __u32 owner, char *err,
+		 size_t errlen)
+{
+	struct mc_group *g = find(d, &r->mgid);
+	struct xhca_cam_val v;
+	struct qp_host *qh;
+	char s[64];
+	__u32 qpn = r->qpn;
+
+	mgid_str(&r->mgid, s, sizeof(s));
+	if (r->dev[0])
+		return dev_attach(d, g, r, owner, err, errlen);
+	if (!mgid_is_mcast(&r->mgid))
+		return errf(err, errlen, -EINVAL, "mcast attach: %s is not a multicast address", s);
+	if (bpf_map_lookup_elem(d->m.cam, &qpn, &v) || v.lidx >= d->max_qps ||
+	    !d->qh[v.lidx].valid || d->qh[v.lidx].gen != v.gen)
+		return errf(err, errlen, -ENOENT, "mcast attach: no QP 0x%06x on %s", qpn,
+			    d->ifname);
+	qh = &d->qh[v.lidx];
+	if (owner && qh->owner != owner)
+		return errf(err, errlen, -EPERM, "mcast attach: QP 0x%06x belongs to another "
+			    "session", qpn);
+	if (qh->type != XHCA_QPT_UD)
+		return errf(err, errlen, -EINVAL, "mcast attach: QP 0x%06x is %s; only UD QPs join "
+			    "multicast groups", qpn, qh->type == XHCA_QPT_RC ? "RC" : "UC");
+	if (!g) {
+		if (!(r->flags & XHCA_MCF_CREATE))
+			return errf(err, errlen, -ENOENT, "mcast attach: no group %s; create it "
+				    "with: xhca -i %s mcast create %s", s, d->ifname, s);
+		g = create(d, &r->mgid, 0, XHCA_MCF_AUTO, err, errlen);
+		if (!g)
+			return -errno;
+	}
+	if (member_of(g, v.lidx) >= 0)
+		return errf(err, errlen, -EEXIST, "mcast attach: QP 0x%06x is a member of %s "
+			    "already", qpn, s);
+	if (g->nmembers == XHCA_MCAST_MEMBERS)
+		return errf(err, errlen, -ENOSPC, "mcast attach: group %s has %d members, the "
+			    "most it may", s, XHCA_MCAST_MEMBERS);
+	g->m[g->nmembers++] = (struct mc_member){ v.lidx, v.gen, qpn };
+	return publish(d, g);
+}
+
+int mcast_detach(struct xhcad *d, const struct xhca_mcast_req *r, __u32 owner, char *err,
+		 size_t errlen)
+{
+	struct mc_group *g = find(d, &r->mgid);
+	char s[64];
+	int i = -1;
+
+	mgid_str(&r->mgid, s, sizeof(s));
+	if (!g)
+		return errf(err, errlen, -ENOENT, "mcast detach: no group %s", s);
+	if (r->dev[0])
+		return dev_detach(d, g, r, err, errlen);
+	for (__u32 k = 0; k < g->nmembers; k++)
+		if (g->m[k].gqpn == r->qpn)
+			i = (int)k;
+	if (i < 0)
+		return errf(err, errlen, -ENOENT, "mcast detach: QP 0x%06x is not a member of %s",
+			    r->qpn, s);
+	if (owner && d->qh[g->m[i].lidx].owner != owner)
+		return errf(err, errlen, -EPERM, "mcast detach: QP 0x%06x belongs to another "
+			    "session", r->qpn);
+	member_remove(d, g, i);
+	if ((g->flags & XHCA_MCF_AUTO) && !g->nmembers && !g->ndevs)
+		destroy(d, g);
+	return 0;
+}
+
+void mcast_qp_gone(struct xhcad *d, __u32 lidx)
+{
+	for (__u32 k = 0; d->mc && k < XHCA_MCAST_GROUPS; k++) {
+		struct mc_group *g = d->mc->g[k];
+		int i;
+
+		if (!g || (i = member_of(g, lidx)) < 0)
+			continue;
+		member_remove(d, g, i);
+		if ((g->flags & XHCA_MCF_AUTO) && !g->nmembers && !g->ndevs)
+			destroy(d, g);
+	}
+}
+
+void mcast_info(struct xhcad *d, __u32 index, struct xhca_mcast_info *mi)
+{
+	const struct mc_group *g = d->mc->g[index];
+	struct xhca_mcast_counter v[d->ncpus > 0 ? d->ncpus : 1];
+
+	memset(mi, 0, sizeof(*mi));
+	if (!g)
+		return;
+	mi->mgid = g->mgid;
+	mi->index = g->index;
+	mi->gen = g->gen;
+	mi->pkey = g->pkey;
+	mi->flags = g->flags;
+	mi->nmembers = g->nmembers;
+	mi->ndevs = g->ndevs;
+	if (!bpf_map_lookup_elem(d->m.mc_stats, &index, v)) {
+		for (int c = 0; c < d->ncpus; c++) {
+			mi->packets += v[c].packets;
+			mi->bytes += v[c].bytes;
+			mi->dev_packets += v[c].dev_packets;
+			mi->threshold_drops += v[c].threshold_drops;
+			mi->pkey_drops += v[c].pkey_drops;
+			mi->empty_drops += v[c].empty_drops;
+		}
+	}
+	mi->replicated = g->replicated;
+	mi->copies = g->copies;
+	mi->skip_state = g->skip_state;
+	mi->skip_qkey = g->skip_qkey;
+	mi->skip_pkey = g->skip_pkey;
+	mi->skip_loopback = g->skip_loopback;
+	mi->skip_stale = g->skip_stale;
+	mi->rnr = g->rnr;
+	mi->errors = g->errors;
+	for (__u32 i = 0; i < g->nmembers; i++)
+		mi->qpns[i] = g->m[i].gqpn;
+	for (__u32 i = 0; i < g->ndevs; i++)
+		mi->devs[i] = g->devs[i];
+}
+
+int mcast_show(struct xhcad *d, struct xhca_mcast_info **out, __u32 *n)
+{
+	struct xhca_mcast_info *mi = calloc(d->mc->ngroups ? d->mc->ngroups : 1, sizeof(*mi));
+	__u32 k = 0;
+
+	if (!mi)
+		return -ENOMEM;
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS && k < d->mc->ngroups; i++)
+		if (d->mc->g[i])
+			mcast_info(d, i, &mi[k++]);
+	*out = mi;
+	*n = k;
+	return 0;
+}
+
+void mcast_status(const struct xhcad *d, struct xhca_status *s)
+{
+	const struct mcast_state *mc = d->mc;
+
+	if (!mc)
+		return;
+	s->mcast_groups = mc->ngroups;
+	s->mcast_threshold = d->mcast_threshold;
+	s->mcast_credits = d->mcast_credits;
+	s->mcast_waiting = xsk_backlog(d, XHCA_FLOWQ_MCAST);
+	s->mcast_max_refs = mc->max_refs;
+	s->mcast_credit_stalls = mc->credit_stalls;
+	s->mcast_replicated = mc->replicated;
+	s->mcast_stale = mc->stale;
+}
+
+/* ---- the replication engine --------------------------------------------------- */
+
+/* The interface's own addresses (a sender on this host), looked up again
+ * every second at most. */
+static int src_is_local(struct xhcad *d, const __u8 ip[16])
+{
+	struct mcast_state *mc = d->mc;
+	__u64 now = now_ms();
+
+	if (!mc->local_ms || now - mc->local_ms > 1000) {
+		struct ifaddrs *ifa, *a;
+
+		mc->nlocal = 0;
+		mc->local_ms = now;
+		if (!getifaddrs(&ifa)) {
+			for (a = ifa; a && mc->nlocal < 16; a = a->ifa_next) {
+				__u8 *o = mc->local[mc->nlocal];
+
+				if (!a->ifa_addr || strcmp(a->ifa_name, d->ifname))
+					continue;
+				if (a->ifa_addr->sa_family == AF_INET) {
+					memset(o, 0, 10);
+					o[10] = o[11] = 0xff;
+					memcpy(o + 12, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
+					mc->nlocal++;
+				} else if (a->ifa_addr->sa_family == AF_INET6) {
+					memcpy(o, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
+					mc->nlocal++;
+				}
+			}
+			freeifaddrs(ifa);
+		}
+	}
+	for (int i = 0; i < mc->nlocal; i++)
+		if (!memcmp(mc->local[i], ip, 16))
+			return 1;
+	return 0;
+}
+
+static __u32 be32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+/* What the members are checked against: from the stored frame. */
+static int pkt_fields(struct mcast_state *mc, const __u8 *fr, __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[mc->m.opcode];
+	__u32 o = 12;
+	__u16 type;
+	const __u8 *bth;
+
+	if ((__u32)mc->m.payload_off + mc->m.payload_len > len || mc->m.payload_off < oi->hdr_len ||
+	    !(oi->flags & XHCA_H_DETH))
+		return -EINVAL;
+	bth = fr + mc->m.payload_off - oi->hdr_len;
+	mc->pkey = (__u16)(bth[2] << 8 | bth[3]);
+	mc->qkey = be32(bth + 12);
+	mc->sqp = be32(bth + 16) & XHCA_QPN_MASK;
+	type = (__u16)(fr[o] << 8 | fr[o + 1]);
+	for (int i = 0; i < 2 && (type == 0x8100 || type == 0x88a8); i++) {
+		o += 4;
+		type = (__u16)(fr[o] << 8 | fr[o + 1]);
+	}
+	o += 2;
+	memset(mc->saddr, 0, 16);
+	if (type == 0x0800 && o + 20 <= len) {
+		mc->saddr[10] = mc->saddr[11] = 0xff;
+		memcpy(mc->saddr + 12, fr + o + 12, 4);
+	} else if (type == 0x86dd && o + 40 <= len) {
+		memcpy(mc->saddr, fr + o + 8, 16);
+	}
+	return 0;
+}
+
+/* Whether member mb gets a copy; if not, counted in g. */
+static int eligible(struct xhcad *d, struct mc_group *g, const struct mc_member *mb)
+{
+	struct mcast_state *mc = d->mc;
+	const struct qp_host *qh = &d->qh[mb->lidx];
+	const struct xhca_qp_ctx *c = &d->ctxm[mb->lidx];
+
+	if (!qh->valid || qh->gen != mb->gen || c->gen != mb->gen || !c->valid) {
+		g->skip_stale++;
+		return 0;
+	}
+	if (c->state < XHCA_QPS_RTR || c->state >= XHCA_QPS_ERR) {
+		g->skip_state++;
+		return 0;
+	}
+	if (!xhca_pkey_match(mc->pkey, c->pkey)) {
+		g->skip_pkey++;
+		return 0;
+	}
+	if (mc->qkey != (mb->gqpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : c->qkey)) {
+		g->skip_qkey++;
+		return 0;
+	}
+	if ((c->flags & XHCA_QPF_BLOCK_MC_LOOPBACK) && mc->sqp == mb->gqpn &&
+	    src_is_local(d, mc->saddr)) {
+		g->skip_loopback++;
+		return 0;
+	}
+	return 1;
+}
+
+/* Goes on with the packet being replicated; returns 1 when it is done,
+ * 0 when a member's flow queue has no credit left. */
+static int replicate(struct xhcad *d)
+{
+	struct mcast_state *mc = d->mc;
+	struct mc_group *g = mc->grp;
+
+	while (g && mc->next < g->nmembers) {
+		const struct mc_member *mb = &g->m[mc->next];
+		struct xhca_rx_meta m;
+		__u32 refs;
+
+		if (!eligible(d, g, mb)) {
+			mc->next++;
+			continue;
+		}
+		m = mc->m;
+		m.gqpn = mb->gqpn;
+		m.lidx = mb->lidx;
+		m.gen = mb->gen;
+		m.flowq = d->qh[mb->lidx].flowq;
+		m.reason = XHCA_R_TO_FLOWQ;
+		m.flags |= XHCA_MF_MCAST;
+		if (xsk_inject(d, m.flowq, &m, mc->addr, mc->len, g->index)) {
+			/* no credit: wait for the flow queue to drain, drop nothing */
+			if (!mc->stalled)
+				mc->credit_stalls++;
+			mc->stalled = 1;
+			mc->stall_fq = m.flowq;
+			return 0;
+		}
+		mc->stalled = 0;
+		refs = xsk_frame_get(d, mc->addr);
+		if (refs > mc->max_refs)
+			mc->max_refs = refs;
+		mc->next++;
+	}
+	if (g) {
+		g->replicated++;
+		mc->replicated++;
+	}
+	/* The stored payload's own reference: with no eligible member the
+	 * frame goes back now, else with its last copy. */
+	xsk_frame_put(d, mc->addr);
+	mc->busy = 0;
+	mc->grp = NULL;
+	return 1;
+}
+
+int mcast_run(struct xhcad *d, int budget)
+{
+	struct mcast_state *mc = d->mc;
+	int n = 0;
+
+	if (!mc)
+		return 0;
+	while (n < budget) {
+		const struct xhca_rx_meta *m;
+		const __u8 *fr;
+		struct mc_group *g;
+
+		if (!mc->busy) {
+			if (!xsk_mcast_take(d, &m, &fr, &mc->len, &mc->addr))
+				break;
+			mc->m = *m;
+			mc->busy = 1;
+			mc->next = 0;
+			g = m->lidx < XHCA_MCAST_GROUPS ? mc->g[m->lidx] : NULL;
+			if (m->reason != XHCA_R_TO_MCAST || !g || g->gen != m->gen ||
+			    pkt_fields(mc, fr, mc->len)) {
+				mc->stale++; /* destroyed (or re-created) since */
+				g = NULL;
+			}
+			mc->grp = g;
+		}
+		if (!replicate(d))
+			break;
+		n++;
+	}
+	return n;
+}
+
+int mcast_pending(const struct xhcad *d)
+{
+	const struct mcast_state *mc = d->mc;
+
+	/* A flow queue that waits for its application's CQ drains with the
+	 * doorbell, not by looking again. */
+	return mc && mc->busy && !(mc->stalled && d->fq[mc->stall_fq].blocked);
+}
+
+void mcast_delivered(struct xhcad *d, __u32 group, int reason)
+{
+	struct mc_group *g = group < XHCA_MCAST_GROUPS && d->mc ? d->mc->g[group] : NULL;
+
+	if (!g)
+		return;
+	switch (reason) {
+	case XHCA_H_PLACED:
+		g->copies++;
+		break;
+	case XHCA_H_RNR:
+		g->rnr++;
+		break;
+	case XHCA_H_STALE:
+		g->skip_stale++;
+		break;
+	default:
+		g->errors++;
+	}
+}
+
+/* ---- function ports ------------------------------------------------------------ */
+
+static int dev_attach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
+		      __u32 owner, char *err, size_t errlen)
+{
+	(void)d;
+	(void)g;
+	(void)r;
+	(void)owner;
+	return errf(err, errlen, -EOPNOTSUPP, "mcast attach --dev: not yet");
+}
+
+static int dev_detach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
+		      char *err, size_t errlen)
+{
+	(void)d;
+	(void)g;
+	(void)r;
+	return errf(err, errlen, -EOPNOTSUPP, "mcast detach --dev: not yet");
+}
+
+static void dev_detach_all(struct xhcad *d, struct mc_group *g)
+{
+	(void)d;
+	(void)g;
+}

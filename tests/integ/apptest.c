@@ -18,6 +18,14 @@
  *               (every access), an RC QP in its PD with receive buffers;
  *               prints the bad-input results of the MR calls, then ready;
  *               stdin: "drain N", "dereg", "reg", "post N", "pd", "quit"
+ *   mcast IF MGID NQPS BUFS SEED [hold] [block:K] [nobuf:K] [flowq:F] [cq:N]
+ *               NQPS UD QPs (Q_Key 0x5151) in one session joined to MGID, BUFS
+ *               receive buffers each (none for QP K with nobuf:K; QP K with
+ *               block:K blocks its own multicast loopback); polls (after "go"
+ *               with hold) until 1.5 s pass without a completion, reposting,
+ *               and checks every copy: the payload is xhca_msg_pattern(SEED),
+ *               the GRH names the group, the source QPN is 0x77; with hold,
+ *               waits for a last line before it closes the session
  *   spray IF DMAC DST SRC QPN INDEX SECONDS MRLEN
  *               sends UC WRITE ONLY packets through a packet socket, the
  *               R_Key's key byte cycling through all 256 values of INDEX
@@ -312,6 +320,127 @@ static int mode_mr(const char *ifname, size_t len, const char *how)
 	return 0;
 }
 
+static int mode_mcast(char **a, int argc)
+{
+	struct xhca_ctx *ctx = xhca_open(a[0]);
+	uint8_t mgid[16];
+	int nq = atoi(a[2]), bufs = atoi(a[3]), hold = 0, block = -1, nobuf = -1, flowq = -1;
+	unsigned int cqd = 0;
+	uint32_t seed = (uint32_t)strtoul(a[4], NULL, 0);
+	unsigned int depth = 1;
+	struct xhca_qp **qp;
+	uint64_t *per, copies = 0, bad_payload = 0, bad_grh = 0, bad_src = 0, errors = 0;
+	uint8_t *mem;
+	struct xhca_cq *cq;
+	int fam = xhca_ip_parse(a[1], mgid);
+
+	for (int i = 5; i < argc; i++) {
+		if (!strcmp(a[i], "hold"))
+			hold = 1;
+		else if (!strncmp(a[i], "block:", 6))
+			block = atoi(a[i] + 6);
+		else if (!strncmp(a[i], "nobuf:", 6))
+			nobuf = atoi(a[i] + 6);
+		else if (!strncmp(a[i], "flowq:", 6))
+			flowq = atoi(a[i] + 6);
+		else if (!strncmp(a[i], "cq:", 3))
+			cqd = (unsigned int)atoi(a[i] + 3);
+	}
+	if (!ctx || fam < 0 || nq < 1 || bufs < 1)
+		return 2;
+	while (depth < (unsigned int)(nq * bufs) && depth < XHCA_RING_DEPTH_MAX)
+		depth <<= 1;
+	if (cqd)
+		depth = cqd;
+	cq = xhca_cq_create(ctx, depth);
+	mem = xhca_alloc(ctx, (size_t)nq * bufs * 2048);
+	qp = calloc((size_t)nq, sizeof(*qp));
+	per = calloc((size_t)nq, sizeof(*per));
+	if (!cq || !mem || !qp || !per) {
+		fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
+		return 1;
+	}
+	for (int i = 0; i < nq; i++) {
+		struct xhca_qp_init_attr ia = {
+			.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = flowq, .recv_cq = cq,
+			.rq_depth = 1,
+		};
+		struct xhca_qp_attr at = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
+
+		while (ia.rq_depth < (unsigned int)bufs)
+			ia.rq_depth <<= 1;
+		if (i == block)
+			ia.create_flags = XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB;
+		qp[i] = xhca_qp_create(ctx, &ia);
+		if (!qp[i] || xhca_qp_modify(qp[i], &at))
+			goto fail;
+		at.mask = XHCA_QPA_STATE;
+		at.state = XHCA_QPS_RTR;
+		if (xhca_qp_modify(qp[i], &at) || xhca_mcast_attach(qp[i], mgid))
+			goto fail;
+		for (int b = 0; b < bufs && i != nobuf; b++)
+			if (xhca_post_recv(qp[i], (uint64_t)i << 32 | (uint64_t)b,
+					   mem + ((size_t)i * bufs + b) * 2048, 2048))
+				goto fail;
+	}
+	printf("{\"ready\": true, \"qpn\": %u, \"qpns\": [", xhca_qp_num(qp[0]));
+	for (int i = 0; i < nq; i++)
+		printf("%s%u", i ? ", " : "", xhca_qp_num(qp[i]));
+	printf("]}\n");
+	fflush(stdout);
+	if (hold && wait_go())
+		return 1;
+	for (;;) {
+		struct xhca_wc wc[64];
+		int n = xhca_poll_cq(cq, wc, 64);
+
+		if (n < 0)
+			return 1;
+		if (!n) {
+			if (xhca_cq_wait(cq, 1500) <= 0)
+				break;
+			continue;
+		}
+		for (int k = 0; k < n; k++) {
+			int i = (int)(wc[k].wr_id >> 32), b = (int)(wc[k].wr_id & 0xffffffff);
+			uint8_t *buf = mem + ((size_t)i * bufs + b) * 2048;
+			int ok = 1;
+
+			if (wc[k].status || i >= nq) {
+				errors++;
+				continue;
+			}
+			copies++;
+			per[i]++;
+			if (wc[k].qp_num != xhca_qp_num(qp[i]) || wc[k].src_qp != 0x77)
+				bad_src++;
+			if (memcmp(buf + (fam == 4 ? 36 : 24), mgid + (fam == 4 ? 12 : 0),
+				   fam == 4 ? 4 : 16))
+				bad_grh++;
+			for (uint32_t j = 0; j + 40 < wc[k].byte_len && ok; j++)
+				ok = buf[40 + j] == xhca_msg_pattern(seed, j);
+			if (!ok || wc[k].byte_len < 41)
+				bad_payload++;
+			xhca_post_recv(qp[i], wc[k].wr_id, buf, 2048);
+		}
+	}
+	printf("{\"copies\": %llu, \"errors\": %llu, \"bad_payload\": %llu, \"bad_grh\": %llu, "
+	       "\"bad_src\": %llu, \"per_qp\": [", (unsigned long long)copies,
+	       (unsigned long long)errors, (unsigned long long)bad_payload,
+	       (unsigned long long)bad_grh, (unsigned long long)bad_src);
+	for (int i = 0; i < nq; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)per[i]);
+	printf("]}\n");
+	fflush(stdout);
+	if (hold)
+		wait_go();
+	xhca_close(ctx);
+	return 0;
+fail:
+	fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
+	return 1;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -397,6 +526,8 @@ int main(int argc, char **argv)
 		return mode_mr(argv[2], strtoull(argv[3], NULL, 0), argc > 4 ? argv[4] : NULL);
 	if (!strcmp(argv[1], "spray") && argc >= 10)
 		return mode_spray(argv + 2);
+	if (!strcmp(argv[1], "mcast") && argc >= 7)
+		return mode_mcast(argv + 2, argc - 2);
 	fprintf(stderr, "xhca-apptest: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -31,16 +31,16 @@ trap 'topo_cleanup; rm -rf "$XHCAD_LOG" "$OUT"; [ -n "$STALE_SOCK" ] && rm -f "$
 # The pass_* reasons are left out (the host's own IPv6 chatter, MLD with a
 # hop-by-hop header, moves them), and the total with them.
 snap() {
-	{ xhca -j qp show; xhca -j stats; xhca -j mr show; } 2>&1 | "$PY" -c '
+	{ xhca -j qp show; xhca -j stats; xhca -j mr show; xhca -j mcast show; } 2>&1 | "$PY" -c '
 import json, sys
 try:
     qp = json.loads(sys.stdin.readline()); st = json.loads(sys.stdin.readline())
-    mr = json.loads(sys.stdin.readline())
+    mr = json.loads(sys.stdin.readline()); mc = json.loads(sys.stdin.readline())
 except Exception as e:
     print("snapshot failed:", e); sys.exit(0)
 st["reasons"] = {k: v for k, v in st["reasons"].items() if not k.startswith("pass_")}
 st.pop("total", None)
-print(json.dumps([qp, st, mr], sort_keys=True))'
+print(json.dumps([qp, st, mr, mc], sort_keys=True))'
 }
 
 # is_json FILE: the file holds one valid JSON value.
@@ -179,6 +179,10 @@ help_case mr reg --help
 help_case mr dereg --help
 help_case mr show --help
 help_case mr read --help
+help_case mcast --help
+help_case mcast create --help
+help_case mcast attach --help
+help_case mcast show --help
 "$B/xhca" qp create --help | grep -q -- '--type' && pass "help: qp create lists --type" ||
 	fail "help: qp create lists --type"
 "$B/xhca" qp modify --help | grep -q -- '--remote-ip' && pass "help: qp modify lists --remote-ip" ||
@@ -431,6 +435,66 @@ MR1=$(jget "$OUT/out" 'j["rkey"]')
 jok_case "status: regions in use, invalidation barriers waited for" \
 	'j["mrs_in_use"] == 3 and j["max_mrs"] == 4095 and j["barriers"] >= 1' status
 for r in "$MR1" "$MR2" "$MR3"; do "$B/xhca" -i "$IF_A" mr dereg "$r" >/dev/null; done
+
+# --- multicast groups ------------------------------------------------------------------
+
+ok_case "mcast create (text)" '^created group 239\.1\.2\.3 \(index [0-9]+, P_Key 0xffff\)$' \
+	mcast create 239.1.2.3
+jok_case "mcast create IPv6 with --pkey -j" \
+	'j["mgid"] == "ff0e::42" and j["pkey"] == 0x8005 and j["members"] == [] and not j["auto"]' \
+	mcast create ff0e::42 --pkey 0x8005
+"$B/xhca" -i "$IF_A" -j qp create --type ud --qkey 0x11 >"$OUT/out" 2>/dev/null
+UDQ=$(qpn_of)
+"$B/xhca" -i "$IF_A" -j qp create --type rc >"$OUT/out" 2>/dev/null
+RCQ=$(qpn_of)
+ok_case "mcast attach a UD QP" "^attached qp $(printf '0x%06x' "$UDQ") to group 239.1.2.3\$" \
+	mcast attach 239.1.2.3 "$UDQ"
+jok_case "mcast show -j: the group and its member" \
+	"[g['members'] for g in j['groups'] if g['mgid'] == '239.1.2.3'] == [[$UDQ]]" mcast show
+ok_case "mcast show (text)" "^MGID +PKEY +MEMBERS" mcast show
+err2 "mcast create: malformed MGID" "mcast create;'239.1.2' is not an MGID" mcast create 239.1.2
+err2 "mcast create: not a multicast address" "mcast create;10.0.0.1 is not a multicast address" \
+	mcast create 10.0.0.1
+err2 "mcast create: P_Key of partition 0" "mcast create;P_Key 0x8000 is invalid" \
+	mcast create 239.9.9.9 --pkey 0x8000
+err2 "mcast create: MGID missing" "mcast create;missing MGID" mcast create
+err2 "mcast attach: QPN missing" "mcast attach;missing QPN" mcast attach 239.1.2.3
+err2 "mcast attach: QPN and --dev" "mcast attach;not both" mcast attach 239.1.2.3 "$UDQ" --dev lo
+err1 "mcast create: exists already" "mcast create;group 239.1.2.3 exists already" \
+	mcast create 239.1.2.3
+err1 "mcast attach: a non-UD QP" "mcast attach;QP $(printf '0x%06x' "$RCQ") is RC;only UD QPs" \
+	mcast attach 239.1.2.3 "$RCQ"
+err1 "mcast attach: twice" "mcast attach;is a member of 239.1.2.3 already" \
+	mcast attach 239.1.2.3 "$UDQ"
+err1 "mcast attach: unknown group" "mcast attach;no group 239.7.7.7;mcast create" \
+	mcast attach 239.7.7.7 "$UDQ"
+err1 "mcast attach: unknown QP" "mcast attach;no QP 0x00abcd" mcast attach 239.1.2.3 0xabcd
+err1 "mcast detach: not a member" "mcast detach;QP $(printf '0x%06x' "$RCQ") is not a member" \
+	mcast detach 239.1.2.3 "$RCQ"
+err1 "mcast destroy: unknown group" "mcast destroy;no group 239.7.7.7" mcast destroy 239.7.7.7
+err2 "mcast: unknown command" "mcast;unknown command 'join'" mcast join 239.1.2.3
+# a full group: 256 members
+made=()
+for i in $(seq 1 256); do
+	"$B/xhca" -i "$IF_A" -j qp create --type ud >"$OUT/out" 2>/dev/null || break
+	made+=("$(qpn_of)")
+done
+xhca mcast create 239.2.2.2 >/dev/null
+n=0
+for q in "${made[@]}"; do "$B/xhca" -i "$IF_A" mcast attach 239.2.2.2 "$q" >/dev/null 2>&1 && n=$((n + 1)); done
+check_eq "mcast: 256 members fit a group" "$n" 256
+err1 "mcast attach: group full" "mcast attach;has 256 members, the most it may" \
+	mcast attach 239.2.2.2 "$UDQ"
+ok_case "mcast detach" "^detached qp $(printf '0x%06x' "${made[0]}") from group 239.2.2.2\$" \
+	mcast detach 239.2.2.2 "${made[0]}"
+"$B/xhca" -i "$IF_A" qp destroy "${made[1]}" >/dev/null
+jok_case "mcast: a destroyed QP leaves its groups" \
+	"[len(g['members']) for g in j['groups'] if g['mgid'] == '239.2.2.2'] == [254]" mcast show
+for q in "${made[@]:1}"; do "$B/xhca" -i "$IF_A" qp destroy "$q" >/dev/null 2>&1; done
+ok_case "mcast destroy" "^destroyed group 239\.2\.2\.2\$" mcast destroy 239.2.2.2
+for gid in 239.1.2.3 ff0e::42; do "$B/xhca" -i "$IF_A" mcast destroy "$gid" >/dev/null; done
+for q in "$UDQ" "$RCQ"; do "$B/xhca" -i "$IF_A" qp destroy "$q" >/dev/null; done
+jok_case "mcast: all gone" 'j["groups"] == []' mcast show
 
 # --- full QP table: xhcad --max-qps 4 -----------------------------------------------
 

@@ -572,11 +572,11 @@ static void tokens_refill(struct xhcad *d)
 
 int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 {
-	int n = 0;
+	int n = 0, taken;
 
 	*wait_ns = 0;
 	/* Multicast first: its copies join the flow queues they are for. */
-	mcast_run(d, budget);
+	taken = mcast_run(d, budget);
 	if (d->bus_rate)
 		tokens_refill(d);
 	while (n < budget) {
@@ -606,7 +606,7 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 			d->tokens -= len;
 		n++;
 	}
-	if (n) {
+	if (n || taken) {
 		xsk_flush(d);
 		xsk_refill(d);
 		cq_notify(d);

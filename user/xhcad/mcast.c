@@ -581,7 +581,7 @@ static int replicate(struct xhcad *d)
 int mcast_run(struct xhcad *d, int budget)
 {
 	struct mcast_state *mc = d->mc;
-	int n = 0;
+	int n = 0, taken = 0;
 
 	if (!mc)
 		return 0;
@@ -593,6 +593,7 @@ int mcast_run(struct xhcad *d, int budget)
 		if (!mc->busy) {
 			if (!xsk_mcast_take(d, &m, &fr, &mc->len, &mc->addr))
 				break;
+			taken++;
 			mc->m = *m;
 			mc->busy = 1;
 			mc->next = 0;
@@ -608,7 +609,7 @@ int mcast_run(struct xhcad *d, int budget)
 			break;
 		n++;
 	}
-	return n;
+	return taken;
 }
 
 int mcast_pending(const struct xhcad *d)

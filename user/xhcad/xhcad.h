@@ -410,7 +410,8 @@ void mcast_qp_gone(struct xhcad *d, __u32 lidx);
 void mcast_info(struct xhcad *d, __u32 index, struct xhca_mcast_info *mi);
 int mcast_show(struct xhcad *d, struct xhca_mcast_info **out, __u32 *n);
 void mcast_status(const struct xhcad *d, struct xhca_status *s);
-/* Replicates up to budget packets of the replication queue; returns how many. */
+/* Replicates up to budget packets of the replication queue; returns how many
+ * it took from it (their ring slots want releasing). */
 int mcast_run(struct xhcad *d, int budget);
 /* A packet is half replicated (waiting for credit). */
 int mcast_pending(const struct xhcad *d);

@@ -85,7 +85,7 @@ struct {
  * xhca_rx. An empty slot means no socket: drop_no_socket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, XHCA_RXQ_MAX * XHCA_FLOWQ_MAX);
+	__uint(max_entries, XHCA_RXQ_MAX * XHCA_FLOWQ_MAX + 1); /* + the replication port's */
 	__type(key, __u32);
 	__type(value, __u32);
 } xhca_xsks SEC(".maps");
@@ -156,6 +156,23 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xhca_mcast_counter);
 } xhca_mc_stats SEC(".maps");
+
+/* The function ports of each group. Key: group index. Value: a DEVMAP_HASH
+ * of the ports' ifindexes (and the replication port's while the group also
+ * has QP members), made by xhcad; xhca_rx broadcasts to it. */
+struct mc_ports {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, XHCA_MCAST_DEVS + 1);
+	__type(key, __u32);
+	__type(value, __u32); /* ifindex */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XHCA_MCAST_GROUPS);
+	__type(key, __u32);
+	__array(values, struct mc_ports);
+} xhca_mc_devs SEC(".maps");
 
 /* What the parser learnt about a RoCEv2 packet. */
 struct roce_pkt {
@@ -753,6 +770,19 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 		mc->pkey_drops++;
 		return XHCA_R_DROP_MCAST_PKEY;
 	}
+	if (g->ndevs) {
+		/* Second level: a copy to every function port, in the kernel;
+		 * the QP members' through the replication port. */
+		void *ports = bpf_map_lookup_elem(&xhca_mc_devs, &idx);
+
+		if (!ports)
+			return XHCA_R_DROP_MCAST_GROUP;
+		if (bpf_redirect_map(ports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) !=
+		    XDP_REDIRECT)
+			return XHCA_R_DROP_NO_SOCKET;
+		mc->dev_packets++;
+		return XHCA_R_TO_MCAST_DEVS;
+	}
 	r = flowq_admit(ctx, XHCA_FLOWQ_MCAST, &vd.key);
 	if (r == XHCA_R_DROP_FLOWQ_GATE) {
 		mc->threshold_drops++;
@@ -928,8 +958,55 @@ out:
 	case XHCA_R_PLACED_TO_FLOWQ:
 	case XHCA_R_TO_XLATE:
 	case XHCA_R_TO_MCAST:
+	case XHCA_R_TO_MCAST_DEVS:
 		return XDP_REDIRECT;
 	default:
 		return XDP_DROP;
 	}
+}
+
+/*
+ * xhca_rep: the replication port's receive side (on the peer of the veth
+ * xhcad makes for groups with function ports and QP members). The copy
+ * xhca_rx broadcast into it goes to the replication queue, through its own
+ * socket, as xhca_rx sends the packets of groups without ports: the same
+ * threshold, the same metadata. Counted per group, not in xhca_stats (the
+ * packet has its reason there already, to_mcast_devs).
+ */
+SEC("xdp")
+int xhca_rep(struct xdp_md *ctx)
+{
+	struct xhca_mcast_counter *mc;
+	struct xhca_mcast_grp *g;
+	struct xhca_flowq *q;
+	struct verdict vd = {};
+	struct roce_pkt p = {};
+	__u32 idx, fq = XHCA_FLOWQ_MCAST;
+	__u64 backlog;
+
+	if (parse(ctx, &p) >= 0 || p.qpn != XHCA_QPN_MCAST)
+		return XDP_DROP;
+	g = bpf_map_lookup_elem(&xhca_mcast, p.daddr);
+	if (!g || !g->nmembers)
+		return XDP_DROP;
+	idx = g->index;
+	mc = bpf_map_lookup_elem(&xhca_mc_stats, &idx);
+	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
+	if (!mc || !q)
+		return XDP_DROP;
+	backlog = READ_ONCE64(q->enq) - READ_ONCE64(q->deq);
+	if (q->high && backlog >= q->high) {
+		mc->threshold_drops++;
+		return XDP_DROP;
+	}
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct xhca_rx_meta)))
+		return XDP_DROP;
+	vd.key = XHCA_XSK_REP_KEY;
+	vd.lidx = idx;
+	vd.gen = g->gen;
+	vd.flowq = XHCA_FLOWQ_MCAST;
+	mc->packets++;
+	mc->bytes += ctx->data_end - ctx->data;
+	return flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, ctx->data_end - ctx->data) ==
+		       XHCA_R_TO_MCAST ? XDP_REDIRECT : XDP_DROP;
 }

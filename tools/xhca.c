@@ -1757,9 +1757,9 @@ static void mcast_json(const void *p)
 	jw_close(']');
 	jw_open("devs", '[');
 	for (__u32 i = 0; i < mi->ndevs && i < XHCA_MCAST_DEVS; i++) {
-		char n[IF_NAMESIZE] = "?";
+		char n[sizeof(mi->devs[i]) + 1];
 
-		if_indextoname(mi->devs[i], n);
+		field_str(n, sizeof(n), mi->devs[i], sizeof(mi->devs[i]));
 		jw_str(NULL, n);
 	}
 	jw_close(']');

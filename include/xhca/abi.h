@@ -38,6 +38,11 @@
 #define XHCA_MCAST_GROUPS 4096
 #define XHCA_MCAST_MEMBERS 256	/* QPs per group */
 #define XHCA_MCAST_DEVS 64	/* function ports per group */
+/* The replication port: a veth pair xhcad makes when a group has both QP
+ * members and function ports. xhca_rx's broadcast to the ports also sends a
+ * copy into it; xhca_rep on its peer hands that copy to the replication
+ * queue through the socket at this key of xhca_xsks. */
+#define XHCA_XSK_REP_KEY (XHCA_RXQ_MAX * XHCA_FLOWQ_MAX)
 
 /* Access flags of an MR, numbered as ibv_access_flags. */
 #define XHCA_ACCESS_LOCAL_WRITE (1u << 0)
@@ -122,7 +127,9 @@
 	X(TO_XLATE, "to_xlate",                                                             \
 	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")  \
 	X(TO_MCAST, "to_mcast",                                                             \
-	  "multicast: stored once, redirected to the replication queue")
+	  "multicast: stored once, redirected to the replication queue")                  \
+	X(TO_MCAST_DEVS, "to_mcast_devs",                                                   \
+	  "multicast: a copy to each function port of the group (and its QPs' through the replication port)")
 
 enum xhca_reason {
 #define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,

@@ -273,7 +273,7 @@ struct xhca_mcast_info {
 	__u64 skip_state, skip_qkey, skip_pkey, skip_loopback, skip_stale;
 	__u64 rnr, errors;
 	__u32 qpns[XHCA_MCAST_MEMBERS];
-	__u32 devs[XHCA_MCAST_DEVS];	/* ifindexes */
+	char devs[XHCA_MCAST_DEVS][16];	/* the function ports' names, where xhcad runs */
 };
 
 /* Flow queues. */

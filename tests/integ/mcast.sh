@@ -14,7 +14,9 @@ topo_setup || { fail "mcast: topology"; t_done; }
 tmp=$(mktemp -d)
 APP_DIR=$tmp
 XHCAD_LOG=$tmp/xhcad.log
-trap 'for f in 5 6 7; do eval "exec $f>&-" 2>/dev/null; done; apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT
+NS_C=xhca-c-$$ NS_D=xhca-d-$$
+trap 'for f in 5 6 7; do eval "exec $f>&-" 2>/dev/null; done; apps_kill
+	ip netns del "$NS_C" 2>/dev/null; ip netns del "$NS_D" 2>/dev/null; topo_cleanup; rm -rf "$tmp"' EXIT
 
 # mapp NAME FD ARGS...: xhca-apptest mcast IF_A ARGS..., its stdin on fd FD
 mapp() {
@@ -235,4 +237,67 @@ check_eq "mcast: a million packets: UMEM frames all accounted for, none held" \
 	"$(st '["umem"]' | tr "'" '"' | json_get 'd["frames"] == d["free"] + d["fill"] + d["kernel"] + d["rx"] and not d["held"]')" True
 check "mcast: a million packets: the largest reference count stayed members + 1" \
 	test "$(st '["mcast"]["max_refs"]')" -le 11
+# --- function ports: two veth ports into other namespaces, one copy each,
+# sent by xhca_rx in the kernel; the group's QP members get theirs through
+# the replication port
+ip netns add "$NS_C" && ip netns add "$NS_D"
+ip link add xf1a netns "$NS_A" type veth peer name xf1 netns "$NS_C"
+ip link add xf2a netns "$NS_A" type veth peer name xf2 netns "$NS_D"
+ip -n "$NS_A" link set xf1a up && ip -n "$NS_A" link set xf2a up
+ip -n "$NS_C" link set xf1 up && ip -n "$NS_D" link set xf2 up
+# a veth a program redirects into needs NAPI on its peer: GRO gives it
+ip netns exec "$NS_C" ethtool -K xf1 gro on >/dev/null
+ip netns exec "$NS_D" ethtool -K xf2 gro on >/dev/null
+count_roce() { # NS IF SECONDS: RoCEv2 frames arriving at IF, and the first one's bytes 42..
+	ip netns exec "$1" "$SCAPY_PY" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind((sys.argv[1], 0)); s.settimeout(0.2)
+n, first, end = 0, "", time.time() + float(sys.argv[2])
+while time.time() < end:
+    try: d = s.recv(9000)
+    except socket.timeout: continue
+    if len(d) > 42 and d[12:14] == b"\x08\x00" and d[23] == 17 and d[36:38] == b"\x12\xb7":
+        n += 1; first = first or d[42:62].hex()
+print(n, first)' "$2" "$3"
+}
+g=239.10.10.10
+xhca mcast create "$g" >/dev/null
+check "mcast: attach function port xf1a" bash -c "'$B/xhca' -i '$IF_A' mcast attach $g --dev xf1a >/dev/null"
+check "mcast: attach function port xf2a" bash -c "'$B/xhca' -i '$IF_A' mcast attach $g --dev xf2a >/dev/null"
+count_roce "$NS_C" xf1 2.5 >"$tmp/c1" &
+c1=$!
+count_roce "$NS_D" xf2 2.5 >"$tmp/c2" &
+c2=$!
+sleep 0.5
+stats_snap "$tmp/snap"
+mcsend "$g" 10 5
+wait $c1 $c2
+check_eq "mcast: function ports: each port got every packet once, as sent" \
+	"$(cut -d' ' -f1 "$tmp/c1") $(cut -d' ' -f1 "$tmp/c2") $(cut -d' ' -f2 "$tmp/c1" | cut -c1-8)" "5 5 6400ffff"
+check_eq "mcast: function ports: sent by xhca_rx in the kernel (to_mcast_devs), nothing to xhcad" \
+	"$(stats_changed "$tmp/snap") $(mg "$g" '["dev_packets"]')" "to_mcast_devs 5"
+mapp fp 5 "$g" 2 8 10
+count_roce "$NS_C" xf1 2 >"$tmp/c1" &
+c1=$!
+sleep 0.5
+mcsend "$g" 10 4
+exec 5>&-
+wait $c1
+check_eq "mcast: ports and QP members: the port and both QPs got all 4 (the QPs through the replication port)" \
+	"$(cut -d' ' -f1 "$tmp/c1") $(summary fp | json_get '(d["per_qp"], d["bad_payload"])')" \
+	"4 ([4, 4], 0)"
+check "mcast: the replication port (a veth pair xhr<ifindex>, xhca_rep on its peer)" \
+	bash -c "ip -n '$NS_A' -o link show | grep -q ' xhr[0-9]*p@xhr[0-9]*:.* xdp'"
+err() { "$B/xhca" -i "$IF_A" "$@" >/dev/null 2>"$tmp/err"; echo "$? $(head -c 200 "$tmp/err")"; }
+check "mcast: --dev of an unknown interface is refused" \
+	grep -q "no interface nosuch0" <<<"$(err mcast attach "$g" --dev nosuch0)"
+check "mcast: --dev of xhca's own interface is refused" \
+	grep -q "is xhca's own interface" <<<"$(err mcast attach "$g" --dev "$IF_A")"
+check "mcast: a port attached twice is refused" \
+	grep -q "is a port of $g already" <<<"$(err mcast attach "$g" --dev xf1a)"
+check "mcast: detach a port" bash -c "'$B/xhca' -i '$IF_A' mcast detach $g --dev xf2a >/dev/null"
+check_eq "mcast: the group keeps the other" "$(mg "$g" '["devs"]')" "['xf1a']"
+xhca mcast destroy "$g" >/dev/null
+check "mcast: every frame came back once" quiet
 t_done

@@ -239,7 +239,7 @@ static int is_pass_reason(int r)
 static int is_redirect_reason(int r)
 {
 	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
-	       r == XHCA_R_TO_MCAST;
+	       r == XHCA_R_TO_MCAST || r == XHCA_R_TO_MCAST_DEVS;
 }
 
 static int qp_accepted_reason(int r)
@@ -316,7 +316,9 @@ static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 	}
 	/* The output starts at data_meta: a redirected frame carries the
 	 * metadata block in front, and nothing else may change. */
-	mlen = is_redirect_reason(got) ? sizeof(struct xhca_rx_meta) : 0;
+	/* (the function ports get the frame as it came) */
+	mlen = is_redirect_reason(got) && got != XHCA_R_TO_MCAST_DEVS ? sizeof(struct xhca_rx_meta)
+								       : 0;
 	if (mlen && o.data_size_out >= mlen)
 		memcpy(&last_meta, out, mlen);
 	if (o.data_size_out != len + mlen || memcmp(out + mlen, frame, len)) {
@@ -1731,6 +1733,63 @@ static void mc_spec(struct xhca_pkt_spec *s, __u8 opcode, const char *dst)
 	xhca_ip_parse(dst, s->dst_ip);
 }
 
+/* Function ports: a group with ports is broadcast to them (its inner
+ * devmap); xhca_rep, on the replication port, hands the copy it gets to
+ * the replication queue, under the same threshold. */
+static int seq_mcast_ports(char *why)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .repeat = 1);
+	static __u8 f[XHCA_PKT_MAX], out[XHCA_PKT_MAX + 64];
+	__u32 idx = 9, lo = if_nametoindex("lo"), rkey = XHCA_XSK_REP_KEY;
+	struct xhca_mcast_grp g = { .index = 9, .gen = 4, .nmembers = 1, .ndevs = 1,
+				    .pkey = 0xffff };
+	struct xhca_pkt_spec s;
+	struct xhca_mgid k;
+	struct xhca_rx_meta m;
+	struct xhca_flowq q;
+	int inner, len, rep = bpf_program__fd(E.skel->progs.xhca_rep);
+	__u64 d0;
+
+	inner = bpf_map_create(BPF_MAP_TYPE_DEVMAP_HASH, "ports", 4, 4, XHCA_MCAST_DEVS + 1, NULL);
+	xhca_ip_parse("239.5.5.5", k.gid);
+	if (inner < 0 || bpf_map_update_elem(inner, &lo, &lo, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_mc_devs), &idx, &inner, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_mcast), &k, &g, 0))
+		return snprintf(why, WHY_LEN, "ports setup: %s", strerror(errno)), -1;
+	close(inner);
+	d0 = mc_count(9, offsetof(struct xhca_mcast_counter, dev_packets));
+	mc_spec(&s, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, "239.5.5.5");
+	if (step(&s, XHCA_R_TO_MCAST_DEVS, 0, -1, why))
+		return -1;
+	if (mc_count(9, offsetof(struct xhca_mcast_counter, dev_packets)) != d0 + 1)
+		return snprintf(why, WHY_LEN, "dev_packets did not move"), -1;
+	/* xhca_rep: to its socket with the metadata, or dropped at the threshold */
+	len = xhca_pkt_build(&s, f, sizeof(f));
+	if (len < 0 || bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &rkey, &xsk_fd, 0))
+		return snprintf(why, WHY_LEN, "rep setup"), -1;
+	o.data_in = f;
+	o.data_size_in = (__u32)len;
+	o.data_out = out;
+	o.data_size_out = sizeof(out);
+	if (bpf_prog_test_run_opts(rep, &o) || o.retval != XDP_REDIRECT ||
+	    o.data_size_out != (__u32)len + sizeof(m))
+		return snprintf(why, WHY_LEN, "xhca_rep: verdict %u, %u bytes out", o.retval,
+				o.data_size_out), -1;
+	memcpy(&m, out, sizeof(m));
+	if (m.lidx != 9 || m.gen != 4 || m.reason != XHCA_R_TO_MCAST || m.flowq != XHCA_FLOWQ_MCAST)
+		return snprintf(why, WHY_LEN, "xhca_rep metadata: lidx %u gen %u reason %u", m.lidx,
+				m.gen, m.reason), -1;
+	if (fq_get(XHCA_FLOWQ_MCAST, &q) || fq_set(XHCA_FLOWQ_MCAST, 1, 0, q.enq - 1))
+		return snprintf(why, WHY_LEN, "threshold"), -1;
+	o.data_size_out = sizeof(out);
+	if (bpf_prog_test_run_opts(rep, &o) || o.retval != XDP_DROP ||
+	    mc_count(9, offsetof(struct xhca_mcast_counter, threshold_drops)) != 1)
+		return snprintf(why, WHY_LEN, "xhca_rep over the threshold: verdict %u", o.retval),
+		       -1;
+	bpf_map_delete_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &rkey);
+	return fq_set(XHCA_FLOWQ_MCAST, 0, 0, 0);
+}
+
 /* The multicast QPN: the group checks, one redirect to the replication
  * queue with the group in the metadata, per-group counters, the threshold
  * (and unicast flowing while it holds multicast back). */
@@ -1812,7 +1871,9 @@ static int seq_mcast(char *why)
 	bpf_map_delete_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &key);
 	if (step(&s, XHCA_R_DROP_NO_SOCKET, 0, -1, why))
 		return -1;
-	return fq_set(XHCA_FLOWQ_MCAST, 0, 0, 0);
+	if (fq_set(XHCA_FLOWQ_MCAST, 0, 0, 0))
+		return snprintf(why, WHY_LEN, "threshold off"), -1;
+	return seq_mcast_ports(why);
 }
 
 static void run_sequences(void)

@@ -55,6 +55,7 @@ static const struct map_desc map_descs[] = {
 		 sizeof(struct xhca_mcast_grp), 0, 0, mcast),
 	MAP_DESC(XHCA_MAP_MC_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_mcast_counter),
 		 0, 0, mc_stats),
+	MAP_DESC(XHCA_MAP_MC_DEVS, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 0, 0, mc_devs),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"

@@ -22,7 +22,13 @@
  * engine stops and waits, it never drops.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <linux/if_link.h>
+#include <bpf/libbpf.h>
+#include "xhca.skel.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +56,8 @@ struct mc_group {
 	struct mc_member m[XHCA_MCAST_MEMBERS];
 	__u32 ndevs;
 	__u32 devs[XHCA_MCAST_DEVS];
+	int ports;		/* its DEVMAP_HASH, while it has ports */
+	int rep_in;		/* the replication port is in it */
 	__u64 replicated, copies;
 	__u64 skip_state, skip_qkey, skip_pkey, skip_loopback, skip_stale;
 	__u64 rnr, errors;
@@ -72,6 +80,9 @@ struct mcast_state {
 	int stalled;		/* waiting for credit, */
 	__u32 stall_fq;		/* of this flow queue */
 	__u64 credit_stalls, max_refs, stale, replicated;
+	/* the replication port: a veth pair, xhca_rep on the peer */
+	int rep_ifindex, peer_ifindex;
+	char rep_name[IF_NAMESIZE];
 	/* the interface's addresses, for loopback */
 	__u8 local[16][16];
 	int nlocal;
@@ -100,6 +111,8 @@ static int dev_attach(struct xhcad *d, struct mc_group *g, const struct xhca_mca
 static int dev_detach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
 		      char *err, size_t errlen);
 static void dev_detach_all(struct xhcad *d, struct mc_group *g);
+static void ports_sync(struct xhcad *d, struct mc_group *g);
+static void rep_down(struct xhcad *d);
 
 int mcast_init(struct xhcad *d)
 {
@@ -118,6 +131,8 @@ int mcast_init(struct xhcad *d)
 	}
 	if (n)
 		pr_info("removed %d multicast groups of an earlier xhcad\n", n);
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++)
+		bpf_map_delete_elem(d->m.mc_devs, &i);
 	return 0;
 }
 
@@ -125,8 +140,12 @@ void mcast_fini(struct xhcad *d)
 {
 	if (!d->mc)
 		return;
-	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++)
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++) {
+		if (d->mc->g[i] && d->mc->g[i]->ports > 0)
+			close(d->mc->g[i]->ports);
 		free(d->mc->g[i]);
+	}
+	rep_down(d);
 	free(d->mc);
 	d->mc = NULL;
 }
@@ -140,11 +159,12 @@ static struct mc_group *find(struct xhcad *d, const struct xhca_mgid *mgid)
 }
 
 /* What xhca_rx sees of the group. */
-static int publish(struct xhcad *d, const struct mc_group *g)
+static int publish(struct xhcad *d, struct mc_group *g)
 {
 	struct xhca_mcast_grp v = { .index = g->index, .gen = g->gen, .nmembers = g->nmembers,
 				    .ndevs = g->ndevs, .pkey = g->pkey, .flags = g->flags };
 
+	ports_sync(d, g);
 	return bpf_map_update_elem(d->m.mcast, &g->mgid, &v, 0) ? -errno : 0;
 }
 
@@ -389,7 +409,8 @@ void mcast_info(struct xhcad *d, __u32 index, struct xhca_mcast_info *mi)
 	for (__u32 i = 0; i < g->nmembers; i++)
 		mi->qpns[i] = g->m[i].gqpn;
 	for (__u32 i = 0; i < g->ndevs; i++)
-		mi->devs[i] = g->devs[i];
+		if (!if_indextoname(g->devs[i], mi->devs[i]))
+			snprintf(mi->devs[i], sizeof(mi->devs[i]), "#%u", g->devs[i]);
 }
 
 int mcast_show(struct xhcad *d, struct xhca_mcast_info **out, __u32 *n)
@@ -644,27 +665,199 @@ void mcast_delivered(struct xhcad *d, __u32 group, int reason)
 
 /* ---- function ports ------------------------------------------------------------ */
 
+/* Runs ip(8) with args; 0 when it exits 0. */
+static int run_ip(char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		execvp("ip", argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
+}
+
+/*
+ * The replication port, for groups with both function ports and QP
+ * members: xhca_rx's broadcast reaches the QPs through it. A veth pair
+ * xhr<ifindex> (in the groups' devmaps) and xhr<ifindex>p, where xhca_rep
+ * hands every copy to the replication queue through a socket of its own.
+ */
+static int rep_up(struct xhcad *d, char *err, size_t errlen)
+{
+	struct mcast_state *mc = d->mc;
+	char peer[IF_NAMESIZE + 2];
+	int fd, rc;
+
+	if (mc->rep_ifindex)
+		return 0;
+	if (!d->skel)
+		return errf(err, errlen, -EOPNOTSUPP, "mcast attach --dev: a group with QP members "
+			    "and ports needs the replication port, which xhcad sets up only when "
+			    "it loads xhca_rx itself (not with --adopt)");
+	snprintf(mc->rep_name, sizeof(mc->rep_name), "xhr%d", d->ifindex);
+	snprintf(peer, sizeof(peer), "%sp", mc->rep_name);
+	{
+		char *del[] = { "ip", "link", "del", mc->rep_name, NULL };
+		char *add[] = { "ip", "link", "add", mc->rep_name, "numtxqueues", "1", "numrxqueues",
+				"1", "type", "veth", "peer", "name", peer, "numtxqueues", "1",
+				"numrxqueues", "1", NULL };
+		char *up1[] = { "ip", "link", "set", mc->rep_name, "up", NULL };
+		char *up2[] = { "ip", "link", "set", peer, "up", NULL };
+
+		run_ip(del); /* left by a crash */
+		rc = run_ip(add);
+		if (!rc)
+			rc = run_ip(up1);
+		if (!rc)
+			rc = run_ip(up2);
+	}
+	if (rc)
+		return errf(err, errlen, rc, "mcast attach --dev: cannot make the replication port "
+			    "%s (ip link add ... type veth): %s", mc->rep_name, strerror(-rc));
+	mc->rep_ifindex = (int)if_nametoindex(mc->rep_name);
+	mc->peer_ifindex = (int)if_nametoindex(peer);
+	fd = bpf_program__fd(d->skel->progs.xhca_rep);
+	rc = bpf_xdp_attach(mc->peer_ifindex, fd, XDP_FLAGS_DRV_MODE, NULL);
+	if (!rc)
+		rc = xsk_rep_open(d, mc->peer_ifindex);
+	if (rc) {
+		rep_down(d);
+		return errf(err, errlen, rc, "mcast attach --dev: the replication port %s: %s",
+			    peer, strerror(-rc));
+	}
+	pr_info("replication port %s <-> %s\n", mc->rep_name, peer);
+	return 0;
+}
+
+static void rep_down(struct xhcad *d)
+{
+	struct mcast_state *mc = d->mc;
+	char *del[] = { "ip", "link", "del", mc->rep_name, NULL };
+
+	if (!mc->rep_name[0])
+		return;
+	xsk_rep_close(d);
+	if (mc->peer_ifindex)
+		bpf_xdp_detach(mc->peer_ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	run_ip(del);
+	mc->rep_ifindex = mc->peer_ifindex = 0;
+	mc->rep_name[0] = 0;
+}
+
+/* The replication port is in a group's devmap exactly while it has both
+ * ports and QP members. */
+static void ports_sync(struct xhcad *d, struct mc_group *g)
+{
+	__u32 k = (__u32)d->mc->rep_ifindex;
+	int want = g->ports > 0 && g->nmembers && k;
+
+	if (want == g->rep_in)
+		return;
+	if (want ? bpf_map_update_elem(g->ports, &k, &k, 0) : bpf_map_delete_elem(g->ports, &k))
+		pr_warn("multicast group %u: replication port: %s\n", g->index, strerror(errno));
+	else
+		g->rep_in = want;
+}
+
 static int dev_attach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
 		      __u32 owner, char *err, size_t errlen)
 {
-	(void)d;
-	(void)g;
-	(void)r;
-	(void)owner;
-	return errf(err, errlen, -EOPNOTSUPP, "mcast attach --dev: not yet");
+	char s[64];
+	__u32 ifx;
+	int rc;
+
+	mgid_str(&r->mgid, s, sizeof(s));
+	if (owner)
+		return errf(err, errlen, -EPERM, "mcast attach --dev: function ports are the CLI's "
+			    "to attach");
+	if (!g)
+		return errf(err, errlen, -ENOENT, "mcast attach: no group %s; create it with: xhca "
+			    "-i %s mcast create %s", s, d->ifname, s);
+	ifx = if_nametoindex(r->dev);
+	if (!ifx)
+		return errf(err, errlen, -ENOENT, "mcast attach --dev: no interface %s where xhcad "
+			    "runs (its network namespace)", r->dev);
+	if ((int)ifx == d->ifindex || (int)ifx == d->mc->rep_ifindex ||
+	    (int)ifx == d->mc->peer_ifindex)
+		return errf(err, errlen, -EINVAL, "mcast attach --dev: %s is xhca's own interface",
+			    r->dev);
+	for (__u32 i = 0; i < g->ndevs; i++)
+		if (g->devs[i] == ifx)
+			return errf(err, errlen, -EEXIST, "mcast attach --dev: %s is a port of %s "
+				    "already", r->dev, s);
+	if (g->ndevs == XHCA_MCAST_DEVS)
+		return errf(err, errlen, -ENOSPC, "mcast attach --dev: group %s has %d ports, the "
+			    "most it may", s, XHCA_MCAST_DEVS);
+	rc = rep_up(d, err, errlen);
+	if (rc)
+		return rc;
+	if (g->ports <= 0) {
+		g->ports = bpf_map_create(BPF_MAP_TYPE_DEVMAP_HASH, "xhca_mc_ports", 4, 4,
+					  XHCA_MCAST_DEVS + 1, NULL);
+		if (g->ports < 0 || bpf_map_update_elem(d->m.mc_devs, &g->index, &g->ports, 0)) {
+			rc = -errno;
+			if (g->ports >= 0)
+				close(g->ports);
+			g->ports = 0;
+			return errf(err, errlen, rc, "mcast attach --dev: the group's port map: %s",
+				    strerror(-rc));
+		}
+		g->rep_in = 0;
+	}
+	if (bpf_map_update_elem(g->ports, &ifx, &ifx, 0))
+		return errf(err, errlen, -errno, "mcast attach --dev: xhca_rx cannot send to %s: "
+			    "%s (a veth needs an XDP program or GRO on its peer)", r->dev,
+			    strerror(errno));
+	g->devs[g->ndevs++] = ifx;
+	return publish(d, g);
+}
+
+static void ports_drop(struct xhcad *d, struct mc_group *g)
+{
+	if (g->ports <= 0)
+		return;
+	bpf_map_delete_elem(d->m.mc_devs, &g->index);
+	close(g->ports);
+	g->ports = 0;
+	g->rep_in = 0;
 }
 
 static int dev_detach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
 		      char *err, size_t errlen)
 {
-	(void)d;
-	(void)g;
-	(void)r;
-	return errf(err, errlen, -EOPNOTSUPP, "mcast detach --dev: not yet");
+	__u32 ifx = if_nametoindex(r->dev);
+	char s[64];
+
+	mgid_str(&r->mgid, s, sizeof(s));
+	for (__u32 i = 0; ifx && i < g->ndevs; i++) {
+		if (g->devs[i] != ifx)
+			continue;
+		g->devs[i] = g->devs[--g->ndevs];
+		bpf_map_delete_elem(g->ports, &ifx);
+		/* the map first says no ports, then the devmap goes */
+		publish(d, g);
+		if (!g->ndevs)
+			ports_drop(d, g);
+		return 0;
+	}
+	return errf(err, errlen, -ENOENT, "mcast detach --dev: %s is not a port of %s", r->dev, s);
 }
 
 static void dev_detach_all(struct xhcad *d, struct mc_group *g)
 {
-	(void)d;
-	(void)g;
+	g->ndevs = 0;
+	publish(d, g);
+	ports_drop(d, g);
 }

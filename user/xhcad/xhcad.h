@@ -36,6 +36,7 @@ struct xhca_maps {
 	int events;
 	int mcast;
 	int mc_stats;
+	int mc_devs;
 	int dstate; /* daemon state: QPN cursor (userspace only) */
 };
 
@@ -108,7 +109,8 @@ struct xsk_state;
 
 /* A flow queue as xhcad runs it. */
 struct flowq_rt {
-	struct fq_sock **socks;	/* one per RX queue */
+	struct fq_sock **socks;	/* one per RX queue (the replication queue: and the port's) */
+	__u32 nsocks;
 	int blocked;		/* waiting for room in blocked_on */
 	struct cq *blocked_on;
 	__u64 frames, bytes;	/* taken, payload bytes delivered */
@@ -362,6 +364,10 @@ void xsk_frame_put(struct xhcad *d, __u64 addr);
 int xsk_inject(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, __u64 addr, __u32 len,
 	       __u32 group);
 __u32 xsk_injected(const struct xhcad *d, __u32 f);
+/* The replication port's socket (queue 0 of ifindex), on the UMEM, into
+ * xhca_xsks at XHCA_XSK_REP_KEY, drained as the replication queue. */
+int xsk_rep_open(struct xhcad *d, int ifindex);
+void xsk_rep_close(struct xhcad *d);
 
 /* deliver.c: flow queues to receive buffers and completions */
 void flowq_init(struct xhcad *d);

@@ -94,6 +94,10 @@ struct xsk_state {
 	int cand_inj[XHCA_FLOWQ_MAX];	/* xsk_head() found f's head among the injected */
 	int taken_inj;			/* the frame being processed is an injected copy */
 	struct inj_desc taken_desc;
+	/* the replication port's socket (mcast.c makes the port) */
+	struct xsk_rxq rep_rxq;
+	struct fq_sock rep;
+	int rep_ifindex;
 	__u64 *free;			/* stack of frame addresses */
 	__u32 nfree;
 	__u32 fill_target;		/* per RX queue */
@@ -179,10 +183,10 @@ static void unmap(struct mapping *mp)
  * (shared with for another queue); peer_fd: the queue's first socket (shared
  * with for the same queue).
  */
-static int sock_open(struct xhcad *d, struct fq_sock *s, struct xsk_rxq *rq, __u32 q, int first,
-		     int umem_fd, int peer_fd)
+static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk_rxq *rq, __u32 q,
+		     int first, int umem_fd, int peer_fd)
 {
-	struct sockaddr_xdp sxdp = { .sxdp_family = AF_XDP, .sxdp_ifindex = (__u32)d->ifindex,
+	struct sockaddr_xdp sxdp = { .sxdp_family = AF_XDP, .sxdp_ifindex = (__u32)ifindex,
 				     .sxdp_queue_id = q };
 	struct xdp_mmap_offsets off;
 	socklen_t olen = sizeof(off);
@@ -251,6 +255,7 @@ int xsk_init(struct xhcad *d)
 	if (!xs)
 		return -ENOMEM;
 	d->xs = xs;
+	xs->rep.fd = -1;
 	xs->nrxq = device_rxqs(d->ifname);
 	xs->nframes = d->umem_frames;
 	/* Fill rings get what the flow queues' watermarks leave: each flow
@@ -310,7 +315,7 @@ int xsk_init(struct xhcad *d)
 			__u32 f = key_fq(d, i), key = q * XHCA_FLOWQ_MAX + f;
 
 			s->rxq = q;
-			err = sock_open(d, s, &xs->rxq[q], q, i == 0, umem_fd,
+			err = sock_open(d, d->ifindex, s, &xs->rxq[q], q, i == 0, umem_fd,
 					xs->socks[q * xs->nsq].fd);
 			if (err) {
 				pr_warn("cannot bind an AF_XDP socket to %s queue %u (flow queue "
@@ -329,11 +334,13 @@ int xsk_init(struct xhcad *d)
 	for (__u32 i = 0; i < xs->nsq; i++) {
 		__u32 f = key_fq(d, i);
 
-		d->fq[f].socks = calloc(xs->nrxq, sizeof(*d->fq[f].socks));
+		/* (one more for the replication queue: the replication port's) */
+		d->fq[f].socks = calloc(xs->nrxq + 1, sizeof(*d->fq[f].socks));
 		if (!d->fq[f].socks)
 			return -ENOMEM;
 		for (__u32 q = 0; q < xs->nrxq; q++)
 			d->fq[f].socks[q] = &xs->socks[q * xs->nsq + i];
+		d->fq[f].nsocks = xs->nrxq;
 	}
 	xsk_refill(d);
 	pr_info("%u flow queues on %u RX queues: %u AF_XDP sockets (%s mode), %u UMEM frames, "
@@ -348,6 +355,7 @@ void xsk_fini(struct xhcad *d)
 
 	if (!xs)
 		return;
+	xsk_rep_close(d);
 	for (__u32 i = 0; xs->socks && i < xs->nrxq * xs->nsq; i++) {
 		struct fq_sock *s = &xs->socks[i];
 		__u32 key = s->rxq * XHCA_FLOWQ_MAX + key_fq(d, i % xs->nsq);
@@ -385,30 +393,80 @@ int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)
 {
 	int n = 0;
 
-	for (__u32 q = 0; d->xs && q < d->xs->nrxq && n < max; q++)
+	for (__u32 q = 0; d->xs && q < d->fq[f].nsocks && n < max; q++)
 		fds[n++] = d->fq[f].socks[q]->fd;
 	return n;
+}
+
+/* A fill ring kept at target frames. */
+static void refill_ring(struct xsk_state *xs, struct xsk_ring_prod *fill, __u32 target)
+{
+	__u32 level = ring_level(fill->producer, fill->consumer), want, idx;
+
+	if (level >= target || !xs->nfree)
+		return;
+	want = target - level;
+	if (want > xs->nfree)
+		want = xs->nfree;
+	if (xsk_ring_prod__reserve(fill, want, &idx) != want)
+		return;
+	for (__u32 i = 0; i < want; i++)
+		*xsk_ring_prod__fill_addr(fill, idx + i) = xs->free[--xs->nfree];
+	xsk_ring_prod__submit(fill, want);
+}
+
+#define REP_FILL 256
+
+int xsk_rep_open(struct xhcad *d, int ifindex)
+{
+	struct xsk_state *xs = d->xs;
+	__u32 key = XHCA_XSK_REP_KEY;
+	int err;
+
+	if (xs->rep.fd >= 0)
+		return 0;
+	/* another device: a fill and completion ring of its own */
+	err = sock_open(d, ifindex, &xs->rep, &xs->rep_rxq, 0, 1, xs->socks[0].fd, -1);
+	if (!err && bpf_map_update_elem(d->m.xsks, &key, &xs->rep.fd, 0))
+		err = -errno;
+	if (err) {
+		xsk_rep_close(d);
+		return err;
+	}
+	xs->rep_ifindex = ifindex;
+	d->fq[XHCA_FLOWQ_MCAST].socks[xs->nrxq] = &xs->rep;
+	d->fq[XHCA_FLOWQ_MCAST].nsocks = xs->nrxq + 1;
+	refill_ring(xs, &xs->rep_rxq.fill, REP_FILL);
+	return 0;
+}
+
+void xsk_rep_close(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+	__u32 key = XHCA_XSK_REP_KEY;
+
+	if (!xs || xs->rep.fd < 0)
+		return;
+	bpf_map_delete_elem(d->m.xsks, &key);
+	if (d->fq[XHCA_FLOWQ_MCAST].socks)
+		d->fq[XHCA_FLOWQ_MCAST].nsocks = xs->nrxq;
+	/* (only when xhcad stops: frames in its rings are not counted back) */
+	unmap(&xs->rep.rx_map);
+	unmap(&xs->rep_rxq.fill_map);
+	unmap(&xs->rep_rxq.comp_map);
+	close(xs->rep.fd);
+	xs->rep.fd = -1;
+	xs->rep_ifindex = 0;
 }
 
 void xsk_refill(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
-	for (__u32 q = 0; q < xs->nrxq && xs->nfree; q++) {
-		struct xsk_ring_prod *fill = &xs->rxq[q].fill;
-		__u32 level = ring_level(fill->producer, fill->consumer), want, idx;
-
-		if (level >= xs->fill_target)
-			continue;
-		want = xs->fill_target - level;
-		if (want > xs->nfree)
-			want = xs->nfree;
-		if (xsk_ring_prod__reserve(fill, want, &idx) != want)
-			continue;
-		for (__u32 i = 0; i < want; i++)
-			*xsk_ring_prod__fill_addr(fill, idx + i) = xs->free[--xs->nfree];
-		xsk_ring_prod__submit(fill, want);
-	}
+	for (__u32 q = 0; q < xs->nrxq && xs->nfree; q++)
+		refill_ring(xs, &xs->rxq[q].fill, xs->fill_target);
+	if (xs->rep.fd >= 0)
+		refill_ring(xs, &xs->rep_rxq.fill, REP_FILL);
 }
 
 int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const __u8 **data,
@@ -426,7 +484,7 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 		best_m = &id->m;
 		xs->cand_inj[f] = 1;
 	}
-	for (__u32 q = 0; q < xs->nrxq; q++) {
+	for (__u32 q = 0; q < d->fq[f].nsocks; q++) {
 		struct fq_sock *s = d->fq[f].socks[q];
 		const struct xdp_desc *desc;
 		const struct xhca_rx_meta *m;
@@ -496,6 +554,10 @@ void xsk_flush(struct xhcad *d)
 			continue;
 		xsk_ring_cons__release(&xs->socks[i].rx, xs->socks[i].taken);
 		xs->socks[i].taken = 0;
+	}
+	if (xs->rep.fd >= 0 && xs->rep.taken) {
+		xsk_ring_cons__release(&xs->rep.rx, xs->rep.taken);
+		xs->rep.taken = 0;
 	}
 	/* The frames left their flow queues: the backlogs fall. */
 	for (__u32 f = 0; f < d->nflowq; f++) {
@@ -608,10 +670,14 @@ void xsk_sync_drops(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
-	for (__u32 q = 0; xs && q < xs->nrxq; q++) {
+	for (__u32 q = 0; xs && q <= xs->nrxq; q++) {
 		for (__u32 i = 0; i < xs->nsq; i++) {
 			__u32 f = key_fq(d, i);
-			struct fq_sock *s = d->fq[f].socks[q];
+			struct fq_sock *s;
+
+			if (q >= d->fq[f].nsocks)
+				continue;
+			s = d->fq[f].socks[q];
 			struct xdp_statistics st = {};
 			socklen_t len = sizeof(st);
 			__u64 now, delta;
@@ -650,6 +716,10 @@ void xsk_account(const struct xhcad *d, struct xhca_status *st)
 		st->frames_fill += ring_level(xs->rxq[q].fill.producer, xs->rxq[q].fill.consumer);
 	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++)
 		st->frames_rx += ring_level(xs->socks[i].rx.producer, xs->socks[i].rx.consumer);
+	if (xs->rep.fd >= 0) {
+		st->frames_fill += ring_level(xs->rep_rxq.fill.producer, xs->rep_rxq.fill.consumer);
+		st->frames_rx += ring_level(xs->rep.rx.producer, xs->rep.rx.consumer);
+	}
 	used = st->frames_free + st->frames_held + st->frames_fill + st->frames_rx;
 	st->frames_kernel = used <= xs->nframes ? xs->nframes - used : 0;
 }

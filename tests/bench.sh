@@ -16,6 +16,8 @@
 #     and with FIFO, and the scheduler's decision alone (xhca-bench sched).
 #  4. RDMA WRITE bandwidth into a pre-translated region (placed by xhca_rx)
 #     beside a fragmented one (placed by xhcad), and memcpy as the ceiling.
+#  5. multicast copies delivered per second with 8 members, beside the
+#     kernel's IP multicast to 8 UDP sockets; UMEM frames per packet.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root bench
@@ -160,3 +162,55 @@ print(f"(the fragmented run's flow queue shed {fg:.0f} WRITEs at its gate: xhcad
       f" the rest of what was sent and not placed was lost in the veth ring)")
 PY
 xhcad_stop TERM
+
+echo
+echo "== multicast: copies delivered per second, 8 members (${SECONDS_RUN} s each, 64-byte UD SENDs to 239.1.1.1)"
+# xhca: one session with 8 UD QPs joined to the group (xhca-apptest mcast),
+# the packet stored once, a descriptor per member. The kernel: 8 UDP sockets
+# on port 4791 joined to the group, no XDP program. Same frames, same time.
+ip -n "$NS_A" link set "$IF_A" mtu 1500
+ip -n "$NS_B" link set "$IF_B" mtu 1500
+# NAPI back in the sender's softirq, as in the sections before 4: the other
+# CPU is for the receivers (xhcad and the application; the sockets' reader).
+ip netns exec "$NS_A" sh -c "echo 0 > /sys/class/net/$IF_A/threaded"
+MCMAC=01:00:5e:01:01:01
+xhcad_start || { echo "bench: xhcad did not start" >&2; exit 1; }
+nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" mcast "$IF_A" 239.1.1.1 8 512 1 nocheck \
+	>"$tmp/mc" 2>"$tmp/mc.err" &
+mcpid=$!
+APPS+=("$mcpid")
+ready_file() { for _ in $(seq 100); do grep -q ready "$1" && return 0; sleep 0.05; done; return 1; }
+ready_file "$tmp/mc" || { echo "bench: the multicast application did not start" >&2; exit 1; }
+t0=$(cpu_ticks "$XHCAD_PID")
+tm0=$(stat_of to_mcast)
+g4=$(in_b taskset -c 0 "$B/xhca-gen" -i "$IF_B" --dst-mac "$MCMAC" --src "$IP_B" -j \
+	--op ud-send-only --qpn 0xffffff --dst 239.1.1.1 --qkey 0x5151 --sqp 0x77 --size 64 \
+	--psn-step 0 --duration "$SECONDS_RUN") || exit 1
+wait "$mcpid"
+t1=$(cpu_ticks "$XHCAD_PID")
+tm=$(( $(stat_of to_mcast) - tm0 ))
+mcs=$(xhca -j status)
+xhcad_stop TERM
+in_a "$B/xhca-bench" udp-sink -m 239.1.1.1 -I "$IF_A" -n 8 -s 600 -i 1500 -j >"$tmp/ksink" 2>/dev/null &
+ksink=$!
+sleep 0.5
+g5=$(in_b taskset -c 0 "$B/xhca-gen" -i "$IF_B" --dst-mac "$MCMAC" --src "$IP_B" -j \
+	--op ud-send-only --qpn 0xffffff --dst 239.1.1.1 --qkey 0x5151 --sqp 0x77 --size 64 \
+	--psn-step 0 --duration "$SECONDS_RUN") || exit 1
+wait $ksink
+"$SCAPY_PY" - "$(grep copies "$tmp/mc")" "$g4" "$tm" "$mcs" "$((t1 - t0))" "$(getconf CLK_TCK)" \
+	"$(cat "$tmp/ksink")" "$g5" <<'PY'
+import json, sys
+app, g4, tm, st, ticks, hz, ks, g5 = sys.argv[1:]
+app, g4, st, ks, g5 = (json.loads(x) for x in (app, g4, st, ks, g5))
+tm, ticks, hz = int(tm), int(ticks), int(hz)
+x = app["copies"] / g4["seconds"]
+k = ks["received"] / g5["seconds"]
+print(f"{'receiver':50s} {'sent':>9s} {'copies':>9s} {'copies/s':>10s} {'ratio':>7s}")
+print(f"{'kernel IP multicast, 8 UDP sockets (baseline)':50s} {g5['sent']:9d} {ks['received']:9d} {k:10.0f} {1:6.2f}x")
+print(f"{'xhca replication, 8 UD QPs (xhcad, one session)':50s} {g4['sent']:9d} {app['copies']:9d} {x:10.0f} {x / k if k else 0:6.2f}x")
+rep = st["mcast"]["replicated"]
+print(f"UMEM frames per multicast packet: {tm / rep if rep else 0:.2f} ({tm} frames to the replication "
+      f"queue, {rep} packets replicated); largest reference count {st['mcast']['max_refs']}; "
+      f"xhcad CPU per copy {ticks / hz * 1e9 / max(app['copies'], 1):.0f} ns")
+PY

@@ -25,10 +25,12 @@
  *	the bench's WRITEs walk their region), from a packet-sized source. The
  *	ceiling for placing RDMA WRITE payloads.
  *
- *   xhca-bench udp-sink [--port P] [--seconds S] [--idle MS] [-j]
+ *   xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-m GROUP -I IF] [-n N] [-j]
  *	A kernel UDP socket that counts the datagrams it receives: the
  *	baseline for packets per second through the interface. It stops S
- *	seconds after the first datagram, or after MS ms without one.
+ *	seconds after the first datagram, or after MS ms without one. With -m,
+ *	N sockets on the port each join the IPv4 group on IF: the kernel's own
+ *	multicast fan-out, the baseline for xhca's replication.
  *
  * Exit codes: 0 ok, 1 failed, 2 bad usage.
  */
@@ -40,6 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -490,11 +495,13 @@ static int cmd_udp_sink(int argc, char **argv)
 	static char bufs[64][2048];
 	struct mmsghdr msgs[64];
 	struct iovec iov[64];
+	struct pollfd pfd[64];
 	double seconds = 5, first = 0, last = 0;
 	unsigned long long n = 0, bytes = 0;
-	int port = XHCA_ROCE_UDP_PORT, idle_ms = 2000, c, fd, rcvbuf = 1 << 24;
+	int port = XHCA_ROCE_UDP_PORT, idle_ms = 2000, c, nsock = 1, rcvbuf = 1 << 24, one = 1;
+	const char *group = NULL, *ifname = NULL;
 
-	while ((c = getopt(argc, argv, "p:s:i:j")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:i:m:n:I:j")) != -1) {
 		switch (c) {
 		case 'p':
 			port = atoi(optarg);
@@ -505,28 +512,55 @@ static int cmd_udp_sink(int argc, char **argv)
 		case 'i':
 			idle_ms = atoi(optarg);
 			break;
+		case 'm':
+			group = optarg;
+			break;
+		case 'n':
+			nsock = atoi(optarg);
+			break;
+		case 'I':
+			ifname = optarg;
+			break;
 		case 'j':
 			json = 1;
 			break;
 		default:
 			pr_warn("udp-sink: usage: xhca-bench udp-sink [-p PORT] [-s SECONDS] "
-				"[-i IDLE_MS] [-j]\n");
+				"[-i IDLE_MS] [-m GROUP -I IFNAME] [-n SOCKETS] [-j]\n");
 			return 2;
 		}
 	}
-	if (port < 1 || port > 65535 || !(seconds > 0) || idle_ms < 1) {
-		pr_warn("udp-sink: give a port 1..65535, seconds > 0 and idle ms > 0\n");
+	if (port < 1 || port > 65535 || !(seconds > 0) || idle_ms < 1 || nsock < 1 || nsock > 64 ||
+	    (group && !ifname)) {
+		pr_warn("udp-sink: give a port 1..65535, seconds > 0, idle ms > 0, 1..64 sockets, "
+			"and -I with -m\n");
 		return 2;
 	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	sa.sin_port = htons((__u16)port);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		pr_warn("udp-sink: bind port %d: %s\n", port, strerror(errno));
-		close(fd);
-		return 1;
+	for (int k = 0; k < nsock; k++) {
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0)
+			return 1;
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			pr_warn("udp-sink: bind port %d: %s\n", port, strerror(errno));
+			return 1;
+		}
+		if (group) {
+			/* every socket joins: the kernel's own fan-out, one copy each */
+			struct ip_mreqn mr = { .imr_ifindex = (int)if_nametoindex(ifname) };
+
+			if (inet_pton(AF_INET, group, &mr.imr_multiaddr) != 1 ||
+			    setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr))) {
+				pr_warn("udp-sink: join %s on %s: %s\n", group, ifname,
+					strerror(errno));
+				return 1;
+			}
+		}
+		pfd[k].fd = fd;
+		pfd[k].events = POLLIN;
 	}
 	for (int i = 0; i < 64; i++) {
 		iov[i].iov_base = bufs[i];
@@ -536,30 +570,32 @@ static int cmd_udp_sink(int argc, char **argv)
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 	/* Ready: the caller waits for this line before it starts sending. */
-	fprintf(stderr, "udp-sink: listening on port %d\n", port);
+	fprintf(stderr, "udp-sink: listening on port %d (%d sockets)\n", port, nsock);
 	for (;;) {
-		struct timespec to = { .tv_sec = idle_ms / 1000,
-				       .tv_nsec = (long)(idle_ms % 1000) * 1000000L };
-		struct timeval tv = { .tv_sec = to.tv_sec, .tv_usec = to.tv_nsec / 1000 };
-		int got;
+		int r = poll(pfd, (nfds_t)nsock, idle_ms), got;
 
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		got = recvmmsg(fd, msgs, 64, MSG_WAITFORONE, NULL);
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
 			break; /* idle timeout */
+		for (int k = 0; k < nsock; k++) {
+			if (!pfd[k].revents)
+				continue;
+			got = recvmmsg(pfd[k].fd, msgs, 64, MSG_DONTWAIT, NULL);
+			if (got <= 0)
+				continue;
+			last = now_sec();
+			if (!n)
+				first = last;
+			n += (unsigned long long)got;
+			for (int i = 0; i < got; i++)
+				bytes += msgs[i].msg_len;
 		}
-		last = now_sec();
-		if (!n)
-			first = last;
-		n += (unsigned long long)got;
-		for (int i = 0; i < got; i++)
-			bytes += msgs[i].msg_len;
-		if (last - first >= seconds)
+		if (n && last - first >= seconds)
 			break;
 	}
-	close(fd);
+	for (int k = 0; k < nsock; k++)
+		close(pfd[k].fd);
 	if (json)
 		printf("{\"received\": %llu, \"bytes\": %llu, \"seconds\": %.6f}\n", n, bytes,
 		       last - first);
@@ -576,7 +612,8 @@ int main(int argc, char **argv)
 			"Usage: xhca-bench prog [-n CALLS] [-r ROUNDS] [-j]\n"
 			"       xhca-bench sched [-n FRAMES] [-j]\n"
 			"       xhca-bench memcpy [-c CHUNK] [-a AREA] [-s SECONDS] [-j]\n"
-			"       xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-j]\n"
+			"       xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-m GROUP -I IF]\n"
+			"                           [-n SOCKETS] [-j]\n"
 			"make bench runs both and the veth throughput comparison.\n");
 		return argc < 2 ? 2 : 0;
 	}

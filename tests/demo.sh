@@ -4,7 +4,8 @@
 # QPs, a mix of valid and invalid RoCEv2 traffic from xhca-gen on the other,
 # then the per-reason counters and the QP table; applications receiving
 # SENDs; RDMA WRITEs placed into a pre-translated region by xhca_rx and into
-# a fragmented one by xhcad. Everything is removed on exit.
+# a fragmented one by xhcad; a multicast group of three applications.
+# Everything is removed on exit.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root demo
@@ -112,6 +113,23 @@ sleep 0.2
 "$B/xhca" -i "$IF_A" stats | grep -E '^(REASON|placed|to_xlate|drop_mr_key|HOST|xlate_placed) '
 "$B/xhca" -i "$IF_A" qp show "$W" | cut -c1-40
 echo "(the stale key put the RC QP in the error state, as the spec requires)"
+
+say "multicast: one packet stored once, a copy for each member (three applications)"
+run "$B/xhca" -i "$IF_A" mcast create 239.1.1.1
+for i in 1 2 3; do
+	app "m$i" "$B/xhca-recv" -i "$IF_A" --type ud --qkey 0x77 --mcast 239.1.1.1 --count 2 \
+		--timeout 5 -j
+done
+for i in 1 2 3; do ready "m$i" >/dev/null; done
+run "$B/xhca" -i "$IF_A" mcast show
+echo "2 UD SENDs to DestQP 0xffffff, IP 239.1.1.1"
+gen --op ud-send-only --qpn 0xffffff --dst 239.1.1.1 --qkey 0x77 --sqp 0x55 --count 2 --size 50
+wait "$PID_m1" "$PID_m2" "$PID_m3"
+echo "(the applications have ended: their QPs left the group, which stays: the CLI made it)"
+run "$B/xhca" -i "$IF_A" mcast show -v
+echo "completions (qp_num is each member's own; the frame went to xhcad once):"
+grep wr_id "$APP_DIR"/m? | sed "s|^$APP_DIR/|  |"
+"$B/xhca" -i "$IF_A" status | grep -A1 '^mcast'
 
 say "stop xhcad: it detaches xhca_rx and unpins its maps"
 xhcad_stop TERM

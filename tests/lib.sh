@@ -179,6 +179,19 @@ app() {
 	APPS+=("$!")
 	eval "PID_$name=$!"
 }
+# app_fed NAME FD CMD...: as app, with the application's stdin a fifo held
+# open on fd FD of the caller (write "go" and the like to it; close FD to
+# send EOF).
+app_fed() {
+	local name=$1 fd=$2; shift 2
+	rm -f "$APP_DIR/$name.in"
+	mkfifo "$APP_DIR/$name.in"
+	eval "exec $fd<>\"\$APP_DIR/\$name.in\""
+	nsenter --net=/run/netns/"$NS_A" "$@" <"$APP_DIR/$name.in" >"$APP_DIR/$name" \
+		2>"$APP_DIR/$name.err" &
+	APPS+=("$!")
+	eval "PID_$name=$!"
+}
 # ready NAME: waits for the application's JSON ready line, prints its QPN.
 ready() {
 	local i

@@ -21,13 +21,7 @@ trap 'for f in 5 6 7; do eval "exec $f>&-" 2>/dev/null; done; apps_kill
 # mapp NAME FD ARGS...: xhca-apptest mcast IF_A ARGS..., its stdin on fd FD
 mapp() {
 	local name=$1 fd=$2; shift 2
-	rm -f "$tmp/$name.in"
-	mkfifo "$tmp/$name.in"
-	eval "exec $fd<>\"$tmp/$name.in\""
-	nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" mcast "$IF_A" "$@" <"$tmp/$name.in" \
-		>"$tmp/$name" 2>"$tmp/$name.err" &
-	APPS+=("$!")
-	eval "PID_$name=$!"
+	app_fed "$name" "$fd" "$B/xhca-apptest" mcast "$IF_A" "$@"
 	ready "$name" >/dev/null
 }
 summary() { # NAME: waits for the application's summary line

@@ -129,11 +129,7 @@ check_eq "mr: the READ's PSNs are used up (ePSN 6)" \
 
 # An application: its bad registrations, its PD, and the flush of its
 # receive buffers when its QP fails.
-mkfifo "$tmp/app.in"
-exec 8<>"$tmp/app.in"
-nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" mr "$IF_A" 32768 <"$tmp/app.in" \
-	>"$tmp/app" 2>"$tmp/app.err" &
-APPS+=("$!")
+app_fed app 8 "$B/xhca-apptest" mr "$IF_A" 32768
 AQ=$(ready app)
 check_eq "mr: libxhca: length 0, outside its buffers, past a buffer's end, unknown flags, remote write without local write, another session's PD" \
 	"$(head -n 1 "$tmp/app" | json_get '(d["len0"], d["outside"], d["past_end"], d["bad_flags"], d["no_local_write"], d["other_pd"])')" \

@@ -19,12 +19,7 @@ img() { "$SCAPY_PY" "$XHCA_TOP/tests/mrimage.py" "$@"; }
 check "restart_mr: xhcad --keep starts" xhcad_start --keep --canary
 # start_app NAME FD HOW: an application with a 64 KiB region, driven through fd FD
 start_app() {
-	mkfifo "$tmp/$1.in"
-	eval "exec $2<>\"$tmp/$1.in\""
-	nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" mr "$IF_A" 65536 "$3" \
-		<"$tmp/$1.in" >"$tmp/$1" 2>"$tmp/$1.err" &
-	APPS+=("$!")
-	eval "PID_$1=$!"
+	app_fed "$1" "$2" "$B/xhca-apptest" mr "$IF_A" 65536 "$3"
 	ready "$1" >/dev/null
 }
 field() { grep '"ready"' "$tmp/$1" | json_get "d[\"$2\"]"; }

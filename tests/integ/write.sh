@@ -88,11 +88,7 @@ check_eq "write: zero-length WRITE: nothing written" "$(img check "$tmp/fragment
 # WRITE with immediate: the application gets a completion (a receive
 # buffer consumed, byte_len the WRITE's length, the immediate data).
 for how in contig scatter; do
-	mkfifo "$tmp/imm$how.in"
-	exec 8<>"$tmp/imm$how.in"
-	nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" mr "$IF_A" 65536 "$how" \
-		<"$tmp/imm$how.in" >"$tmp/imm$how" 2>"$tmp/imm$how.err" &
-	APPS+=("$!")
+	app_fed "imm$how" 8 "$B/xhca-apptest" mr "$IF_A" 65536 "$how"
 	AQ=$(ready "imm$how")
 	line=$(grep '"ready"' "$tmp/imm$how")
 	AR=$(echo "$line" | json_get 'd["rkey"]')

@@ -406,7 +406,7 @@ struct verdict {
 	__u32 lidx;
 	__u32 gen;
 	__u32 key;	/* xhca_xsks key, once admitted */
-	__u32 msg_len;	/* a WRITE placed here: the whole message's length */
+	__u32 msg_len;	/* a WRITE placed here: the whole message's length; or the MSN */
 	__u8 flowq;
 	__u8 mflags;	/* XHCA_MF_* to add */
 	__u8 admitted;	/* flowq_admit() said yes */
@@ -430,7 +430,7 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 	m->lidx = vd->lidx;
 	m->gen = vd->gen;
 	m->psn = p->psn;
-	if (vd->mflags & XHCA_MF_PLACED) {
+	if (vd->mflags & (XHCA_MF_PLACED | XHCA_MF_MSN)) {
 		m->msg_len = vd->msg_len;
 	} else {
 		m->payload_off = p->payload_off;
@@ -482,13 +482,19 @@ static __always_inline int place(struct xdp_md *ctx, const struct roce_pkt *p, _
 }
 
 /* Tells xhcad that the QP went to the error state. */
-static __always_inline void qp_error_event(const struct verdict *vd, const struct roce_pkt *p,
-					   int reason)
+static __always_inline void qp_error_event(struct xdp_md *ctx, const struct verdict *vd,
+					   const struct roce_pkt *p, int reason)
 {
-	struct xhca_event *e = bpf_ringbuf_reserve(&xhca_events, sizeof(*e), 0);
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct xhca_event *e;
 
+	if (data + 12 > end)
+		return;
+	e = bpf_ringbuf_reserve(&xhca_events, sizeof(*e), 0);
 	if (!e)
 		return;
+	__builtin_memcpy(e->dmac, data, 6);
+	__builtin_memcpy(e->smac, data + 6, 6);
 	e->type = XHCA_EV_QP_ERR;
 	e->lidx = vd->lidx;
 	e->gen = vd->gen;
@@ -584,7 +590,7 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 			if (__sync_val_compare_and_swap(&c->rx_psn, cur, failed_state(cur, rc)) != cur)
 				continue;
 			if (rc)
-				qp_error_event(vd, p, err);
+				qp_error_event(ctx, vd, p, err);
 			return err;
 		}
 		/* To xhcad: everything but a WRITE into a pre-translated region
@@ -628,7 +634,7 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 				if (r) {
 					__sync_lock_test_and_set(&c->rx_psn, failed_state(cur, rc));
 					if (rc)
-						qp_error_event(vd, p, r);
+						qp_error_event(ctx, vd, p, r);
 					return r;
 				}
 			}
@@ -713,6 +719,16 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	r = rx_request(ctx, c, &v, p, pre, &m, vd);
 	if (r >= 0)
 		return r;
+	if (v.type == XHCA_QPT_RC && (f & XHCA_O_END)) {
+		/* a request message accepted whole: the responder's MSN; a READ
+		 * or ATOMIC carries it to xhcad for its response */
+		__u32 msn = __sync_add_and_fetch(&c->msn, 1) & XHCA_PSN_MASK;
+
+		if (f & (XHCA_O_READ | XHCA_H_ATMETH)) {
+			vd->msg_len = msn;
+			vd->mflags |= XHCA_MF_MSN;
+		}
+	}
 	if (v.action != XHCA_ACT_HOST)
 		return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
 	if (!is_write_op(op))

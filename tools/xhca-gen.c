@@ -119,6 +119,7 @@ static void usage(FILE *f)
 		"                       each in turn (--duration is shared), PSNs continuing\n"
 		"      --pkey P --qkey K --sqp N --tver N --pad N --ackreq --se\n"
 		"      --reth-len N (default: --size) --va N --rkey N --imm N\n"
+		"      --swap-add N --compare N   ATOMIC: the swap (or add) and compare values\n"
 		"      --src IP --dst IP   IPv4 or IPv6, same family (default 10.77.0.2 -> 10.77.0.1;\n"
 		"                       fd77::2 -> fd77::1 when the other one is IPv6)\n"
 		"      --src-mac M --dst-mac M   default: IF's MAC -> the neighbour entry of --dst\n"
@@ -280,7 +281,7 @@ enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
 	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
 	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
-	O_PATTERN, O_VA_STEP, O_VA_SPAN,
+	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE,
 };
 
 static const struct option long_opts[] = {
@@ -318,6 +319,8 @@ static const struct option long_opts[] = {
 	{ "pattern", required_argument, NULL, O_PATTERN },
 	{ "va-step", required_argument, NULL, O_VA_STEP },
 	{ "va-span", required_argument, NULL, O_VA_SPAN },
+	{ "swap-add", required_argument, NULL, O_SWAP_ADD },
+	{ "compare", required_argument, NULL, O_COMPARE },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -456,6 +459,12 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 		break;
 	case O_VA_SPAN:
 		err = parse_u32("--va-span", arg, UINT32_MAX, &o->va_span);
+		break;
+	case O_SWAP_ADD:
+		err = parse_u64("--swap-add", arg, UINT64_MAX, &s->atomic_swap);
+		break;
+	case O_COMPARE:
+		err = parse_u64("--compare", arg, UINT64_MAX, &s->atomic_cmp);
 		break;
 	case 'j':
 		o->json = 1;
@@ -639,76 +648,6 @@ out:
 	return err;
 }
 
-/* Looks ip up in the neighbour table (ARP or NDP) of ifindex, over rtnetlink.
- * Returns 0 with the MAC, -ENOENT when there is no usable entry. */
-static int neigh_lookup(int ifindex, const uint8_t ip[16], int ipv6, uint8_t mac[6])
-{
-	struct {
-		struct nlmsghdr nh;
-		struct ndmsg nd;
-	} req = {
-		.nh = {
-			.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
-			.nlmsg_type = RTM_GETNEIGH,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-			.nlmsg_seq = 1,
-		},
-		.nd = { .ndm_family = ipv6 ? AF_INET6 : AF_INET },
-	};
-	const uint8_t *want = ipv6 ? ip : ip + 12;
-	size_t want_len = ipv6 ? 16 : 4;
-	const __u16 usable = NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT |
-			     NUD_NOARP;
-	static char buf[32768];
-	int fd, err = -ENOENT, done = 0;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
-	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0) {
-		err = -errno;
-		goto out;
-	}
-	while (!done) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *nh;
-
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-			struct ndmsg *nd = NLMSG_DATA(nh);
-			struct rtattr *rta;
-			int len, dst_ok = 0, mac_ok = 0;
-			uint8_t lladdr[6];
-
-			if (nh->nlmsg_type == NLMSG_DONE || nh->nlmsg_type == NLMSG_ERROR) {
-				done = 1;
-				break;
-			}
-			if (nh->nlmsg_type != RTM_NEWNEIGH || nd->ndm_ifindex != ifindex ||
-			    !(nd->ndm_state & usable))
-				continue;
-			len = (int)RTM_PAYLOAD(nh);
-			for (rta = RTM_RTA(nd); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
-				if (rta->rta_type == NDA_DST && RTA_PAYLOAD(rta) == want_len)
-					dst_ok = !memcmp(RTA_DATA(rta), want, want_len);
-				if (rta->rta_type == NDA_LLADDR && RTA_PAYLOAD(rta) == 6) {
-					memcpy(lladdr, RTA_DATA(rta), 6);
-					mac_ok = 1;
-				}
-			}
-			if (dst_ok && mac_ok && err == -ENOENT) {
-				memcpy(mac, lladdr, 6);
-				err = 0; /* keep reading: the dump must be drained */
-			}
-		}
-	}
-out:
-	close(fd);
-	return err;
-}
 
 /* Offsets the XDP program patches, found by walking the built frame. */
 struct frame_offs {
@@ -991,7 +930,7 @@ static int send_frames(const struct gen_opts *o, struct gen_result *res)
 	if (!so.have_smac)
 		memcpy(so.spec.smac, ifmac, 6);
 	if (!so.have_dmac &&
-	    neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac))
+	    xhca_neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac))
 		return bad_usage("no neighbour entry for %s on %s; give --dst-mac (or add one: ip "
 				 "neigh replace %s lladdr MAC dev %s)\n",
 				 xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname, ip,
@@ -1125,7 +1064,7 @@ static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result
 		if (!so.have_smac)
 			memcpy(so.spec.smac, ifmac, 6);
 		if (!so.have_dmac &&
-		    neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac)) {
+		    xhca_neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac)) {
 			err = bad_usage("no neighbour entry for %s on %s; give --dst-mac\n",
 					xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname);
 			goto out;

@@ -605,7 +605,10 @@ static int do_status(int argc, char **argv)
 		jw_bool("canary", s->canary);
 		jw_u64("canary_violations", s->canary_violations);
 		jw_u64("barriers", s->barriers);
-		jw_u64("held", s->held);
+		jw_u64("naks", s->naks);
+		jw_u64("naks_unsent", s->naks_unsent);
+		jw_u64("tx_frames", s->tx_frames);
+		jw_u64("tx_full", s->tx_full);
 		jw_open("mcast", '{');
 		jw_u64("groups", s->mcast_groups);
 		jw_u64("threshold", s->mcast_threshold);
@@ -658,9 +661,9 @@ static int do_status(int argc, char **argv)
 	if (s->canary)
 		printf("canary:       on, %llu violations\n",
 		       (unsigned long long)s->canary_violations);
-	if (s->held)
-		printf("held:         %llu READ/ATOMIC requests wait for the proxy\n",
-		       (unsigned long long)s->held);
+	printf("responses:    %llu frames sent (READ, ATOMIC, NAK), %llu NAKs, %llu not sent\n",
+	       (unsigned long long)s->tx_frames, (unsigned long long)s->naks,
+	       (unsigned long long)(s->naks_unsent + s->tx_full));
 	printf("mcast:        %u groups, %u packets waiting for replication (threshold %u%s),\n"
 	       "              %llu replicated, largest reference count %llu, %llu credit stalls "
 	       "(%u credits a flow queue)\n", s->mcast_groups, s->mcast_waiting,

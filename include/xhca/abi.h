@@ -235,7 +235,7 @@ struct xhca_qp_ctx {
 	__u64 wc_va;
 	__u64 wc_left;
 	__u32 wc_len;	/* the whole message (DMA length of its FIRST) */
-	__u32 pad3;
+	__u32 msn;	/* RC: request messages accepted whole (the responder's MSN, 24 bits) */
 	__u8 rsvd[24];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
@@ -279,8 +279,10 @@ struct xhca_event {
 	__u32 gqpn;
 	__u32 psn;
 	__u32 reason;	/* enum xhca_reason that caused it */
+	__u8 dmac[6];	/* the offending frame's Ethernet addresses: the NAK */
+	__u8 smac[6];	/* goes back the way the request came */
 };
-_Static_assert(sizeof(struct xhca_event) == 24, "xhca_event size");
+_Static_assert(sizeof(struct xhca_event) == 36, "xhca_event size");
 
 #define XHCA_EV_QP_ERR 1 /* the QP went to the error state (XHCA_RXPSN_ERR) */
 
@@ -390,7 +392,7 @@ struct xhca_rx_meta {
 			__u16 payload_off; /* from the start of the frame */
 			__u16 payload_len; /* without pad and ICRC */
 		};
-		__u32 msg_len;	/* XHCA_MF_PLACED: the WRITE's length */
+		__u32 msg_len;	/* XHCA_MF_PLACED: the WRITE's length; XHCA_MF_MSN: the MSN */
 	};
 	__u8 opcode;
 	__u8 flags;	/* XHCA_MF_* */
@@ -405,6 +407,7 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MF_ECN (1u << 3)	 /* BTH FECN */
 #define XHCA_MF_PLACED (1u << 4) /* xhca_rx placed the payload; xhcad completes it */
 #define XHCA_MF_MCAST (1u << 5)	 /* a multicast copy xhcad injected (never from xhca_rx) */
+#define XHCA_MF_MSN (1u << 6)	 /* READ/ATOMIC: msg_len is the MSN for the response's AETH */
 
 /* Map names (≤ 15 characters), as pinned under /sys/fs/bpf/xhca/<ifname>/. */
 #define XHCA_MAP_CAM "xhca_qp_cam"

@@ -140,9 +140,9 @@ struct xhca_stats_req {
 	X(IMM_DONE, "imm_done", "WRITE with immediate placed by xhca_rx: its completion")  \
 	X(XLATE_ERR, "xlate_err",                                                           \
 	  "the region went away between xhca_rx and the translation manager: dropped")    \
-	X(HELD, "held", "READ or ATOMIC request held for the proxy (not executed yet)")    \
-	X(HELD_FULL, "held_full",                                                           \
-	  "READ or ATOMIC request dropped: the queue of held requests is full")
+	X(RESPONDED, "responded", "READ or ATOMIC executed, its response sent")             \
+	X(RESP_FAIL, "resp_fail",                                                           \
+	  "READ or ATOMIC refused after xhca_rx checked it (its region went away): NAK sent")
 
 enum xhca_host_reason {
 #define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
@@ -341,7 +341,10 @@ struct xhca_status {
 	__u32 canary;		/* --canary */
 	__u64 canary_violations;
 	__u64 barriers;		/* invalidations waited for */
-	__u64 held;		/* READ/ATOMIC requests held for the proxy */
+	__u64 naks;		/* NAKs sent for requests xhca_rx refused */
+	__u64 naks_unsent;	/* no room on the TX ring or in the UMEM */
+	__u64 tx_frames;	/* responses and NAKs put on the AF_XDP TX ring */
+	__u64 tx_full;		/* not: the ring or the UMEM was full */
 	/* multicast */
 	__u32 mcast_groups;
 	__u32 mcast_threshold;	/* 0: none */

@@ -100,6 +100,10 @@ uint32_t xhca_icrc(const void *l3, size_t len, int ipv6);
  * not a RoCEv2 frame. */
 int xhca_icrc_check_frame(const void *frame, size_t len);
 
+/* Looks ip (16 bytes, IPv4 v4-mapped) up in the neighbour table (ARP or
+ * NDP) of ifindex. Returns 0 with the MAC, -ENOENT without a usable entry. */
+int xhca_neigh_lookup(int ifindex, const uint8_t ip[16], int ipv6, uint8_t mac[6]);
+
 /* Opcode names ("RC_SEND_ONLY") and parsing ("rc-send-only", "0x04", "4"). */
 const char *xhca_opcode_name(uint8_t opcode);
 int xhca_opcode_parse(const char *s, uint8_t *opcode);

@@ -3,8 +3,9 @@
 # Memory region checks of xhca_rx: every failure has its own reason and
 # writes nothing; an RC QP goes to the error state (RXE's class C errors)
 # and its posted receive buffers are flushed, a UC QP only drops the
-# message. READ and ATOMIC requests are checked the same way and held for
-# the proxy. libxhca refuses bad registrations; a PD in use stays.
+# message (RC ones are NAKed: tests/integ/respond.sh). READ and ATOMIC
+# requests are checked the same way, then xhcad executes them. libxhca
+# refuses bad registrations; a PD in use stays.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/mr
@@ -112,18 +113,22 @@ check_eq "mr: UC: a bad R_Key drops that message; the next one is placed" \
 	"$(stats_changed "$tmp/snap")" "drop_mr_key placed"
 check_eq "mr: UC: the QP stays in RTR" "$(qp_state "$UC")" rtr
 
-# READ and ATOMIC that pass the checks wait for the proxy QP (issue 6):
-# counted, kept, not lost.
+# READ and ATOMIC that pass the checks go to xhcad, which executes them and
+# sends the responses (tests/integ/respond.sh looks at those).
 rc_fresh
 stats_snap "$tmp/snap"
+h0=$(xhca -j stats | json_get 'd["host"]["responded"]["frames"]')
 gen --qpn "$RC" --psn 0 --op rc-read-req --reth-len 4096 --va "$IOVA" --rkey "$A"
 # a READ of 4096 B at MTU 1024 takes 4 PSNs
 gen --qpn "$RC" --psn 4 --op rc-fetch-add --va "$IOVA" --rkey "$AT"
 gen --qpn "$RC" --psn 5 --op rc-read-req --reth-len 0 --va 0 --rkey 0
 check_eq "mr: READ and ATOMIC checked and sent to xhcad" "$(stats_changed "$tmp/snap")" to_flowq
-for _ in $(seq 40); do [ "$(xhca -j status | json_get 'd["held"]')" = 3 ] && break; sleep 0.05; done
-check_eq "mr: xhcad holds them for the proxy (status held, host reason held)" \
-	"$(xhca -j status | json_get 'd["held"]') $(xhca -j stats | json_get 'd["host"]["held"]["frames"]')" "3 3"
+for _ in $(seq 40); do
+	[ "$(( $(xhca -j stats | json_get 'd["host"]["responded"]["frames"]') - h0 ))" = 3 ] && break
+	sleep 0.05
+done
+check_eq "mr: xhcad executed all three (host reason responded)" \
+	"$(( $(xhca -j stats | json_get 'd["host"]["responded"]["frames"]') - h0 ))" 3
 check_eq "mr: the READ's PSNs are used up (ePSN 6)" \
 	"$(xhca -j qp show "$RC" | json_get 'd["qps"][0]["epsn"]')" 6
 

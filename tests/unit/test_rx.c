@@ -1434,8 +1434,12 @@ static int events_seen;
 static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct xhca_event *e = data;
+	struct xhca_pkt_spec s;
 
-	if (len == sizeof(*e) && e->type == XHCA_EV_QP_ERR)
+	/* the frame's Ethernet addresses come along, for the NAK */
+	xhca_pkt_spec_init(&s, 0);
+	if (len == sizeof(*e) && e->type == XHCA_EV_QP_ERR && !memcmp(e->smac, s.smac, 6) &&
+	    !memcmp(e->dmac, s.dmac, 6))
 		events_seen++;
 	return 0;
 }
@@ -1678,6 +1682,7 @@ static int seq_write_invalidated(char *why)
 static int seq_read_atomic(char *why)
 {
 	struct xhca_pkt_spec s;
+	__u32 msn0;
 
 	if (qps_reset())
 		return -1;
@@ -1685,6 +1690,8 @@ static int seq_read_atomic(char *why)
 	wspec(&s, L_RCW, XHCA_OP_READ_REQ, EPSN0, MR_PRE, PRE_IOVA + 100, 3000, 0);
 	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 3, why))
 		return -1;
+	if (E.ctxm[L_RCW].msn != 1)
+		return snprintf(why, WHY_LEN, "MSN %u after a READ, want 1", E.ctxm[L_RCW].msn), -1;
 	wspec(&s, L_RCW, XHCA_OP_CMP_SWAP, EPSN0 + 3, MR_PRE, 0, 0, 0);
 	s.atomic_rkey = rkey_of(MR_PRE);
 	s.atomic_va = PRE_IOVA + 8;
@@ -1693,7 +1700,22 @@ static int seq_read_atomic(char *why)
 	/* a zero-length READ checks no key either */
 	wspec(&s, L_RCW, XHCA_OP_READ_REQ, EPSN0 + 4, 9, 0, 0, 0);
 	s.reth_rkey = 0;
-	return step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 5, why) || hm_only(0, NULL, 0, why);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 5, why) || hm_only(0, NULL, 0, why))
+		return -1;
+	/* the responder's MSN: one per request, at its end (a WRITE's LAST) */
+	msn0 = E.ctxm[L_RCW].msn;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0 + 5, MR_PRE, PRE_IOVA, 2048, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 6, why))
+		return -1;
+	if (E.ctxm[L_RCW].msn != msn0)
+		return snprintf(why, WHY_LEN, "MSN moved at a FIRST"), -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 6, MR_PRE, 0, 0, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 7, why))
+		return -1;
+	if (E.ctxm[L_RCW].msn != msn0 + 1)
+		return snprintf(why, WHY_LEN, "MSN %u after a whole WRITE, want %u",
+				E.ctxm[L_RCW].msn, msn0 + 1), -1;
+	return 0;
 }
 
 /* ---- multicast ------------------------------------------------------------ */

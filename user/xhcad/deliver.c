@@ -464,36 +464,6 @@ static int place_write(struct xhcad *d, __u32 f, struct qp_host *qh,
 	return XHCA_H_XLATE_PLACED;
 }
 
-/* READ and ATOMIC requests, checked by xhca_rx, wait here for the proxy QP
- * (the next issue executes them). */
-static int hold(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
-{
-	struct held_req *h;
-
-	if (!d->held)
-		d->held = calloc(HELD_MAX, sizeof(*d->held));
-	if (!d->held || d->held_n == HELD_MAX)
-		return XHCA_H_HELD_FULL;
-	h = &d->held[(d->held_head + d->held_n) % HELD_MAX];
-	h->frame = malloc(len);
-	if (!h->frame)
-		return XHCA_H_HELD_FULL;
-	memcpy(h->frame, fr, len);
-	h->len = len;
-	h->m = *m;
-	d->held_n++;
-	return XHCA_H_HELD;
-}
-
-void held_fini(struct xhcad *d)
-{
-	for (__u32 i = 0; d->held && i < d->held_n; i++)
-		free(d->held[(d->held_head + i) % HELD_MAX].frame);
-	free(d->held);
-	d->held = NULL;
-	d->held_n = 0;
-}
-
 /* Places one frame; returns its host reason. */
 static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
 		 __u32 len)
@@ -508,6 +478,10 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
 		if (!(m->flags & XHCA_MF_PLACED) || !(oi->flags & XHCA_H_IMM) ||
 		    bth_offset(fr, len, &bth) || bth + oi->hdr_len > len)
+			return XHCA_H_BAD_META;
+	} else if (m->reason == XHCA_R_TO_FLOWQ && (m->flags & XHCA_MF_MSN)) {
+		/* READ, ATOMIC: no payload; respond() finds the headers */
+		if (!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH)))
 			return XHCA_H_BAD_META;
 	} else if ((m->reason != XHCA_R_TO_FLOWQ && m->reason != XHCA_R_TO_XLATE) ||
 		   (m->flags & XHCA_MF_PLACED) || (__u32)m->payload_off + m->payload_len > len ||
@@ -549,7 +523,7 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 		return place_write(d, f, qh, m, fr);
 	}
 	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
-		return hold(d, m, fr, len);
+		return respond(d, qh, m, fr, len);
 	if (!is_send(op) || !(oi->flags & XHCA_O_REQ))
 		return XHCA_H_UNSUPPORTED;
 	return place_send(d, f, qh, m, fr, len);
@@ -607,6 +581,7 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		n++;
 	}
 	if (n || taken) {
+		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
 		xsk_refill(d);
 		cq_notify(d);
@@ -767,6 +742,7 @@ void qp_host_error(struct xhcad *d, const struct xhca_event *e)
 		return;
 	pr_info("QP 0x%06x: error state (%s at PSN 0x%06x)\n", qh->gqpn,
 		e->reason < XHCA_R_MAX ? reason_names[e->reason] : "?", e->psn);
+	respond_nak(d, e);
 	qh->in_msg = MSG_NONE;
 	qh->discard = 0;
 	if (qh->rq && !qh->flush) {

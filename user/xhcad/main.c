@@ -153,7 +153,6 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 static void host_fini(struct xhcad *d)
 {
 	xsk_fini(d);
-	held_fini(d);
 	mcast_fini(d);
 	mr_fini(d);
 	if (d->fqm)

@@ -95,14 +95,6 @@ struct qp_host {
 
 enum { MSG_NONE, MSG_SEND, MSG_WRITE };
 
-/* A READ or ATOMIC request kept for the proxy QP (issue 6 executes them). */
-struct held_req {
-	struct xhca_rx_meta m;
-	__u32 len;
-	__u8 *frame;
-};
-#define HELD_MAX 16384
-
 /* One AF_XDP socket: an RX queue's share of a flow queue. */
 struct fq_sock;
 struct xsk_state;
@@ -226,8 +218,7 @@ struct xhcad {
 	double tokens;		/* bus-rate token bucket, bytes */
 	__u64 tokens_ns;
 	struct xhca_counter host[XHCA_H_MAX];
-	struct held_req *held;	/* a ring of HELD_MAX */
-	__u32 held_head, held_n;
+	__u64 naks, naks_unsent;
 	__u32 nflush;		/* QPs with buffers to flush */
 
 	/* applications */
@@ -367,6 +358,11 @@ __u32 xsk_injected(const struct xhcad *d, __u32 f);
 /* The replication port's socket (queue 0 of ifindex), on the UMEM, into
  * xhca_xsks at XHCA_XSK_REP_KEY, drained as the replication queue. */
 int xsk_rep_open(struct xhcad *d, int ifindex);
+/* Sends a frame out of RX queue 0's socket (copied into a UMEM frame);
+ * xsk_tx_kick() hands what was queued to the kernel. */
+int xsk_tx(struct xhcad *d, const void *frame, __u32 len);
+void xsk_tx_kick(struct xhcad *d);
+void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);
 void xsk_rep_close(struct xhcad *d);
 
 /* deliver.c: flow queues to receive buffers and completions */
@@ -385,7 +381,10 @@ void qp_host_detach(struct xhcad *d, __u32 lidx);
 void qp_host_error(struct xhcad *d, const struct xhca_event *e);
 /* Flushes what the CQs have room for now. */
 void qp_flush_run(struct xhcad *d);
-void held_fini(struct xhcad *d);
+/* respond.c: READ and ATOMIC executed, their responses; NAKs */
+int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
+	    __u32 len);
+void respond_nak(struct xhcad *d, const struct xhca_event *e);
 
 /* session.c: application sessions, their CQs and buffers */
 struct cq *cq_find(struct xhcad *d, __u32 id);

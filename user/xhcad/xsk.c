@@ -54,6 +54,8 @@ struct fq_sock {
 	int fd;			/* -1: not created */
 	struct xsk_ring_cons rx;
 	struct mapping rx_map;
+	struct xsk_ring_prod tx;	/* the first socket of RX queue 0 only: responses */
+	struct mapping tx_map;
 	__u32 rxq;
 	__u32 taken;		/* consumed, not yet released to the kernel */
 	__u64 drops_seen;	/* kernel drops at the last xsk_sync_drops() */
@@ -98,6 +100,8 @@ struct xsk_state {
 	struct xsk_rxq rep_rxq;
 	struct fq_sock rep;
 	int rep_ifindex;
+	__u32 tx_pending;	/* frames put on the TX ring since the last kick */
+	__u64 tx_frames, tx_full;
 	__u64 *free;			/* stack of frame addresses */
 	__u32 nfree;
 	__u32 fill_target;		/* per RX queue */
@@ -202,6 +206,7 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 		      setsockopt(s->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n))))
 		return -errno;
 	if (setsockopt(s->fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    (s->tx_map.len == 1 && setsockopt(s->fd, SOL_XDP, XDP_TX_RING, &n, sizeof(n))) ||
 	    getsockopt(s->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
 		return -errno;
 	if (first) {
@@ -225,6 +230,18 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 		       &s->rx.producer, &s->rx.consumer, &s->rx.ring, &s->rx.flags);
 	if (err)
 		return err;
+	if (s->tx_map.len == 1) {
+		/* asked for (xsk_init): a TX ring, for the responses xhcad sends */
+		err = map_ring(s->fd, XDP_PGOFF_TX_RING, &off.tx, n, sizeof(struct xdp_desc),
+			       &s->tx_map, &s->tx.producer, &s->tx.consumer, &s->tx.ring,
+			       &s->tx.flags);
+		if (err)
+			return err;
+		s->tx.mask = n - 1;
+		s->tx.size = n;
+		s->tx.cached_prod = *s->tx.producer;
+		s->tx.cached_cons = *s->tx.consumer + n;
+	}
 	s->rx.mask = n - 1;
 	s->rx.size = n;
 	s->rx.cached_prod = *s->rx.producer;
@@ -295,11 +312,12 @@ int xsk_init(struct xhcad *d)
 	for (__u32 i = 0; i < xs->nframes; i++)
 		xs->free[xs->nfree++] = (__u64)(xs->nframes - 1 - i) * FRAME_SIZE;
 
-	/* The first socket registers the UMEM. */
+	/* The first socket registers the UMEM; it also sends (a TX ring). */
 	umem_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (umem_fd < 0)
 		return -errno;
 	xs->socks[0].fd = umem_fd;
+	xs->socks[0].tx_map.len = 1;
 	mr.addr = (__u64)(unsigned long)xs->area;
 	mr.len = xs->area_len;
 	mr.chunk_size = FRAME_SIZE;
@@ -364,6 +382,8 @@ void xsk_fini(struct xhcad *d)
 			continue;
 		bpf_map_delete_elem(d->m.xsks, &key);
 		unmap(&s->rx_map);
+		if (s->tx_map.p)
+			unmap(&s->tx_map);
 	}
 	for (__u32 q = 0; xs->rxq && q < xs->nrxq; q++) {
 		unmap(&xs->rxq[q].fill_map);
@@ -459,10 +479,77 @@ void xsk_rep_close(struct xhcad *d)
 	xs->rep_ifindex = 0;
 }
 
+/* Frames the kernel has sent come back from queue 0's completion ring. */
+static void tx_reclaim(struct xsk_state *xs)
+{
+	struct xsk_ring_cons *comp = &xs->rxq[0].comp;
+	__u32 idx, n = xsk_ring_cons__peek(comp, 64, &idx);
+
+	for (__u32 i = 0; i < n; i++) {
+		__u64 a = *xsk_ring_cons__comp_addr(comp, idx + i);
+
+		xs->free[xs->nfree++] = a - a % FRAME_SIZE;
+		xs->held--;
+	}
+	if (n)
+		xsk_ring_cons__release(comp, n);
+}
+
+int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
+{
+	struct xsk_state *xs = d->xs;
+	struct fq_sock *s = &xs->socks[0];
+	struct xdp_desc *desc;
+	__u32 idx;
+	__u64 a;
+
+	if (len > FRAME_SIZE)
+		return -EMSGSIZE;
+	tx_reclaim(xs);
+	if (!xs->nfree || xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1) {
+		xsk_tx_kick(d);
+		tx_reclaim(xs);
+		if (!xs->nfree || xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1) {
+			xs->tx_full++;
+			return -EAGAIN;
+		}
+	}
+	a = xs->free[--xs->nfree];
+	xs->held++; /* until the completion ring gives it back */
+	memcpy((__u8 *)xs->area + a, frame, len);
+	desc = xsk_ring_prod__tx_desc(&s->tx, idx);
+	desc->addr = a;
+	desc->len = len;
+	xsk_ring_prod__submit(&s->tx, 1);
+	xs->tx_pending++;
+	xs->tx_frames++;
+	return 0;
+}
+
+void xsk_tx_kick(struct xhcad *d)
+{
+	struct xsk_state *xs = d->xs;
+
+	if (!xs->tx_pending)
+		return;
+	/* copy mode: the kernel sends on this call */
+	if (sendto(xs->socks[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+	    errno != EBUSY && errno != ENOBUFS)
+		pr_debug("AF_XDP TX: %s\n", strerror(errno));
+	xs->tx_pending = 0;
+}
+
+void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full)
+{
+	*frames = d->xs ? d->xs->tx_frames : 0;
+	*full = d->xs ? d->xs->tx_full : 0;
+}
+
 void xsk_refill(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
+	tx_reclaim(xs);
 	for (__u32 q = 0; q < xs->nrxq && xs->nfree; q++)
 		refill_ring(xs, &xs->rxq[q].fill, xs->fill_target);
 	if (xs->rep.fd >= 0)

@@ -140,6 +140,31 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } xhca_events SEC(".maps");
 
+/* Proxy QP filters. Key: local index. Written by xhcad (whole values),
+ * read by xhca_rx at the first packet of a proxy QP's message. Sized like
+ * the CAM. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XHCA_MAX_QPS_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct xhca_pfilter_set);
+} xhca_pfilt SEC(".maps");
+
+/* Proxy counters (one entry). Per-CPU, written by xhca_rx. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xhca_proxy_counter);
+} xhca_px_stats SEC(".maps");
+
+/* Completion records for xhcad's proxy (struct xhca_proxy_rec): WRITEs of
+ * QPs on proxy CQs that xhca_rx placed whole. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xhca_proxy_rb SEC(".maps");
+
 /* Multicast groups. Key: MGID. Written by xhcad (whole values), read by
  * xhca_rx. */
 struct {
@@ -184,6 +209,7 @@ struct roce_pkt {
 	__u32 qpn;
 	__u32 psn;
 	__u32 qkey;	/* DETH, UD only */
+	__u32 sqpn;	/* DETH source QP, UD only */
 	__u16 pkey;
 	__u16 op_flags;
 	__u16 payload_off; /* from the start of the frame */
@@ -262,6 +288,7 @@ struct qp_view {
 	__u8 action;
 	__u8 mtu_shift;
 	__u8 flowq;
+	__u8 flags;	/* XHCA_QPF_* */
 };
 
 /* Copies the configuration of c into v, consistently. Returns 0, or -1 if a
@@ -282,6 +309,7 @@ static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
 		v->action = c->action;
 		v->mtu_shift = c->mtu_shift;
 		v->flowq = c->flowq;
+		v->flags = c->flags;
 		v->pkey = c->pkey;
 		v->qkey = c->qkey;
 		v->pd = c->pd;
@@ -411,7 +439,170 @@ struct verdict {
 	__u8 mflags;	/* XHCA_MF_* to add */
 	__u8 admitted;	/* flowq_admit() said yes */
 	__u8 pretx;	/* a WRITE into a pre-translated region (or of no bytes) */
+	__u8 offload;	/* the message goes to the proxy (decided at its first packet) */
+	__u32 csn;	/* XHCA_MF_CSN: the message's completion sequence number */
 };
+
+/* ---- the proxy QP (US 9,069,633) ------------------------------------------ */
+
+/* What the proxy can execute, by opcode: XHCA_PF_OP_*, 0 for the rest. */
+static __always_inline __u8 pf_op_class(__u8 opcode)
+{
+	__u8 op = opcode & 0x1f;
+
+	if (op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
+	    op == XHCA_OP_SEND_ONLY_INV)
+		return XHCA_PF_OP_SEND;
+	if (op == XHCA_OP_READ_REQ)
+		return XHCA_PF_OP_READ;
+	if (op == XHCA_OP_CMP_SWAP)
+		return XHCA_PF_OP_CMP_SWAP;
+	if (op == XHCA_OP_FETCH_ADD)
+		return XHCA_PF_OP_FETCH_ADD;
+	return 0;
+}
+
+/* The size a filter compares: the whole message's where its first packet
+ * says it (RETH DMA length, 8 for an ATOMIC, an ONLY's payload). A
+ * multi-packet SEND's is not known at its FIRST: above any threshold. */
+static __always_inline __u32 pf_msg_size(const struct roce_pkt *p)
+{
+	if (p->op_flags & XHCA_H_ATMETH)
+		return 8;
+	if (p->op_flags & XHCA_H_RETH)
+		return p->dma_len;
+	if (p->op_flags & XHCA_O_END)
+		return p->payload_len;
+	return 0xffffffffu;
+}
+
+/* The TCAM entry: the first match_len payload bytes against value, bits set
+ * in mask ignored. A payload shorter than match_len does not match. */
+static __always_inline int pf_payload_match(struct xdp_md *ctx, const struct roce_pkt *p,
+					    const struct xhca_pfilter *f)
+{
+	__u32 n = f->match_len, off = p->payload_off;
+
+	if (n < 1 || n > XHCA_PFILT_MATCH_MAX || p->payload_len < n)
+		return 0;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < XHCA_PFILT_MATCH_MAX; i++) {
+		__u8 x;
+
+		if (i >= (int)n)
+			break;
+		/* a byte at a time: little stack, under xhca_rx's */
+		if (bpf_xdp_load_bytes(ctx, off + i, &x, 1) || ((x ^ f->value[i]) & ~f->mask[i]))
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline int pf_match(struct xdp_md *ctx, const struct xhca_pfilter *f,
+				    const struct roce_pkt *p, __u8 cls, __u32 size)
+{
+	__u16 o = p->op_flags;
+
+	if (!f->id || !(f->ops & cls))
+		return 0;
+	if ((f->flags & XHCA_PF_SIZE_BELOW) && size >= f->size)
+		return 0;
+	if ((f->flags & XHCA_PF_SIZE_ABOVE) && size < f->size)
+		return 0;
+	if ((f->flags & XHCA_PF_SINGLE) && !(o & XHCA_O_END))
+		return 0;
+	if ((f->flags & (XHCA_PF_RKEY | XHCA_PF_VA)) && !(o & (XHCA_H_RETH | XHCA_H_ATMETH)))
+		return 0;
+	if ((f->flags & XHCA_PF_RKEY) && p->rkey != f->rkey)
+		return 0;
+	if ((f->flags & XHCA_PF_VA) &&
+	    (p->va < f->va_lo || p->va >= f->va_hi || size > f->va_hi - p->va))
+		return 0;
+	if ((f->flags & XHCA_PF_SQPN) && (!(o & XHCA_H_DETH) || p->sqpn != f->sqpn))
+		return 0;
+	if ((f->flags & XHCA_PF_MATCH) &&
+	    pf_payload_match(ctx, p, f) == !!(f->flags & XHCA_PF_INVERT))
+		return 0;
+	return 1;
+}
+
+/* Does one of the QP's filters match the message? A global function: the
+ * verifier checks it once, not on every path of xhca_rx. */
+__noinline int xhca_pf_eval(struct xdp_md *ctx, const struct xhca_pfilter_set *fs,
+			    const struct roce_pkt *p)
+{
+	__u32 size;
+	__u8 cls;
+
+	if (!p || !fs)
+		return 0;
+	cls = pf_op_class(p->opcode);
+	if (!cls)
+		return 0;
+	size = pf_msg_size(p);
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < XHCA_PFILT_PER_QP; i++)
+		if (pf_match(ctx, &fs->f[i], p, cls, size))
+			return 1;
+	return 0;
+}
+
+/*
+ * At the first packet of a proxy QP's message: does a filter offload it?
+ * Yes when one of the QP's filters matches, unless the load limit holds it
+ * back: the proxy queue's gate is closed ("no offload mode", until the
+ * proxy catches up to the low watermark). Counted.
+ */
+static __always_inline int proxy_decide(struct xdp_md *ctx, __u32 lidx, __u32 gen,
+					const struct roce_pkt *p)
+{
+	__u32 zero = 0, fq = XHCA_FLOWQ_PROXY;
+	struct xhca_proxy_counter *pc = bpf_map_lookup_elem(&xhca_px_stats, &zero);
+	struct xhca_flowq *q = bpf_map_lookup_elem(&xhca_flowq, &fq);
+	struct xhca_pfilter_set *fs = bpf_map_lookup_elem(&xhca_pfilt, &lidx);
+	__u64 backlog;
+
+	if (!pc || !q)
+		return 0;
+	if (!fs || fs->gen != gen || !xhca_pf_eval(ctx, fs, p)) {
+		pc->normal++;
+		return 0;
+	}
+	backlog = READ_ONCE64(q->enq) - READ_ONCE64(q->deq);
+	if (q->gate ? backlog > q->low : (q->high && backlog >= q->high)) {
+		pc->no_offload++;
+		return 0;
+	}
+	pc->offloaded++;
+	return 1;
+}
+
+/* A WRITE xhca_rx placed whole, of a QP on a proxy CQ: its record for the
+ * reorderer, which releases the completions of that CQ in order. */
+__noinline int xhca_px_record(__u32 lidx, __u32 gen, __u32 qpn, __u32 csn, __u32 len)
+{
+	__u32 zero = 0;
+	struct xhca_proxy_counter *pc = bpf_map_lookup_elem(&xhca_px_stats, &zero);
+	struct xhca_proxy_rec *r;
+
+	if (!pc)
+		return 0;
+	r = bpf_ringbuf_reserve(&xhca_proxy_rb, sizeof(*r), 0);
+	if (!r) {
+		pc->record_fail++;
+		return 0;
+	}
+	r->lidx = lidx;
+	r->gen = gen;
+	r->gqpn = qpn;
+	r->csn = csn;
+	r->len = len;
+	r->pad = 0;
+	r->rx_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, 0);
+	pc->records++;
+	return 0;
+}
 
 /* Writes the metadata block and redirects to the flow queue's socket. */
 static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt *p,
@@ -427,7 +618,8 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 		return XHCA_R_DROP_META;
 	m->rx_ns = bpf_ktime_get_ns();
 	m->gqpn = p->qpn;
-	m->lidx = vd->lidx;
+	m->lidx = (__u16)vd->lidx;
+	m->csn = (__u16)vd->csn;
 	m->gen = vd->gen;
 	m->psn = p->psn;
 	if (vd->mflags & (XHCA_MF_PLACED | XHCA_MF_MSN)) {
@@ -547,6 +739,7 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	int write = host && is_write_op(p->opcode & 0x1f);
 	int cont = write && !start; /* WRITE MIDDLE or LAST */
 	__u32 mtu = mtu_of(v->mtu_shift);
+	int off;
 
 	for (int i = 0; i < CTX_TRIES; i++) {
 		__u32 cur = READ_ONCE32(c->rx_psn), epsn = cur & XHCA_RXPSN_MASK, base, next;
@@ -574,7 +767,8 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 					return XHCA_R_DROP_UC_GAP;
 				continue;
 			}
-			base &= ~(XHCA_RXPSN_UC_DROP | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX);
+			base &= ~(XHCA_RXPSN_UC_DROP | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
+				  XHCA_RXPSN_PROXY);
 		}
 		/* A WRITE's MIDDLE/LAST need its FIRST; a new RC message may
 		 * not cut a WRITE short (RXE's missing FIRST/LAST). */
@@ -598,13 +792,21 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		if (write)
 			vd->pretx = start ? (!p->dma_len || (m0->flags & XHCA_MRF_PRETRANSLATED))
 					  : !!(base & XHCA_RXPSN_PRETX);
+		/* An offloaded message's later packets follow its first (never
+		 * a WRITE: the proxy executes no WRITEs). Arithmetic, not
+		 * branches: the verifier walks this loop on every path. */
+		off = start ? vd->offload : (base & XHCA_RXPSN_PROXY) >> 26;
+		vd->flowq = (__u8)(off ? XHCA_FLOWQ_PROXY : v->flowq);
 		if (host && !vd->admitted && (!write || !vd->pretx || (end && (f & XHCA_H_IMM)))) {
-			r = flowq_admit(ctx, v->flowq, &vd->key);
+			r = flowq_admit(ctx, vd->flowq, &vd->key);
 			if (r >= 0)
 				return r;
 			vd->admitted = 1;
 		}
-		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX)) |
+		vd->offload = (__u8)off;
+		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
+				 XHCA_RXPSN_PROXY)) |
+		       ((__u32)(off & !end) << 26) |
 		       ((rc ? epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, v->mtu_shift) : 1)
 			    : p->psn + 1) & XHCA_RXPSN_MASK);
 		if (!write) {
@@ -668,7 +870,7 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	__u8 op = p->opcode & 0x1f;
 	struct mr_view m = {};
 	struct qp_view v;
-	int r, pre = 0;
+	int r, pre = 0, proxy_cq;
 
 	if (ctx_view(c, &v))
 		return XHCA_R_DROP_QP_BUSY;
@@ -692,6 +894,14 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	if (v.type == XHCA_QPT_UD &&
 	    p->qkey != (p->qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : v.qkey))
 		return XHCA_R_DROP_QKEY;
+	proxy_cq = !!(v.flags & XHCA_QPF_PROXY_CQ);
+	if ((v.flags & XHCA_QPF_PROXY) && (f & XHCA_O_REQ)) {
+		/* a proxy QP's completions must go through the proxy */
+		if (!proxy_cq)
+			return XHCA_R_DROP_PROXY_NOCQ;
+		if (v.action == XHCA_ACT_HOST && (f & XHCA_O_START))
+			vd->offload = (__u8)proxy_decide(ctx, vd->lidx, v.gen, p);
+	}
 
 	/* RDMA requests of a host QP: the region their R_Key names. A zero
 	 * length READ or WRITE checks no key (IBA C9-88, as RXE). */
@@ -713,24 +923,40 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		/* UD, and responses: no sequence to keep here. */
 		if (v.action != XHCA_ACT_HOST)
 			return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
-		r = flowq_admit(ctx, v.flowq, &vd->key);
-		return r >= 0 ? r : XHCA_R_TO_FLOWQ;
+		r = flowq_admit(ctx, vd->offload ? XHCA_FLOWQ_PROXY : v.flowq, &vd->key);
+		if (r >= 0)
+			return r;
+		if (vd->offload)
+			vd->flowq = XHCA_FLOWQ_PROXY;
+		if (proxy_cq && (f & XHCA_O_REQ)) {
+			vd->csn = __sync_fetch_and_add(&c->msn, 1);
+			vd->mflags |= XHCA_MF_CSN;
+		}
+		return vd->offload ? XHCA_R_TO_PROXY : XHCA_R_TO_FLOWQ;
 	}
 	r = rx_request(ctx, c, &v, p, pre, &m, vd);
 	if (r >= 0)
 		return r;
-	if (v.type == XHCA_QPT_RC && (f & XHCA_O_END)) {
+	if ((f & XHCA_O_END) && (v.type == XHCA_QPT_RC || proxy_cq)) {
 		/* a request message accepted whole: the responder's MSN; a READ
-		 * or ATOMIC carries it to xhcad for its response */
-		__u32 msn = __sync_add_and_fetch(&c->msn, 1) & XHCA_PSN_MASK;
+		 * or ATOMIC carries it to xhcad for its response. On a proxy CQ
+		 * the count before it is the message's CSN. */
+		__u32 was = __sync_fetch_and_add(&c->msn, 1);
 
-		if (f & (XHCA_O_READ | XHCA_H_ATMETH)) {
-			vd->msg_len = msn;
+		vd->csn = was;
+		if (v.type == XHCA_QPT_RC && (f & (XHCA_O_READ | XHCA_H_ATMETH))) {
+			vd->msg_len = (was + 1) & XHCA_PSN_MASK;
 			vd->mflags |= XHCA_MF_MSN;
 		}
+	} else if (proxy_cq) {
+		vd->csn = READ_ONCE32(c->msn);
 	}
+	if (proxy_cq)
+		vd->mflags |= XHCA_MF_CSN;
 	if (v.action != XHCA_ACT_HOST)
 		return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
+	if (vd->offload)
+		return XHCA_R_TO_PROXY;
 	if (!is_write_op(op))
 		return XHCA_R_TO_FLOWQ;
 	if (!vd->pretx)
@@ -742,6 +968,8 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		vd->mflags |= XHCA_MF_PLACED;
 		return XHCA_R_PLACED_TO_FLOWQ;
 	}
+	if ((f & XHCA_O_END) && proxy_cq)
+		xhca_px_record(vd->lidx, vd->gen, p->qpn, vd->csn, vd->msg_len);
 	return XHCA_R_PLACED;
 }
 
@@ -757,11 +985,10 @@ static __always_inline int ip_is_mcast(const __u8 *a)
  * members and hands each a descriptor of the same frame.
  */
 static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, __u64 bytes,
-				 __u32 *gidx)
+				 __u32 *gidx, struct verdict *vd)
 {
 	struct xhca_mcast_counter *mc;
 	struct xhca_mcast_grp *g;
-	struct verdict vd = {};
 	__u32 idx;
 	int r;
 
@@ -799,19 +1026,19 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 		mc->dev_packets++;
 		return XHCA_R_TO_MCAST_DEVS;
 	}
-	r = flowq_admit(ctx, XHCA_FLOWQ_MCAST, &vd.key);
+	r = flowq_admit(ctx, XHCA_FLOWQ_MCAST, &vd->key);
 	if (r == XHCA_R_DROP_FLOWQ_GATE) {
 		mc->threshold_drops++;
 		return XHCA_R_DROP_MCAST_THRESHOLD;
 	}
 	if (r >= 0)
 		return r;
-	vd.lidx = idx;
-	vd.gen = g->gen;
-	vd.flowq = XHCA_FLOWQ_MCAST;
+	vd->lidx = idx;
+	vd->gen = g->gen;
+	vd->flowq = XHCA_FLOWQ_MCAST;
 	mc->packets++;
 	mc->bytes += bytes;
-	return flowq_send(ctx, p, &vd, XHCA_R_TO_MCAST, bytes);
+	return flowq_send(ctx, p, vd, XHCA_R_TO_MCAST, bytes);
 }
 
 /* Parses the packet up to the BTH and its extension headers. Returns a
@@ -867,6 +1094,7 @@ static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
 		if ((void *)(deth + 1) > end)
 			return XHCA_R_DROP_TRUNCATED;
 		p->qkey = bpf_ntohl(deth->qkey);
+		p->sqpn = bpf_ntohl(deth->sqp) & XHCA_QPN_MASK;
 	}
 	if (oi->flags & XHCA_H_RETH) {
 		struct xhca_reth *reth = (void *)bth + xhca_reth_off(oi->flags);
@@ -894,7 +1122,7 @@ static __always_inline int is_accept(__u32 r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
 	       r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED || r == XHCA_R_PLACED_TO_FLOWQ ||
-	       r == XHCA_R_TO_XLATE;
+	       r == XHCA_R_TO_XLATE || r == XHCA_R_TO_PROXY;
 }
 
 static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_hit)
@@ -942,7 +1170,7 @@ int xhca_rx(struct xdp_md *ctx)
 	if (p.qpn == XHCA_QPN_MCAST) {
 		__u32 gidx = 0;
 
-		r = mcast(ctx, &p, bytes, &gidx);
+		r = mcast(ctx, &p, bytes, &gidx, &vd); /* vd: the stack is tight */
 		goto out;
 	}
 	cv = bpf_map_lookup_elem(&xhca_qp_cam, &p.qpn);
@@ -958,7 +1186,8 @@ int xhca_rx(struct xdp_md *ctx)
 	}
 	vd.lidx = lidx;
 	r = check_qp(ctx, c, cv, &p, &qp_hit, &vd);
-	if (r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE)
+	if (r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
+	    r == XHCA_R_TO_PROXY)
 		r = flowq_send(ctx, &p, &vd, r, bytes);
 out:
 	count(r, bytes, lidx, qp_hit);
@@ -973,6 +1202,7 @@ out:
 	case XHCA_R_TO_FLOWQ:
 	case XHCA_R_PLACED_TO_FLOWQ:
 	case XHCA_R_TO_XLATE:
+	case XHCA_R_TO_PROXY:
 	case XHCA_R_TO_MCAST:
 	case XHCA_R_TO_MCAST_DEVS:
 		return XDP_REDIRECT;

@@ -13,7 +13,7 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 5
+#define XHCA_ABI_VERSION 6
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -28,6 +28,11 @@
  * replication engine. Its backlog (enq - deq) counts multicast packets not
  * yet fully replicated; its high watermark is the multicast threshold. */
 #define XHCA_FLOWQ_MCAST (XHCA_FLOWQ_MAX - 1)
+/* The proxy queue (US 9,069,633): messages of proxy QPs that a filter
+ * offloads, sockets on every RX queue, drained by xhcad's proxy. Its high
+ * watermark is the load limit: past it xhca_rx stops offloading (the
+ * patent's "no offload mode") until the backlog falls to the low one. */
+#define XHCA_FLOWQ_PROXY (XHCA_FLOWQ_MAX - 2)
 #define XHCA_RXQ_MAX 64
 
 /* Memory regions: xhca_mr, indexed by rkey >> 8 (index 0 is never used). */
@@ -129,7 +134,9 @@
 	X(TO_MCAST, "to_mcast",                                                             \
 	  "multicast: stored once, redirected to the replication queue")                  \
 	X(TO_MCAST_DEVS, "to_mcast_devs",                                                   \
-	  "multicast: a copy to each function port of the group (and its QPs' through the replication port)")
+	  "multicast: a copy to each function port of the group (and its QPs' through the replication port)") \
+	X(TO_PROXY, "to_proxy", "proxy QP, a filter matched: offloaded to the proxy queue")   \
+	X(DROP_PROXY_NOCQ, "drop_proxy_nocq", "proxy QP whose CQ is not a proxy CQ: discarded")
 
 enum xhca_reason {
 #define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,
@@ -166,6 +173,8 @@ enum xhca_qp_action {
 /* QP context flags, written by xhcad. */
 #define XHCA_QPF_IPV6 (1u << 1) /* addresses are IPv6, not v4-mapped IPv4 */
 #define XHCA_QPF_BLOCK_MC_LOOPBACK (1u << 2) /* no copy of its own multicast sends (xhcad) */
+#define XHCA_QPF_PROXY (1u << 3)	/* a proxy QP: its filters may offload messages */
+#define XHCA_QPF_PROXY_CQ (1u << 4)	/* its CQ is a proxy CQ: every message gets a CSN */
 
 /*
  * xhca_qp_ctx.rx_psn: the receive state xhca_rx updates per packet, with
@@ -176,6 +185,7 @@ enum xhca_qp_action {
  * as drop_qp_state until xhcad resets it.
  */
 #define XHCA_RXPSN_MASK 0x00ffffffu	/* expected PSN */
+#define XHCA_RXPSN_PROXY (1u << 26)	/* the message in progress is offloaded */
 #define XHCA_RXPSN_PRETX (1u << 27)	/* the WRITE in progress has a pre-translated MR */
 #define XHCA_RXPSN_ERR (1u << 28)
 #define XHCA_RXPSN_WRITE (1u << 29)	/* a multi-packet RDMA WRITE is in progress */
@@ -235,7 +245,10 @@ struct xhca_qp_ctx {
 	__u64 wc_va;
 	__u64 wc_left;
 	__u32 wc_len;	/* the whole message (DMA length of its FIRST) */
-	__u32 msn;	/* RC: request messages accepted whole (the responder's MSN, 24 bits) */
+	/* Request messages accepted whole: an RC QP's MSN (24 bits in the
+	 * AETH); on a proxy CQ, the completion sequence number (CSN) of the
+	 * message in progress, whatever the QP type. */
+	__u32 msn;
 	__u8 rsvd[24];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
@@ -384,7 +397,8 @@ _Static_assert(sizeof(struct xhca_flowq_counter) == 32, "xhca_flowq_counter size
 struct xhca_rx_meta {
 	__u64 rx_ns;	/* bpf_ktime_get_ns() when xhca_rx took the packet */
 	__u32 gqpn;
-	__u32 lidx;
+	__u16 lidx;	/* < XHCA_MAX_QPS_LIMIT */
+	__u16 csn;	/* XHCA_MF_CSN: the message's CSN (low 16 bits of msn) */
 	__u32 gen;	/* of the QP context, checked again by xhcad */
 	__u32 psn;
 	union {
@@ -408,6 +422,82 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MF_PLACED (1u << 4) /* xhca_rx placed the payload; xhcad completes it */
 #define XHCA_MF_MCAST (1u << 5)	 /* a multicast copy xhcad injected (never from xhca_rx) */
 #define XHCA_MF_MSN (1u << 6)	 /* READ/ATOMIC: msg_len is the MSN for the response's AETH */
+#define XHCA_MF_CSN (1u << 7)	 /* the QP's CQ is a proxy CQ: csn is valid */
+
+/*
+ * Proxy QP filters (US 9,069,633), xhca_pfilt (key: the QP's local index):
+ * up to XHCA_PFILT_PER_QP per QP, written whole by xhcad (gen names the QP
+ * context they belong to), read by xhca_rx at the first packet of each
+ * message of a proxy QP. A message is offloaded when any active filter
+ * matches: every criterion a filter sets must hold.
+ */
+#define XHCA_PFILT_PER_QP 4
+#define XHCA_PFILT_MATCH_MAX 16	/* payload bytes a value/mask covers */
+
+/* Which requests (ops): what the proxy can execute. */
+#define XHCA_PF_OP_SEND (1u << 0)	/* SEND, SEND with immediate (to a handler) */
+#define XHCA_PF_OP_READ (1u << 1)	/* RDMA READ request */
+#define XHCA_PF_OP_CMP_SWAP (1u << 2)
+#define XHCA_PF_OP_FETCH_ADD (1u << 3)
+#define XHCA_PF_OP_ALL 0xfu
+
+/* flags: the criteria in use. */
+#define XHCA_PF_SIZE_BELOW (1u << 0)	/* message size < size */
+#define XHCA_PF_SIZE_ABOVE (1u << 1)	/* message size >= size */
+#define XHCA_PF_SINGLE (1u << 2)	/* single-packet messages only */
+#define XHCA_PF_RKEY (1u << 3)		/* the RETH/AtomicETH R_Key is rkey */
+#define XHCA_PF_VA (1u << 4)		/* [va, va + size) within [va_lo, va_hi) */
+#define XHCA_PF_SQPN (1u << 5)		/* UD: the DETH source QPN is sqpn */
+#define XHCA_PF_MATCH (1u << 6)		/* value/mask over the first match_len bytes */
+#define XHCA_PF_INVERT (1u << 7)	/* ... and offload when it does NOT match */
+
+struct xhca_pfilter {
+	__u32 id;	/* xhcad's filter id; 0: an empty slot */
+	__u8 ops;	/* XHCA_PF_OP_* */
+	__u8 flags;	/* XHCA_PF_* */
+	__u8 match_len;	/* 1..XHCA_PFILT_MATCH_MAX */
+	__u8 handler;	/* what the proxy does with an offloaded SEND (xhcad's) */
+	__u32 size;	/* the size threshold, bytes */
+	__u32 rkey;
+	__u32 sqpn;
+	__u32 pad;
+	__u64 va_lo;
+	__u64 va_hi;	/* exclusive */
+	__u8 value[XHCA_PFILT_MATCH_MAX];
+	__u8 mask[XHCA_PFILT_MATCH_MAX]; /* a set bit is ignored (the patent's TCAM) */
+};
+_Static_assert(sizeof(struct xhca_pfilter) == 72, "xhca_pfilter size");
+
+struct xhca_pfilter_set {
+	__u32 gen;	/* the QP context's generation */
+	__u32 pad;
+	struct xhca_pfilter f[XHCA_PFILT_PER_QP];
+};
+
+/* Per-CPU proxy counters (xhca_proxy_stats, one entry), written by xhca_rx. */
+struct xhca_proxy_counter {
+	__u64 offloaded;	/* messages sent to the proxy queue */
+	__u64 normal;		/* messages of proxy QPs no filter matched */
+	__u64 no_offload;	/* matched, but the load limit held them back */
+	__u64 records;		/* completion records of XDP-placed WRITEs */
+	__u64 record_fail;	/* the ring buffer was full: the reorderer sees a gap */
+};
+
+/*
+ * A completion record (xhca_proxy_rb, a ring buffer, to xhcad's proxy): an
+ * RDMA WRITE xhca_rx placed whole, of a QP on a proxy CQ: its CSN took no
+ * path through xhcad's flow queues.
+ */
+struct xhca_proxy_rec {
+	__u32 lidx;
+	__u32 gen;
+	__u32 gqpn;
+	__u32 csn;
+	__u32 len;	/* the WRITE's length */
+	__u32 pad;
+	__u64 rx_ns;
+};
+_Static_assert(sizeof(struct xhca_proxy_rec) == 32, "xhca_proxy_rec size");
 
 /* Map names (≤ 15 characters), as pinned under /sys/fs/bpf/xhca/<ifname>/. */
 #define XHCA_MAP_CAM "xhca_qp_cam"
@@ -425,5 +515,8 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MAP_MCAST "xhca_mcast"
 #define XHCA_MAP_MC_STATS "xhca_mc_stats"
 #define XHCA_MAP_MC_DEVS "xhca_mc_devs"
+#define XHCA_MAP_PFILT "xhca_pfilt"
+#define XHCA_MAP_PROXY_STATS "xhca_px_stats"
+#define XHCA_MAP_PROXY_RB "xhca_proxy_rb"
 
 #endif /* XHCA_ABI_H */

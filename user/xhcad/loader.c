@@ -56,6 +56,11 @@ static const struct map_desc map_descs[] = {
 	MAP_DESC(XHCA_MAP_MC_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xhca_mcast_counter),
 		 0, 0, mc_stats),
 	MAP_DESC(XHCA_MAP_MC_DEVS, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 0, 0, mc_devs),
+	MAP_DESC(XHCA_MAP_PFILT, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_pfilter_set), 0,
+		 SIZED_QPS, pfilt),
+	MAP_DESC(XHCA_MAP_PROXY_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+		 sizeof(struct xhca_proxy_counter), 0, 0, px_stats),
+	MAP_DESC(XHCA_MAP_PROXY_RB, BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0, proxy_rb),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"

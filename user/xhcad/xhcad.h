@@ -37,6 +37,9 @@ struct xhca_maps {
 	int mcast;
 	int mc_stats;
 	int mc_devs;
+	int pfilt;
+	int px_stats;
+	int proxy_rb;
 	int dstate; /* daemon state: QPN cursor (userspace only) */
 };
 

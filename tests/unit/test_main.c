@@ -12,5 +12,6 @@ int main(void)
 	fails += test_pkt_run();
 	fails += test_rx_run();
 	fails += test_sched_run();
+	fails += test_reorder_run();
 	return fails ? 1 : 0;
 }

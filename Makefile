@@ -108,7 +108,7 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o \
-		  $(OUT)/user/xhcad/reorder.o $(LIB)
+		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -13,5 +13,6 @@ int main(void)
 	fails += test_rx_run();
 	fails += test_sched_run();
 	fails += test_reorder_run();
+	fails += test_locksvc_run();
 	return fails ? 1 : 0;
 }

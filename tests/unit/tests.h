@@ -9,5 +9,6 @@ int test_pkt_run(void);
 int test_rx_run(void);
 int test_sched_run(void);
 int test_reorder_run(void);
+int test_locksvc_run(void);
 
 #endif /* XHCA_TESTS_H */

@@ -68,6 +68,27 @@ topo_setup() {
 in_a() { nsenter --net=/run/netns/"$NS_A" "$@"; }
 in_b() { nsenter --net=/run/netns/"$NS_B" "$@"; }
 
+# cap_start NS IF FILE FILTER [TSHARK ARGS]: tshark captures IF in namespace
+# NS into FILE in the background (CAP: its pid) and is ready when this
+# returns: dumpcap reports "Capturing on" a moment before its filter is in
+# place, so a little more time after it. cap_stop: ends it, frames written.
+cap_start() {
+	local ns=$1 ifn=$2 file=$3 filter=$4
+	shift 4
+	rm -f "$file.err"
+	(exec nsenter --net=/run/netns/"$ns" tshark -n -i "$ifn" -w "$file" -f "$filter" "$@" \
+		>/dev/null 2>"$file.err") &
+	CAP=$!
+	for _ in $(seq 50); do grep -q "Capturing on" "$file.err" 2>/dev/null && break; sleep 0.1; done
+	sleep 0.3
+}
+cap_stop() {
+	sleep 0.5
+	kill -TERM "$CAP" 2>/dev/null
+	wait "$CAP" 2>/dev/null
+	CAP=
+}
+
 XHCAD_PIDS=()
 # xhcad_start ARGS...: starts xhcad on IF_A in NS_A, waits for its socket.
 xhcad_start() {

@@ -606,7 +606,6 @@ static int do_status(int argc, char **argv)
 		jw_u64("canary_violations", s->canary_violations);
 		jw_u64("barriers", s->barriers);
 		jw_u64("naks", s->naks);
-		jw_u64("naks_unsent", s->naks_unsent);
 		jw_u64("tx_frames", s->tx_frames);
 		jw_u64("tx_full", s->tx_full);
 		jw_open("mcast", '{');
@@ -663,7 +662,7 @@ static int do_status(int argc, char **argv)
 		       (unsigned long long)s->canary_violations);
 	printf("responses:    %llu frames sent (READ, ATOMIC, NAK), %llu NAKs, %llu not sent\n",
 	       (unsigned long long)s->tx_frames, (unsigned long long)s->naks,
-	       (unsigned long long)(s->naks_unsent + s->tx_full));
+	       (unsigned long long)s->tx_full);
 	printf("mcast:        %u groups, %u packets waiting for replication (threshold %u%s),\n"
 	       "              %llu replicated, largest reference count %llu, %llu credit stalls "
 	       "(%u credits a flow queue)\n", s->mcast_groups, s->mcast_waiting,

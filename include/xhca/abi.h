@@ -439,7 +439,6 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_PF_OP_READ (1u << 1)	/* RDMA READ request */
 #define XHCA_PF_OP_CMP_SWAP (1u << 2)
 #define XHCA_PF_OP_FETCH_ADD (1u << 3)
-#define XHCA_PF_OP_ALL 0xfu
 
 /* flags: the criteria in use. */
 #define XHCA_PF_SIZE_BELOW (1u << 0)	/* message size < size */

@@ -341,8 +341,7 @@ struct xhca_status {
 	__u32 canary;		/* --canary */
 	__u64 canary_violations;
 	__u64 barriers;		/* invalidations waited for */
-	__u64 naks;		/* NAKs sent for requests xhca_rx refused */
-	__u64 naks_unsent;	/* no room on the TX ring or in the UMEM */
+	__u64 naks;		/* NAKs sent (the TX ring full: in tx_full) */
 	__u64 tx_frames;	/* responses and NAKs put on the AF_XDP TX ring */
 	__u64 tx_full;		/* not: the ring or the UMEM was full */
 	/* multicast */

@@ -10,17 +10,15 @@ need_root integ/gen
 topo_setup || { fail "gen: topology"; t_done; }
 tmp=$(mktemp -d)
 snap=$tmp/snap
-trap 'topo_cleanup; rm -rf "$tmp"' EXIT
+trap 'kill $CAP 2>/dev/null; topo_cleanup; rm -rf "$tmp"' EXIT
+CAP=
 GEN=$B/xhca-gen
 
 # --- live frames on the wire, before any XDP program: scapy checks them ---
-in_a tshark -q -i "$IF_A" -f "udp dst port 4791" -w "$tmp/wire.pcap" -c 70 \
-	>/dev/null 2>"$tmp/tshark.err" &
-cap=$!
-for i in $(seq 50); do grep -q "Capturing on" "$tmp/tshark.err" 2>/dev/null && break; sleep 0.1; done
+cap_start "$NS_A" "$IF_A" "$tmp/wire.pcap" "udp dst port 4791" -c 70
 gen --op rc-send-only --qpn 0x33 --psn 0xffffd0 --count 64 --size 40
 gen --op ud-send-only --qpn 0x44 --qkey 7 --psn 5 --psn-step 3 --count 3 --size 9,300
-wait $cap
+wait "$CAP"
 out=$("$SCAPY_PY" - "$tmp/wire.pcap" <<'PY'
 import logging, sys
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)

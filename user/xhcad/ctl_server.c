@@ -97,7 +97,6 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->canary_violations = d->canary_violations;
 	s->barriers = d->barriers;
 	s->naks = d->naks;
-	s->naks_unsent = d->naks_unsent;
 	xsk_tx_stats(d, &s->tx_frames, &s->tx_full);
 	mcast_status(d, s);
 	xsk_account(d, s);

@@ -21,7 +21,6 @@
 #define AETH_ACK 0x1f		/* ACK, no credit count (RXE's AETH_ACK_UNLIMITED) */
 #define AETH_NAK_INVALID 0x61	/* NAK: invalid request */
 #define AETH_NAK_ACCESS 0x62	/* NAK: remote access error */
-#define AETH_NAK_OPERATIONAL 0x63 /* NAK: remote operational error */
 
 static __u32 be32(const __u8 *p)
 {
@@ -83,6 +82,15 @@ static int send_spec(struct xhcad *d, const struct xhca_pkt_spec *s)
 	return xsk_tx(d, f, (__u32)len);
 }
 
+/* A NAK with that syndrome at s's PSN; counted when it left. */
+static void send_nak(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
+{
+	s->opcode = XHCA_OPC_RC | XHCA_OP_ACK;
+	s->aeth_syndrome = syndrome;
+	if (!send_spec(d, s))
+		d->naks++;
+}
+
 /* The 8 bytes an ATOMIC works on, in host memory, or NULL. */
 static __u64 *atomic_target(struct xhcad *d, const struct mr_rt *mr, __u64 va)
 {
@@ -124,8 +132,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, c
 			     va - mr->e.iova > mr->e.length - dlen)) {
 			/* deregistered since xhca_rx checked it */
 			s.psn = m->psn;
-			s.aeth_syndrome = AETH_NAK_ACCESS;
-			send_spec(d, &s);
+			send_nak(d, &s, AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
@@ -155,8 +162,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, c
 		p = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
 		s.psn = m->psn;
 		if (!p) {
-			s.aeth_syndrome = mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS;
-			send_spec(d, &s);
+			send_nak(d, &s, mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
@@ -198,20 +204,8 @@ void respond_nak(struct xhcad *d, const struct xhca_event *e)
 	s.pkey = c->pkey;
 	s.psn = e->psn;
 	s.aeth_msn = __atomic_load_n(&c->msn, __ATOMIC_RELAXED) & XHCA_PSN_MASK;
-	switch (e->reason) {
-	case XHCA_R_DROP_MR_RKEY:
-	case XHCA_R_DROP_MR_KEY:
-	case XHCA_R_DROP_MR_PD:
-	case XHCA_R_DROP_MR_ACCESS:
-	case XHCA_R_DROP_MR_BOUNDS:
-		s.aeth_syndrome = AETH_NAK_ACCESS;
-		break;
-	default:
-		s.aeth_syndrome = AETH_NAK_INVALID;
-	}
-	if (send_spec(d, &s))
-		d->naks_unsent++;
-	else
-		d->naks++;
-	xsk_tx_kick(d);
+	send_nak(d, &s, e->reason >= XHCA_R_DROP_MR_RKEY && e->reason <= XHCA_R_DROP_MR_BOUNDS
+				? AETH_NAK_ACCESS
+				: AETH_NAK_INVALID);
+	xsk_tx_kick(d); /* not from a delivery round: now */
 }

@@ -221,7 +221,7 @@ struct xhcad {
 	double tokens;		/* bus-rate token bucket, bytes */
 	__u64 tokens_ns;
 	struct xhca_counter host[XHCA_H_MAX];
-	__u64 naks, naks_unsent;
+	__u64 naks;
 	__u32 nflush;		/* QPs with buffers to flush */
 
 	/* applications */

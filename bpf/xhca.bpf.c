@@ -570,9 +570,16 @@ static __always_inline int proxy_decide(struct xdp_md *ctx, __u32 lidx, __u32 ge
 	}
 	backlog = READ_ONCE64(q->enq) - READ_ONCE64(q->deq);
 	if (q->gate ? backlog > q->low : (q->high && backlog >= q->high)) {
+		/* no offload mode, from high down to low, as a flow queue's gate */
+		if (!q->gate) {
+			q->gate = 1;
+			__sync_fetch_and_add(&q->gate_closes, 1);
+		}
 		pc->no_offload++;
 		return 0;
 	}
+	if (q->gate)
+		q->gate = 0;
 	pc->offloaded++;
 	return 1;
 }

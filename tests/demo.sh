@@ -131,6 +131,30 @@ echo "completions (qp_num is each member's own; the frame went to xhcad once):"
 grep wr_id "$APP_DIR"/m? | sed "s|^$APP_DIR/|  |"
 "$B/xhca" -i "$IF_A" status | grep -A1 '^mcast'
 
+say "proxy QP: a lock request offloaded to the proxy, then a WRITE; completions in order"
+app px "$B/xhca-recv" -i "$IF_A" --type rc --local-ip "$IP_A" --remote-ip "$IP_B" --proxy \
+	--mr 65536 --count 5 --timeout 10
+for _ in $(seq 100); do grep -q ready "$APP_DIR/px" && break; sleep 0.05; done
+read -r _ _ PXQ _ PXR _ PXV <"$APP_DIR/px"
+echo "an application: $(head -n 1 "$APP_DIR/px")"
+run "$B/xhca" -i "$IF_A" filter add "$PXQ" --op send --match text:LOCK
+run "$B/xhca" -i "$IF_A" filter add "$PXQ" --op send --match text:UNLOCK
+run "$B/xhca" -i "$IF_A" filter show
+echo "the requester: LOCK db1 alice; LOCK db1 bob 3000 (waits); a WRITE; hello; UNLOCK db1 alice"
+pxsend() { gen --op rc-send-only --qpn "$PXQ" --psn "$1" --payload "text:$2"; }
+pxsend 0 "LOCK db1 alice"
+pxsend 1 "LOCK db1 bob 3000"
+gen --op rc-rdma-write-only --qpn "$PXQ" --psn 2 --va "$PXV" --rkey "$PXR" --size 100
+pxsend 3 hello
+sleep 0.3
+echo "before the UNLOCK, the application has seen (opcode 257: the proxy's; result 1: granted):"
+grep '^wr' "$APP_DIR/px" | sed 's/^/  /'
+pxsend 4 "UNLOCK db1 alice"
+wait "$PID_px"
+echo "after it: bob's lock granted, then the WRITE (opcode 256), hello, the UNLOCK (result 3):"
+grep '^wr' "$APP_DIR/px" | sed 's/^/  /'
+"$B/xhca" -i "$IF_A" proxy show
+
 say "stop xhcad: it detaches xhca_rx and unpins its maps"
 xhcad_stop TERM
 in_a ip link show "$IF_A" | head -n 1

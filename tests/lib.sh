@@ -17,7 +17,7 @@ skip() { echo "skip - $*"; }
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
 # check_eq NAME GOT WANT
 check_eq() {
-	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1 (got '$2', want '$3')"; fi
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1 (got '$2', want '$3')"; return 1; fi
 }
 t_done() { exit $((T_FAILS > 0)); }
 

@@ -416,8 +416,8 @@ static int cmd_sched(int argc, char **argv)
 		}
 	}
 	for (int r = 0; r < 5; r++) {
-		drr[r] = sched_ns(SCHED_DRR, n, &check);
-		fifo[r] = sched_ns(SCHED_FIFO, n, &check);
+		drr[r] = sched_ns(FQ_SCHED_DRR, n, &check);
+		fifo[r] = sched_ns(FQ_SCHED_FIFO, n, &check);
 	}
 	{
 		double d = median(drr, 5), f = median(fifo, 5);

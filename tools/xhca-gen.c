@@ -74,6 +74,9 @@ struct gen_opts {
 	uint64_t msg_len;
 	uint32_t mtu;
 	uint32_t seed;
+	/* --payload: these bytes in every frame */
+	uint8_t payload[XHCA_PKT_MAX];
+	int have_payload;
 	/* --va-step/--va-span: the RETH VA moves on per frame */
 	uint32_t va_step, va_span;
 	struct xhca_pkt_spec spec;
@@ -135,6 +138,8 @@ static void usage(FILE *f)
 		"      --mtu M          256, 512, 1024, 2048 or 4096 (default 1024)\n"
 		"      --pattern SEED   message byte k is xhca_msg_pattern(SEED, k) (include/xhca/\n"
 		"                       pkt.h; default 1)\n"
+		"      --payload text:STRING | HEX   the payload of every frame, as given (its\n"
+		"                       length is the size), e.g. text:'LOCK db1 alice'\n"
 		"      --va-step N --va-span S   frame k's RETH VA is --va + (k * N) %% S (only\n"
 		"                       the low 32 bits may change: S < 2^32)\n"
 		"  -j, --json           print the summary as JSON\n"
@@ -281,7 +286,7 @@ enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
 	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
 	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
-	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE,
+	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE, O_PAYLOAD,
 };
 
 static const struct option long_opts[] = {
@@ -317,6 +322,7 @@ static const struct option long_opts[] = {
 	{ "msg-len", required_argument, NULL, O_MSG_LEN },
 	{ "mtu", required_argument, NULL, O_MTU },
 	{ "pattern", required_argument, NULL, O_PATTERN },
+	{ "payload", required_argument, NULL, O_PAYLOAD },
 	{ "va-step", required_argument, NULL, O_VA_STEP },
 	{ "va-span", required_argument, NULL, O_VA_SPAN },
 	{ "swap-add", required_argument, NULL, O_SWAP_ADD },
@@ -454,6 +460,33 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 	case O_PATTERN:
 		err = parse_u32("--pattern", arg, UINT32_MAX, &o->seed);
 		break;
+	case O_PAYLOAD: {
+		/* text:STRING, or hex bytes */
+		size_t n = 0;
+
+		if (!strncmp(arg, "text:", 5)) {
+			n = strlen(arg + 5);
+			if (n > 4096)
+				return bad_usage("--payload: at most 4096 bytes\n");
+			memcpy(o->payload, arg + 5, n);
+		} else {
+			const char *h = !strncmp(arg, "0x", 2) ? arg + 2 : arg;
+
+			if (!*h || strlen(h) % 2 || strlen(h) / 2 > 4096 ||
+			    strspn(h, "0123456789abcdefABCDEF") != strlen(h))
+				return bad_usage("--payload '%s': give text:STRING or bytes in hex "
+						 "(up to 4096)\n", arg);
+			for (; *h; h += 2, n++) {
+				char b[3] = { h[0], h[1], 0 };
+
+				o->payload[n] = (uint8_t)strtoul(b, NULL, 16);
+			}
+		}
+		o->have_payload = 1;
+		o->sizes[0] = (uint32_t)n;
+		o->nsizes = 1;
+		break;
+	}
 	case O_VA_STEP:
 		err = parse_u32("--va-step", arg, UINT32_MAX, &o->va_step);
 		break;
@@ -567,6 +600,14 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 		return err;
 
 	oi = &xhca_opinfo_tbl[o->spec.opcode];
+	if (o->have_payload) {
+		if ((oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD))
+			return bad_usage("--payload: %s carries no payload\n",
+					 xhca_opcode_name(o->spec.opcode));
+		if (o->msg_len || o->spec.psn_stamp)
+			return bad_usage("--payload excludes --msg-len and --stamp\n");
+		o->spec.payload = o->payload;
+	}
 	if (o->nsizes > 1 && (oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD))
 		return bad_usage("--size: %s carries no payload; give one size or none\n",
 				 xhca_opcode_name(o->spec.opcode));

@@ -46,7 +46,27 @@ struct opts {
 	uint32_t dump;
 	uint8_t mgid[8][16];	/* --mcast: groups to join */
 	int nmgid;
+	unsigned int cq_flags;	/* --proxy, --proxy-cq */
+	uint64_t mr_len;	/* --mr: a region for RDMA WRITE, READ and ATOMIC */
+	int latency;		/* --latency: percentiles of rx_ns to poll */
 };
+
+#define LAT_MAX (1u << 22)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static void usage(FILE *f)
 {
@@ -72,13 +92,24 @@ static void usage(FILE *f)
 		"  --mcast MGID       join a multicast group (UD; IPv4 or IPv6 multicast address;\n"
 		"                     created if there is none; up to 8)\n"
 		"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"
+		"  --proxy            a proxy QP on a proxy CQ (US 9,069,633): add filters with\n"
+		"                     xhca filter add; every completion, RDMA WRITEs and the\n"
+		"                     proxy's (opcode 257, result) too, comes in message order\n"
+		"  --proxy-cq         a proxy CQ, the QP not (yet) a proxy QP (xhca qp modify\n"
+		"                     QPN --proxy on makes it one)\n"
+		"  --proxy-qp         a proxy QP on an ordinary CQ (xhcad refuses it)\n"
+		"  --mr LEN           register LEN bytes (every remote access) in the QP's PD;\n"
+		"                     the ready line gives its rkey and iova\n"
+		"  --latency          the summary adds the median and 99th percentile of the\n"
+		"                     time from xhca_rx taking a message's last packet to this\n"
+		"                     application polling its completion\n"
 		"  -q                 summary only;  -j  JSON lines\n"
 		"Prints 'ready qpn 0xNNNNNN' (or a JSON ready line) once the QP is in RTR.\n");
 }
 
 enum { O_TYPE = 256, O_QPN, O_QKEY, O_PKEY, O_FLOWQ, O_LIP, O_RIP, O_EPSN, O_MTU, O_BUFS,
        O_BUFSZ, O_CQD, O_COUNT, O_TIMEOUT, O_DURATION, O_STOPAFTER, O_CHECKPSN, O_DUMP,
-       O_MCAST, O_BLOCKLB };
+       O_MCAST, O_BLOCKLB, O_PROXY, O_PROXY_CQ, O_PROXY_QP, O_MR, O_LATENCY };
 
 static int num(const char *opt, const char *s, uint64_t max, uint64_t *v)
 {
@@ -118,6 +149,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "duration", 1, NULL, O_DURATION }, { "stop-after", 1, NULL, O_STOPAFTER },
 		{ "check-psn", 0, NULL, O_CHECKPSN }, { "dump", 1, NULL, O_DUMP },
 		{ "mcast", 1, NULL, O_MCAST }, { "block-self-mcast-loopback", 0, NULL, O_BLOCKLB },
+		{ "proxy", 0, NULL, O_PROXY }, { "proxy-cq", 0, NULL, O_PROXY_CQ },
+		{ "proxy-qp", 0, NULL, O_PROXY_QP }, { "mr", 1, NULL, O_MR },
+		{ "latency", 0, NULL, O_LATENCY },
 		{ "json", 0, NULL, 'j' },      { "help", 0, NULL, 'h' },    {}
 	};
 	uint64_t v;
@@ -187,6 +221,17 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->nmgid++;
 			break;
 		case O_BLOCKLB: o->qa.create_flags |= XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB; break;
+		case O_PROXY:
+			o->cq_flags |= XHCA_CQF_PROXY;
+			o->qa.create_flags |= XHCA_QP_CREATE_PROXY;
+			break;
+		case O_PROXY_CQ: o->cq_flags |= XHCA_CQF_PROXY; break;
+		case O_PROXY_QP: o->qa.create_flags |= XHCA_QP_CREATE_PROXY; break;
+		case O_LATENCY: o->latency = 1; break;
+		case O_MR:
+			if (num("--mr", optarg, 1ull << 30, &o->mr_len) || !o->mr_len)
+				return -1;
+			break;
 		case ':':
 			fprintf(stderr, "xhca-recv: option '%s' needs a value\n", argv[optind - 1]);
 			return -1;
@@ -267,8 +312,10 @@ int main(int argc, char **argv)
 	struct xhca_ctx *ctx = NULL;
 	struct xhca_cq *cq = NULL;
 	struct xhca_qp *qp = NULL;
-	uint8_t *bufs = NULL;
-	uint32_t last_psn = 0;
+	uint8_t *bufs = NULL, *mrbuf = NULL;
+	struct xhca_mr *mr = NULL;
+	uint32_t last_psn = 0, nlat = 0;
+	uint64_t *lat = NULL;
 	int have_psn = 0, rc = 1, err;
 	double t0, tlast, tfirst = 0;
 	struct opts o;
@@ -287,7 +334,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bufs = xhca_alloc(ctx, (size_t)o.bufs * o.buf_size);
-	cq = bufs ? xhca_cq_create(ctx, o.cq_depth) : NULL;
+	if (bufs && o.mr_len) {
+		struct xhca_pd *pd = xhca_pd_alloc(ctx);
+
+		mrbuf = pd ? xhca_alloc_ex(ctx, o.mr_len, XHCA_ALLOC_CONTIG) : NULL;
+		mr = mrbuf ? xhca_mr_reg(pd, mrbuf, o.mr_len, XHCA_ACCESS_ALL) : NULL;
+		if (!mr) {
+			fprintf(stderr, "xhca-recv: --mr: %s\n", xhca_errmsg(ctx));
+			goto out;
+		}
+		o.qa.pd = pd;
+	}
+	cq = bufs ? xhca_cq_create_ex(ctx, o.cq_depth, o.cq_flags) : NULL;
 	o.qa.recv_cq = cq;
 	o.qa.rq_depth = o.bufs;
 	qp = cq ? xhca_qp_create(ctx, &o.qa) : NULL;
@@ -309,10 +367,20 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (o.json)
+	if (o.json && mr)
+		printf("{\"ready\": true, \"qpn\": %u, \"rkey\": %u, \"iova\": %" PRIu64 "}\n",
+		       xhca_qp_num(qp), xhca_mr_rkey(mr), (uint64_t)(uintptr_t)mrbuf);
+	else if (o.json)
 		printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
+	else if (mr)
+		printf("ready qpn 0x%06x rkey 0x%08x iova 0x%" PRIx64 "\n", xhca_qp_num(qp),
+		       xhca_mr_rkey(mr), (uint64_t)(uintptr_t)mrbuf);
 	else
 		printf("ready qpn 0x%06x\n", xhca_qp_num(qp));
+	if (o.latency && !(lat = malloc(LAT_MAX * sizeof(*lat)))) {
+		fprintf(stderr, "xhca-recv: --latency: out of memory\n");
+		goto out;
+	}
 	t0 = tlast = now_sec();
 	while (!stop) {
 		struct xhca_wc wc[64];
@@ -347,8 +415,19 @@ int main(int argc, char **argv)
 		tlast = now_sec();
 		if (!got)
 			tfirst = tlast;
+		if (lat) {
+			uint64_t t = mono_ns();
+
+			for (int i = 0; i < n && nlat < LAT_MAX; i++)
+				if (wc[i].rx_ns && t > wc[i].rx_ns)
+					lat[nlat++] = t - wc[i].rx_ns;
+		}
 		for (int i = 0; i < n; i++) {
 			uint8_t *buf = bufs + wc[i].wr_id * o.buf_size;
+			/* a proxy CQ's WRITE and proxy completions take no buffer */
+			int nobuf = wc[i].opcode == XHCA_WC_RECV_RDMA_WRITE ||
+				    wc[i].opcode == XHCA_WC_PROXY ||
+				    wc[i].status == XHCA_WC_RESP_TIMEOUT_ERR;
 			uint32_t hdr = (wc[i].wc_flags & XHCA_WC_GRH) ? 40 : 0;
 			uint32_t dlen = wc[i].byte_len > hdr ? wc[i].byte_len - hdr : 0;
 
@@ -357,7 +436,7 @@ int main(int argc, char **argv)
 				errors++;
 			} else {
 				bytes += dlen;
-				if (o.check_psn && dlen >= 4) {
+				if (o.check_psn && dlen >= 4 && !nobuf) {
 					uint8_t *p = buf + hdr;
 					uint32_t psn = (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 
@@ -379,7 +458,10 @@ int main(int argc, char **argv)
 						printf(", \"imm\": %u", __builtin_bswap32(wc[i].imm_data));
 					if (wc[i].wc_flags & XHCA_WC_WITH_INV)
 						printf(", \"inv_rkey\": %u", wc[i].imm_data);
-					if (o.dump && !wc[i].status) {
+					if (wc[i].opcode == XHCA_WC_PROXY)
+						printf(", \"result\": %u", wc[i].imm_data);
+					printf(", \"rx_ns\": %" PRIu64, (uint64_t)wc[i].rx_ns);
+					if (o.dump && !wc[i].status && !nobuf) {
 						printf(", \"data\": \"");
 						print_hex(buf + hdr, dlen < o.dump ? dlen : o.dump);
 						putchar('"');
@@ -394,10 +476,12 @@ int main(int argc, char **argv)
 						printf(" imm 0x%08x", __builtin_bswap32(wc[i].imm_data));
 					if (wc[i].wc_flags & XHCA_WC_WITH_INV)
 						printf(" inv_rkey 0x%08x", wc[i].imm_data);
+					if (wc[i].opcode == XHCA_WC_PROXY)
+						printf(" result %u", wc[i].imm_data);
 					putchar('\n');
 				}
 			}
-			err = xhca_post_recv(qp, wc[i].wr_id, buf, o.buf_size);
+			err = nobuf ? 0 : xhca_post_recv(qp, wc[i].wr_id, buf, o.buf_size);
 			if (err) {
 				fprintf(stderr, "xhca-recv: repost: %s\n", strerror(-err));
 				goto out;
@@ -406,13 +490,20 @@ int main(int argc, char **argv)
 	}
 	{
 		double span = got > 1 ? tlast - tfirst : 0;
+		uint64_t p50 = 0, p99 = 0;
 
+		if (nlat) {
+			qsort(lat, nlat, sizeof(*lat), cmp_u64);
+			p50 = lat[nlat / 2];
+			p99 = lat[(uint64_t)nlat * 99 / 100];
+		}
 		if (o.json)
 			printf("{\"received\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"errors\": %" PRIu64
 			       ", \"out_of_order\": %" PRIu64 ", \"seconds\": %.6f, \"msgs_per_s\": "
-			       "%.1f, \"cq_stalls\": %" PRIu64 "}\n",
+			       "%.1f, \"cq_stalls\": %" PRIu64 ", \"lat_p50_ns\": %" PRIu64
+			       ", \"lat_p99_ns\": %" PRIu64 "}\n",
 			       got, bytes, errors, ooo, span, span > 0 ? (double)(got - 1) / span : 0,
-			       xhca_cq_stalls(cq));
+			       xhca_cq_stalls(cq), p50, p99);
 		else
 			printf("received %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " errors, %"
 			       PRIu64 " out of order, %.0f msgs/s\n", got, bytes, errors, ooo,
@@ -420,6 +511,7 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
+	free(lat);
 	xhca_close(ctx);
 	return rc;
 }

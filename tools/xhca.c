@@ -455,8 +455,23 @@ static void array_print(const char *key, const void *v, __u32 n, size_t esize,
 enum {
 	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
 	O_ACTION, O_DEST_QPN, O_QP, O_RESET, O_FLOWQ, O_WEIGHT, O_LEN, O_ACCESS, O_SCATTER,
-	O_CONTIG, O_IOVA, O_OFFSET, O_OUT, O_BLOCK_LB, O_DEV,
+	O_CONTIG, O_IOVA, O_OFFSET, O_OUT, O_BLOCK_LB, O_DEV, O_PROXY,
+	/* filter add */
+	O_F_OP, O_F_BELOW, O_F_ABOVE, O_F_SINGLE, O_F_RKEY, O_F_VA, O_F_SQPN, O_F_MATCH, O_F_INVERT,
+	O_F_HANDLER,
 };
+
+/* --proxy on|off: the flag in flags, the answer in *on. */
+static int proxy_arg(const char *op, const char *arg, __u8 *flags)
+{
+	if (!strcmp(arg, "on"))
+		*flags |= XHCA_QPF_PROXY;
+	else if (!strcmp(arg, "off"))
+		*flags &= (__u8)~XHCA_QPF_PROXY;
+	else
+		return usage_err(op, "--proxy '%s': use on or off", arg);
+	return 0;
+}
 
 struct opt_def {
 	const char *name; /* long name, without "--" */
@@ -705,6 +720,8 @@ static void json_attr(const struct xhca_qp_attr *a)
 	jw_u64("flowq", a->flowq);
 	jw_u64("pd", a->pd);
 	jw_bool("block_self_mcast_loopback", !!(a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK));
+	jw_bool("proxy", !!(a->flags & XHCA_QPF_PROXY));
+	jw_bool("proxy_cq", !!(a->flags & XHCA_QPF_PROXY_CQ));
 	jw_u64("owner", a->owner);
 	jw_u64("cq", a->cq);
 }
@@ -768,6 +785,8 @@ static int create_opt(void *ctx, int id, const char *name, const char *arg)
 	case O_BLOCK_LB:
 		c->a.flags |= XHCA_QPF_BLOCK_MC_LOOPBACK;
 		return 0;
+	case O_PROXY:
+		return proxy_arg(op, arg, &c->a.flags);
 	}
 	return 0;
 }
@@ -777,7 +796,8 @@ static int do_qp_create(int argc, char **argv)
 	static const struct opt_def defs[] = {
 		{ "type", 1, O_TYPE }, { "qpn", 1, O_QPN }, { "pkey", 1, O_PKEY },
 		{ "qkey", 1, O_QKEY }, { "flowq", 1, O_FLOWQ },
-		{ "block-self-mcast-loopback", 0, O_BLOCK_LB }, { NULL, 0, 0 },
+		{ "block-self-mcast-loopback", 0, O_BLOCK_LB }, { "proxy", 1, O_PROXY },
+		{ NULL, 0, 0 },
 	};
 	struct create_args c = { .op = "qp create" };
 	struct xhca_qp_attr *r = NULL;
@@ -846,6 +866,7 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 	case O_QKEY: bit = XHCA_QPA_QKEY; break;
 	case O_PKEY: bit = XHCA_QPA_PKEY; break;
 	case O_DEST_QPN: bit = XHCA_QPA_DEST_QPN; break;
+	case O_PROXY: bit = XHCA_QPA_PROXY; break;
 	}
 	/* Which of two values was meant is a guess; refuse it. */
 	if (a->mask & bit)
@@ -893,6 +914,9 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 		rc = num_arg(op, "--dest-qpn", "dest QPN", arg, 24, "0..0xffffff", &v);
 		a->dest_qpn = v;
 		break;
+	case O_PROXY:
+		rc = proxy_arg(op, arg, &a->flags);
+		break;
 	}
 	if (!rc)
 		a->mask |= bit;
@@ -905,7 +929,7 @@ static int do_qp_modify(int argc, char **argv)
 		{ "state", 1, O_STATE },	 { "epsn", 1, O_EPSN },	    { "remote-ip", 1, O_REMOTE_IP },
 		{ "local-ip", 1, O_LOCAL_IP }, { "mtu", 1, O_MTU },	    { "action", 1, O_ACTION },
 		{ "qkey", 1, O_QKEY },	 { "pkey", 1, O_PKEY },	    { "dest-qpn", 1, O_DEST_QPN },
-		{ NULL, 0, 0 },
+		{ "proxy", 1, O_PROXY }, { NULL, 0, 0 },
 	};
 	struct modify_args m = { .op = "qp modify" };
 	struct xhca_qp_attr *r = NULL;
@@ -924,7 +948,8 @@ static int do_qp_modify(int argc, char **argv)
 		return rc;
 	if (!m.a.mask)
 		return usage_err(m.op, "nothing to change; give at least one of --state, --epsn, "
-				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn");
+				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn, "
+				 "--proxy");
 	if (m.local_fam && m.remote_fam && m.local_fam != m.remote_fam)
 		return usage_err(m.op, "--local-ip is IPv%d but --remote-ip is IPv%d; give both "
 				 "addresses in the same family", m.local_fam, m.remote_fam);
@@ -946,10 +971,11 @@ static int do_qp_modify(int argc, char **argv)
 	l = ip_str(r->local_ip, lb, sizeof(lb));
 	rm = ip_str(r->remote_ip, rb, sizeof(rb));
 	printf("modified qp 0x%06x (%s): state %s, action %s, pkey 0x%04x, qkey 0x%08x, epsn %u, "
-	       "mtu %u, dest_qpn 0x%06x, local %s, remote %s\n",
+	       "mtu %u, dest_qpn 0x%06x, local %s, remote %s, proxy %s\n",
 	       r->qpn, name_of(qp_types, r->type), name_of(qp_states, r->state),
 	       name_of(qp_actions, r->action), r->pkey, r->qkey, r->epsn, mtu_bytes(r->mtu_shift),
-	       r->dest_qpn, l ? l : "-", rm ? rm : "-");
+	       r->dest_qpn, l ? l : "-", rm ? rm : "-",
+	       (r->flags & XHCA_QPF_PROXY) ? "on" : "off");
 out:
 	free(r);
 	return rc;
@@ -1931,6 +1957,425 @@ struct cmd {
 	const char *usage;
 };
 
+
+/* ---- proxy QP filters and the proxy --------------------------------------- */
+
+static const struct name_val pf_ops[] = {
+	{ "send", XHCA_PF_OP_SEND }, { "read", XHCA_PF_OP_READ },
+	{ "cmp-swap", XHCA_PF_OP_CMP_SWAP }, { "fetch-add", XHCA_PF_OP_FETCH_ADD }, { NULL, 0 },
+};
+
+static const struct name_val pf_handlers[] = {
+	{ "none", XHCA_PXH_NONE }, { "lock", XHCA_PXH_LOCK }, { NULL, 0 },
+};
+
+struct filter_args {
+	const char *op;
+	struct xhca_filter r;
+	int have_op, have_handler;
+};
+
+/* Hex bytes ("4c4f" or "0x4c4f") into out; returns how many, or -1. */
+static int hex_bytes(const char *s, __u8 *out, int max)
+{
+	int n = 0;
+
+	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
+		s += 2;
+	if (!*s || strlen(s) % 2)
+		return -1;
+	for (; *s; s += 2) {
+		unsigned int v;
+		char b[3] = { s[0], s[1], 0 };
+
+		if (n >= max || !strchr("0123456789abcdefABCDEF", s[0]) ||
+		    !strchr("0123456789abcdefABCDEF", s[1]) || sscanf(b, "%x", &v) != 1)
+			return -1;
+		out[n++] = (__u8)v;
+	}
+	return n;
+}
+
+static int filter_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct filter_args *fa = ctx;
+	struct xhca_pfilter *f = &fa->r.f;
+	const char *op = fa->op;
+	unsigned long long v, hi;
+	unsigned int t;
+	char buf[128], *tok, *save, *dash;
+	int rc = 0, n;
+
+	switch (id) {
+	case O_F_OP:
+		snprintf(buf, sizeof(buf), "%s", arg);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (name_lookup(pf_ops, tok, &t))
+				return usage_err(op, "--op '%s': use send, read, cmp-swap or fetch-add, "
+						 "comma-separated", tok);
+			f->ops |= (__u8)t;
+		}
+		fa->have_op = 1;
+		break;
+	case O_F_BELOW:
+	case O_F_ABOVE:
+		rc = num_arg(op, id == O_F_BELOW ? "--size-below" : "--size-above", "size", arg, 32,
+			     "0..4294967295 bytes", &v);
+		f->size = (__u32)v;
+		f->flags |= id == O_F_BELOW ? XHCA_PF_SIZE_BELOW : XHCA_PF_SIZE_ABOVE;
+		break;
+	case O_F_SINGLE:
+		f->flags |= XHCA_PF_SINGLE;
+		break;
+	case O_F_RKEY:
+		rc = num_arg(op, "--rkey", "R_Key", arg, 32, "0..0xffffffff", &v);
+		f->rkey = (__u32)v;
+		f->flags |= XHCA_PF_RKEY;
+		break;
+	case O_F_VA:
+		snprintf(buf, sizeof(buf), "%s", arg);
+		dash = strchr(buf, '-');
+		if (!dash)
+			return usage_err(op, "--va '%s': give a range START-END (END excluded), e.g. "
+					 "0x1000-0x2000", arg);
+		*dash = 0;
+		rc = num_arg(op, "--va", "start address", buf, 64, "a 64-bit address", &v);
+		if (!rc)
+			rc = num_arg(op, "--va", "end address", dash + 1, 64, "a 64-bit address", &hi);
+		if (rc)
+			return rc;
+		if (v >= hi)
+			return usage_err(op, "--va %s: the range is empty; START must be below END",
+					 arg);
+		f->va_lo = v;
+		f->va_hi = hi;
+		f->flags |= XHCA_PF_VA;
+		break;
+	case O_F_SQPN:
+		rc = num_arg(op, "--src-qpn", "source QPN", arg, 24, "0..0xffffff", &v);
+		f->sqpn = (__u32)v;
+		f->flags |= XHCA_PF_SQPN;
+		break;
+	case O_F_MATCH:
+		/* VALUE[/MASK], hex; or text:STRING */
+		if (!strncmp(arg, "text:", 5)) {
+			n = (int)strlen(arg + 5);
+			if (n < 1 || n > XHCA_PFILT_MATCH_MAX)
+				return usage_err(op, "--match text: give 1 to %d characters",
+						 XHCA_PFILT_MATCH_MAX);
+			memcpy(f->value, arg + 5, (size_t)n);
+		} else {
+			char *slash;
+
+			snprintf(buf, sizeof(buf), "%s", arg);
+			slash = strchr(buf, '/');
+			if (slash)
+				*slash = 0;
+			n = hex_bytes(buf, f->value, XHCA_PFILT_MATCH_MAX);
+			if (n < 0)
+				return usage_err(op, "--match '%s': give 1 to %d bytes in hex (e.g. "
+						 "4c4f434b, or 4c4f434b/000000ff to ignore bits set in "
+						 "the mask), or text:STRING", arg, XHCA_PFILT_MATCH_MAX);
+			if (slash) {
+				int m = hex_bytes(slash + 1, f->mask, XHCA_PFILT_MATCH_MAX);
+
+				if (m != n)
+					return usage_err(op, "--match '%s': the mask must have as many "
+							 "bytes as the value (%d)", arg, n);
+			}
+		}
+		f->match_len = (__u8)n;
+		f->flags |= XHCA_PF_MATCH;
+		break;
+	case O_F_INVERT:
+		f->flags |= XHCA_PF_INVERT;
+		break;
+	case O_F_HANDLER:
+		if (name_lookup(pf_handlers, arg, &t))
+			return usage_err(op, "--handler '%s': use lock or none", arg);
+		f->handler = (__u8)t;
+		fa->have_handler = 1;
+		break;
+	}
+	return rc;
+}
+
+static void ops_str(__u8 ops, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (const struct name_val *t = pf_ops; t->name; t++)
+		if (ops & t->val)
+			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
+					      t->name);
+}
+
+static void criteria_str(const struct xhca_pfilter *f, char *buf, size_t len)
+{
+	size_t o = 0;
+
+#define ADD(...) (o += (size_t)snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__))
+	buf[0] = 0;
+	if (f->flags & XHCA_PF_SIZE_BELOW)
+		ADD("%ssize<%u", o ? " " : "", f->size);
+	if (f->flags & XHCA_PF_SIZE_ABOVE)
+		ADD("%ssize>=%u", o ? " " : "", f->size);
+	if (f->flags & XHCA_PF_SINGLE)
+		ADD("%ssingle", o ? " " : "");
+	if (f->flags & XHCA_PF_RKEY)
+		ADD("%srkey=0x%x", o ? " " : "", f->rkey);
+	if (f->flags & XHCA_PF_VA)
+		ADD("%sva=0x%llx-0x%llx", o ? " " : "", (unsigned long long)f->va_lo,
+		    (unsigned long long)f->va_hi);
+	if (f->flags & XHCA_PF_SQPN)
+		ADD("%ssrc_qpn=0x%06x", o ? " " : "", f->sqpn);
+	if (f->flags & XHCA_PF_MATCH) {
+		ADD("%s%smatch=", o ? " " : "", (f->flags & XHCA_PF_INVERT) ? "!" : "");
+		for (int i = 0; i < f->match_len && i < XHCA_PFILT_MATCH_MAX; i++)
+			ADD("%02x", f->value[i]);
+		ADD("/");
+		for (int i = 0; i < f->match_len && i < XHCA_PFILT_MATCH_MAX; i++)
+			ADD("%02x", f->mask[i]);
+	}
+	if (!o)
+		ADD("any");
+#undef ADD
+}
+
+static void filter_json(const struct xhca_filter *x)
+{
+	char ops[64], crit[256];
+
+	ops_str(x->f.ops, ops, sizeof(ops));
+	criteria_str(&x->f, crit, sizeof(crit));
+	jw_open(NULL, '{');
+	jw_u64("id", x->f.id);
+	jw_u64("qpn", x->qpn);
+	jw_str("ops", ops);
+	jw_str("criteria", crit);
+	jw_u64("flags", x->f.flags);
+	jw_u64("size", x->f.size);
+	jw_str("handler", name_of(pf_handlers, x->f.handler));
+	jw_close('}');
+}
+
+static int do_filter_add(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "op", 1, O_F_OP }, { "size-below", 1, O_F_BELOW }, { "size-above", 1, O_F_ABOVE },
+		{ "single", 0, O_F_SINGLE }, { "rkey", 1, O_F_RKEY }, { "va", 1, O_F_VA },
+		{ "src-qpn", 1, O_F_SQPN }, { "match", 1, O_F_MATCH }, { "invert", 0, O_F_INVERT },
+		{ "handler", 1, O_F_HANDLER }, { NULL, 0, 0 },
+	};
+	struct filter_args fa = { .op = "filter add" };
+	struct xhca_filter *r = NULL;
+	char *pos[1];
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(fa.op, argc, argv, defs, filter_opt, &fa, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(fa.op, "missing QPN; use xhca -i IFNAME filter add QPN --op OPS "
+				 "[criteria]");
+	rc = qpn_arg(fa.op, NULL, pos[0], &fa.r.qpn);
+	if (rc)
+		return rc;
+	if (!fa.have_op)
+		return usage_err(fa.op, "--op is required: which requests the filter offloads "
+				 "(send, read, cmp-swap, fetch-add)");
+	if ((fa.r.f.flags & XHCA_PF_SIZE_BELOW) && (fa.r.f.flags & XHCA_PF_SIZE_ABOVE))
+		return usage_err(fa.op, "give --size-below or --size-above, not both");
+	if ((fa.r.f.flags & XHCA_PF_INVERT) && !(fa.r.f.flags & XHCA_PF_MATCH))
+		return usage_err(fa.op, "--invert inverts --match; give --match too");
+	if ((fa.r.f.ops & XHCA_PF_OP_SEND) && !fa.have_handler)
+		fa.r.f.handler = XHCA_PXH_LOCK; /* the one there is */
+	rc = request(fa.op, XHCA_CTL_FILTER_ADD, &fa.r, sizeof(fa.r), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*r)) {
+		rc = short_reply(fa.op, len, sizeof(*r));
+		goto out;
+	}
+	if (json)
+		filter_json(r);
+	else
+		printf("added filter %u to qp 0x%06x\n", r->f.id, r->qpn);
+out:
+	free(r);
+	return rc;
+}
+
+static int do_filter_del(int argc, char **argv)
+{
+	const char *op = "filter del";
+	unsigned long long v;
+	char *pos[1];
+	__u32 id;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(op, "missing filter ID; list them with: xhca -i IFNAME filter show");
+	rc = num_arg(op, NULL, "filter ID", pos[0], 32, "1..4294967295", &v);
+	if (rc)
+		return rc;
+	if (!v)
+		return usage_err(op, "filter IDs start at 1; list them with: xhca filter show");
+	id = (__u32)v;
+	rc = request(op, XHCA_CTL_FILTER_DEL, &id, sizeof(id), NULL, NULL);
+	if (!rc && !json)
+		printf("deleted filter %u\n", id);
+	return rc;
+}
+
+static const struct tbl_col filter_cols[] = {
+	{ "ID", 1 }, { "QPN", 0 }, { "OPS", 0 }, { "HANDLER", 0 }, { "CRITERIA", 0 },
+};
+
+static void filter_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct xhca_filter *x = (const struct xhca_filter *)ctx + row;
+
+	cell(c[0], "%u", x->f.id);
+	cell(c[1], "0x%06x", x->qpn);
+	ops_str(x->f.ops, c[2], TBL_CELL);
+	cell(c[3], "%s", (x->f.ops & XHCA_PF_OP_SEND) ? name_of(pf_handlers, x->f.handler) : "-");
+	criteria_str(&x->f, c[4], TBL_CELL);
+}
+
+static void filter_json_v(const void *x)
+{
+	filter_json(x);
+}
+
+static int do_filter_show(int argc, char **argv)
+{
+	const char *op = "filter show";
+	struct xhca_filter *v = NULL;
+	__u32 qpn = 0, len = 0;
+	char *pos[1];
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (npos) {
+		rc = qpn_arg(op, NULL, pos[0], &qpn);
+		if (rc)
+			return rc;
+	}
+	rc = request(op, XHCA_CTL_FILTER_SHOW, &qpn, sizeof(qpn), (void **)&v, &len);
+	if (!rc)
+		array_print("filters", v, (__u32)(len / sizeof(*v)), sizeof(*v), filter_json_v,
+			    filter_cols, 5, filter_row);
+	free(v);
+	return rc;
+}
+
+static void proxy_print(const struct xhca_proxy_info *p)
+{
+	if (json) {
+		jw_open(NULL, '{');
+		jw_bool("paused", p->paused);
+		jw_u64("qps", p->qps);
+		jw_u64("filters", p->filters);
+		jw_u64("limit_high", p->limit_high);
+		jw_u64("limit_low", p->limit_low);
+		jw_bool("no_offload_mode", p->gate);
+		jw_u64("backlog", p->backlog);
+		jw_u64("timeout_ms", p->timeout_ms);
+		jw_u64("offloaded", p->offloaded);
+		jw_u64("normal", p->normal);
+		jw_u64("no_offload", p->no_offload);
+		jw_u64("gate_closes", p->gate_closes);
+		jw_u64("records", p->records);
+		jw_u64("record_fail", p->record_fail);
+		jw_u64("frames", p->frames);
+		jw_u64("reads", p->reads);
+		jw_u64("atomics", p->atomics);
+		jw_u64("sends", p->sends);
+		jw_u64("declined", p->declined);
+		jw_u64("replayed", p->replayed);
+		jw_u64("lock_granted", p->lock_granted);
+		jw_u64("lock_refused", p->lock_refused);
+		jw_u64("lock_released", p->lock_released);
+		jw_u64("lock_undone", p->lock_undone);
+		jw_u64("released", p->released);
+		jw_u64("skipped", p->skipped);
+		jw_u64("late", p->late);
+		jw_u64("gaps", p->gaps);
+		jw_u64("lost", p->lost);
+		jw_u64("tx_frames", p->tx_frames);
+		jw_close('}');
+		return;
+	}
+	printf("proxy:        %s, %u QPs on proxy CQs, %u filters\n",
+	       p->paused ? "paused (taking no requests)" : "running", p->qps, p->filters);
+	printf("load limit:   %u requests waiting stop offloading, %u start it again; now %u "
+	       "waiting%s (%llu times closed)\n", p->limit_high, p->limit_low, p->backlog,
+	       p->gate ? ", no offload mode" : "", (unsigned long long)p->gate_closes);
+	printf("xhca_rx:      %llu offloaded, %llu normal, %llu held back by the load limit, "
+	       "%llu WRITE records (%llu lost)\n", (unsigned long long)p->offloaded,
+	       (unsigned long long)p->normal, (unsigned long long)p->no_offload,
+	       (unsigned long long)p->records, (unsigned long long)p->record_fail);
+	printf("executed:     %llu frames: %llu READs, %llu ATOMICs, %llu SENDs (%llu declined, "
+	       "%llu frames replayed), %llu response frames\n", (unsigned long long)p->frames,
+	       (unsigned long long)p->reads, (unsigned long long)p->atomics,
+	       (unsigned long long)p->sends, (unsigned long long)p->declined,
+	       (unsigned long long)p->replayed, (unsigned long long)p->tx_frames);
+	printf("locks:        %llu granted, %llu refused, %llu released, %llu undone\n",
+	       (unsigned long long)p->lock_granted, (unsigned long long)p->lock_refused,
+	       (unsigned long long)p->lock_released, (unsigned long long)p->lock_undone);
+	printf("completions:  %llu released in order, %llu no-ops, %llu late, %llu gaps timed "
+	       "out (after %u ms), %llu lost\n", (unsigned long long)p->released,
+	       (unsigned long long)p->skipped, (unsigned long long)p->late,
+	       (unsigned long long)p->gaps, p->timeout_ms, (unsigned long long)p->lost);
+}
+
+static int proxy_cmd(const char *op, int argc, char **argv, int set, __u32 paused)
+{
+	struct xhca_proxy_set r = { .paused = paused };
+	struct xhca_proxy_info *p = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = set ? request(op, XHCA_CTL_PROXY_SET, &r, sizeof(r), (void **)&p, &len)
+		 : request(op, XHCA_CTL_PROXY_SHOW, NULL, 0, (void **)&p, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*p)) {
+		rc = short_reply(op, len, sizeof(*p));
+		goto out;
+	}
+	proxy_print(p);
+out:
+	free(p);
+	return rc;
+}
+
+static int do_proxy_show(int argc, char **argv)
+{
+	return proxy_cmd("proxy show", argc, argv, 0, 0);
+}
+
+static int do_proxy_pause(int argc, char **argv)
+{
+	return proxy_cmd("proxy pause", argc, argv, 1, 1);
+}
+
+static int do_proxy_resume(int argc, char **argv)
+{
+	return proxy_cmd("proxy resume", argc, argv, 1, 0);
+}
+
 #define USAGE_TOP                                                                          \
 	"Usage: xhca [-j|--json] [-v] -i|--interface IFNAME COMMAND ...\n"                  \
 	"Client of xhcad, the daemon of the xhca software RoCEv2 HCA.\n"                    \
@@ -1941,6 +2386,8 @@ struct cmd {
 	"  flowq show|set                flow queues (see xhca flowq --help)\n"            \
 	"  mr reg|dereg|show|read        memory regions (see xhca mr --help)\n"            \
 	"  mcast create|destroy|attach|detach|show   multicast groups (xhca mcast --help)\n" \
+	"  filter add|del|show           proxy QP filters (see xhca filter --help)\n"      \
+	"  proxy show|pause|resume       the proxy thread (see xhca proxy --help)\n"       \
 	"Options:\n"                                                                        \
 	"  -i, --interface IFNAME        the interface xhcad serves\n"                     \
 	"  -j, --json                    one JSON object on stdout\n"                      \
@@ -1951,9 +2398,10 @@ struct cmd {
 #define USAGE_QP                                                                           \
 	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
 	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K] [--flowq N]\n"       \
-	"            [--block-self-mcast-loopback]\n"                                      \
+	"            [--block-self-mcast-loopback] [--proxy on|off]\n"                      \
 	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
 	"                [--action pass|drop] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
+	"                [--proxy on|off]\n"                                                \
 	"  qp destroy QPN\n"                                                                \
 	"  qp show [QPN]                 (the default)\n"                                  \
 	"QPNs are global 24-bit queue pair numbers.\n"
@@ -1971,6 +2419,8 @@ struct cmd {
 	"                    of the QPN)\n"                                                 \
 	"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"     \
 	"                    (source address of this host, source QPN its own)\n"           \
+	"  --proxy on|off    a proxy QP (needs a proxy CQ: only applications have CQs,\n"  \
+	"                    so the CLI's QPs cannot be; see xhca qp modify --proxy)\n"     \
 	"Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON.\n"
 
 #define USAGE_QP_MODIFY                                                                    \
@@ -1986,7 +2436,11 @@ struct cmd {
 	"                    them, they are consumed, or xhcad delivers them (AF_XDP)\n"  \
 	"  --qkey K          UD Q_Key, 32 bits\n"                                          \
 	"  --pkey P          partition key, 16 bits\n"                                     \
-	"  --dest-qpn N      the peer's QPN (RC/UC), 24 bits\n"
+	"  --dest-qpn N      the peer's QPN (RC/UC), 24 bits\n"                          \
+	"  --proxy on|off    proxy QP: its filters offload messages to the proxy thread;\n" \
+	"                    its completions must go to a proxy CQ (xhca_cq_create_ex\n"   \
+	"                    with XHCA_CQF_PROXY, or xhca-recv --proxy). Off: no new\n"    \
+	"                    message is offloaded; none in flight is lost or reordered\n"
 
 #define USAGE_QP_DESTROY                                                                   \
 	"Usage: xhca -i IFNAME qp destroy QPN\n"                                            \
@@ -2101,6 +2555,63 @@ struct cmd {
 	"drops; -v adds the index, threshold drops, members skipped (state, Q_Key, P_Key,\n" \
 	"loopback, gone), copies without a receive buffer and the member QPNs.\n"
 
+
+#define USAGE_FILTER                                                                       \
+	"Usage: xhca -i IFNAME filter COMMAND ...\n"                                        \
+	"  filter add QPN --op OPS [criteria]   offload matching messages to the proxy\n"  \
+	"  filter del ID\n"                                                                 \
+	"  filter show [QPN]             (the default)\n"
+
+#define USAGE_FILTER_ADD                                                                   \
+	"Usage: xhca -i IFNAME filter add QPN --op OPS [criteria]\n"                         \
+	"A filter of proxy QP QPN (at most 4): a message is offloaded to the proxy when\n"  \
+	"one filter matches at its first packet, all of that filter's criteria holding.\n"  \
+	"  --op send,read,cmp-swap,fetch-add   the requests it takes (required)\n"          \
+	"  --size-below N    message size < N bytes (a multi-packet SEND's size is not\n"  \
+	"                    known at its first packet: it never is below)\n"              \
+	"  --size-above N    message size >= N bytes\n"                                     \
+	"  --single          single-packet messages only\n"                                 \
+	"  --rkey K          READ/ATOMIC: the request's R_Key\n"                            \
+	"  --va START-END    READ/ATOMIC: the whole access within [START, END)\n"           \
+	"  --src-qpn N       UD: the sender's QPN\n"                                        \
+	"  --match HEX[/MASK] | text:STRING  the first payload bytes (up to 16); mask\n"  \
+	"                    bits set are ignored (the patent's TCAM)\n"                    \
+	"  --invert          offload when --match does NOT match\n"                        \
+	"  --handler lock|none  what the proxy does with a SEND (default lock, the lock\n" \
+	"                    service; none declines it to the normal path)\n"             \
+	"Prints: added filter ID to qp 0xNNNNNN.\n"
+
+#define USAGE_FILTER_DEL                                                                   \
+	"Usage: xhca -i IFNAME filter del ID\n"                                              \
+	"Removes a filter; messages already offloaded are still finished by the proxy.\n"
+
+#define USAGE_FILTER_SHOW                                                                  \
+	"Usage: xhca [-j] -i IFNAME filter show [QPN]\n"                                     \
+	"Lists the filters (of one QP): ID, QPN, requests, handler, criteria.\n"
+
+#define USAGE_PROXY                                                                        \
+	"Usage: xhca [-j] -i IFNAME proxy show|pause|resume\n"                               \
+	"The proxy thread: its load limit, what xhca_rx offloaded, what it executed and\n" \
+	"the completions it released in order. pause: it takes no new requests (they\n"    \
+	"wait in the proxy queue, whose backlog then closes the load limit's gate: no\n"   \
+	"offload mode); resume: it takes them again.\n"
+
+static const struct cmd filter_cmds[] = {
+	{ "show", do_filter_show, NULL, USAGE_FILTER_SHOW },
+	{ "list", do_filter_show, NULL, USAGE_FILTER_SHOW },
+	{ "add", do_filter_add, NULL, USAGE_FILTER_ADD },
+	{ "del", do_filter_del, NULL, USAGE_FILTER_DEL },
+	{ "delete", do_filter_del, NULL, USAGE_FILTER_DEL },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct cmd proxy_cmds[] = {
+	{ "show", do_proxy_show, NULL, USAGE_PROXY },
+	{ "pause", do_proxy_pause, NULL, USAGE_PROXY },
+	{ "resume", do_proxy_resume, NULL, USAGE_PROXY },
+	{ NULL, NULL, NULL, NULL },
+};
+
 static const struct cmd mcast_cmds[] = {
 	{ "show", do_mcast_show, NULL, USAGE_MCAST_SHOW },
 	{ "list", do_mcast_show, NULL, USAGE_MCAST_SHOW },
@@ -2142,6 +2653,8 @@ static const struct cmd top_cmds[] = {
 	{ "flowq", NULL, flowq_cmds, USAGE_FLOWQ },
 	{ "mr", NULL, mr_cmds, USAGE_MR },
 	{ "mcast", NULL, mcast_cmds, USAGE_MCAST },
+	{ "filter", NULL, filter_cmds, USAGE_FILTER },
+	{ "proxy", NULL, proxy_cmds, USAGE_PROXY },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -2165,8 +2678,8 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 	}
 	if (!argc || argv[0][0] == '-') {
 		if (!path)
-			return usage_err(NULL, "no command given; use status, qp, stats, flowq, mr or "
-					 "mcast (see xhca --help)");
+			return usage_err(NULL, "no command given; use status, qp, stats, flowq, mr, "
+					 "mcast, filter or proxy (see xhca --help)");
 		c = &cmds[0];
 	} else {
 		for (c = cmds; c->name; c++)
@@ -2175,7 +2688,8 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 		if (!c->name) {
 			if (!path)
 				return usage_err(NULL, "unknown command '%s'; use status, qp, stats, "
-						 "flowq, mr or mcast (see xhca --help)", argv[0]);
+						 "flowq, mr, mcast, filter or proxy (see xhca --help)",
+						 argv[0]);
 			if (!strcmp(path, "flowq"))
 				return usage_err(path, "unknown command '%s'; use show or set (see xhca "
 						 "flowq --help)", argv[0]);
@@ -2186,6 +2700,12 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 				return usage_err(path, "unknown command '%s'; use create, destroy, "
 						 "attach, detach or show (see xhca mcast --help)",
 						 argv[0]);
+			if (!strcmp(path, "filter"))
+				return usage_err(path, "unknown command '%s'; use add, del or show "
+						 "(see xhca filter --help)", argv[0]);
+			if (!strcmp(path, "proxy"))
+				return usage_err(path, "unknown command '%s'; use show, pause or resume "
+						 "(see xhca proxy --help)", argv[0]);
 			return usage_err(path, "unknown command '%s'; use create, modify, destroy or "
 					 "show (see xhca %s --help)", argv[0], path);
 		}

@@ -51,6 +51,11 @@ enum xhca_ctl_op {
 	XHCA_CTL_MCAST_ATTACH,	/* struct xhca_mcast_req -> nothing */
 	XHCA_CTL_MCAST_DETACH,	/* struct xhca_mcast_req -> nothing */
 	XHCA_CTL_MCAST_SHOW,	/* nothing -> struct xhca_mcast_info[] */
+	XHCA_CTL_FILTER_ADD,	/* struct xhca_filter -> struct xhca_filter (f.id) */
+	XHCA_CTL_FILTER_DEL,	/* __u32 id -> nothing */
+	XHCA_CTL_FILTER_SHOW,	/* __u32 qpn (0 = all) -> struct xhca_filter[] */
+	XHCA_CTL_PROXY_SHOW,	/* nothing -> struct xhca_proxy_info */
+	XHCA_CTL_PROXY_SET,	/* struct xhca_proxy_set -> struct xhca_proxy_info */
 };
 
 struct xhca_ctl_hdr {
@@ -71,6 +76,7 @@ struct xhca_ctl_hdr {
 #define XHCA_QPA_PKEY (1u << 7)
 #define XHCA_QPA_DEST_QPN (1u << 8)
 #define XHCA_QPA_FLOWQ (1u << 9)	/* create: flowq given (else a hash of the QPN) */
+#define XHCA_QPA_PROXY (1u << 10)	/* modify: proxy on or off, by flags & XHCA_QPF_PROXY */
 
 struct xhca_qp_attr {
 	__u32 mask;		/* XHCA_QPA_*: modify, and FLOWQ on create */
@@ -80,7 +86,8 @@ struct xhca_qp_attr {
 	__u8 action;		/* enum xhca_qp_action; a session's QPs are always host */
 	__u8 mtu_shift;		/* 8..12 (256..4096) */
 	__u16 pkey;		/* create: 0 = 0xffff */
-	__u8 flags;		/* XHCA_QPF_IPV6 */
+	__u8 flags;		/* XHCA_QPF_IPV6; XHCA_QPF_PROXY (create, modify);
+				 * reply: XHCA_QPF_PROXY_CQ when its CQ is a proxy CQ */
 	__u8 flowq;
 	__u32 qkey;
 	__u32 epsn;
@@ -142,7 +149,8 @@ struct xhca_stats_req {
 	  "the region went away between xhca_rx and the translation manager: dropped")    \
 	X(RESPONDED, "responded", "READ or ATOMIC executed, its response sent")             \
 	X(RESP_FAIL, "resp_fail",                                                           \
-	  "READ or ATOMIC refused after xhca_rx checked it (its region went away): NAK sent")
+	  "READ or ATOMIC refused after xhca_rx checked it (its region went away): NAK sent") \
+	X(TO_PROXY, "to_proxy", "offloaded: handed to the proxy thread")
 
 enum xhca_host_reason {
 #define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
@@ -162,7 +170,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 2
+#define XHCA_SESSION_VERSION 3
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its
@@ -210,7 +218,14 @@ struct xhca_cq_attr {
 	__u32 depth;
 	__u64 ring_off;		/* struct xhca_cq_ring, in host memory */
 	__u64 ring_len;
+	__u32 flags;		/* XHCA_CQF_* */
+	__u32 pad;
 };
+
+/* A proxy CQ (US 9,069,633): every completion of its QPs, from the normal
+ * path or the proxy, is released by the proxy thread in message order. A
+ * proxy QP must use one. */
+#define XHCA_CQF_PROXY (1u << 0)
 
 /* Memory regions. MR_REG: pd, alloc and off (the region's place in the
  * allocation), len, access and iova in; rkey (= lkey), flags out. A session
@@ -274,6 +289,55 @@ struct xhca_mcast_info {
 	__u64 rnr, errors;
 	__u32 qpns[XHCA_MCAST_MEMBERS];
 	char devs[XHCA_MCAST_DEVS][16];	/* the function ports' names, where xhcad runs */
+};
+
+/*
+ * Proxy QP filters (FILTER_ADD/DEL/SHOW): f is what xhca_rx evaluates
+ * (abi.h, struct xhca_pfilter; f.id is xhcad's, given in the reply); the
+ * QP must be a proxy QP. f.handler names what the proxy does with a SEND
+ * it is given (XHCA_PXH_*); READ and ATOMIC it executes itself.
+ */
+struct xhca_filter {
+	__u32 qpn;
+	__u32 pad;
+	struct xhca_pfilter f;
+};
+
+#define XHCA_PXH_NONE 0		/* no handler: SENDs are declined, to the normal path */
+#define XHCA_PXH_LOCK 1		/* the lock service (LOCK/UNLOCK/LOCKALL requests) */
+#define XHCA_PXH_MAX 1
+
+/* PROXY_SET: pause stops the proxy taking requests (they wait in the
+ * proxy queue, whose backlog then closes the load limit's gate); resume. */
+struct xhca_proxy_set {
+	__u32 paused;
+	__u32 pad;
+};
+
+struct xhca_proxy_info {
+	__u32 paused;
+	__u32 qps;		/* QPs on proxy CQs (a reorderer each) */
+	__u32 limit_high;	/* the load limit: backlog that stops offloading, */
+	__u32 limit_low;	/* ... and where it starts again */
+	__u32 gate;		/* 1: no offload mode */
+	__u32 backlog;		/* requests given to the proxy, not finished */
+	__u32 timeout_ms;	/* a gap older than this completes with an error */
+	__u32 filters;
+	/* xhca_rx's */
+	__u64 offloaded, normal, no_offload, records, record_fail, gate_closes;
+	/* the proxy thread's */
+	__u64 frames;		/* offloaded frames it took */
+	__u64 reads, atomics;	/* executed, their responses sent */
+	__u64 sends;		/* SEND messages given to a handler */
+	__u64 declined;		/* ... that it gave back: to the normal path */
+	__u64 replayed;		/* frames of declined messages the normal path placed */
+	__u64 lock_granted, lock_refused, lock_released, lock_undone;
+	__u64 released;		/* completions written, in order */
+	__u64 skipped;		/* messages with no completion (no-ops in the sequence) */
+	__u64 late;		/* records for a sequence number released already */
+	__u64 gaps;		/* gaps that timed out: error completion, QP to error */
+	__u64 lost;		/* records lost: the window or a queue was full */
+	__u64 tx_frames;	/* responses it built */
 };
 
 /* Flow queues. */

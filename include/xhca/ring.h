@@ -50,11 +50,22 @@ enum xhca_wc_status {
 	XHCA_WC_LOC_PROT_ERR = 4,
 	XHCA_WC_WR_FLUSH_ERR = 5,
 	XHCA_WC_REM_ACCESS_ERR = 10,
+	XHCA_WC_RESP_TIMEOUT_ERR = 20,	/* proxy CQ: a message's completion never came */
 };
 
 enum xhca_wc_opcode {
 	XHCA_WC_RECV = 128,
 	XHCA_WC_RECV_RDMA_WITH_IMM = 129,
+	/* proxy CQs only (US 9,069,633): */
+	XHCA_WC_RECV_RDMA_WRITE = 256,	/* an RDMA WRITE landed (byte_len), in order */
+	XHCA_WC_PROXY = 257,		/* the proxy handled a SEND: imm_data its result */
+};
+
+/* XHCA_WC_PROXY: imm_data (host order), the lock service's answer. */
+enum xhca_px_result {
+	XHCA_PXR_GRANTED = 1,
+	XHCA_PXR_REFUSED = 2,
+	XHCA_PXR_RELEASED = 3,
 };
 
 #define XHCA_WC_GRH (1u << 0)		/* the buffer starts with a 40-byte GRH */

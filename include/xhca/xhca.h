@@ -75,8 +75,13 @@ int xhca_mr_dereg(struct xhca_mr *mr);
 uint32_t xhca_mr_rkey(const struct xhca_mr *mr);
 int xhca_mr_pretranslated(const struct xhca_mr *mr);
 
-/* Completion queues. depth: a power of 2 up to XHCA_RING_DEPTH_MAX. */
+/* Completion queues. depth: a power of 2 up to XHCA_RING_DEPTH_MAX.
+ * xhca_cq_create_ex() takes XHCA_CQF_PROXY (ctl.h): a proxy CQ, whose
+ * completions the proxy releases in message order; there every RDMA WRITE
+ * that lands completes too (XHCA_WC_RECV_RDMA_WRITE), and requests the
+ * proxy handled complete as XHCA_WC_PROXY (ring.h). */
 struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth);
+struct xhca_cq *xhca_cq_create_ex(struct xhca_ctx *ctx, unsigned int depth, unsigned int flags);
 int xhca_cq_destroy(struct xhca_cq *cq);
 /* Up to n completions into wc; returns how many (0: none). */
 int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n);
@@ -109,12 +114,24 @@ struct xhca_qp_init_attr {
  * this host, source QPN its own), as IBV_QP_CREATE_BLOCK_SELF_MCAST_LB. */
 #define XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB (1u << 1)
 
+/* A proxy QP (US 9,069,633): its filters may offload messages to xhcad's
+ * proxy thread. Its recv_cq must be a proxy CQ. */
+#define XHCA_QP_CREATE_PROXY (1u << 2)
+
 struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *attr);
 uint32_t xhca_qp_num(const struct xhca_qp *qp);
 /* attr->mask says which fields change (XHCA_QPA_* in ctl.h); attr->qpn is
  * filled in. On success attr holds the QP as xhcad has it now. */
 int xhca_qp_modify(struct xhca_qp *qp, struct xhca_qp_attr *attr);
 int xhca_qp_query(struct xhca_qp *qp, struct xhca_qp_attr *attr);
+/* Proxy on or off (the QP must be on a proxy CQ). Off: no new message is
+ * offloaded; what the proxy has is finished, and completions stay in order. */
+int xhca_qp_set_proxy(struct xhca_qp *qp, int on);
+/* A filter on a proxy QP (abi.h, struct xhca_pfilter; set f->handler to
+ * XHCA_PXH_LOCK for SENDs to the lock service). Returns its id (also in
+ * f->id), or -errno. */
+int xhca_filter_add(struct xhca_qp *qp, struct xhca_pfilter *f);
+int xhca_filter_del(struct xhca_ctx *ctx, uint32_t id);
 int xhca_qp_destroy(struct xhca_qp *qp);
 /* The receive queue ring (ring.h), for tools and tests that write entries
  * themselves. */

@@ -26,6 +26,13 @@
  *               and checks every copy: the payload is xhca_msg_pattern(SEED),
  *               the GRH names the group, the source QPN is 0x77; with hold,
  *               waits for a last line before it closes the session
+ *   atomic2 IF LOCAL REMOTE
+ *               two RC proxy QPs on one proxy CQ, in one PD with one region of
+ *               4096 bytes (every access), in RTR with these addresses; prints
+ *               the ready line (qpn, qpn2, rkey, iova); stdin: "watch N"
+ *               spins on the word at offset 256 until N was added to it
+ *               and prints the nanoseconds from its first change to its
+ *               last (the bench's ATOMIC rate); EOF ends it
  *   spray IF DMAC DST SRC QPN INDEX SECONDS MRLEN
  *               sends UC WRITE ONLY packets through a packet socket, the
  *               R_Key's key byte cycling through all 256 values of INDEX
@@ -320,6 +327,71 @@ static int mode_mr(const char *ifname, size_t len, const char *how)
 	return 0;
 }
 
+static int mode_atomic2(const char *ifname, const char *lip, const char *rip)
+{
+	struct xhca_ctx *ctx = xhca_open(ifname);
+	struct xhca_qp_init_attr ia = { .type = XHCA_QPT_RC, .flowq = -1, .rq_depth = 16,
+					.create_flags = XHCA_QP_CREATE_PROXY };
+	struct xhca_qp *qp[2] = { NULL, NULL };
+	struct xhca_pd *pd = ctx ? xhca_pd_alloc(ctx) : NULL;
+	__u8 *buf = pd ? xhca_alloc_ex(ctx, 4096, XHCA_ALLOC_CONTIG) : NULL;
+	struct xhca_mr *mr = buf ? xhca_mr_reg(pd, buf, 4096, MR_ACCESS_ALL) : NULL;
+	char line[64];
+
+	ia.recv_cq = mr ? xhca_cq_create_ex(ctx, 64, XHCA_CQF_PROXY) : NULL;
+	ia.pd = pd;
+	for (int i = 0; i < 2 && ia.recv_cq; i++) {
+		struct xhca_qp_attr a = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
+
+		qp[i] = xhca_qp_create(ctx, &ia);
+		if (!qp[i] || xhca_qp_modify(qp[i], &a))
+			break;
+		memset(&a, 0, sizeof(a));
+		a.mask = XHCA_QPA_STATE | XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP;
+		a.state = XHCA_QPS_RTR;
+		if (xhca_ip_parse(lip, a.local_ip) != 4 || xhca_ip_parse(rip, a.remote_ip) != 4 ||
+		    xhca_qp_modify(qp[i], &a))
+			qp[i] = NULL;
+	}
+	if (!qp[0] || !qp[1]) {
+		fprintf(stderr, "apptest: %s\n", ctx ? xhca_errmsg(ctx) : strerror(errno));
+		return 1;
+	}
+	printf("{\"ready\": true, \"qpn\": %u, \"qpn2\": %u, \"rkey\": %u, \"iova\": %llu}\n",
+	       xhca_qp_num(qp[0]), xhca_qp_num(qp[1]), xhca_mr_rkey(mr),
+	       (unsigned long long)(uintptr_t)buf);
+	while (fgets(line, sizeof(line), stdin)) {
+		volatile __u64 *w = (volatile __u64 *)(buf + 256);
+		__u64 n = strtoull(line + 6, NULL, 0), v0 = *w, t0, t1, until;
+		struct timespec ts;
+
+		if (strncmp(line, "watch", 5))
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		until = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec + 10000000000ull;
+		t0 = t1 = 0;
+		printf("{\"watching\": %llu}\n", (unsigned long long)n);
+		for (;;) {
+			__u64 v = *w, now;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+			if (v != v0 && !t0)
+				t0 = now;
+			if (v - v0 >= n) {
+				t1 = now;
+				break;
+			}
+			if (now > until)
+				break;
+		}
+		printf("{\"n\": %llu, \"ns\": %llu, \"done\": %s}\n", (unsigned long long)n,
+		       (unsigned long long)(t1 && t0 ? t1 - t0 : 0), t1 ? "true" : "false");
+	}
+	xhca_close(ctx);
+	return 0;
+}
+
 static int mode_mcast(char **a, int argc)
 {
 	struct xhca_ctx *ctx = xhca_open(a[0]);
@@ -531,6 +603,8 @@ int main(int argc, char **argv)
 		return mode_crash(argv[2], flowq);
 	if (!strcmp(argv[1], "mr") && argc >= 4)
 		return mode_mr(argv[2], strtoull(argv[3], NULL, 0), argc > 4 ? argv[4] : NULL);
+	if (!strcmp(argv[1], "atomic2") && argc >= 5)
+		return mode_atomic2(argv[2], argv[3], argv[4]);
 	if (!strcmp(argv[1], "spray") && argc >= 10)
 		return mode_spray(argv + 2);
 	if (!strcmp(argv[1], "mcast") && argc >= 7)

@@ -82,8 +82,8 @@ xbad() {
 	if [ "$rc" = 2 ] && grep -q -e "$re" <<<"$out"; then pass "control: $name"
 	else fail "control: $name (exit $rc: $out)"; fi
 }
-xbad "--flowqs 0" "--flowqs 0: use a number from 1 to 63" --flowqs 0
-xbad "--flowqs 64 (one is the replication queue)" "--flowqs 64" --flowqs 64
+xbad "--flowqs 0" "--flowqs 0: use a number from 1 to 62" --flowqs 0
+xbad "--flowqs 63 (two are the replication and proxy queues)" "--flowqs 63" --flowqs 63
 xbad "--sched rr" "--sched rr: use drr or fifo" --sched rr
 xbad "--bus-rate fast" "--bus-rate fast" --bus-rate fast
 xbad "--bus-rate 0" "--bus-rate 0" --bus-rate 0

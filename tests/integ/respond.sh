@@ -30,28 +30,7 @@ PSN=16
 # the responses, as the requester's side sees them
 cap() { cap_start "$NS_B" "$IF_B" "$tmp/cap.pcap" "udp port 4791 and src host $IP_A"; }
 # decode: one line per response frame: opcode psn msn-or-syndrome payload-hex icrc-ok
-decode() {
-	"$SCAPY_PY" - "$tmp/cap.pcap" <<'PY'
-import logging, sys
-logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
-from scapy.all import Ether, raw, rdpcap
-from scapy.contrib.roce import BTH
-for f in rdpcap(sys.argv[1]):
-    p = Ether(raw(f))
-    if BTH not in p:
-        continue
-    b = raw(p[BTH])
-    op, pad = b[0], (b[1] >> 4) & 3
-    q = p.copy(); q[BTH].icrc = None
-    icrc = raw(q)[-4:] == raw(p)[-4:]
-    hdr = 12 + (4 if op in (0x0d, 0x0f, 0x10, 0x11) else 12 if op == 0x12 else 0)
-    aeth = b[12:16].hex() if op in (0x0d, 0x0f, 0x10, 0x11, 0x12) else "-"
-    pay = b[hdr:len(b) - 4 - pad]
-    extra = b[16:24].hex() if op == 0x12 else pay.hex()
-    print(hex(op), int.from_bytes(b[5:8], "big"), int.from_bytes(b[9:12], "big"), aeth,
-          extra or "-", icrc)
-PY
-}
+decode() { "$SCAPY_PY" "$XHCA_TOP/tests/roce_resp.py" "$tmp/cap.pcap"; }
 # xhcad sends a NAK when it hears of the error from xhca_rx's ring buffer
 wait_naks() {
 	for _ in $(seq 50); do

@@ -60,6 +60,8 @@ int test_locksvc_run(void)
 	result(req("LOCK row7 bob 50", 10, 0, &l) == LOCK_WAITING &&
 		       req("LOCK row7 carol 10", 11, 0, &l) == LOCK_WAITING && l.n == 0,
 	       "held, with a wait: the outcome comes later");
+	result(locksvc_waiting(&S, 10) && locksvc_waiting(&S, 11) && !locksvc_waiting(&S, 3),
+	       "the waiting requests are known by their cookie");
 	locksvc_tick(&S, 10 * MS - 1, on_done, &l);
 	result(l.n == 0, "nobody times out before the deadline");
 	locksvc_tick(&S, 10 * MS, on_done, &l);

@@ -185,7 +185,7 @@ static void gap_timeout(void)
 	at = ro_gap_expired(&r, 6 * T, T);
 	result(!before && at, "a gap expires after the timeout, from when records waited",
 	       "timing");
-	ro_fill_gap(&r, &err);
+	ro_fill_gap(&r, RO_CQE, &err);
 	ro_release(&r, emit, &o, 6 * T);
 	check_seq("the gap's error completion first, then the rest", &o, "0,1,2");
 	result(o.wr_id[0] == 55 && r.gaps == 1 && !ro_gap_expired(&r, 100 * T, T),
@@ -197,6 +197,13 @@ static void gap_timeout(void)
 	ro_release(&r, emit, &o, 8 * T);
 	result(!ro_gap_expired(&r, 9 * T - 1, T) && ro_gap_expired(&r, 9 * T, T),
 	       "progress restarts the gap clock", "timing");
+	/* a lost message: the gap filled with a skip, nothing written in its place */
+	result(ro_head_empty(&r), "the head is a gap", "head");
+	ro_fill_gap(&r, RO_SKIP, NULL);
+	ro_release(&r, emit, &o, 9 * T);
+	check_seq("a skip in the gap: the rest follows, nothing for it", &o, "0,1,2,3,4,6");
+	result(r.gaps == 2 && r.next == 7 && !r.waiting,
+	       "the skip is counted as a gap, the head moved past it", "counters");
 	ro_fini(&r);
 }
 

@@ -1796,6 +1796,7 @@ static int seq_proxy(char *why)
 	struct xhca_proxy_rec rec = {};
 	struct ring_buffer *rb;
 	struct xhca_pkt_spec s;
+	struct xhca_flowq pq;
 	__u32 psn = EPSN0;
 	__u64 n0;
 
@@ -1878,6 +1879,26 @@ static int seq_proxy(char *why)
 		return -1;
 	if (px_count(offsetof(struct xhca_proxy_counter, no_offload)) != n0 + 1)
 		return snprintf(why, WHY_LEN, "no_offload not counted"), -1;
+	if (fq_get(XHCA_FLOWQ_PROXY, &pq) || !pq.gate || pq.gate_closes < 1)
+		return snprintf(why, WHY_LEN, "load limit: gate %u closes %llu", pq.gate,
+				(unsigned long long)pq.gate_closes), -1;
+	/* it stays closed while the backlog is above low, opens at low */
+	if (fq_set(XHCA_FLOWQ_PROXY, 4, 0, pq.enq - 1))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, psn++, MR_PRE, 0, 0, 0);
+	s.atomic_rkey = rkey_of(MR_PRE);
+	s.atomic_va = PRE_IOVA + 8;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, -1, why))
+		return snprintf(why + strlen(why), WHY_LEN - strlen(why), " (backlog 1 > low 0)"), -1;
+	if (fq_get(XHCA_FLOWQ_PROXY, &pq) || fq_set(XHCA_FLOWQ_PROXY, 4, 0, pq.enq))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, psn++, MR_PRE, 0, 0, 0);
+	s.atomic_rkey = rkey_of(MR_PRE);
+	s.atomic_va = PRE_IOVA + 8;
+	if (step(&s, XHCA_R_TO_PROXY, L_RCW, -1, why))
+		return snprintf(why + strlen(why), WHY_LEN - strlen(why), " (backlog 0)"), -1;
+	if (fq_get(XHCA_FLOWQ_PROXY, &pq) || pq.gate)
+		return snprintf(why, WHY_LEN, "load limit: the gate did not open at low"), -1;
 	if (fq_set(XHCA_FLOWQ_PROXY, 0, 0, 0))
 		return -1;
 	/* a WRITE placed by xhca_rx: its record, with its CSN and length */
@@ -1891,7 +1912,7 @@ static int seq_proxy(char *why)
 	}
 	ring_buffer__consume(rb);
 	ring_buffer__free(rb);
-	if (rec.lidx != L_RCW || rec.gen != 10 || rec.gqpn != qps[L_RCW].qpn || rec.csn != 14 ||
+	if (rec.lidx != L_RCW || rec.gen != 10 || rec.gqpn != qps[L_RCW].qpn || rec.csn != 16 ||
 	    rec.len != 200)
 		return snprintf(why, WHY_LEN, "WRITE record: lidx %u gen %u qpn 0x%x csn %u len %u",
 				rec.lidx, rec.gen, rec.gqpn, rec.csn, rec.len), -1;

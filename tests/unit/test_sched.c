@@ -84,7 +84,7 @@ static void weighted_shares(void)
 	__u64 total = 0;
 	int ok = 1;
 
-	sched_init(&s, SCHED_DRR, 4, QUANTUM);
+	sched_init(&s, FQ_SCHED_DRR, 4, QUANTUM);
 	for (int q = 0; q < 4; q++) {
 		s.weight[q] = w[q];
 		m.q[q].left = ~0ull;
@@ -112,7 +112,7 @@ static void work_conserving(void)
 	char why[100] = "";
 	int n;
 
-	sched_init(&s, SCHED_DRR, NQ, QUANTUM);
+	sched_init(&s, FQ_SCHED_DRR, NQ, QUANTUM);
 	s.weight[5] = 1;
 	s.weight[2] = 100;
 	m.q[5].left = ~0ull;
@@ -129,7 +129,7 @@ static void no_hol_drr(void)
 	struct sim m = {};
 	char why[120] = "";
 
-	sched_init(&s, SCHED_DRR, NQ, QUANTUM);
+	sched_init(&s, FQ_SCHED_DRR, NQ, QUANTUM);
 	for (int q = 0; q < 2; q++) {
 		m.q[q].left = ~0ull;
 		m.q[q].size = 1024;
@@ -161,7 +161,7 @@ static void hol_fifo(void)
 	char why[120] = "";
 	int n;
 
-	sched_init(&s, SCHED_FIFO, NQ, QUANTUM);
+	sched_init(&s, FQ_SCHED_FIFO, NQ, QUANTUM);
 	for (int q = 0; q < 3; q++) {
 		m.q[q].left = 1000;
 		m.q[q].size = 512;
@@ -181,7 +181,7 @@ static void hol_fifo(void)
 		int order_ok = 1;
 		__u64 last = 0;
 
-		sched_init(&f, SCHED_FIFO, NQ, QUANTUM);
+		sched_init(&f, FQ_SCHED_FIFO, NQ, QUANTUM);
 		for (int q = 0; q < 3; q++) {
 			b.q[q].left = 100;
 			b.q[q].size = 100;
@@ -221,7 +221,7 @@ static void empty_and_single(void)
 	struct sched s;
 	struct sim m = {};
 
-	sched_init(&s, SCHED_DRR, NQ, QUANTUM);
+	sched_init(&s, FQ_SCHED_DRR, NQ, QUANTUM);
 	result(sched_next(&s, &ops, &m) < 0, "DRR: nothing to serve is -1", "served something");
 	m.q[7].left = 3;
 	m.q[7].size = QUANTUM;

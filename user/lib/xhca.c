@@ -594,7 +594,12 @@ int xhca_mr_pretranslated(const struct xhca_mr *mr)
 
 struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth)
 {
-	struct xhca_cq_attr a = { .depth = depth };
+	return xhca_cq_create_ex(ctx, depth, 0);
+}
+
+struct xhca_cq *xhca_cq_create_ex(struct xhca_ctx *ctx, unsigned int depth, unsigned int flags)
+{
+	struct xhca_cq_attr a = { .depth = depth, .flags = flags };
 	struct xhca_cq *cq;
 	int err, dbfd = -1;
 
@@ -770,6 +775,8 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	a.rq_depth = attr->rq_depth;
 	if (attr->create_flags & XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		a.flags |= XHCA_QPF_BLOCK_MC_LOOPBACK;
+	if (attr->create_flags & XHCA_QP_CREATE_PROXY)
+		a.flags |= XHCA_QPF_PROXY;
 	if (attr->pd && attr->pd->ctx != ctx) {
 		fail(ctx, -EINVAL, "qp create: pd must be a protection domain of this session");
 		errno = EINVAL;
@@ -842,6 +849,30 @@ int xhca_qp_modify(struct xhca_qp *qp, struct xhca_qp_attr *attr)
 	attr->qpn = qp->qpn;
 	return call(qp->ctx, XHCA_CTL_QP_MODIFY, attr, sizeof(*attr), -1, attr, sizeof(*attr),
 		    NULL);
+}
+
+int xhca_qp_set_proxy(struct xhca_qp *qp, int on)
+{
+	struct xhca_qp_attr a = { .mask = XHCA_QPA_PROXY, .flags = on ? XHCA_QPF_PROXY : 0 };
+
+	return xhca_qp_modify(qp, &a);
+}
+
+int xhca_filter_add(struct xhca_qp *qp, struct xhca_pfilter *f)
+{
+	struct xhca_filter r = { .qpn = qp->qpn, .f = *f };
+	int err;
+
+	err = call(qp->ctx, XHCA_CTL_FILTER_ADD, &r, sizeof(r), -1, &r, sizeof(r), NULL);
+	if (err)
+		return err;
+	f->id = r.f.id;
+	return (int)r.f.id;
+}
+
+int xhca_filter_del(struct xhca_ctx *ctx, uint32_t id)
+{
+	return call(ctx, XHCA_CTL_FILTER_DEL, &id, sizeof(id), -1, NULL, 0, NULL);
 }
 
 int xhca_qp_query(struct xhca_qp *qp, struct xhca_qp_attr *attr)

@@ -307,6 +307,57 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		free(mi);
 		break;
 	}
+	case XHCA_CTL_FILTER_ADD: {
+		struct xhca_filter r;
+
+		WANT(r);
+		memcpy(&r, buf, sizeof(r));
+		rc = filter_add(d, &r, c->session, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &r, sizeof(r));
+		break;
+	}
+	case XHCA_CTL_FILTER_DEL: {
+		__u32 id;
+
+		WANT(id);
+		memcpy(&id, buf, sizeof(id));
+		rc = filter_del(d, id, c->session, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
+	case XHCA_CTL_FILTER_SHOW: {
+		struct xhca_filter *v = NULL;
+		__u32 qpn, n = 0;
+
+		WANT(qpn);
+		memcpy(&qpn, buf, sizeof(qpn));
+		rc = filter_show(d, qpn, &v, &n, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, v, n * sizeof(*v));
+		free(v);
+		break;
+	}
+	case XHCA_CTL_PROXY_SET: {
+		struct xhca_proxy_set r;
+		struct xhca_proxy_info pi;
+
+		WANT(r);
+		memcpy(&r, buf, sizeof(r));
+		if (r.paused > 1 || r.pad) {
+			rc = reply_err(fd, h.op, -EINVAL, "proxy set: paused is 0 or 1");
+			break;
+		}
+		proxy_set(d, &r);
+		proxy_info(d, &pi);
+		rc = xhca_ctl_send(fd, h.op, 0, &pi, sizeof(pi));
+		break;
+	}
+	case XHCA_CTL_PROXY_SHOW: {
+		struct xhca_proxy_info pi;
+
+		proxy_info(d, &pi);
+		rc = xhca_ctl_send(fd, h.op, 0, &pi, sizeof(pi));
+		break;
+	}
 	case XHCA_CTL_CQ_REBIND: {
 		__u32 id;
 
@@ -490,6 +541,8 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	case XHCA_CTL_MR_SHOW:
 	case XHCA_CTL_MR_READ:
 	case XHCA_CTL_MCAST_SHOW:
+	case XHCA_CTL_FILTER_SHOW:
+	case XHCA_CTL_PROXY_SHOW:
 		break;
 	default:
 		d->state_dirty = 1;

@@ -41,15 +41,32 @@ static void count(struct xhcad *d, int reason, __u32 bytes)
 	d->host[reason].bytes += bytes;
 }
 
+/* What the CQ has been given: written, or (a proxy CQ) promised to the
+ * proxy, which writes it in order. */
+static __u32 cq_given(const struct cq *cq)
+{
+	return cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED) : cq->ring->prod;
+}
+
+__u32 cq_used(struct cq *cq)
+{
+	return cq_given(cq) - __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+}
+
+__u32 cq_room(const struct cq *cq)
+{
+	return cq->proxy && cq->depth > PROXY_CQ_INFLIGHT ? PROXY_CQ_INFLIGHT : cq->depth;
+}
+
 /* Full, by what the application had consumed when last looked at: the
  * consumer index is read again only when the cached one says full (it
  * lives in a cache line the application writes). */
 static int cq_full(struct cq *cq)
 {
-	if (cq->ring->prod - cq->cons_cache < cq->depth)
+	if (cq_given(cq) - cq->cons_cache < cq_room(cq))
 		return 0;
 	cq->cons_cache = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
-	return cq->ring->prod - cq->cons_cache >= cq->depth;
+	return cq_given(cq) - cq->cons_cache >= cq_room(cq);
 }
 
 static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
@@ -152,8 +169,10 @@ static void rq_pop(struct qp_host *qh)
 }
 
 /* Writes a completion for the RQ head and consumes it. The ready check left
- * a slot. The application hears of it at the end of the batch (cq_notify). */
-static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
+ * a slot. The application hears of it at the end of the batch (cq_notify).
+ * A proxy CQ's goes to the proxy, which writes it in its message's turn
+ * (a flushed buffer's, with no message, after the sequence). */
+static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c, int flush)
 {
 	struct cq *cq = qh->cq;
 	__u32 prod = cq->ring->prod;
@@ -161,10 +180,25 @@ static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe 
 	/* The receive entry is free before the completion says so: an
 	 * application that reposts at once must find the room. */
 	rq_pop(qh);
+	if (cq->proxy) {
+		if (flush) {
+			proxy_flush_cqe(d, qh, c);
+		} else {
+			proxy_record(d, qh, qh->px_csn, c);
+			qh->px_recorded = 1;
+		}
+		qh->cnt.completions++;
+		return;
+	}
 	cq->e[prod & (cq->depth - 1)] = *c;
 	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
 	qh->cnt.completions++;
 	cq->dirty = 1;
+}
+
+static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
+{
+	complete_rq(d, qh, c, 0);
 }
 
 /* Signals every CQ that got completions and whose application sleeps on
@@ -461,6 +495,17 @@ static int place_write(struct xhcad *d, __u32 f, struct qp_host *qh,
 		memcpy(&imm, payload - 4, 4);
 		return complete_imm(d, qh, m, imm, qh->wr_len, XHCA_H_XLATE_PLACED);
 	}
+	if (qh->px) {
+		/* a proxy CQ sees every WRITE land, in order (as xhca_rx's
+		 * records of the WRITEs it places) */
+		struct xhca_cqe c = {
+			.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV_RDMA_WRITE,
+			.byte_len = qh->wr_len, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+		};
+
+		proxy_record(d, qh, qh->px_csn, &c);
+		qh->px_recorded = 1;
+	}
 	return XHCA_H_XLATE_PLACED;
 }
 
@@ -529,6 +574,34 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 	return place_send(d, f, qh, m, fr, len);
 }
 
+/* place(), and on a proxy CQ the message's end told to the proxy: its
+ * completion went there, or it has none (no receive buffer, a READ or
+ * ATOMIC answered, a broken message): a no-op in the sequence. */
+int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		  __u32 len)
+{
+	struct qp_host *qh = (m->flags & XHCA_MF_CSN) ? qp_of(d, m) : NULL;
+	int r;
+
+	if (qh && !qh->px)
+		qh = NULL;
+	if (qh && (!qh->px_open || m->csn != qh->px_csn)) {
+		if (qh->px_open && !qh->px_recorded) /* a message that never ended */
+			proxy_record(d, qh, qh->px_csn, NULL);
+		qh->px_csn = m->csn;
+		qh->px_open = 1;
+		qh->px_recorded = 0;
+	}
+	r = place(d, f, m, fr, len);
+	if (qh && qh->valid && qh->px_open &&
+	    (xhca_opinfo_tbl[m->opcode].flags & XHCA_O_END) && r != XHCA_H_BAD_META) {
+		if (!qh->px_recorded)
+			proxy_record(d, qh, qh->px_csn, NULL);
+		qh->px_open = 0;
+	}
+	return r;
+}
+
 /* ---- the bus model ---------------------------------------------------- */
 
 static void tokens_refill(struct xhcad *d)
@@ -549,8 +622,11 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 	int n = 0, taken;
 
 	*wait_ns = 0;
+	/* What the proxy sent back, and the proxy queue to it. */
+	taken = proxy_serve(d);
+	taken += proxy_drain(d, budget);
 	/* Multicast first: its copies join the flow queues they are for. */
-	taken = mcast_run(d, budget);
+	taken += mcast_run(d, budget);
 	if (d->bus_rate)
 		tokens_refill(d);
 	while (n < budget) {
@@ -569,7 +645,7 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		m = *heads[f].m;
 		fr = heads[f].data;
 		xsk_take(d, (__u32)f);
-		r = place(d, (__u32)f, &m, fr, len);
+		r = deliver_frame(d, (__u32)f, &m, fr, len);
 		count(d, r, len);
 		if (xsk_taken_copy(d, &group))
 			mcast_delivered(d, group, r);
@@ -585,6 +661,7 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		xsk_flush(d);
 		xsk_refill(d);
 		cq_notify(d);
+		proxy_kick(d); /* and the completion records of proxy CQs */
 	}
 	return n;
 }
@@ -662,6 +739,8 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 	}
 	if (flowq < d->nflowq)
 		d->fq[flowq].nqps++;
+	if (qh->cq && qh->cq->proxy)
+		proxy_qp_add(d, lidx);
 }
 
 void qp_host_detach(struct xhcad *d, __u32 lidx)
@@ -670,6 +749,7 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 
 	if (!qh->valid)
 		return;
+	proxy_qp_del(d, lidx);
 	if (qh->cq) {
 		qh->cq->nqps--;
 		/* Its flow queue may wait on this CQ for the QP's frames, which
@@ -708,7 +788,7 @@ static int flush_rq(struct xhcad *d, struct qp_host *qh)
 				return 1;
 			}
 		}
-		complete(d, qh, &c);
+		complete_rq(d, qh, &c, 1);
 	}
 	return 0;
 }
@@ -724,6 +804,7 @@ void qp_flush_run(struct xhcad *d)
 		d->nflush--;
 	}
 	cq_notify(d);
+	proxy_kick(d);
 }
 
 #define REASON_STR(name, str, desc) str,

@@ -32,6 +32,15 @@ static void tidy(struct lock_ent *e)
 		e->name[0] = 0;
 }
 
+int locksvc_waiting(const struct locksvc *s, __u64 cookie)
+{
+	for (unsigned int i = 0; i < LOCKSVC_MAX; i++)
+		for (unsigned int k = 0; k < s->e[i].nwait; k++)
+			if (s->e[i].wait[k].cookie == cookie)
+				return 1;
+	return 0;
+}
+
 const char *locksvc_owner(const struct locksvc *s, const char *name)
 {
 	struct lock_ent *e = find((struct locksvc *)s, name, 0);

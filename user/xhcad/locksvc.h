@@ -62,6 +62,8 @@ enum lock_result locksvc_handle(struct locksvc *s, const __u8 *msg, __u32 len, _
 				__u64 now_ns, lock_done_fn done, void *arg);
 /* Refuses the waiters whose time is up. */
 void locksvc_tick(struct locksvc *s, __u64 now_ns, lock_done_fn done, void *arg);
+/* Whether a request with this cookie waits for a lock. */
+int locksvc_waiting(const struct locksvc *s, __u64 cookie);
 /* Who holds name ("" for nobody), for tests and `xhca proxy locks`. */
 const char *locksvc_owner(const struct locksvc *s, const char *name);
 

@@ -93,12 +93,9 @@ static int any_blocked(const struct xhcad *d)
 static void recheck_blocked(struct xhcad *d)
 {
 	for (struct cq *cq = d->cqs; cq; cq = cq->next) {
-		__u32 cons;
-
 		if (!cq->waiting)
 			continue;
-		cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
-		if (cq->ring->prod - cons < cq->depth)
+		if (cq_used(cq) < cq_room(cq))
 			flowq_unblock(d, cq);
 	}
 }
@@ -140,6 +137,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		ps.n = 0;
 		ps_add(&ps, lfd);
 		ps_add(&ps, evfd);
+		ps_add(&ps, proxy_fd(d)); /* what the proxy sends back: flowq_run serves it */
 		first_client = ps.n;
 		for (i = 0; i < ncl; i++)
 			ps_add(&ps, cl[i].fd);
@@ -169,6 +167,12 @@ int xhcad_run(struct xhcad *d, int lfd)
 				for (int j = 0; j < k; j++)
 					ps_add(&ps, fds[j]);
 			}
+		}
+		if (proxy_taking(d)) {
+			int fds[XHCA_RXQ_MAX], k = xsk_fds(d, XHCA_FLOWQ_PROXY, fds, XHCA_RXQ_MAX);
+
+			for (int j = 0; j < k; j++)
+				ps_add(&ps, fds[j]);
 		}
 		if (!mcast_pending(d)) {
 			/* the replication queue, unless a packet waits for credit */
@@ -237,7 +241,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		 * for its doorbell rather than spin on readable sockets. (Only a
 		 * blocked queue stops FIFO: frames counted in flight but not yet
 		 * in a ring must not put the loop to sleep.) */
-		stalled = d->sched.mode == SCHED_FIFO && !n && !wait_ns && any_blocked(d);
+		stalled = d->sched.mode == FQ_SCHED_FIFO && !n && !wait_ns && any_blocked(d);
 		if (now_ns() >= next_hk) {
 			xsk_sync_drops(d);
 			recheck_blocked(d);

@@ -43,6 +43,8 @@ __u64 now_ns(void)
 #define HIGH_DEFAULT 512
 #define MCAST_THRESHOLD_DEFAULT 512
 #define MCAST_CREDITS_DEFAULT 1024
+#define PROXY_LIMIT_DEFAULT 256
+#define PROXY_TIMEOUT_MS_DEFAULT 2000
 
 static void on_signal(int sig)
 {
@@ -59,8 +61,8 @@ static void usage(FILE *f)
 		"  --max-qps N         local QPs, 1..%d (default %d); fixed once maps are pinned\n"
 		"  --adopt             take over xhca_rx attached by ip or xdp-loader\n"
 		"  --keep              leave the program attached and maps pinned on exit\n"
-		"  --flowqs N          flow queues, 1..%d (default %d; one more is the\n"
-		"                      multicast replication queue)\n"
+		"  --flowqs N          flow queues, 1..%d (default %d; two more are the\n"
+		"                      multicast replication queue and the proxy queue)\n"
 		"  --sched drr|fifo    flow queue scheduling (default drr)\n"
 		"  --bus-rate BYTES    model a host bus of BYTES/s (k, M, G suffixes; default off)\n"
 		"  --watermarks H,L    backpressure per flow queue, frames (default %d,%d)\n"
@@ -75,13 +77,18 @@ static void usage(FILE *f)
 		"                      new ones are dropped (default %d, 0: no limit)\n"
 		"  --mcast-credits N   multicast copies a flow queue may hold; the replication\n"
 		"                      waits when they are used up (default %d)\n"
+		"  --proxy-limit N     the proxy's load limit: with N requests waiting for it,\n"
+		"                      xhca_rx stops offloading until it is down to N/2\n"
+		"                      (default %d)\n"
+		"  --proxy-timeout-ms N  a proxy CQ's completion missing this long completes\n"
+		"                      with an error and its QP goes to error (default %d)\n"
 		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
 		"  -h, --help          this text\n",
-		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_MCAST, XHCA_FLOWQ_DEFAULT,
+		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_PROXY, XHCA_FLOWQ_DEFAULT,
 		HIGH_DEFAULT, HIGH_DEFAULT / 4,
 		XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20, UMEM_FRAMES_DEFAULT,
 		XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1, MCAST_THRESHOLD_DEFAULT,
-		MCAST_CREDITS_DEFAULT);
+		MCAST_CREDITS_DEFAULT, PROXY_LIMIT_DEFAULT, PROXY_TIMEOUT_MS_DEFAULT);
 }
 
 /* "20M" -> 20000000; decimal suffixes, as rates are given. */
@@ -116,12 +123,17 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 		err = mr_init(d);
 	if (!err)
 		err = mcast_init(d);
+	if (!err)
+		err = proxy_init(d); /* before the restore attaches QPs to proxy CQs */
 	if (err)
 		return err;
 	/* What an earlier xhcad left: sessions that live on keep their
 	 * memory, regions, CQs and QPs; every other region goes. */
 	state_restore(d, d->maps_reused);
 	mr_sweep(d);
+	err = filter_init(d);
+	if (err)
+		return err;
 	hm_canary_fill(d);
 	d->fqm = mmap(NULL, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq), PROT_READ | PROT_WRITE,
 		      MAP_SHARED, d->m.flowq, 0);
@@ -141,17 +153,25 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 			q->high = d->mcast_threshold;
 			q->low = d->mcast_threshold ? d->mcast_threshold - 1 : 0;
 		}
+		if (f == XHCA_FLOWQ_PROXY) {
+			/* the load limit: no offload mode from high until low */
+			q->high = d->proxy_high;
+			q->low = d->proxy_low;
+		}
 		__atomic_store_n(&q->deq, __atomic_load_n(&q->enq, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 		q->gate = 0;
 	}
 	sched_init(&d->sched, mode, d->nflowq, XSK_FRAME_SIZE);
 	flowq_init(d);
-	return xsk_init(d);
+	err = xsk_init(d);
+	return err ? err : proxy_start(d);
 }
 
 static void host_fini(struct xhcad *d)
 {
+	proxy_fini(d);
+	filter_fini(d);
 	xsk_fini(d);
 	mcast_fini(d);
 	mr_fini(d);
@@ -209,6 +229,8 @@ int main(int argc, char **argv)
 		{ "canary", no_argument, NULL, 'c' },
 		{ "mcast-threshold", required_argument, NULL, 'T' },
 		{ "mcast-credits", required_argument, NULL, 'C' },
+		{ "proxy-limit", required_argument, NULL, 'L' },
+		{ "proxy-timeout-ms", required_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -218,13 +240,16 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int verbose = 0, c, lfd = -1, err;
 	__u32 max_qps = 0, v, high = HIGH_DEFAULT, low = HIGH_DEFAULT / 4;
-	enum sched_mode mode = SCHED_DRR;
+	enum sched_mode mode = FQ_SCHED_DRR;
 
 	d.nflowq = XHCA_FLOWQ_DEFAULT;
 	d.mcast_threshold = MCAST_THRESHOLD_DEFAULT;
 	d.mcast_credits = MCAST_CREDITS_DEFAULT;
 	d.umem_frames = UMEM_FRAMES_DEFAULT;
 	d.ring_size = RING_SIZE;
+	d.proxy_high = PROXY_LIMIT_DEFAULT;
+	d.proxy_low = PROXY_LIMIT_DEFAULT / 2;
+	d.proxy_timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -253,18 +278,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'F':
-			if (parse_u32(optarg, &v) || !v || v > XHCA_FLOWQ_MCAST) {
+			if (parse_u32(optarg, &v) || !v || v > XHCA_FLOWQ_PROXY) {
 				fprintf(stderr, "xhcad: --flowqs %s: use a number from 1 to %d\n", optarg,
-					XHCA_FLOWQ_MCAST);
+					XHCA_FLOWQ_PROXY);
 				return 2;
 			}
 			d.nflowq = v;
 			break;
 		case 'S':
 			if (!strcmp(optarg, "drr"))
-				mode = SCHED_DRR;
+				mode = FQ_SCHED_DRR;
 			else if (!strcmp(optarg, "fifo"))
-				mode = SCHED_FIFO;
+				mode = FQ_SCHED_FIFO;
 			else {
 				fprintf(stderr, "xhcad: --sched %s: use drr or fifo\n", optarg);
 				return 2;
@@ -325,6 +350,23 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			d.mcast_credits = v;
+			break;
+		case 'L':
+			if (parse_u32(optarg, &v) || v < 2 || v > RING_SIZE / 2) {
+				fprintf(stderr, "xhcad: --proxy-limit %s: use 2 to %d requests\n",
+					optarg, RING_SIZE / 2);
+				return 2;
+			}
+			d.proxy_high = v;
+			d.proxy_low = v / 2;
+			break;
+		case 'O':
+			if (parse_u32(optarg, &v) || v < 10 || v > 600000) {
+				fprintf(stderr, "xhcad: --proxy-timeout-ms %s: use 10 to 600000\n",
+					optarg);
+				return 2;
+			}
+			d.proxy_timeout_ns = v * 1000000ull;
 			break;
 		case 'f': d.fragment = 1; break;
 		case 'c': d.canary = 1; break;

@@ -159,6 +159,9 @@ void mr_barrier(struct xhcad *d)
 		pr_warn("barrier: %s; waiting a second instead\n", strerror(errno));
 		sleep(1);
 	}
+	/* READs and ATOMICs handed to the proxy name host memory they were
+	 * resolved to before: it must have executed them. */
+	proxy_sync(d);
 	d->barriers++;
 }
 

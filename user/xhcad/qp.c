@@ -178,7 +178,8 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	a->action = c->action;
 	a->mtu_shift = c->mtu_shift;
 	a->pkey = c->pkey;
-	a->flags = c->flags & (XHCA_QPF_IPV6 | XHCA_QPF_BLOCK_MC_LOOPBACK);
+	a->flags = c->flags & (XHCA_QPF_IPV6 | XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY |
+			       XHCA_QPF_PROXY_CQ);
 	a->qkey = c->qkey;
 	a->epsn = c->rx_psn & XHCA_RXPSN_MASK;
 	a->dest_qpn = c->dest_qpn;
@@ -396,6 +397,14 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -EINVAL,
 			    "qp create: only application sessions (libxhca) attach a CQ");
 	}
+	if ((a->flags & XHCA_QPF_PROXY) && !cq)
+		return errf(err, errlen, -EINVAL,
+			    "qp create: a proxy QP needs a proxy CQ, and only application sessions "
+			    "(libxhca) have CQs");
+	if ((a->flags & XHCA_QPF_PROXY) && !cq->proxy)
+		return errf(err, errlen, -EINVAL,
+			    "qp create: a proxy QP needs a proxy CQ; CQ %u is not one (create it "
+			    "with XHCA_CQF_PROXY)", a->cq);
 	if (!pd_usable(d, owner, a->pd))
 		return errf(err, errlen, -ENOENT,
 			    owner ? "qp create: no protection domain %u in this session; allocate "
@@ -455,7 +464,9 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	c.mtu_shift = 10;
 	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
 	c.pd = a->pd;
-	c.flags = a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK;
+	c.flags = a->flags & (XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY);
+	if (cq && cq->proxy)
+		c.flags |= XHCA_QPF_PROXY_CQ; /* every message gets a CSN */
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
@@ -488,6 +499,17 @@ static int check_owner(struct xhcad *d, const char *op, __u32 qpn, __u32 lidx, _
 		return errf(err, errlen, -EPERM, "%s: QP 0x%06x belongs to another session", op,
 			    qpn);
 	return 0;
+}
+
+static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
+		   struct xhca_qp_ctx *c, char *err, size_t errlen);
+
+int qp_find(struct xhcad *d, const char *op, __u32 qpn, __u32 owner, __u32 *lidx,
+	    struct xhca_qp_ctx *c, char *err, size_t errlen)
+{
+	int rc = find_qp(d, op, qpn, lidx, c, err, errlen);
+
+	return rc ? rc : check_owner(d, op, qpn, *lidx, owner, err, errlen);
 }
 
 static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
@@ -541,6 +563,10 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if ((m & XHCA_QPA_MTU) && (a->mtu_shift < 8 || a->mtu_shift > 12))
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: MTU must be 256, 512, 1024, 2048 or 4096");
+	if ((m & XHCA_QPA_PROXY) && (a->flags & XHCA_QPF_PROXY) && !(c.flags & XHCA_QPF_PROXY_CQ))
+		return errf(err, errlen, -EINVAL,
+			    "qp modify: QP 0x%06x cannot be a proxy QP: its completions do not go "
+			    "to a proxy CQ (create the QP on a CQ made with XHCA_CQF_PROXY)", a->qpn);
 	if ((m & XHCA_QPA_ACTION) && a->action > XHCA_ACT_HOST)
 		return errf(err, errlen, -EINVAL, "qp modify: action must be pass, drop or host");
 	if ((m & XHCA_QPA_DEST_QPN) && a->dest_qpn > XHCA_QPN_MASK)
@@ -590,6 +616,11 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		c.qkey = a->qkey;
 	if (m & XHCA_QPA_DEST_QPN)
 		c.dest_qpn = a->dest_qpn;
+	/* Off: no new message is offloaded; the ones already given to the
+	 * proxy, and the rest of a message it was given, still go there, and
+	 * every completion is still released in order. */
+	if (m & XHCA_QPA_PROXY)
+		c.flags = (c.flags & ~XHCA_QPF_PROXY) | (a->flags & XHCA_QPF_PROXY);
 	if (m & XHCA_QPA_PKEY) {
 		c.pkey = a->pkey;
 		c.pkey_index = pidx;
@@ -658,6 +689,7 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	qh = &d->qh[lidx];
 	pd_ref(d, qh->pd, -1);
 	mcast_qp_gone(d, lidx);
+	filter_clear(d, lidx);
 	{
 		/* Detach first: it marks the ring dead, in its memory. */
 		__u32 rq_alloc = qh->rq && qh->owner == owner ? qh->rq_alloc : 0;

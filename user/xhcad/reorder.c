@@ -88,14 +88,20 @@ int ro_gap_expired(const struct reorder *r, __u64 now, __u64 timeout_ns)
 	       now - r->gap_since >= timeout_ns;
 }
 
-void ro_fill_gap(struct reorder *r, const struct xhca_cqe *c)
+void ro_fill_gap(struct reorder *r, enum ro_kind kind, const struct xhca_cqe *c)
 {
 	struct ro_slot *s = &r->slot[r->next & (RO_WINDOW - 1)];
 
 	if (s->kind != RO_EMPTY)
 		return;
-	s->kind = RO_CQE;
-	s->cqe = *c;
+	s->kind = (__u8)kind;
+	if (kind == RO_CQE)
+		s->cqe = *c;
 	r->waiting++;
 	r->gaps++;
+}
+
+int ro_head_empty(const struct reorder *r)
+{
+	return r->slot[r->next & (RO_WINDOW - 1)].kind == RO_EMPTY;
 }

@@ -20,7 +20,7 @@
 #include <linux/types.h>
 #include <xhca/ring.h>
 
-#define RO_WINDOW 1024	/* records a QP may have waiting; a power of 2, < 32768 */
+#define RO_WINDOW 8192	/* records a QP may have waiting; a power of 2, < 32768 */
 
 enum ro_kind {
 	RO_EMPTY = 0,
@@ -66,8 +66,11 @@ unsigned int ro_release(struct reorder *r, ro_emit_fn emit, void *arg, __u64 now
 /* Has the head been a gap, records waiting behind it, for timeout_ns? */
 int ro_gap_expired(const struct reorder *r, __u64 now, __u64 timeout_ns);
 
-/* Fills the gap at the head with c (an error completion, written in its
- * place by the next release). Counted. */
-void ro_fill_gap(struct reorder *r, const struct xhca_cqe *c);
+/* Fills the gap at the head: with c (RO_CQE, an error completion, written
+ * in its place by the next release) or with a skip (RO_SKIP: the message
+ * was lost). Counted in gaps. */
+void ro_fill_gap(struct reorder *r, enum ro_kind kind, const struct xhca_cqe *c);
+/* The head is a gap (nothing for the next CSN yet). */
+int ro_head_empty(const struct reorder *r);
 
 #endif /* XHCAD_REORDER_H */

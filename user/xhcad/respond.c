@@ -72,14 +72,20 @@ static int reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
 	return (int)(o + 8);
 }
 
-static int send_spec(struct xhcad *d, const struct xhca_pkt_spec *s)
+/* Builds the frame of s and hands it to tx. */
+static int send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg)
 {
-	static __u8 f[XHCA_PKT_MAX];
+	__u8 f[XHCA_PKT_MAX];
 	int len = xhca_pkt_build(s, f, sizeof(f));
 
 	if (len < 0)
 		return len;
-	return xsk_tx(d, f, (__u32)len);
+	return tx(arg, f, (__u32)len);
+}
+
+static int tx_xsk(void *arg, const void *frame, __u32 len)
+{
+	return xsk_tx(arg, frame, len);
 }
 
 /* A NAK with that syndrome at s's PSN; counted when it left. */
@@ -87,7 +93,7 @@ static void send_nak(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
 {
 	s->opcode = XHCA_OPC_RC | XHCA_OP_ACK;
 	s->aeth_syndrome = syndrome;
-	if (!send_spec(d, s))
+	if (!send_spec(s, tx_xsk, d))
 		d->naks++;
 }
 
@@ -103,85 +109,163 @@ static __u64 *atomic_target(struct xhcad *d, const struct mr_rt *mr, __u64 va)
 	return off % 8 ? NULL : (__u64 *)(d->hostmem + off);
 }
 
-int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
-	    __u32 len)
+/* Where a READ's bytes are in host memory, page by page, in order. */
+static int read_spans(struct xhcad *d, const struct hm_alloc *a, __u64 off, __u32 len,
+		      struct resp_job *j)
+{
+	__u32 n = (__u32)(((off % XHCA_PAGE_SIZE) + len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE);
+
+	j->span = calloc(n ? n : 1, sizeof(*j->span));
+	if (!j->span)
+		return -ENOMEM;
+	j->nspan = 0;
+	while (len) {
+		__u32 k = XHCA_PAGE_SIZE - (__u32)(off % XHCA_PAGE_SIZE);
+
+		if (k > len)
+			k = len;
+		j->span[j->nspan].hoff = hm_base(a, off);
+		j->span[j->nspan++].len = k;
+		off += k;
+		len -= k;
+	}
+	return 0;
+}
+
+void resp_job_free(struct resp_job *j)
+{
+	free(j->span);
+	j->span = NULL;
+}
+
+int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		 const __u8 *fr, __u32 len, struct resp_job *j)
 {
 	const struct xhca_qp_ctx *c = &d->ctxm[m->lidx];
-	__u8 op = m->opcode & 0x1f;
-	struct xhca_pkt_spec s;
+	struct xhca_pkt_spec *s = &j->s;
 	const __u8 *bth;
 	struct mr_rt *mr;
-	int o, err = 0;
+	int o;
 
-	o = reply_spec(fr, len, c, &s, XHCA_OPC_RC | XHCA_OP_ACK);
+	memset(j, 0, sizeof(*j));
+	o = reply_spec(fr, len, c, s, XHCA_OPC_RC | XHCA_OP_ACK);
 	if (o < 0 || !(m->flags & XHCA_MF_MSN) ||
 	    (__u32)o + xhca_opinfo_tbl[m->opcode].hdr_len > len)
 		return XHCA_H_BAD_META;
 	bth = fr + o;
-	s.aeth_msn = m->msg_len & XHCA_PSN_MASK;
-	if (op == XHCA_OP_READ_REQ) {
+	j->op = m->opcode & 0x1f;
+	j->psn = m->psn;
+	s->aeth_msn = m->msg_len & XHCA_PSN_MASK;
+	s->psn = m->psn;
+	if (j->op == XHCA_OP_READ_REQ) {
 		__u64 va = be64(bth + 12);
-		__u32 rkey = be32(bth + 20), dlen = be32(bth + 24), mtu = 1u << c->mtu_shift;
-		__u32 n = dlen ? (dlen + mtu - 1) / mtu : 1;
-		static __u8 data[4096];
+		__u32 rkey = be32(bth + 20);
 		struct hm_alloc *a;
 
-		mr = dlen ? mr_find(d, rkey) : NULL;
+		j->dlen = be32(bth + 24);
+		j->mtu = 1u << c->mtu_shift;
+		if (!j->dlen)
+			return 0;
+		mr = mr_find(d, rkey);
 		a = mr ? hm_find(d, mr->alloc) : NULL;
-		if (dlen && (!a || !mr->e.valid || va < mr->e.iova || dlen > mr->e.length ||
-			     va - mr->e.iova > mr->e.length - dlen)) {
+		if (!a || !mr->e.valid || va < mr->e.iova || j->dlen > mr->e.length ||
+		    va - mr->e.iova > mr->e.length - j->dlen) {
 			/* deregistered since xhca_rx checked it */
-			s.psn = m->psn;
-			send_nak(d, &s, AETH_NAK_ACCESS);
+			send_nak(d, s, AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
-		for (__u32 i = 0; i < n && !err; i++) {
-			__u32 k = dlen - i * mtu < mtu ? dlen - i * mtu : mtu;
-
-			s.opcode = XHCA_OPC_RC | (n == 1 ? XHCA_OP_READ_RESP_ONLY
-						  : !i ? XHCA_OP_READ_RESP_FIRST
-						  : i == n - 1 ? XHCA_OP_READ_RESP_LAST
-							       : XHCA_OP_READ_RESP_MIDDLE);
-			s.psn = (m->psn + i) & XHCA_PSN_MASK;
-			s.aeth_syndrome = AETH_ACK;
-			if (dlen)
-				hm_read(d, a, mr->off + (va - mr->e.iova) + (__u64)i * mtu, data, k);
-			s.payload = data;
-			s.payload_len = dlen ? k : 0;
-			s.pad = -1;
-			err = send_spec(d, &s);
-		}
-		return err ? XHCA_H_RESP_FAIL : XHCA_H_RESPONDED;
+		if (read_spans(d, a, mr->off + (va - mr->e.iova), j->dlen, j))
+			return XHCA_H_RESP_FAIL;
+		return 0;
 	}
-	if (op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
-		__u64 va = be64(bth + 12), arg = be64(bth + 24), cmp = be64(bth + 32), orig;
-		__u64 *p;
+	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
+		__u64 va = be64(bth + 12);
 
+		j->arg = be64(bth + 24);
+		j->cmp = be64(bth + 32);
 		mr = mr_find(d, be32(bth + 20));
-		p = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
-		s.psn = m->psn;
-		if (!p) {
-			send_nak(d, &s, mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS);
+		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
+		if (!j->word) {
+			send_nak(d, s, mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
-		/* atomic against each other and against xhca_rx's placement,
-		 * which stores aligned words whole */
-		if (op == XHCA_OP_FETCH_ADD) {
-			orig = __atomic_fetch_add(p, arg, __ATOMIC_SEQ_CST);
-		} else {
-			orig = cmp;
-			__atomic_compare_exchange_n(p, &orig, arg, 0, __ATOMIC_SEQ_CST,
-						    __ATOMIC_SEQ_CST);
-		}
-		s.opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
-		s.aeth_syndrome = AETH_ACK;
-		s.atomic_orig = orig;
-		err = send_spec(d, &s);
-		return err ? XHCA_H_RESP_FAIL : XHCA_H_RESPONDED;
+		return 0;
 	}
 	return XHCA_H_UNSUPPORTED;
+}
+
+int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *arg)
+{
+	struct xhca_pkt_spec *s = &j->s;
+	int err = 0;
+
+	if (j->op == XHCA_OP_READ_REQ) {
+		__u32 n = j->dlen ? (j->dlen + j->mtu - 1) / j->mtu : 1, sp = 0, sp_off = 0;
+		__u8 data[4096];
+
+		for (__u32 i = 0; i < n && !err; i++) {
+			__u32 k = j->dlen - i * j->mtu < j->mtu ? j->dlen - i * j->mtu : j->mtu;
+
+			s->opcode = XHCA_OPC_RC | (n == 1 ? XHCA_OP_READ_RESP_ONLY
+						   : !i ? XHCA_OP_READ_RESP_FIRST
+						   : i == n - 1 ? XHCA_OP_READ_RESP_LAST
+								: XHCA_OP_READ_RESP_MIDDLE);
+			s->psn = (j->psn + i) & XHCA_PSN_MASK;
+			s->aeth_syndrome = AETH_ACK;
+			/* the packet's bytes, from the spans in order */
+			for (__u32 got = 0; j->dlen && got < k;) {
+				__u32 take = j->span[sp].len - sp_off;
+
+				if (take > k - got)
+					take = k - got;
+				memcpy(data + got, hostmem + j->span[sp].hoff + sp_off, take);
+				got += take;
+				sp_off += take;
+				if (sp_off == j->span[sp].len) {
+					sp++;
+					sp_off = 0;
+				}
+			}
+			s->payload = data;
+			s->payload_len = j->dlen ? k : 0;
+			s->pad = -1;
+			err = send_spec(s, tx, arg);
+		}
+		return err;
+	}
+	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
+		__u64 orig;
+
+		/* atomic against each other, from either thread, and against
+		 * xhca_rx's placement, which stores aligned words whole */
+		if (j->op == XHCA_OP_FETCH_ADD) {
+			orig = __atomic_fetch_add(j->word, j->arg, __ATOMIC_SEQ_CST);
+		} else {
+			orig = j->cmp;
+			__atomic_compare_exchange_n(j->word, &orig, j->arg, 0, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		}
+		s->opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
+		s->aeth_syndrome = AETH_ACK;
+		s->atomic_orig = orig;
+		return send_spec(s, tx, arg);
+	}
+	return -EINVAL;
+}
+
+int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
+	    __u32 len)
+{
+	struct resp_job j;
+	int r = resp_resolve(d, qh, m, fr, len, &j);
+
+	if (r)
+		return r;
+	r = resp_execute(d->hostmem, &j, tx_xsk, d);
+	resp_job_free(&j);
+	return r ? XHCA_H_RESP_FAIL : XHCA_H_RESPONDED;
 }
 
 /* The NAK of a request xhca_rx refused (it moved the QP to the error

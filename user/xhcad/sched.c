@@ -16,7 +16,7 @@ void sched_init(struct sched *s, enum sched_mode mode, __u32 nq, __u32 quantum)
 
 const char *sched_mode_name(enum sched_mode m)
 {
-	return m == SCHED_FIFO ? "fifo" : "drr";
+	return m == FQ_SCHED_FIFO ? "fifo" : "drr";
 }
 
 static int fifo_next(const struct sched *s, const struct sched_ops *ops, void *ctx)
@@ -71,11 +71,11 @@ int sched_next(struct sched *s, const struct sched_ops *ops, void *ctx)
 {
 	if (!s->nq)
 		return -1;
-	return s->mode == SCHED_FIFO ? fifo_next(s, ops, ctx) : drr_next(s, ops, ctx);
+	return s->mode == FQ_SCHED_FIFO ? fifo_next(s, ops, ctx) : drr_next(s, ops, ctx);
 }
 
 void sched_charge(struct sched *s, __u32 q, __u32 bytes)
 {
-	if (q < s->nq && s->mode == SCHED_DRR)
+	if (q < s->nq && s->mode == FQ_SCHED_DRR)
 		s->deficit[q] -= bytes;
 }

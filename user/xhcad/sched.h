@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #include <xhca/abi.h>
 
-enum sched_mode { SCHED_DRR, SCHED_FIFO };
+enum sched_mode { FQ_SCHED_DRR, FQ_SCHED_FIFO };
 
 struct sched_ops {
 	/* Bytes of the head frame of queue q, 0 when q is empty; *t is its

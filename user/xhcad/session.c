@@ -42,6 +42,11 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 		snprintf(err, errlen, "cq create: no eventfd came with the request");
 		return -EINVAL;
 	}
+	if (a->flags & ~XHCA_CQF_PROXY) {
+		snprintf(err, errlen, "cq create: unknown flags 0x%x; XHCA_CQF_PROXY is the one",
+			 a->flags & ~XHCA_CQF_PROXY);
+		return -EINVAL;
+	}
 	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
 	/* Rings are contiguous: the application maps them in one piece. */
 	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
@@ -71,6 +76,8 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	cq->ring = hm_contig_ptr(d, al);
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->ring->depth = a->depth;
+	cq->proxy = !!(a->flags & XHCA_CQF_PROXY);
+	cq->claimed = cq->ring->prod;
 	cq->efd = efd;
 	cq->next = d->cqs;
 	d->cqs = cq;
@@ -99,7 +106,7 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 	free(cq);
 }
 
-int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc)
+int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc, __u32 flags)
 {
 	struct hm_alloc *al = hm_find(d, alloc);
 	struct cq *cq;
@@ -123,6 +130,8 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc)
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->efd = -1; /* until the application resumes and sends it again */
 	cq->cons_cache = cq->ring->cons;
+	cq->proxy = !!(flags & XHCA_CQF_PROXY);
+	cq->claimed = cq->ring->prod; /* what an earlier proxy had not written is gone */
 	cq->next = d->cqs;
 	d->cqs = cq;
 	return 0;

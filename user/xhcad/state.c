@@ -34,7 +34,7 @@
 #include "xhcad.h"
 
 #define STATE_MAGIC 0x58484341u /* "XHCA" */
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 
 struct st_hdr {
 	__u32 magic, version, abi;
@@ -65,7 +65,7 @@ struct st_mr {
 };
 
 struct st_cq {
-	__u32 id, owner, depth, alloc;
+	__u32 id, owner, depth, alloc, flags, pad;
 };
 
 struct st_qp {
@@ -192,7 +192,7 @@ int state_save(struct xhcad *d)
 	}
 	for (struct cq *c = d->cqs; c; c = c->next) {
 		struct st_cq e = { .id = c->id, .owner = c->owner, .depth = c->depth,
-				   .alloc = c->alloc };
+				   .alloc = c->alloc, .flags = c->proxy ? XHCA_CQF_PROXY : 0 };
 
 		put(&w, &e, sizeof(e));
 		h.ncq++;
@@ -387,7 +387,7 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		if (!e)
 			return -EINVAL;
 		if (owner_alive(d, e->owner))
-			cq_restore(d, e->id, e->owner, e->depth, e->alloc);
+			cq_restore(d, e->id, e->owner, e->depth, e->alloc, e->flags);
 	}
 	for (i = 0; i < h->nqp; i++) {
 		const struct st_qp *e = take(r, sizeof(*e));

@@ -3,7 +3,9 @@
  * xhcad internals: the device (program, maps, pins), the QP table, host
  * memory, the flow queues (AF_XDP sockets and their scheduler), delivery
  * into applications' receive queues and completion queues, and sessions.
- * One thread runs all of it (loop.c): nothing here takes a lock.
+ * One thread runs all of it (loop.c), nothing here takes a lock, except the
+ * proxy (proxy.c): a thread of its own that talks to this one through two
+ * single-producer queues, and is the only writer of proxy CQs.
  */
 #ifndef XHCAD_H
 #define XHCAD_H
@@ -13,6 +15,7 @@
 #include <linux/types.h>
 #include <xhca/abi.h>
 #include <xhca/ctl.h>
+#include <xhca/pkt.h>
 #include <xhca/ring.h>
 #include "sched.h"
 
@@ -49,6 +52,12 @@ struct xhca_dstate {
 	__u32 pad;
 };
 
+/* Completions a proxy CQ may have on their way (promised, not yet
+ * consumed), whatever its depth: half the proxy's reorder window per QP
+ * (reorder.h), so that a full CQ holds the flow queues back before the
+ * window can overflow. */
+#define PROXY_CQ_INFLIGHT 4096
+
 /* A completion queue, in host memory (ring.h). */
 struct cq {
 	__u32 id;
@@ -63,6 +72,9 @@ struct cq {
 	int waiting;		/* xhcad waits for room (flow queues blocked on it) */
 	int dirty;		/* completions since the last notification */
 	__u32 cons_cache;	/* the application's consumer index, as last read */
+	int proxy;		/* XHCA_CQF_PROXY: the proxy thread writes it */
+	__u32 claimed;		/* proxy CQ: completions promised to it (atomic, both
+				 * threads): written or on their way, prod at most */
 	struct cq *next;
 };
 
@@ -93,6 +105,12 @@ struct qp_host {
 	int flush;		/* in the error state with receive buffers to flush */
 	int psn_valid;
 	__u32 next_psn;		/* RC/UC: what the next frame should carry */
+	/* on a proxy CQ: the message whose frames come now, by its CSN */
+	int px;			/* it has a reorderer in the proxy */
+	int px_open;		/* a message of px_csn is being placed */
+	int px_recorded;	/* ... and its completion went to the proxy */
+	__u16 px_csn;
+	__u8 px_handler;	/* XHCA_PXH_* of its SEND filters */
 	struct xhca_qp_host cnt;
 };
 
@@ -224,6 +242,14 @@ struct xhcad {
 	__u64 naks;
 	__u32 nflush;		/* QPs with buffers to flush */
 
+	/* the proxy QP (proxy.c, filter.c) */
+	struct proxy *px;
+	__u32 proxy_high, proxy_low;	/* the load limit, requests */
+	__u64 proxy_timeout_ns;	/* a sequence gap older than this is an error */
+	struct xhca_pfilter_set *pfs;	/* xhca_pfilt, as written (by local index) */
+	__u32 next_filter;
+	__u32 nfilters;
+
 	/* applications */
 	struct session *sessions;
 	__u32 nsessions;
@@ -258,6 +284,9 @@ void xhcad_unload(struct xhcad *d);
 int qp_table_init(struct xhcad *d);
 void qp_table_free(struct xhcad *d);
 int qp_reconcile(struct xhcad *d);
+/* The QP of qpn, if owner may act on it (the CLI, 0, on any). */
+int qp_find(struct xhcad *d, const char *op, __u32 qpn, __u32 owner, __u32 *lidx,
+	    struct xhca_qp_ctx *c, char *err, size_t errlen);
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen);
@@ -382,12 +411,78 @@ void qp_host_detach(struct xhcad *d, __u32 lidx);
 /* xhca_rx put the QP in the error state: the context says so too, and its
  * posted receive buffers complete with WR_FLUSH_ERR. */
 void qp_host_error(struct xhcad *d, const struct xhca_event *e);
+/* Places one frame (the proxy's declined messages come back here);
+ * returns its host reason. */
+int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		  __u32 len);
+/* Completions used in cq, or on their way to it; how many it may have. */
+__u32 cq_used(struct cq *cq);
+__u32 cq_room(const struct cq *cq);
 /* Flushes what the CQs have room for now. */
 void qp_flush_run(struct xhcad *d);
 /* respond.c: READ and ATOMIC executed, their responses; NAKs */
+typedef int (*resp_tx_fn)(void *arg, const void *frame, __u32 len);
+/* A READ or ATOMIC with its region resolved: what executing it takes,
+ * with no look at xhcad's tables (the proxy thread executes these). */
+struct resp_job {
+	struct xhca_pkt_spec s;	/* the response's frame (addresses, QPN, MSN) */
+	__u8 op;
+	__u32 psn, mtu, dlen;
+	__u64 arg, cmp;		/* ATOMIC operands */
+	__u64 *word;		/* ATOMIC: the host word */
+	struct { __u64 hoff; __u32 len; } *span; /* READ: its bytes in host memory, in order */
+	__u32 nspan;
+};
+/* 0 with j filled (free it with resp_job_free), or the host reason: a
+ * region gone since xhca_rx looked (NAK sent), bad metadata. */
+int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		 const __u8 *fr, __u32 len, struct resp_job *j);
+/* Executes j: READ RESPONSE packets, or the ATOMIC and its ACK, to tx. */
+int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *arg);
+void resp_job_free(struct resp_job *j);
 int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
 	    __u32 len);
 void respond_nak(struct xhcad *d, const struct xhca_event *e);
+
+/* proxy.c: the proxy thread (US 9,069,633) */
+int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */
+int proxy_start(struct xhcad *d);	/* the thread and its ring buffer */
+void proxy_fini(struct xhcad *d);
+/* A QP on a proxy CQ: its reorderer, from the CSN xhca_rx counts now. */
+void proxy_qp_add(struct xhcad *d, __u32 lidx);
+void proxy_qp_del(struct xhcad *d, __u32 lidx);
+/* The normal path's end of a message of a QP on a proxy CQ: its
+ * completion, or (c NULL) none. A flushed buffer's completion (no CSN)
+ * goes after the sequence. */
+void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct xhca_cqe *c);
+void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c);
+/* Up to budget frames of the proxy queue to the proxy; how many. */
+int proxy_drain(struct xhcad *d, int budget);
+/* Wakes the proxy for what was handed to it since the last kick (once per
+ * delivery round, as cq_notify). */
+void proxy_kick(struct xhcad *d);
+/* Whether the proxy queue's sockets are worth polling (not paused, room). */
+int proxy_taking(const struct xhcad *d);
+/* What the proxy sent back: responses, declined messages, QPs to error;
+ * how much there was. */
+int proxy_serve(struct xhcad *d);
+int proxy_fd(const struct xhcad *d);	/* readable: proxy_serve() has work */
+/* Returns once the proxy is done with every request given to it so far
+ * (the host memory a READ or ATOMIC named may go). */
+void proxy_sync(struct xhcad *d);
+void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi);
+int proxy_set(struct xhcad *d, const struct xhca_proxy_set *r);
+
+/* filter.c: proxy QP filters (xhca_pfilt) */
+int filter_init(struct xhcad *d);
+void filter_fini(struct xhcad *d);
+int filter_add(struct xhcad *d, struct xhca_filter *r, __u32 owner, char *err, size_t errlen);
+int filter_del(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
+int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, char *err,
+		size_t errlen);
+void filter_clear(struct xhcad *d, __u32 lidx);
+/* The handler of the QP's SEND filters (XHCA_PXH_*). */
+__u8 filter_handler(const struct xhcad *d, __u32 lidx);
 
 /* session.c: application sessions, their CQs and buffers */
 struct cq *cq_find(struct xhcad *d, __u32 id);
@@ -397,7 +492,8 @@ int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);
 /* A session of an earlier xhcad that waits for its process (state.c). */
 struct session *session_find(struct xhcad *d, __u32 id);
-int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc);
+int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
+	       __u32 flags);
 /* A resumed session's CQ gets its application's eventfd again. */
 int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen);
 void session_close(struct xhcad *d, __u32 id);

@@ -15,8 +15,11 @@
  * into a member's flow queue, each dropped when that copy was delivered or
  * refused. Then it goes back, once.
  *
- * Each RX queue has one socket per flow queue and one for the replication
- * queue (XHCA_FLOWQ_MCAST), at local index nflowq.
+ * Each RX queue has one socket per flow queue, one for the replication
+ * queue (XHCA_FLOWQ_MCAST), at local index nflowq, and one for the proxy
+ * queue (XHCA_FLOWQ_PROXY), at nflowq + 1. The proxy queue's frames leave
+ * its backlog when the proxy thread has finished them (proxy.c), not when
+ * they are taken: its backlog is the proxy's, which the load limit reads.
  *
  * The sockets are set up here with the raw AF_XDP calls: libxdp's
  * xsk_socket__create_shared() always names the UMEM's first socket as the
@@ -87,7 +90,7 @@ struct xsk_state {
 	__u64 area_len;
 	__u32 nframes;
 	__u32 nrxq;
-	__u32 nsq;			/* sockets per RX queue: the flow queues + replication */
+	__u32 nsq;			/* sockets per RX queue: the flow queues, replication, proxy */
 	struct xsk_rxq *rxq;
 	struct fq_sock *socks;		/* [rxq * nsq + local flow queue] */
 	__u16 *refs;			/* per frame: references of a multicast frame */
@@ -258,7 +261,7 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 /* The flow queue of the i-th socket of an RX queue. */
 static __u32 key_fq(const struct xhcad *d, __u32 i)
 {
-	return i == d->nflowq ? XHCA_FLOWQ_MCAST : i;
+	return i == d->nflowq ? XHCA_FLOWQ_MCAST : i == d->nflowq + 1 ? XHCA_FLOWQ_PROXY : i;
 }
 
 int xsk_init(struct xhcad *d)
@@ -277,7 +280,8 @@ int xsk_init(struct xhcad *d)
 	xs->nframes = d->umem_frames;
 	/* Fill rings get what the flow queues' watermarks leave: each flow
 	 * queue can hold high frames without touching the fill buffers. */
-	reserve = d->nflowq * d->fqm[0].high + d->fqm[XHCA_FLOWQ_MCAST].high;
+	reserve = d->nflowq * d->fqm[0].high + d->fqm[XHCA_FLOWQ_MCAST].high +
+		  d->fqm[XHCA_FLOWQ_PROXY].high;
 	if (reserve + xs->nrxq * 64 > xs->nframes) {
 		pr_warn("--umem-frames %u is too few for %u flow queues on %u RX queues; give at "
 			"least %u\n", xs->nframes, d->nflowq, xs->nrxq, reserve + xs->nrxq * 64);
@@ -296,7 +300,7 @@ int xsk_init(struct xhcad *d)
 	xs->free = calloc(xs->nframes, sizeof(*xs->free));
 	xs->refs = calloc(xs->nframes, sizeof(*xs->refs));
 	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
-	xs->nsq = d->nflowq + 1;
+	xs->nsq = d->nflowq + 2;
 	nsock = xs->nrxq * xs->nsq;
 	xs->socks = calloc(nsock, sizeof(*xs->socks));
 	if (!xs->free || !xs->refs || !xs->rxq || !xs->socks)
@@ -628,8 +632,10 @@ void xsk_take(struct xhcad *d, __u32 f)
 	s->taken++;
 	xs->held++;
 	xs->cand[f] = NULL;
-	if (f != XHCA_FLOWQ_MCAST)
-		xs->deq_pending[f]++; /* the replication queue's: when the frame is free */
+	/* the replication queue's: when the frame is free; the proxy's: when
+	 * the proxy has done it */
+	if (f != XHCA_FLOWQ_MCAST && f != XHCA_FLOWQ_PROXY)
+		xs->deq_pending[f]++;
 }
 
 void xsk_flush(struct xhcad *d)

@@ -1,0 +1,1109 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The proxy (US 9,069,633): the patent's proxy CPU is a thread of xhcad.
+ *
+ * xhca_rx offloads the messages of proxy QPs that a filter matches to the
+ * proxy queue (flow queue XHCA_FLOWQ_PROXY). The main thread takes them
+ * from its sockets (the UMEM's rings are the main thread's) and hands them
+ * over: a SEND's frames copied, a READ or ATOMIC with its region resolved
+ * to host memory (resp_resolve). The proxy executes them: READ RESPONSEs
+ * and ATOMIC ACKs built here and sent by the main thread on the AF_XDP TX
+ * ring, SENDs given to their handler (the lock service, locksvc.c). A
+ * handler may decline: the message goes back to the main thread, which
+ * places it through the normal path, with its CSN.
+ *
+ * Every completion of a proxy CQ comes through here, in CSN order per QP
+ * (reorder.c): from the normal path (main thread records, and xhca_rx's
+ * records of WRITEs it placed itself, on the xhca_proxy_rb ring buffer)
+ * and from the proxy's own work (a handler's result; READ and ATOMIC leave
+ * a no-op). The proxy is the only writer of a proxy CQ. A gap older than
+ * --proxy-timeout-ms is completed with an error and the QP goes to the
+ * error state.
+ *
+ * The two threads share nothing but two single-producer single-consumer
+ * queues (main to proxy, proxy to main), a few counters, and the CQ rings
+ * (the proxy writes, the main thread reads the consumer index and promises
+ * completions in cq->claimed). The proxy queue's backlog (the load limit's
+ * measure) falls when the proxy has finished a request, not when the main
+ * thread took it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xhca/wire.h>
+#include "locksvc.h"
+#include "log.h"
+#include "reorder.h"
+#include "xhcad.h"
+
+#define PX_QUEUE 65536		/* entries of each direction's queue, a power of 2 */
+#define PX_FRAMES_MAX 1024	/* requests handed over, not yet taken by the proxy */
+#define PX_MSG_MAX 65536	/* bytes of a SEND a handler takes; longer: declined */
+#define PX_SYNC_WAIT_NS 2000000000ull
+
+/* ---- a single-producer single-consumer queue of pointers ---------------- */
+
+struct spsc {
+	void **v;
+	__u32 head;	/* the consumer's */
+	__u32 tail;	/* the producer's */
+};
+
+static int spsc_push(struct spsc *q, void *p)
+{
+	__u32 t = q->tail, h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+
+	if (t - h >= PX_QUEUE)
+		return -ENOBUFS;
+	q->v[t & (PX_QUEUE - 1)] = p;
+	__atomic_store_n(&q->tail, t + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void *spsc_pop(struct spsc *q)
+{
+	__u32 h = q->head, t = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+	void *p;
+
+	if (h == t)
+		return NULL;
+	p = q->v[h & (PX_QUEUE - 1)];
+	__atomic_store_n(&q->head, h + 1, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* ---- what travels between the threads -------------------------------------- */
+
+enum px_type {
+	/* main -> proxy */
+	PX_FRAME = 1,	/* a frame of an offloaded SEND */
+	PX_JOB,		/* an offloaded READ or ATOMIC, resolved */
+	PX_REC,		/* the normal path's end of a message: a completion, or none */
+	PX_FLUSH,	/* a flushed receive buffer's completion: after the sequence */
+	PX_QP_ADD,
+	PX_QP_DEL,
+	PX_SYNC,
+	/* proxy -> main */
+	PX_TX,		/* a response frame to send */
+	PX_REPLAY,	/* a declined message: its frames (next), for the normal path */
+	PX_QP_ERR,	/* a gap timed out: the QP to the error state */
+};
+
+struct px_msg {
+	struct px_msg *next;	/* a message's frames; a QP's flushed completions */
+	struct px_msg *qnext;	/* main: the declined messages waiting */
+	__u8 type;
+	__u8 kind;		/* PX_REC: enum ro_kind */
+	__u8 handler;		/* PX_FRAME: XHCA_PXH_* */
+	__u16 csn;
+	__u32 lidx, gen, gqpn;
+	__u64 seq;		/* PX_SYNC */
+	struct cq *cq;		/* PX_QP_ADD, with qtype */
+	__u8 qtype;
+	struct xhca_cqe cqe;	/* PX_REC, PX_FLUSH */
+	struct xhca_rx_meta m;	/* PX_FRAME */
+	struct resp_job job;	/* PX_JOB */
+	__u32 len;
+	__u8 data[];		/* PX_FRAME, PX_TX: the frame */
+};
+
+static struct px_msg *msg_new(__u8 type, __u32 len)
+{
+	struct px_msg *x = malloc(sizeof(*x) + len);
+
+	if (!x)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	x->type = type;
+	x->len = len;
+	return x;
+}
+
+static void msg_free(struct px_msg *x)
+{
+	while (x) {
+		struct px_msg *n = x->next;
+
+		if (x->type == PX_JOB)
+			resp_job_free(&x->job);
+		free(x);
+		x = n;
+	}
+}
+
+/* A QP on a proxy CQ, as the proxy keeps it. */
+struct pxqp {
+	int active;
+	__u32 gen, gqpn;
+	__u8 type;		/* XHCA_QPT_*: what a lost message means */
+	int failed;		/* an expired gap moved it to the error state */
+	struct cq *cq;
+	struct reorder ro;
+	int dirty;		/* completions written since the last notification */
+	struct px_msg *flush, *flush_last; /* flushed buffers, after the sequence */
+	/* the offloaded SEND being received */
+	struct px_msg *first, *last;
+	__u32 nbytes;
+	int in_msg;
+	__u16 csn;
+};
+
+struct proxy {
+	struct xhcad *d;
+	pthread_t th;
+	int started;
+	int stop;
+	struct spsc in, out;
+	int in_efd, out_efd;
+	struct pxqp *qp;	/* by local index */
+	__u32 *act;		/* local indexes of the active ones */
+	__u32 nact;
+	struct locksvc ls;
+	struct ring_buffer *rb;
+	__u64 sync_seq;		/* main: the last sync asked for */
+	__u64 sync_done;	/* proxy: the last one done (atomic) */
+	__u64 done;		/* proxy: requests finished (atomic) */
+	__u64 done_seen;	/* main: what has gone into the proxy queue's deq */
+	__u32 handed;		/* requests in the inbox (atomic: main +, proxy -) */
+	int woke;		/* main: pushed since the last wakeup */
+	int out_woke;		/* proxy: the same, the other way */
+	int paused;
+	struct px_msg *replay, *replay_last; /* main: declined messages waiting their turn */
+	struct xhca_proxy_info st;	/* the proxy's counters (main reads them relaxed) */
+	__u64 lost_main;
+};
+
+#define CNT(p, f) __atomic_fetch_add(&(p)->st.f, 1, __ATOMIC_RELAXED)
+
+static void wake(int fd)
+{
+	__u64 one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_debug("proxy: eventfd: %s\n", strerror(errno));
+}
+
+/* ---- the proxy thread -------------------------------------------------------- */
+
+static struct pxqp *px_qp(struct proxy *p, __u32 lidx, __u32 gen)
+{
+	struct pxqp *q;
+
+	if (lidx >= p->d->max_qps)
+		return NULL;
+	q = &p->qp[lidx];
+	return q->active && q->gen == gen ? q : NULL;
+}
+
+static void out_push(struct proxy *p, struct px_msg *x)
+{
+	if (spsc_push(&p->out, x)) {
+		CNT(p, lost);
+		msg_free(x);
+		return;
+	}
+	p->out_woke = 1;
+}
+
+/* A completion the proxy itself promises the CQ (counted before it is
+ * written, as the main thread's are). */
+static void claim(struct cq *cq, int n)
+{
+	__atomic_fetch_add(&cq->claimed, (__u32)n, __ATOMIC_RELAXED);
+}
+
+static void expire_head(struct proxy *p, struct pxqp *q, __u64 now, int overflow);
+static int emit(void *arg, __u16 csn, const struct xhca_cqe *c);
+
+/* A record into q's reorderer; a completion that will not be written
+ * gives its claim back. A record beyond the window (RO_WINDOW messages
+ * wait behind a gap) gives up on the gap first, as its timeout would. */
+static void put(struct proxy *p, struct pxqp *q, __u16 csn, enum ro_kind kind,
+		const struct xhca_cqe *c)
+{
+	__u64 now = now_ns();
+	int rc = ro_put(&q->ro, csn, kind, c, now);
+
+	for (int tries = 0; rc == -ERANGE && tries < RO_WINDOW && ro_head_empty(&q->ro); tries++) {
+		expire_head(p, q, now, 1);
+		ro_release(&q->ro, emit, q, now);
+		rc = ro_put(&q->ro, csn, kind, c, now);
+	}
+	if (!rc)
+		return;
+	if (rc == -EALREADY)
+		CNT(p, late);
+	else
+		CNT(p, lost);
+	if (kind == RO_CQE)
+		claim(q->cq, -1);
+}
+
+/* The CQ's next slot, if it has one. */
+static int emit(void *arg, __u16 csn, const struct xhca_cqe *c)
+{
+	struct pxqp *q = arg;
+	struct cq *cq = q->cq;
+	__u32 prod = cq->ring->prod, cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+
+	(void)csn;
+	if (prod - cons >= cq->depth)
+		return 1;
+	cq->e[prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	q->dirty = 1;
+	return 0;
+}
+
+/* In order, what can go; then the flushed buffers, once nothing waits. */
+static void release(struct proxy *p, struct pxqp *q, __u64 now)
+{
+	__u64 before = q->ro.released, skipped = q->ro.skipped;
+
+	ro_release(&q->ro, emit, q, now);
+	__atomic_fetch_add(&p->st.released, q->ro.released - before, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->st.skipped, q->ro.skipped - skipped, __ATOMIC_RELAXED);
+	while (q->flush && !q->ro.waiting) {
+		struct px_msg *x = q->flush;
+
+		if (emit(q, 0, &x->cqe))
+			break;
+		q->flush = x->next;
+		if (!q->flush)
+			q->flush_last = NULL;
+		x->next = NULL;
+		msg_free(x);
+		CNT(p, released);
+	}
+}
+
+/* The application hears of what was written, when it sleeps on the CQ. */
+static void notify(struct pxqp *q)
+{
+	struct cq *cq = q->cq;
+	__u64 one = 1;
+
+	if (!q->dirty)
+		return;
+	q->dirty = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* ring.h: the application may be going to sleep */
+	if (cq->efd >= 0 && __atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&cq->ring->armed, 0, __ATOMIC_SEQ_CST) &&
+	    write(cq->efd, &one, sizeof(one)) < 0)
+		pr_debug("proxy: cq %u eventfd: %s\n", cq->id, strerror(errno));
+}
+
+static void qp_drop_msg(struct pxqp *q)
+{
+	msg_free(q->first);
+	q->first = q->last = NULL;
+	q->in_msg = 0;
+	q->nbytes = 0;
+}
+
+static void qp_add(struct proxy *p, struct px_msg *x)
+{
+	struct pxqp *q = &p->qp[x->lidx];
+
+	if (q->active)
+		return;
+	if (ro_init(&q->ro, x->csn)) {
+		pr_warn("proxy: no memory for the reorderer of QP 0x%06x\n", x->gqpn);
+		return;
+	}
+	q->active = 1;
+	q->gen = x->gen;
+	q->gqpn = x->gqpn;
+	q->type = x->qtype;
+	q->cq = x->cq;
+	p->act[p->nact++] = x->lidx;
+}
+
+static void qp_del(struct proxy *p, __u32 lidx)
+{
+	struct pxqp *q = &p->qp[lidx];
+
+	if (!q->active)
+		return;
+	qp_drop_msg(q);
+	msg_free(q->flush);
+	ro_fini(&q->ro);
+	memset(q, 0, sizeof(*q));
+	for (__u32 i = 0; i < p->nact; i++) {
+		if (p->act[i] == lidx) {
+			p->act[i] = p->act[--p->nact];
+			break;
+		}
+	}
+}
+
+/* The lock service's cookie: which QP and message a late answer is for. */
+static __u64 cookie_of(__u32 lidx, __u32 gen, __u16 csn)
+{
+	return (__u64)lidx << 48 | (__u64)gen << 16 | csn;
+}
+
+static void result_cqe(struct proxy *p, struct pxqp *q, __u16 csn, __u32 result, __u32 bytes,
+		       __u64 rx_ns)
+{
+	struct xhca_cqe c = {
+		.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_PROXY, .byte_len = bytes,
+		.imm_data = result, .qp_num = q->gqpn, .rx_ns = rx_ns,
+	};
+
+	claim(q->cq, 1);
+	put(p, q, csn, RO_CQE, &c);
+}
+
+static void lock_done(void *arg, __u64 cookie, enum lock_result r)
+{
+	struct proxy *p = arg;
+	struct pxqp *q = px_qp(p, (__u32)(cookie >> 48), (__u32)(cookie >> 16));
+
+	if (r == LOCK_GRANTED)
+		CNT(p, lock_granted);
+	else if (r == LOCK_REFUSED)
+		CNT(p, lock_refused);
+	if (q)
+		result_cqe(p, q, (__u16)cookie, (__u32)r, 0, now_ns());
+}
+
+/* The whole SEND to its handler. */
+static void handle_send(struct proxy *p, struct pxqp *q, __u32 lidx)
+{
+	struct px_msg *last = q->last;
+	enum lock_result r = LOCK_DECLINED;
+	__u8 *buf = NULL;
+	__u32 n = 0;
+
+	CNT(p, sends);
+	if (q->first->handler == XHCA_PXH_LOCK && q->nbytes <= PX_MSG_MAX) {
+		buf = malloc(q->nbytes ? q->nbytes : 1);
+		for (struct px_msg *x = q->first; buf && x; x = x->next) {
+			memcpy(buf + n, x->data + x->m.payload_off, x->m.payload_len);
+			n += x->m.payload_len;
+		}
+		if (buf)
+			r = locksvc_handle(&p->ls, buf, n, cookie_of(lidx, q->gen, q->csn), now_ns(),
+					   lock_done, p);
+		free(buf);
+	}
+	switch (r) {
+	case LOCK_DECLINED: {
+		/* back to the normal path, whole, with its CSN */
+		struct px_msg *x = msg_new(PX_REPLAY, 0);
+
+		CNT(p, declined);
+		if (!x) {
+			qp_drop_msg(q);
+			CNT(p, lost);
+			return;
+		}
+		x->lidx = lidx;
+		x->gen = q->gen;
+		x->next = q->first;
+		q->first = q->last = NULL;
+		q->in_msg = 0;
+		q->nbytes = 0;
+		out_push(p, x);
+		return;
+	}
+	case LOCK_GRANTED:
+	case LOCK_REFUSED:
+	case LOCK_RELEASED:
+		if (r == LOCK_GRANTED)
+			CNT(p, lock_granted);
+		else if (r == LOCK_REFUSED)
+			CNT(p, lock_refused);
+		else
+			CNT(p, lock_released);
+		result_cqe(p, q, q->csn, (__u32)r, n, last->m.rx_ns);
+		break;
+	case LOCK_WAITING:
+		break; /* lock_done() completes it; later messages wait behind */
+	}
+	qp_drop_msg(q);
+}
+
+static void take_frame(struct proxy *p, struct px_msg *x)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[x->m.opcode];
+	struct pxqp *q = px_qp(p, x->lidx, x->gen);
+
+	CNT(p, frames);
+	if (!q) {
+		msg_free(x);
+		return;
+	}
+	if (oi->flags & XHCA_O_START) {
+		if (q->in_msg) {
+			/* its end never came: nothing of it happened */
+			qp_drop_msg(q);
+			CNT(p, lost);
+		}
+		q->in_msg = 1;
+		q->csn = x->csn;
+	} else if (!q->in_msg || q->csn != x->csn) {
+		CNT(p, lost); /* the rest of a message whose start did not come */
+		msg_free(x);
+		return;
+	}
+	x->next = NULL;
+	if (q->last)
+		q->last->next = x;
+	else
+		q->first = x;
+	q->last = x;
+	q->nbytes += x->m.payload_len;
+	if (oi->flags & XHCA_O_END)
+		handle_send(p, q, x->lidx);
+}
+
+static int tx_out(void *arg, const void *frame, __u32 len)
+{
+	struct proxy *p = arg;
+	struct px_msg *x = msg_new(PX_TX, len);
+
+	if (!x)
+		return -ENOMEM;
+	memcpy(x->data, frame, len);
+	out_push(p, x);
+	CNT(p, tx_frames);
+	return 0;
+}
+
+static void take_job(struct proxy *p, struct px_msg *x)
+{
+	struct pxqp *q = px_qp(p, x->lidx, x->gen);
+
+	CNT(p, frames);
+	if (resp_execute(p->d->hostmem, &x->job, tx_out, p))
+		CNT(p, lost);
+	if (x->job.op == XHCA_OP_READ_REQ)
+		CNT(p, reads);
+	else
+		CNT(p, atomics);
+	if (q)
+		put(p, q, x->csn, RO_SKIP, NULL); /* a no-op in the sequence */
+	msg_free(x);
+}
+
+static void inbox(struct proxy *p)
+{
+	struct px_msg *x;
+
+	while ((x = spsc_pop(&p->in))) {
+		struct pxqp *q;
+
+		switch (x->type) {
+		case PX_FRAME:
+		case PX_JOB:
+			__atomic_fetch_sub(&p->handed, 1, __ATOMIC_RELAXED);
+			if (x->type == PX_FRAME)
+				take_frame(p, x);
+			else
+				take_job(p, x);
+			__atomic_fetch_add(&p->done, 1, __ATOMIC_RELEASE);
+			p->out_woke = 1; /* the main thread moves the backlog */
+			continue;
+		case PX_REC:
+			q = px_qp(p, x->lidx, x->gen);
+			if (q)
+				put(p, q, x->csn, (enum ro_kind)x->kind, &x->cqe);
+			break;
+		case PX_FLUSH:
+			q = px_qp(p, x->lidx, x->gen);
+			if (q) {
+				x->next = NULL;
+				if (q->flush_last)
+					q->flush_last->next = x;
+				else
+					q->flush = x;
+				q->flush_last = x;
+				continue;
+			}
+			break;
+		case PX_QP_ADD:
+			qp_add(p, x);
+			break;
+		case PX_QP_DEL:
+			qp_del(p, x->lidx);
+			break;
+		case PX_SYNC:
+			__atomic_store_n(&p->sync_done, x->seq, __ATOMIC_RELEASE);
+			break;
+		}
+		msg_free(x);
+	}
+}
+
+/* xhca_rx's records: WRITEs it placed whole, of QPs on proxy CQs. */
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct proxy *p = ctx;
+	struct xhca_proxy_rec r;
+	struct pxqp *q;
+
+	if (len < sizeof(r))
+		return 0;
+	memcpy(&r, data, sizeof(r));
+	q = px_qp(p, r.lidx, r.gen);
+	if (q) {
+		struct xhca_cqe c = {
+			.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV_RDMA_WRITE,
+			.byte_len = r.len, .qp_num = r.gqpn, .rx_ns = r.rx_ns,
+		};
+
+		claim(q->cq, 1);
+		put(p, q, (__u16)r.csn, RO_CQE, &c);
+	}
+	return 0;
+}
+
+/*
+ * The head's message will not complete: its gap timed out, or (overflow) the
+ * window is full behind it. One the proxy still has (a lock request waiting)
+ * and any message of an RC QP complete with an error and the QP goes to the
+ * error state. A UD or UC message the proxy never got was lost on the way
+ * to xhcad (a socket's ring overflowed: the kernel counts it) and leaves a
+ * skip, as an unreliable transport loses a message.
+ */
+static void expire_head(struct proxy *p, struct pxqp *q, __u64 now, int overflow)
+{
+	__u32 lidx = (__u32)(q - p->qp);
+	struct xhca_cqe c = {
+		.status = XHCA_WC_RESP_TIMEOUT_ERR, .opcode = XHCA_WC_RECV, .qp_num = q->gqpn,
+		.rx_ns = now,
+	};
+	struct px_msg *x;
+
+	if (q->failed || (q->type != XHCA_QPT_RC &&
+			  !locksvc_waiting(&p->ls, cookie_of(lidx, q->gen, q->ro.next)))) {
+		/* (in the error state already: its one error completion is out) */
+		ro_fill_gap(&q->ro, RO_SKIP, NULL);
+		CNT(p, lost);
+		return;
+	}
+	q->failed = 1;
+	pr_info("proxy: QP 0x%06x: no completion for sequence number %u %s: error\n", q->gqpn,
+		q->ro.next, overflow ? "with the reorder window full" : "in time");
+	claim(q->cq, 1);
+	ro_fill_gap(&q->ro, RO_CQE, &c);
+	CNT(p, gaps);
+	x = msg_new(PX_QP_ERR, 0);
+	if (x) {
+		x->lidx = lidx;
+		x->gen = q->gen;
+		out_push(p, x);
+	}
+}
+
+/* Gaps too old. */
+static void gaps(struct proxy *p, struct pxqp *q, __u64 now)
+{
+	if (ro_gap_expired(&q->ro, now, p->d->proxy_timeout_ns))
+		expire_head(p, q, now, 0);
+}
+
+static void *px_thread(void *arg)
+{
+	struct proxy *p = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = p->in_efd, .events = POLLIN },
+		{ .fd = ring_buffer__epoll_fd(p->rb), .events = POLLIN },
+	};
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		int busy = 0;
+		__u64 now, v;
+
+		/* a short tick while something waits on time: gaps, lock waiters,
+		 * completions held by a full CQ */
+		for (__u32 i = 0; i < p->nact && !busy; i++)
+			busy = p->qp[p->act[i]].ro.waiting || p->qp[p->act[i]].flush;
+		poll(pfd, 2, busy ? 1 : 20);
+		if ((pfd[0].revents & POLLIN) && read(p->in_efd, &v, sizeof(v)) < 0)
+			v = 0;
+		inbox(p);
+		ring_buffer__consume(p->rb);
+		now = now_ns();
+		locksvc_tick(&p->ls, now, lock_done, p);
+		for (__u32 i = 0; i < p->nact; i++) {
+			__u32 l = p->act[i];
+			struct pxqp *q = &p->qp[l];
+
+			release(p, q, now);
+			gaps(p, q, now);
+			release(p, q, now);
+			notify(q);
+		}
+		if (p->out_woke) {
+			p->out_woke = 0;
+			wake(p->out_efd);
+		}
+	}
+	return NULL;
+}
+
+/* ---- the main thread's side -------------------------------------------------- */
+
+int proxy_init(struct xhcad *d)
+{
+	struct proxy *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	d->px = p;
+	p->d = d;
+	p->in_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	p->out_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	p->in.v = calloc(PX_QUEUE, sizeof(void *));
+	p->out.v = calloc(PX_QUEUE, sizeof(void *));
+	p->qp = calloc(d->max_qps, sizeof(*p->qp));
+	p->act = calloc(d->max_qps, sizeof(*p->act));
+	if (p->in_efd < 0 || p->out_efd < 0 || !p->in.v || !p->out.v || !p->qp || !p->act)
+		return -ENOMEM;
+	locksvc_init(&p->ls);
+	return 0;
+}
+
+int proxy_start(struct xhcad *d)
+{
+	struct proxy *p = d->px;
+	int err;
+
+	p->rb = ring_buffer__new(d->m.proxy_rb, on_record, p, NULL);
+	if (!p->rb)
+		return -errno;
+	err = pthread_create(&p->th, NULL, px_thread, p);
+	if (err)
+		return -err;
+	pthread_setname_np(p->th, "xhcad-proxy");
+	p->started = 1;
+	return 0;
+}
+
+void proxy_fini(struct xhcad *d)
+{
+	struct proxy *p = d->px;
+	struct px_msg *x;
+
+	if (!p)
+		return;
+	if (p->started) {
+		__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+		wake(p->in_efd);
+		pthread_join(p->th, NULL);
+	}
+	ring_buffer__free(p->rb);
+	while (p->in.v && (x = spsc_pop(&p->in)))
+		msg_free(x);
+	while (p->out.v && (x = spsc_pop(&p->out)))
+		msg_free(x);
+	for (__u32 l = 0; p->qp && l < d->max_qps; l++)
+		qp_del(p, l);
+	while (p->replay) {
+		x = p->replay;
+		p->replay = x->qnext;
+		msg_free(x);
+	}
+	if (p->in_efd >= 0)
+		close(p->in_efd);
+	if (p->out_efd >= 0)
+		close(p->out_efd);
+	free(p->in.v);
+	free(p->out.v);
+	free(p->qp);
+	free(p->act);
+	free(p);
+	d->px = NULL;
+}
+
+static int in_push(struct proxy *p, struct px_msg *x)
+{
+	if (spsc_push(&p->in, x)) {
+		p->lost_main++;
+		msg_free(x);
+		return -ENOBUFS;
+	}
+	p->woke = 1;
+	return 0;
+}
+
+static void in_wake(struct proxy *p)
+{
+	if (p->woke) {
+		p->woke = 0;
+		wake(p->in_efd);
+	}
+}
+
+void proxy_kick(struct xhcad *d)
+{
+	if (d->px)
+		in_wake(d->px);
+}
+
+void proxy_qp_add(struct xhcad *d, __u32 lidx)
+{
+	struct qp_host *qh = &d->qh[lidx];
+	struct px_msg *x = msg_new(PX_QP_ADD, 0);
+
+	if (!x)
+		return;
+	x->lidx = lidx;
+	x->gen = qh->gen;
+	x->gqpn = qh->gqpn;
+	x->qtype = qh->type;
+	x->cq = qh->cq;
+	/* the CSN of the QP's next message: what xhca_rx counts */
+	x->csn = (__u16)__atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_ACQUIRE);
+	if (!in_push(d->px, x)) {
+		qh->px = 1;
+		in_wake(d->px);
+	}
+}
+
+void proxy_qp_del(struct xhcad *d, __u32 lidx)
+{
+	struct px_msg *x;
+
+	if (!d->qh[lidx].px)
+		return;
+	d->qh[lidx].px = 0;
+	x = msg_new(PX_QP_DEL, 0);
+	if (!x)
+		return;
+	x->lidx = lidx;
+	in_push(d->px, x);
+	/* its CQ may go next: the proxy must be done with it */
+	proxy_sync(d);
+}
+
+void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct xhca_cqe *c)
+{
+	struct px_msg *x;
+
+	if (!qh->px)
+		return;
+	x = msg_new(PX_REC, 0);
+	if (!x)
+		return;
+	x->lidx = (__u32)(qh - d->qh);
+	x->gen = qh->gen;
+	x->csn = csn;
+	x->kind = c ? RO_CQE : RO_SKIP;
+	if (c) {
+		x->cqe = *c;
+		claim(qh->cq, 1);
+	}
+	if (in_push(d->px, x) && c)
+		claim(qh->cq, -1);
+}
+
+void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
+{
+	struct px_msg *x = qh->px ? msg_new(PX_FLUSH, 0) : NULL;
+
+	if (!x)
+		return;
+	x->lidx = (__u32)(qh - d->qh);
+	x->gen = qh->gen;
+	x->cqe = *c;
+	claim(qh->cq, 1);
+	if (in_push(d->px, x))
+		claim(qh->cq, -1);
+}
+
+static void deq_add(struct xhcad *d, __u64 n)
+{
+	struct xhca_flowq *q = &d->fqm[XHCA_FLOWQ_PROXY];
+
+	__atomic_store_n(&q->deq, q->deq + n, __ATOMIC_RELEASE);
+}
+
+int proxy_taking(const struct xhcad *d)
+{
+	const struct proxy *p = d->px;
+
+	return p && p->started && !p->paused &&
+	       __atomic_load_n(&p->handed, __ATOMIC_RELAXED) < PX_FRAMES_MAX;
+}
+
+/* One frame of the proxy queue: to the proxy, or its host reason here. */
+static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	struct proxy *p = d->px;
+	__u8 op = m->opcode & 0x1f;
+	struct qp_host *qh;
+	struct px_msg *x;
+	int r;
+
+	if (m->flowq != XHCA_FLOWQ_PROXY || m->reason != XHCA_R_TO_PROXY ||
+	    !(m->flags & XHCA_MF_CSN) || !(oi->flags & XHCA_O_KNOWN) || m->lidx >= d->max_qps)
+		return XHCA_H_BAD_META;
+	qh = &d->qh[m->lidx];
+	if (!qh->valid || qh->gen != m->gen || qh->gqpn != m->gqpn || !qh->px)
+		return XHCA_H_STALE;
+	qh->cnt.frames++;
+	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
+		x = msg_new(PX_JOB, 0);
+		if (!x)
+			return XHCA_H_RESP_FAIL;
+		r = resp_resolve(d, qh, m, fr, len, &x->job);
+		if (r) {
+			/* refused here (NAK sent): no completion either way */
+			msg_free(x);
+			proxy_record(d, qh, m->csn, NULL);
+			return r;
+		}
+	} else if (op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
+		   op == XHCA_OP_SEND_ONLY_INV) {
+		if ((__u32)m->payload_off + m->payload_len > len)
+			return XHCA_H_BAD_META;
+		x = msg_new(PX_FRAME, len);
+		if (!x)
+			return XHCA_H_UNSUPPORTED;
+		memcpy(x->data, fr, len);
+		x->m = *m;
+		x->handler = qh->px_handler;
+	} else {
+		return XHCA_H_UNSUPPORTED;
+	}
+	x->lidx = m->lidx;
+	x->gen = m->gen;
+	x->csn = m->csn;
+	__atomic_fetch_add(&p->handed, 1, __ATOMIC_RELAXED);
+	if (in_push(p, x)) {
+		__atomic_fetch_sub(&p->handed, 1, __ATOMIC_RELAXED);
+		return XHCA_H_UNSUPPORTED;
+	}
+	return XHCA_H_TO_PROXY;
+}
+
+int proxy_drain(struct xhcad *d, int budget)
+{
+	struct proxy *p = d->px;
+	int n = 0;
+
+	while (n < budget && proxy_taking(d)) {
+		const struct xhca_rx_meta *mp;
+		struct xhca_rx_meta m;
+		const __u8 *fr;
+		__u32 len;
+		int r;
+
+		if (!xsk_head(d, XHCA_FLOWQ_PROXY, &mp, &fr, &len))
+			break;
+		m = *mp;
+		xsk_take(d, XHCA_FLOWQ_PROXY);
+		r = hand_over(d, &m, fr, len);
+		d->host[r].packets++;
+		d->host[r].bytes += len;
+		if (r != XHCA_H_TO_PROXY)
+			deq_add(d, 1); /* done with here: out of the proxy's backlog */
+		xsk_done(d);
+		d->fq[XHCA_FLOWQ_PROXY].frames++;
+		n++;
+	}
+	in_wake(p);
+	return n;
+}
+
+int proxy_fd(const struct xhcad *d)
+{
+	return d->px ? d->px->out_efd : -1;
+}
+
+/* A declined message through the normal path, once its QP is between
+ * messages (a message being placed keeps the receive buffer it took). */
+static int replay(struct xhcad *d, struct px_msg *r)
+{
+	struct qp_host *qh = &d->qh[r->lidx];
+	int saved_valid, saved_open, saved_rec;
+	__u32 saved_psn;
+	__u16 saved_csn;
+
+	if (!qh->valid || qh->gen != r->gen)
+		return 1; /* gone: nothing to place */
+	if (qh->in_msg)
+		return 0;
+	/* a message from the past: the sequence the normal path follows
+	 * stays where it was */
+	saved_valid = qh->psn_valid;
+	saved_psn = qh->next_psn;
+	saved_open = qh->px_open;
+	saved_rec = qh->px_recorded;
+	saved_csn = qh->px_csn;
+	qh->px_open = 0;
+	for (struct px_msg *x = r->next; x; x = x->next) {
+		struct xhca_rx_meta m = x->m;
+		int k;
+
+		m.reason = XHCA_R_TO_FLOWQ;
+		m.flowq = qh->flowq;
+		qh->psn_valid = 0;
+		k = deliver_frame(d, m.flowq, &m, x->data, x->len);
+		d->host[k].packets++;
+		d->host[k].bytes += x->len;
+		CNT(d->px, replayed);
+	}
+	qh->psn_valid = saved_valid;
+	qh->next_psn = saved_psn;
+	qh->px_open = saved_open;
+	qh->px_recorded = saved_rec;
+	qh->px_csn = saved_csn;
+	return 1;
+}
+
+int proxy_serve(struct xhcad *d)
+{
+	struct proxy *p = d->px;
+	struct px_msg *x, **pp;
+	__u64 v, done;
+	int n = 0;
+
+	if (!p || !p->started)
+		return 0;
+	if (read(p->out_efd, &v, sizeof(v)) < 0)
+		v = 0;
+	while ((x = spsc_pop(&p->out))) {
+		n++;
+		switch (x->type) {
+		case PX_TX:
+			xsk_tx(d, x->data, x->len);
+			break;
+		case PX_REPLAY:
+			/* queued in order, each with its frames on next */
+			x->qnext = NULL;
+			if (p->replay_last)
+				p->replay_last->qnext = x;
+			else
+				p->replay = x;
+			p->replay_last = x;
+			continue;
+		case PX_QP_ERR: {
+			struct qp_host *qh = &d->qh[x->lidx];
+
+			if (qh->valid && qh->gen == x->gen && !qp_set_error(d, x->lidx, x->gen)) {
+				qh->in_msg = MSG_NONE;
+				qh->discard = 0;
+				if (qh->rq && !qh->flush) {
+					qh->flush = 1;
+					d->nflush++;
+				}
+			}
+			break;
+		}
+		}
+		msg_free(x);
+	}
+	/* declined messages, oldest first, each when its QP is free */
+	p->replay_last = NULL;
+	for (pp = &p->replay; *pp;) {
+		struct px_msg *r = *pp;
+
+		if (!replay(d, r)) {
+			p->replay_last = r;
+			pp = &r->qnext;
+			continue;
+		}
+		*pp = r->qnext;
+		n++;
+		msg_free(r);
+	}
+	/* what the proxy finished leaves the proxy queue's backlog */
+	done = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
+	if (done != p->done_seen) {
+		deq_add(d, done - p->done_seen);
+		p->done_seen = done;
+	}
+	if (n)
+		xsk_tx_kick(d);
+	return n;
+}
+
+void proxy_sync(struct xhcad *d)
+{
+	struct proxy *p = d->px;
+	struct px_msg *x;
+	__u64 seq, until;
+
+	if (!p || !p->started)
+		return;
+	x = msg_new(PX_SYNC, 0);
+	if (!x)
+		return;
+	seq = x->seq = ++p->sync_seq;
+	if (in_push(p, x))
+		return;
+	in_wake(p);
+	until = now_ns() + PX_SYNC_WAIT_NS;
+	while (__atomic_load_n(&p->sync_done, __ATOMIC_ACQUIRE) < seq) {
+		if (now_ns() > until) {
+			pr_warn("proxy: no answer in 2 s; going on without it\n");
+			return;
+		}
+		usleep(20);
+	}
+}
+
+void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi)
+{
+	struct proxy *p = d->px;
+	struct xhca_proxy_counter v[d->ncpus > 0 ? d->ncpus : 1];
+	const struct xhca_flowq *q = &d->fqm[XHCA_FLOWQ_PROXY];
+	__u32 zero = 0;
+
+	memset(pi, 0, sizeof(*pi));
+	if (!p)
+		return;
+	/* the proxy's own counters, each read whole */
+	{
+		const __u64 *src = &p->st.frames;
+		__u64 *dst = &pi->frames;
+		size_t n = (size_t)(&p->st.tx_frames - &p->st.frames) + 1;
+
+		for (size_t i = 0; i < n; i++)
+			dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	}
+	pi->lost += p->lost_main;
+	pi->lock_undone = p->ls.undone; /* (read racy: a count for people) */
+	pi->paused = (__u32)p->paused;
+	for (__u32 l = 0; l < d->max_qps; l++)
+		pi->qps += (__u32)d->qh[l].px;
+	pi->limit_high = q->high;
+	pi->limit_low = q->low;
+	pi->backlog = xsk_backlog(d, XHCA_FLOWQ_PROXY);
+	/* xhca_rx opens the gate at the next message once the backlog is
+	 * down to low: what it will do, not the flag it last left */
+	pi->gate = __atomic_load_n(&q->gate, __ATOMIC_RELAXED) && pi->backlog > q->low;
+	pi->gate_closes = __atomic_load_n(&q->gate_closes, __ATOMIC_RELAXED);
+	pi->timeout_ms = (__u32)(d->proxy_timeout_ns / 1000000);
+	pi->filters = d->nfilters;
+	if (!bpf_map_lookup_elem(d->m.px_stats, &zero, v)) {
+		for (int i = 0; i < d->ncpus; i++) {
+			pi->offloaded += v[i].offloaded;
+			pi->normal += v[i].normal;
+			pi->no_offload += v[i].no_offload;
+			pi->records += v[i].records;
+			pi->record_fail += v[i].record_fail;
+		}
+	}
+}
+
+int proxy_set(struct xhcad *d, const struct xhca_proxy_set *r)
+{
+	if (!d->px)
+		return -ENODEV;
+	d->px->paused = !!r->paused;
+	return 0;
+}

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include <xhca/abi.h>
+#include <xhca/ring.h>
 
 #define XHCA_RUN_DIR "/run/xhca"
 #define XHCA_PIN_ROOT "/sys/fs/bpf/xhca"
@@ -56,6 +57,8 @@ enum xhca_ctl_op {
 	XHCA_CTL_FILTER_SHOW,	/* __u32 qpn (0 = all) -> struct xhca_filter[] */
 	XHCA_CTL_PROXY_SHOW,	/* nothing -> struct xhca_proxy_info */
 	XHCA_CTL_PROXY_SET,	/* struct xhca_proxy_set -> struct xhca_proxy_info */
+	XHCA_CTL_CQ_POLL,	/* struct xhca_cq_poll -> struct xhca_cq_entry[] (the CLI's CQs) */
+	XHCA_CTL_CQ_SHOW,	/* nothing -> struct xhca_cq_info[] */
 };
 
 struct xhca_ctl_hdr {
@@ -94,13 +97,15 @@ struct xhca_qp_attr {
 	__u32 dest_qpn;
 	__u8 local_ip[16];
 	__u8 remote_ip[16];
-	__u32 cq;		/* create (session): the CQ of receive completions */
-	__u32 rq_depth;		/* create (session): receive queue slots, a power of 2 */
+	__u32 cq;		/* create: the CQ of receive completions (the CLI: one of
+				 * its own, and xhcad posts the receive buffers) */
+	__u32 rq_depth;		/* create (with cq): receive queue slots, a power of 2 */
 	__u64 rq_off;		/* reply: the receive queue ring, in host memory */
 	__u32 owner;		/* reply: session id, 0 = xhcad's own */
 	__u32 pd;		/* create: protection domain (0: xhcad's, the CLI's) */
 	__u32 rq_alloc;		/* reply: the receive queue's host memory allocation */
-	__u32 pad1;
+	__u32 buf_size;		/* create (CLI, with cq): bytes of each receive buffer
+				 * xhcad posts for the QP (0: 4096) */
 };
 _Static_assert(sizeof(struct xhca_qp_attr) == 96, "xhca_qp_attr size");
 
@@ -226,6 +231,35 @@ struct xhca_cq_attr {
  * path or the proxy, is released by the proxy thread in message order. A
  * proxy QP must use one. */
 #define XHCA_CQF_PROXY (1u << 0)
+
+/* The CLI's CQs (CQ_CREATE with no session: xhcad owns them, and posts the
+ * receive buffers of the CLI's QPs on them). CQ_POLL takes up to max
+ * completions out of one, each with up to dump bytes of its buffer, and
+ * posts the buffers again. */
+#define XHCA_CQ_DUMP_MAX 64
+struct xhca_cq_poll {
+	__u32 cq;
+	__u32 max;
+	__u32 dump;		/* bytes of each received message, up to XHCA_CQ_DUMP_MAX */
+	__u32 pad;
+};
+
+struct xhca_cq_entry {
+	struct xhca_cqe c;
+	__u32 data_len;
+	__u32 pad;
+	__u8 data[XHCA_CQ_DUMP_MAX];
+};
+
+struct xhca_cq_info {
+	__u32 cq;
+	__u32 owner;		/* session, 0: the CLI's */
+	__u32 depth;
+	__u32 flags;		/* XHCA_CQF_* */
+	__u32 used;		/* completions not yet consumed (or on their way) */
+	__u32 nqps;
+	__u64 stalls;		/* times it was full and held a flow queue back */
+};
 
 /* Memory regions. MR_REG: pd, alloc and off (the region's place in the
  * allocation), len, access and iova in; rkey (= lkey), flags out. A session

@@ -76,8 +76,19 @@ check "proxy: a proxy QP on a CQ that is not a proxy CQ is refused" \
 	grep -q "a proxy QP needs a proxy CQ" <<<"$out"
 check_eq "proxy: ... and no QP is left" "$(xhca -j status | json_get 'd["qps_in_use"]')" 0
 err=$(xhca qp create --type rc --proxy on 2>&1)
-check "proxy: xhca qp create --proxy on: refused, the CLI's QPs have no CQ" \
-	grep -q "needs a proxy CQ" <<<"$err"
+check "proxy: xhca qp create --proxy on with no CQ: refused" grep -q "needs a proxy CQ" <<<"$err"
+PCQ=$(xhca -j cq create --depth 16 --proxy | json_get 'd["cq"]')
+NCQ=$(xhca -j cq create --depth 16 | json_get 'd["cq"]')
+err=$(xhca qp create --type rc --cq "$NCQ" --proxy on 2>&1)
+check "proxy: a proxy QP on the CLI's ordinary CQ: refused" grep -q "CQ $NCQ is not one" <<<"$err"
+xhca cq create --depth 3 >/dev/null 2>&1
+check_eq "proxy: cq create --depth 3: a usage error" "$?" 2
+xhca qp create --type rc --rq-depth 8 >/dev/null 2>&1
+check_eq "proxy: qp create --rq-depth without --cq: a usage error" "$?" 2
+err=$(xhca cq poll 99 2>&1); rc=$?
+check "proxy: cq poll of no CQ: exit 1, a clear message" \
+	test $rc = 1 -a -n "$(grep 'no CQ 99' <<<"$err")"
+check_eq "proxy: ... and no QP was made by any of that" "$(xhca -j status | json_get 'd["qps_in_use"]')" 0
 CLIQP=$(qp_up rc)
 err=$(xhca qp modify "$CLIQP" --proxy on 2>&1)
 check "proxy: --proxy on for a QP whose CQ is no proxy CQ: refused" \
@@ -98,6 +109,26 @@ in_a "$B/xhcad" "$IF_A" --proxy-timeout-ms x >/dev/null 2>&1
 check_eq "proxy: xhcad --proxy-timeout-ms x: a usage error" "$?" 2
 check_eq "proxy: no filter exists after all that" "$(xhca -j filter show | json_get 'len(d["filters"])')" 0
 
+# --- from the CLI alone: a proxy CQ, a proxy QP on it, its completions polled ---------------
+CQP=$(xhca -j qp create --type rc --cq "$PCQ" --rq-depth 8 --proxy on | json_get 'd["qpn"]')
+xhca qp modify "$CQP" --state init >/dev/null
+xhca qp modify "$CQP" --state rtr --local-ip "$IP_A" --remote-ip "$IP_B" >/dev/null
+CR=$(xhca -j mr reg --len 8192 | json_get 'd["rkey"]')
+xhca filter add "$CQP" --op send --match text:LOCK >/dev/null
+gen --op rc-send-only --qpn "$CQP" --psn 0 --payload "text:LOCK cli1 ops"
+gen --op rc-rdma-write-only --qpn "$CQP" --psn 1 --va 0 --rkey "$CR" --size 100
+gen --op rc-send-only --qpn "$CQP" --psn 2 --payload "text:hi"
+sleep 0.3
+check_eq "proxy: CLI: cq poll: the lock's answer, the WRITE, the SEND with its bytes, in order" \
+	"$(xhca -j cq poll "$PCQ" --dump 8 | json_get '[(c["opcode"], c.get("result"), c.get("data")) for c in d["completions"]]')" \
+	"[(257, 1, None), (256, None, None), (128, None, '6869')]"
+err=$(xhca cq destroy "$PCQ" 2>&1)
+check "proxy: CLI: a CQ with a QP on it is not destroyed" grep -q "still takes the completions" <<<"$err"
+xhca qp destroy "$CQP" >/dev/null
+xhca cq destroy "$PCQ" >/dev/null && xhca cq destroy "$NCQ" >/dev/null
+check_eq "proxy: CLI: QP and CQs destroyed, none left" \
+	"$(xhca -j cq show | json_get 'len(d["cqs"])') $(xhca -j status | json_get 'd["qps_in_use"]')" "0 1"
+
 # --- the patent's example: a lock offloaded, then a WRITE on the normal path --------
 start A --proxy
 check_eq "proxy: the application's QP is a proxy QP on a proxy CQ" \
@@ -109,14 +140,14 @@ send 0 "LOCK db1 alice"
 wait_cqes A 1
 check_eq "proxy: LOCK db1 alice: granted by the proxy (a completion of its own, result 1)" \
 	"$(cqes A)" "257:1"
+rec0=$(px records)
 send 1 "LOCK db1 bob 3000"            # waits for alice's lock
 gen --op rc-rdma-write-only --qpn "$QPN" --psn 2 --va "$VA" --rkey "$RK" --size 100
 send 3 "hello"
 sleep 0.3
 check_eq "proxy: bob's lock waits; the WRITE and SEND after it are held back, in order" \
 	"$(cqes A)" "257:1"
-check_eq "proxy: ... though the WRITE has landed (xhca_rx placed it)" \
-	"$(xhca -j proxy show | json_get 'd["records"]')" 1
+check_eq "proxy: ... though the WRITE has landed (xhca_rx placed it)" "$(($(px records) - rec0))" 1
 send 4 "UNLOCK db1 alice"
 wait_cqes A 5
 check_eq "proxy: UNLOCK grants bob's lock: then the WRITE's completion, the SEND, the UNLOCK" \
@@ -144,25 +175,30 @@ PSN_A=$((PSN_A + 8))
 wait_cqes A 11
 xhca filter del "$F1" >/dev/null
 xhca filter del "$F1U" >/dev/null
+# RP: which path each READ of 999, 1000, 1001 bytes took: P (the proxy) or N
+# (normal). (Not in a subshell: PSN_A moves on.)
+read_paths() {
+	local len r0
+	RP=
+	for len in 999 1000 1001; do
+		r0=$(px reads)
+		gen --op rc-read-req --qpn "$QPN" --psn $PSN_A --va "$VA" --rkey "$RK" --reth-len $len
+		PSN_A=$((PSN_A + (len + 1023) / 1024))
+		for _ in $(seq 20); do [ "$(px reads)" != "$r0" ] && break; sleep 0.01; done
+		RP="$RP$([ "$(px reads)" != "$r0" ] && echo P || echo N)"
+	done
+}
 F2=$(xhca -j filter add "$QPN" --op read --size-above 1000 | json_get 'd["id"]')
-r0=$(px reads) n0=$(host_of responded)
-for len in 999 1000 1001; do
-	gen --op rc-read-req --qpn "$QPN" --psn $PSN_A --va "$VA" --rkey "$RK" --reth-len $len
-	PSN_A=$((PSN_A + (len + 1023) / 1024))
-done
-sleep 0.3
-check_eq "proxy: --size-above 1000: READs of 1000 and 1001 bytes offloaded, 999 not" \
-	"$(($(px reads) - r0)) $(($(host_of responded) - n0))" "2 1"
+n0=$(host_of responded)
+read_paths
+check_eq "proxy: --size-above 1000: READs of 999, 1000, 1001 bytes: normal, proxy, proxy" \
+	"$RP $(($(host_of responded) - n0))" "NPP 1"
 xhca filter del "$F2" >/dev/null
 F2=$(xhca -j filter add "$QPN" --op read --size-below 1000 | json_get 'd["id"]')
-r0=$(px reads) n0=$(host_of responded)
-for len in 999 1000 1001; do
-	gen --op rc-read-req --qpn "$QPN" --psn $PSN_A --va "$VA" --rkey "$RK" --reth-len $len
-	PSN_A=$((PSN_A + (len + 1023) / 1024))
-done
-sleep 0.3
-check_eq "proxy: --size-below 1000: the READ of 999 bytes offloaded, 1000 and 1001 not" \
-	"$(($(px reads) - r0)) $(($(host_of responded) - n0))" "1 2"
+n0=$(host_of responded)
+read_paths
+check_eq "proxy: --size-below 1000: READs of 999, 1000, 1001 bytes: proxy, normal, normal" \
+	"$RP $(($(host_of responded) - n0))" "PNN 2"
 xhca filter del "$F2" >/dev/null
 F3=$(xhca -j filter add "$QPN" --op fetch-add | json_get 'd["id"]')
 a0=$(px atomics) n0=$(host_of responded)
@@ -363,6 +399,26 @@ echo "proxy: flood: $(($(px lost) - l0)) messages lost on the way to xhcad, skip
 
 # --- a gap that lasts: an error completion in its place, the QP to error ------------------
 kill -INT "$PID_A" 2>/dev/null
+xhcad_stop
+
+# --- a restart keeps the CLI's proxy CQ, its proxy QP and the QP's filter ---------------
+xhcad_start --keep
+KCQ=$(xhca -j cq create --depth 8 --proxy | json_get 'd["cq"]')
+KQ=$(xhca -j qp create --type rc --cq "$KCQ" --rq-depth 4 --proxy on | json_get 'd["qpn"]')
+xhca qp modify "$KQ" --state init >/dev/null
+xhca qp modify "$KQ" --state rtr --local-ip "$IP_A" --remote-ip "$IP_B" >/dev/null
+xhca filter add "$KQ" --op send --match text:LOCK >/dev/null
+xhcad_stop TERM
+check "proxy: restart: xhcad starts again on the kept maps" xhcad_start
+check_eq "proxy: restart: the proxy CQ, the proxy QP on it and its filter are back" \
+	"$(xhca -j cq show | json_get '[(c["cq"], c["proxy"]) for c in d["cqs"]]') $(xhca -j qp show "$KQ" | json_get 'd["qps"][0]["proxy"], d["qps"][0]["cq"]') $(xhca -j filter show "$KQ" | json_get 'len(d["filters"])')" \
+	"[($KCQ, True)] True $KCQ 1"
+QPN=$KQ
+send 0 "LOCK k1 kept"; send 1 "after restart"
+sleep 0.3
+check_eq "proxy: restart: its requests are offloaded and completed in order, buffers posted" \
+	"$(xhca -j cq poll "$KCQ" --dump 16 | json_get '[(c["opcode"], c.get("result"), c.get("data")) for c in d["completions"]]')" \
+	"[(257, 1, None), (128, None, '$(printf 'after restart' | od -An -tx1 | tr -d ' \n')')]"
 xhcad_stop
 check "proxy: xhcad starts again with --proxy-timeout-ms 300" xhcad_start --proxy-timeout-ms 300
 start G --proxy

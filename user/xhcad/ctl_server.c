@@ -480,25 +480,45 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		struct cq *cq;
 
 		WANT(a);
-		if (need_session(c, h.op, "cq create"))
-			break;
 		memcpy(&a, buf, sizeof(a));
-		rc = cq_create(d, c->session, &a, in_fd, err, sizeof(err));
+		rc = cq_create(d, c->session, &a, c->session ? in_fd : -1, err, sizeof(err));
 		if (rc) {
 			rc = reply_err(fd, h.op, rc, err);
 			break;
 		}
-		in_fd = -1; /* the CQ keeps it */
+		if (c->session)
+			in_fd = -1; /* the CQ keeps it */
 		cq = cq_find(d, a.cq);
-		rc = xhca_ctl_send_fd(fd, h.op, 0, &a, sizeof(a), cq->dbfd);
+		/* the doorbell: for an application (the CLI's CQs are xhcad's own) */
+		rc = xhca_ctl_send_fd(fd, h.op, 0, &a, sizeof(a), c->session ? cq->dbfd : -1);
+		break;
+	}
+	case XHCA_CTL_CQ_POLL: {
+		struct xhca_cq_entry *v = NULL;
+		struct xhca_cq_poll r;
+		__u32 n = 0;
+
+		WANT(r);
+		memcpy(&r, buf, sizeof(r));
+		rc = cq_poll(d, &r, &v, &n, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, v, n * sizeof(*v));
+		free(v);
+		break;
+	}
+	case XHCA_CTL_CQ_SHOW: {
+		struct xhca_cq_info *v = NULL;
+		__u32 n = 0;
+
+		rc = cq_show(d, &v, &n);
+		rc = rc ? reply_err(fd, h.op, rc, "cq show: out of memory")
+			: xhca_ctl_send(fd, h.op, 0, v, n * sizeof(*v));
+		free(v);
 		break;
 	}
 	case XHCA_CTL_CQ_DESTROY: {
 		__u32 id;
 
 		WANT(id);
-		if (need_session(c, h.op, "cq destroy"))
-			break;
 		memcpy(&id, buf, sizeof(id));
 		rc = cq_destroy(d, id, c->session, err, sizeof(err));
 		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
@@ -543,6 +563,7 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	case XHCA_CTL_MCAST_SHOW:
 	case XHCA_CTL_FILTER_SHOW:
 	case XHCA_CTL_PROXY_SHOW:
+	case XHCA_CTL_CQ_SHOW:
 		break;
 	default:
 		d->state_dirty = 1;

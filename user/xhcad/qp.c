@@ -360,7 +360,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	__u32 lidx, qpn = a->qpn, flowq;
 	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
 	struct cq *cq = NULL;
-	struct hm_alloc *rq = NULL;
+	struct hm_alloc *rq = NULL, *bufs = NULL;
+	__u32 buf_size = a->buf_size ? a->buf_size : 4096;
 	__u8 pidx;
 	int rc;
 
@@ -383,28 +384,32 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -EINVAL,
 			    "qp create: flow queue %u does not exist; xhcad has %u (0..%u)", a->flowq,
 			    d->nflowq, d->nflowq - 1);
-	if (owner) {
+	if (owner || a->cq) {
 		cq = cq_find(d, a->cq);
 		if (!cq || cq->owner != owner)
 			return errf(err, errlen, -ENOENT,
-				    "qp create: no CQ %u in this session; create one first", a->cq);
+				    owner ? "qp create: no CQ %u in this session; create one first"
+					  : "qp create: no CQ %u of the CLI's; create one with: xhca cq "
+					    "create", a->cq);
 		if (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
 		    (a->rq_depth & (a->rq_depth - 1)))
 			return errf(err, errlen, -EINVAL,
 				    "qp create: receive queue depth %u is not a power of 2 in 1..%u",
 				    a->rq_depth, XHCA_RING_DEPTH_MAX);
-	} else if (a->cq) {
-		return errf(err, errlen, -EINVAL,
-			    "qp create: only application sessions (libxhca) attach a CQ");
+		if (!owner && (a->buf_size > (1u << 20) ||
+			       (__u64)a->rq_depth * (a->buf_size ? a->buf_size : 4096) > (64ull << 20)))
+			return errf(err, errlen, -EINVAL,
+				    "qp create: receive buffers of %u bytes x %u: give at most 1 MiB "
+				    "each and 64 MiB in all", a->buf_size, a->rq_depth);
 	}
 	if ((a->flags & XHCA_QPF_PROXY) && !cq)
 		return errf(err, errlen, -EINVAL,
-			    "qp create: a proxy QP needs a proxy CQ, and only application sessions "
-			    "(libxhca) have CQs");
+			    "qp create: a proxy QP needs a proxy CQ; give one (xhca cq create "
+			    "--proxy, then qp create --cq ID)");
 	if ((a->flags & XHCA_QPF_PROXY) && !cq->proxy)
 		return errf(err, errlen, -EINVAL,
 			    "qp create: a proxy QP needs a proxy CQ; CQ %u is not one (create it "
-			    "with XHCA_CQF_PROXY)", a->cq);
+			    "with XHCA_CQF_PROXY, xhca cq create --proxy)", a->cq);
 	if (!pd_usable(d, owner, a->pd))
 		return errf(err, errlen, -ENOENT,
 			    owner ? "qp create: no protection domain %u in this session; allocate "
@@ -430,14 +435,21 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (cq) {
 		rq = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
 			      XHCA_ALLOC_CONTIG);
-		if (!rq)
+		/* the CLI's QP: xhcad's buffers, posted for it */
+		bufs = rq && !owner ? hm_alloc(d, (__u64)a->rq_depth * buf_size, 0, 0) : NULL;
+		if (!rq || (!owner && !bufs)) {
+			if (rq)
+				hm_free(d, rq->id, owner);
 			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
-				    "receive queue of %u; free buffers or start xhcad with a larger "
-				    "--hostmem-mb", a->rq_depth);
+				    "receive queue of %u%s; free buffers or start xhcad with a larger "
+				    "--hostmem-mb", a->rq_depth, owner ? "" : " and its buffers");
+		}
 	}
 	if (!qpn) {
 		rc = alloc_qpn(d, &qpn);
 		if (rc) {
+			if (bufs)
+				hm_free(d, bufs->id, 0);
 			if (rq)
 				hm_free(d, rq->id, owner);
 			return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
@@ -456,8 +468,9 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	c.valid = 1;
 	c.type = a->type;
 	c.state = XHCA_QPS_RESET;
-	/* An application's QP delivers to it; the CLI's start as pass. */
-	c.action = owner ? XHCA_ACT_HOST : XHCA_ACT_PASS;
+	/* An application's QP delivers to it, and the CLI's with a CQ; the
+	 * CLI's others start as pass. */
+	c.action = owner || cq ? XHCA_ACT_HOST : XHCA_ACT_PASS;
 	c.flowq = (__u8)flowq;
 	c.pkey_index = pidx;
 	c.pkey = pkey;
@@ -474,6 +487,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
 		rc = -errno;
 		invalidate_slot(d, lidx, &c);
+		if (bufs)
+			hm_free(d, bufs->id, 0);
 		if (rq)
 			hm_free(d, rq->id, owner);
 		return errf(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
@@ -483,6 +498,12 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	d->qps_in_use++;
 	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth);
 	d->qh[lidx].pd = a->pd;
+	if (bufs) {
+		d->qh[lidx].cli_bufs = bufs->id;
+		d->qh[lidx].cli_buf_size = buf_size;
+		for (__u32 i = 0; i < a->rq_depth; i++)
+			cli_post(d, &d->qh[lidx], i);
+	}
 	pd_ref(d, a->pd, 1);
 	attr_from_ctx(&c, a);
 	attr_from_host(d, &d->qh[lidx], a);
@@ -693,10 +714,13 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	{
 		/* Detach first: it marks the ring dead, in its memory. */
 		__u32 rq_alloc = qh->rq && qh->owner == owner ? qh->rq_alloc : 0;
+		__u32 bufs = qh->cli_bufs;
 
 		qp_host_detach(d, lidx);
 		if (rq_alloc)
 			hm_free(d, rq_alloc, owner);
+		if (bufs)
+			hm_free(d, bufs, 0);
 	}
 	pr_info("destroyed QP 0x%06x\n", qpn);
 	return 0;

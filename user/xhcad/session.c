@@ -29,16 +29,14 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	__u64 len;
 	int rc;
 
-	if (!owner) {
-		snprintf(err, errlen, "cq create: only application sessions (libxhca) own CQs");
-		return -EPERM;
-	}
+	if (!owner)
+		efd = -1; /* the CLI's: nobody sleeps on it (xhca cq poll) */
 	if (!a->depth || a->depth > XHCA_RING_DEPTH_MAX || (a->depth & (a->depth - 1))) {
 		snprintf(err, errlen, "cq create: depth %u is not a power of 2 in 1..%u", a->depth,
 			 XHCA_RING_DEPTH_MAX);
 		return -EINVAL;
 	}
-	if (efd < 0) {
+	if (efd < 0 && owner) {
 		snprintf(err, errlen, "cq create: no eventfd came with the request");
 		return -EINVAL;
 	}
@@ -160,7 +158,9 @@ int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 	struct cq *cq = cq_find(d, id);
 
 	if (!cq || cq->owner != owner) {
-		snprintf(err, errlen, "cq destroy: no CQ %u in this session", id);
+		snprintf(err, errlen, owner ? "cq destroy: no CQ %u in this session"
+					    : "cq destroy: no CQ %u of the CLI's; list them with: xhca "
+					      "cq show", id);
 		return -ENOENT;
 	}
 	if (cq->nqps) {
@@ -169,6 +169,30 @@ int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 		return -EBUSY;
 	}
 	cq_free(d, cq);
+	return 0;
+}
+
+int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n)
+{
+	__u32 k = 0, cnt = 0;
+	struct xhca_cq_info *v;
+
+	for (struct cq *cq = d->cqs; cq; cq = cq->next)
+		cnt++;
+	v = calloc(cnt ? cnt : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (struct cq *cq = d->cqs; cq; cq = cq->next, k++) {
+		v[k].cq = cq->id;
+		v[k].owner = cq->owner;
+		v[k].depth = cq->depth;
+		v[k].flags = cq->proxy ? XHCA_CQF_PROXY : 0;
+		v[k].used = cq_used(cq);
+		v[k].nqps = cq->nqps;
+		v[k].stalls = cq->ring->stalls;
+	}
+	*out = v;
+	*n = k;
 	return 0;
 }
 

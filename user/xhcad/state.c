@@ -34,7 +34,7 @@
 #include "xhcad.h"
 
 #define STATE_MAGIC 0x58484341u /* "XHCA" */
-#define STATE_VERSION 2
+#define STATE_VERSION 3
 
 struct st_hdr {
 	__u32 magic, version, abi;
@@ -69,7 +69,7 @@ struct st_cq {
 };
 
 struct st_qp {
-	__u32 lidx, gen, gqpn, owner, cq, rq_alloc, rq_depth, pd;
+	__u32 lidx, gen, gqpn, owner, cq, rq_alloc, rq_depth, pd, cli_bufs, cli_buf_size;
 };
 
 static void state_path(const struct xhcad *d, char *p, size_t n)
@@ -201,11 +201,12 @@ int state_save(struct xhcad *d)
 		const struct qp_host *q = &d->qh[l];
 		struct st_qp e;
 
-		if (!q->valid || (!q->owner && !q->pd))
+		if (!q->valid || (!q->owner && !q->pd && !q->cq))
 			continue;
 		e = (struct st_qp){ .lidx = l, .gen = q->gen, .gqpn = q->gqpn, .owner = q->owner,
 				    .cq = q->cq ? q->cq->id : 0, .rq_alloc = q->rq ? q->rq_alloc : 0,
-				    .rq_depth = q->rq_depth, .pd = q->pd };
+				    .rq_depth = q->rq_depth, .pd = q->pd, .cli_bufs = q->cli_bufs,
+				    .cli_buf_size = q->cli_buf_size };
 		put(&w, &e, sizeof(e));
 		h.nqp++;
 	}
@@ -415,6 +416,10 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),
 			       e->rq_depth);
 		d->qh[e->lidx].pd = e->pd;
+		if (!e->owner && hm_find(d, e->cli_bufs)) {
+			d->qh[e->lidx].cli_bufs = e->cli_bufs;
+			d->qh[e->lidx].cli_buf_size = e->cli_buf_size;
+		}
 		pd_ref(d, e->pd, 1);
 	}
 	/* Reference counts again from what came back. */

@@ -111,6 +111,10 @@ struct qp_host {
 	int px_recorded;	/* ... and its completion went to the proxy */
 	__u16 px_csn;
 	__u8 px_handler;	/* XHCA_PXH_* of its SEND filters */
+	/* a CLI QP with a CQ: the buffers xhcad posts for it (xhca cq poll
+	 * posts them again) */
+	__u32 cli_bufs;		/* their allocation, 0: none */
+	__u32 cli_buf_size;
 	struct xhca_qp_host cnt;
 };
 
@@ -418,6 +422,11 @@ int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const 
 /* Completions used in cq, or on their way to it; how many it may have. */
 __u32 cq_used(struct cq *cq);
 __u32 cq_room(const struct cq *cq);
+/* The CLI's receive side: posts buffer i of a CLI QP; takes completions out
+ * of a CLI CQ, with the start of each message, posting the buffers again. */
+void cli_post(struct xhcad *d, struct qp_host *qh, __u32 i);
+int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry **out, __u32 *n,
+	    char *err, size_t errlen);
 /* Flushes what the CQs have room for now. */
 void qp_flush_run(struct xhcad *d);
 /* respond.c: READ and ATOMIC executed, their responses; NAKs */
@@ -489,6 +498,7 @@ struct cq *cq_find(struct xhcad *d, __u32 id);
 int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
 	      size_t errlen);
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
+int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n);
 struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);
 /* A session of an earlier xhcad that waits for its process (state.c). */
 struct session *session_find(struct xhcad *d, __u32 id);

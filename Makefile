@@ -26,7 +26,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	-fno-stack-protector -Ivmlinux -Iinclude
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib
-LDLIBS := -lxdp -lbpf -lelf -lz -lpthread
+LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -ldl
 
 LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
@@ -34,7 +34,7 @@ LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv
-TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/px_counter.so
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -111,6 +111,11 @@ $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/u
 		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# An application's proxy handler, for the tests and the example of the ABI.
+$(OUT)/px_counter.so: tests/integ/px_counter.c include/xhca/proxy_handler.h
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@
 
 $(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
 	@echo "  LD      $@"

@@ -2230,6 +2230,41 @@ static const struct name_val pf_handlers[] = {
 	{ "none", XHCA_PXH_NONE }, { "lock", XHCA_PXH_LOCK }, { NULL, 0 },
 };
 
+/* The proxy's handler names by id, from xhcad (NULL: it said why). */
+static char (*handler_names(void))[16]
+{
+	struct xhca_proxy_info *pi = NULL;
+	char (*names)[16];
+	__u32 len = 0;
+
+	if (request("proxy show", XHCA_CTL_PROXY_SHOW, NULL, 0, (void **)&pi, &len) ||
+	    len < sizeof(*pi)) {
+		free(pi);
+		return NULL;
+	}
+	names = calloc(XHCA_PXH_MAX, 16);
+	if (names)
+		for (int k = 0; k < XHCA_PXH_MAX; k++)
+			field_str(names[k], 16, pi->handlers[k], sizeof(pi->handlers[k]));
+	free(pi);
+	return names;
+}
+
+/* filter show: the names xhcad gave, when it could */
+static char (*shown_handlers)[16];
+
+static const char *handler_str(__u8 id, char buf[16])
+{
+	const char *n = name_of(pf_handlers, id);
+
+	if (shown_handlers && id < XHCA_PXH_MAX && shown_handlers[id][0])
+		return shown_handlers[id];
+	if (strcmp(n, "?"))
+		return n;
+	snprintf(buf, 16, "%u", id);
+	return buf;
+}
+
 struct filter_args {
 	const char *op;
 	struct xhca_filter r;
@@ -2352,9 +2387,24 @@ static int filter_opt(void *ctx, int id, const char *name, const char *arg)
 		f->flags |= XHCA_PF_INVERT;
 		break;
 	case O_F_HANDLER:
-		if (name_lookup(pf_handlers, arg, &t))
-			return usage_err(op, "--handler '%s': use lock or none", arg);
-		f->handler = (__u8)t;
+		if (!name_lookup(pf_handlers, arg, &t)) {
+			f->handler = (__u8)t;
+		} else {
+			/* one xhcad loaded (--proxy-handler): its id from xhcad */
+			char (*names)[16] = handler_names();
+			int k;
+
+			for (k = 0; names && k < XHCA_PXH_MAX; k++)
+				if (names[k][0] && !strcmp(names[k], arg))
+					break;
+			free(names);
+			if (!names)
+				return EXIT_FAIL;
+			if (k == XHCA_PXH_MAX)
+				return usage_err(op, "--handler '%s': no such handler; lock, none, or one "
+						 "xhcad loaded (xhca proxy show lists them)", arg);
+			f->handler = (__u8)k;
+		}
 		fa->have_handler = 1;
 		break;
 	}
@@ -2406,7 +2456,7 @@ static void criteria_str(const struct xhca_pfilter *f, char *buf, size_t len)
 
 static void filter_json(const struct xhca_filter *x)
 {
-	char ops[64], crit[256];
+	char ops[64], crit[256], hb[16];
 
 	ops_str(x->f.ops, ops, sizeof(ops));
 	criteria_str(&x->f, crit, sizeof(crit));
@@ -2417,7 +2467,7 @@ static void filter_json(const struct xhca_filter *x)
 	jw_str("criteria", crit);
 	jw_u64("flags", x->f.flags);
 	jw_u64("size", x->f.size);
-	jw_str("handler", name_of(pf_handlers, x->f.handler));
+	jw_str("handler", handler_str(x->f.handler, hb));
 	jw_close('}');
 }
 
@@ -2505,7 +2555,9 @@ static void filter_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[0], "%u", x->f.id);
 	cell(c[1], "0x%06x", x->qpn);
 	ops_str(x->f.ops, c[2], TBL_CELL);
-	cell(c[3], "%s", (x->f.ops & XHCA_PF_OP_SEND) ? name_of(pf_handlers, x->f.handler) : "-");
+	char hb[16];
+
+	cell(c[3], "%s", (x->f.ops & XHCA_PF_OP_SEND) ? handler_str(x->f.handler, hb) : "-");
 	criteria_str(&x->f, c[4], TBL_CELL);
 }
 
@@ -2531,9 +2583,13 @@ static int do_filter_show(int argc, char **argv)
 			return rc;
 	}
 	rc = request(op, XHCA_CTL_FILTER_SHOW, &qpn, sizeof(qpn), (void **)&v, &len);
-	if (!rc)
+	if (!rc) {
+		shown_handlers = handler_names();
 		array_print("filters", v, (__u32)(len / sizeof(*v)), sizeof(*v), filter_json_v,
 			    filter_cols, 5, filter_row);
+		free(shown_handlers);
+		shown_handlers = NULL;
+	}
 	free(v);
 	return rc;
 }
@@ -2572,6 +2628,20 @@ static void proxy_print(const struct xhca_proxy_info *p)
 		jw_u64("gaps", p->gaps);
 		jw_u64("lost", p->lost);
 		jw_u64("tx_frames", p->tx_frames);
+		jw_u64("handled", p->handled);
+		jw_open("handlers", '[');
+		for (int k = 0; k < XHCA_PXH_MAX; k++) {
+			char n[17];
+
+			field_str(n, sizeof(n), p->handlers[k], sizeof(p->handlers[k]));
+			if (!n[0])
+				continue;
+			jw_open(NULL, '{');
+			jw_u64("id", (unsigned long long)k);
+			jw_str("name", n);
+			jw_close('}');
+		}
+		jw_close(']');
 		jw_close('}');
 		return;
 	}
@@ -2592,6 +2662,15 @@ static void proxy_print(const struct xhca_proxy_info *p)
 	printf("locks:        %llu granted, %llu refused, %llu released, %llu undone\n",
 	       (unsigned long long)p->lock_granted, (unsigned long long)p->lock_refused,
 	       (unsigned long long)p->lock_released, (unsigned long long)p->lock_undone);
+	printf("handlers:    ");
+	for (int k = 0; k < XHCA_PXH_MAX; k++) {
+		char n[17];
+
+		field_str(n, sizeof(n), p->handlers[k], sizeof(p->handlers[k]));
+		if (n[0])
+			printf(" %d=%s", k, n);
+	}
+	printf("; %llu SENDs taken by loaded ones\n", (unsigned long long)p->handled);
 	printf("completions:  %llu released in order, %llu no-ops, %llu late, %llu gaps timed "
 	       "out (after %u ms), %llu lost\n", (unsigned long long)p->released,
 	       (unsigned long long)p->skipped, (unsigned long long)p->late,
@@ -2843,8 +2922,9 @@ static int do_proxy_resume(int argc, char **argv)
 	"  --match HEX[/MASK] | text:STRING  the first payload bytes (up to 16); mask\n"  \
 	"                    bits set are ignored (the patent's TCAM)\n"                    \
 	"  --invert          offload when --match does NOT match\n"                        \
-	"  --handler lock|none  what the proxy does with a SEND (default lock, the lock\n" \
-	"                    service; none declines it to the normal path)\n"             \
+	"  --handler NAME    what the proxy does with a SEND: lock (the default, the lock\n" \
+	"                    service), none (declined to the normal path), or a handler\n" \
+	"                    xhcad loaded with --proxy-handler (xhca proxy show)\n"       \
 	"Prints: added filter ID to qp 0xNNNNNN.\n"
 
 #define USAGE_FILTER_DEL                                                                   \

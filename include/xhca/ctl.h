@@ -339,7 +339,7 @@ struct xhca_filter {
 
 #define XHCA_PXH_NONE 0		/* no handler: SENDs are declined, to the normal path */
 #define XHCA_PXH_LOCK 1		/* the lock service (LOCK/UNLOCK/LOCKALL requests) */
-#define XHCA_PXH_MAX 1
+#define XHCA_PXH_MAX 8		/* 2.. : handlers loaded by xhcad --proxy-handler, in order */
 
 /* PROXY_SET: pause stops the proxy taking requests (they wait in the
  * proxy queue, whose backlog then closes the load limit's gate); resume. */
@@ -366,12 +366,15 @@ struct xhca_proxy_info {
 	__u64 declined;		/* ... that it gave back: to the normal path */
 	__u64 replayed;		/* frames of declined messages the normal path placed */
 	__u64 lock_granted, lock_refused, lock_released, lock_undone;
+	__u64 handled;		/* SENDs an application's handler took (--proxy-handler) */
 	__u64 released;		/* completions written, in order */
 	__u64 skipped;		/* messages with no completion (no-ops in the sequence) */
 	__u64 late;		/* records for a sequence number released already */
 	__u64 gaps;		/* gaps that timed out: error completion, QP to error */
 	__u64 lost;		/* records lost: the window or a queue was full */
 	__u64 tx_frames;	/* responses it built */
+	/* the handlers, by id (XHCA_PXH_*): "" where there is none */
+	char handlers[XHCA_PXH_MAX][16];
 };
 
 /* Flow queues. */

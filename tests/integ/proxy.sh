@@ -166,13 +166,27 @@ check_eq "proxy: ... and y, which it had taken, is free again (undone)" \
 send 9 "LOCK y erin"
 wait_cqes A 10
 check_eq "proxy: LOCK y by another owner is granted" "$(cqes_from A 10)" "257:1"
-PSN_A=10
+# a declined message comes back while a multi-packet SEND is being placed: it
+# waits for that message's end, and its completion still comes first
+xhca proxy pause >/dev/null
+send 10 "LOCKALL q,x zed"
+gen --op rc-send-first --qpn "$QPN" --psn 11 --payload "text:F$(printf '%01023d' 0)"
+sleep 0.2
+xhca proxy resume >/dev/null
+sleep 0.3
+check_eq "proxy: the declined message waits while the next one is half placed" "$(ncqes A)" 10
+gen --op rc-send-last --qpn "$QPN" --psn 12 --payload "text:END"
+wait_cqes A 12
+check_eq "proxy: ... then both, the declined one first, each whole in its own buffer" \
+	"$(cqes_from A 11 | cut -c1-30) $(tail -n 1 "$APP_DIR/A" | json_get 'd["byte_len"]')" \
+	"128:LOCKALL q,x zed|128:F00000 1027"
+PSN_A=13
 
 # --- filters: opcode, size threshold, value/mask, invert -----------------------------
 gen --op rc-rdma-write-only --qpn "$QPN" --psn $PSN_A --msg-len 8192 --mtu 1024 --va "$VA" \
 	--rkey "$RK" --pattern 5
 PSN_A=$((PSN_A + 8))
-wait_cqes A 11
+wait_cqes A 13
 xhca filter del "$F1" >/dev/null
 xhca filter del "$F1U" >/dev/null
 # RP: which path each READ of 999, 1000, 1001 bytes took: P (the proxy) or N
@@ -214,9 +228,9 @@ F4=$(xhca -j filter add "$QPN" --op send --match 4c4f434b/00000020 | json_get 'd
 s0=$(px sends) d0=$(px declined)
 send $PSN_A "LOCk z frank"; send $((PSN_A + 1)) "LOCK z gina"; send $((PSN_A + 2)) "LOCX z hal"
 PSN_A=$((PSN_A + 3))
-wait_cqes A 14
+wait_cqes A 16
 check_eq "proxy: --match 4c4f434b/00000020: LOCk and LOCK offloaded, LOCX not" \
-	"$(($(px sends) - s0)) $(cqes_from A 12)" "2 128:LOCk z frank|257:1|128:LOCX z hal"
+	"$(($(px sends) - s0)) $(cqes_from A 14)" "2 128:LOCk z frank|257:1|128:LOCX z hal"
 check_eq "proxy: ... LOCk is no request the lock service knows: declined, delivered in place" \
 	"$(($(px declined) - d0))" 1
 xhca filter del "$F4" >/dev/null
@@ -224,9 +238,9 @@ F4=$(xhca -j filter add "$QPN" --op send --match text:LOCK --invert --handler no
 s0=$(px sends) d0=$(px declined)
 send $PSN_A "LOCK z ivan"; send $((PSN_A + 1)) "plain"
 PSN_A=$((PSN_A + 2))
-wait_cqes A 16
+wait_cqes A 18
 check_eq "proxy: --invert: 'plain' offloaded (and declined: handler none), LOCK not" \
-	"$(($(px sends) - s0)) $(($(px declined) - d0)) $(cqes_from A 15)" \
+	"$(($(px sends) - s0)) $(($(px declined) - d0)) $(cqes_from A 17)" \
 	"1 1 128:LOCK z ivan|128:plain"
 check_eq "proxy: filter show lists the QP's filter" \
 	"$(xhca -j filter show "$QPN" | json_get '[(f["id"], f["ops"], f["handler"]) for f in d["filters"]]')" \
@@ -238,7 +252,7 @@ F5=$(xhca -j filter add "$QPN" --op send --handler none | json_get 'd["id"]')
 f0=$(px frames)
 gen --op rc-send-only --qpn "$QPN" --psn $PSN_A --msg-len 2500 --mtu 1024
 PSN_A=$((PSN_A + 3))
-wait_cqes A 17
+wait_cqes A 19
 check_eq "proxy: a 3-packet SEND offloaded whole: 3 frames to the proxy, declined, delivered" \
 	"$(($(px frames) - f0)) $(tail -n 1 "$APP_DIR/A" | json_get 'd["byte_len"]')" "3 2500"
 xhca filter del "$F5" >/dev/null
@@ -246,7 +260,7 @@ F5=$(xhca -j filter add "$QPN" --op send --size-below 4000 | json_get 'd["id"]')
 f0=$(px frames)
 gen --op rc-send-only --qpn "$QPN" --psn $PSN_A --msg-len 2500 --mtu 1024
 PSN_A=$((PSN_A + 3))
-wait_cqes A 18
+wait_cqes A 20
 check_eq "proxy: --size-below: a multi-packet SEND's size is unknown at its FIRST: not offloaded" \
 	"$(($(px frames) - f0))" 0
 xhca filter del "$F5" >/dev/null
@@ -257,7 +271,7 @@ xhca qp modify "$QPN" --proxy off >/dev/null
 gen --op rc-send-middle --qpn "$QPN" --psn $((PSN_A + 1)) --size 1024
 gen --op rc-send-last --qpn "$QPN" --psn $((PSN_A + 2)) --size 10
 PSN_A=$((PSN_A + 3))
-wait_cqes A 19
+wait_cqes A 21
 check_eq "proxy: proxy off between FIRST and LAST: the message still goes whole to the proxy" \
 	"$(($(px frames) - f0)) $(tail -n 1 "$APP_DIR/A" | json_get 'd["byte_len"]')" "3 2058"
 xhca qp modify "$QPN" --proxy on >/dev/null
@@ -295,7 +309,7 @@ check_eq "proxy: FETCH_ADD and CMP_SWAP: original values, the swap only when equ
 check_eq "proxy: every response's ICRC is valid" "$(awk '{print $6}' "$tmp/resp" | sort -u)" True
 check_eq "proxy: tshark dissects them, nothing malformed" \
 	"$(tshark -n -r "$tmp/cap.pcap" -d udp.port==4791,infiniband -T fields -e _ws.malformed 2>/dev/null | sort -u | tr -d '\n')" ""
-check_eq "proxy: the READ/ATOMICs left no completion (no-ops in the sequence)" "$(ncqes A)" 19
+check_eq "proxy: the READ/ATOMICs left no completion (no-ops in the sequence)" "$(ncqes A)" 21
 
 # Two senders at once on one word: QP 1's fetch-and-adds offloaded (the proxy
 # thread executes them), QP 2's on the normal path (the main thread): the
@@ -371,8 +385,7 @@ check_eq "proxy: ... and the QP still has its four" \
 	"$(xhca -j filter show "$QPN" | json_get 'len(d["filters"])')" 4
 q0=$(px qps)
 send 0 "K1 LOCK"; gen --op rc-send-only --qpn "$QPN" --psn 1 --payload "text:K2"
-kill -9 "$PID_D"
-wait "$PID_D" 2>/dev/null
+{ kill -9 "$PID_D"; wait "$PID_D"; } 2>/dev/null
 for _ in $(seq 50); do [ "$(px qps)" -lt "$q0" ] && break; sleep 0.05; done
 check_eq "proxy: the application killed: its QP leaves the proxy, its filters go" \
 	"$(px qps) $(xhca -j filter show | json_get 'len([f for f in d["filters"] if f["qpn"] == '"$QPN"'])')" \
@@ -420,7 +433,29 @@ check_eq "proxy: restart: its requests are offloaded and completed in order, buf
 	"$(xhca -j cq poll "$KCQ" --dump 16 | json_get '[(c["opcode"], c.get("result"), c.get("data")) for c in d["completions"]]')" \
 	"[(257, 1, None), (128, None, '$(printf 'after restart' | od -An -tx1 | tr -d ' \n')')]"
 xhcad_stop
-check "proxy: xhcad starts again with --proxy-timeout-ms 300" xhcad_start --proxy-timeout-ms 300
+err=$(in_a "$B/xhcad" "$IF_A" --proxy-handler /nonexistent/h.so 2>&1); rc=$?
+check "proxy: --proxy-handler of a file that is not there: xhcad exits 1, saying why" \
+	test $rc = 1 -a -n "$(grep 'nonexistent/h.so' <<<"$err")"
+err=$(in_a "$B/xhcad" "$IF_A" --proxy-handler "$B/xhca-recv" 2>&1); rc=$?
+check "proxy: --proxy-handler of a file that is no handler library: refused too" test $rc = 1
+check "proxy: xhcad starts again with --proxy-timeout-ms 300 and the counter handler" \
+	xhcad_start --proxy-timeout-ms 300 --proxy-handler "$B/px_counter.so:100"
+
+# --- an application's handler (include/xhca/proxy_handler.h): build/px_counter.so --------
+start C --proxy
+xhca filter add "$QPN" --op send --match text:ADD --handler counter >/dev/null
+xhca filter add "$QPN" --op send --match text:GET --handler counter >/dev/null
+check_eq "proxy: handler: the filters name it" \
+	"$(xhca -j filter show "$QPN" | json_get '[f["handler"] for f in d["filters"]]')" \
+	"['counter', 'counter']"
+xhca filter add "$QPN" --op send --match text:X --handler nosuch >/dev/null 2>&1
+check_eq "proxy: handler: an unknown one is a usage error" "$?" 2
+send 0 "ADD 5"; send 1 "ADD 7"; send 2 "GET"; send 3 "ADD 500"; send 4 "hello"
+wait_cqes C 5
+check_eq "proxy: handler: results in order (value + 1), the one over its limit declined" \
+	"$(cqes C)" "257:6|257:13|257:13|128:ADD 500|128:hello"
+check_eq "proxy: handler: counted" "$(px handled) $(px declined)" "3 1"
+kill -INT "$PID_C" 2>/dev/null
 start G --proxy
 xhca filter add "$QPN" --op send --match text:LOCK >/dev/null
 send 0 "LOCK g1 lee"

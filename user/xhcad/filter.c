@@ -73,8 +73,8 @@ __u8 filter_handler(const struct xhcad *d, __u32 lidx)
 }
 
 /* What makes no filter: criteria that cannot hold, or cannot be told. */
-static int check(const struct xhca_pfilter *f, const struct xhca_qp_ctx *c, __u8 handler,
-		 char *err, size_t errlen)
+static int check(const struct xhcad *d, const struct xhca_pfilter *f,
+		 const struct xhca_qp_ctx *c, __u8 handler, char *err, size_t errlen)
 {
 	if (!f->ops || (f->ops & ~PF_OPS))
 		return errf(err, errlen, -EINVAL,
@@ -102,17 +102,18 @@ static int check(const struct xhca_pfilter *f, const struct xhca_qp_ctx *c, __u8
 		return errf(err, errlen, -EINVAL,
 			    c->type != XHCA_QPT_UD ? "filter add: --src-qpn is for UD QPs"
 						  : "filter add: source QPN out of range (24 bits)");
-	if (f->handler > XHCA_PXH_MAX)
-		return errf(err, errlen, -EINVAL, "filter add: unknown handler %u; use lock or none",
-			    f->handler);
+	if (!proxy_handler_known(d, f->handler))
+		return errf(err, errlen, -EINVAL,
+			    "filter add: no handler %u; xhca proxy show lists them (lock, none and "
+			    "those xhcad loaded with --proxy-handler)", f->handler);
 	if (f->handler && !(f->ops & XHCA_PF_OP_SEND))
 		return errf(err, errlen, -EINVAL,
 			    "filter add: a handler takes SENDs; the proxy executes READ and ATOMIC "
 			    "itself");
 	if ((f->ops & XHCA_PF_OP_SEND) && handler != 0xff && handler != f->handler)
 		return errf(err, errlen, -EINVAL,
-			    "filter add: the QP's SEND filters share one handler; it has %s",
-			    handler == XHCA_PXH_LOCK ? "lock" : "none");
+			    "filter add: the QP's SEND filters share one handler; it has handler %u",
+			    handler);
 	if ((f->ops & (XHCA_PF_OP_READ | XHCA_PF_OP_CMP_SWAP | XHCA_PF_OP_FETCH_ADD)) &&
 	    c->type != XHCA_QPT_RC)
 		return errf(err, errlen, -EINVAL,
@@ -146,7 +147,7 @@ int filter_add(struct xhcad *d, struct xhca_filter *r, __u32 owner, char *err, s
 			handler = fs->f[i].handler;
 		}
 	}
-	rc = check(&r->f, &c, handler, err, errlen);
+	rc = check(d, &r->f, &c, handler, err, errlen);
 	if (rc)
 		return rc;
 	if (slot < 0)

@@ -82,6 +82,8 @@ static void usage(FILE *f)
 		"                      (default %d)\n"
 		"  --proxy-timeout-ms N  a proxy CQ's completion missing this long completes\n"
 		"                      with an error and its QP goes to error (default %d)\n"
+		"  --proxy-handler FILE.so[:ARG]  load an application's proxy handler (include/\n"
+		"                      xhca/proxy_handler.h); filters name it (up to 6)\n"
 		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
 		"  -h, --help          this text\n",
 		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_PROXY, XHCA_FLOWQ_DEFAULT,
@@ -125,6 +127,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 		err = mcast_init(d);
 	if (!err)
 		err = proxy_init(d); /* before the restore attaches QPs to proxy CQs */
+	for (int i = 0; !err && i < d->n_px_specs; i++)
+		err = proxy_handler_load(d, d->px_specs[i]);
 	if (err)
 		return err;
 	/* What an earlier xhcad left: sessions that live on keep their
@@ -231,6 +235,7 @@ int main(int argc, char **argv)
 		{ "mcast-credits", required_argument, NULL, 'C' },
 		{ "proxy-limit", required_argument, NULL, 'L' },
 		{ "proxy-timeout-ms", required_argument, NULL, 'O' },
+		{ "proxy-handler", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -367,6 +372,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			d.proxy_timeout_ns = v * 1000000ull;
+			break;
+		case 'P':
+			if (d.n_px_specs == XHCA_PXH_MAX - 2) {
+				fprintf(stderr, "xhcad: --proxy-handler: %d at most\n",
+					XHCA_PXH_MAX - 2);
+				return 2;
+			}
+			d.px_specs[d.n_px_specs++] = optarg;
 			break;
 		case 'f': d.fragment = 1; break;
 		case 'c': d.canary = 1; break;

@@ -34,9 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dlfcn.h>
 #include <sys/eventfd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xhca/proxy_handler.h>
 #include <xhca/wire.h>
 #include "locksvc.h"
 #include "log.h"
@@ -47,6 +49,8 @@
 #define PX_FRAMES_MAX 1024	/* requests handed over, not yet taken by the proxy */
 #define PX_MSG_MAX 65536	/* bytes of a SEND a handler takes; longer: declined */
 #define PX_SYNC_WAIT_NS 2000000000ull
+
+#include <limits.h>
 
 /* ---- a single-producer single-consumer queue of pointers ---------------- */
 
@@ -178,6 +182,13 @@ struct proxy {
 	struct px_msg *replay, *replay_last; /* main: declined messages waiting their turn */
 	struct xhca_proxy_info st;	/* the proxy's counters (main reads them relaxed) */
 	__u64 lost_main;
+	/* handlers by id: 0 none, 1 the lock service, 2.. loaded (--proxy-handler) */
+	struct px_handler {
+		char name[XHCA_PX_NAME_MAX];
+		const struct xhca_px_handler_ops *ops;
+		void *state;
+		void *dl;
+	} h[XHCA_PXH_MAX];
 };
 
 #define CNT(p, f) __atomic_fetch_add(&(p)->st.f, 1, __ATOMIC_RELAXED)
@@ -375,60 +386,84 @@ static void lock_done(void *arg, __u64 cookie, enum lock_result r)
 		result_cqe(p, q, (__u16)cookie, (__u32)r, 0, now_ns());
 }
 
-/* The whole SEND to its handler. */
-static void handle_send(struct proxy *p, struct pxqp *q, __u32 lidx)
+/* Gives a declined message back to the normal path, whole, with its CSN. */
+static void decline(struct proxy *p, struct pxqp *q, __u32 lidx)
 {
-	struct px_msg *last = q->last;
-	enum lock_result r = LOCK_DECLINED;
-	__u8 *buf = NULL;
-	__u32 n = 0;
+	struct px_msg *x = msg_new(PX_REPLAY, 0);
 
-	CNT(p, sends);
-	if (q->first->handler == XHCA_PXH_LOCK && q->nbytes <= PX_MSG_MAX) {
-		buf = malloc(q->nbytes ? q->nbytes : 1);
-		for (struct px_msg *x = q->first; buf && x; x = x->next) {
-			memcpy(buf + n, x->data + x->m.payload_off, x->m.payload_len);
-			n += x->m.payload_len;
-		}
-		if (buf)
-			r = locksvc_handle(&p->ls, buf, n, cookie_of(lidx, q->gen, q->csn), now_ns(),
-					   lock_done, p);
-		free(buf);
-	}
-	switch (r) {
-	case LOCK_DECLINED: {
-		/* back to the normal path, whole, with its CSN */
-		struct px_msg *x = msg_new(PX_REPLAY, 0);
-
-		CNT(p, declined);
-		if (!x) {
-			qp_drop_msg(q);
-			CNT(p, lost);
-			return;
-		}
-		x->lidx = lidx;
-		x->gen = q->gen;
-		x->next = q->first;
-		q->first = q->last = NULL;
-		q->in_msg = 0;
-		q->nbytes = 0;
-		out_push(p, x);
+	CNT(p, declined);
+	if (!x) {
+		qp_drop_msg(q);
+		CNT(p, lost);
 		return;
 	}
-	case LOCK_GRANTED:
-	case LOCK_REFUSED:
-	case LOCK_RELEASED:
-		if (r == LOCK_GRANTED)
-			CNT(p, lock_granted);
-		else if (r == LOCK_REFUSED)
-			CNT(p, lock_refused);
-		else
-			CNT(p, lock_released);
-		result_cqe(p, q, q->csn, (__u32)r, n, last->m.rx_ns);
-		break;
-	case LOCK_WAITING:
-		break; /* lock_done() completes it; later messages wait behind */
+	x->lidx = lidx;
+	x->gen = q->gen;
+	x->next = q->first;
+	q->first = q->last = NULL;
+	q->in_msg = 0;
+	q->nbytes = 0;
+	out_push(p, x);
+}
+
+/* The whole SEND (its packets joined) to its handler: the lock service, or
+ * an application's (--proxy-handler). Returns the handler's result, 0 for a
+ * decline (also when there is no handler, or the message is too long), or
+ * LOCK_WAITING's 0 with *waiting set. */
+static __u32 run_handler(struct proxy *p, struct pxqp *q, __u32 lidx, int *waiting)
+{
+	__u8 hid = q->first->handler;
+	struct xhca_px_request rq = { .qpn = q->gqpn, .rx_ns = q->last->m.rx_ns };
+	enum lock_result r;
+	__u8 *buf;
+	__u32 res;
+
+	*waiting = 0;
+	if (hid >= XHCA_PXH_MAX || (hid != XHCA_PXH_LOCK && !p->h[hid].ops) ||
+	    q->nbytes > PX_MSG_MAX)
+		return XHCA_PX_DECLINE;
+	buf = malloc(q->nbytes ? q->nbytes : 1);
+	if (!buf)
+		return XHCA_PX_DECLINE;
+	for (struct px_msg *x = q->first; x; x = x->next) {
+		memcpy(buf + rq.len, x->data + x->m.payload_off, x->m.payload_len);
+		rq.len += x->m.payload_len;
 	}
+	rq.msg = buf;
+	if (hid != XHCA_PXH_LOCK) {
+		res = p->h[hid].ops->handle(p->h[hid].state, &rq);
+		if (res != XHCA_PX_DECLINE)
+			CNT(p, handled);
+		free(buf);
+		return res;
+	}
+	r = locksvc_handle(&p->ls, buf, rq.len, cookie_of(lidx, q->gen, q->csn), now_ns(),
+			   lock_done, p);
+	free(buf);
+	if (r == LOCK_GRANTED)
+		CNT(p, lock_granted);
+	else if (r == LOCK_REFUSED)
+		CNT(p, lock_refused);
+	else if (r == LOCK_RELEASED)
+		CNT(p, lock_released);
+	*waiting = r == LOCK_WAITING;
+	return r == LOCK_DECLINED || r == LOCK_WAITING ? XHCA_PX_DECLINE : (__u32)r;
+}
+
+static void handle_send(struct proxy *p, struct pxqp *q, __u32 lidx)
+{
+	int waiting;
+	__u32 res;
+
+	CNT(p, sends);
+	res = run_handler(p, q, lidx, &waiting);
+	if (res == XHCA_PX_DECLINE && !waiting) {
+		decline(p, q, lidx);
+		return;
+	}
+	/* a result now, or later (lock_done()): later messages wait behind */
+	if (!waiting)
+		result_cqe(p, q, q->csn, res, q->nbytes, q->last->m.rx_ns);
 	qp_drop_msg(q);
 }
 
@@ -671,7 +706,74 @@ int proxy_init(struct xhcad *d)
 	if (p->in_efd < 0 || p->out_efd < 0 || !p->in.v || !p->out.v || !p->qp || !p->act)
 		return -ENOMEM;
 	locksvc_init(&p->ls);
+	strcpy(p->h[XHCA_PXH_NONE].name, "none");
+	strcpy(p->h[XHCA_PXH_LOCK].name, "lock");
 	return 0;
+}
+
+int proxy_handler_load(struct xhcad *d, const char *spec)
+{
+	struct proxy *p = d->px;
+	char path[PATH_MAX], *colon;
+	const struct xhca_px_handler_ops *ops;
+	struct px_handler *h = NULL;
+	void *dl;
+	int id;
+
+	for (id = XHCA_PXH_LOCK + 1; id < XHCA_PXH_MAX; id++) {
+		if (!p->h[id].ops) {
+			h = &p->h[id];
+			break;
+		}
+	}
+	if (!h) {
+		pr_warn("--proxy-handler %s: %d handlers at most\n", spec,
+			XHCA_PXH_MAX - XHCA_PXH_LOCK - 1);
+		return -ENOSPC;
+	}
+	snprintf(path, sizeof(path), "%s", spec);
+	colon = strchr(path, ':');
+	if (colon)
+		*colon++ = 0;
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		pr_warn("--proxy-handler %s: %s\n", path, dlerror());
+		return -ENOENT;
+	}
+	ops = dlsym(dl, "xhca_px_handler");
+	if (!ops || ops->abi != XHCA_PX_HANDLER_ABI || !ops->handle || !ops->name ||
+	    !ops->name[0] || strlen(ops->name) >= XHCA_PX_NAME_MAX ||
+	    strspn(ops->name, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(ops->name)) {
+		pr_warn("--proxy-handler %s: no xhca_px_handler of ABI %d with a name of [a-z0-9-] "
+			"in it (include/xhca/proxy_handler.h)\n", path, XHCA_PX_HANDLER_ABI);
+		dlclose(dl);
+		return -EINVAL;
+	}
+	for (int k = 0; k < XHCA_PXH_MAX; k++) {
+		if (!strcmp(p->h[k].name, ops->name)) {
+			pr_warn("--proxy-handler %s: a handler named %s is there already\n", path,
+				ops->name);
+			dlclose(dl);
+			return -EEXIST;
+		}
+	}
+	errno = 0;
+	h->state = ops->init ? ops->init(colon) : NULL;
+	if (ops->init && !h->state && errno) {
+		pr_warn("--proxy-handler %s: its init refused: %s\n", path, strerror(errno));
+		dlclose(dl);
+		return -errno;
+	}
+	h->ops = ops;
+	h->dl = dl;
+	snprintf(h->name, sizeof(h->name), "%s", ops->name);
+	pr_info("proxy handler %s (id %d) from %s\n", h->name, id, path);
+	return 0;
+}
+
+int proxy_handler_known(const struct xhcad *d, __u8 id)
+{
+	return id < XHCA_PXH_MAX && d->px && d->px->h[id].name[0];
 }
 
 int proxy_start(struct xhcad *d)
@@ -713,6 +815,13 @@ void proxy_fini(struct xhcad *d)
 		x = p->replay;
 		p->replay = x->qnext;
 		msg_free(x);
+	}
+	for (int k = XHCA_PXH_LOCK + 1; k < XHCA_PXH_MAX; k++) {
+		if (!p->h[k].ops)
+			continue;
+		if (p->h[k].ops->fini)
+			p->h[k].ops->fini(p->h[k].state);
+		dlclose(p->h[k].dl);
 	}
 	if (p->in_efd >= 0)
 		close(p->in_efd);
@@ -1078,6 +1187,8 @@ void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi)
 	pi->lost += p->lost_main;
 	pi->lock_undone = p->ls.undone; /* (read racy: a count for people) */
 	pi->paused = (__u32)p->paused;
+	for (int k = 0; k < XHCA_PXH_MAX; k++)
+		memcpy(pi->handlers[k], p->h[k].name, sizeof(pi->handlers[k]));
 	for (__u32 l = 0; l < d->max_qps; l++)
 		pi->qps += (__u32)d->qh[l].px;
 	pi->limit_high = q->high;

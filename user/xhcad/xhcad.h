@@ -253,6 +253,8 @@ struct xhcad {
 	struct xhca_pfilter_set *pfs;	/* xhca_pfilt, as written (by local index) */
 	__u32 next_filter;
 	__u32 nfilters;
+	const char *px_specs[XHCA_PXH_MAX];	/* --proxy-handler, loaded at start */
+	int n_px_specs;
 
 	/* applications */
 	struct session *sessions;
@@ -456,6 +458,10 @@ void respond_nak(struct xhcad *d, const struct xhca_event *e);
 /* proxy.c: the proxy thread (US 9,069,633) */
 int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */
 int proxy_start(struct xhcad *d);	/* the thread and its ring buffer */
+/* An application's handler (include/xhca/proxy_handler.h): FILE.so[:ARG]. */
+int proxy_handler_load(struct xhcad *d, const char *spec);
+/* Whether handler id exists (none, lock, or one loaded). */
+int proxy_handler_known(const struct xhcad *d, __u8 id);
 void proxy_fini(struct xhcad *d);
 /* A QP on a proxy CQ: its reorderer, from the CSN xhca_rx counts now. */
 void proxy_qp_add(struct xhcad *d, __u32 lidx);

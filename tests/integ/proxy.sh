@@ -335,6 +335,17 @@ check_eq "proxy: 1000 x +3 by the proxy and 1000 x +1 by the normal path at once
 h=$(($(px no_offload) - h0))   # QP 1's the load limit (8) kept on the normal path
 check_eq "proxy: ... QP 1's by the proxy (but for $h the load limit held back), QP 2's by the main thread" \
 	"$(($(px atomics) - a0 + h)) $(($(host_of responded) - n0 - h))" "1000 1000"
+# a misaligned FETCH_ADD on the QP whose ATOMICs are offloaded: xhca_rx
+# refuses it before any offload, NAK invalid request, the QP to error
+cap_start "$NS_B" "$IF_B" "$tmp/nak.pcap" "udp port 4791 and src host $IP_A"
+gen --op rc-fetch-add --qpn "$Q1" --psn 1000 --va $((V2 + 260)) --rkey "$R2" --swap-add 1
+for _ in $(seq 50); do [ "$(xhca -j status | json_get 'd["naks"]')" -ge 1 ] && break; sleep 0.05; done
+cap_stop
+check_eq "proxy: a misaligned ATOMIC on a proxy QP: NAK invalid request (0x61), ICRC valid" \
+	"$("$SCAPY_PY" "$XHCA_TOP/tests/roce_resp.py" "$tmp/nak.pcap" | awk '{print $1, $3, substr($4, 1, 2), $6}')" \
+	"0x11 1000 61 True"
+check_eq "proxy: ... the QP in the error state, the word untouched" \
+	"$(xhca -j qp show "$Q1" | json_get 'd["qps"][0]["state"]') $(word)" "err 4000"
 exec 7>&-
 
 # --- the load limit ---------------------------------------------------------------------

@@ -272,8 +272,9 @@ for r in $(seq 20); do
 	done
 	psn=$((psn + 1000))
 done
-exec 7>&-
+echo quit >&7
 eval wait "\$PID_AT"
+exec 7>&-
 pxs=$(xhca -j proxy show)
 xhcad_stop TERM
 "$SCAPY_PY" - "$n_plain" "$n_proxy" "$l_plain" "$l_proxy" "$tmp/at.plain" "$tmp/at.proxy" "$pxs" <<'PY'

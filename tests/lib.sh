@@ -129,7 +129,8 @@ topo_cleanup() {
 	[ -n "${NS_B:-}" ] && ip netns pids "$NS_B" 2>/dev/null | xargs -r kill -9 2>/dev/null
 	[ -n "${NS_A:-}" ] && ip netns del "$NS_A" 2>/dev/null
 	[ -n "${NS_B:-}" ] && ip netns del "$NS_B" 2>/dev/null
-	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_A" /run/xhca/"$IF_A".sock
+	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_A" /run/xhca/"$IF_A".sock \
+		/run/xhca/"$IF_A".state
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xdp/globals/xhca_* 2>/dev/null
 	return 0
 }

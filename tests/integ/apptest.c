@@ -32,7 +32,7 @@
  *               the ready line (qpn, qpn2, rkey, iova); stdin: "watch N"
  *               spins on the word at offset 256 until N was added to it
  *               and prints the nanoseconds from its first change to its
- *               last (the bench's ATOMIC rate); EOF ends it
+ *               last (the bench's ATOMIC rate); "quit" or EOF ends it
  *   spray IF DMAC DST SRC QPN INDEX SECONDS MRLEN
  *               sends UC WRITE ONLY packets through a packet socket, the
  *               R_Key's key byte cycling through all 256 values of INDEX
@@ -365,6 +365,8 @@ static int mode_atomic2(const char *ifname, const char *lip, const char *rip)
 		__u64 n = strtoull(line + 6, NULL, 0), v0 = *w, t0, t1, until;
 		struct timespec ts;
 
+		if (!strncmp(line, "quit", 4))
+			break;
 		if (strncmp(line, "watch", 5))
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -207,8 +207,23 @@ static void gap_timeout(void)
 	ro_fini(&r);
 }
 
+/* What a QP that goes leaves behind: the completions it held, counted. */
+static void pending_cqes(void)
+{
+	struct reorder r;
+
+	ro_init(&r, 0);
+	put(&r, 1, RO_CQE, 1);
+	put(&r, 2, RO_SKIP, 1);
+	put(&r, 3, RO_CQE, 1);
+	result(ro_cqes(&r) == 2 && r.waiting == 3, "the completions waiting are counted, not skips",
+	       "count");
+	ro_fini(&r);
+}
+
 int test_reorder_run(void)
 {
+	pending_cqes();
 	in_and_out_of_order();
 	lock_then_write();
 	skips_and_full_cq();

@@ -41,6 +41,28 @@ int locksvc_waiting(const struct locksvc *s, __u64 cookie)
 	return 0;
 }
 
+unsigned int locksvc_cancel(struct locksvc *s, __u64 value, __u64 mask)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < LOCKSVC_MAX; i++) {
+		struct lock_ent *e = &s->e[i];
+
+		for (unsigned int k = 0; k < e->nwait;) {
+			if ((e->wait[k].cookie & mask) != (value & mask)) {
+				k++;
+				continue;
+			}
+			memmove(&e->wait[k], &e->wait[k + 1], (e->nwait - k - 1) * sizeof(e->wait[0]));
+			e->nwait--;
+			n++;
+		}
+		if (e->name[0])
+			tidy(e);
+	}
+	return n;
+}
+
 const char *locksvc_owner(const struct locksvc *s, const char *name)
 {
 	struct lock_ent *e = find((struct locksvc *)s, name, 0);

@@ -230,7 +230,20 @@ static void claim(struct cq *cq, int n)
 	__atomic_fetch_add(&cq->claimed, (__u32)n, __ATOMIC_RELAXED);
 }
 
+/* A completion with no place in the sequence (a flushed buffer), written
+ * once nothing waits in it. */
+static void flush_add(struct pxqp *q, struct px_msg *x)
+{
+	x->next = NULL;
+	if (q->flush_last)
+		q->flush_last->next = x;
+	else
+		q->flush = x;
+	q->flush_last = x;
+}
+
 static void expire_head(struct proxy *p, struct pxqp *q, __u64 now, int overflow);
+static __u64 cookie_of(__u32 lidx, __u32 gen, __u16 csn);
 static int emit(void *arg, __u16 csn, const struct xhca_cqe *c);
 
 /* A record into q's reorderer; a completion that will not be written
@@ -253,6 +266,19 @@ static void put(struct proxy *p, struct pxqp *q, __u16 csn, enum ro_kind kind,
 		CNT(p, late);
 	else
 		CNT(p, lost);
+	if (kind == RO_CQE && (c->opcode == XHCA_WC_RECV || c->opcode == XHCA_WC_RECV_RDMA_WITH_IMM) &&
+	    (rc == -EALREADY || rc == -ERANGE)) {
+		/* it took a receive buffer: the application gets the buffer back,
+		 * as flushed, after the sequence (its place was given up) */
+		struct px_msg *x = msg_new(PX_FLUSH, 0);
+
+		if (x) {
+			x->cqe = *c;
+			x->cqe.status = XHCA_WC_WR_FLUSH_ERR;
+			flush_add(q, x);
+			return;
+		}
+	}
 	if (kind == RO_CQE)
 		claim(q->cq, -1);
 }
@@ -341,11 +367,19 @@ static void qp_del(struct proxy *p, __u32 lidx)
 {
 	struct pxqp *q = &p->qp[lidx];
 
+	unsigned int n = 0;
+
 	if (!q->active)
 		return;
 	qp_drop_msg(q);
+	/* what it had promised its CQ will not be written: the claims go back */
+	for (struct px_msg *x = q->flush; x; x = x->next)
+		n++;
+	claim(q->cq, -(int)(n + ro_cqes(&q->ro)));
 	msg_free(q->flush);
 	ro_fini(&q->ro);
+	/* and no lock is given to a request of a QP that is gone */
+	locksvc_cancel(&p->ls, cookie_of(lidx, q->gen, 0), ~0xffffull);
 	memset(q, 0, sizeof(*q));
 	for (__u32 i = 0; i < p->nact; i++) {
 		if (p->act[i] == lidx) {
@@ -552,18 +586,16 @@ static void inbox(struct proxy *p)
 			q = px_qp(p, x->lidx, x->gen);
 			if (q)
 				put(p, q, x->csn, (enum ro_kind)x->kind, &x->cqe);
+			else if (x->kind == RO_CQE)
+				claim(x->cq, -1);
 			break;
 		case PX_FLUSH:
 			q = px_qp(p, x->lidx, x->gen);
 			if (q) {
-				x->next = NULL;
-				if (q->flush_last)
-					q->flush_last->next = x;
-				else
-					q->flush = x;
-				q->flush_last = x;
+				flush_add(q, x);
 				continue;
 			}
+			claim(x->cq, -1); /* (its QP never made it here) */
 			break;
 		case PX_QP_ADD:
 			qp_add(p, x);
@@ -619,8 +651,10 @@ static void expire_head(struct proxy *p, struct pxqp *q, __u64 now, int overflow
 	};
 	struct px_msg *x;
 
-	if (q->failed || (q->type != XHCA_QPT_RC &&
-			  !locksvc_waiting(&p->ls, cookie_of(lidx, q->gen, q->ro.next)))) {
+	__u64 ck = cookie_of(lidx, q->gen, q->ro.next);
+	int waited = locksvc_cancel(&p->ls, ck, ~0ull) > 0; /* its answer is not wanted now */
+
+	if (q->failed || (q->type != XHCA_QPT_RC && !waited)) {
 		/* (in the error state already: its one error completion is out) */
 		ro_fill_gap(&q->ro, RO_SKIP, NULL);
 		CNT(p, lost);
@@ -846,6 +880,17 @@ static int in_push(struct proxy *p, struct px_msg *x)
 	return 0;
 }
 
+/* A message the proxy must get (a QP added or gone, a sync): waits for
+ * room rather than lose it. */
+static void in_push_wait(struct proxy *p, struct px_msg *x)
+{
+	while (spsc_push(&p->in, x)) {
+		wake(p->in_efd);
+		usleep(50);
+	}
+	p->woke = 1;
+}
+
 static void in_wake(struct proxy *p)
 {
 	if (p->woke) {
@@ -874,10 +919,9 @@ void proxy_qp_add(struct xhcad *d, __u32 lidx)
 	x->cq = qh->cq;
 	/* the CSN of the QP's next message: what xhca_rx counts */
 	x->csn = (__u16)__atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_ACQUIRE);
-	if (!in_push(d->px, x)) {
-		qh->px = 1;
-		in_wake(d->px);
-	}
+	in_push_wait(d->px, x);
+	qh->px = 1;
+	in_wake(d->px);
 }
 
 void proxy_qp_del(struct xhcad *d, __u32 lidx)
@@ -888,10 +932,12 @@ void proxy_qp_del(struct xhcad *d, __u32 lidx)
 		return;
 	d->qh[lidx].px = 0;
 	x = msg_new(PX_QP_DEL, 0);
-	if (!x)
+	if (!x) {
+		pr_warn("proxy: out of memory: QP %u stays with the proxy\n", lidx);
 		return;
+	}
 	x->lidx = lidx;
-	in_push(d->px, x);
+	in_push_wait(d->px, x);
 	/* its CQ may go next: the proxy must be done with it */
 	proxy_sync(d);
 }
@@ -907,6 +953,7 @@ void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct x
 		return;
 	x->lidx = (__u32)(qh - d->qh);
 	x->gen = qh->gen;
+	x->cq = qh->cq;
 	x->csn = csn;
 	x->kind = c ? RO_CQE : RO_SKIP;
 	if (c) {
@@ -925,6 +972,7 @@ void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe 
 		return;
 	x->lidx = (__u32)(qh - d->qh);
 	x->gen = qh->gen;
+	x->cq = qh->cq;
 	x->cqe = *c;
 	claim(qh->cq, 1);
 	if (in_push(d->px, x))
@@ -1037,7 +1085,7 @@ int proxy_fd(const struct xhcad *d)
 static int replay(struct xhcad *d, struct px_msg *r)
 {
 	struct qp_host *qh = &d->qh[r->lidx];
-	int saved_valid, saved_open, saved_rec;
+	int saved_valid, saved_open, saved_rec, saved_discard;
 	__u32 saved_psn;
 	__u16 saved_csn;
 
@@ -1052,6 +1100,7 @@ static int replay(struct xhcad *d, struct px_msg *r)
 	saved_open = qh->px_open;
 	saved_rec = qh->px_recorded;
 	saved_csn = qh->px_csn;
+	saved_discard = qh->discard;
 	qh->px_open = 0;
 	for (struct px_msg *x = r->next; x; x = x->next) {
 		struct xhca_rx_meta m = x->m;
@@ -1070,6 +1119,7 @@ static int replay(struct xhcad *d, struct px_msg *r)
 	qh->px_open = saved_open;
 	qh->px_recorded = saved_rec;
 	qh->px_csn = saved_csn;
+	qh->discard = saved_discard;
 	return 1;
 }
 
@@ -1152,14 +1202,14 @@ void proxy_sync(struct xhcad *d)
 	if (!x)
 		return;
 	seq = x->seq = ++p->sync_seq;
-	if (in_push(p, x))
-		return;
+	in_push_wait(p, x);
 	in_wake(p);
+	/* no going on without it: what it has may point at memory about to go */
 	until = now_ns() + PX_SYNC_WAIT_NS;
 	while (__atomic_load_n(&p->sync_done, __ATOMIC_ACQUIRE) < seq) {
 		if (now_ns() > until) {
-			pr_warn("proxy: no answer in 2 s; going on without it\n");
-			return;
+			pr_warn("proxy: no answer for 2 s (a handler stuck?); still waiting\n");
+			until = now_ns() + PX_SYNC_WAIT_NS;
 		}
 		usleep(20);
 	}

@@ -101,6 +101,15 @@ void ro_fill_gap(struct reorder *r, enum ro_kind kind, const struct xhca_cqe *c)
 	r->gaps++;
 }
 
+unsigned int ro_cqes(const struct reorder *r)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; r->waiting && i < RO_WINDOW; i++)
+		n += r->slot[i].kind == RO_CQE;
+	return n;
+}
+
 int ro_head_empty(const struct reorder *r)
 {
 	return r->slot[r->next & (RO_WINDOW - 1)].kind == RO_EMPTY;

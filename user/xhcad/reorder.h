@@ -70,6 +70,8 @@ int ro_gap_expired(const struct reorder *r, __u64 now, __u64 timeout_ns);
  * in its place by the next release) or with a skip (RO_SKIP: the message
  * was lost). Counted in gaps. */
 void ro_fill_gap(struct reorder *r, enum ro_kind kind, const struct xhca_cqe *c);
+/* Completions (RO_CQE records) waiting in it. */
+unsigned int ro_cqes(const struct reorder *r);
 /* The head is a gap (nothing for the next CSN yet). */
 int ro_head_empty(const struct reorder *r);
 

@@ -147,9 +147,17 @@ int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t
 		snprintf(err, errlen, "cq rebind: no eventfd came with the request");
 		return -EINVAL;
 	}
-	if (cq->efd >= 0)
-		close(cq->efd);
-	cq->efd = efd;
+	{
+		int old = cq->efd;
+
+		cq->efd = efd;
+		/* the proxy writes a proxy CQ's: it must be done with the old
+		 * one before it is closed (and its number reused) */
+		if (cq->proxy)
+			proxy_sync(d);
+		if (old >= 0)
+			close(old);
+	}
 	return 0;
 }
 

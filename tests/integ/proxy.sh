@@ -421,6 +421,24 @@ check_eq "proxy: flood: none out of order, no error completion" \
 	"$(echo "$sum" | json_get 'd["out_of_order"], d["errors"]')" "0 0"
 echo "proxy: flood: $(($(px lost) - l0)) messages lost on the way to xhcad, skipped" >&2
 
+# --- multicast copies to a member on a proxy CQ are messages in its sequence -------------
+app M "$B/xhca-recv" -i "$IF_A" --type ud --qkey 0x99 --proxy-cq --mcast 239.9.9.9 -j \
+	--dump 8 --timeout 10 --count 4
+QM=$(ready M)
+l0=$(px late) x0=$(px lost)
+for w in u1 m1 u2 m2; do
+	if [ "${w#m}" != "$w" ]; then
+		gen --op ud-send-only --qpn 0xffffff --dst 239.9.9.9 --qkey 0x99 --sqp 0x55 \
+			--payload "text:$w"
+	else
+		gen --op ud-send-only --qpn "$QM" --qkey 0x99 --sqp 0x55 --payload "text:$w"
+	fi
+done
+eval wait "\$PID_M"
+check_eq "proxy: multicast and unicast to a proxy CQ's UD QP: each delivered, in order" \
+	"$("$SCAPY_PY" -c 'import json,sys; print(" ".join(bytes.fromhex(json.loads(l)["data"]).decode() for l in open(sys.argv[1]) if "wr_id" in l))' "$APP_DIR/M") $(($(px late) - l0)) $(($(px lost) - x0))" \
+	"u1 m1 u2 m2 0 0"
+
 # --- a gap that lasts: an error completion in its place, the QP to error ------------------
 kill -INT "$PID_A" 2>/dev/null
 xhcad_stop

@@ -203,6 +203,8 @@ int xhcad_run(struct xhcad *d, int lfd)
 			accept_client(lfd, cl, &ncl);
 		if (ps.p[1].revents & POLLIN)
 			ring_buffer__consume(ev);
+		if (ps.p[2].revents & POLLIN)
+			proxy_ack(d); /* flowq_run serves what it announced */
 		/* Backwards: a client that goes is replaced by the last one. */
 		for (i = first_cq - first_client - 1; i >= 0; i--) {
 			if (!ps.p[first_client + i].revents)

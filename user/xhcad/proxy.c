@@ -1080,6 +1080,14 @@ int proxy_fd(const struct xhcad *d)
 	return d->px ? d->px->out_efd : -1;
 }
 
+void proxy_ack(struct xhcad *d)
+{
+	__u64 v;
+
+	if (d->px && read(d->px->out_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		pr_debug("proxy: eventfd: %s\n", strerror(errno));
+}
+
 /* A declined message through the normal path, once its QP is between
  * messages (a message being placed keeps the receive buffer it took). */
 static int replay(struct xhcad *d, struct px_msg *r)
@@ -1127,13 +1135,11 @@ int proxy_serve(struct xhcad *d)
 {
 	struct proxy *p = d->px;
 	struct px_msg *x, **pp;
-	__u64 v, done;
+	__u64 done;
 	int n = 0;
 
 	if (!p || !p->started)
 		return 0;
-	if (read(p->out_efd, &v, sizeof(v)) < 0)
-		v = 0;
 	while ((x = spsc_pop(&p->out))) {
 		n++;
 		switch (x->type) {

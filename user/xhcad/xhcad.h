@@ -481,7 +481,8 @@ int proxy_taking(const struct xhcad *d);
 /* What the proxy sent back: responses, declined messages, QPs to error;
  * how much there was. */
 int proxy_serve(struct xhcad *d);
-int proxy_fd(const struct xhcad *d);	/* readable: proxy_serve() has work */
+int proxy_fd(const struct xhcad *d);	/* readable: proxy_serve() has work; */
+void proxy_ack(struct xhcad *d);	/* ... then this clears it (one syscall) */
 /* Returns once the proxy is done with every request given to it so far
  * (the host memory a READ or ATOMIC named may go). */
 void proxy_sync(struct xhcad *d);

@@ -212,7 +212,8 @@ print(f"{'xhca replication, 8 UD QPs (xhcad, one session)':50s} {g4['sent']:9d} 
 rep = st["mcast"]["replicated"]
 print(f"UMEM frames per multicast packet: {tm / rep if rep else 0:.2f} ({tm} frames to the replication "
       f"queue, {rep} packets replicated); largest reference count {st['mcast']['max_refs']}; "
-      f"xhcad CPU per copy {ticks / hz * 1e9 / max(app['copies'], 1):.0f} ns")
+      f"xhcad CPU per copy {ticks / hz * 1e9 / max(app['copies'], 1):.0f} ns; "
+      f"{st['mcast']['credit_stalls']} credit stalls; UMEM {st['umem']}")
 PY
 
 echo

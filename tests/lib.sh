@@ -170,6 +170,17 @@ PY
 # gen ARGS...: xhca-gen from NS_B towards IF_A.
 gen() { in_b "$B/xhca-gen" -i "$IF_B" --dst-mac "$MAC_A" --src "$IP_B" --dst "$IP_A" "$@" >/dev/null; }
 
+# atomic_trio QPN PSN VA RKEY OLD: the ATOMIC semantics check's three requests
+# on the word at VA, whose value is OLD: FETCH_ADD 5, a CMP_SWAP that matches
+# (OLD + 5 -> 0x1122334455667788), one that does not (7 -> 9). PSNs PSN..PSN+2.
+atomic_trio() {
+	gen --op rc-fetch-add --qpn "$1" --psn "$2" --va "$3" --rkey "$4" --swap-add 5
+	gen --op rc-cmp-swap --qpn "$1" --psn $(($2 + 1)) --va "$3" --rkey "$4" \
+		--compare "$(printf %u "$(($5 + 5))")" --swap-add 0x1122334455667788
+	gen --op rc-cmp-swap --qpn "$1" --psn $(($2 + 2)) --va "$3" --rkey "$4" --compare 7 \
+		--swap-add 9
+}
+
 # qp_up TYPE [ARGS for the rtr modify]: creates a QP, brings it to RTR with
 # this topology's addresses (RC/UC), prints its QPN.
 qp_up() {

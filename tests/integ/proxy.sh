@@ -85,6 +85,11 @@ xhca cq create --depth 3 >/dev/null 2>&1
 check_eq "proxy: cq create --depth 3: a usage error" "$?" 2
 xhca qp create --type rc --rq-depth 8 >/dev/null 2>&1
 check_eq "proxy: qp create --rq-depth without --cq: a usage error" "$?" 2
+xhca qp create --type rc --cq "$PCQ" --buf-size 2000000 >/dev/null 2>&1
+check_eq "proxy: qp create --buf-size 2000000: a usage error" "$?" 2
+err=$(xhca qp create --type rc --cq "$PCQ" --rq-depth 65536 2>&1); rc=$?
+check "proxy: 65536 receive buffers of 4 KiB for a CLI QP: refused by xhcad (64 MiB at most)" \
+	test $rc = 1 -a -n "$(grep "64 MiB in all" <<<"$err")"
 err=$(xhca cq poll 99 2>&1); rc=$?
 check "proxy: cq poll of no CQ: exit 1, a clear message" \
 	test $rc = 1 -a -n "$(grep 'no CQ 99' <<<"$err")"
@@ -135,6 +140,21 @@ check_eq "proxy: the application's QP is a proxy QP on a proxy CQ" \
 	"$(xhca -j qp show "$QPN" | json_get 'd["qps"][0]["proxy"], d["qps"][0]["proxy_cq"]')" "True True"
 F1=$(xhca -j filter add "$QPN" --op send --match text:LOCK | json_get 'd["id"]')
 F1U=$(xhca -j filter add "$QPN" --op send --match text:UNLOCK | json_get 'd["id"]')
+# criteria xhcad refuses (the CLI cannot tell): exit 1, the reason, nothing added
+for c in "--op send --rkey 5|carry no R_Key" "--op send --src-qpn 5|for UD QPs" \
+	"--op send --match text:Z --handler none|share one handler"; do
+	err=$(xhca filter add "$QPN" ${c%%|*} 2>&1); rc=$?
+	check "proxy: filter add ${c%%|*}: refused by xhcad (${c#*|})" \
+		test $rc = 1 -a -n "$(grep -- "${c#*|}" <<<"$err")"
+done
+check_eq "proxy: ... the QP has its two filters only" \
+	"$(xhca -j filter show "$QPN" | json_get 'len(d["filters"])')" 2
+ACQ=$(xhca -j qp show "$QPN" | json_get 'd["qps"][0]["cq"]')
+err=$(xhca cq poll "$ACQ" 2>&1); rc=$?
+check "proxy: the CLI does not poll an application's CQ" \
+	test $rc = 1 -a -n "$(grep "is an application's" <<<"$err")"
+err=$(xhca qp create --type rc --cq "$ACQ" 2>&1); rc=$?
+check "proxy: nor makes its QPs on one" test $rc = 1 -a -n "$(grep "of the CLI's" <<<"$err")"
 check "proxy: filter add prints the new filter's id" test "$F1" -ge 1
 send 0 "LOCK db1 alice"
 wait_cqes A 1
@@ -202,18 +222,15 @@ read_paths() {
 		RP="$RP$([ "$(px reads)" != "$r0" ] && echo P || echo N)"
 	done
 }
-F2=$(xhca -j filter add "$QPN" --op read --size-above 1000 | json_get 'd["id"]')
-n0=$(host_of responded)
-read_paths
-check_eq "proxy: --size-above 1000: READs of 999, 1000, 1001 bytes: normal, proxy, proxy" \
-	"$RP $(($(host_of responded) - n0))" "NPP 1"
-xhca filter del "$F2" >/dev/null
-F2=$(xhca -j filter add "$QPN" --op read --size-below 1000 | json_get 'd["id"]')
-n0=$(host_of responded)
-read_paths
-check_eq "proxy: --size-below 1000: READs of 999, 1000, 1001 bytes: proxy, normal, normal" \
-	"$RP $(($(host_of responded) - n0))" "PNN 2"
-xhca filter del "$F2" >/dev/null
+for c in "above NPP 1" "below PNN 2"; do
+	set -- $c
+	F2=$(xhca -j filter add "$QPN" --op read --size-$1 1000 | json_get 'd["id"]')
+	n0=$(host_of responded)
+	read_paths
+	check_eq "proxy: --size-$1 1000: READs of 999, 1000, 1001 bytes (P: proxy, N: normal)" \
+		"$RP $(($(host_of responded) - n0))" "$2 $3"
+	xhca filter del "$F2" >/dev/null
+done
 F3=$(xhca -j filter add "$QPN" --op fetch-add | json_get 'd["id"]')
 a0=$(px atomics) n0=$(host_of responded)
 gen --op rc-cmp-swap --qpn "$QPN" --psn $PSN_A --va $((VA + 64)) --rkey "$RK" --compare 0 --swap-add 1
@@ -289,11 +306,7 @@ for c in 0:1 100:1024 2000:1025 3000:5000; do
 	want="$want$(mr_hex "$off" "$len")"
 done
 v0=$(u64le 8)
-gen --op rc-fetch-add --qpn "$QPN" --psn $PSN_A --va $((VA + 8)) --rkey "$RK" --swap-add 5
-gen --op rc-cmp-swap --qpn "$QPN" --psn $((PSN_A + 1)) --va $((VA + 8)) --rkey "$RK" \
-	--compare "$(u64 "v0 + 5")" --swap-add 0x1122334455667788
-gen --op rc-cmp-swap --qpn "$QPN" --psn $((PSN_A + 2)) --va $((VA + 8)) --rkey "$RK" \
-	--compare 7 --swap-add 9
+atomic_trio "$QPN" "$PSN_A" $((VA + 8)) "$RK" "$v0"
 PSN_A=$((PSN_A + 3))
 cap_stop
 "$SCAPY_PY" "$XHCA_TOP/tests/roce_resp.py" "$tmp/cap.pcap" >"$tmp/resp"

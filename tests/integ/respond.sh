@@ -75,11 +75,7 @@ check_eq "respond: tshark dissects the responses, nothing malformed" \
 # --- ATOMIC ---------------------------------------------------------------------
 v0=$(u64le 8)
 cap
-gen --op rc-fetch-add --qpn "$RC" --psn "$PSN" --va $((IOVA + 8)) --rkey "$R" --swap-add 5
-gen --op rc-cmp-swap --qpn "$RC" --psn $((PSN + 1)) --va $((IOVA + 8)) --rkey "$R" \
-	--compare "$(u64 "v0 + 5")" --swap-add 0x1122334455667788
-gen --op rc-cmp-swap --qpn "$RC" --psn $((PSN + 2)) --va $((IOVA + 8)) --rkey "$R" \
-	--compare 7 --swap-add 9
+atomic_trio "$RC" "$PSN" $((IOVA + 8)) "$R" "$v0"
 PSN=$((PSN + 3))
 cap_stop
 decode >"$tmp/atomic"

@@ -904,6 +904,11 @@ void qp_host_error(struct xhcad *d, const struct xhca_event *e)
 	pr_info("QP 0x%06x: error state (%s at PSN 0x%06x)\n", qh->gqpn,
 		e->reason < XHCA_R_MAX ? reason_names[e->reason] : "?", e->psn);
 	respond_nak(d, e);
+	qp_host_to_error(d, qh);
+}
+
+void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
+{
 	qh->in_msg = MSG_NONE;
 	qh->discard = 0;
 	if (qh->rq && !qh->flush) {

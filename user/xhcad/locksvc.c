@@ -32,15 +32,6 @@ static void tidy(struct lock_ent *e)
 		e->name[0] = 0;
 }
 
-int locksvc_waiting(const struct locksvc *s, __u64 cookie)
-{
-	for (unsigned int i = 0; i < LOCKSVC_MAX; i++)
-		for (unsigned int k = 0; k < s->e[i].nwait; k++)
-			if (s->e[i].wait[k].cookie == cookie)
-				return 1;
-	return 0;
-}
-
 unsigned int locksvc_cancel(struct locksvc *s, __u64 value, __u64 mask)
 {
 	unsigned int n = 0;

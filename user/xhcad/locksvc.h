@@ -62,8 +62,6 @@ enum lock_result locksvc_handle(struct locksvc *s, const __u8 *msg, __u32 len, _
 				__u64 now_ns, lock_done_fn done, void *arg);
 /* Refuses the waiters whose time is up. */
 void locksvc_tick(struct locksvc *s, __u64 now_ns, lock_done_fn done, void *arg);
-/* Whether a request with this cookie waits for a lock. */
-int locksvc_waiting(const struct locksvc *s, __u64 cookie);
 /* Forgets the waiting requests whose cookie has these bits (cookie & mask ==
  * value & mask): their outcome is no longer wanted. Returns how many. */
 unsigned int locksvc_cancel(struct locksvc *s, __u64 value, __u64 mask);

@@ -28,6 +28,7 @@
  * thread took it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -192,6 +193,10 @@ struct proxy {
 };
 
 #define CNT(p, f) __atomic_fetch_add(&(p)->st.f, 1, __ATOMIC_RELAXED)
+/* proxy_info() copies the proxy's counters as one run, frames .. tx_frames */
+_Static_assert(offsetof(struct xhca_proxy_info, tx_frames) -
+		       offsetof(struct xhca_proxy_info, frames) == 16 * sizeof(__u64),
+	       "the proxy's counters are 17 __u64 one after another");
 
 static void wake(int fd)
 {
@@ -1158,14 +1163,8 @@ int proxy_serve(struct xhcad *d)
 		case PX_QP_ERR: {
 			struct qp_host *qh = &d->qh[x->lidx];
 
-			if (qh->valid && qh->gen == x->gen && !qp_set_error(d, x->lidx, x->gen)) {
-				qh->in_msg = MSG_NONE;
-				qh->discard = 0;
-				if (qh->rq && !qh->flush) {
-					qh->flush = 1;
-					d->nflush++;
-				}
-			}
+			if (qh->valid && qh->gen == x->gen && !qp_set_error(d, x->lidx, x->gen))
+				qp_host_to_error(d, qh);
 			break;
 		}
 		}

@@ -659,13 +659,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		d->qh[lidx].in_msg = 0;
 		d->qh[lidx].discard = 0;
 	}
-	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR && d->qh[lidx].rq &&
-	    !d->qh[lidx].flush) {
-		/* verbs: the posted receive buffers complete, flushed */
-		d->qh[lidx].flush = 1;
-		d->nflush++;
-		qp_flush_run(d);
-	}
+	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
+		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */
 	ctx_read(d, lidx, &c); /* the ePSN as it is now */
 	attr_from_ctx(&c, a);
 	attr_from_host(d, &d->qh[lidx], a);

@@ -429,6 +429,10 @@ __u32 cq_room(const struct cq *cq);
 void cli_post(struct xhcad *d, struct qp_host *qh, __u32 i);
 int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry **out, __u32 *n,
 	    char *err, size_t errlen);
+/* The host side of a QP that went to the error state: the message in
+ * progress is dropped, its posted receive buffers complete with
+ * WR_FLUSH_ERR (as far as its CQ has room now; the rest later). */
+void qp_host_to_error(struct xhcad *d, struct qp_host *qh);
 /* Flushes what the CQs have room for now. */
 void qp_flush_run(struct xhcad *d);
 /* respond.c: READ and ATOMIC executed, their responses; NAKs */

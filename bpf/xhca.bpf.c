@@ -266,6 +266,7 @@ static __always_inline __u32 read_npkts(__u32 len, __u8 mtu_shift)
 #define load_barrier() do { } while (0)
 #endif
 #define READ_ONCE32(x) (*(volatile __u32 *)&(x))
+#define WRITE_ONCE32(x, v) (*(volatile __u32 *)&(x) = (v))
 #define READ_ONCE64(x) (*(volatile __u64 *)&(x))
 
 /* Retries of a context read that met a writer, and of a PSN update that
@@ -289,6 +290,7 @@ struct qp_view {
 	__u8 mtu_shift;
 	__u8 flowq;
 	__u8 flags;	/* XHCA_QPF_* */
+	__u16 ack_every;
 };
 
 /* Copies the configuration of c into v, consistently. Returns 0, or -1 if a
@@ -313,6 +315,7 @@ static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
 		v->pkey = c->pkey;
 		v->qkey = c->qkey;
 		v->pd = c->pd;
+		v->ack_every = c->ack_every;
 		copy16(v->local_ip, c->local_ip);
 		copy16(v->remote_ip, c->remote_ip);
 		load_barrier();
@@ -441,6 +444,10 @@ struct verdict {
 	__u8 pretx;	/* a WRITE into a pre-translated region (or of no bytes) */
 	__u8 offload;	/* the message goes to the proxy (decided at its first packet) */
 	__u32 csn;	/* XHCA_MF_CSN: the message's completion sequence number */
+	__u8 ack_due;	/* RC: xhcad acknowledges this packet (AckReq, or coalescing) */
+	__u8 qp_hit;	/* the context matched: the per-QP counters apply */
+	int pre;	/* what the R_Key check of a FIRST/ONLY/READ/ATOMIC found */
+	struct mr_view mr; /* ... and that region */
 };
 
 /* ---- the proxy QP (US 9,069,633) ------------------------------------------ */
@@ -629,7 +636,8 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 	m->csn = (__u16)vd->csn;
 	m->gen = vd->gen;
 	m->psn = p->psn;
-	if (vd->mflags & (XHCA_MF_PLACED | XHCA_MF_MSN)) {
+	if ((vd->mflags & (XHCA_MF_PLACED | XHCA_MF_MSN)) || reason == XHCA_R_DUP_TO_FLOWQ ||
+	    reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
 		m->msg_len = vd->msg_len;
 	} else {
 		m->payload_off = p->payload_off;
@@ -736,18 +744,30 @@ static __always_inline __u32 failed_state(__u32 cur, int rc)
  * FIRST/ONLY/READ/ATOMIC found (0: fine); m0: that region. Returns -1 when
  * the packet is accepted (vd says where it goes), or the reason.
  */
-static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
-				      const struct qp_view *v, const struct roce_pkt *p, int pre,
-				      const struct mr_view *m0, struct verdict *vd)
+__noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const struct qp_view *v,
+			       const struct roce_pkt *p, struct verdict *vd)
 {
-	__u16 f = p->op_flags;
-	int rc = v->type == XHCA_QPT_RC, host = v->action == XHCA_ACT_HOST;
-	int start = !!(f & XHCA_O_START), end = !!(f & XHCA_O_END);
-	int write = host && is_write_op(p->opcode & 0x1f);
-	int cont = write && !start; /* WRITE MIDDLE or LAST */
-	__u32 mtu = mtu_of(v->mtu_shift);
-	int off;
+	int rc, host, start, end, write, cont, off;
+	__u32 mtu;
+	__u16 f;
 
+	/* A global function, checked once by the verifier, not on every
+	 * path of xhca_rx: its pointers may be NULL as far as it knows. */
+	struct mr_view *m0;
+	int pre;
+
+	if (!c || !v || !p || !vd)
+		return XHCA_R_DROP_QP_BUSY;
+	m0 = &vd->mr;
+	pre = vd->pre;
+	f = p->op_flags;
+	rc = v->type == XHCA_QPT_RC;
+	host = v->action == XHCA_ACT_HOST;
+	start = !!(f & XHCA_O_START);
+	end = !!(f & XHCA_O_END);
+	write = host && is_write_op(p->opcode & 0x1f);
+	cont = write && !start; /* WRITE MIDDLE or LAST */
+	mtu = mtu_of(v->mtu_shift);
 	for (int i = 0; i < CTX_TRIES; i++) {
 		__u32 cur = READ_ONCE32(c->rx_psn), epsn = cur & XHCA_RXPSN_MASK, base, next;
 		int err = 0, r;
@@ -760,10 +780,25 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		if (rc) {
 			int d = xhca_psn_cmp(p->psn, epsn);
 
-			if (d < 0)
-				return XHCA_R_DROP_PSN_DUP;
-			if (d > 0)
-				return XHCA_R_DROP_PSN_OOS;
+			/* A duplicate, and the first packet after a gap, go
+			 * to xhcad in line behind what came before, so its
+			 * re-ACK or sequence NAK never overtakes a request
+			 * still on its way; the rest of the gap is silent. */
+			if (d != 0) {
+				if (!host)
+					return d < 0 ? XHCA_R_DROP_PSN_DUP : XHCA_R_DROP_PSN_OOS;
+				if (d > 0 && (cur & XHCA_RXPSN_NAKED))
+					return XHCA_R_DROP_PSN_OOS;
+				vd->msg_len = epsn;
+				vd->csn = READ_ONCE32(c->msn);
+				vd->mflags |= XHCA_MF_CSN;
+				if (d < 0)
+					return XHCA_R_DUP_TO_FLOWQ;
+				if (__sync_val_compare_and_swap(&c->rx_psn, cur,
+								cur | XHCA_RXPSN_NAKED) != cur)
+					continue;
+				return XHCA_R_SEQ_NAK_TO_FLOWQ;
+			}
 		} else if ((cur & XHCA_RXPSN_UC_DROP) || p->psn != epsn) {
 			/* UC: a gap breaks the message in progress; the next
 			 * FIRST/ONLY starts clean at any PSN. */
@@ -804,7 +839,8 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		 * branches: the verifier walks this loop on every path. */
 		off = start ? vd->offload : (base & XHCA_RXPSN_PROXY) >> 26;
 		vd->flowq = (__u8)(off ? XHCA_FLOWQ_PROXY : v->flowq);
-		if (host && !vd->admitted && (!write || !vd->pretx || (end && (f & XHCA_H_IMM)))) {
+		if (host && !vd->admitted &&
+		    (!write || !vd->pretx || (end && (f & XHCA_H_IMM)) || vd->ack_due)) {
 			r = flowq_admit(ctx, vd->flowq, &vd->key);
 			if (r >= 0)
 				return r;
@@ -812,7 +848,7 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		}
 		vd->offload = (__u8)off;
 		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-				 XHCA_RXPSN_PROXY)) |
+				 XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED)) |
 		       ((__u32)(off & !end) << 26) |
 		       ((rc ? epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, v->mtu_shift) : 1)
 			    : p->psn + 1) & XHCA_RXPSN_MASK);
@@ -825,7 +861,7 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		if (__sync_val_compare_and_swap(&c->rx_psn, cur, cur | XHCA_RXPSN_BUSY) != cur)
 			continue;
 		{
-			struct mr_view m = *m0;
+			struct mr_view *m = &vd->mr; /* m0: start's region, or the WRITE's */
 			__u64 va = p->va, left = p->dma_len;
 
 			if (start) {
@@ -835,8 +871,8 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 			} else {
 				va = c->wc_va;
 				left = c->wc_left;
-				r = mr_view(c->wc_mr, &m);
-				if (!r && m.gen != c->wc_gen)
+				r = mr_view(c->wc_mr, m);
+				if (!r && m->gen != c->wc_gen)
 					r = XHCA_R_DROP_WRITE_SEQ; /* its MR changed meanwhile */
 				if (!r && !write_len_ok(p, left, mtu))
 					r = XHCA_R_DROP_WRITE_LEN;
@@ -847,7 +883,7 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 					return r;
 				}
 			}
-			vd->place = m.base + (va - m.iova);
+			vd->place = m->base + (va - m->iova);
 			vd->msg_len = c->wc_len;
 			c->wc_va = va + p->payload_len;
 			c->wc_left = left - p->payload_len;
@@ -864,26 +900,31 @@ static __always_inline int rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 
 /*
  * The header checks against the QP context in RXE's order, then what the
- * packet asks for. Returns the reason; *qp_hit says the context matched, so
+ * packet asks for. Returns the reason; vd->qp_hit says the context matched, so
  * the per-QP counters apply. For TO_FLOWQ, PLACED_TO_FLOWQ and TO_XLATE the
  * caller redirects (vd says where); for PLACED* the payload is in host
  * memory already.
  */
-static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
-				    const struct xhca_cam_val *cv, const struct roce_pkt *p,
-				    int *qp_hit, struct verdict *vd)
+__noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const struct roce_pkt *p,
+			     struct verdict *vd)
 {
-	__u16 f = p->op_flags;
-	__u8 op = p->opcode & 0x1f;
-	struct mr_view m = {};
+	struct mr_view *m;
 	struct qp_view v;
 	int r, pre = 0, proxy_cq;
+	__u16 f;
+	__u8 op;
+
+	if (!c || !p || !vd) /* a global function, as xhca_rx_request */
+		return XHCA_R_DROP_STALE;
+	f = p->op_flags;
+	op = p->opcode & 0x1f;
+	m = &vd->mr;
 
 	if (ctx_view(c, &v))
 		return XHCA_R_DROP_QP_BUSY;
-	if (!v.valid || v.gqpn != p->qpn || v.gen != cv->gen)
+	if (!v.valid || v.gqpn != p->qpn || v.gen != vd->gen)
 		return XHCA_R_DROP_STALE;
-	*qp_hit = 1;
+	vd->qp_hit = 1;
 	vd->gen = v.gen;
 	vd->flowq = v.flowq;
 	if (f & XHCA_H_CNP)
@@ -914,7 +955,7 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	 * length READ or WRITE checks no key (IBA C9-88, as RXE). */
 	if (v.action == XHCA_ACT_HOST && (f & XHCA_O_REQ) && (f & XHCA_O_START)) {
 		if (f & XHCA_H_ATMETH) {
-			pre = mr_check(p, v.pd, XHCA_ACCESS_REMOTE_ATOMIC, &m);
+			pre = mr_check(p, v.pd, XHCA_ACCESS_REMOTE_ATOMIC, m);
 			if (!pre && (p->va & 7))
 				pre = XHCA_R_DROP_ATOMIC_ALIGN;
 		} else if ((f & XHCA_H_RETH) && p->dma_len) {
@@ -922,7 +963,7 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 				pre = XHCA_R_DROP_WRITE_LEN;
 			else
 				pre = mr_check(p, v.pd, (f & XHCA_O_READ) ? XHCA_ACCESS_REMOTE_READ
-									   : XHCA_ACCESS_REMOTE_WRITE, &m);
+									   : XHCA_ACCESS_REMOTE_WRITE, m);
 		}
 	}
 
@@ -941,9 +982,35 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		}
 		return vd->offload ? XHCA_R_TO_PROXY : XHCA_R_TO_FLOWQ;
 	}
-	r = rx_request(ctx, c, &v, p, pre, &m, vd);
+	/* An RC request's ACK is due at AckReq, and at least every ack_every
+	 * packets; a READ or ATOMIC is answered anyway. Decided before the
+	 * commit: a WRITE placed here then goes on to xhcad for it. */
+	if (v.type == XHCA_QPT_RC && v.action == XHCA_ACT_HOST && !(f & (XHCA_O_READ | XHCA_H_ATMETH)))
+		vd->ack_due = (p->mflags & XHCA_MF_ACKREQ) ||
+			      (v.ack_every && READ_ONCE32(c->unacked) + 1 >= v.ack_every);
+	vd->pre = pre;
+	r = xhca_rx_request(ctx, c, &v, p, vd);
+	if (r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ) {
+		int a = flowq_admit(ctx, v.flowq, &vd->key);
+
+		if (a < 0) {
+			vd->flowq = v.flowq;
+			return r;
+		}
+		if (r == XHCA_R_SEQ_NAK_TO_FLOWQ) /* no NAK went: the next one tries */
+			__sync_fetch_and_and(&c->rx_psn, ~XHCA_RXPSN_NAKED);
+		return a;
+	}
 	if (r >= 0)
 		return r;
+	if (v.type == XHCA_QPT_RC && v.action == XHCA_ACT_HOST) {
+		if (vd->ack_due || (f & (XHCA_O_READ | XHCA_H_ATMETH))) {
+			WRITE_ONCE32(c->unacked, 0);
+			vd->mflags |= vd->ack_due ? XHCA_MF_ACKREQ : 0;
+		} else {
+			__sync_fetch_and_add(&c->unacked, 1);
+		}
+	}
 	if ((f & XHCA_O_END) && (v.type == XHCA_QPT_RC || proxy_cq)) {
 		/* a request message accepted whole: the responder's MSN; a READ
 		 * or ATOMIC carries it to xhcad for its response. On a proxy CQ
@@ -955,10 +1022,12 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 			vd->msg_len = (was + 1) & XHCA_PSN_MASK;
 			vd->mflags |= XHCA_MF_MSN;
 		}
-	} else if (proxy_cq) {
+	} else if (proxy_cq || v.type == XHCA_QPT_RC) {
 		vd->csn = READ_ONCE32(c->msn);
 	}
-	if (proxy_cq)
+	/* RC: the MSN (low 16 bits) for xhcad's ACK, and where to go back
+	 * to should the message have to be received again */
+	if (proxy_cq || v.type == XHCA_QPT_RC)
 		vd->mflags |= XHCA_MF_CSN;
 	if (v.action != XHCA_ACT_HOST)
 		return v.action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
@@ -977,6 +1046,10 @@ static __always_inline int check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	}
 	if ((f & XHCA_O_END) && proxy_cq)
 		xhca_px_record(vd->lidx, vd->gen, p->qpn, vd->csn, vd->msg_len);
+	if (vd->ack_due) {
+		vd->mflags |= XHCA_MF_PLACED;
+		return XHCA_R_PLACED_ACK;
+	}
 	return XHCA_R_PLACED;
 }
 
@@ -1129,7 +1202,7 @@ static __always_inline int is_accept(__u32 r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
 	       r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED || r == XHCA_R_PLACED_TO_FLOWQ ||
-	       r == XHCA_R_TO_XLATE || r == XHCA_R_TO_PROXY;
+	       r == XHCA_R_TO_XLATE || r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK;
 }
 
 static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_hit)
@@ -1155,32 +1228,55 @@ static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_
 	}
 }
 
+/* xhca_rx's packet and verdict: per CPU, not on the stack, which the
+ * global functions it calls need (512 bytes for the whole chain). Not
+ * pinned: each loaded program has its own. */
+struct rx_scratch {
+	struct roce_pkt p;
+	struct verdict vd;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rx_scratch);
+} xhca_scratch SEC(".maps");
+
 SEC("xdp")
 int xhca_rx(struct xdp_md *ctx)
 {
 	__u64 bytes = ctx->data_end - ctx->data;
-	struct roce_pkt p = {};
-	struct verdict vd = {};
+	struct rx_scratch *sc;
+	struct roce_pkt *p;
+	struct verdict *vd;
 	struct xhca_cam_val *cv;
 	struct xhca_qp_ctx *c;
 	int qp_hit = 0;
 	__u32 lidx = 0;
+	__u32 zero = 0;
 	int r;
 
-	r = parse(ctx, &p);
+	sc = bpf_map_lookup_elem(&xhca_scratch, &zero);
+	if (!sc)
+		return XDP_PASS; /* cannot happen: the map has its one entry */
+	__builtin_memset(sc, 0, sizeof(*sc));
+	p = &sc->p;
+	vd = &sc->vd;
+	r = parse(ctx, p);
 	if (r >= 0)
 		goto out;
-	if (p.qpn == XHCA_QPN_SMI) {
+	if (p->qpn == XHCA_QPN_SMI) {
 		r = XHCA_R_DROP_QP0;
 		goto out;
 	}
-	if (p.qpn == XHCA_QPN_MCAST) {
+	if (p->qpn == XHCA_QPN_MCAST) {
 		__u32 gidx = 0;
 
-		r = mcast(ctx, &p, bytes, &gidx, &vd); /* vd: the stack is tight */
+		r = mcast(ctx, p, bytes, &gidx, vd);
 		goto out;
 	}
-	cv = bpf_map_lookup_elem(&xhca_qp_cam, &p.qpn);
+	cv = bpf_map_lookup_elem(&xhca_qp_cam, &p->qpn);
 	if (!cv) {
 		r = XHCA_R_DROP_CAM_MISS;
 		goto out;
@@ -1191,11 +1287,14 @@ int xhca_rx(struct xdp_md *ctx)
 		r = XHCA_R_DROP_STALE;
 		goto out;
 	}
-	vd.lidx = lidx;
-	r = check_qp(ctx, c, cv, &p, &qp_hit, &vd);
+	vd->lidx = lidx;
+	vd->gen = cv->gen; /* what the CAM entry says: the context must agree */
+	r = xhca_check_qp(ctx, c, p, vd);
+	qp_hit = vd->qp_hit;
 	if (r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
-	    r == XHCA_R_TO_PROXY)
-		r = flowq_send(ctx, &p, &vd, r, bytes);
+	    r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ ||
+	    r == XHCA_R_SEQ_NAK_TO_FLOWQ)
+		r = flowq_send(ctx, p, vd, r, bytes);
 out:
 	count(r, bytes, lidx, qp_hit);
 	switch (r) {
@@ -1210,6 +1309,9 @@ out:
 	case XHCA_R_PLACED_TO_FLOWQ:
 	case XHCA_R_TO_XLATE:
 	case XHCA_R_TO_PROXY:
+	case XHCA_R_PLACED_ACK:
+	case XHCA_R_DUP_TO_FLOWQ:
+	case XHCA_R_SEQ_NAK_TO_FLOWQ:
 	case XHCA_R_TO_MCAST:
 	case XHCA_R_TO_MCAST_DEVS:
 		return XDP_REDIRECT;

@@ -121,6 +121,7 @@ static void usage(FILE *f)
 		"                       without payload); with several sizes, --count frames of\n"
 		"                       each in turn (--duration is shared), PSNs continuing\n"
 		"      --pkey P --qkey K --sqp N --tver N --pad N --ackreq --se\n"
+		"      --bad-icrc       send a wrong ICRC (the receiver must drop the frame)\n"
 		"      --reth-len N (default: --size) --va N --rkey N --imm N\n"
 		"      --swap-add N --compare N   ATOMIC: the swap (or add) and compare values\n"
 		"      --src IP --dst IP   IPv4 or IPv6, same family (default 10.77.0.2 -> 10.77.0.1;\n"
@@ -284,7 +285,7 @@ static int opcode_parse(const char *arg, uint8_t *opcode)
 
 enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
-	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
+	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_BAD_ICRC, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
 	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
 	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE, O_PAYLOAD,
 };
@@ -304,6 +305,7 @@ static const struct option long_opts[] = {
 	{ "qkey", required_argument, NULL, O_QKEY },
 	{ "sqp", required_argument, NULL, O_SQP },
 	{ "ackreq", no_argument, NULL, O_ACKREQ },
+	{ "bad-icrc", no_argument, NULL, O_BAD_ICRC },
 	{ "tver", required_argument, NULL, O_TVER },
 	{ "pad", required_argument, NULL, O_PAD },
 	{ "se", no_argument, NULL, O_SE },
@@ -390,6 +392,9 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 		break;
 	case O_ACKREQ:
 		s->ackreq = 1;
+		break;
+	case O_BAD_ICRC:
+		s->bad_icrc = 1;
 		break;
 	case O_TVER:
 		err = parse_u32("--tver", arg, 15, &v32);

@@ -455,7 +455,7 @@ static void array_print(const char *key, const void *v, __u32 n, size_t esize,
 enum {
 	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
 	O_ACTION, O_DEST_QPN, O_QP, O_RESET, O_FLOWQ, O_WEIGHT, O_LEN, O_ACCESS, O_SCATTER,
-	O_CONTIG, O_IOVA, O_OFFSET, O_OUT, O_BLOCK_LB, O_DEV, O_PROXY,
+	O_CONTIG, O_IOVA, O_OFFSET, O_OUT, O_BLOCK_LB, O_DEV, O_PROXY, O_ACK_EVERY, O_RNR_TIMER,
 	/* filter add */
 	O_F_OP, O_F_BELOW, O_F_ABOVE, O_F_SINGLE, O_F_RKEY, O_F_VA, O_F_SQPN, O_F_MATCH, O_F_INVERT,
 	O_F_HANDLER,
@@ -625,6 +625,16 @@ static int do_status(int argc, char **argv)
 		jw_u64("naks", s->naks);
 		jw_u64("tx_frames", s->tx_frames);
 		jw_u64("tx_full", s->tx_full);
+		jw_open("responder", '{');
+		jw_u64("acks", s->resp.acks);
+		jw_u64("seq_naks", s->resp.seq_naks);
+		jw_u64("rnr_naks", s->resp.rnr_naks);
+		jw_u64("dups", s->resp.dups);
+		jw_u64("replays", s->resp.replays);
+		jw_u64("dup_unknown", s->resp.dup_unknown);
+		jw_u64("rewinds", s->resp.rewinds);
+		jw_u64("bad_icrc", s->resp.bad_icrc);
+		jw_close('}');
 		jw_open("mcast", '{');
 		jw_u64("groups", s->mcast_groups);
 		jw_u64("threshold", s->mcast_threshold);
@@ -680,6 +690,12 @@ static int do_status(int argc, char **argv)
 	printf("responses:    %llu frames sent (READ, ATOMIC, NAK), %llu NAKs, %llu not sent\n",
 	       (unsigned long long)s->tx_frames, (unsigned long long)s->naks,
 	       (unsigned long long)s->tx_full);
+	printf("responder:    %llu ACKs, %llu sequence NAKs, %llu RNR NAKs, %llu duplicates "
+	       "answered (%llu responses sent again, %llu unknown), %llu rewinds, %llu bad ICRC\n",
+	       (unsigned long long)s->resp.acks, (unsigned long long)s->resp.seq_naks,
+	       (unsigned long long)s->resp.rnr_naks, (unsigned long long)s->resp.dups,
+	       (unsigned long long)s->resp.replays, (unsigned long long)s->resp.dup_unknown,
+	       (unsigned long long)s->resp.rewinds, (unsigned long long)s->resp.bad_icrc);
 	printf("mcast:        %u groups, %u packets waiting for replication (threshold %u%s),\n"
 	       "              %llu replicated, largest reference count %llu, %llu credit stalls "
 	       "(%u credits a flow queue)\n", s->mcast_groups, s->mcast_waiting,
@@ -720,6 +736,10 @@ static void json_attr(const struct xhca_qp_attr *a)
 	jw_str("local_ip", ip_str(a->local_ip, lb, sizeof(lb)));
 	jw_str("remote_ip", ip_str(a->remote_ip, rb, sizeof(rb)));
 	jw_u64("flowq", a->flowq);
+	if (a->type == XHCA_QPT_RC) {
+		jw_u64("ack_every", a->ack_every);
+		jw_u64("rnr_timer", a->rnr_timer);
+	}
 	jw_u64("pd", a->pd);
 	jw_bool("block_self_mcast_loopback", !!(a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK));
 	jw_bool("proxy", !!(a->flags & XHCA_QPF_PROXY));
@@ -895,6 +915,8 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 	case O_PKEY: bit = XHCA_QPA_PKEY; break;
 	case O_DEST_QPN: bit = XHCA_QPA_DEST_QPN; break;
 	case O_PROXY: bit = XHCA_QPA_PROXY; break;
+	case O_ACK_EVERY: bit = XHCA_QPA_ACK_EVERY; break;
+	case O_RNR_TIMER: bit = XHCA_QPA_RNR_TIMER; break;
 	}
 	/* Which of two values was meant is a guess; refuse it. */
 	if (a->mask & bit)
@@ -945,6 +967,14 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 	case O_PROXY:
 		rc = proxy_arg(op, arg, &a->flags);
 		break;
+	case O_ACK_EVERY:
+		rc = num_arg(op, "--ack-every", "packets per ACK", arg, 16, "0..65535", &v);
+		a->ack_every = (__u16)v;
+		break;
+	case O_RNR_TIMER:
+		rc = num_arg(op, "--rnr-timer", "RNR timer code", arg, 5, "0..31 (IBA table 45)", &v);
+		a->rnr_timer = (__u8)v;
+		break;
 	}
 	if (!rc)
 		a->mask |= bit;
@@ -957,7 +987,8 @@ static int do_qp_modify(int argc, char **argv)
 		{ "state", 1, O_STATE },	 { "epsn", 1, O_EPSN },	    { "remote-ip", 1, O_REMOTE_IP },
 		{ "local-ip", 1, O_LOCAL_IP }, { "mtu", 1, O_MTU },	    { "action", 1, O_ACTION },
 		{ "qkey", 1, O_QKEY },	 { "pkey", 1, O_PKEY },	    { "dest-qpn", 1, O_DEST_QPN },
-		{ "proxy", 1, O_PROXY }, { NULL, 0, 0 },
+		{ "proxy", 1, O_PROXY }, { "ack-every", 1, O_ACK_EVERY },
+		{ "rnr-timer", 1, O_RNR_TIMER }, { NULL, 0, 0 },
 	};
 	struct modify_args m = { .op = "qp modify" };
 	struct xhca_qp_attr *r = NULL;
@@ -977,7 +1008,7 @@ static int do_qp_modify(int argc, char **argv)
 	if (!m.a.mask)
 		return usage_err(m.op, "nothing to change; give at least one of --state, --epsn, "
 				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn, "
-				 "--proxy");
+				 "--proxy, --ack-every, --rnr-timer");
 	if (m.local_fam && m.remote_fam && m.local_fam != m.remote_fam)
 		return usage_err(m.op, "--local-ip is IPv%d but --remote-ip is IPv%d; give both "
 				 "addresses in the same family", m.local_fam, m.remote_fam);
@@ -2743,7 +2774,7 @@ static int do_proxy_resume(int argc, char **argv)
 	"            [--proxy on|off]\n"                                                    \
 	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
 	"                [--action pass|drop] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
-	"                [--proxy on|off]\n"                                                \
+	"                [--proxy on|off] [--ack-every N] [--rnr-timer T]\n"                \
 	"  qp destroy QPN\n"                                                                \
 	"  qp show [QPN]                 (the default)\n"                                  \
 	"QPNs are global 24-bit queue pair numbers.\n"
@@ -2768,6 +2799,9 @@ static int do_proxy_resume(int argc, char **argv)
 	"  --proxy on|off    a proxy QP: its CQ must be a proxy CQ (cq create --proxy)\n"   \
 	"Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON.\n"
 
+#define STR_(x) #x
+#define XSTR(x) STR_(x)
+
 #define USAGE_QP_MODIFY                                                                    \
 	"Usage: xhca -i IFNAME qp modify QPN [options]\n"                                   \
 	"Changes only what is given; a refused change changes nothing.\n"                  \
@@ -2785,7 +2819,12 @@ static int do_proxy_resume(int argc, char **argv)
 	"  --proxy on|off    proxy QP: its filters offload messages to the proxy thread;\n" \
 	"                    its completions must go to a proxy CQ (xhca_cq_create_ex\n"   \
 	"                    with XHCA_CQF_PROXY, or xhca-recv --proxy). Off: no new\n"    \
-	"                    message is offloaded; none in flight is lost or reordered\n"
+	"                    message is offloaded; none in flight is lost or reordered\n" \
+	"  --ack-every N     RC responder: an ACK at least every N request packets, and\n" \
+	"                    at each AckReq (0: only at AckReq; default " XSTR(XHCA_ACK_EVERY_DEFAULT) ")\n" \
+	"  --rnr-timer T     RC responder: the timer code of its RNR NAKs, 0..31 (IBA\n"   \
+	"                    table 45: 1 = 0.01 ms ... 14 = 1.28 ms ... 0 = 655 ms;\n"    \
+	"                    default " XSTR(XHCA_RNR_TIMER_DEFAULT) ")\n"
 
 #define USAGE_QP_DESTROY                                                                   \
 	"Usage: xhca -i IFNAME qp destroy QPN\n"                                            \

@@ -13,7 +13,7 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 6
+#define XHCA_ABI_VERSION 7
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -103,8 +103,14 @@
 	X(DROP_ADDR, "drop_addr", "IP addresses do not match the RC/UC QP")                \
 	X(DROP_PKEY, "drop_pkey", "P_Key does not match the QP's partition")               \
 	X(DROP_QKEY, "drop_qkey", "UD Q_Key does not match the QP")                        \
-	X(DROP_PSN_DUP, "drop_psn_dup", "RC request PSN before the expected PSN")          \
-	X(DROP_PSN_OOS, "drop_psn_oos", "RC request PSN after the expected PSN (gap)")     \
+	X(DROP_PSN_DUP, "drop_psn_dup",                                                     \
+	  "RC request PSN before the expected PSN, of a QP whose action is not host")       \
+	X(DROP_PSN_OOS, "drop_psn_oos",                                                     \
+	  "RC request PSN after the expected PSN (gap), its sequence NAK already sent")     \
+	X(DUP_TO_FLOWQ, "dup_to_flowq",                                                     \
+	  "RC duplicate request: to xhcad, acknowledged again or answered from saved state") \
+	X(SEQ_NAK_TO_FLOWQ, "seq_nak_to_flowq",                                             \
+	  "RC request after a PSN gap, the gap's first: to xhcad for the sequence NAK")     \
 	X(DROP_UC_GAP, "drop_uc_gap", "UC packet of a message broken by a PSN gap")        \
 	X(DROP_NO_SOCKET, "drop_no_socket",                                                 \
 	  "no AF_XDP socket on the QP's flow queue for this RX queue (xhcad not serving)")  \
@@ -129,6 +135,8 @@
 	X(PLACED, "placed", "RDMA WRITE payload placed in host memory by xhca_rx (pre-translated MR)") \
 	X(PLACED_TO_FLOWQ, "placed_to_flowq",                                               \
 	  "placed by xhca_rx; WRITE with immediate: on to its flow queue for the completion") \
+	X(PLACED_ACK, "placed_ack",                                                         \
+	  "placed by xhca_rx; its ACK is due: on to its flow queue for xhcad to send it")   \
 	X(TO_XLATE, "to_xlate",                                                             \
 	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")  \
 	X(TO_MCAST, "to_mcast",                                                             \
@@ -185,6 +193,7 @@ enum xhca_qp_action {
  * as drop_qp_state until xhcad resets it.
  */
 #define XHCA_RXPSN_MASK 0x00ffffffu	/* expected PSN */
+#define XHCA_RXPSN_NAKED (1u << 25)	/* RC: the gap's sequence NAK went out: silent until ePSN */
 #define XHCA_RXPSN_PROXY (1u << 26)	/* the message in progress is offloaded */
 #define XHCA_RXPSN_PRETX (1u << 27)	/* the WRITE in progress has a pre-translated MR */
 #define XHCA_RXPSN_ERR (1u << 28)
@@ -249,7 +258,16 @@ struct xhca_qp_ctx {
 	 * AETH); on a proxy CQ, the completion sequence number (CSN) of the
 	 * message in progress, whatever the QP type. */
 	__u32 msn;
-	__u8 rsvd[24];	/* room for the later issues without an ABI bump */
+	/* RC request packets xhca_rx accepted since it last marked one for
+	 * an ACK (receive state, like msn) */
+	__u32 unacked;
+	/* configuration (xhcad): an RC QP's ACK is due at AckReq and at least
+	 * every ack_every request packets (0: only at AckReq); the RNR NAK's
+	 * timer code (IBA table 45, 5 bits) */
+	__u16 ack_every;
+	__u8 rnr_timer;
+	__u8 pad2;
+	__u8 rsvd[16];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");

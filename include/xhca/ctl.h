@@ -80,6 +80,13 @@ struct xhca_ctl_hdr {
 #define XHCA_QPA_DEST_QPN (1u << 8)
 #define XHCA_QPA_FLOWQ (1u << 9)	/* create: flowq given (else a hash of the QPN) */
 #define XHCA_QPA_PROXY (1u << 10)	/* modify: proxy on or off, by flags & XHCA_QPF_PROXY */
+#define XHCA_QPA_ACK_EVERY (1u << 11)	/* RC responder: ack_every */
+#define XHCA_QPA_RNR_TIMER (1u << 12)	/* RC responder: rnr_timer */
+
+/* An RC QP's defaults: an ACK at least every 16 request packets; RNR NAKs
+ * ask for 1.28 ms (timer code 14, IBA table 45). */
+#define XHCA_ACK_EVERY_DEFAULT 16
+#define XHCA_RNR_TIMER_DEFAULT 14
 
 struct xhca_qp_attr {
 	__u32 mask;		/* XHCA_QPA_*: modify, and FLOWQ on create */
@@ -106,8 +113,13 @@ struct xhca_qp_attr {
 	__u32 rq_alloc;		/* reply: the receive queue's host memory allocation */
 	__u32 buf_size;		/* create (CLI, with cq): bytes of each receive buffer
 				 * xhcad posts for the QP (0: 4096) */
+	__u16 ack_every;	/* RC responder: an ACK at least every N request
+				 * packets, besides AckReq (0: only at AckReq) */
+	__u8 rnr_timer;		/* RC responder: the RNR NAK's timer code, 0..31 */
+	__u8 pad0;
+	__u8 rsvd[28];
 };
-_Static_assert(sizeof(struct xhca_qp_attr) == 96, "xhca_qp_attr size");
+_Static_assert(sizeof(struct xhca_qp_attr) == 128, "xhca_qp_attr size");
 
 /* What xhcad delivered for a QP (summed), beside xhca_rx's counters. */
 struct xhca_qp_host {
@@ -124,7 +136,7 @@ struct xhca_qp_info {
 	struct xhca_qp_counter cnt; /* summed over CPUs */
 	struct xhca_qp_host host;
 };
-_Static_assert(sizeof(struct xhca_qp_info) == 168, "xhca_qp_info size");
+_Static_assert(sizeof(struct xhca_qp_info) == 200, "xhca_qp_info size");
 
 #define XHCA_STATS_F_RESET (1u << 0) /* zero the counters after reading */
 #define XHCA_STATS_F_QP (1u << 1)    /* also return the counters of qpn */
@@ -155,7 +167,14 @@ struct xhca_stats_req {
 	X(RESPONDED, "responded", "READ or ATOMIC executed, its response sent")             \
 	X(RESP_FAIL, "resp_fail",                                                           \
 	  "READ or ATOMIC refused after xhca_rx checked it (its region went away): NAK sent") \
-	X(TO_PROXY, "to_proxy", "offloaded: handed to the proxy thread")
+	X(TO_PROXY, "to_proxy", "offloaded: handed to the proxy thread")                      \
+	X(ACKED, "acked", "placed by xhca_rx; its ACK sent")                                \
+	X(DUP, "dup", "RC duplicate request: acknowledged again, or its saved response sent") \
+	X(SEQ_NAK, "seq_nak", "RC request after a PSN gap: sequence NAK sent")              \
+	X(REWOUND, "rewound",                                                               \
+	  "RC: dropped while the QP waits for a PSN again (after an RNR NAK, a lost or bad frame)") \
+	X(BAD_ICRC, "bad_icrc", "the frame's ICRC does not match: dropped")                  \
+	X(QP_ERR, "qp_err", "the QP went to the error state after xhca_rx took the frame: dropped")
 
 enum xhca_host_reason {
 #define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
@@ -175,7 +194,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 3
+#define XHCA_SESSION_VERSION 4
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its
@@ -454,6 +473,17 @@ struct xhca_status {
 	__u64 mcast_credit_stalls;
 	__u64 mcast_replicated;
 	__u64 mcast_stale;	/* frames of a group destroyed meanwhile */
+	/* the RC responder (respond.c) */
+	struct xhca_resp_stats {
+		__u64 acks;	/* ACKs sent (AckReq, coalescing, duplicates) */
+		__u64 seq_naks;	/* PSN sequence error NAKs, one per gap */
+		__u64 rnr_naks;	/* no receive buffer posted */
+		__u64 dups;	/* duplicate requests answered (re-ACK or saved response) */
+		__u64 replays;	/* ... of them READ or ATOMIC responses sent again */
+		__u64 dup_unknown; /* duplicate READ/ATOMIC with no saved state: dropped */
+		__u64 rewinds;	/* xhca_rx made to expect a PSN again (RNR, a lost frame, bad ICRC) */
+		__u64 bad_icrc;	/* frames whose ICRC did not match: dropped */
+	} resp;
 };
 
 /* libxhca control client (user/lib/ctl.c). */

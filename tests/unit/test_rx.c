@@ -239,13 +239,20 @@ static int is_pass_reason(int r)
 static int is_redirect_reason(int r)
 {
 	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
-	       r == XHCA_R_TO_MCAST || r == XHCA_R_TO_MCAST_DEVS || r == XHCA_R_TO_PROXY;
+	       r == XHCA_R_TO_MCAST || r == XHCA_R_TO_MCAST_DEVS || r == XHCA_R_TO_PROXY ||
+	       r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ;
+}
+
+/* Redirected to be answered, not taken: they count as the QP's drops. */
+static int answered_reason(int r)
+{
+	return r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ;
 }
 
 static int qp_accepted_reason(int r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
-	       is_redirect_reason(r) || r == XHCA_R_PLACED;
+	       (is_redirect_reason(r) && !answered_reason(r)) || r == XHCA_R_PLACED;
 }
 
 static int qp_dropped_reason(int r)
@@ -254,6 +261,7 @@ static int qp_dropped_reason(int r)
 	       r == XHCA_R_DROP_PKEY || r == XHCA_R_DROP_QKEY || r == XHCA_R_DROP_PSN_DUP ||
 	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP || r == XHCA_R_DROP_NO_SOCKET ||
 	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META || r == XHCA_R_DROP_PROXY_NOCQ ||
+	       answered_reason(r) ||
 	       (r >= XHCA_R_DROP_MR_RKEY && r <= XHCA_R_DROP_ATOMIC_ALIGN);
 }
 
@@ -1632,7 +1640,7 @@ static int seq_write_errors(char *why)
 		return -1;
 	mrs_reset();
 	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 - 1, 9, 0, 16, 16);
-	if (step(&s, XHCA_R_DROP_PSN_DUP, L_RCW, EPSN0, why) || (rx_word(L_RCW) & XHCA_RXPSN_ERR))
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why) || (rx_word(L_RCW) & XHCA_RXPSN_ERR))
 		return -1;
 	/* An RC message cut short by another one. */
 	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
@@ -1675,6 +1683,85 @@ static int seq_write_invalidated(char *why)
 	if (step(&s, XHCA_R_DROP_WRITE_SEQ, L_RCW, -1, why))
 		return -1;
 	return hm_only(PRE_BASE, want, 1024, why);
+}
+
+/* The responder's side here: a duplicate goes to xhcad (for its re-ACK or
+ * the saved response) with the ePSN and MSN in its metadata, and changes
+ * nothing; the first packet of a gap goes for the sequence NAK, the rest
+ * of the gap is silent until the expected PSN comes; a placed WRITE whose
+ * ACK is due (AckReq, or every ack_every packets) goes on to xhcad too. */
+static int seq_ack_nak(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
+
+	if (qps_reset())
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	mrs_reset();
+	E.ctxm[L_RCW].msn = 5;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 3);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why))
+		return -1;
+	if (last_meta.reason != XHCA_R_DUP_TO_FLOWQ || last_meta.msg_len != EPSN0 ||
+	    last_meta.csn != 5 || last_meta.psn != EPSN0 - 3 || !(last_meta.flags & XHCA_MF_CSN))
+		return snprintf(why, WHY_LEN, "duplicate's meta: reason %u ePSN 0x%x MSN %u flags 0x%x",
+				last_meta.reason, last_meta.msg_len, last_meta.csn,
+				last_meta.flags), -1;
+	/* a gap: the first goes, with the ePSN; then silence */
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 2);
+	if (step(&s, XHCA_R_SEQ_NAK_TO_FLOWQ, L_RCW, EPSN0, why) || !(rx_word(L_RCW) & XHCA_RXPSN_NAKED))
+		return snprintf(why, WHY_LEN, "gap: NAKED not set"), -1;
+	if (last_meta.msg_len != EPSN0 || last_meta.psn != EPSN0 + 2)
+		return snprintf(why, WHY_LEN, "gap's meta: ePSN 0x%x psn 0x%x", last_meta.msg_len,
+				last_meta.psn), -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 3);
+	if (step(&s, XHCA_R_DROP_PSN_OOS, L_RCW, EPSN0, why))
+		return -1;
+	/* a duplicate inside the gap is still answered */
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why))
+		return -1;
+	/* the expected PSN ends the gap; the next gap is NAKed again */
+	spec_to(&s, RC_SEND, L_RCW, EPSN0);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 1, why) || (rx_word(L_RCW) & XHCA_RXPSN_NAKED))
+		return snprintf(why, WHY_LEN, "ePSN: NAKED still set"), -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 5);
+	if (step(&s, XHCA_R_SEQ_NAK_TO_FLOWQ, L_RCW, EPSN0 + 1, why))
+		return -1;
+
+	/* ACKs of WRITEs placed here: at AckReq, and every 3rd packet */
+	if (qps_reset())
+		return -1;
+	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
+	c.ack_every = 3;
+	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 0);
+	E.ctxm[L_RCW].unacked = 0;
+	for (__u32 i = 0; i < 7; i++) {
+		int want = i == 2 || i == 5 || i == 6 ? XHCA_R_PLACED_ACK : XHCA_R_PLACED;
+
+		wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 + i, MR_PRE, PRE_IOVA, 16, 16);
+		s.ackreq = i == 6;
+		if (step(&s, want, L_RCW, EPSN0 + i + 1, why))
+			return -1;
+		if (want == XHCA_R_PLACED_ACK &&
+		    (!(last_meta.flags & XHCA_MF_ACKREQ) || !(last_meta.flags & XHCA_MF_PLACED) ||
+		     last_meta.msg_len != 16 || last_meta.psn != EPSN0 + i))
+			return snprintf(why, WHY_LEN, "packet %u: meta flags 0x%x len %u", i,
+					last_meta.flags, last_meta.msg_len), -1;
+	}
+	/* a SEND whose ACK is due by count carries AckReq in its meta */
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 7);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 8, why) ||
+	    (last_meta.flags & XHCA_MF_ACKREQ))
+		return snprintf(why, WHY_LEN, "1st SEND after an ACK marked"), -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 8);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 9, why))
+		return -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 9);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 10, why) ||
+	    !(last_meta.flags & XHCA_MF_ACKREQ))
+		return snprintf(why, WHY_LEN, "3rd SEND not marked for its ACK"), -1;
+	return 0;
 }
 
 /* READ and ATOMIC that pass the checks go to the flow queue (xhcad holds
@@ -2129,6 +2216,7 @@ static void run_sequences(void)
 		  seq_write_errors },
 		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },
 		{ "READ and ATOMIC checked, then to the flow queue", seq_read_atomic },
+		{ "responder: duplicates, one sequence NAK per gap, ACKs due", seq_ack_nak },
 		{ "proxy QP: filters, CSNs, load limit, WRITE records", seq_proxy },
 		{ "multicast: group checks, one copy to the replication queue, threshold",
 		  seq_mcast },

@@ -11,13 +11,13 @@
 #include <sys/mman.h>
 #include <xhca/qpctx.h>
 
-/* The configuration: [gen, rx_psn), pd, and the reserved tail. The receive
+/* The configuration: [gen, rx_psn), pd, and the tail from ack_every. The receive
  * state (rx_psn and the WRITE cursor) is xhca_rx's. */
 #define CFG_START offsetof(struct xhca_qp_ctx, gen)
 #define CFG_END offsetof(struct xhca_qp_ctx, rx_psn)
 #define RX_START offsetof(struct xhca_qp_ctx, wc_mr)
-#define RX_END offsetof(struct xhca_qp_ctx, rsvd)
-#define TAIL_START offsetof(struct xhca_qp_ctx, rsvd)
+#define RX_END offsetof(struct xhca_qp_ctx, ack_every)
+#define TAIL_START offsetof(struct xhca_qp_ctx, ack_every)
 
 _Static_assert(offsetof(struct xhca_qp_ctx, pd) == CFG_END + 4, "pd follows rx_psn");
 _Static_assert(offsetof(struct xhca_qp_ctx, wc_mr) == CFG_END + 8, "the cursor follows pd");

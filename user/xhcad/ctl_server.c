@@ -97,6 +97,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->canary_violations = d->canary_violations;
 	s->barriers = d->barriers;
 	s->naks = d->naks;
+	s->resp = d->resp;
 	xsk_tx_stats(d, &s->tx_frames, &s->tx_full);
 	mcast_status(d, s);
 	xsk_account(d, s);

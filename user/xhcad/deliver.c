@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
+#include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
 #include "xhcad.h"
@@ -509,6 +510,9 @@ static int place_write(struct xhcad *d, __u32 f, struct qp_host *qh,
 	return XHCA_H_XLATE_PLACED;
 }
 
+static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
+		    const __u8 *fr, __u32 len, __u32 bth);
+
 /* Places one frame; returns its host reason. */
 static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
 		 __u32 len)
@@ -524,6 +528,13 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 		if (!(m->flags & XHCA_MF_PLACED) || !(oi->flags & XHCA_H_IMM) ||
 		    bth_offset(fr, len, &bth) || bth + oi->hdr_len > len)
 			return XHCA_H_BAD_META;
+	} else if (m->reason == XHCA_R_PLACED_ACK) {
+		if (!(m->flags & XHCA_MF_PLACED) || op < XHCA_OP_WRITE_FIRST ||
+		    op > XHCA_OP_WRITE_ONLY)
+			return XHCA_H_BAD_META;
+	} else if (m->reason == XHCA_R_DUP_TO_FLOWQ || m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
+		if (!(oi->flags & XHCA_O_REQ) || (m->opcode >> 5) != XHCA_QPT_RC)
+			return XHCA_H_BAD_META;
 	} else if (m->reason == XHCA_R_TO_FLOWQ && (m->flags & XHCA_MF_MSN)) {
 		/* READ, ATOMIC: no payload; respond() finds the headers */
 		if (!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH)))
@@ -537,6 +548,28 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 	if (!qh)
 		return XHCA_H_STALE;
 	qh->cnt.frames++;
+	/* the ICRC, which xhca_rx does not check */
+	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(fr, len)) {
+		if (qh->type != XHCA_QPT_RC && (qh->in_msg || !(oi->flags & XHCA_O_END)))
+			msg_fail(qh, !!(oi->flags & XHCA_O_END), XHCA_H_BAD_ICRC);
+		return resp_bad_icrc(d, qh, m);
+	}
+	if (qh->type == XHCA_QPT_RC) {
+		int r = resp_before(d, qh, m, fr, len);
+
+		if (r >= 0)
+			return r;
+		return resp_after(d, qh, m, fr, len, place_qp(d, f, qh, m, fr, len, bth));
+	}
+	return place_qp(d, f, qh, m, fr, len, bth);
+}
+
+/* place() for the frame's QP, qh. */
+static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
+		    const __u8 *fr, __u32 len, __u32 bth)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u8 op = m->opcode & 0x1f;
 
 	/* RC and UC: a PSN that does not follow means a frame of this message
 	 * was lost between xhca_rx and here (an RX ring full): the message
@@ -553,6 +586,8 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 		qh->psn_valid = 1;
 		qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
 	}
+	if (m->reason == XHCA_R_PLACED_ACK)
+		return XHCA_H_ACKED; /* xhca_rx placed it: resp_after() acknowledges */
 	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
 		__u32 imm;
 

@@ -631,6 +631,9 @@ int mcast_run(struct xhcad *d, int budget)
 			    pkt_fields(mc, fr, mc->len)) {
 				mc->stale++; /* destroyed (or re-created) since */
 				g = NULL;
+			} else if (xhca_icrc_check_frame(fr, mc->len)) {
+				d->resp.bad_icrc++; /* checked once here, for every copy */
+				g = NULL;
 			}
 			mc->grp = g;
 		}

@@ -162,6 +162,7 @@ struct pxqp {
 
 struct proxy {
 	struct xhcad *d;
+	const struct px_msg *tagging; /* the job whose frames tx_out sends now */
 	pthread_t th;
 	int started;
 	int stop;
@@ -548,6 +549,14 @@ static int tx_out(void *arg, const void *frame, __u32 len)
 	if (!x)
 		return -ENOMEM;
 	memcpy(x->data, frame, len);
+	if (p->tagging && p->tagging->job.op != XHCA_OP_READ_REQ) {
+		/* an ATOMIC's result: the main thread keeps it for duplicates */
+		x->lidx = p->tagging->lidx;
+		x->gen = p->tagging->gen;
+		x->job.op = p->tagging->job.op;
+		x->job.psn = p->tagging->job.psn;
+		x->job.s.atomic_orig = p->tagging->job.s.atomic_orig;
+	}
 	out_push(p, x);
 	CNT(p, tx_frames);
 	return 0;
@@ -558,8 +567,10 @@ static void take_job(struct proxy *p, struct px_msg *x)
 	struct pxqp *q = px_qp(p, x->lidx, x->gen);
 
 	CNT(p, frames);
+	p->tagging = x;
 	if (resp_execute(p->d->hostmem, &x->job, tx_out, p))
 		CNT(p, lost);
+	p->tagging = NULL;
 	if (x->job.op == XHCA_OP_READ_REQ)
 		CNT(p, reads);
 	else
@@ -1150,6 +1161,9 @@ int proxy_serve(struct xhcad *d)
 		switch (x->type) {
 		case PX_TX:
 			xsk_tx(d, x->data, x->len);
+			if (x->job.op)
+				resp_atomic_done(d, x->lidx, x->gen, x->job.psn,
+						 x->job.s.atomic_orig);
 			break;
 		case PX_REPLAY:
 			/* queued in order, each with its frames on next */

@@ -186,6 +186,8 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	a->flowq = c->flowq;
 	memcpy(a->local_ip, c->local_ip, 16);
 	memcpy(a->remote_ip, c->remote_ip, 16);
+	a->ack_every = c->ack_every;
+	a->rnr_timer = c->rnr_timer;
 }
 
 /* What only xhcad knows of a QP: its owner, CQ and receive queue. */
@@ -475,6 +477,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	c.pkey_index = pidx;
 	c.pkey = pkey;
 	c.mtu_shift = 10;
+	c.ack_every = XHCA_ACK_EVERY_DEFAULT;
+	c.rnr_timer = XHCA_RNR_TIMER_DEFAULT;
 	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
 	c.pd = a->pd;
 	c.flags = a->flags & (XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY);
@@ -593,6 +597,14 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if ((m & XHCA_QPA_DEST_QPN) && a->dest_qpn > XHCA_QPN_MASK)
 		return errf(err, errlen, -ERANGE, "qp modify: dest QPN 0x%x is out of range",
 			    a->dest_qpn);
+	if ((m & XHCA_QPA_RNR_TIMER) && a->rnr_timer > 31)
+		return errf(err, errlen, -ERANGE,
+			    "qp modify: RNR timer code %u is out of range (0..31, IBA table 45)",
+			    a->rnr_timer);
+	if ((m & (XHCA_QPA_ACK_EVERY | XHCA_QPA_RNR_TIMER)) && c.type != XHCA_QPT_RC)
+		return errf(err, errlen, -EINVAL,
+			    "qp modify: QP 0x%06x is not RC: only an RC responder sends ACKs and "
+			    "RNR NAKs", a->qpn);
 	if ((m & XHCA_QPA_QKEY) && a->qpn == XHCA_QPN_GSI && a->qkey != XHCA_GSI_QKEY)
 		return errf(err, errlen, -EINVAL, "qp modify: QP1 always uses Q_Key 0x80010000");
 	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c.type == XHCA_QPT_UD)
@@ -637,6 +649,10 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		c.qkey = a->qkey;
 	if (m & XHCA_QPA_DEST_QPN)
 		c.dest_qpn = a->dest_qpn;
+	if (m & XHCA_QPA_ACK_EVERY)
+		c.ack_every = a->ack_every;
+	if (m & XHCA_QPA_RNR_TIMER)
+		c.rnr_timer = a->rnr_timer;
 	/* Off: no new message is offloaded; the ones already given to the
 	 * proxy, and the rest of a message it was given, still go there, and
 	 * every completion is still released in order. */

@@ -132,6 +132,55 @@ static int read_spans(struct xhcad *d, const struct hm_alloc *a, __u64 off, __u3
 	return 0;
 }
 
+/* A READ's bytes: dlen at va of the region rkey names (0 with the spans
+ * filled), -ENOENT if the region does not hold them now, -ENOMEM. */
+static int read_job(struct xhcad *d, __u32 rkey, __u64 va, __u32 dlen, struct resp_job *j)
+{
+	struct mr_rt *mr;
+	struct hm_alloc *a;
+
+	j->dlen = dlen;
+	if (!dlen)
+		return 0;
+	mr = mr_find(d, rkey);
+	a = mr ? hm_find(d, mr->alloc) : NULL;
+	if (!a || !mr->e.valid || va < mr->e.iova || dlen > mr->e.length ||
+	    va - mr->e.iova > mr->e.length - dlen)
+		return -ENOENT;
+	return read_spans(d, a, mr->off + (va - mr->e.iova), dlen, j);
+}
+
+/* Keeps what a READ or ATOMIC was, for its duplicates (the oldest goes). */
+static void res_add(struct qp_host *qh, const struct resp_job *j, __u32 rkey, __u64 va)
+{
+	struct resp_res *r = &qh->res[qh->res_next++ % RESP_RES];
+
+	memset(r, 0, sizeof(*r));
+	r->op = j->op;
+	r->psn = j->psn;
+	r->npkts = j->op == XHCA_OP_READ_REQ && j->dlen ? (j->dlen + j->mtu - 1) / j->mtu : 1;
+	r->msn = j->s.aeth_msn;
+	r->rkey = rkey;
+	r->va = va;
+	r->len = j->op == XHCA_OP_READ_REQ ? j->dlen : 8;
+}
+
+void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 orig)
+{
+	struct qp_host *qh = lidx < d->max_qps ? &d->qh[lidx] : NULL;
+
+	if (!qh || !qh->valid || qh->gen != gen)
+		return;
+	for (int i = 0; i < RESP_RES; i++) {
+		struct resp_res *r = &qh->res[i];
+
+		if ((r->op == XHCA_OP_CMP_SWAP || r->op == XHCA_OP_FETCH_ADD) && r->psn == psn) {
+			r->orig = orig;
+			r->done = 1;
+		}
+	}
+}
+
 void resp_job_free(struct resp_job *j)
 {
 	free(j->span);
@@ -145,7 +194,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 	struct xhca_pkt_spec *s = &j->s;
 	const __u8 *bth;
 	struct mr_rt *mr;
-	int o;
+	int o, r;
 
 	memset(j, 0, sizeof(*j));
 	o = reply_spec(fr, len, c, s, XHCA_OPC_RC | XHCA_OP_ACK);
@@ -158,25 +207,17 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 	s->aeth_msn = m->msg_len & XHCA_PSN_MASK;
 	s->psn = m->psn;
 	if (j->op == XHCA_OP_READ_REQ) {
-		__u64 va = be64(bth + 12);
-		__u32 rkey = be32(bth + 20);
-		struct hm_alloc *a;
-
-		j->dlen = be32(bth + 24);
 		j->mtu = 1u << c->mtu_shift;
-		if (!j->dlen)
-			return 0;
-		mr = mr_find(d, rkey);
-		a = mr ? hm_find(d, mr->alloc) : NULL;
-		if (!a || !mr->e.valid || va < mr->e.iova || j->dlen > mr->e.length ||
-		    va - mr->e.iova > mr->e.length - j->dlen) {
+		r = read_job(d, be32(bth + 20), be64(bth + 12), be32(bth + 24), j);
+		if (r == -ENOMEM)
+			return XHCA_H_RESP_FAIL;
+		if (r) {
 			/* deregistered since xhca_rx checked it */
 			send_nak(d, s, AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
-		if (read_spans(d, a, mr->off + (va - mr->e.iova), j->dlen, j))
-			return XHCA_H_RESP_FAIL;
+		res_add(qh, j, be32(bth + 20), be64(bth + 12));
 		return 0;
 	}
 	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
@@ -191,6 +232,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
+		res_add(qh, j, be32(bth + 20), va);
 		return 0;
 	}
 	return XHCA_H_UNSUPPORTED;
@@ -264,6 +306,8 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, c
 	if (r)
 		return r;
 	r = resp_execute(d->hostmem, &j, tx_xsk, d);
+	if (!r && j.op != XHCA_OP_READ_REQ)
+		resp_atomic_done(d, m->lidx, m->gen, j.psn, j.s.atomic_orig);
 	resp_job_free(&j);
 	return r ? XHCA_H_RESP_FAIL : XHCA_H_RESPONDED;
 }
@@ -292,4 +336,289 @@ void respond_nak(struct xhcad *d, const struct xhca_event *e)
 				? AETH_NAK_ACCESS
 				: AETH_NAK_INVALID);
 	xsk_tx_kick(d); /* not from a delivery round: now */
+}
+
+/* ---- the RC responder's acknowledgements ---------------------------------- */
+
+#define AETH_RNR 0x20		/* RNR NAK: | the timer code */
+#define AETH_NAK_SEQ 0x60	/* NAK: PSN sequence error */
+#define AETH_NAK_REMOTE_OP 0x63	/* NAK: remote operational error */
+
+/* IBA 9.7.5.1.2: the AETH credit count of an ACK, a 5-bit code for how many
+ * receive buffers are posted (31: no credit information). */
+static const __u32 credit_tbl[31] = {
+	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+	512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+};
+
+static __u8 credit_code(const struct qp_host *qh)
+{
+	__u32 posted;
+	__u8 k = 0;
+
+	if (!qh->rq)
+		return AETH_ACK; /* no receive queue here: no flow control */
+	posted = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE) - qh->rq->cons;
+	while (k < 30 && credit_tbl[k + 1] <= posted)
+		k++;
+	return k;
+}
+
+/* The 24-bit MSN whose low 16 bits xhca_rx put in the metadata: the
+ * count it has now is at or after it. */
+static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
+{
+	__u32 now = __atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_RELAXED);
+
+	return (now - (__u16)(now - low)) & XHCA_PSN_MASK;
+}
+
+/* An ACK or NAK back the way the request came. */
+static void send_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len,
+		      __u32 psn, __u32 msn, __u8 syndrome)
+{
+	struct xhca_pkt_spec s;
+
+	if (reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
+		return;
+	s.psn = psn & XHCA_PSN_MASK;
+	s.aeth_msn = msn & XHCA_PSN_MASK;
+	s.aeth_syndrome = syndrome;
+	if (send_spec(&s, tx_xsk, d))
+		return;
+	if (syndrome & 0x60)
+		d->naks++;
+	if ((syndrome & 0x60) == AETH_RNR)
+		d->resp.rnr_naks++;
+	else if (syndrome == AETH_NAK_SEQ)
+		d->resp.seq_naks++;
+	else if (!(syndrome & 0x60))
+		d->resp.acks++;
+}
+
+/*
+ * Makes xhca_rx expect psn again, its MSN what it was there (not on a
+ * proxy CQ, where the MSN is also the CSN sequence, which never goes
+ * back): the requester sends it again. Taken as xhca_rx's WRITE cursor is,
+ * with BUSY, so no packet is accepted half-way. Until that PSN's packet
+ * comes back, what is still in line behind is dropped (rewound).
+ */
+static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn, __u32 msn)
+{
+	struct xhca_qp_ctx *c = &d->ctxm[lidx];
+	__u32 cur;
+
+	for (;;) {
+		cur = __atomic_load_n(&c->rx_psn, __ATOMIC_ACQUIRE);
+		if (cur & XHCA_RXPSN_ERR)
+			return;
+		if (!(cur & XHCA_RXPSN_BUSY) &&
+		    __atomic_compare_exchange_n(&c->rx_psn, &cur, cur | XHCA_RXPSN_BUSY, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
+	if (!qh->px)
+		__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->rx_psn,
+			 (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
+				  XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_UC_DROP)) |
+				 (psn & XHCA_PSN_MASK),
+			 __ATOMIC_RELEASE);
+	qh->rewound = 1;
+	qh->rw_psn = psn & XHCA_PSN_MASK;
+	qh->rw_msn = qh->px ? msn_full(d, lidx, (__u16)msn) : msn & XHCA_PSN_MASK;
+	qh->in_msg = MSG_NONE;
+	qh->discard = 0;
+	qh->psn_valid = 0;
+	d->resp.rewinds++;
+}
+
+/* Where the message of this frame began, and the MSN before it. */
+static void msg_start(const struct xhcad *d, const struct qp_host *qh,
+		      const struct xhca_rx_meta *m, __u32 *psn, __u32 *msn)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift;
+
+	*msn = msn_full(d, m->lidx, m->csn);
+	if (oi->flags & XHCA_O_START)
+		*psn = m->psn;
+	else if (m->reason == XHCA_R_PLACED_TO_FLOWQ) /* its FIRST placed by xhca_rx */
+		*psn = m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
+	else
+		*psn = qh->msg_psn;
+}
+
+/* The saved response of a duplicate READ or ATOMIC, sent again. */
+static int replay(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		  const __u8 *fr, __u32 len, int o)
+{
+	const __u8 *bth = fr + o;
+	__u8 op = m->opcode & 0x1f;
+	struct resp_res *r = NULL;
+	struct resp_job j;
+	int err;
+
+	for (int i = 0; i < RESP_RES && !r; i++) {
+		struct resp_res *x = &qh->res[i];
+
+		if (x->op == op && (op == XHCA_OP_READ_REQ
+					    ? xhca_psn_cmp(m->psn, x->psn) >= 0 &&
+						      xhca_psn_cmp(m->psn, x->psn + x->npkts) < 0
+					    : m->psn == x->psn))
+			r = x;
+	}
+	memset(&j, 0, sizeof(j));
+	if (!r || reply_spec(fr, len, &d->ctxm[m->lidx], &j.s, XHCA_OPC_RC | XHCA_OP_ACK) < 0 ||
+	    (__u32)o + xhca_opinfo_tbl[m->opcode].hdr_len > len)
+		goto unknown;
+	j.op = op;
+	j.psn = m->psn;
+	j.s.aeth_msn = r->msn;
+	j.s.psn = m->psn;
+	if (op == XHCA_OP_READ_REQ) {
+		/* RXE: the new request must lie within the old one (it may
+		 * ask for the rest only), same R_Key */
+		__u64 va = be64(bth + 12);
+		__u32 rkey = be32(bth + 20), dlen = be32(bth + 24);
+
+		if (rkey != r->rkey || va < r->va || dlen > r->len || va - r->va > r->len - dlen)
+			goto unknown;
+		j.mtu = 1u << d->ctxm[m->lidx].mtu_shift;
+		if (read_job(d, rkey, va, dlen, &j))
+			goto unknown;
+	} else {
+		if (!r->done)
+			goto unknown; /* the proxy has not executed it yet: the next one */
+		j.s.opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
+		j.s.aeth_syndrome = AETH_ACK;
+		j.s.atomic_orig = r->orig;
+		err = send_spec(&j.s, tx_xsk, d);
+		d->resp.replays += !err;
+		return XHCA_H_DUP;
+	}
+	err = resp_execute(d->hostmem, &j, tx_xsk, d);
+	resp_job_free(&j);
+	d->resp.replays += !err;
+	return XHCA_H_DUP;
+unknown:
+	resp_job_free(&j);
+	d->resp.dup_unknown++;
+	return XHCA_H_DUP;
+}
+
+int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		const __u8 *fr, __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u8 op = m->opcode & 0x1f;
+	struct xhca_pkt_spec s;
+	int o;
+
+	if (__atomic_load_n(&d->ctxm[m->lidx].rx_psn, __ATOMIC_ACQUIRE) & XHCA_RXPSN_ERR)
+		return XHCA_H_QP_ERR; /* taken before the error: nothing more is placed */
+	if (m->reason == XHCA_R_DUP_TO_FLOWQ) {
+		o = reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK);
+		if (o < 0)
+			return XHCA_H_BAD_META;
+		d->resp.dups++;
+		if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
+			return replay(d, qh, m, fr, len, o);
+		/* a SEND or WRITE: the last PSN acknowledged, again */
+		if (qh->rewound)
+			send_aeth(d, m, fr, len, qh->rw_psn - 1, qh->rw_msn, credit_code(qh));
+		else
+			send_aeth(d, m, fr, len, m->msg_len - 1, msn_full(d, m->lidx, m->csn),
+				  credit_code(qh));
+		return XHCA_H_DUP;
+	}
+	if (qh->rewound) {
+		/* in line behind the frame that made the rewind: dropped,
+		 * until the retry of its PSN */
+		if (m->psn != qh->rw_psn || !(oi->flags & XHCA_O_START) ||
+		    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ)
+			return XHCA_H_REWOUND;
+		qh->rewound = 0;
+	}
+	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
+		send_aeth(d, m, fr, len, m->msg_len, msn_full(d, m->lidx, m->csn), AETH_NAK_SEQ);
+		return XHCA_H_SEQ_NAK;
+	}
+	if (oi->flags & XHCA_O_START) {
+		qh->msg_psn = m->psn;
+		qh->msg_msn = msn_full(d, m->lidx, m->csn);
+	}
+	return -1;
+}
+
+int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+	       const __u8 *fr, __u32 len, int r)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u32 psn, msn;
+	__u8 nak = 0;
+
+	switch (r) {
+	case XHCA_H_PLACED:
+	case XHCA_H_XLATE_PLACED:
+	case XHCA_H_IMM_DONE:
+	case XHCA_H_ACKED:
+		if (m->flags & XHCA_MF_ACKREQ)
+			send_aeth(d, m, fr, len, m->psn,
+				  msn_full(d, m->lidx, m->csn) + !!(oi->flags & XHCA_O_END),
+				  credit_code(qh));
+		return r;
+	case XHCA_H_RNR:
+		/* the message is received again from its start, after the
+		 * RNR timer; the NAK names where it starts */
+		msg_start(d, qh, m, &psn, &msn);
+		rewind_to(d, qh, m->lidx, psn, msn);
+		send_aeth(d, m, fr, len, psn, msn, AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
+		return r;
+	case XHCA_H_SEQ_ERR:
+		/* a frame of the message was lost between xhca_rx and here:
+		 * receive it again (the requester times out, or NAKs see the
+		 * gap) */
+		msg_start(d, qh, m, &psn, &msn);
+		if (!(oi->flags & XHCA_O_START))
+			msn = qh->msg_msn;
+		rewind_to(d, qh, m->lidx, psn, msn);
+		return r;
+	case XHCA_H_LEN_ERR:
+		nak = AETH_NAK_INVALID;
+		break;
+	case XHCA_H_BAD_BUF:
+		nak = AETH_NAK_REMOTE_OP;
+		break;
+	case XHCA_H_XLATE_ERR:
+		nak = AETH_NAK_ACCESS;
+		break;
+	default:
+		return r;
+	}
+	/* class C errors: NAK at the request's PSN, the QP to the error state */
+	send_aeth(d, m, fr, len, m->psn, msn_full(d, m->lidx, m->csn), nak);
+	if (!qp_set_error(d, m->lidx, m->gen)) {
+		__atomic_fetch_or(&d->ctxm[m->lidx].rx_psn, XHCA_RXPSN_ERR, __ATOMIC_ACQ_REL);
+		qp_host_to_error(d, qh);
+	}
+	return r;
+}
+
+int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m)
+{
+	__u32 psn, msn;
+
+	d->resp.bad_icrc++;
+	if (qh->type != XHCA_QPT_RC || m->reason == XHCA_R_DUP_TO_FLOWQ ||
+	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || qh->rewound)
+		return XHCA_H_BAD_ICRC;
+	/* xhca_rx took it: the PSN moved on; the requester must send it
+	 * again, and will (timeout), if xhca_rx expects it */
+	msg_start(d, qh, m, &psn, &msn);
+	if (!(xhca_opinfo_tbl[m->opcode].flags & XHCA_O_START))
+		msn = qh->msg_msn;
+	rewind_to(d, qh, m->lidx, psn, msn);
+	return XHCA_H_BAD_ICRC;
 }

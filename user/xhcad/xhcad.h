@@ -79,6 +79,22 @@ struct cq {
 };
 
 /* What xhcad keeps per local QP beside its context: where its messages go. */
+/* A READ or ATOMIC the responder answered, kept so that a duplicate is
+ * answered again, never executed twice (RXE's resp_res; as many as an
+ * RC QP's max_dest_rd_atomic). */
+#define RESP_RES 16
+struct resp_res {
+	__u8 op;	/* XHCA_OP_READ_REQ, _CMP_SWAP, _FETCH_ADD; 0: empty */
+	__u8 done;	/* ATOMIC: executed, orig is what it returned */
+	__u32 psn;	/* the request's; a READ's responses take npkts PSNs from it */
+	__u32 npkts;
+	__u32 msn;	/* the AETH's */
+	__u32 rkey;
+	__u32 len;
+	__u64 va;
+	__u64 orig;
+};
+
 struct qp_host {
 	int valid;
 	__u32 gen;		/* of the context this belongs to */
@@ -116,6 +132,15 @@ struct qp_host {
 	__u32 cli_bufs;		/* their allocation, 0: none */
 	__u32 cli_buf_size;
 	struct xhca_qp_host cnt;
+	/* RC responder (respond.c): where the message in progress started
+	 * (PSN, MSN before it), for a rewind; a rewind in force (frames
+	 * dropped until the retry of rw_psn comes); the READ and ATOMIC
+	 * responses kept for duplicates */
+	__u32 msg_psn, msg_msn;
+	int rewound;
+	__u32 rw_psn, rw_msn;
+	struct resp_res res[RESP_RES];
+	__u32 res_next;
 };
 
 enum { MSG_NONE, MSG_SEND, MSG_WRITE };
@@ -244,6 +269,7 @@ struct xhcad {
 	__u64 tokens_ns;
 	struct xhca_counter host[XHCA_H_MAX];
 	__u64 naks;
+	struct xhca_resp_stats resp;
 	__u32 nflush;		/* QPs with buffers to flush */
 
 	/* the proxy QP (proxy.c, filter.c) */
@@ -458,6 +484,18 @@ void resp_job_free(struct resp_job *j);
 int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
 	    __u32 len);
 void respond_nak(struct xhcad *d, const struct xhca_event *e);
+/* An ATOMIC executed (by the proxy, too): its result kept for duplicates. */
+void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 orig);
+/* The RC responder around the placement of a frame: resp_before answers
+ * duplicates and gaps and drops what a rewind made stale (a host reason),
+ * or returns -1 to place the frame; resp_after sends its ACK, or the RNR
+ * or error NAK of the placement's reason r (returned). resp_bad_icrc: the
+ * frame's ICRC was wrong (an RC QP is rewound to receive it again). */
+int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		const __u8 *fr, __u32 len);
+int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+	       const __u8 *fr, __u32 len, int r);
+int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m);
 
 /* proxy.c: the proxy thread (US 9,069,633) */
 int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */

@@ -445,6 +445,7 @@ struct verdict {
 	__u8 offload;	/* the message goes to the proxy (decided at its first packet) */
 	__u32 csn;	/* XHCA_MF_CSN: the message's completion sequence number */
 	__u8 ack_due;	/* RC: xhcad acknowledges this packet (AckReq, or coalescing) */
+	__u32 first_psn; /* a WRITE placed here: the PSN of its FIRST */
 	__u8 qp_hit;	/* the context matched: the per-QP counters apply */
 	int pre;	/* what the R_Key check of a FIRST/ONLY/READ/ATOMIC found */
 	struct mr_view mr; /* ... and that region */
@@ -747,15 +748,13 @@ static __always_inline __u32 failed_state(__u32 cur, int rc)
 __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const struct qp_view *v,
 			       const struct roce_pkt *p, struct verdict *vd)
 {
-	int rc, host, start, end, write, cont, off;
+	int rc, host, start, end, write, cont, off, pre;
+	struct mr_view *m0;
 	__u32 mtu;
 	__u16 f;
 
 	/* A global function, checked once by the verifier, not on every
 	 * path of xhca_rx: its pointers may be NULL as far as it knows. */
-	struct mr_view *m0;
-	int pre;
-
 	if (!c || !v || !p || !vd)
 		return XHCA_R_DROP_QP_BUSY;
 	m0 = &vd->mr;
@@ -789,7 +788,9 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 					return d < 0 ? XHCA_R_DROP_PSN_DUP : XHCA_R_DROP_PSN_OOS;
 				if (d > 0 && (cur & XHCA_RXPSN_NAKED))
 					return XHCA_R_DROP_PSN_OOS;
-				vd->msg_len = epsn;
+				/* what xhcad may acknowledge again: up to the
+				 * WRITE in progress, which is not done */
+				vd->msg_len = (cur & XHCA_RXPSN_WRITE) ? READ_ONCE32(c->wc_psn) : epsn;
 				vd->csn = READ_ONCE32(c->msn);
 				vd->mflags |= XHCA_MF_CSN;
 				if (d < 0)
@@ -842,9 +843,12 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 		if (host && !vd->admitted &&
 		    (!write || !vd->pretx || (end && (f & XHCA_H_IMM)) || vd->ack_due)) {
 			r = flowq_admit(ctx, vd->flowq, &vd->key);
-			if (r >= 0)
+			if (r >= 0 && (!write || !vd->pretx || (end && (f & XHCA_H_IMM))))
 				return r;
-			vd->admitted = 1;
+			/* a WRITE placed here only for its ACK: placed
+			 * anyway, the ACK is the next one due */
+			vd->admitted = r < 0;
+			vd->ack_due = vd->ack_due && r < 0;
 		}
 		vd->offload = (__u8)off;
 		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
@@ -868,6 +872,7 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 				c->wc_mr = p->rkey >> 8;
 				c->wc_gen = m0->gen;
 				c->wc_len = p->dma_len;
+				c->wc_psn = p->psn;
 			} else {
 				va = c->wc_va;
 				left = c->wc_left;
@@ -885,6 +890,7 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 			}
 			vd->place = m->base + (va - m->iova);
 			vd->msg_len = c->wc_len;
+			vd->first_psn = c->wc_psn;
 			c->wc_va = va + p->payload_len;
 			c->wc_left = left - p->payload_len;
 			if (!end)
@@ -993,10 +999,8 @@ __noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const st
 	if (r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ) {
 		int a = flowq_admit(ctx, v.flowq, &vd->key);
 
-		if (a < 0) {
-			vd->flowq = v.flowq;
-			return r;
-		}
+		if (a < 0)
+			return r; /* vd->flowq is the QP's */
 		if (r == XHCA_R_SEQ_NAK_TO_FLOWQ) /* no NAK went: the next one tries */
 			__sync_fetch_and_and(&c->rx_psn, ~XHCA_RXPSN_NAKED);
 		return a;
@@ -1047,7 +1051,9 @@ __noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const st
 	if ((f & XHCA_O_END) && proxy_cq)
 		xhca_px_record(vd->lidx, vd->gen, p->qpn, vd->csn, vd->msg_len);
 	if (vd->ack_due) {
+		/* xhcad acknowledges it, or what came before its WRITE */
 		vd->mflags |= XHCA_MF_PLACED;
+		vd->msg_len = vd->first_psn;
 		return XHCA_R_PLACED_ACK;
 	}
 	return XHCA_R_PLACED;

@@ -2659,6 +2659,7 @@ static void proxy_print(const struct xhca_proxy_info *p)
 		jw_u64("gaps", p->gaps);
 		jw_u64("lost", p->lost);
 		jw_u64("tx_frames", p->tx_frames);
+		jw_u64("acks", p->acks);
 		jw_u64("handled", p->handled);
 		jw_open("handlers", '[');
 		for (int k = 0; k < XHCA_PXH_MAX; k++) {
@@ -2686,10 +2687,12 @@ static void proxy_print(const struct xhca_proxy_info *p)
 	       (unsigned long long)p->normal, (unsigned long long)p->no_offload,
 	       (unsigned long long)p->records, (unsigned long long)p->record_fail);
 	printf("executed:     %llu frames: %llu READs, %llu ATOMICs, %llu SENDs (%llu declined, "
-	       "%llu frames replayed), %llu response frames\n", (unsigned long long)p->frames,
+	       "%llu frames replayed), %llu response frames (%llu ACKs)\n",
+	       (unsigned long long)p->frames,
 	       (unsigned long long)p->reads, (unsigned long long)p->atomics,
 	       (unsigned long long)p->sends, (unsigned long long)p->declined,
-	       (unsigned long long)p->replayed, (unsigned long long)p->tx_frames);
+	       (unsigned long long)p->replayed, (unsigned long long)p->tx_frames,
+	       (unsigned long long)p->acks);
 	printf("locks:        %llu granted, %llu refused, %llu released, %llu undone\n",
 	       (unsigned long long)p->lock_granted, (unsigned long long)p->lock_refused,
 	       (unsigned long long)p->lock_released, (unsigned long long)p->lock_undone);
@@ -2773,7 +2776,7 @@ static int do_proxy_resume(int argc, char **argv)
 	"            [--block-self-mcast-loopback] [--cq ID [--rq-depth N] [--buf-size B]]\n" \
 	"            [--proxy on|off]\n"                                                    \
 	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
-	"                [--action pass|drop] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
+	"                [--action pass|drop|host] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
 	"                [--proxy on|off] [--ack-every N] [--rnr-timer T]\n"                \
 	"  qp destroy QPN\n"                                                                \
 	"  qp show [QPN]                 (the default)\n"                                  \

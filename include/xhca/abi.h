@@ -106,7 +106,7 @@
 	X(DROP_PSN_DUP, "drop_psn_dup",                                                     \
 	  "RC request PSN before the expected PSN, of a QP whose action is not host")       \
 	X(DROP_PSN_OOS, "drop_psn_oos",                                                     \
-	  "RC request PSN after the expected PSN (gap), its sequence NAK already sent")     \
+	  "RC request PSN after the expected PSN (gap): its sequence NAK sent already, or the QP's action is not host") \
 	X(DUP_TO_FLOWQ, "dup_to_flowq",                                                     \
 	  "RC duplicate request: to xhcad, acknowledged again or answered from saved state") \
 	X(SEQ_NAK_TO_FLOWQ, "seq_nak_to_flowq",                                             \
@@ -254,6 +254,7 @@ struct xhca_qp_ctx {
 	__u64 wc_va;
 	__u64 wc_left;
 	__u32 wc_len;	/* the whole message (DMA length of its FIRST) */
+	__u32 wc_psn;	/* ... and the PSN of its FIRST */
 	/* Request messages accepted whole: an RC QP's MSN (24 bits in the
 	 * AETH); on a proxy CQ, the completion sequence number (CSN) of the
 	 * message in progress, whatever the QP type. */
@@ -267,7 +268,7 @@ struct xhca_qp_ctx {
 	__u16 ack_every;
 	__u8 rnr_timer;
 	__u8 pad2;
-	__u8 rsvd[16];	/* room for the later issues without an ABI bump */
+	__u8 rsvd[12];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");
@@ -424,7 +425,10 @@ struct xhca_rx_meta {
 			__u16 payload_off; /* from the start of the frame */
 			__u16 payload_len; /* without pad and ICRC */
 		};
-		__u32 msg_len;	/* XHCA_MF_PLACED: the WRITE's length; XHCA_MF_MSN: the MSN */
+		/* XHCA_MF_PLACED: the WRITE's length (placed_ack: the PSN of its
+		 * FIRST); XHCA_MF_MSN: the MSN; dup_to_flowq: the PSN before
+		 * which xhcad may acknowledge again; seq_nak_to_flowq: ePSN */
+		__u32 msg_len;
 	};
 	__u8 opcode;
 	__u8 flags;	/* XHCA_MF_* */
@@ -440,7 +444,8 @@ _Static_assert(sizeof(struct xhca_rx_meta) == 32, "xhca_rx_meta size");
 #define XHCA_MF_PLACED (1u << 4) /* xhca_rx placed the payload; xhcad completes it */
 #define XHCA_MF_MCAST (1u << 5)	 /* a multicast copy xhcad injected (never from xhca_rx) */
 #define XHCA_MF_MSN (1u << 6)	 /* READ/ATOMIC: msg_len is the MSN for the response's AETH */
-#define XHCA_MF_CSN (1u << 7)	 /* the QP's CQ is a proxy CQ: csn is valid */
+#define XHCA_MF_CSN (1u << 7)	 /* csn is valid: the QP's CQ is a proxy CQ (the CSN), or
+				  * it is RC (the MSN before the frame's message) */
 
 /*
  * Proxy QP filters (US 9,069,633), xhca_pfilt (key: the QP's local index):

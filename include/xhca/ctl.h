@@ -152,10 +152,13 @@ struct xhca_stats_req {
  */
 #define XHCA_HOST_REASONS(X)                                                              \
 	X(PLACED, "placed", "payload copied into a posted receive buffer")                 \
-	X(RNR, "rnr", "no receive buffer posted: the message is dropped (RNR)")            \
-	X(LEN_ERR, "len_err", "message longer than its receive buffer: error completion")   \
-	X(BAD_BUF, "bad_buf", "the posted buffer is not inside host memory: error completion") \
-	X(SEQ_ERR, "seq_err", "packet out of sequence in a multi-packet message: dropped")  \
+	X(RNR, "rnr", "no receive buffer posted: the message is dropped (RC: RNR NAK, rewound)") \
+	X(LEN_ERR, "len_err",                                                               \
+	  "message longer than its receive buffer: error completion (RC: NAK 0x61, QP to error)") \
+	X(BAD_BUF, "bad_buf",                                                               \
+	  "the posted buffer is not in the session's host memory: error completion (RC: NAK 0x63, QP to error)") \
+	X(SEQ_ERR, "seq_err",                                                               \
+	  "packet out of sequence in a multi-packet message: dropped (RC: rewound, received again)") \
 	X(STALE, "stale", "the QP was destroyed or re-created after xhca_rx took the packet") \
 	X(UNSUPPORTED, "unsupported", "opcode not delivered to the host by this version")  \
 	X(BAD_META, "bad_meta", "the metadata block in front of the frame is not valid")      \
@@ -163,10 +166,10 @@ struct xhca_stats_req {
 	  "RDMA WRITE payload placed by the translation manager, page by page")            \
 	X(IMM_DONE, "imm_done", "WRITE with immediate placed by xhca_rx: its completion")  \
 	X(XLATE_ERR, "xlate_err",                                                           \
-	  "the region went away between xhca_rx and the translation manager: dropped")    \
+	  "the region went away between xhca_rx and the translation manager: dropped (RC: NAK 0x62, QP to error)") \
 	X(RESPONDED, "responded", "READ or ATOMIC executed, its response sent")             \
 	X(RESP_FAIL, "resp_fail",                                                           \
-	  "READ or ATOMIC refused after xhca_rx checked it (its region went away): NAK sent") \
+	  "READ or ATOMIC not answered: its region went away after xhca_rx checked it (NAKed), or no memory") \
 	X(TO_PROXY, "to_proxy", "offloaded: handed to the proxy thread")                      \
 	X(ACKED, "acked", "placed by xhca_rx; its ACK sent")                                \
 	X(DUP, "dup", "RC duplicate request: acknowledged again, or its saved response sent") \
@@ -392,6 +395,7 @@ struct xhca_proxy_info {
 	__u64 gaps;		/* gaps that timed out: error completion, QP to error */
 	__u64 lost;		/* records lost: the window or a queue was full */
 	__u64 tx_frames;	/* responses it built */
+	__u64 acks;		/* ... of them ACKs of RC SENDs its handlers took */
 	/* the handlers, by id (XHCA_PXH_*): "" where there is none */
 	char handlers[XHCA_PXH_MAX][16];
 };

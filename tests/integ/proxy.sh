@@ -120,13 +120,27 @@ xhca qp modify "$CQP" --state init >/dev/null
 xhca qp modify "$CQP" --state rtr --local-ip "$IP_A" --remote-ip "$IP_B" >/dev/null
 CR=$(xhca -j mr reg --len 8192 | json_get 'd["rkey"]')
 xhca filter add "$CQP" --op send --match text:LOCK >/dev/null
-gen --op rc-send-only --qpn "$CQP" --psn 0 --payload "text:LOCK cli1 ops"
+cap_start "$NS_B" "$IF_B" "$tmp/ack.pcap" "udp port 4791 and src host $IP_A"
+gen --op rc-send-only --qpn "$CQP" --psn 0 --payload "text:LOCK cli1 ops" --ackreq
 gen --op rc-rdma-write-only --qpn "$CQP" --psn 1 --va 0 --rkey "$CR" --size 100
 gen --op rc-send-only --qpn "$CQP" --psn 2 --payload "text:hi"
-sleep 0.3
+cap_stop
+check_eq "proxy: CLI: the SEND the lock service took is ACKed (PSN 0, MSN 1), ICRC valid" \
+	"$("$SCAPY_PY" "$XHCA_TOP/tests/roce_resp.py" "$tmp/ack.pcap" | awk '{print $1, $3, $4, $6}')" \
+	"0x11 0 1f000001 True"
+check_eq "proxy: CLI: the proxy counts that ACK" "$(px acks)" 1
 check_eq "proxy: CLI: cq poll: the lock's answer, the WRITE, the SEND with its bytes, in order" \
 	"$(xhca -j cq poll "$PCQ" --dump 8 | json_get '[(c["opcode"], c.get("result"), c.get("data")) for c in d["completions"]]')" \
 	"[(257, 1, None), (256, None, None), (128, None, '6869')]"
+# a duplicate and a gap's first packet complete nothing: the sequence of
+# completions goes on with the next message, none lost or flushed
+gen --op rc-send-only --qpn "$CQP" --psn 2 --payload "text:hi"
+gen --op rc-send-only --qpn "$CQP" --psn 5 --payload "text:gap"
+gen --op rc-send-only --qpn "$CQP" --psn 3 --payload "text:yo"
+sleep 0.3
+check_eq "proxy: CLI: after a duplicate and a gap, the next SEND completes in order, nothing else" \
+	"$(xhca -j cq poll "$PCQ" --dump 8 | json_get '[(c["opcode"], c["status"], c.get("data")) for c in d["completions"]]')" \
+	"[(128, 0, '796f')]"
 err=$(xhca cq destroy "$PCQ" 2>&1)
 check "proxy: CLI: a CQ with a QP on it is not destroyed" grep -q "still takes the completions" <<<"$err"
 xhca qp destroy "$CQP" >/dev/null

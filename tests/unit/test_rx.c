@@ -1745,22 +1745,66 @@ static int seq_ack_nak(char *why)
 			return -1;
 		if (want == XHCA_R_PLACED_ACK &&
 		    (!(last_meta.flags & XHCA_MF_ACKREQ) || !(last_meta.flags & XHCA_MF_PLACED) ||
-		     last_meta.msg_len != 16 || last_meta.psn != EPSN0 + i))
-			return snprintf(why, WHY_LEN, "packet %u: meta flags 0x%x len %u", i,
+		     last_meta.msg_len != EPSN0 + i || last_meta.psn != EPSN0 + i))
+			return snprintf(why, WHY_LEN, "packet %u: meta flags 0x%x first PSN 0x%x", i,
 					last_meta.flags, last_meta.msg_len), -1;
 	}
-	/* a SEND whose ACK is due by count carries AckReq in its meta */
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 7);
-	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 8, why) ||
-	    (last_meta.flags & XHCA_MF_ACKREQ))
-		return snprintf(why, WHY_LEN, "1st SEND after an ACK marked"), -1;
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 8);
-	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 9, why))
+	/* a WRITE whose ACK is due, its flow queue's gate closed: placed all
+	 * the same, only its ACK waits for the next one */
+	{
+		struct xhca_flowq q;
+
+		if (qps_reset() || fq_get(FQ_SOCK, &q) || fq_set(FQ_SOCK, 1, 0, q.enq - 1))
+			return snprintf(why, WHY_LEN, "gate setup"), -1;
+		E.ctxm[L_RCW].unacked = 0;
+		wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA, 16, 16);
+		s.ackreq = 1;
+		if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why) || fq_get(FQ_SOCK, &q) ||
+		    fq_set(FQ_SOCK, 0, 0, q.enq))
+			return -1;
+		if (E.ctxm[L_RCW].unacked != 1)
+			return snprintf(why, WHY_LEN, "unacked %u after an ACK that could not go, want 1",
+					E.ctxm[L_RCW].unacked), -1;
+	}
+	/* inside a WRITE: the meta names its FIRST (xhcad acknowledges up to
+	 * before it), and so does a duplicate meanwhile */
+	if (qps_reset())
 		return -1;
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 9);
-	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 10, why) ||
-	    !(last_meta.flags & XHCA_MF_ACKREQ))
-		return snprintf(why, WHY_LEN, "3rd SEND not marked for its ACK"), -1;
+	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
+	c.ack_every = 0;
+	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 0);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 3072, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_MIDDLE, EPSN0 + 1, MR_PRE, PRE_IOVA, 0, 1024);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED_ACK, L_RCW, EPSN0 + 2, why) || last_meta.msg_len != EPSN0)
+		return snprintf(why, WHY_LEN, "MIDDLE's meta: first PSN 0x%x, want 0x%x",
+				last_meta.msg_len, EPSN0), -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 2, why) || last_meta.msg_len != EPSN0)
+		return snprintf(why, WHY_LEN, "duplicate mid-WRITE: 0x%x, want its FIRST 0x%x",
+				last_meta.msg_len, EPSN0), -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 2, MR_PRE, PRE_IOVA, 0, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 3, why))
+		return -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 3, why) || last_meta.msg_len != EPSN0 + 3)
+		return snprintf(why, WHY_LEN, "duplicate after the WRITE: 0x%x, want ePSN",
+				last_meta.msg_len), -1;
+	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
+	c.ack_every = 3;
+	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 0);
+	E.ctxm[L_RCW].unacked = 0;
+	/* a SEND whose ACK is due by count carries AckReq in its meta */
+	for (__u32 i = 0; i < 3; i++) {
+		spec_to(&s, RC_SEND, L_RCW, EPSN0 + 3 + i);
+		if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 4 + i, why))
+			return -1;
+		if (!!(last_meta.flags & XHCA_MF_ACKREQ) != (i == 2))
+			return snprintf(why, WHY_LEN, "SEND %u of 3: AckReq %s in its meta", i + 1,
+					i == 2 ? "not" : "set"), -1;
+	}
 	return 0;
 }
 

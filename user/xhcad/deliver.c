@@ -618,7 +618,10 @@ int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const 
 	struct qp_host *qh = (m->flags & XHCA_MF_CSN) ? qp_of(d, m) : NULL;
 	int r;
 
-	if (qh && !qh->px)
+	/* A duplicate or a gap's NAK completes nothing; a WRITE xhca_rx
+	 * placed and sends on for its ACK has its record from xhca_rx. */
+	if (qh && (!qh->px || m->reason == XHCA_R_DUP_TO_FLOWQ ||
+		   m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || m->reason == XHCA_R_PLACED_ACK))
 		qh = NULL;
 	if (qh && (!qh->px_open || m->csn != qh->px_csn)) {
 		if (qh->px_open && !qh->px_recorded) /* a message that never ended */
@@ -936,6 +939,7 @@ void qp_host_error(struct xhcad *d, const struct xhca_event *e)
 		return; /* destroyed or re-created since */
 	if (qp_set_error(d, e->lidx, e->gen))
 		return;
+	resp_error_at(qh, e->psn);
 	pr_info("QP 0x%06x: error state (%s at PSN 0x%06x)\n", qh->gqpn,
 		e->reason < XHCA_R_MAX ? reason_names[e->reason] : "?", e->psn);
 	respond_nak(d, e);

@@ -194,10 +194,10 @@ struct proxy {
 };
 
 #define CNT(p, f) __atomic_fetch_add(&(p)->st.f, 1, __ATOMIC_RELAXED)
-/* proxy_info() copies the proxy's counters as one run, frames .. tx_frames */
-_Static_assert(offsetof(struct xhca_proxy_info, tx_frames) -
-		       offsetof(struct xhca_proxy_info, frames) == 16 * sizeof(__u64),
-	       "the proxy's counters are 17 __u64 one after another");
+/* proxy_info() copies the proxy's counters as one run, frames .. acks */
+_Static_assert(offsetof(struct xhca_proxy_info, acks) -
+		       offsetof(struct xhca_proxy_info, frames) == 17 * sizeof(__u64),
+	       "the proxy's counters are 18 __u64 one after another");
 
 static void wake(int fd)
 {
@@ -490,6 +490,8 @@ static __u32 run_handler(struct proxy *p, struct pxqp *q, __u32 lidx, int *waiti
 	return r == LOCK_DECLINED || r == LOCK_WAITING ? XHCA_PX_DECLINE : (__u32)r;
 }
 
+static int tx_out(void *arg, const void *frame, __u32 len);
+
 static void handle_send(struct proxy *p, struct pxqp *q, __u32 lidx)
 {
 	int waiting;
@@ -504,6 +506,12 @@ static void handle_send(struct proxy *p, struct pxqp *q, __u32 lidx)
 	/* a result now, or later (lock_done()): later messages wait behind */
 	if (!waiting)
 		result_cqe(p, q, q->csn, res, q->nbytes, q->last->m.rx_ns);
+	/* taken: an RC requester gets its ACK (no credit count: no receive
+	 * buffer was used) */
+	if (q->type == XHCA_QPT_RC && (q->last->m.flags & XHCA_MF_ACKREQ) &&
+	    !resp_aeth(&p->d->ctxm[lidx], q->last->data, q->last->len, q->last->m.psn,
+		       resp_msn(&p->d->ctxm[lidx], q->csn) + 1, 0x1f, tx_out, p))
+		CNT(p, acks);
 	qp_drop_msg(q);
 }
 
@@ -1248,7 +1256,7 @@ void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi)
 	{
 		const __u64 *src = &p->st.frames;
 		__u64 *dst = &pi->frames;
-		size_t n = (size_t)(&p->st.tx_frames - &p->st.frames) + 1;
+		size_t n = (size_t)(&p->st.acks - &p->st.frames) + 1;
 
 		for (size_t i = 0; i < n; i++)
 			dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);

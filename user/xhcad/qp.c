@@ -477,8 +477,10 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	c.pkey_index = pidx;
 	c.pkey = pkey;
 	c.mtu_shift = 10;
-	c.ack_every = XHCA_ACK_EVERY_DEFAULT;
-	c.rnr_timer = XHCA_RNR_TIMER_DEFAULT;
+	if (a->type == XHCA_QPT_RC) { /* the responder's: RC only */
+		c.ack_every = XHCA_ACK_EVERY_DEFAULT;
+		c.rnr_timer = XHCA_RNR_TIMER_DEFAULT;
+	}
 	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
 	c.pd = a->pd;
 	c.flags = a->flags & (XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY);
@@ -674,6 +676,7 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		d->qh[lidx].psn_valid = 0;
 		d->qh[lidx].in_msg = 0;
 		d->qh[lidx].discard = 0;
+		resp_reset(&d->qh[lidx]);
 	}
 	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
 		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */

@@ -19,8 +19,11 @@
 #include "xhcad.h"
 
 #define AETH_ACK 0x1f		/* ACK, no credit count (RXE's AETH_ACK_UNLIMITED) */
+#define AETH_RNR 0x20		/* RNR NAK: | the timer code */
+#define AETH_NAK_SEQ 0x60	/* NAK: PSN sequence error */
 #define AETH_NAK_INVALID 0x61	/* NAK: invalid request */
 #define AETH_NAK_ACCESS 0x62	/* NAK: remote access error */
+#define AETH_NAK_REMOTE_OP 0x63	/* NAK: remote operational error */
 
 static __u32 be32(const __u8 *p)
 {
@@ -88,13 +91,27 @@ static int tx_xsk(void *arg, const void *frame, __u32 len)
 	return xsk_tx(arg, frame, len);
 }
 
-/* A NAK with that syndrome at s's PSN; counted when it left. */
-static void send_nak(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
+/* What an ACKNOWLEDGE that left was (an RNR NAK is a NAK too). */
+static void count_aeth(struct xhcad *d, __u8 syndrome)
+{
+	if (!(syndrome & 0x60)) {
+		d->resp.acks++;
+		return;
+	}
+	d->naks++;
+	if ((syndrome & 0x60) == AETH_RNR)
+		d->resp.rnr_naks++;
+	else if (syndrome == AETH_NAK_SEQ)
+		d->resp.seq_naks++;
+}
+
+/* An ACKNOWLEDGE with that AETH syndrome at s's PSN and MSN, counted. */
+static void send_aeth(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
 {
 	s->opcode = XHCA_OPC_RC | XHCA_OP_ACK;
 	s->aeth_syndrome = syndrome;
 	if (!send_spec(s, tx_xsk, d))
-		d->naks++;
+		count_aeth(d, syndrome);
 }
 
 /* The 8 bytes an ATOMIC works on, in host memory, or NULL. */
@@ -213,7 +230,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 			return XHCA_H_RESP_FAIL;
 		if (r) {
 			/* deregistered since xhca_rx checked it */
-			send_nak(d, s, AETH_NAK_ACCESS);
+			send_aeth(d, s, AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
@@ -228,7 +245,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 		mr = mr_find(d, be32(bth + 20));
 		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
 		if (!j->word) {
-			send_nak(d, s, mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS);
+			send_aeth(d, s, mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
@@ -306,7 +323,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, c
 	if (r)
 		return r;
 	r = resp_execute(d->hostmem, &j, tx_xsk, d);
-	if (!r && j.op != XHCA_OP_READ_REQ)
+	if (j.op != XHCA_OP_READ_REQ) /* executed, even if its response did not leave */
 		resp_atomic_done(d, m->lidx, m->gen, j.psn, j.s.atomic_orig);
 	resp_job_free(&j);
 	return r ? XHCA_H_RESP_FAIL : XHCA_H_RESPONDED;
@@ -332,17 +349,13 @@ void respond_nak(struct xhcad *d, const struct xhca_event *e)
 	s.pkey = c->pkey;
 	s.psn = e->psn;
 	s.aeth_msn = __atomic_load_n(&c->msn, __ATOMIC_RELAXED) & XHCA_PSN_MASK;
-	send_nak(d, &s, e->reason >= XHCA_R_DROP_MR_RKEY && e->reason <= XHCA_R_DROP_MR_BOUNDS
+	send_aeth(d, &s, e->reason >= XHCA_R_DROP_MR_RKEY && e->reason <= XHCA_R_DROP_MR_BOUNDS
 				? AETH_NAK_ACCESS
 				: AETH_NAK_INVALID);
 	xsk_tx_kick(d); /* not from a delivery round: now */
 }
 
 /* ---- the RC responder's acknowledgements ---------------------------------- */
-
-#define AETH_RNR 0x20		/* RNR NAK: | the timer code */
-#define AETH_NAK_SEQ 0x60	/* NAK: PSN sequence error */
-#define AETH_NAK_REMOTE_OP 0x63	/* NAK: remote operational error */
 
 /* IBA 9.7.5.1.2: the AETH credit count of an ACK, a 5-bit code for how many
  * receive buffers are posted (31: no credit information). */
@@ -364,36 +377,37 @@ static __u8 credit_code(const struct qp_host *qh)
 	return k;
 }
 
-/* The 24-bit MSN whose low 16 bits xhca_rx put in the metadata: the
- * count it has now is at or after it. */
-static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
+__u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low)
 {
-	__u32 now = __atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_RELAXED);
+	__u32 now = __atomic_load_n(&c->msn, __ATOMIC_RELAXED);
 
 	return (now - (__u16)(now - low)) & XHCA_PSN_MASK;
 }
 
-/* An ACK or NAK back the way the request came. */
-static void send_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len,
-		      __u32 psn, __u32 msn, __u8 syndrome)
+static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
+{
+	return resp_msn(&d->ctxm[lidx], low);
+}
+
+int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
+	      __u8 syndrome, resp_tx_fn tx, void *arg)
 {
 	struct xhca_pkt_spec s;
 
-	if (reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
-		return;
+	if (reply_spec(fr, len, c, &s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
+		return -EINVAL;
 	s.psn = psn & XHCA_PSN_MASK;
 	s.aeth_msn = msn & XHCA_PSN_MASK;
 	s.aeth_syndrome = syndrome;
-	if (send_spec(&s, tx_xsk, d))
-		return;
-	if (syndrome & 0x60)
-		d->naks++;
-	if ((syndrome & 0x60) == AETH_RNR)
-		d->resp.rnr_naks++;
-	else if (syndrome == AETH_NAK_SEQ)
-		d->resp.seq_naks++;
-	else if (!(syndrome & 0x60))
-		d->resp.acks++;
+	return send_spec(&s, tx, arg);
+}
+
+/* An ACK or NAK back the way the frame came. */
+static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len,
+		       __u32 psn, __u32 msn, __u8 syndrome)
+{
+	if (!resp_aeth(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, tx_xsk, d))
+		count_aeth(d, syndrome);
 }
 
 /*
@@ -427,16 +441,23 @@ static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn
 			 __ATOMIC_RELEASE);
 	qh->rewound = 1;
 	qh->rw_psn = psn & XHCA_PSN_MASK;
-	qh->rw_msn = qh->px ? msn_full(d, lidx, (__u16)msn) : msn & XHCA_PSN_MASK;
+	qh->rw_msn = msn & XHCA_PSN_MASK;
+	qh->rw_ns = now_ns(); /* bpf_ktime_get_ns()'s clock, read after the store */
 	qh->in_msg = MSG_NONE;
 	qh->discard = 0;
 	qh->psn_valid = 0;
 	d->resp.rewinds++;
 }
 
-/* Where the message of this frame began, and the MSN before it. */
-static void msg_start(const struct xhcad *d, const struct qp_host *qh,
-		      const struct xhca_rx_meta *m, __u32 *psn, __u32 *msn)
+/*
+ * Makes xhca_rx expect the message of this frame again, from its first
+ * PSN, with the MSN before it (any frame's csn is that: xhca_rx counts a
+ * message at its end). No ACK ever covers a PSN of a message xhcad has not
+ * finished (resp_after, resp_before), so the requester still has it all
+ * to send. Returns that PSN and MSN.
+ */
+static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		       __u32 *psn, __u32 *msn)
 {
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
 	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift;
@@ -444,14 +465,17 @@ static void msg_start(const struct xhcad *d, const struct qp_host *qh,
 	*msn = msn_full(d, m->lidx, m->csn);
 	if (oi->flags & XHCA_O_START)
 		*psn = m->psn;
+	else if (m->reason == XHCA_R_PLACED_ACK) /* xhca_rx says where its WRITE began */
+		*psn = m->msg_len;
 	else if (m->reason == XHCA_R_PLACED_TO_FLOWQ) /* its FIRST placed by xhca_rx */
 		*psn = m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
 	else
 		*psn = qh->msg_psn;
+	rewind_to(d, qh, m->lidx, *psn, *msn);
 }
 
 /* The saved response of a duplicate READ or ATOMIC, sent again. */
-static int replay(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		  const __u8 *fr, __u32 len, int o)
 {
 	const __u8 *bth = fr + o;
@@ -516,39 +540,41 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	struct xhca_pkt_spec s;
 	int o;
 
-	if (__atomic_load_n(&d->ctxm[m->lidx].rx_psn, __ATOMIC_ACQUIRE) & XHCA_RXPSN_ERR)
-		return XHCA_H_QP_ERR; /* taken before the error: nothing more is placed */
+	/* after a class C error nothing from its PSN on is placed; what
+	 * came before it still is (its NAK acknowledges that) */
+	if (qh->err_psn_set ? xhca_psn_cmp(m->psn, qh->err_psn) >= 0
+			    : d->ctxm[m->lidx].state == XHCA_QPS_ERR)
+		return XHCA_H_QP_ERR;
+	/* A frame xhca_rx took after a rewind is current: whether it is the
+	 * retry or comes after it (the retry placed by xhca_rx, or
+	 * offloaded), the rewind is over. Older ones are stale. */
+	if (qh->rewound && m->rx_ns > qh->rw_ns)
+		qh->rewound = 0;
 	if (m->reason == XHCA_R_DUP_TO_FLOWQ) {
 		o = reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK);
 		if (o < 0)
 			return XHCA_H_BAD_META;
 		d->resp.dups++;
 		if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
-			return replay(d, qh, m, fr, len, o);
-		/* a SEND or WRITE: the last PSN acknowledged, again */
+			return resend_saved(d, qh, m, fr, len, o);
+		/* a SEND or WRITE: acknowledged again up to the last message
+		 * done (xhca_rx's ePSN, or the start of a WRITE it is placing,
+		 * or of the message xhcad is in, or where it rewound to) */
 		if (qh->rewound)
-			send_aeth(d, m, fr, len, qh->rw_psn - 1, qh->rw_msn, credit_code(qh));
+			reply_aeth(d, m, fr, len, qh->rw_psn - 1, qh->rw_msn, credit_code(qh));
 		else
-			send_aeth(d, m, fr, len, m->msg_len - 1, msn_full(d, m->lidx, m->csn),
-				  credit_code(qh));
+			reply_aeth(d, m, fr, len, (qh->in_msg ? qh->msg_psn : m->msg_len) - 1,
+				   msn_full(d, m->lidx, m->csn), credit_code(qh));
 		return XHCA_H_DUP;
 	}
-	if (qh->rewound) {
-		/* in line behind the frame that made the rewind: dropped,
-		 * until the retry of its PSN */
-		if (m->psn != qh->rw_psn || !(oi->flags & XHCA_O_START) ||
-		    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ)
-			return XHCA_H_REWOUND;
-		qh->rewound = 0;
-	}
+	if (qh->rewound)
+		return XHCA_H_REWOUND; /* in line behind the frame that made it */
 	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
-		send_aeth(d, m, fr, len, m->msg_len, msn_full(d, m->lidx, m->csn), AETH_NAK_SEQ);
+		reply_aeth(d, m, fr, len, m->msg_len, msn_full(d, m->lidx, m->csn), AETH_NAK_SEQ);
 		return XHCA_H_SEQ_NAK;
 	}
-	if (oi->flags & XHCA_O_START) {
+	if (oi->flags & XHCA_O_START)
 		qh->msg_psn = m->psn;
-		qh->msg_msn = msn_full(d, m->lidx, m->csn);
-	}
 	return -1;
 }
 
@@ -564,26 +590,29 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 	case XHCA_H_XLATE_PLACED:
 	case XHCA_H_IMM_DONE:
 	case XHCA_H_ACKED:
-		if (m->flags & XHCA_MF_ACKREQ)
-			send_aeth(d, m, fr, len, m->psn,
-				  msn_full(d, m->lidx, m->csn) + !!(oi->flags & XHCA_O_END),
-				  credit_code(qh));
+		/* inside a message, only what came before it: the message
+		 * may still have to be received again (rewind_msg) */
+		if (!(m->flags & XHCA_MF_ACKREQ))
+			return r;
+		if (oi->flags & XHCA_O_END)
+			psn = m->psn;
+		else
+			psn = (r == XHCA_H_ACKED ? m->msg_len : qh->msg_psn) - 1;
+		reply_aeth(d, m, fr, len, psn,
+			   msn_full(d, m->lidx, m->csn) + !!(oi->flags & XHCA_O_END),
+			   credit_code(qh));
 		return r;
 	case XHCA_H_RNR:
 		/* the message is received again from its start, after the
 		 * RNR timer; the NAK names where it starts */
-		msg_start(d, qh, m, &psn, &msn);
-		rewind_to(d, qh, m->lidx, psn, msn);
-		send_aeth(d, m, fr, len, psn, msn, AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
+		rewind_msg(d, qh, m, &psn, &msn);
+		reply_aeth(d, m, fr, len, psn, msn, AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
 		return r;
 	case XHCA_H_SEQ_ERR:
 		/* a frame of the message was lost between xhca_rx and here:
-		 * receive it again (the requester times out, or NAKs see the
+		 * received again (the requester times out, or NAKs see the
 		 * gap) */
-		msg_start(d, qh, m, &psn, &msn);
-		if (!(oi->flags & XHCA_O_START))
-			msn = qh->msg_msn;
-		rewind_to(d, qh, m->lidx, psn, msn);
+		rewind_msg(d, qh, m, &psn, &msn);
 		return r;
 	case XHCA_H_LEN_ERR:
 		nak = AETH_NAK_INVALID;
@@ -598,7 +627,8 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 		return r;
 	}
 	/* class C errors: NAK at the request's PSN, the QP to the error state */
-	send_aeth(d, m, fr, len, m->psn, msn_full(d, m->lidx, m->csn), nak);
+	reply_aeth(d, m, fr, len, m->psn, msn_full(d, m->lidx, m->csn), nak);
+	resp_error_at(qh, m->psn);
 	if (!qp_set_error(d, m->lidx, m->gen)) {
 		__atomic_fetch_or(&d->ctxm[m->lidx].rx_psn, XHCA_RXPSN_ERR, __ATOMIC_ACQ_REL);
 		qp_host_to_error(d, qh);
@@ -612,13 +642,25 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 
 	d->resp.bad_icrc++;
 	if (qh->type != XHCA_QPT_RC || m->reason == XHCA_R_DUP_TO_FLOWQ ||
-	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || qh->rewound)
-		return XHCA_H_BAD_ICRC;
+	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || (qh->rewound && m->rx_ns <= qh->rw_ns))
+		return XHCA_H_BAD_ICRC; /* nothing moved for it, or stale anyway */
 	/* xhca_rx took it: the PSN moved on; the requester must send it
 	 * again, and will (timeout), if xhca_rx expects it */
-	msg_start(d, qh, m, &psn, &msn);
-	if (!(xhca_opinfo_tbl[m->opcode].flags & XHCA_O_START))
-		msn = qh->msg_msn;
-	rewind_to(d, qh, m->lidx, psn, msn);
+	rewind_msg(d, qh, m, &psn, &msn);
 	return XHCA_H_BAD_ICRC;
+}
+
+void resp_reset(struct qp_host *qh)
+{
+	qh->rewound = 0;
+	qh->err_psn_set = 0;
+	qh->msg_psn = 0;
+	memset(qh->res, 0, sizeof(qh->res));
+	qh->res_next = 0;
+}
+
+void resp_error_at(struct qp_host *qh, __u32 psn)
+{
+	qh->err_psn_set = 1;
+	qh->err_psn = psn & XHCA_PSN_MASK;
 }

@@ -132,13 +132,16 @@ struct qp_host {
 	__u32 cli_bufs;		/* their allocation, 0: none */
 	__u32 cli_buf_size;
 	struct xhca_qp_host cnt;
-	/* RC responder (respond.c): where the message in progress started
-	 * (PSN, MSN before it), for a rewind; a rewind in force (frames
-	 * dropped until the retry of rw_psn comes); the READ and ATOMIC
-	 * responses kept for duplicates */
-	__u32 msg_psn, msg_msn;
+	/* RC responder (respond.c): the PSN the message in progress started
+	 * at, for a rewind; a rewind in force (frames dropped until the
+	 * retry of rw_psn comes); the READ and ATOMIC responses kept for
+	 * duplicates */
+	__u32 msg_psn;
 	int rewound;
 	__u32 rw_psn, rw_msn;
+	__u64 rw_ns;		/* when: frames xhca_rx stamped later are current */
+	int err_psn_set;	/* a class C error at err_psn: frames from it on dropped */
+	__u32 err_psn;
 	struct resp_res res[RESP_RES];
 	__u32 res_next;
 };
@@ -484,6 +487,14 @@ void resp_job_free(struct resp_job *j);
 int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
 	    __u32 len);
 void respond_nak(struct xhcad *d, const struct xhca_event *e);
+/* The 24-bit MSN of c whose low 16 bits xhca_rx put in a frame's metadata
+ * (csn): its count now is at or after it. */
+__u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);
+/* An ACKNOWLEDGE (syndrome: AETH, ACK with credits, RNR or NAK) at psn
+ * with msn, back the way the request frame fr came, through tx (either
+ * thread). */
+int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
+	      __u8 syndrome, resp_tx_fn tx, void *arg);
 /* An ATOMIC executed (by the proxy, too): its result kept for duplicates. */
 void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 orig);
 /* The RC responder around the placement of a frame: resp_before answers
@@ -496,6 +507,12 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 	       const __u8 *fr, __u32 len, int r);
 int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m);
+/* A QP's sequence starts over (reset, a new ePSN): no rewind, error or
+ * saved response of the old one applies. */
+void resp_reset(struct qp_host *qh);
+/* The class C error xhca_rx found at psn (its event): frames in line
+ * before it are still placed. */
+void resp_error_at(struct qp_host *qh, __u32 psn);
 
 /* proxy.c: the proxy thread (US 9,069,633) */
 int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */

@@ -280,4 +280,10 @@ UD=$(QP_CREATE_ARGS="--qkey 9" qp_up ud --action drop)
 err=$(xhca qp modify "$UD" --ack-every 4 2>&1); rc=$?
 check "ack: --ack-every on a UD QP: refused, says why" \
 	[ "$rc" = 1 ] && echo "$err" | grep -q "not RC"
+UC=$(qp_up uc --action drop)
+err=$(xhca qp modify "$UC" --rnr-timer 3 2>&1); rc=$?
+check "ack: --rnr-timer on a UC QP: refused, says why" \
+	[ "$rc" = 1 ] && echo "$err" | grep -q "not RC"
+check_eq "ack: a UC QP has no responder settings" \
+	"$(xhca -j qp show "$UC" | json_get '"ack_every" in d["qps"][0]')" False
 t_done

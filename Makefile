@@ -34,7 +34,7 @@ LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv
-TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/px_counter.so
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -118,6 +118,10 @@ $(OUT)/px_counter.so: tests/integ/px_counter.c include/xhca/proxy_handler.h
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@
 
 $(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-rctest: $(OUT)/tests/integ/rctest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

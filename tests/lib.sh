@@ -63,6 +63,60 @@ topo_setup() {
 	return 0
 }
 
+# topo_setup_mid: as topo_setup, but IF_A and IF_B each on a veth into a
+# third namespace NS_M, whose bridge joins MA (IF_A's peer) and MB (IF_B's):
+# traffic between two xhca hosts can be captured (on MA) and impaired there
+# (tc ingress of MA and MB), where no XDP program hides it.
+topo_setup_mid() {
+	local id=$(( $$ % 100000 ))
+	NS_A=xhca-a-$id NS_B=xhca-b-$id NS_M=xhca-m-$id IF_A=xa$id IF_B=xb$id MA=ma$id MB=mb$id
+	MAC_A=02:77:00:00:00:01 MAC_B=02:77:00:00:00:02
+	IP_A=10.77.0.1 IP_B=10.77.0.2 IP6_A=fd77::1 IP6_B=fd77::2
+	trap topo_cleanup EXIT
+	trap 'exit 130' INT TERM
+	ensure_bpffs
+	ip netns add "$NS_A" && ip netns add "$NS_B" && ip netns add "$NS_M" || return 1
+	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
+		peer name "$MA" netns "$NS_M" || return 1
+	ip link add "$IF_B" numrxqueues 2 numtxqueues 2 netns "$NS_B" type veth \
+		peer name "$MB" netns "$NS_M" || return 1
+	ip -n "$NS_M" link add br0 type bridge || return 1
+	ip -n "$NS_M" link set "$MA" master br0
+	ip -n "$NS_M" link set "$MB" master br0
+	ip -n "$NS_A" link set "$IF_A" address $MAC_A
+	ip -n "$NS_B" link set "$IF_B" address $MAC_B
+	ip -n "$NS_A" addr add $IP_A/24 dev "$IF_A"
+	ip -n "$NS_B" addr add $IP_B/24 dev "$IF_B"
+	ip -n "$NS_A" -6 addr add $IP6_A/64 dev "$IF_A" nodad
+	ip -n "$NS_B" -6 addr add $IP6_B/64 dev "$IF_B" nodad
+	for ns in "$NS_A" "$NS_B" "$NS_M"; do ip -n "$ns" link set lo up; done
+	for l in "$MA" "$MB" br0; do ip -n "$NS_M" link set "$l" mtu "${MID_MTU:-1500}" up; done
+	ip -n "$NS_A" link set "$IF_A" mtu "${MID_MTU:-1500}" up
+	ip -n "$NS_B" link set "$IF_B" mtu "${MID_MTU:-1500}" up
+	in_a ethtool -K "$IF_A" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
+	in_b ethtool -K "$IF_B" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
+	for l in "$MA" "$MB"; do
+		ip netns exec "$NS_M" ethtool -K "$l" tx off rxvlan off txvlan off >/dev/null 2>&1
+	done
+	ip -n "$NS_A" neigh replace $IP_B lladdr $MAC_B dev "$IF_A"
+	ip -n "$NS_B" neigh replace $IP_A lladdr $MAC_A dev "$IF_B"
+	ip -n "$NS_A" -6 neigh replace $IP6_B lladdr $MAC_B dev "$IF_A"
+	ip -n "$NS_B" -6 neigh replace $IP6_A lladdr $MAC_A dev "$IF_B"
+	return 0
+}
+
+# tshark_roce_init: TSHARK_ROCE, tshark with UDP port 4791 dissected as
+# RoCEv2 and the upper protocols tshark would guess from payload bytes
+# (RPC-over-RDMA, SMB Direct, iSER, ...) off: test payloads are patterns.
+tshark_roce_init() {
+	local p
+	TSHARK_ROCE=(tshark -n -d udp.port==4791,infiniband)
+	for p in $(tshark -G protocols 2>/dev/null | awk -F'\t' '{print $3}' |
+		grep -xE 'rpcordma|smb_direct|iser|nvme-rdma|lnet|smc|infiniband_sdp|fcoib|drbd'); do
+		TSHARK_ROCE+=(--disable-protocol "$p")
+	done
+}
+
 # nsenter --net keeps the mount namespace (unlike ip netns exec, which remounts
 # /sys): pinned maps stay visible across daemon restarts.
 in_a() { nsenter --net=/run/netns/"$NS_A" "$@"; }
@@ -90,19 +144,34 @@ cap_stop() {
 }
 
 XHCAD_PIDS=()
-# xhcad_start ARGS...: starts xhcad on IF_A in NS_A, waits for its socket.
-xhcad_start() {
-	# nsenter execs xhcad in place, so $! is the daemon itself.
-	nsenter --net=/run/netns/"$NS_A" "$B/xhcad" "$IF_A" "$@" >>"${XHCAD_LOG:-/dev/null}" 2>&1 &
-	XHCAD_PID=$!
-	XHCAD_PIDS+=("$XHCAD_PID")
-	local i
+# xhcad_in NS IF LOG ARGS...: starts xhcad on IF in NS, waits for its socket;
+# XHCAD_STARTED is its pid (nsenter execs xhcad in place: the daemon itself).
+xhcad_in() {
+	local ns=$1 ifn=$2 log=$3 i
+	shift 3
+	nsenter --net=/run/netns/"$ns" "$B/xhcad" "$ifn" "$@" >>"$log" 2>&1 &
+	XHCAD_STARTED=$!
+	XHCAD_PIDS+=("$XHCAD_STARTED")
 	for i in $(seq 100); do
-		[ -S /run/xhca/"$IF_A".sock ] && "$B/xhca" -i "$IF_A" status >/dev/null 2>&1 && return 0
-		kill -0 "$XHCAD_PID" 2>/dev/null || return 1
+		[ -S /run/xhca/"$ifn".sock ] && "$B/xhca" -i "$ifn" status >/dev/null 2>&1 && return 0
+		kill -0 "$XHCAD_STARTED" 2>/dev/null || return 1
 		sleep 0.05
 	done
 	return 1
+}
+# xhcad_start ARGS...: xhcad on IF_A in NS_A (XHCAD_PID).
+xhcad_start() {
+	xhcad_in "$NS_A" "$IF_A" "${XHCAD_LOG:-/dev/null}" "$@"
+	local rc=$?
+	XHCAD_PID=$XHCAD_STARTED
+	return $rc
+}
+# xhcad_start_b ARGS...: a second xhcad, on IF_B in NS_B (two xhca hosts).
+xhcad_start_b() {
+	xhcad_in "$NS_B" "$IF_B" "${XHCAD_LOG_B:-/dev/null}" "$@"
+	local rc=$?
+	XHCAD_PID_B=$XHCAD_STARTED
+	return $rc
 }
 
 # xhcad_stop [SIGNAL]: stops the last xhcad and waits for it.
@@ -127,10 +196,14 @@ topo_cleanup() {
 	for p in "${XHCAD_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	[ -n "${NS_A:-}" ] && ip netns pids "$NS_A" 2>/dev/null | xargs -r kill -9 2>/dev/null
 	[ -n "${NS_B:-}" ] && ip netns pids "$NS_B" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	[ -n "${NS_M:-}" ] && ip netns pids "$NS_M" 2>/dev/null | xargs -r kill -9 2>/dev/null
 	[ -n "${NS_A:-}" ] && ip netns del "$NS_A" 2>/dev/null
 	[ -n "${NS_B:-}" ] && ip netns del "$NS_B" 2>/dev/null
+	[ -n "${NS_M:-}" ] && ip netns del "$NS_M" 2>/dev/null
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_A" /run/xhca/"$IF_A".sock \
 		/run/xhca/"$IF_A".state
+	[ -n "${IF_B:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_B" /run/xhca/"$IF_B".sock \
+		/run/xhca/"$IF_B".state
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xdp/globals/xhca_* 2>/dev/null
 	return 0
 }

@@ -635,6 +635,19 @@ static int do_status(int argc, char **argv)
 		jw_u64("rewinds", s->resp.rewinds);
 		jw_u64("bad_icrc", s->resp.bad_icrc);
 		jw_close('}');
+		jw_open("requester", '{');
+		jw_u64("wqes", s->req.wqes);
+		jw_u64("packets", s->req.packets);
+		jw_u64("bytes", s->req.bytes);
+		jw_u64("completions", s->req.completions);
+		jw_u64("retransmits", s->req.retransmits);
+		jw_u64("timeouts", s->req.timeouts);
+		jw_u64("seq_naks", s->req.seq_naks);
+		jw_u64("rnr_naks", s->req.rnr_naks);
+		jw_u64("errors", s->req.errors);
+		jw_u64("stale", s->req.stale);
+		jw_u64("no_neigh", s->req.no_neigh);
+		jw_close('}');
 		jw_open("mcast", '{');
 		jw_u64("groups", s->mcast_groups);
 		jw_u64("threshold", s->mcast_threshold);
@@ -696,6 +709,16 @@ static int do_status(int argc, char **argv)
 	       (unsigned long long)s->resp.rnr_naks, (unsigned long long)s->resp.dups,
 	       (unsigned long long)s->resp.replays, (unsigned long long)s->resp.dup_unknown,
 	       (unsigned long long)s->resp.rewinds, (unsigned long long)s->resp.bad_icrc);
+	printf("requester:    %llu send requests, %llu packets (%llu payload bytes, %llu sent "
+	       "again), %llu completions;\n              %llu timeouts, %llu sequence NAKs and "
+	       "%llu RNR NAKs received, %llu errors, %llu stale responses, %llu waits for a "
+	       "neighbour\n",
+	       (unsigned long long)s->req.wqes, (unsigned long long)s->req.packets,
+	       (unsigned long long)s->req.bytes, (unsigned long long)s->req.retransmits,
+	       (unsigned long long)s->req.completions, (unsigned long long)s->req.timeouts,
+	       (unsigned long long)s->req.seq_naks, (unsigned long long)s->req.rnr_naks,
+	       (unsigned long long)s->req.errors, (unsigned long long)s->req.stale,
+	       (unsigned long long)s->req.no_neigh);
 	printf("mcast:        %u groups, %u packets waiting for replication (threshold %u%s),\n"
 	       "              %llu replicated, largest reference count %llu, %llu credit stalls "
 	       "(%u credits a flow queue)\n", s->mcast_groups, s->mcast_waiting,

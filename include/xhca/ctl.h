@@ -59,6 +59,7 @@ enum xhca_ctl_op {
 	XHCA_CTL_PROXY_SET,	/* struct xhca_proxy_set -> struct xhca_proxy_info */
 	XHCA_CTL_CQ_POLL,	/* struct xhca_cq_poll -> struct xhca_cq_entry[] (the CLI's CQs) */
 	XHCA_CTL_CQ_SHOW,	/* nothing -> struct xhca_cq_info[] */
+	XHCA_CTL_SQ_DOORBELL,	/* eventfd -> nothing (session): its send doorbell */
 };
 
 struct xhca_ctl_hdr {
@@ -82,11 +83,23 @@ struct xhca_ctl_hdr {
 #define XHCA_QPA_PROXY (1u << 10)	/* modify: proxy on or off, by flags & XHCA_QPF_PROXY */
 #define XHCA_QPA_ACK_EVERY (1u << 11)	/* RC responder: ack_every */
 #define XHCA_QPA_RNR_TIMER (1u << 12)	/* RC responder: rnr_timer */
+#define XHCA_QPA_SQ_PSN (1u << 13)	/* requester: the next PSN sent */
+#define XHCA_QPA_TIMEOUT (1u << 14)	/* RC requester: timeout */
+#define XHCA_QPA_RETRY_CNT (1u << 15)	/* RC requester: retry_cnt */
+#define XHCA_QPA_RNR_RETRY (1u << 16)	/* RC requester: rnr_retry */
+#define XHCA_QPA_MAX_RD_ATOMIC (1u << 17) /* RC requester: max_rd_atomic */
 
 /* An RC QP's defaults: an ACK at least every 16 request packets; RNR NAKs
  * ask for 1.28 ms (timer code 14, IBA table 45). */
 #define XHCA_ACK_EVERY_DEFAULT 16
 #define XHCA_RNR_TIMER_DEFAULT 14
+/* An RC requester's defaults: a response within 4.096 us * 2^14 = 67 ms,
+ * 7 retries (of a timeout or a sequence NAK), RNR NAKs retried without
+ * end (7), up to 16 READ/ATOMIC outstanding (what the responder keeps). */
+#define XHCA_TIMEOUT_DEFAULT 14
+#define XHCA_RETRY_CNT_DEFAULT 7
+#define XHCA_RNR_RETRY_DEFAULT 7
+#define XHCA_MAX_RD_ATOMIC_DEFAULT 16
 
 struct xhca_qp_attr {
 	__u32 mask;		/* XHCA_QPA_*: modify, and FLOWQ on create */
@@ -117,7 +130,17 @@ struct xhca_qp_attr {
 				 * packets, besides AckReq (0: only at AckReq) */
 	__u8 rnr_timer;		/* RC responder: the RNR NAK's timer code, 0..31 */
 	__u8 pad0;
-	__u8 rsvd[28];
+	/* the requester (send side) */
+	__u32 sq_psn;		/* the PSN of the next new packet */
+	__u8 timeout;		/* RC: 4.096 us * 2^timeout without a response
+				 * is a retry (1..31; 0: never) */
+	__u8 retry_cnt;		/* RC: retries after a timeout or sequence NAK, 0..7 */
+	__u8 rnr_retry;		/* RC: retries after an RNR NAK, 0..7 (7: no end) */
+	__u8 max_rd_atomic;	/* RC: READ/ATOMIC outstanding at once, 1..16 */
+	__u32 send_cq;		/* create: the CQ of send completions (0: no send queue) */
+	__u32 sq_depth;		/* create (with send_cq): send queue slots, a power of 2 */
+	__u32 sq_alloc;		/* reply: its host memory allocation */
+	__u64 sq_off;		/* reply: the send queue ring, in host memory */
 };
 _Static_assert(sizeof(struct xhca_qp_attr) == 128, "xhca_qp_attr size");
 
@@ -177,7 +200,12 @@ struct xhca_stats_req {
 	X(REWOUND, "rewound",                                                               \
 	  "RC: dropped while the QP waits for a PSN again (after an RNR NAK, a lost or bad frame)") \
 	X(BAD_ICRC, "bad_icrc", "the frame's ICRC does not match: dropped")                  \
-	X(QP_ERR, "qp_err", "the QP went to the error state after xhca_rx took the frame: dropped")
+	X(QP_ERR, "qp_err", "the QP went to the error state after xhca_rx took the frame: dropped") \
+	X(RESP_ACK, "resp_ack", "requester: an ACK or ATOMIC response of requests it sent")   \
+	X(RESP_READ, "resp_read", "requester: READ response data, placed in the request's buffers") \
+	X(RESP_NAK, "resp_nak", "requester: a NAK (sequence: sent again; RNR: after its timer; else an error)") \
+	X(RESP_STALE, "resp_stale",                                                         \
+	  "requester: a response for nothing outstanding (a duplicate, or out of order): ignored")
 
 enum xhca_host_reason {
 #define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
@@ -197,7 +225,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 4
+#define XHCA_SESSION_VERSION 5
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its
@@ -488,6 +516,20 @@ struct xhca_status {
 		__u64 rewinds;	/* xhca_rx made to expect a PSN again (RNR, a lost frame, bad ICRC) */
 		__u64 bad_icrc;	/* frames whose ICRC did not match: dropped */
 	} resp;
+	/* the requester (request.c) */
+	struct xhca_req_stats {
+		__u64 wqes;	/* send requests taken from send queues */
+		__u64 packets;	/* request packets sent (retransmissions too) */
+		__u64 bytes;	/* their payload bytes */
+		__u64 completions; /* send completions written */
+		__u64 retransmits; /* packets sent again */
+		__u64 timeouts;	/* retries after no response came in time */
+		__u64 seq_naks;	/* sequence NAKs received: sent again from their PSN */
+		__u64 rnr_naks;	/* RNR NAKs received: sent again after their timer */
+		__u64 errors;	/* requests completed in error (flushes not counted) */
+		__u64 stale;	/* responses for nothing outstanding */
+		__u64 no_neigh;	/* sends held back: no neighbour entry for the destination */
+	} req;
 };
 
 /* libxhca control client (user/lib/ctl.c). */

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Rings in host memory shared by xhcad and applications (through libxhca):
- * a receive queue per QP (the application posts, xhcad consumes) and a
- * completion queue (xhcad produces, the application polls). Neither side
- * makes a system call per entry:
+ * a receive queue and a send queue per QP (the application posts, xhcad
+ * consumes) and a completion queue (xhcad produces, the application polls).
+ * Neither side makes a system call per entry:
  *  - producer: write the entry, then store prod with release order;
  *  - consumer: load prod with acquire order, read, store cons with release.
  * Two flags let a side sleep without missing the other's progress; each is
  * set, then the ring checked again, with full fences on both sides:
  *  - armed (CQ): the application is about to sleep on its eventfd; xhcad
  *    signals it after producing, then clears the flag;
- *  - waiting (CQ): xhcad found the CQ full and stopped the QP's flow queue;
- *    the application rings the doorbell eventfd after consuming.
+ *  - armed (SQ): xhcad has taken every entry and sleeps; the application
+ *    rings its session's send doorbell (an eventfd) after producing, once;
+ *  - waiting (CQ): xhcad found the CQ full and stopped the QP's flow queue
+ *    (or its send completions); the application rings the doorbell eventfd
+ *    after consuming.
+ * A send queue's cons moves when its entry completes (the slot is free
+ * again), not when xhcad reads it: xhcad copies an entry when it takes it.
  */
 #ifndef XHCA_RING_H
 #define XHCA_RING_H
@@ -24,7 +29,8 @@ struct xhca_ring_ctl {
 	__u32 cons;		/* written by the consumer */
 	__u32 pad1[15];
 	__u32 depth;		/* entries, a power of 2; fixed at creation */
-	__u32 armed;		/* CQ: the application sleeps on its eventfd */
+	__u32 armed;		/* CQ: the application sleeps on its eventfd;
+				 * SQ: xhcad sleeps, wants the send doorbell */
 	__u32 waiting;		/* CQ: xhcad waits for room */
 	__u32 dead;		/* the QP or CQ was destroyed (by xhcad or the CLI) */
 	__u64 stalls;		/* CQ: times xhcad found it full */
@@ -43,17 +49,78 @@ struct xhca_rwqe {
 };
 _Static_assert(sizeof(struct xhca_rwqe) == 32, "xhca_rwqe size");
 
+/* Send work requests, numbered as ibv_wr_opcode. */
+enum xhca_wr_opcode {
+	XHCA_WR_RDMA_WRITE = 0,
+	XHCA_WR_RDMA_WRITE_WITH_IMM = 1,
+	XHCA_WR_SEND = 2,
+	XHCA_WR_SEND_WITH_IMM = 3,
+	XHCA_WR_RDMA_READ = 4,
+	XHCA_WR_ATOMIC_CMP_AND_SWP = 5,
+	XHCA_WR_ATOMIC_FETCH_AND_ADD = 6,
+	XHCA_WR_SEND_WITH_INV = 9,
+};
+
+/* send_flags, as ibv_send_flags. */
+#define XHCA_SEND_FENCE (1u << 0)	/* wait for every READ/ATOMIC before it */
+#define XHCA_SEND_SIGNALED (1u << 1)	/* a completion on success (errors always have one) */
+#define XHCA_SEND_SOLICITED (1u << 2)	/* the BTH solicited event bit */
+
+/*
+ * A send work request (xhca_post_send), as libxhca writes it: the
+ * scatter list names the session's host memory allocations, as receive
+ * entries do. opcode is enum xhca_wr_opcode (xhca.h), flags XHCA_SEND_*.
+ */
+#define XHCA_SGE_MAX 4
+
+struct xhca_swqe {
+	__u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 nsge;
+	__u8 pad0;
+	__u32 imm;		/* ImmDt (network order, as verbs) or the R_Key to invalidate */
+	__u64 remote_va;	/* RDMA and ATOMIC */
+	__u32 rkey;
+	__u32 len;		/* the scatter list's bytes */
+	__u64 compare_add;	/* ATOMIC: FETCH_ADD's addend, CMP_SWAP's compare */
+	__u64 swap;
+	__u8 dest_ip[16];	/* UD: the address handle (IPv4 v4-mapped) */
+	__u32 dest_qpn;
+	__u32 dest_qkey;
+	struct {
+		__u64 off;	/* in the allocation */
+		__u32 len;
+		__u32 alloc;
+	} sge[XHCA_SGE_MAX];
+	__u64 pad1;
+};
+_Static_assert(sizeof(struct xhca_swqe) == 144, "xhca_swqe size");
+
 /* Completion status and opcodes, numbered as in ibv_wc_status/ibv_wc_opcode. */
 enum xhca_wc_status {
 	XHCA_WC_SUCCESS = 0,
 	XHCA_WC_LOC_LEN_ERR = 1,
+	XHCA_WC_LOC_QP_OP_ERR = 2,	/* a send request the QP cannot carry */
 	XHCA_WC_LOC_PROT_ERR = 4,
 	XHCA_WC_WR_FLUSH_ERR = 5,
-	XHCA_WC_REM_ACCESS_ERR = 10,
+	XHCA_WC_BAD_RESP_ERR = 7,	/* a response the request did not ask for */
+	XHCA_WC_REM_INV_REQ_ERR = 9,	/* NAK: invalid request */
+	XHCA_WC_REM_ACCESS_ERR = 10,	/* NAK: remote access error */
+	XHCA_WC_REM_OP_ERR = 11,	/* NAK: remote operational error */
+	XHCA_WC_RETRY_EXC_ERR = 12,	/* no acknowledgement after every retry */
+	XHCA_WC_RNR_RETRY_EXC_ERR = 13,	/* RNR NAKs after every RNR retry */
 	XHCA_WC_RESP_TIMEOUT_ERR = 20,	/* proxy CQ: a message's completion never came */
 };
 
 enum xhca_wc_opcode {
+	/* send completions (the QP's send CQ) */
+	XHCA_WC_SEND = 0,
+	XHCA_WC_RDMA_WRITE = 1,
+	XHCA_WC_RDMA_READ = 2,
+	XHCA_WC_COMP_SWAP = 3,
+	XHCA_WC_FETCH_ADD = 4,
+	/* receive completions */
 	XHCA_WC_RECV = 128,
 	XHCA_WC_RECV_RDMA_WITH_IMM = 129,
 	/* proxy CQs only (US 9,069,633): */
@@ -77,15 +144,17 @@ struct xhca_cqe {
 	__u64 wr_id;
 	__u32 status;		/* enum xhca_wc_status */
 	__u32 opcode;		/* enum xhca_wc_opcode */
-	__u32 byte_len;		/* bytes placed, the GRH included */
+	__u32 byte_len;		/* bytes placed, the GRH included (a send
+				 * completion: the request's bytes) */
 	__u32 imm_data;		/* network byte order, as verbs; or the invalidated R_Key */
-	__u32 qp_num;		/* the receiving QP */
+	__u32 qp_num;		/* the receiving QP (a send completion: the sending one) */
 	__u32 src_qp;		/* UD: the sender's QPN */
 	__u32 wc_flags;		/* XHCA_WC_* */
 	__u16 pkey_index;
 	__u8 sl;
 	__u8 pad0;
-	__u32 vendor_err;	/* enum xhca_host_reason of an error completion */
+	__u32 vendor_err;	/* enum xhca_host_reason of a receive error; of a send
+				 * error, the NAK's AETH syndrome (0: none) */
 	__u32 pad1;
 	__u64 rx_ns;		/* when xhca_rx took the last packet (CLOCK_MONOTONIC) */
 	__u64 pad2;

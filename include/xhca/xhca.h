@@ -108,6 +108,8 @@ struct xhca_qp_init_attr {
 	unsigned int rq_depth;	/* receive queue slots, a power of 2 */
 	struct xhca_pd *pd;	/* NULL: one PD the session's QPs share */
 	unsigned int create_flags; /* XHCA_QP_CREATE_* */
+	struct xhca_cq *send_cq; /* NULL: no send queue (receive only) */
+	unsigned int sq_depth;	/* send queue slots, a power of 2 (with send_cq) */
 };
 
 /* No copy of the multicast packets this QP sent itself (source address of
@@ -149,5 +151,59 @@ int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16]);
  * -ESHUTDOWN: the QP was destroyed (by xhcad or the CLI). A QP in the error
  * state completes its posted buffers with XHCA_WC_WR_FLUSH_ERR. */
 int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len);
+
+/* The opcodes (enum xhca_wr_opcode) and send_flags (XHCA_SEND_*): ring.h. */
+
+/* Bytes at addr inside one buffer of xhca_alloc. */
+struct xhca_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t pad;
+};
+
+struct xhca_send_wr {
+	uint64_t wr_id;
+	struct xhca_send_wr *next;
+	struct xhca_sge *sg_list;
+	int num_sge;			/* up to XHCA_SGE_MAX (ring.h) */
+	enum xhca_wr_opcode opcode;
+	unsigned int send_flags;	/* XHCA_SEND_* */
+	uint32_t imm_data;		/* network order; SEND_WITH_INV: the R_Key */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;	/* FETCH_ADD: the addend */
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			uint8_t dest_ip[16];	/* IPv4 v4-mapped, as xhca_ip_parse */
+			uint32_t remote_qpn;	/* 0xffffff with a multicast address */
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+};
+
+/*
+ * Posts a chain of send requests (the QP needs a send_cq). xhcad builds the
+ * packets through the QP's context (path MTU, addresses, P_Key, PSN) and
+ * sends them; an RC request completes when it is acknowledged (READ data
+ * and ATOMIC results are in the scatter list first), after retransmissions
+ * as the QP's timeout, retry_cnt and rnr_retry allow; UC and UD ones when
+ * sent. Completions, in posting order, go to the send CQ: every failed
+ * request, and successful ones with XHCA_SEND_SIGNALED. Returns 0, or
+ * -errno with *bad_wr the first request not posted: -EINVAL (an opcode the
+ * QP type cannot send, too many SGEs, an ATOMIC without 8 bytes), -EFAULT
+ * (an SGE outside the buffers of xhca_alloc), -ENOMEM (the send queue is
+ * full), -ESHUTDOWN (the QP was destroyed). A QP in the error state
+ * completes what is posted with XHCA_WC_WR_FLUSH_ERR.
+ */
+int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send_wr **bad_wr);
+/* The send queue ring (ring.h), for tools and tests. */
+struct xhca_ring_ctl *xhca_qp_sq(struct xhca_qp *qp);
 
 #endif /* XHCA_XHCA_H */

@@ -77,37 +77,23 @@ add pkey-psn-wrap "op=0x04 hl=12 qpn=0x11 pkey=0x7fff psn=0xfffffe,0xffffff,0x0 
 	"${V4[@]}" --op rc-send-only --qpn 0x11 --pkey 0x7fff --psn 0xfffffe --psn-step 1 --count 3 --size 4
 
 # The checker prints the result lines; a crash in it is one more failure.
-out=$("$SCAPY_PY" - "$tmp" 2>&1 <<'PY'
+out=$("$SCAPY_PY" - "$tmp" "$XHCA_TOP/tests" 2>&1 <<'PY'
 
 import logging
 import struct
 import sys
-import zlib
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.all import IP, UDP, Dot1AD, Dot1Q, Ether, IPv6, raw, rdpcap  # noqa: E402
 from scapy.contrib.roce import AETH, BTH  # noqa: E402
 from scapy.utils import checksum  # noqa: E402
 
+sys.path.insert(0, sys.argv[2])
+from roce_icrc import scapy_icrc  # noqa: E402
+
 tmp = sys.argv[1]
 
 
-def icrc_ipv6(pkt):
-    """scapy's IPv4 ICRC recipe, IPv6 variant fields set to ones."""
-    ip = pkt[IPv6].copy()
-    ip.tc, ip.fl, ip.hlim = 0xFF, 0xFFFFF, 0xFF
-    ip[UDP].chksum = 0xFFFF
-    ip[BTH].fecn, ip[BTH].becn, ip[BTH].resv6 = 1, 1, 0x3F
-    data = raw(ip)[:-4]  # the dissected ICRC is kept as is: strip it
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + data) & 0xFFFFFFFF)
-
-
-def scapy_icrc(pkt):
-    if IPv6 in pkt:
-        return icrc_ipv6(pkt)
-    again = pkt.copy()
-    again[BTH].icrc = None  # scapy recomputes it in BTH.post_build
-    return raw(again)[-4:]
 
 
 def decode_errors(pkt, exp, i):

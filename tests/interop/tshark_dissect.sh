@@ -28,10 +28,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : >"$tmp/cases"
 
-TSHARK=(tshark -n -d udp.port==4791,infiniband)
-ulps=$(tshark -G protocols 2>/dev/null | awk -F'\t' '{print $3}' |
-	grep -xE 'rpcordma|smb_direct|iser|nvme-rdma|lnet|smc|infiniband_sdp|fcoib|drbd')
-for p in $ulps; do TSHARK+=(--disable-protocol "$p"); done
+tshark_roce_init
+TSHARK=("${TSHARK_ROCE[@]}")
 
 FIELDS=(frame.protocols ieee8021ad.id vlan.id ip.version ipv6.version
 	infiniband.bth.opcode infiniband.bth.destqp infiniband.bth.psn infiniband.bth.p_key

@@ -44,6 +44,12 @@ struct xhca_qp {
 	size_t rq_len;
 	struct xhca_ring_ctl *rq;
 	struct xhca_rwqe *rqe;
+	__u8 type;
+	__u32 sq_depth;
+	__u32 sq_alloc;
+	size_t sq_len;
+	struct xhca_ring_ctl *sq;	/* NULL: no send queue */
+	struct xhca_swqe *sqe;
 	struct xhca_qp *next;
 };
 
@@ -85,6 +91,7 @@ struct xhca_ctx {
 	struct xhca_pd *pds;
 	struct xhca_pd *dflt_pd; /* for QPs created without one */
 	struct xhca_mr *mrs;
+	int sq_dbfd;		/* the send doorbell: rung when xhcad sleeps (ring.h) */
 	char err[XHCA_ERRMSG_LEN];
 };
 
@@ -156,6 +163,9 @@ static int resume(struct xhca_ctx *ctx)
 		if (err)
 			return err;
 	}
+	if (ctx->sq_dbfd >= 0)
+		return xhca_ctl_call_fd(fd, XHCA_CTL_SQ_DOORBELL, NULL, 0, ctx->sq_dbfd, NULL, NULL,
+					NULL, ctx->err, sizeof(ctx->err));
 	return 0;
 }
 
@@ -290,6 +300,7 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	if (!ctx)
 		return NULL;
 	ctx->memfd = -1;
+	ctx->sq_dbfd = -1;
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	ctx->fd = xhca_ctl_connect(ifname);
 	if (ctx->fd < 0) {
@@ -339,8 +350,12 @@ void xhca_close(struct xhca_ctx *ctx)
 
 		ctx->qps = qp->next;
 		munmap(qp->rq, qp->rq_len);
+		if (qp->sq)
+			munmap(qp->sq, qp->sq_len);
 		free(qp);
 	}
+	if (ctx->sq_dbfd >= 0)
+		close(ctx->sq_dbfd);
 	while (ctx->mrs) {
 		struct xhca_mr *mr = ctx->mrs;
 
@@ -773,6 +788,29 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	}
 	a.cq = attr->recv_cq->id;
 	a.rq_depth = attr->rq_depth;
+	if (attr->send_cq) {
+		if (attr->send_cq->ctx != ctx) {
+			fail(ctx, -EINVAL, "qp create: send_cq must be a CQ of this session");
+			errno = EINVAL;
+			return NULL;
+		}
+		if (ctx->sq_dbfd < 0) {
+			/* one send doorbell for the session's send queues */
+			int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+			if (fd < 0)
+				return NULL;
+			err = call(ctx, XHCA_CTL_SQ_DOORBELL, NULL, 0, fd, NULL, 0, NULL);
+			if (err) {
+				close(fd);
+				errno = -err;
+				return NULL;
+			}
+			ctx->sq_dbfd = fd;
+		}
+		a.send_cq = attr->send_cq->id;
+		a.sq_depth = attr->sq_depth;
+	}
 	if (attr->create_flags & XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		a.flags |= XHCA_QPF_BLOCK_MC_LOOPBACK;
 	if (attr->create_flags & XHCA_QP_CREATE_PROXY)
@@ -806,6 +844,22 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		errno = -err;
 		return NULL;
 	}
+	if (a.send_cq) {
+		qp->sq_len = pages_of(xhca_ring_bytes(a.sq_depth, sizeof(struct xhca_swqe)));
+		qp->sq = map_ring(ctx, a.sq_off, qp->sq_len);
+		if (!qp->sq) {
+			err = fail(ctx, -EPROTO, "qp create: cannot map the send queue");
+			call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
+			munmap(qp->rq, qp->rq_len);
+			free(qp);
+			errno = -err;
+			return NULL;
+		}
+		qp->sq_depth = a.sq_depth;
+		qp->sq_alloc = a.sq_alloc;
+		qp->sqe = (struct xhca_swqe *)(qp->sq + 1);
+	}
+	qp->type = a.type;
 	qp->ctx = ctx;
 	qp->qpn = a.qpn;
 	qp->depth = a.rq_depth;
@@ -895,13 +949,18 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 
 	err = call(ctx, XHCA_CTL_QP_DESTROY, &qp->qpn, sizeof(qp->qpn), -1, NULL, 0, NULL);
 	if (err == -ENOENT && __atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE)) {
-		/* Destroyed by someone else: its ring is still ours to free. */
+		/* Destroyed by someone else: its rings are still ours to free. */
 		err = call(ctx, XHCA_CTL_FREE, &qp->rq_alloc, sizeof(qp->rq_alloc), -1, NULL, 0,
 			   NULL);
+		if (!err && qp->sq)
+			err = call(ctx, XHCA_CTL_FREE, &qp->sq_alloc, sizeof(qp->sq_alloc), -1, NULL,
+				   0, NULL);
 	}
 	if (err)
 		return err;
 	munmap(qp->rq, qp->rq_len);
+	if (qp->sq)
+		munmap(qp->sq, qp->sq_len);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;
@@ -933,4 +992,132 @@ int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 	w->alloc = b->id;
 	__atomic_store_n(&qp->rq->prod, prod + 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+struct xhca_ring_ctl *xhca_qp_sq(struct xhca_qp *qp)
+{
+	return qp->sq;
+}
+
+/* Whether the QP type can send op (IBA 9.8: UD sends only; UC no READ,
+ * ATOMIC or SEND with invalidate). */
+static int op_allowed(__u8 type, enum xhca_wr_opcode op)
+{
+	switch (op) {
+	case XHCA_WR_SEND:
+	case XHCA_WR_SEND_WITH_IMM:
+		return 1;
+	case XHCA_WR_RDMA_WRITE:
+	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+		return type != XHCA_QPT_UD;
+	case XHCA_WR_RDMA_READ:
+	case XHCA_WR_ATOMIC_CMP_AND_SWP:
+	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
+	case XHCA_WR_SEND_WITH_INV:
+		return type == XHCA_QPT_RC;
+	}
+	return 0;
+}
+
+/* One request into slot w; 0 or -errno. */
+static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xhca_swqe *w)
+{
+	__u64 total = 0;
+
+	if (!op_allowed(qp->type, wr->opcode) || wr->num_sge < 0 || wr->num_sge > XHCA_SGE_MAX)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (__u8)wr->opcode;
+	w->flags = (__u8)(wr->send_flags & (XHCA_SEND_FENCE | XHCA_SEND_SIGNALED |
+					    XHCA_SEND_SOLICITED));
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct xhca_sge *g = &wr->sg_list[i];
+		struct buf *b;
+
+		if (!g->length)
+			continue;
+		b = buf_find(qp->ctx, (const void *)(uintptr_t)g->addr, g->length);
+		if (!b)
+			return -EFAULT;
+		w->sge[w->nsge].off = (__u64)((__u8 *)(uintptr_t)g->addr - b->va);
+		w->sge[w->nsge].len = g->length;
+		w->sge[w->nsge++].alloc = b->id;
+		total += g->length;
+	}
+	if (total > 0x80000000ull)
+		return -EINVAL;
+	w->len = (__u32)total;
+	w->imm = wr->imm_data;
+	switch (wr->opcode) {
+	case XHCA_WR_RDMA_WRITE:
+	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+	case XHCA_WR_RDMA_READ:
+		w->remote_va = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+		break;
+	case XHCA_WR_ATOMIC_CMP_AND_SWP:
+	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
+		if (total != 8) /* the original value lands there */
+			return -EINVAL;
+		w->remote_va = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+		break;
+	default:
+		break;
+	}
+	if (qp->type == XHCA_QPT_UD) {
+		memcpy(w->dest_ip, wr->wr.ud.dest_ip, 16);
+		w->dest_qpn = wr->wr.ud.remote_qpn & XHCA_QPN_MASK;
+		w->dest_qkey = wr->wr.ud.remote_qkey;
+	}
+	return 0;
+}
+
+int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send_wr **bad_wr)
+{
+	__u32 prod, cons;
+	int err = 0;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	if (!qp->sq) {
+		err = -EINVAL; /* created without a send CQ */
+		goto out;
+	}
+	if (__atomic_load_n(&qp->sq->dead, __ATOMIC_ACQUIRE)) {
+		err = -ESHUTDOWN;
+		goto out;
+	}
+	prod = qp->sq->prod;
+	cons = __atomic_load_n(&qp->sq->cons, __ATOMIC_ACQUIRE);
+	for (; wr; wr = wr->next) {
+		if (prod - cons >= qp->sq_depth) {
+			err = -ENOMEM;
+			break;
+		}
+		err = swqe_fill(qp, wr, &qp->sqe[prod & (qp->sq_depth - 1)]);
+		if (err)
+			break;
+		prod++;
+	}
+	if (prod != qp->sq->prod) {
+		__atomic_store_n(&qp->sq->prod, prod, __ATOMIC_RELEASE);
+		/* xhcad may be going to sleep (ring.h) */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&qp->sq->armed, __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&qp->sq->armed, 0, __ATOMIC_SEQ_CST)) {
+			__u64 one = 1;
+
+			if (write(qp->ctx->sq_dbfd, &one, sizeof(one)) < 0 && errno != EAGAIN &&
+			    !err)
+				err = -errno;
+		}
+	}
+out:
+	if (err && bad_wr)
+		*bad_wr = wr;
+	return err;
 }

@@ -98,6 +98,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->barriers = d->barriers;
 	s->naks = d->naks;
 	s->resp = d->resp;
+	s->req = d->req;
 	xsk_tx_stats(d, &s->tx_frames, &s->tx_full);
 	mcast_status(d, s);
 	xsk_account(d, s);
@@ -357,6 +358,22 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 
 		proxy_info(d, &pi);
 		rc = xhca_ctl_send(fd, h.op, 0, &pi, sizeof(pi));
+		break;
+	}
+	case XHCA_CTL_SQ_DOORBELL: {
+		struct session *s = c->session ? session_find(d, c->session) : NULL;
+
+		if (need_session(c, h.op, "sq doorbell"))
+			break;
+		if (!s || in_fd < 0) {
+			rc = reply_err(fd, h.op, -EINVAL, "sq doorbell: send an eventfd along");
+			break;
+		}
+		if (s->sq_dbfd >= 0)
+			close(s->sq_dbfd);
+		s->sq_dbfd = in_fd; /* the session keeps it */
+		in_fd = -1;
+		rc = xhca_ctl_send(fd, h.op, 0, NULL, 0);
 		break;
 	}
 	case XHCA_CTL_CQ_REBIND: {

@@ -81,6 +81,27 @@ static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
 	return h->len ? h->len : 1;
 }
 
+int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
+{
+	__u32 prod = cq->ring->prod;
+
+	if (cq_full(cq)) {
+		/* tell the application, then look again (ring.h) */
+		__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
+		if (cq_full(cq)) {
+			if (!cq->waiting)
+				cq->ring->stalls++;
+			cq->waiting = 1;
+			return -ENOSPC;
+		}
+		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
+	}
+	cq->e[prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	cq->dirty = 1;
+	return 0;
+}
+
 static struct qp_host *qp_of(struct xhcad *d, const struct xhca_rx_meta *m)
 {
 	struct qp_host *qh;
@@ -548,6 +569,14 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 	if (!qh)
 		return XHCA_H_STALE;
 	qh->cnt.frames++;
+	if (!(oi->flags & XHCA_O_REQ)) {
+		/* a response to this QP's requests: the requester's */
+		if (xhca_icrc_check_frame(fr, len)) {
+			d->resp.bad_icrc++;
+			return XHCA_H_BAD_ICRC;
+		}
+		return sq_response(d, qh, m, fr, len);
+	}
 	/* the ICRC, which xhca_rx does not check */
 	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(fr, len)) {
 		if (qh->type != XHCA_QPT_RC && (qh->in_msg || !(oi->flags & XHCA_O_END)))
@@ -740,8 +769,10 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 	int n = 0, taken;
 
 	*wait_ns = 0;
+	/* The send queues: new requests, retransmissions, completions. */
+	taken = sq_run(d, budget, &d->sq_more, &d->sq_deadline);
 	/* What the proxy sent back, and the proxy queue to it. */
-	taken = proxy_serve(d);
+	taken += proxy_serve(d);
 	taken += proxy_drain(d, budget);
 	/* Multicast first: its copies join the flow queues they are for. */
 	taken += mcast_run(d, budget);
@@ -773,6 +804,13 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		if (d->bus_rate)
 			d->tokens -= len;
 		n++;
+	}
+	if (d->sq_kick) {
+		int more;
+
+		d->sq_kick = 0;
+		taken += sq_run(d, budget, &more, &d->sq_deadline);
+		d->sq_more |= more;
 	}
 	if (n || taken) {
 		xsk_tx_kick(d); /* the round's responses, one syscall */
@@ -876,6 +914,7 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 	}
 	if (qh->rq)
 		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
+	sq_detach(d, qh);
 	if (qh->flowq < d->nflowq)
 		d->fq[qh->flowq].nqps--;
 	if (qh->flush)
@@ -954,5 +993,6 @@ void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 		qh->flush = 1;
 		d->nflush++;
 	}
+	sq_to_error(d, qh); /* and its send requests, flushed by sq_run */
 	qp_flush_run(d);
 }

@@ -128,7 +128,9 @@ int xhcad_run(struct xhcad *d, int lfd)
 	ring_buffer__consume(ev);
 
 	while (!xhcad_stop) {
-		int first_client, first_cq, first_orphan, norphan = 0, ncq = 0, n, i;
+		int first_client, first_cq, first_orphan, first_db, norphan = 0, ncq = 0, ndb = 0, n,
+		    i;
+		int dbs[64];
 		struct session *orphans[64];
 		struct cq *cqs[256];
 		struct timespec ts;
@@ -156,6 +158,14 @@ int xhcad_run(struct xhcad *d, int lfd)
 			orphans[norphan++] = s;
 			ps_add(&ps, s->pidfd);
 		}
+		/* The sessions' send doorbells (rung when xhcad is armed). */
+		first_db = ps.n;
+		for (struct session *s = d->sessions; s && ndb < 64; s = s->next) {
+			if (s->sq_dbfd < 0)
+				continue;
+			dbs[ndb++] = s->sq_dbfd;
+			ps_add(&ps, s->sq_dbfd);
+		}
 		/* Sockets only when reading them can lead somewhere. */
 		if (!wait_ns && !stalled) {
 			for (__u32 f = 0; f < d->nflowq; f++) {
@@ -181,6 +191,9 @@ int xhcad_run(struct xhcad *d, int lfd)
 			for (int j = 0; j < k; j++)
 				ps_add(&ps, fds[j]);
 		}
+		/* Going to sleep: the send queues want their doorbells. */
+		if (!more && d->sqs && sq_arm(d))
+			more = 1;
 		now = now_ns();
 		if (more) {
 			ts = (struct timespec){ 0, 0 };
@@ -189,6 +202,12 @@ int xhcad_run(struct xhcad *d, int lfd)
 
 			if (wait_ns && wait_ns < t)
 				t = wait_ns;
+			if (d->sq_deadline) {
+				__u64 w = d->sq_deadline > now ? d->sq_deadline - now : 0;
+
+				if (w < t)
+					t = w;
+			}
 			ts.tv_sec = (time_t)(t / 1000000000ull);
 			ts.tv_nsec = (long)(t % 1000000000ull);
 		}
@@ -205,6 +224,14 @@ int xhcad_run(struct xhcad *d, int lfd)
 			ring_buffer__consume(ev);
 		if (ps.p[2].revents & POLLIN)
 			proxy_ack(d); /* flowq_run serves what it announced */
+		/* (before the clients: one may end a session and its doorbell) */
+		for (i = 0; i < ndb; i++) {
+			__u64 v;
+
+			if ((ps.p[first_db + i].revents & POLLIN) &&
+			    read(dbs[i], &v, sizeof(v)) < 0 && errno != EAGAIN)
+				pr_debug("send doorbell: %s\n", strerror(errno));
+		}
 		/* Backwards: a client that goes is replaced by the last one. */
 		for (i = first_cq - first_client - 1; i >= 0; i--) {
 			if (!ps.p[first_client + i].revents)
@@ -238,7 +265,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		if (d->state_dirty)
 			state_save(d);
 		n = flowq_run(d, BUDGET, &wait_ns);
-		more = n == BUDGET || mcast_pending(d);
+		more = n == BUDGET || mcast_pending(d) || d->sq_more;
 		/* FIFO: an oldest frame that cannot move stops everything; wait
 		 * for its doorbell rather than spin on readable sockets. (Only a
 		 * blocked queue stops FIFO: frames counted in flight but not yet

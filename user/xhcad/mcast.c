@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <linux/if_link.h>
@@ -83,10 +82,6 @@ struct mcast_state {
 	/* the replication port: a veth pair, xhca_rep on the peer */
 	int rep_ifindex, peer_ifindex;
 	char rep_name[IF_NAMESIZE];
-	/* the interface's addresses, for loopback */
-	__u8 local[16][16];
-	int nlocal;
-	__u64 local_ms;
 };
 
 static int mgid_eq(const struct xhca_mgid *a, const struct xhca_mgid *b)
@@ -446,39 +441,15 @@ void mcast_status(const struct xhcad *d, struct xhca_status *s)
 
 /* ---- the replication engine --------------------------------------------------- */
 
-/* The interface's own addresses (a sender on this host), looked up again
- * every second at most. */
+/* Whether ip is one of the interface's own addresses (a sender on this
+ * host). */
 static int src_is_local(struct xhcad *d, const __u8 ip[16])
 {
-	struct mcast_state *mc = d->mc;
-	__u64 now = now_ms();
+	const __u8(*a)[16];
+	int n = if_addrs(d, &a);
 
-	if (!mc->local_ms || now - mc->local_ms > 1000) {
-		struct ifaddrs *ifa, *a;
-
-		mc->nlocal = 0;
-		mc->local_ms = now;
-		if (!getifaddrs(&ifa)) {
-			for (a = ifa; a && mc->nlocal < 16; a = a->ifa_next) {
-				__u8 *o = mc->local[mc->nlocal];
-
-				if (!a->ifa_addr || strcmp(a->ifa_name, d->ifname))
-					continue;
-				if (a->ifa_addr->sa_family == AF_INET) {
-					memset(o, 0, 10);
-					o[10] = o[11] = 0xff;
-					memcpy(o + 12, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
-					mc->nlocal++;
-				} else if (a->ifa_addr->sa_family == AF_INET6) {
-					memcpy(o, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
-					mc->nlocal++;
-				}
-			}
-			freeifaddrs(ifa);
-		}
-	}
-	for (int i = 0; i < mc->nlocal; i++)
-		if (!memcmp(mc->local[i], ip, 16))
+	for (int i = 0; i < n; i++)
+		if (!memcmp(a[i], ip, 16))
 			return 1;
 	return 0;
 }

@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xhca/qpctx.h>
@@ -202,6 +206,19 @@ static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
 	a->rq_alloc = qh->rq_alloc;
 	a->rq_off = qh->rq ? hm_base(hm_find(d, qh->rq_alloc), 0) : 0;
 	a->pd = qh->pd;
+	if (qh->sq) {
+		const struct sq_state *s = qh->sq;
+
+		a->send_cq = s->cq->id;
+		a->sq_depth = s->depth;
+		a->sq_alloc = s->alloc;
+		a->sq_off = hm_base(hm_find(d, s->alloc), 0);
+		a->sq_psn = s->psn;
+		a->timeout = s->timeout;
+		a->retry_cnt = s->retry_cnt;
+		a->rnr_retry = s->rnr_retry;
+		a->max_rd_atomic = s->max_rd_atomic;
+	}
 }
 
 __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn)
@@ -361,8 +378,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	struct xhca_qp_ctx c;
 	__u32 lidx, qpn = a->qpn, flowq;
 	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
-	struct cq *cq = NULL;
-	struct hm_alloc *rq = NULL, *bufs = NULL;
+	struct cq *cq = NULL, *scq = NULL;
+	struct hm_alloc *rq = NULL, *bufs = NULL, *sq = NULL;
 	__u32 buf_size = a->buf_size ? a->buf_size : 4096;
 	__u8 pidx;
 	int rc;
@@ -403,6 +420,26 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 			return errf(err, errlen, -EINVAL,
 				    "qp create: receive buffers of %u bytes x %u: give at most 1 MiB "
 				    "each and 64 MiB in all", a->buf_size, a->rq_depth);
+	}
+	if (a->send_cq) {
+		scq = cq_find(d, a->send_cq);
+		if (!owner)
+			return errf(err, errlen, -EINVAL,
+				    "qp create: the CLI's QPs have no send queue; applications send "
+				    "through libxhca (xhca_post_send)");
+		if (!scq || scq->owner != owner)
+			return errf(err, errlen, -ENOENT,
+				    "qp create: no CQ %u in this session for send completions; "
+				    "create one first", a->send_cq);
+		if (scq->proxy)
+			return errf(err, errlen, -EINVAL,
+				    "qp create: CQ %u is a proxy CQ, for receive completions only; "
+				    "give the send queue an ordinary CQ", a->send_cq);
+		if (!a->sq_depth || a->sq_depth > XHCA_RING_DEPTH_MAX ||
+		    (a->sq_depth & (a->sq_depth - 1)))
+			return errf(err, errlen, -EINVAL,
+				    "qp create: send queue depth %u is not a power of 2 in 1..%u",
+				    a->sq_depth, XHCA_RING_DEPTH_MAX);
 	}
 	if ((a->flags & XHCA_QPF_PROXY) && !cq)
 		return errf(err, errlen, -EINVAL,
@@ -447,6 +484,17 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				    "--hostmem-mb", a->rq_depth, owner ? "" : " and its buffers");
 		}
 	}
+	if (scq) {
+		sq = hm_alloc(d, xhca_ring_bytes(a->sq_depth, sizeof(struct xhca_swqe)), owner,
+			      XHCA_ALLOC_CONTIG);
+		if (!sq) {
+			if (rq)
+				hm_free(d, rq->id, owner);
+			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
+				    "send queue of %u; free buffers or start xhcad with a larger "
+				    "--hostmem-mb", a->sq_depth);
+		}
+	}
 	if (!qpn) {
 		rc = alloc_qpn(d, &qpn);
 		if (rc) {
@@ -454,6 +502,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				hm_free(d, bufs->id, 0);
 			if (rq)
 				hm_free(d, rq->id, owner);
+			if (sq)
+				hm_free(d, sq->id, owner);
 			return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 		}
 	}
@@ -497,6 +547,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 			hm_free(d, bufs->id, 0);
 		if (rq)
 			hm_free(d, rq->id, owner);
+		if (sq)
+			hm_free(d, sq->id, owner);
 		return errf(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
 	}
@@ -504,6 +556,13 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	d->qps_in_use++;
 	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth);
 	d->qh[lidx].pd = a->pd;
+	if (sq && sq_attach(d, &d->qh[lidx], sq, a->sq_depth, scq)) {
+		char e2[XHCA_ERRMSG_LEN];
+
+		qp_destroy(d, qpn, owner, e2, sizeof(e2));
+		hm_free(d, sq->id, owner);
+		return errf(err, errlen, -ENOMEM, "qp create: no memory for the send queue's state");
+	}
 	if (bufs) {
 		d->qh[lidx].cli_bufs = bufs->id;
 		d->qh[lidx].cli_buf_size = buf_size;
@@ -559,6 +618,22 @@ static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
 	return 0;
 }
 
+/* The interface's MTU (0: unknown). */
+static __u32 link_mtu(const struct xhcad *d)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	__u32 mtu = 0;
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->ifname);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = (__u32)ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
 {
 	struct xhca_qp_ctx c;
@@ -607,6 +682,49 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x is not RC: only an RC responder sends ACKs and "
 			    "RNR NAKs", a->qpn);
+	if ((m & (XHCA_QPA_SQ_PSN | XHCA_QPA_TIMEOUT | XHCA_QPA_RETRY_CNT | XHCA_QPA_RNR_RETRY |
+		  XHCA_QPA_MAX_RD_ATOMIC)) && !d->qh[lidx].sq)
+		return errf(err, errlen, -EINVAL,
+			    "qp modify: QP 0x%06x has no send queue (created without a send CQ): "
+			    "the requester's settings do not apply", a->qpn);
+	if ((m & XHCA_QPA_SQ_PSN) && a->sq_psn > XHCA_PSN_MASK)
+		return errf(err, errlen, -ERANGE, "qp modify: SQ PSN 0x%x is out of range (24 bits)",
+			    a->sq_psn);
+	if ((m & (XHCA_QPA_TIMEOUT | XHCA_QPA_RETRY_CNT | XHCA_QPA_RNR_RETRY |
+		  XHCA_QPA_MAX_RD_ATOMIC)) && c.type != XHCA_QPT_RC)
+		return errf(err, errlen, -EINVAL,
+			    "qp modify: QP 0x%06x is not RC: only an RC requester waits for "
+			    "acknowledgements and retries", a->qpn);
+	if ((m & XHCA_QPA_TIMEOUT) && a->timeout > 31)
+		return errf(err, errlen, -ERANGE,
+			    "qp modify: timeout %u is out of range (0..31: 4.096 us * 2^N; 0 never)",
+			    a->timeout);
+	if ((m & XHCA_QPA_RETRY_CNT) && a->retry_cnt > 7)
+		return errf(err, errlen, -ERANGE, "qp modify: retry count %u is out of range (0..7)",
+			    a->retry_cnt);
+	if ((m & XHCA_QPA_RNR_RETRY) && a->rnr_retry > 7)
+		return errf(err, errlen, -ERANGE,
+			    "qp modify: RNR retry count %u is out of range (0..7, 7: no end)",
+			    a->rnr_retry);
+	if ((m & XHCA_QPA_MAX_RD_ATOMIC) && (!a->max_rd_atomic || a->max_rd_atomic > RESP_RES))
+		return errf(err, errlen, -ERANGE,
+			    "qp modify: max_rd_atomic %u is out of range (1..%d)", a->max_rd_atomic,
+			    RESP_RES);
+	if (d->qh[lidx].sq && ((m & XHCA_QPA_MTU) || ((m & XHCA_QPA_STATE) &&
+						    a->state == XHCA_QPS_RTS))) {
+		/* the requester's packets must fit the link (as RXE's path MTU
+		 * is at most the port's) */
+		__u32 mtu = 1u << ((m & XHCA_QPA_MTU) ? a->mtu_shift : c.mtu_shift);
+		int v6 = c.type == XHCA_QPT_UD || ((m & XHCA_QPA_REMOTE_IP) ? !ip_is_v4(a->remote_ip)
+										 : !!(c.flags & XHCA_QPF_IPV6));
+		__u32 need = (v6 ? 40 : 20) + 8 + 12 + 16 + 4 + mtu + 4, link = link_mtu(d);
+
+		if (link && need > link)
+			return errf(err, errlen, -EINVAL,
+				    "qp modify: path MTU %u does not fit %s (link MTU %u; its largest "
+				    "request takes %u bytes): raise it (ip link set %s mtu %u) or use "
+				    "a smaller --mtu", mtu, d->ifname, link, need, d->ifname, need);
+	}
 	if ((m & XHCA_QPA_QKEY) && a->qpn == XHCA_QPN_GSI && a->qkey != XHCA_GSI_QKEY)
 		return errf(err, errlen, -EINVAL, "qp modify: QP1 always uses Q_Key 0x80010000");
 	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c.type == XHCA_QPT_UD)
@@ -671,6 +789,22 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP))
 		c.flags = (c.flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
 	ctx_write(d, lidx, &c, set_rx);
+	if (d->qh[lidx].sq) {
+		struct sq_state *s = d->qh[lidx].sq;
+
+		if (m & XHCA_QPA_TIMEOUT)
+			s->timeout = a->timeout;
+		if (m & XHCA_QPA_RETRY_CNT)
+			s->retry_cnt = s->retry_left = a->retry_cnt;
+		if (m & XHCA_QPA_RNR_RETRY)
+			s->rnr_retry = s->rnr_left = a->rnr_retry;
+		if (m & XHCA_QPA_MAX_RD_ATOMIC)
+			s->max_rd_atomic = a->max_rd_atomic;
+		if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_RESET)
+			sq_reset(d, &d->qh[lidx]);
+		if (m & XHCA_QPA_SQ_PSN)
+			s->psn = s->una_psn = s->hi_psn = a->sq_psn;
+	}
 	if (set_rx) {
 		/* a new sequence: the host side starts over too */
 		d->qh[lidx].psn_valid = 0;
@@ -728,11 +862,14 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	{
 		/* Detach first: it marks the ring dead, in its memory. */
 		__u32 rq_alloc = qh->rq && qh->owner == owner ? qh->rq_alloc : 0;
+		__u32 sq_alloc = qh->sq && qh->owner == owner ? qh->sq->alloc : 0;
 		__u32 bufs = qh->cli_bufs;
 
 		qp_host_detach(d, lidx);
 		if (rq_alloc)
 			hm_free(d, rq_alloc, owner);
+		if (sq_alloc)
+			hm_free(d, sq_alloc, owner);
 		if (bufs)
 			hm_free(d, bufs, 0);
 	}

@@ -221,6 +221,7 @@ struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h,
 	s->id = ++d->next_session;
 	s->fd = fd;
 	s->pidfd = -1;
+	s->sq_dbfd = -1;
 	s->pid = pid;
 	s->start = proc_start_time(pid);
 	snprintf(s->name, sizeof(s->name), "%.*s", (int)strnlen(h->name, sizeof(h->name)),
@@ -267,6 +268,8 @@ void session_close(struct xhcad *d, __u32 id)
 	pd_drop_owner(d, id);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	if (s->sq_dbfd >= 0)
+		close(s->sq_dbfd);
 	d->nsessions--;
 	d->state_dirty = 1;
 	pr_info("session %u (%s) ended: freed %u QPs, %u CQs, its memory regions and host memory\n", id, s->name,

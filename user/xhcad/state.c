@@ -303,6 +303,7 @@ static struct session *sess_restore(struct xhcad *d, const struct st_sess *e)
 	s->id = e->id;
 	s->fd = -1;
 	s->pidfd = pfd;
+	s->sq_dbfd = -1;
 	s->pid = e->pid;
 	s->start = e->start;
 	memcpy(s->name, e->name, sizeof(s->name));

@@ -95,6 +95,52 @@ struct resp_res {
 	__u64 orig;
 };
 
+/* The requester (request.c): a send request xhcad took from a send queue,
+ * copied, and where it is. */
+struct sq_ent {
+	struct xhca_swqe w;
+	__u32 psn;		/* its first PSN (started) */
+	__u32 npkts;		/* PSNs it takes (a READ: one per response packet) */
+	__u32 sent;		/* packets of it sent in this pass (a READ: 0 or 1) */
+	__u32 rd_off;		/* READ: response bytes placed, in order */
+	__u32 subs_hi;		/* READ/ATOMIC: requests on the wire at least once (a
+				 * READ asks for RD_CHUNK response packets each) */
+	__u8 started;		/* PSNs assigned, packets have left */
+	__u8 state;		/* SQE_* */
+	__u8 status;		/* enum xhca_wc_status when done */
+	__u8 syndrome;		/* the NAK's, of an error */
+};
+
+enum { SQE_NEW, SQE_SENT, SQE_DONE };
+
+struct sq_state {
+	struct xhca_ring_ctl *ring;	/* in host memory (ring.h) */
+	struct xhca_swqe *e;
+	__u32 alloc, depth;
+	struct cq *cq;
+	struct sq_ent *ent;		/* by index & (depth - 1) */
+	/* indexes, oldest first: retired (ring cons) <= acked <= next <= fetched */
+	__u32 cons;		/* the oldest whose completion is not written */
+	__u32 acked;		/* the oldest not done */
+	__u32 next;		/* the next to send (go-back-N moves it back) */
+	__u32 fetched;		/* taken from the ring */
+	__u32 psn;		/* the next new PSN */
+	__u32 una_psn;		/* the oldest PSN not acknowledged (RC) */
+	__u32 hi_psn;		/* after the last PSN ever sent (RC: a retransmission is before it) */
+	__u32 rd_out;		/* READ/ATOMIC started, not done */
+	__u8 timeout, retry_cnt, rnr_retry, max_rd_atomic;	/* the QP's attributes */
+	__u8 retry_left, rnr_left;
+	int gap_set;		/* a lost response was asked for again at gap_psn: */
+	__u32 gap_psn;		/* ... later ones of the old stream do not retry again */
+	int error;		/* the QP is in error: everything left is flushed */
+	__u64 deadline;		/* retransmission timer (ns), 0: off */
+	__u64 hold_until;	/* sending waits (an RNR NAK's timer, a neighbour) */
+	__u8 dmac[6];		/* RC/UC: the remote's, from the neighbour table */
+	int dmac_ok;
+	struct qp_host *qh;
+	struct sq_state *next_sq;
+};
+
 struct qp_host {
 	int valid;
 	__u32 gen;		/* of the context this belongs to */
@@ -144,6 +190,7 @@ struct qp_host {
 	__u32 err_psn;
 	struct resp_res res[RESP_RES];
 	__u32 res_next;
+	struct sq_state *sq;	/* the requester: NULL without a send queue */
 };
 
 enum { MSG_NONE, MSG_SEND, MSG_WRITE };
@@ -169,6 +216,7 @@ struct session {
 	int pidfd;		/* while it waits: readable when the process ends */
 	__u32 pid;
 	__u64 start;		/* the process's start time (a pid may be reused) */
+	int sq_dbfd;		/* its send doorbell (XHCA_CTL_SQ_DOORBELL), -1: none */
 	char name[32];
 	struct session *next;
 };
@@ -273,6 +321,16 @@ struct xhcad {
 	struct xhca_counter host[XHCA_H_MAX];
 	__u64 naks;
 	struct xhca_resp_stats resp;
+	struct xhca_req_stats req;
+	struct sq_state *sqs;	/* QPs with a send queue */
+	int sq_more;		/* sq_run stopped with work left */
+	int sq_kick;		/* responses came: sq_run again, at the round's end */
+	__u64 sq_deadline;	/* its next timer (ns), 0: none */
+	__u8 mac[6];		/* the interface's (requests' source) */
+	__u64 mac_ms;
+	__u8 laddr[16][16];	/* its addresses (UD sends' source), looked up */
+	int nladdr;
+	__u64 laddr_ms;
 	__u32 nflush;		/* QPs with buffers to flush */
 
 	/* the proxy QP (proxy.c, filter.c) */
@@ -513,6 +571,34 @@ void resp_reset(struct qp_host *qh);
 /* The class C error xhca_rx found at psn (its event): frames in line
  * before it are still placed. */
 void resp_error_at(struct qp_host *qh, __u32 psn);
+
+/* request.c: the requester (send queues, packets out, responses in) */
+/* The send queue of a QP being created: its ring in alloc (sq_depth
+ * slots), completions to cq. */
+int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
+	      struct cq *cq);
+void sq_detach(struct xhcad *d, struct qp_host *qh);
+/* The QP went to the error state: what is outstanding completes flushed. */
+void sq_to_error(struct xhcad *d, struct qp_host *qh);
+/* The QP was reset, or given a new send PSN: the queue starts over. */
+void sq_reset(struct xhcad *d, struct qp_host *qh);
+/* Sends what the send queues have, within budget packets; retransmits on
+ * timers; writes completions. Returns the packets sent; *more when it had
+ * to stop with work left; *deadline the next timer (ns, 0: none). */
+int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline);
+/* A response frame (ACK, NAK, READ response, ATOMIC ACK) of an RC QP's
+ * requests: its host reason. */
+int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		const __u8 *fr, __u32 len);
+/* Sleep: every send queue drained arms its doorbell; returns 1 if one got
+ * entries meanwhile (do not sleep). */
+int sq_arm(struct xhcad *d);
+/* Writes a completion into a CQ that is not a proxy CQ; -ENOSPC when
+ * full (its waiting flag set: the doorbell tells when there is room). */
+int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
+/* The interface's addresses (IPv4 v4-mapped), looked up again every
+ * second at most; how many. */
+int if_addrs(struct xhcad *d, const __u8 (**out)[16]);
 
 /* proxy.c: the proxy thread (US 9,069,633) */
 int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */

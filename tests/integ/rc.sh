@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Two xhca hosts: an xhcad in each namespace (joined by a bridge in a third,
+# where the traffic is captured), one application (xhca-rctest) with a
+# session on each, QP pairs across. Every operation, size
+# and path MTU of each QP type, both ways, with every byte checked; the NAK
+# and error paths; xhca_post_send's refusals; a capture of the traffic that
+# tshark dissects without a malformed packet and whose every ICRC scapy
+# computes the same.
+. "$(dirname "$0")/../lib.sh"
+need_root "rc"
+# room for path MTU 2048 (a RoCE frame of 2048 B payload takes 2112)
+MID_MTU=3000 topo_setup_mid || { fail "rc: topology"; t_done; }
+tmp=$(mktemp -d)
+trap 'topo_cleanup; rm -rf "$tmp"' EXIT
+xhcad_start --hostmem-mb 128 || { fail "rc: xhcad on $IF_A"; t_done; }
+xhcad_start_b --hostmem-mb 128 || { fail "rc: xhcad on $IF_B"; t_done; }
+RCT=("$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B")
+MiB=$((1 << 20))
+
+cap_start "$NS_M" "$MA" "$tmp/rc.pcap" "udp port 4791" -s 256
+"${RCT[@]}" ops rc 1024 1 255 1023 1024 1025 3077 65536 $((4 * MiB + 3))
+cap_stop
+"${RCT[@]}" ops rc 256 1 256 257 70000
+"${RCT[@]}" ops rc 2048 2047 2048 2049 $((MiB + 1))
+"${RCT[@]}" ops uc 1024 1 1024 1025 300000
+"${RCT[@]}" ops uc 512 512 513
+"${RCT[@]}" ops ud 1024 1 1000 1024
+"${RCT[@]}" ops ud 2048 2048
+"$B/xhca-rctest" "$IF_A" "$IP6_A" "$IF_B" "$IP6_B" ops rc 1024 1 5000
+"$B/xhca-rctest" "$IF_A" "$IP6_A" "$IF_B" "$IP6_B" ops ud 1024 100
+"${RCT[@]}" errors
+"${RCT[@]}" post
+
+# Interop: the RC run's capture (truncated frames are dissected as far as
+# they go, so the ICRC is checked on a full capture of a short run).
+tshark_roce_init
+n=$("${TSHARK_ROCE[@]}" -r "$tmp/rc.pcap" -Y infiniband 2>/dev/null | wc -l)
+bad=$("${TSHARK_ROCE[@]}" -r "$tmp/rc.pcap" -Y "_ws.malformed || _ws.expert.severity >= error" \
+	2>/dev/null | wc -l)
+check "interop: tshark dissects $n RoCE frames of the RC run, none malformed ($bad)" \
+	test "$n" -gt 5000 -a "$bad" = 0
+cap_start "$NS_M" "$MA" "$tmp/full.pcap" "udp port 4791"
+"${RCT[@]}" ops rc 1024 1 4000 >/dev/null
+cap_stop
+out=$("$SCAPY_PY" "$XHCA_TOP/tests/pcap_icrc.py" "$tmp/full.pcap")
+check "interop: scapy computes every ICRC of both hosts' frames as they carry it ($out)" \
+	"$SCAPY_PY" "$XHCA_TOP/tests/pcap_icrc.py" "$tmp/full.pcap"
+ops=$("${TSHARK_ROCE[@]}" -r "$tmp/full.pcap" -T fields -e infiniband.bth.opcode 2>/dev/null | sort -u | tr '\n' ' ')
+check "interop: the capture has SEND, WRITE, READ request/response, ACK and ATOMIC opcodes ($ops)" \
+	bash -c "for o in 4 5 10 11 12 16 17 18 19 20; do echo ' $ops' | grep -q \" \$o \" || exit 1; done"
+
+# The requester's counters moved on both hosts.
+for side in "$IF_A" "$IF_B"; do
+	j=$("$B/xhca" -i "$side" -j status)
+	c=$(echo "$j" | json_get 'd["requester"]["completions"]')
+	check "status on $side: the requester's completions counted ($c)" test "$c" -gt 50
+done
+t_done

@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca-rctest: two xhca hosts talking through libxhca only. One process
+ * opens a session with each xhcad (their control sockets are files, seen
+ * from any network namespace), connects a QP pair across the veth and runs
+ * a scenario, checking every byte on both sides. Prints "ok - NAME" /
+ * "not ok - NAME" lines (tests/run.sh counts them); exits 1 on a failure.
+ *
+ *   xhca-rctest IF_A IP_A IF_B IP_B SCENARIO [ARGS]
+ *     ops TYPE MTU SIZE...   every operation TYPE (rc, uc, ud) carries, at
+ *                            path MTU MTU, for each message SIZE, both ways
+ *     errors                 NAKs and error completions on RC: remote access
+ *                            and invalid request, RNR with and without a
+ *                            later buffer, retry exhaustion, flush
+ *     post                   xhca_post_send's refusals
+ *     stress N SIZE          N rounds of every RC operation of SIZE bytes,
+ *                            pipelined, with FETCH_ADD counted on both
+ *                            sides (run under loss and reordering): every
+ *                            byte right, each ATOMIC executed once
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <xhca/pkt.h>
+#include <xhca/xhca.h>
+
+#define QKEY 0x11223344u
+#define WAIT_MS 10000
+
+static int fails;
+
+static void check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", cond ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		fails++;
+}
+
+struct side {
+	const char *ifname;
+	__u8 ip[16];
+	int v6;
+	struct xhca_ctx *ctx;
+	struct xhca_pd *pd;
+	struct xhca_cq *scq, *rcq;
+	struct xhca_qp *qp;
+	__u8 *buf;
+	size_t len;		/* two halves: [0, half) and [half, len) */
+	size_t half;
+	struct xhca_mr *mr;
+	__u8 type;
+};
+
+static int die(const struct side *s, const char *what)
+{
+	fprintf(stderr, "%s on %s: %s (%s)\n", what, s->ifname, strerror(errno),
+		s->ctx ? xhca_errmsg(s->ctx) : "");
+	exit(2);
+}
+
+static void side_open(struct side *s, __u8 type, size_t half)
+{
+	s->type = type;
+	if (!s->ctx)
+		s->ctx = xhca_open(s->ifname);
+	if (!s->ctx)
+		die(s, "open");
+	if (!s->pd)
+		s->pd = xhca_pd_alloc(s->ctx);
+	if (!s->scq)
+		s->scq = xhca_cq_create(s->ctx, 4096);
+	if (!s->rcq)
+		s->rcq = xhca_cq_create(s->ctx, 4096);
+	if (!s->pd || !s->scq || !s->rcq)
+		die(s, "pd/cq");
+	if (!s->buf || s->half < half) {
+		if (s->mr)
+			xhca_mr_dereg(s->mr);
+		if (s->buf)
+			xhca_free(s->ctx, s->buf);
+		s->half = half;
+		s->len = 2 * half;
+		s->buf = xhca_alloc(s->ctx, s->len);
+		s->mr = s->buf ? xhca_mr_reg(s->pd, s->buf, s->len, XHCA_ACCESS_ALL) : NULL;
+		if (!s->mr)
+			die(s, "buffer");
+	}
+	{
+		struct xhca_qp_init_attr ia = {
+			.type = type, .qkey = QKEY, .flowq = -1, .recv_cq = s->rcq, .rq_depth = 1024,
+			.pd = s->pd, .send_cq = s->scq, .sq_depth = 1024,
+		};
+
+		if (s->qp)
+			xhca_qp_destroy(s->qp);
+		s->qp = xhca_qp_create(s->ctx, &ia);
+		if (!s->qp)
+			die(s, "qp create");
+	}
+}
+
+static int modify(struct side *s, __u32 mask, struct xhca_qp_attr *a)
+{
+	a->mask = mask;
+	return xhca_qp_modify(s->qp, a);
+}
+
+/* a and b's QPs to RTS, each other's remote, at path MTU mtu. */
+static void connect_pair(struct side *a, struct side *b, __u32 mtu)
+{
+	struct side *sd[2] = { a, b };
+
+	for (int i = 0; i < 2; i++) {
+		struct side *s = sd[i], *o = sd[1 - i];
+		struct xhca_qp_attr at = { .state = XHCA_QPS_INIT };
+		__u8 shift = 8;
+
+		while ((1u << shift) < mtu)
+			shift++;
+		if (modify(s, XHCA_QPA_STATE, &at))
+			die(s, "init");
+		memset(&at, 0, sizeof(at));
+		at.state = XHCA_QPS_RTR;
+		at.mtu_shift = shift;
+		at.epsn = 0x100 * (i + 1);
+		__u32 m = XHCA_QPA_STATE | XHCA_QPA_MTU | XHCA_QPA_EPSN;
+		if (s->type != XHCA_QPT_UD) {
+			memcpy(at.local_ip, s->ip, 16);
+			memcpy(at.remote_ip, o->ip, 16);
+			at.flags = s->v6 ? XHCA_QPF_IPV6 : 0;
+			at.dest_qpn = xhca_qp_num(o->qp);
+			m |= XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP | XHCA_QPA_DEST_QPN;
+		}
+		if (modify(s, m, &at))
+			die(s, "rtr");
+	}
+	for (int i = 0; i < 2; i++) {
+		struct xhca_qp_attr at = { .state = XHCA_QPS_RTS, .sq_psn = 0x100 * (2 - i) };
+
+		if (modify(sd[i], XHCA_QPA_STATE | XHCA_QPA_SQ_PSN, &at))
+			die(sd[i], "rts");
+	}
+}
+
+static void fill(__u8 *p, size_t n, __u32 seed)
+{
+	for (size_t k = 0; k < n; k++)
+		p[k] = xhca_msg_pattern(seed, k);
+}
+
+static size_t first_bad(const __u8 *p, size_t n, __u32 seed)
+{
+	for (size_t k = 0; k < n; k++)
+		if (p[k] != xhca_msg_pattern(seed, k))
+			return k;
+	return n;
+}
+
+/* One completion from cq within WAIT_MS; 0, or -1 with none. */
+static int wait_wc(struct xhca_cq *cq, struct xhca_wc *wc)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = xhca_poll_cq(cq, wc, 1);
+
+		if (n == 1)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+			return -1;
+		xhca_cq_wait(cq, 100);
+	}
+}
+
+static int post(struct side *s, enum xhca_wr_opcode op, __u64 wr_id, void *addr, __u32 len,
+		__u64 raddr, __u32 rkey, __u32 imm, unsigned int flags)
+{
+	struct xhca_sge g = { .addr = (uintptr_t)addr, .length = len };
+	struct xhca_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &g, .num_sge = 1, .opcode = op,
+		.send_flags = flags, .imm_data = imm,
+	};
+
+	if (op == XHCA_WR_ATOMIC_CMP_AND_SWP || op == XHCA_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	return xhca_post_send(s->qp, &wr, NULL);
+}
+
+/* The sender's completion of wr_id: status and opcode as expected. */
+static void expect_send_wc(struct side *s, __u64 wr_id, __u32 status, __u32 opcode,
+			   const char *what)
+{
+	struct xhca_wc wc;
+	int r = wait_wc(s->scq, &wc);
+
+	check(!r && wc.wr_id == wr_id && wc.status == status && wc.opcode == opcode,
+	      "%s: send completion (got %s wr_id %llu status %u opcode %u vendor 0x%x)", what,
+	      r ? "none" : "one", (unsigned long long)wc.wr_id, wc.status, wc.opcode,
+	      wc.vendor_err);
+}
+
+/* ---- ops ------------------------------------------------------------------ */
+
+static void op_send(struct side *tx, struct side *rx, size_t n, int imm, __u32 seed)
+{
+	const char *tn = tx->type == XHCA_QPT_RC ? "rc" : tx->type == XHCA_QPT_UC ? "uc" : "ud";
+	__u32 grh = tx->type == XHCA_QPT_UD ? 40 : 0;
+	__u8 *dst = rx->buf + rx->half;
+	struct xhca_wc wc;
+	char what[96];
+	int r;
+
+	snprintf(what, sizeof(what), "%s SEND%s %zu B %s->%s", tn, imm ? " imm" : "", n,
+		 tx->ifname, rx->ifname);
+	memset(dst, 0, n + grh);
+	fill(tx->buf, n, seed);
+	xhca_post_recv(rx->qp, 7, dst, (__u32)(n + grh));
+	if (tx->type == XHCA_QPT_UD) {
+		struct xhca_sge g = { .addr = (uintptr_t)tx->buf, .length = (__u32)n };
+		struct xhca_send_wr wr = {
+			.wr_id = 1, .sg_list = &g, .num_sge = 1,
+			.opcode = imm ? XHCA_WR_SEND_WITH_IMM : XHCA_WR_SEND,
+			.send_flags = XHCA_SEND_SIGNALED, .imm_data = htonl(seed),
+		};
+
+		memcpy(wr.wr.ud.dest_ip, rx->ip, 16);
+		wr.wr.ud.remote_qpn = xhca_qp_num(rx->qp);
+		wr.wr.ud.remote_qkey = QKEY;
+		r = xhca_post_send(tx->qp, &wr, NULL);
+	} else {
+		r = post(tx, imm ? XHCA_WR_SEND_WITH_IMM : XHCA_WR_SEND, 1, tx->buf, (__u32)n, 0, 0,
+			 htonl(seed), XHCA_SEND_SIGNALED);
+	}
+	if (r) {
+		check(0, "%s: post_send: %s", what, strerror(-r));
+		return;
+	}
+	expect_send_wc(tx, 1, XHCA_WC_SUCCESS, XHCA_WC_SEND, what);
+	r = wait_wc(rx->rcq, &wc);
+	check(!r && wc.status == XHCA_WC_SUCCESS && wc.byte_len == n + grh &&
+	      wc.opcode == XHCA_WC_RECV && (!imm || (wc.imm_data == htonl(seed) &&
+						      (wc.wc_flags & XHCA_WC_WITH_IMM))),
+	      "%s: receive completion (status %u len %u)", what, r ? 99 : wc.status,
+	      r ? 0 : wc.byte_len);
+	check(!r && first_bad(dst + grh, n, seed) == n, "%s: every byte (first bad at %zu)", what,
+	      first_bad(dst + grh, n, seed));
+}
+
+static void op_write(struct side *tx, struct side *rx, size_t n, int imm, __u32 seed)
+{
+	const char *tn = tx->type == XHCA_QPT_RC ? "rc" : "uc";
+	__u8 *dst = rx->buf + rx->half;
+	struct xhca_wc wc;
+	char what[96];
+	int r;
+
+	snprintf(what, sizeof(what), "%s WRITE%s %zu B %s->%s", tn, imm ? " imm" : "", n,
+		 tx->ifname, rx->ifname);
+	memset(dst, 0, n + 1);
+	fill(tx->buf, n, seed);
+	if (imm)
+		xhca_post_recv(rx->qp, 8, rx->buf, 1);
+	r = post(tx, imm ? XHCA_WR_RDMA_WRITE_WITH_IMM : XHCA_WR_RDMA_WRITE, 2, tx->buf, (__u32)n,
+		 (uintptr_t)dst, xhca_mr_rkey(rx->mr), htonl(seed), XHCA_SEND_SIGNALED);
+	if (r) {
+		check(0, "%s: post_send: %s", what, strerror(-r));
+		return;
+	}
+	expect_send_wc(tx, 2, XHCA_WC_SUCCESS, XHCA_WC_RDMA_WRITE, what);
+	if (imm) {
+		r = wait_wc(rx->rcq, &wc);
+		check(!r && wc.status == XHCA_WC_SUCCESS && wc.opcode == XHCA_WC_RECV_RDMA_WITH_IMM &&
+		      wc.imm_data == htonl(seed) && wc.byte_len == n,
+		      "%s: the immediate's completion", what);
+	} else if (tx->type == XHCA_QPT_UC) {
+		/* UC: done when sent; the bytes may still be on the way */
+		usleep(n > 65536 ? 300000 : 50000);
+	}
+	check(first_bad(dst, n, seed) == n && dst[n] == 0, "%s: every byte (first bad at %zu)",
+	      what, first_bad(dst, n, seed));
+}
+
+static void op_read(struct side *tx, struct side *rx, size_t n, __u32 seed)
+{
+	__u8 *dst = tx->buf + tx->half;
+	char what[96];
+	int r;
+
+	snprintf(what, sizeof(what), "rc READ %zu B %s<-%s", n, tx->ifname, rx->ifname);
+	fill(rx->buf, n, seed);
+	memset(dst, 0, n + 1);
+	r = post(tx, XHCA_WR_RDMA_READ, 3, dst, (__u32)n, (uintptr_t)rx->buf, xhca_mr_rkey(rx->mr),
+		 0, XHCA_SEND_SIGNALED);
+	if (r) {
+		check(0, "%s: post_send: %s", what, strerror(-r));
+		return;
+	}
+	expect_send_wc(tx, 3, XHCA_WC_SUCCESS, XHCA_WC_RDMA_READ, what);
+	check(first_bad(dst, n, seed) == n && dst[n] == 0, "%s: every byte (first bad at %zu)",
+	      what, first_bad(dst, n, seed));
+}
+
+static void op_atomics(struct side *tx, struct side *rx)
+{
+	__u64 *word = (__u64 *)(rx->buf + ((rx->len - 64) & ~(size_t)7));
+	__u64 *res = (__u64 *)(tx->buf + ((tx->len - 64) & ~(size_t)7));
+	__u64 va = (uintptr_t)word;
+	__u32 rkey = xhca_mr_rkey(rx->mr);
+	struct xhca_sge g = { .addr = (uintptr_t)res, .length = 8 };
+	struct xhca_send_wr wr = {
+		.wr_id = 4, .sg_list = &g, .num_sge = 1, .send_flags = XHCA_SEND_SIGNALED,
+	};
+
+	*word = 1000;
+	*res = 0;
+	wr.opcode = XHCA_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.remote_addr = va;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = 23;
+	check(!xhca_post_send(tx->qp, &wr, NULL), "FETCH_ADD posted");
+	expect_send_wc(tx, 4, XHCA_WC_SUCCESS, XHCA_WC_FETCH_ADD, "FETCH_ADD");
+	check(*res == 1000 && *word == 1023, "FETCH_ADD: original 1000 back (%llu), word 1023 (%llu)",
+	      (unsigned long long)*res, (unsigned long long)*word);
+	wr.opcode = XHCA_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 1023;
+	wr.wr.atomic.swap = 0x1122334455667788ull;
+	check(!xhca_post_send(tx->qp, &wr, NULL), "CMP_SWAP posted");
+	expect_send_wc(tx, 4, XHCA_WC_SUCCESS, XHCA_WC_COMP_SWAP, "CMP_SWAP that matches");
+	check(*res == 1023 && *word == 0x1122334455667788ull, "CMP_SWAP: swapped, original back");
+	wr.wr.atomic.compare_add = 5;
+	wr.wr.atomic.swap = 6;
+	check(!xhca_post_send(tx->qp, &wr, NULL), "CMP_SWAP posted");
+	expect_send_wc(tx, 4, XHCA_WC_SUCCESS, XHCA_WC_COMP_SWAP, "CMP_SWAP that does not match");
+	check(*res == 0x1122334455667788ull && *word == 0x1122334455667788ull,
+	      "CMP_SWAP: not swapped, original back");
+}
+
+static int scen_ops(struct side *a, struct side *b, int argc, char **argv)
+{
+	__u8 type = !strcmp(argv[0], "rc") ? XHCA_QPT_RC : !strcmp(argv[0], "uc") ? XHCA_QPT_UC
+										: XHCA_QPT_UD;
+	__u32 mtu = (__u32)atoi(argv[1]);
+	size_t max = 64;
+
+	for (int i = 2; i < argc; i++)
+		if ((size_t)atol(argv[i]) > max)
+			max = (size_t)atol(argv[i]);
+	side_open(a, type, max + 4096);
+	side_open(b, type, max + 4096);
+	connect_pair(a, b, mtu);
+	for (int i = 2; i < argc; i++) {
+		size_t n = (size_t)atol(argv[i]);
+		__u32 seed = (__u32)(i * 7 + n);
+
+		op_send(a, b, n, 0, seed);
+		op_send(b, a, n, 1, seed + 1);
+		if (type == XHCA_QPT_UD)
+			continue;
+		op_write(a, b, n, 0, seed + 2);
+		op_write(b, a, n, 1, seed + 3);
+		if (type != XHCA_QPT_RC)
+			continue;
+		op_read(a, b, n, seed + 4);
+		op_read(b, a, n, seed + 5);
+	}
+	if (type == XHCA_QPT_RC) {
+		op_atomics(a, b);
+		op_atomics(b, a);
+	}
+	return 0;
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+static void set_attr(struct side *s, __u32 mask, __u8 timeout, __u8 retry, __u8 rnr)
+{
+	struct xhca_qp_attr at = { .timeout = timeout, .retry_cnt = retry, .rnr_retry = rnr };
+
+	if (modify(s, mask, &at))
+		die(s, "modify");
+}
+
+static int qp_state(struct side *s)
+{
+	struct xhca_qp_attr at;
+
+	return xhca_qp_query(s->qp, &at) ? -1 : at.state;
+}
+
+/* The next n send completions: wr_ids 100.. in order, all with status. */
+static void expect_flushed(struct side *s, int n, __u64 first_id, const char *what)
+{
+	int good = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct xhca_wc wc;
+
+		if (!wait_wc(s->scq, &wc) && wc.wr_id == first_id + (__u64)i &&
+		    wc.status == XHCA_WC_WR_FLUSH_ERR)
+			good++;
+	}
+	check(good == n, "%s: %d of %d later requests flushed, in order", what, good, n);
+}
+
+static void scen_errors(struct side *a, struct side *b)
+{
+	__u8 *src = NULL;
+
+	/* A remote access error: a WRITE with an R_Key one key byte off. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	src = a->buf;
+	post(a, XHCA_WR_RDMA_WRITE, 1, src, 100, (uintptr_t)b->buf, xhca_mr_rkey(b->mr) ^ 1, 0, 0);
+	for (int i = 0; i < 3; i++)
+		post(a, XHCA_WR_SEND, 100 + (__u64)i, src, 10, 0, 0, 0, XHCA_SEND_SIGNALED);
+	{
+		struct xhca_wc wc;
+		int r = wait_wc(a->scq, &wc);
+
+		check(!r && wc.wr_id == 1 && wc.status == XHCA_WC_REM_ACCESS_ERR &&
+		      wc.vendor_err == 0x62 && wc.opcode == XHCA_WC_RDMA_WRITE,
+		      "bad R_Key: an unsignaled WRITE completes with REM_ACCESS_ERR, NAK 0x62 "
+		      "(status %u, vendor 0x%x)", r ? 99 : wc.status, r ? 0 : wc.vendor_err);
+	}
+	expect_flushed(a, 3, 100, "bad R_Key");
+	check(qp_state(a) == XHCA_QPS_ERR, "bad R_Key: the requester's QP is in the error state");
+	check(qp_state(b) == XHCA_QPS_ERR, "bad R_Key: the responder's QP is in the error state");
+	check(xhca_post_send(a->qp, &(struct xhca_send_wr){ .wr_id = 200,
+		.opcode = XHCA_WR_SEND, .send_flags = XHCA_SEND_SIGNALED }, NULL) == 0,
+	      "post_send on a QP in error is taken");
+	expect_flushed(a, 1, 200, "posted in the error state");
+
+	/* An invalid request: an ATOMIC at an address not 8-byte aligned. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	post(a, XHCA_WR_ATOMIC_FETCH_AND_ADD, 2, a->buf, 8, (uintptr_t)b->buf + 4,
+	     xhca_mr_rkey(b->mr), 0, XHCA_SEND_SIGNALED);
+	{
+		struct xhca_wc wc;
+		int r = wait_wc(a->scq, &wc);
+
+		check(!r && wc.wr_id == 2 && wc.status == XHCA_WC_REM_INV_REQ_ERR &&
+		      wc.vendor_err == 0x61, "misaligned ATOMIC: REM_INV_REQ_ERR, NAK 0x61");
+	}
+
+	/* RNR: no receive buffer, no RNR retry. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	set_attr(a, XHCA_QPA_RNR_RETRY, 0, 0, 0);
+	post(a, XHCA_WR_SEND, 3, a->buf, 100, 0, 0, 0, XHCA_SEND_SIGNALED);
+	{
+		struct xhca_wc wc;
+		int r = wait_wc(a->scq, &wc);
+
+		check(!r && wc.wr_id == 3 && wc.status == XHCA_WC_RNR_RETRY_EXC_ERR &&
+		      wc.vendor_err == (0x20 | XHCA_RNR_TIMER_DEFAULT),
+		      "no buffer, rnr_retry 0: RNR_RETRY_EXC_ERR, the RNR NAK's syndrome 0x%x",
+		      r ? 0 : wc.vendor_err);
+	}
+
+	/* RNR, then a buffer posted: retried after the NAK's timer, delivered. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	fill(a->buf, 3000, 77);
+	post(a, XHCA_WR_SEND, 4, a->buf, 3000, 0, 0, 0, XHCA_SEND_SIGNALED);
+	usleep(20000);
+	memset(b->buf + b->half, 0, 3000);
+	xhca_post_recv(b->qp, 9, b->buf + b->half, 3000);
+	{
+		struct xhca_wc wc;
+		int r = wait_wc(a->scq, &wc), r2;
+
+		check(!r && wc.wr_id == 4 && wc.status == XHCA_WC_SUCCESS,
+		      "RNR then a buffer: the SEND completes (status %u)", r ? 99 : wc.status);
+		r2 = wait_wc(b->rcq, &wc);
+		check(!r2 && wc.byte_len == 3000 && first_bad(b->buf + b->half, 3000, 77) == 3000,
+		      "RNR then a buffer: every byte delivered once");
+		check(xhca_poll_cq(b->rcq, &wc, 1) == 0, "RNR then a buffer: no second delivery");
+	}
+
+	/* Retry exhaustion: the responder's QP is gone. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	set_attr(a, XHCA_QPA_TIMEOUT | XHCA_QPA_RETRY_CNT, 10, 2, 0);
+	xhca_qp_destroy(b->qp);
+	b->qp = NULL;
+	post(a, XHCA_WR_SEND, 5, a->buf, 100, 0, 0, 0, 0);
+	post(a, XHCA_WR_RDMA_READ, 6, a->buf, 100, 0x1000, 0x100, 0, XHCA_SEND_SIGNALED);
+	{
+		struct xhca_wc wc;
+		int r = wait_wc(a->scq, &wc);
+
+		check(!r && wc.wr_id == 5 && wc.status == XHCA_WC_RETRY_EXC_ERR,
+		      "no responder: RETRY_EXC_ERR after the retries (status %u)",
+		      r ? 99 : wc.status);
+	}
+	expect_flushed(a, 1, 6, "no responder");
+
+	/* Flush: requests posted before RTS, the QP moved to the error state. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	for (int i = 0; i < 5; i++)
+		post(a, XHCA_WR_SEND, 300 + (__u64)i, a->buf, 10, 0, 0, 0, 0);
+	{
+		struct xhca_qp_attr at = { .state = XHCA_QPS_ERR };
+
+		modify(a, XHCA_QPA_STATE, &at);
+	}
+	expect_flushed(a, 5, 300, "QP to error");
+}
+
+static void scen_post(struct side *a, struct side *b)
+{
+	struct xhca_sge g = { .addr = 0, .length = 8 }, many[XHCA_SGE_MAX + 1];
+	struct xhca_send_wr wr = { .wr_id = 1, .sg_list = &g, .num_sge = 1 }, *bad = NULL;
+	char stack[16];
+	int r;
+
+	side_open(a, XHCA_QPT_UD, 4096);
+	g.addr = (uintptr_t)a->buf;
+	wr.opcode = XHCA_WR_RDMA_WRITE;
+	r = xhca_post_send(a->qp, &wr, &bad);
+	check(r == -EINVAL && bad == &wr, "UD WRITE refused: -EINVAL, bad_wr set (%d)", r);
+	wr.opcode = XHCA_WR_SEND;
+	g.addr = (uintptr_t)stack;
+	check(xhca_post_send(a->qp, &wr, &bad) == -EFAULT, "an SGE outside host memory: -EFAULT");
+	for (int i = 0; i <= XHCA_SGE_MAX; i++)
+		many[i] = (struct xhca_sge){ .addr = (uintptr_t)a->buf, .length = 1 };
+	wr.sg_list = many;
+	wr.num_sge = XHCA_SGE_MAX + 1;
+	check(xhca_post_send(a->qp, &wr, &bad) == -EINVAL, "too many SGEs: -EINVAL");
+	side_open(a, XHCA_QPT_RC, 4096);
+	g.addr = (uintptr_t)a->buf;
+	g.length = 4;
+	wr.sg_list = &g;
+	wr.num_sge = 1;
+	wr.opcode = XHCA_WR_ATOMIC_FETCH_AND_ADD;
+	check(xhca_post_send(a->qp, &wr, &bad) == -EINVAL, "an ATOMIC without 8 bytes: -EINVAL");
+	/* a full send queue (the QP is not in RTS: nothing leaves) */
+	{
+		struct xhca_send_wr chain[1025];
+
+		for (int i = 0; i < 1025; i++) {
+			chain[i] = (struct xhca_send_wr){ .wr_id = (__u64)i, .opcode = XHCA_WR_SEND,
+							   .next = i < 1024 ? &chain[i + 1] : NULL };
+		}
+		r = xhca_post_send(a->qp, chain, &bad);
+		check(r == -ENOMEM && bad == &chain[1024],
+		      "a chain of 1025 on a queue of 1024: -ENOMEM at the last (%d)", r);
+	}
+	/* a QP without a send queue */
+	{
+		struct xhca_qp_init_attr ia = { .type = XHCA_QPT_RC, .flowq = -1, .recv_cq = a->rcq,
+						.rq_depth = 4, .pd = a->pd };
+		struct xhca_qp *q = xhca_qp_create(a->ctx, &ia);
+		struct xhca_qp_attr at = { .mask = XHCA_QPA_TIMEOUT, .timeout = 3 };
+
+		wr.opcode = XHCA_WR_SEND;
+		wr.next = NULL;
+		check(q && xhca_post_send(q, &wr, &bad) == -EINVAL, "no send queue: -EINVAL");
+		check(q && xhca_qp_modify(q, &at) == -EINVAL &&
+		      strstr(xhca_errmsg(a->ctx), "no send queue"),
+		      "no send queue: its timeout refused (%s)", xhca_errmsg(a->ctx));
+		ia.send_cq = a->scq;
+		ia.sq_depth = 3;
+		check(!xhca_qp_create(a->ctx, &ia) && strstr(xhca_errmsg(a->ctx), "power of 2"),
+		      "send queue depth 3 refused (%s)", xhca_errmsg(a->ctx));
+		if (q)
+			xhca_qp_destroy(q);
+	}
+	{
+		struct xhca_qp_attr at = { .timeout = 32 };
+
+		check(modify(a, XHCA_QPA_TIMEOUT, &at) == -ERANGE, "timeout 32 refused");
+		at.retry_cnt = 8;
+		check(modify(a, XHCA_QPA_RETRY_CNT, &at) == -ERANGE, "retry count 8 refused");
+		at.max_rd_atomic = 0;
+		check(modify(a, XHCA_QPA_MAX_RD_ATOMIC, &at) == -ERANGE, "max_rd_atomic 0 refused");
+		at.mtu_shift = 12;
+		check(modify(a, XHCA_QPA_MTU, &at) == -EINVAL &&
+		      strstr(xhca_errmsg(a->ctx), "does not fit"),
+		      "path MTU 4096 over the link's refused (%s)", xhca_errmsg(a->ctx));
+	}
+	(void)b;
+}
+
+int main(int argc, char **argv)
+{
+	struct side a = {}, b = {};
+
+	if (argc < 6) {
+		fprintf(stderr, "usage: xhca-rctest IF_A IP_A IF_B IP_B SCENARIO [ARGS]\n");
+		return 2;
+	}
+	a.ifname = argv[1];
+	b.ifname = argv[3];
+	a.v6 = xhca_ip_parse(argv[2], a.ip) == 6;
+	b.v6 = xhca_ip_parse(argv[4], b.ip) == 6;
+	if (!strcmp(argv[5], "ops") && argc >= 9)
+		scen_ops(&a, &b, argc - 6, argv + 6);
+	else if (!strcmp(argv[5], "errors"))
+		scen_errors(&a, &b);
+	else if (!strcmp(argv[5], "post"))
+		scen_post(&a, &b);
+	else {
+		fprintf(stderr, "xhca-rctest: unknown scenario %s\n", argv[5]);
+		return 2;
+	}
+	xhca_close(a.ctx);
+	xhca_close(b.ctx);
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,1054 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The requester: what an HCA's send engine and completer do. Applications
+ * post send requests into a send queue ring in host memory (ring.h); xhcad
+ * copies each one when it takes it, builds its packets through the QP's
+ * context (path MTU, addresses, P_Key, the next PSN) with the packet
+ * builder, and puts them on the AF_XDP TX ring. On UC and UD a request is
+ * done when its last packet left; on RC when the responder acknowledges it
+ * (an ACK at or after its last PSN, a READ's last response, the ATOMIC's
+ * response), as RXE's completer does:
+ *  - a response (or NAK) at a PSN acknowledges everything before it;
+ *  - a sequence NAK, or no response within the QP's timeout, sends again
+ *    from the PSN still unacknowledged (go-back-N), retry_cnt times; an RNR
+ *    NAK does the same after its timer, rnr_retry times (7: no end);
+ *  - the other NAKs complete the request in error, and with the QP in the
+ *    error state everything after it completes flushed.
+ * Completions are written in posting order: a request done before an older
+ * one waits for it. A request is sent whole once started (the responder
+ * acknowledges a message, not part of it); a new one starts while fewer
+ * than SQ_WINDOW PSNs are unacknowledged and, for READ and ATOMIC, fewer
+ * than max_rd_atomic of them are outstanding.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "log.h"
+#include "xhcad.h"
+
+#define SQ_WINDOW 512		/* PSNs unacknowledged before no new request starts */
+#define RD_CHUNK 64		/* response packets a READ request asks for at most */
+#define RD_WINDOW 256		/* READ response PSNs asked for and not yet received */
+#define TX_BATCH 32		/* frames per TX kick (copy mode sends 32 per call) */
+#define NEIGH_RETRY_NS 10000000ull /* no neighbour entry: look again in 10 ms */
+
+#define AETH_RNR 0x20
+#define AETH_NAK 0x60
+
+static struct sq_ent *ent(const struct sq_state *s, __u32 i)
+{
+	return &s->ent[i & (s->depth - 1)];
+}
+
+/* a - b in PSN space (24 bits), signed */
+static int psn_cmp(__u32 a, __u32 b)
+{
+	return (int)((a - b) << 8) >> 8;
+}
+
+static int is_rdat(__u8 op)
+{
+	return op == XHCA_WR_RDMA_READ || op == XHCA_WR_ATOMIC_CMP_AND_SWP ||
+	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static __u32 be32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static __u64 tmo_ns(const struct sq_state *s)
+{
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 waits for ever */
+	return s->timeout ? 4096ull << s->timeout : 0;
+}
+
+/* IBA table 45: the RNR NAK's timer code in microseconds / 100. */
+static const __u32 rnr_tbl[32] = {
+	655360, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+	768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+
+static __u64 rnr_ns(__u8 code)
+{
+	return (__u64)rnr_tbl[code & 31] * 10000ull;
+}
+
+static __u32 lidx_of(const struct xhcad *d, const struct qp_host *qh)
+{
+	return (__u32)(qh - d->qh);
+}
+
+/* ---- addresses ------------------------------------------------------------ */
+
+int if_addrs(struct xhcad *d, const __u8 (**out)[16])
+{
+	__u64 now = now_ms();
+
+	if (!d->laddr_ms || now - d->laddr_ms > 1000) {
+		struct ifaddrs *ifa, *a;
+
+		d->nladdr = 0;
+		d->laddr_ms = now;
+		if (!getifaddrs(&ifa)) {
+			for (a = ifa; a && d->nladdr < 16; a = a->ifa_next) {
+				__u8 *o = d->laddr[d->nladdr];
+
+				if (!a->ifa_addr || strcmp(a->ifa_name, d->ifname))
+					continue;
+				if (a->ifa_addr->sa_family == AF_INET) {
+					memset(o, 0, 10);
+					o[10] = o[11] = 0xff;
+					memcpy(o + 12, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
+					d->nladdr++;
+				} else if (a->ifa_addr->sa_family == AF_INET6) {
+					memcpy(o, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
+					d->nladdr++;
+				}
+			}
+			freeifaddrs(ifa);
+		}
+	}
+	*out = (const __u8 (*)[16])d->laddr;
+	return d->nladdr;
+}
+
+static int is_v4(const __u8 ip[16])
+{
+	static const __u8 pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(ip, pfx, 12);
+}
+
+/* A UD send's source: the interface's first address of the destination's
+ * family (IPv6: not link-local, unless the destination is). */
+static int ud_source(struct xhcad *d, const __u8 dst[16], __u8 src[16])
+{
+	const __u8(*a)[16];
+	int n = if_addrs(d, &a), v4 = is_v4(dst), ll = dst[0] == 0xfe && (dst[1] & 0xc0) == 0x80;
+
+	for (int i = 0; i < n; i++) {
+		if (is_v4(a[i]) != v4)
+			continue;
+		if (!v4 && !ll && a[i][0] == 0xfe && (a[i][1] & 0xc0) == 0x80)
+			continue;
+		memcpy(src, a[i], 16);
+		return 0;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+static int local_mac(struct xhcad *d)
+{
+	struct ifreq ifr = {};
+	int fd;
+
+	if (d->mac_ms)
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	memcpy(d->mac, ifr.ifr_hwaddr.sa_data, 6);
+	d->mac_ms = now_ms();
+	return 0;
+}
+
+/* Makes the kernel resolve ip (one datagram to the discard port). */
+static void neigh_poke(const __u8 ip[16])
+{
+	struct sockaddr_storage ss = {};
+	socklen_t sl;
+	int fd;
+
+	if (is_v4(ip)) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(9);
+		memcpy(&a->sin_addr, ip + 12, 4);
+		sl = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(9);
+		memcpy(&a->sin6_addr, ip, 16);
+		sl = sizeof(*a);
+	}
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, "", 0, 0, (struct sockaddr *)&ss, sl) < 0)
+		pr_debug("neighbour of a destination: %s\n", strerror(errno));
+	close(fd);
+}
+
+/* The destination MAC of ip: a multicast one from the address, else the
+ * neighbour table. UD destinations are kept a second. */
+static struct {
+	__u8 ip[16];
+	__u8 mac[6];
+	__u64 ms;
+} ncache[16];
+
+static int dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
+{
+	__u64 now = now_ms();
+	int v4 = is_v4(ip), slot = 0;
+
+	if (v4 && (ip[12] & 0xf0) == 0xe0) {
+		const __u8 m[6] = { 0x01, 0x00, 0x5e, ip[13] & 0x7f, ip[14], ip[15] };
+
+		memcpy(mac, m, 6);
+		return 0;
+	}
+	if (!v4 && ip[0] == 0xff) {
+		const __u8 m[6] = { 0x33, 0x33, ip[12], ip[13], ip[14], ip[15] };
+
+		memcpy(mac, m, 6);
+		return 0;
+	}
+	for (int i = 0; i < 16; i++) {
+		if (ncache[i].ms && now - ncache[i].ms < 1000 && !memcmp(ncache[i].ip, ip, 16)) {
+			memcpy(mac, ncache[i].mac, 6);
+			return 0;
+		}
+		if (ncache[i].ms < ncache[slot].ms)
+			slot = i;
+	}
+	if (xhca_neigh_lookup(d->ifindex, ip, !v4, mac)) {
+		neigh_poke(ip);
+		d->req.no_neigh++;
+		return -EHOSTUNREACH;
+	}
+	memcpy(ncache[slot].ip, ip, 16);
+	memcpy(ncache[slot].mac, mac, 6);
+	ncache[slot].ms = now;
+	return 0;
+}
+
+/* ---- the queue -------------------------------------------------------------- */
+
+int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
+	      struct cq *cq)
+{
+	struct sq_state *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->ent = calloc(depth, sizeof(*s->ent));
+	if (!s || !s->ent) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->ring = hm_contig_ptr(d, alloc);
+	s->e = (struct xhca_swqe *)(s->ring + 1);
+	s->ring->depth = depth;
+	s->alloc = alloc->id;
+	s->depth = depth;
+	s->cq = cq;
+	cq->nqps++;
+	s->cons = s->acked = s->next = s->fetched = s->ring->cons;
+	s->timeout = XHCA_TIMEOUT_DEFAULT;
+	s->retry_cnt = s->retry_left = XHCA_RETRY_CNT_DEFAULT;
+	s->rnr_retry = s->rnr_left = XHCA_RNR_RETRY_DEFAULT;
+	s->max_rd_atomic = XHCA_MAX_RD_ATOMIC_DEFAULT;
+	s->qh = qh;
+	s->next_sq = d->sqs;
+	d->sqs = s;
+	qh->sq = s;
+	return 0;
+}
+
+void sq_detach(struct xhcad *d, struct qp_host *qh)
+{
+	struct sq_state *s = qh->sq, **pp;
+
+	if (!s)
+		return;
+	for (pp = &d->sqs; *pp; pp = &(*pp)->next_sq) {
+		if (*pp == s) {
+			*pp = s->next_sq;
+			break;
+		}
+	}
+	__atomic_store_n(&s->ring->dead, 1, __ATOMIC_RELEASE);
+	s->cq->nqps--;
+	flowq_unblock(d, s->cq);
+	free(s->ent);
+	free(s);
+	qh->sq = NULL;
+}
+
+void sq_reset(struct xhcad *d, struct qp_host *qh)
+{
+	struct sq_state *s = qh->sq;
+	__u32 prod;
+
+	if (!s)
+		return;
+	/* verbs: a reset empties the queue without completions */
+	prod = __atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE);
+	s->cons = s->acked = s->next = s->fetched = prod;
+	__atomic_store_n(&s->ring->cons, prod, __ATOMIC_RELEASE);
+	s->rd_out = 0;
+	s->error = 0;
+	s->deadline = s->hold_until = 0;
+	s->retry_left = s->retry_cnt;
+	s->rnr_left = s->rnr_retry;
+	s->una_psn = s->hi_psn = s->psn;
+	s->dmac_ok = 0;
+}
+
+void sq_to_error(struct xhcad *d, struct qp_host *qh)
+{
+	if (qh->sq) {
+		qh->sq->error = 1;
+		qh->sq->deadline = 0;
+	}
+}
+
+/* The request e failed: it completes with status, the QP goes to the
+ * error state and what follows it is flushed. */
+static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 status,
+		    __u8 syndrome)
+{
+	e->state = SQE_DONE;
+	e->status = status;
+	e->syndrome = syndrome;
+	d->req.errors++;
+	qp_set_error(d, lidx_of(d, qh), qh->gen);
+	qp_host_to_error(d, qh);
+	sq_to_error(d, qh);
+}
+
+/* What a request copied from the ring may not carry: a completion status
+ * (0: good). */
+static __u8 swqe_check(struct xhcad *d, const struct qp_host *qh, const struct xhca_qp_ctx *c,
+		       const struct xhca_swqe *w)
+{
+	__u64 sum = 0;
+
+	switch (w->opcode) {
+	case XHCA_WR_SEND:
+	case XHCA_WR_SEND_WITH_IMM:
+		break;
+	case XHCA_WR_RDMA_WRITE:
+	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+		if (qh->type == XHCA_QPT_UD)
+			return XHCA_WC_LOC_QP_OP_ERR;
+		break;
+	case XHCA_WR_RDMA_READ:
+	case XHCA_WR_ATOMIC_CMP_AND_SWP:
+	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
+	case XHCA_WR_SEND_WITH_INV:
+		if (qh->type != XHCA_QPT_RC)
+			return XHCA_WC_LOC_QP_OP_ERR;
+		break;
+	default:
+		return XHCA_WC_LOC_QP_OP_ERR;
+	}
+	if (w->nsge > XHCA_SGE_MAX)
+		return XHCA_WC_LOC_PROT_ERR;
+	for (int i = 0; i < w->nsge; i++) {
+		struct hm_alloc *a = hm_find(d, w->sge[i].alloc);
+
+		if (!a || a->owner != qh->owner || !hm_range(a, w->sge[i].off, w->sge[i].len))
+			return XHCA_WC_LOC_PROT_ERR;
+		sum += w->sge[i].len;
+	}
+	if (sum != w->len || sum > 0x80000000ull)
+		return XHCA_WC_LOC_LEN_ERR;
+	if ((w->opcode == XHCA_WR_ATOMIC_CMP_AND_SWP || w->opcode == XHCA_WR_ATOMIC_FETCH_AND_ADD) &&
+	    w->len != 8)
+		return XHCA_WC_LOC_LEN_ERR;
+	if (qh->type == XHCA_QPT_UD && w->len > (1u << c->mtu_shift))
+		return XHCA_WC_LOC_LEN_ERR; /* one packet */
+	return 0;
+}
+
+/* Copies n bytes at byte off of the request's scatter list to (or, to_sge,
+ * from) buf. */
+static void sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *buf, __u32 n,
+		   int to_sge)
+{
+	__u8 *b = buf;
+
+	for (int i = 0; i < w->nsge && n; i++) {
+		__u64 k;
+
+		if (off >= w->sge[i].len) {
+			off -= w->sge[i].len;
+			continue;
+		}
+		k = w->sge[i].len - off;
+		if (k > n)
+			k = n;
+		if (to_sge)
+			hm_write(d, hm_find(d, w->sge[i].alloc), w->sge[i].off + off, b, k);
+		else
+			hm_read(d, hm_find(d, w->sge[i].alloc), w->sge[i].off + off, b, k);
+		b += k;
+		n -= (__u32)k;
+		off = 0;
+	}
+}
+
+/* Takes what the application posted: copied, checked. */
+static void sq_fetch(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c)
+{
+	__u32 prod = __atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE);
+
+	/* (an application that wrote past the ring's room gets no more than
+	 * the ring holds) */
+	if (prod - s->cons > s->depth)
+		prod = s->cons + s->depth;
+	while (s->fetched != prod) {
+		struct sq_ent *e = ent(s, s->fetched);
+
+		memset(e, 0, sizeof(*e));
+		e->w = s->e[s->fetched & (s->depth - 1)];
+		e->status = swqe_check(d, s->qh, c, &e->w);
+		s->fetched++;
+		d->req.wqes++;
+	}
+}
+
+/* ---- packets out ------------------------------------------------------------ */
+
+static __u8 send_op(__u8 wr, int n, __u32 i)
+{
+	int last = i == (__u32)n - 1;
+
+	switch (wr) {
+	case XHCA_WR_SEND_WITH_IMM:
+		return n == 1 ? XHCA_OP_SEND_ONLY_IMM : !i ? XHCA_OP_SEND_FIRST
+			: last ? XHCA_OP_SEND_LAST_IMM : XHCA_OP_SEND_MIDDLE;
+	case XHCA_WR_SEND_WITH_INV:
+		return n == 1 ? XHCA_OP_SEND_ONLY_INV : !i ? XHCA_OP_SEND_FIRST
+			: last ? XHCA_OP_SEND_LAST_INV : XHCA_OP_SEND_MIDDLE;
+	case XHCA_WR_RDMA_WRITE:
+		return n == 1 ? XHCA_OP_WRITE_ONLY : !i ? XHCA_OP_WRITE_FIRST
+			: last ? XHCA_OP_WRITE_LAST : XHCA_OP_WRITE_MIDDLE;
+	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+		return n == 1 ? XHCA_OP_WRITE_ONLY_IMM : !i ? XHCA_OP_WRITE_FIRST
+			: last ? XHCA_OP_WRITE_LAST_IMM : XHCA_OP_WRITE_MIDDLE;
+	case XHCA_WR_RDMA_READ:
+		return XHCA_OP_READ_REQ;
+	case XHCA_WR_ATOMIC_CMP_AND_SWP:
+		return XHCA_OP_CMP_SWAP;
+	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
+		return XHCA_OP_FETCH_ADD;
+	}
+	return n == 1 ? XHCA_OP_SEND_ONLY : !i ? XHCA_OP_SEND_FIRST
+		: last ? XHCA_OP_SEND_LAST : XHCA_OP_SEND_MIDDLE;
+}
+
+/* Packet i of request e: built and on the TX ring. -EAGAIN: the ring is
+ * full; -EHOSTUNREACH: no neighbour yet; else a request the packet
+ * builder refuses. */
+static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c,
+		     struct sq_ent *e, __u32 i)
+{
+	struct qp_host *qh = s->qh;
+	const struct xhca_swqe *w = &e->w;
+	__u32 mtu = 1u << c->mtu_shift, off = 0, plen = 0;
+	__u8 op = send_op(w->opcode, (int)e->npkts, i), buf[4096], f[XHCA_PKT_MAX];
+	struct xhca_pkt_spec p;
+	int len, last, r;
+
+	xhca_pkt_spec_init(&p, (__u8)(qh->type << 5) | op);
+	memcpy(p.smac, d->mac, 6);
+	p.pkey = c->pkey;
+	p.sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff)); /* the flow's entropy */
+	if (qh->type == XHCA_QPT_UD) {
+		if (dest_mac(d, w->dest_ip, p.dmac))
+			return -EHOSTUNREACH;
+		memcpy(p.dst_ip, w->dest_ip, 16);
+		if (ud_source(d, w->dest_ip, p.src_ip))
+			return -EADDRNOTAVAIL;
+		p.dqpn = w->dest_qpn;
+		/* verbs: a Q_Key with its high bit set means the QP's own */
+		p.deth_qkey = (w->dest_qkey & 0x80000000u) ? c->qkey : w->dest_qkey;
+		p.deth_sqp = qh->gqpn;
+	} else {
+		if (!s->dmac_ok) {
+			if (dest_mac(d, c->remote_ip, s->dmac))
+				return -EHOSTUNREACH;
+			s->dmac_ok = 1;
+		}
+		memcpy(p.dmac, s->dmac, 6);
+		memcpy(p.src_ip, c->local_ip, 16);
+		memcpy(p.dst_ip, c->remote_ip, 16);
+		p.dqpn = c->dest_qpn;
+	}
+	p.ipv6 = !is_v4(p.dst_ip);
+	last = op != XHCA_OP_SEND_FIRST && op != XHCA_OP_SEND_MIDDLE &&
+	       op != XHCA_OP_WRITE_FIRST && op != XHCA_OP_WRITE_MIDDLE;
+	if (op == XHCA_OP_READ_REQ) {
+		/* request i asks for response packets [first, end): from what
+		 * arrived already, on a retry */
+		__u32 first = i * RD_CHUNK, end = first + RD_CHUNK;
+		__u64 last_byte;
+
+		if (first < e->rd_off / mtu)
+			first = e->rd_off / mtu;
+		if (end > e->npkts)
+			end = e->npkts;
+		last_byte = (__u64)end * mtu < w->len ? (__u64)end * mtu : w->len;
+		p.psn = (e->psn + first) & XHCA_PSN_MASK;
+		p.reth_va = w->remote_va + (__u64)first * mtu;
+		p.reth_rkey = w->rkey;
+		p.reth_len = (__u32)(last_byte - (__u64)first * mtu);
+	} else if (op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
+		p.psn = e->psn;
+		p.atomic_va = w->remote_va;
+		p.atomic_rkey = w->rkey;
+		p.atomic_swap = op == XHCA_OP_CMP_SWAP ? w->swap : w->compare_add;
+		p.atomic_cmp = op == XHCA_OP_CMP_SWAP ? w->compare_add : 0;
+	} else {
+		p.psn = (e->psn + i) & XHCA_PSN_MASK;
+		off = i * mtu;
+		plen = w->len - off < mtu ? w->len - off : mtu;
+		if (plen)
+			sge_io(d, w, off, buf, plen, 0);
+		p.payload = buf;
+		p.payload_len = plen;
+		p.reth_va = w->remote_va;
+		p.reth_rkey = w->rkey;
+		p.reth_len = w->len;
+		p.imm = ntohl(w->imm);
+		p.ieth_rkey = w->imm;
+		if (last && (w->flags & XHCA_SEND_SOLICITED) &&
+		    w->opcode != XHCA_WR_RDMA_WRITE)
+			p.se = 1;
+	}
+	p.ackreq = qh->type == XHCA_QPT_RC && last;
+	len = xhca_pkt_build(&p, f, sizeof(f));
+	if (len < 0)
+		return len;
+	r = xsk_tx(d, f, (__u32)len);
+	if (r)
+		return r;
+	if (qh->type == XHCA_QPT_RC) {
+		__u32 end = p.psn + 1;
+
+		if (op == XHCA_OP_READ_REQ)
+			end = e->psn + (i * RD_CHUNK + RD_CHUNK < e->npkts ? i * RD_CHUNK + RD_CHUNK
+									  : e->npkts);
+
+		if (psn_cmp(p.psn, s->hi_psn) < 0)
+			d->req.retransmits++;
+		if (psn_cmp(end, s->hi_psn) > 0)
+			s->hi_psn = end & XHCA_PSN_MASK;
+	}
+	d->req.packets++;
+	d->req.bytes += plen;
+	return 0;
+}
+
+/* PSNs a request takes: one per packet (a READ: per response packet). */
+static __u32 npkts_of(const struct sq_ent *e, __u32 mtu)
+{
+	if (e->w.opcode == XHCA_WR_ATOMIC_CMP_AND_SWP || e->w.opcode == XHCA_WR_ATOMIC_FETCH_AND_ADD)
+		return 1;
+	return e->w.len ? (e->w.len + mtu - 1) / mtu : 1;
+}
+
+/* Whether an RC request started and is not acknowledged yet. */
+static int outstanding(const struct sq_state *s)
+{
+	return s->acked != s->fetched && ent(s, s->acked)->started &&
+	       ent(s, s->acked)->state != SQE_DONE;
+}
+
+/* Sends what it may of s's requests, up to budget packets. */
+static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c, int budget,
+		   __u64 now, int *more)
+{
+	struct qp_host *qh = s->qh;
+	__u32 mtu = 1u << c->mtu_shift;
+	int n = 0, rc = qh->type == XHCA_QPT_RC;
+
+	if (c->state != XHCA_QPS_RTS || s->error || now < s->hold_until)
+		return 0;
+	while (n < budget && s->next != s->fetched) {
+		struct sq_ent *e = ent(s, s->next);
+		__u32 want;
+
+		if (e->state == SQE_DONE) { /* acknowledged while going back */
+			s->next++;
+			continue;
+		}
+		if (e->status) {
+			sq_fail(d, qh, e, e->status, 0);
+			break;
+		}
+		if (!e->started) {
+			if (rc && (e->w.flags & XHCA_SEND_FENCE) && s->rd_out)
+				break;
+			if (rc && psn_cmp(s->psn, s->una_psn) >= SQ_WINDOW)
+				break;
+			e->npkts = npkts_of(e, mtu);
+			e->psn = s->psn;
+			s->psn = (s->psn + e->npkts) & XHCA_PSN_MASK;
+			e->started = 1;
+		}
+		want = e->w.opcode == XHCA_WR_RDMA_READ ? (e->npkts + RD_CHUNK - 1) / RD_CHUNK
+			: is_rdat(e->w.opcode) ? 1 : e->npkts;
+		while (e->sent < want && n < budget) {
+			int r;
+
+			if (rc && is_rdat(e->w.opcode)) {
+				/* READ/ATOMIC requests outstanding, and READ
+				 * responses asked for, are limited */
+				__u32 end = e->sent * RD_CHUNK + RD_CHUNK;
+
+				if (e->sent >= e->subs_hi && s->rd_out >= s->max_rd_atomic)
+					break;
+				if (end > e->npkts)
+					end = e->npkts;
+				if (e->w.opcode == XHCA_WR_RDMA_READ &&
+				    psn_cmp(e->psn + end, s->una_psn) > RD_WINDOW &&
+				    psn_cmp(e->psn + e->sent * RD_CHUNK, s->una_psn) > 0)
+					break;
+			}
+			r = sq_packet(d, s, c, e, e->sent);
+
+			if (r == -EHOSTUNREACH || r == -EADDRNOTAVAIL) {
+				s->hold_until = now + NEIGH_RETRY_NS;
+				return n;
+			}
+			if (r == -EAGAIN) {
+				*more = 1;
+				return n;
+			}
+			if (r) {
+				/* a frame the UMEM cannot hold (path MTU 4096) */
+				pr_debug("qp 0x%06x: request packet: %s\n", qh->gqpn, strerror(-r));
+				sq_fail(d, qh, e, XHCA_WC_LOC_QP_OP_ERR, 0);
+				return n;
+			}
+			if (is_rdat(e->w.opcode) && e->sent >= e->subs_hi) {
+				e->subs_hi = e->sent + 1;
+				s->rd_out++;
+			}
+			e->sent++;
+			if (++n % TX_BATCH == 0)
+				xsk_tx_kick(d);
+		}
+		if (e->sent < want)
+			break;
+		if (rc) {
+			e->state = SQE_SENT;
+			if (tmo_ns(s))
+				s->deadline = now + tmo_ns(s);
+		} else {
+			e->state = SQE_DONE; /* UC, UD: done when sent */
+			if (s->acked == s->next)
+				s->acked++;
+		}
+		s->next++;
+	}
+	if (n >= budget)
+		*more = 1;
+	return n;
+}
+
+/* Forward progress: the retry counts start again, and the timer. */
+static void progress(struct sq_state *s, __u64 now)
+{
+	s->gap_set = 0;
+	s->retry_left = s->retry_cnt;
+	s->rnr_left = s->rnr_retry;
+	s->deadline = outstanding(s) && tmo_ns(s) ? now + tmo_ns(s) : 0;
+}
+
+/* The index of the started request that holds psn (0 with it in *idx). */
+static int holding(const struct sq_state *s, __u32 psn, __u32 *idx)
+{
+	for (__u32 i = s->acked; i != s->fetched && ent(s, i)->started; i++) {
+		const struct sq_ent *e = ent(s, i);
+
+		if (psn_cmp(psn, e->psn) >= 0 && psn_cmp(psn, e->psn + e->npkts) < 0) {
+			*idx = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Sends again from psn: the request holding it, and every one after it
+ * that was sent. */
+static void go_back(struct sq_state *s, __u32 psn)
+{
+	struct sq_ent *e;
+	__u32 i;
+
+	if (holding(s, psn, &i))
+		return;
+	e = ent(s, i);
+	s->next = i;
+	e->sent = (psn - e->psn) & XHCA_PSN_MASK;
+	if (e->w.opcode == XHCA_WR_RDMA_READ)
+		e->sent /= RD_CHUNK;
+	else if (is_rdat(e->w.opcode))
+		e->sent = 0;
+	for (i++; i != s->fetched && ent(s, i)->started; i++)
+		ent(s, i)->sent = 0;
+}
+
+static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn);
+
+/* Everything up to and including psn is acknowledged (an ACK, or before a
+ * NAK or a response). A READ or ATOMIC an ACK (explicit) passes lost its
+ * response: sent again. Returns 1 when that happened. */
+static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int explicit, __u64 now)
+{
+	int moved = 0, lost = 0;
+	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift;
+
+	while (s->acked != s->fetched && ent(s, s->acked)->started) {
+		struct sq_ent *e = ent(s, s->acked);
+
+		if (e->state == SQE_DONE) {
+			s->acked++;
+			continue;
+		}
+		if (is_rdat(e->w.opcode)) {
+			if (explicit && psn_cmp(psn, e->psn) >= 0) {
+				retry(d, s, e, e->psn + e->rd_off / mtu);
+				lost = 1;
+			}
+			break;
+		}
+		if (psn_cmp(psn, e->psn + e->npkts - 1) < 0)
+			break;
+		e->state = SQE_DONE;
+		e->status = XHCA_WC_SUCCESS;
+		s->acked++;
+		moved = 1;
+	}
+	if (psn_cmp(psn + 1, s->una_psn) > 0 && psn_cmp(psn + 1, s->psn) <= 0 && !lost) {
+		s->una_psn = (psn + 1) & XHCA_PSN_MASK;
+		moved = 1;
+	}
+	if ((int)(s->next - s->acked) < 0)
+		s->next = s->acked;
+	if (moved)
+		progress(s, now);
+	return lost;
+}
+
+/* The request an RC response at psn is for: the oldest not done. */
+static struct sq_ent *oldest(struct sq_state *s)
+{
+	if (s->acked == s->fetched || !ent(s, s->acked)->started)
+		return NULL;
+	return ent(s, s->acked);
+}
+
+static void rdat_done(struct sq_state *s, struct sq_ent *e, __u32 psn, __u64 now)
+{
+	e->state = SQE_DONE;
+	e->status = XHCA_WC_SUCCESS;
+	s->acked++;
+	s->una_psn = (psn + 1) & XHCA_PSN_MASK;
+	if ((int)(s->next - s->acked) < 0)
+		s->next = s->acked;
+	progress(s, now);
+}
+
+/* A retry: counted against retry_cnt; none left fails the request. A
+ * retry for a lost response is asked once: the rest of the old response
+ * stream, still arriving out of order, asks nothing more. */
+static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn)
+{
+	if (s->gap_set && s->gap_psn == psn)
+		return 0;
+	if (!s->retry_left) {
+		sq_fail(d, s->qh, e, XHCA_WC_RETRY_EXC_ERR, 0);
+		return -1;
+	}
+	s->retry_left--;
+	s->gap_set = 1;
+	s->gap_psn = psn;
+	go_back(s, psn);
+	return 0;
+}
+
+static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u64 now)
+{
+	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift, from = psn;
+	struct sq_ent *e, *t;
+	__u32 i;
+
+	ack_through(d, s, psn - 1, 0, now);
+	e = oldest(s);
+	t = holding(s, psn, &i) ? NULL : ent(s, i);
+	if (!e || !t) {
+		d->req.stale++;
+		return XHCA_H_RESP_STALE;
+	}
+	/* a READ or ATOMIC before it lost its response: from there */
+	if (e != t && is_rdat(e->w.opcode))
+		from = e->psn + e->rd_off / mtu;
+	if ((syn & 0x60) == AETH_RNR) {
+		d->req.rnr_naks++;
+		if (!s->rnr_left) {
+			sq_fail(d, s->qh, e, XHCA_WC_RNR_RETRY_EXC_ERR, syn);
+			return XHCA_H_RESP_NAK;
+		}
+		if (s->rnr_retry != 7)
+			s->rnr_left--;
+		s->hold_until = now + rnr_ns(syn & 0x1f);
+		s->deadline = 0;
+		go_back(s, from);
+		return XHCA_H_RESP_NAK;
+	}
+	switch (syn) {
+	case AETH_NAK:
+		d->req.seq_naks++;
+		retry(d, s, e, from);
+		break;
+	case AETH_NAK + 1:
+		sq_fail(d, s->qh, t, XHCA_WC_REM_INV_REQ_ERR, syn);
+		break;
+	case AETH_NAK + 2:
+		sq_fail(d, s->qh, t, XHCA_WC_REM_ACCESS_ERR, syn);
+		break;
+	case AETH_NAK + 3:
+		sq_fail(d, s->qh, t, XHCA_WC_REM_OP_ERR, syn);
+		break;
+	default:
+		sq_fail(d, s->qh, t, XHCA_WC_BAD_RESP_ERR, syn);
+		break;
+	}
+	return XHCA_H_RESP_NAK;
+}
+
+int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		const __u8 *fr, __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	struct sq_state *s = qh->sq;
+	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift, psn = m->psn, aeth = 0;
+	const __u8 *bth = fr + m->payload_off - oi->hdr_len;
+	__u8 op = m->opcode & 0x1f;
+	__u64 now = now_ns();
+	struct sq_ent *e;
+
+	if (!s || qh->type != XHCA_QPT_RC || s->error) {
+		d->req.stale++;
+		return XHCA_H_RESP_STALE;
+	}
+	d->sq_kick = 1; /* completions to write, room in the windows */
+	if (oi->flags & XHCA_H_AETH)
+		aeth = be32(bth + 12);
+	if (op == XHCA_OP_ACK) {
+		__u8 syn = (__u8)(aeth >> 24);
+
+		if (!(syn & 0x60)) {
+			if (psn_cmp(psn, s->una_psn) < 0 || psn_cmp(psn, s->psn) >= 0) {
+				d->req.stale++;
+				return XHCA_H_RESP_STALE;
+			}
+			ack_through(d, s, psn, 1, now);
+			return XHCA_H_RESP_ACK;
+		}
+		return on_nak(d, s, psn, syn, now);
+	}
+	/* READ responses and the ATOMIC ACK answer the oldest request */
+	if (psn_cmp(psn, s->una_psn) < 0 || psn_cmp(psn, s->psn) >= 0) {
+		d->req.stale++;
+		return XHCA_H_RESP_STALE;
+	}
+	ack_through(d, s, psn - 1, 0, now);
+	e = oldest(s);
+	if (op == XHCA_OP_ATOMIC_ACK) {
+		__u64 orig;
+
+		if (!e || e->psn != psn || (e->w.opcode != XHCA_WR_ATOMIC_CMP_AND_SWP &&
+					    e->w.opcode != XHCA_WR_ATOMIC_FETCH_AND_ADD)) {
+			d->req.stale++;
+			return XHCA_H_RESP_STALE;
+		}
+		orig = (__u64)be32(bth + 16) << 32 | be32(bth + 20);
+		sge_io(d, &e->w, 0, &orig, 8, 1); /* host order, as verbs */
+		s->rd_out--;
+		rdat_done(s, e, psn, now);
+		return XHCA_H_RESP_ACK;
+	}
+	if (op >= XHCA_OP_READ_RESP_FIRST && op <= XHCA_OP_READ_RESP_ONLY) {
+		__u32 exp, plen = m->payload_len;
+		__u64 chunk_end;
+		int end = op == XHCA_OP_READ_RESP_LAST || op == XHCA_OP_READ_RESP_ONLY;
+
+		if (!e || e->w.opcode != XHCA_WR_RDMA_READ) {
+			d->req.stale++;
+			return XHCA_H_RESP_STALE;
+		}
+		exp = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
+		if (psn != exp) {
+			/* a response lost before this one: the rest again */
+			if (psn_cmp(psn, exp) > 0)
+				retry(d, s, e, exp);
+			d->req.stale++;
+			return XHCA_H_RESP_STALE;
+		}
+		/* the request this response answers ends at its chunk's end */
+		chunk_end = ((__u64)(e->rd_off / mtu) / RD_CHUNK + 1) * RD_CHUNK * mtu;
+		if (chunk_end > e->w.len)
+			chunk_end = e->w.len;
+		if (plen > chunk_end - e->rd_off || (!end && plen != mtu) ||
+		    (end && e->rd_off + plen != chunk_end) || (!end && e->rd_off + plen >= chunk_end)) {
+			sq_fail(d, qh, e, XHCA_WC_BAD_RESP_ERR, 0);
+			return XHCA_H_RESP_NAK;
+		}
+		if (plen)
+			sge_io(d, &e->w, e->rd_off, (void *)(fr + m->payload_off), plen, 1);
+		e->rd_off += plen;
+		if (end)
+			s->rd_out--;
+		if (end && e->rd_off == e->w.len) {
+			rdat_done(s, e, psn, now);
+		} else {
+			s->una_psn = (psn + 1) & XHCA_PSN_MASK;
+			progress(s, now);
+		}
+		return XHCA_H_RESP_READ;
+	}
+	d->req.stale++;
+	return XHCA_H_RESP_STALE;
+}
+
+/* ---- completions, timers, the round ------------------------------------------- */
+
+static __u32 wc_opcode(__u8 wr)
+{
+	switch (wr) {
+	case XHCA_WR_RDMA_WRITE:
+	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+		return XHCA_WC_RDMA_WRITE;
+	case XHCA_WR_RDMA_READ:
+		return XHCA_WC_RDMA_READ;
+	case XHCA_WR_ATOMIC_CMP_AND_SWP:
+		return XHCA_WC_COMP_SWAP;
+	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
+		return XHCA_WC_FETCH_ADD;
+	}
+	return XHCA_WC_SEND;
+}
+
+/* Writes the completions of what is done, oldest first (in the error
+ * state: everything, flushed); frees the ring slots. */
+static int sq_retire(struct xhcad *d, struct sq_state *s)
+{
+	int n = 0;
+
+	while (s->cons != s->fetched) {
+		struct sq_ent *e = ent(s, s->cons);
+
+		if (e->state != SQE_DONE) {
+			if (!s->error)
+				break;
+			e->state = SQE_DONE;
+			e->status = XHCA_WC_WR_FLUSH_ERR;
+		}
+		if (e->status || (e->w.flags & XHCA_SEND_SIGNALED)) {
+			struct xhca_cqe c = {
+				.wr_id = e->w.wr_id, .status = e->status,
+				.opcode = wc_opcode(e->w.opcode),
+				.byte_len = e->w.len, .qp_num = s->qh->gqpn,
+				.vendor_err = e->syndrome, .rx_ns = now_ns(),
+			};
+
+			if (cq_put(d, s->cq, &c))
+				break;
+			d->req.completions++;
+		}
+		s->cons++;
+		__atomic_store_n(&s->ring->cons, s->cons, __ATOMIC_RELEASE);
+		n++;
+	}
+	if ((int)(s->acked - s->cons) < 0)
+		s->acked = s->cons;
+	if ((int)(s->next - s->acked) < 0)
+		s->next = s->acked;
+	return n;
+}
+
+/* The retransmission timer went off: again from the oldest PSN not
+ * acknowledged (the neighbour looked up again too). */
+static void sq_timeout(struct xhcad *d, struct sq_state *s)
+{
+	struct sq_ent *e = oldest(s);
+
+	s->deadline = 0;
+	if (!e || e->state == SQE_DONE)
+		return;
+	d->req.timeouts++;
+	s->dmac_ok = 0;
+	s->gap_set = 0; /* the request asked again may be what was lost */
+	retry(d, s, e, s->una_psn);
+}
+
+int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
+{
+	__u64 now = now_ns();
+	int n = 0;
+
+	*more = 0;
+	*deadline = 0;
+	if (d->sqs && local_mac(d))
+		return 0;
+	for (struct sq_state *s = d->sqs; s; s = s->next_sq) {
+		const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];
+
+		sq_fetch(d, s, c);
+		if (s->deadline && now >= s->deadline)
+			sq_timeout(d, s);
+		if (n < budget)
+			n += sq_send(d, s, c, budget - n, now, more);
+		else if (s->next != s->fetched)
+			*more = 1;
+		n += sq_retire(d, s);
+		if (s->deadline && (!*deadline || s->deadline < *deadline))
+			*deadline = s->deadline;
+		if (s->hold_until > now && s->next != s->fetched &&
+		    (!*deadline || s->hold_until < *deadline))
+			*deadline = s->hold_until;
+	}
+	return n;
+}
+
+int sq_arm(struct xhcad *d)
+{
+	int again = 0;
+
+	for (struct sq_state *s = d->sqs; s; s = s->next_sq) {
+		if (__atomic_load_n(&s->ring->armed, __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&s->ring->armed, 1, __ATOMIC_SEQ_CST);
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct sq_state *s = d->sqs; s; s = s->next_sq)
+		if (__atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE) != s->fetched)
+			again = 1;
+	return again;
+}

@@ -34,6 +34,16 @@ ensure_bpffs() {
 # (traffic side, IF_B, 10.77.0.2, fd77::2), joined by a veth pair. Names carry
 # the PID so a leftover from a killed run cannot collide.
 topo_setup() {
+	topo_names || return 1
+	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
+		peer name "$IF_B" numrxqueues 2 numtxqueues 2 netns "$NS_B" || return 1
+	topo_ends
+	return 0
+}
+
+# topo_names: the topology's names (with the PID) and addresses, cleanup on
+# exit, NS_A and NS_B made.
+topo_names() {
 	local id=$(( $$ % 100000 ))
 	NS_A=xhca-a-$id NS_B=xhca-b-$id IF_A=xa$id IF_B=xb$id
 	MAC_A=02:77:00:00:00:01 MAC_B=02:77:00:00:00:02
@@ -41,9 +51,13 @@ topo_setup() {
 	trap topo_cleanup EXIT
 	trap 'exit 130' INT TERM
 	ensure_bpffs
-	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
-	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
-		peer name "$IF_B" numrxqueues 2 numtxqueues 2 netns "$NS_B" || return 1
+	ip netns add "$NS_A" && ip netns add "$NS_B"
+}
+
+# topo_ends: the two hosts' ends of the topology (IF_A in NS_A, IF_B in
+# NS_B, made already): MACs, addresses, up (with TOPO_MTU if set), offloads,
+# neighbour entries.
+topo_ends() {
 	ip -n "$NS_A" link set "$IF_A" address $MAC_A
 	ip -n "$NS_B" link set "$IF_B" address $MAC_B
 	ip -n "$NS_A" addr add $IP_A/24 dev "$IF_A"
@@ -51,8 +65,8 @@ topo_setup() {
 	ip -n "$NS_A" -6 addr add $IP6_A/64 dev "$IF_A" nodad
 	ip -n "$NS_B" -6 addr add $IP6_B/64 dev "$IF_B" nodad
 	for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
-	ip -n "$NS_A" link set "$IF_A" up
-	ip -n "$NS_B" link set "$IF_B" up
+	ip -n "$NS_A" link set "$IF_A" ${TOPO_MTU:+mtu "$TOPO_MTU"} up
+	ip -n "$NS_B" link set "$IF_B" ${TOPO_MTU:+mtu "$TOPO_MTU"} up
 	# Checksum offload would leave wrong UDP checksums for XDP and scapy;
 	# VLAN offload would hide tags from XDP. Frames sent by XDP_TX into a
 	# veth need NAPI on the peer: GRO on turns it on without a program.
@@ -60,7 +74,6 @@ topo_setup() {
 	in_b ethtool -K "$IF_B" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
 	ip -n "$NS_A" neigh replace $IP_B lladdr $MAC_B dev "$IF_A"
 	ip -n "$NS_B" neigh replace $IP_A lladdr $MAC_A dev "$IF_B"
-	return 0
 }
 
 # topo_setup_mid: as topo_setup, but IF_A and IF_B each on a veth into a
@@ -69,13 +82,8 @@ topo_setup() {
 # (tc ingress of MA and MB), where no XDP program hides it.
 topo_setup_mid() {
 	local id=$(( $$ % 100000 ))
-	NS_A=xhca-a-$id NS_B=xhca-b-$id NS_M=xhca-m-$id IF_A=xa$id IF_B=xb$id MA=ma$id MB=mb$id
-	MAC_A=02:77:00:00:00:01 MAC_B=02:77:00:00:00:02
-	IP_A=10.77.0.1 IP_B=10.77.0.2 IP6_A=fd77::1 IP6_B=fd77::2
-	trap topo_cleanup EXIT
-	trap 'exit 130' INT TERM
-	ensure_bpffs
-	ip netns add "$NS_A" && ip netns add "$NS_B" && ip netns add "$NS_M" || return 1
+	NS_M=xhca-m-$id MA=ma$id MB=mb$id
+	topo_names && ip netns add "$NS_M" || return 1
 	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
 		peer name "$MA" netns "$NS_M" || return 1
 	ip link add "$IF_B" numrxqueues 2 numtxqueues 2 netns "$NS_B" type veth \
@@ -83,23 +91,12 @@ topo_setup_mid() {
 	ip -n "$NS_M" link add br0 type bridge || return 1
 	ip -n "$NS_M" link set "$MA" master br0
 	ip -n "$NS_M" link set "$MB" master br0
-	ip -n "$NS_A" link set "$IF_A" address $MAC_A
-	ip -n "$NS_B" link set "$IF_B" address $MAC_B
-	ip -n "$NS_A" addr add $IP_A/24 dev "$IF_A"
-	ip -n "$NS_B" addr add $IP_B/24 dev "$IF_B"
-	ip -n "$NS_A" -6 addr add $IP6_A/64 dev "$IF_A" nodad
-	ip -n "$NS_B" -6 addr add $IP6_B/64 dev "$IF_B" nodad
-	for ns in "$NS_A" "$NS_B" "$NS_M"; do ip -n "$ns" link set lo up; done
+	ip -n "$NS_M" link set lo up
 	for l in "$MA" "$MB" br0; do ip -n "$NS_M" link set "$l" mtu "${MID_MTU:-1500}" up; done
-	ip -n "$NS_A" link set "$IF_A" mtu "${MID_MTU:-1500}" up
-	ip -n "$NS_B" link set "$IF_B" mtu "${MID_MTU:-1500}" up
-	in_a ethtool -K "$IF_A" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
-	in_b ethtool -K "$IF_B" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
 	for l in "$MA" "$MB"; do
 		ip netns exec "$NS_M" ethtool -K "$l" tx off rxvlan off txvlan off >/dev/null 2>&1
 	done
-	ip -n "$NS_A" neigh replace $IP_B lladdr $MAC_B dev "$IF_A"
-	ip -n "$NS_B" neigh replace $IP_A lladdr $MAC_A dev "$IF_B"
+	TOPO_MTU=${MID_MTU:-1500} topo_ends
 	ip -n "$NS_A" -6 neigh replace $IP6_B lladdr $MAC_B dev "$IF_A"
 	ip -n "$NS_B" -6 neigh replace $IP6_A lladdr $MAC_A dev "$IF_B"
 	return 0

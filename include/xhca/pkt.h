@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/types.h>
 
 #define XHCA_PKT_MAX 9216
@@ -111,6 +112,20 @@ int xhca_opcode_parse(const char *s, uint8_t *opcode);
 /* "10.0.0.1" or "fe80::1" into 16 bytes (IPv4: v4-mapped ::ffff:a.b.c.d).
  * Returns 4 or 6, or -EINVAL. */
 int xhca_ip_parse(const char *s, uint8_t out[16]);
+/* Whether a 16-byte address is IPv4 (v4-mapped, ::ffff:a.b.c.d). */
+static inline int xhca_ip_is_v4(const uint8_t ip[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(ip, v4mapped, sizeof(v4mapped));
+}
+
+/* Whether it is a multicast address (224/4, ff00::/8). */
+static inline int xhca_ip_is_mcast(const uint8_t ip[16])
+{
+	return xhca_ip_is_v4(ip) ? (ip[12] & 0xf0) == 0xe0 : ip[0] == 0xff;
+}
+
 /* Prints a 16-byte address (v4-mapped as dotted quad). */
 const char *xhca_ip_str(const uint8_t ip[16], char *buf, size_t len);
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Two xhca hosts: an xhcad in each namespace (joined by a bridge in a third,
 # where the traffic is captured), one application (xhca-rctest) with a
-# session on each, QP pairs across. Every operation, size
+# session on each, QP pairs across. Scatter lists, unsignaled requests,
+# SEND with invalidate, a full send CQ, multicast sends; every operation, size
 # and path MTU of each QP type, both ways, with every byte checked; the NAK
 # and error paths; xhca_post_send's refusals; a capture of the traffic that
 # tshark dissects without a malformed packet and whose every ICRC scapy
@@ -17,6 +18,15 @@ xhcad_start --hostmem-mb 128 || { fail "rc: xhcad on $IF_A"; t_done; }
 xhcad_start_b --hostmem-mb 128 || { fail "rc: xhcad on $IF_B"; t_done; }
 RCT=("$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B")
 MiB=$((1 << 20))
+timeouts() { "$B/xhca" -i "$IF_A" -j status | json_get 'd["requester"]["timeouts"]'; }
+
+# Scatter lists, unsignaled requests (1100 through a queue of 1024: its
+# slots come back), SEND with invalidate, a bad request in the raw ring, a
+# send CQ of 2, a UD SEND to a multicast group. Nothing is lost on a quiet
+# link: no retransmission timer may go off (frames left in the TX ring once
+# waited for one).
+"${RCT[@]}" more
+check_eq "a burst of 1100 SENDs and the rest: no retransmission timeout" "$(timeouts)" 0
 
 cap_start "$NS_M" "$MA" "$tmp/rc.pcap" "udp port 4791" -s 256
 "${RCT[@]}" ops rc 1024 1 255 1023 1024 1025 3077 65536 $((4 * MiB + 3))
@@ -31,6 +41,17 @@ cap_stop
 "$B/xhca-rctest" "$IF_A" "$IP6_A" "$IF_B" "$IP6_B" ops ud 1024 100
 "${RCT[@]}" errors
 "${RCT[@]}" post
+
+# No neighbour entry for the peer: xhcad has the kernel resolve it (ARP
+# through both XDP programs, which pass it) and sends once it is there.
+ip -n "$NS_A" neigh del "$IP_B" dev "$IF_A"
+sleep 1.1 # xhcad keeps what it looked up for a second
+nn0=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["requester"]["no_neigh"]')
+"${RCT[@]}" ops rc 1024 100
+nn1=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["requester"]["no_neigh"]')
+check "no neighbour entry: the sends waited for one ($nn0 -> $nn1 waits)" test "$nn1" -gt "$nn0"
+check "no neighbour entry: the kernel resolved it meanwhile" \
+	bash -c "ip -n '$NS_A' neigh show '$IP_B' dev '$IF_A' | grep -q lladdr"
 
 # Interop: the RC run's capture (truncated frames are dissected as far as
 # they go, so the ICRC is checked on a full capture of a short run).

@@ -412,10 +412,9 @@ int xhca_ip_parse(const char *s, uint8_t out[16])
 
 const char *xhca_ip_str(const uint8_t ip[16], char *buf, size_t len)
 {
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 	const char *r;
 
-	if (!memcmp(ip, v4mapped, sizeof(v4mapped)))
+	if (xhca_ip_is_v4(ip))
 		r = inet_ntop(AF_INET, ip + 12, buf, (socklen_t)len);
 	else
 		r = inet_ntop(AF_INET6, ip, buf, (socklen_t)len);

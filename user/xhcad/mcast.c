@@ -89,13 +89,6 @@ static int mgid_eq(const struct xhca_mgid *a, const struct xhca_mgid *b)
 	return !memcmp(a->gid, b->gid, sizeof(a->gid));
 }
 
-static int mgid_is_mcast(const struct xhca_mgid *g)
-{
-	static const __u8 v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(g->gid, v4, 12) ? (g->gid[12] & 0xf0) == 0xe0 : g->gid[0] == 0xff;
-}
-
 static void mgid_str(const struct xhca_mgid *g, char *buf, size_t len)
 {
 	xhca_ip_str(g->gid, buf, len);
@@ -234,7 +227,7 @@ int mcast_create(struct xhcad *d, const struct xhca_mcast_req *r, struct xhca_mc
 	struct mc_group *g;
 
 	mgid_str(&r->mgid, s, sizeof(s));
-	if (!mgid_is_mcast(&r->mgid))
+	if (!xhca_ip_is_mcast(r->mgid.gid))
 		return errf(err, errlen, -EINVAL, "mcast create: %s is not a multicast address "
 			    "(IPv4 224.0.0.0/4 or IPv6 ff00::/8)", s);
 	if (r->pkey && !(r->pkey & 0x7fff))
@@ -295,7 +288,7 @@ int mcast_attach(struct xhcad *d, const struct xhca_mcast_req *r, __u32 owner, c
 	mgid_str(&r->mgid, s, sizeof(s));
 	if (r->dev[0])
 		return dev_attach(d, g, r, owner, err, errlen);
-	if (!mgid_is_mcast(&r->mgid))
+	if (!xhca_ip_is_mcast(r->mgid.gid))
 		return errf(err, errlen, -EINVAL, "mcast attach: %s is not a multicast address", s);
 	if (bpf_map_lookup_elem(d->m.cam, &qpn, &v) || v.lidx >= d->max_qps ||
 	    !d->qh[v.lidx].valid || d->qh[v.lidx].gen != v.gen)

@@ -151,13 +151,6 @@ static int ip_set(const __u8 *ip)
 	return memcmp(ip, zero, 16) != 0;
 }
 
-static int ip_is_v4(const __u8 *ip)
-{
-	static const __u8 prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(ip, prefix, 12);
-}
-
 static int valid_transition(int from, int to)
 {
 	if (to == XHCA_QPS_RESET || to == XHCA_QPS_ERR)
@@ -715,8 +708,9 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		/* the requester's packets must fit the link (as RXE's path MTU
 		 * is at most the port's) */
 		__u32 mtu = 1u << ((m & XHCA_QPA_MTU) ? a->mtu_shift : c.mtu_shift);
-		int v6 = c.type == XHCA_QPT_UD || ((m & XHCA_QPA_REMOTE_IP) ? !ip_is_v4(a->remote_ip)
-										 : !!(c.flags & XHCA_QPF_IPV6));
+		int v6 = c.type == XHCA_QPT_UD ||
+			 ((m & XHCA_QPA_REMOTE_IP) ? !xhca_ip_is_v4(a->remote_ip)
+						   : !!(c.flags & XHCA_QPF_IPV6));
 		__u32 need = (v6 ? 40 : 20) + 8 + 12 + 16 + 4 + mtu + 4, link = link_mtu(d);
 
 		if (link && need > link)
@@ -734,11 +728,11 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		const __u8 *l = (m & XHCA_QPA_LOCAL_IP) ? a->local_ip : c.local_ip;
 		const __u8 *r = (m & XHCA_QPA_REMOTE_IP) ? a->remote_ip : c.remote_ip;
 
-		if (ip_set(l) && ip_set(r) && ip_is_v4(l) != ip_is_v4(r))
+		if (ip_set(l) && ip_set(r) && xhca_ip_is_v4(l) != xhca_ip_is_v4(r))
 			return errf(err, errlen, -EINVAL,
 				    "qp modify: QP 0x%06x would have an IPv%d local and an IPv%d "
 				    "remote address; give both of one family",
-				    a->qpn, ip_is_v4(l) ? 4 : 6, ip_is_v4(r) ? 4 : 6);
+				    a->qpn, xhca_ip_is_v4(l) ? 4 : 6, xhca_ip_is_v4(r) ? 4 : 6);
 	}
 	if (m & XHCA_QPA_PKEY) {
 		if ((a->pkey & 0x7fff) == 0)

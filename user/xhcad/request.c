@@ -17,8 +17,10 @@
  * Completions are written in posting order: a request done before an older
  * one waits for it. A request is sent whole once started (the responder
  * acknowledges a message, not part of it); a new one starts while fewer
- * than SQ_WINDOW PSNs are unacknowledged and, for READ and ATOMIC, fewer
- * than max_rd_atomic of them are outstanding.
+ * than SQ_WINDOW PSNs are unacknowledged. READ and ATOMIC requests on the
+ * wire are max_rd_atomic at most; a READ asks for RD_CHUNK response
+ * packets per request (a long one is several requests) and RD_WINDOW at
+ * most at once, so that its responses fit the flow queue they arrive on.
  */
 #include <errno.h>
 #include <ifaddrs.h>
@@ -36,7 +38,9 @@
 #include "log.h"
 #include "xhcad.h"
 
-#define SQ_WINDOW 512		/* PSNs unacknowledged before no new request starts */
+#define SQ_WINDOW 256		/* PSNs unacknowledged before no new request starts: half
+				 * a flow queue's default gate (512), so the responses
+				 * to one window are not dropped early */
 #define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define RD_WINDOW 256		/* READ response PSNs asked for and not yet received */
 #define TX_BATCH 32		/* frames per TX kick (copy mode sends 32 per call) */
@@ -123,22 +127,16 @@ int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 	return d->nladdr;
 }
 
-static int is_v4(const __u8 ip[16])
-{
-	static const __u8 pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(ip, pfx, 12);
-}
-
 /* A UD send's source: the interface's first address of the destination's
  * family (IPv6: not link-local, unless the destination is). */
 static int ud_source(struct xhcad *d, const __u8 dst[16], __u8 src[16])
 {
 	const __u8(*a)[16];
-	int n = if_addrs(d, &a), v4 = is_v4(dst), ll = dst[0] == 0xfe && (dst[1] & 0xc0) == 0x80;
+	int n = if_addrs(d, &a), v4 = xhca_ip_is_v4(dst);
+	int ll = dst[0] == 0xfe && (dst[1] & 0xc0) == 0x80;
 
 	for (int i = 0; i < n; i++) {
-		if (is_v4(a[i]) != v4)
+		if (xhca_ip_is_v4(a[i]) != v4)
 			continue;
 		if (!v4 && !ll && a[i][0] == 0xfe && (a[i][1] & 0xc0) == 0x80)
 			continue;
@@ -176,7 +174,7 @@ static void neigh_poke(const __u8 ip[16])
 	socklen_t sl;
 	int fd;
 
-	if (is_v4(ip)) {
+	if (xhca_ip_is_v4(ip)) {
 		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
 
 		a->sin_family = AF_INET;
@@ -210,18 +208,13 @@ static struct {
 static int dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
 {
 	__u64 now = now_ms();
-	int v4 = is_v4(ip), slot = 0;
+	int v4 = xhca_ip_is_v4(ip), slot = 0;
 
-	if (v4 && (ip[12] & 0xf0) == 0xe0) {
-		const __u8 m[6] = { 0x01, 0x00, 0x5e, ip[13] & 0x7f, ip[14], ip[15] };
+	if (xhca_ip_is_mcast(ip)) { /* RFC 1112, RFC 2464 */
+		const __u8 m4[6] = { 0x01, 0x00, 0x5e, ip[13] & 0x7f, ip[14], ip[15] };
+		const __u8 m6[6] = { 0x33, 0x33, ip[12], ip[13], ip[14], ip[15] };
 
-		memcpy(mac, m, 6);
-		return 0;
-	}
-	if (!v4 && ip[0] == 0xff) {
-		const __u8 m[6] = { 0x33, 0x33, ip[12], ip[13], ip[14], ip[15] };
-
-		memcpy(mac, m, 6);
+		memcpy(mac, v4 ? m4 : m6, 6);
 		return 0;
 	}
 	for (int i = 0; i < 16; i++) {
@@ -333,8 +326,7 @@ static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 
 	e->syndrome = syndrome;
 	d->req.errors++;
 	qp_set_error(d, lidx_of(d, qh), qh->gen);
-	qp_host_to_error(d, qh);
-	sq_to_error(d, qh);
+	qp_host_to_error(d, qh); /* the receive queue flushed, and this one */
 }
 
 /* What a request copied from the ring may not carry: a completion status
@@ -497,7 +489,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		memcpy(p.dst_ip, c->remote_ip, 16);
 		p.dqpn = c->dest_qpn;
 	}
-	p.ipv6 = !is_v4(p.dst_ip);
+	p.ipv6 = !xhca_ip_is_v4(p.dst_ip);
 	last = op != XHCA_OP_SEND_FIRST && op != XHCA_OP_SEND_MIDDLE &&
 	       op != XHCA_OP_WRITE_FIRST && op != XHCA_OP_WRITE_MIDDLE;
 	if (op == XHCA_OP_READ_REQ) {
@@ -957,7 +949,7 @@ static __u32 wc_opcode(__u8 wr)
 
 /* Writes the completions of what is done, oldest first (in the error
  * state: everything, flushed); frees the ring slots. */
-static int sq_retire(struct xhcad *d, struct sq_state *s)
+static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now)
 {
 	int n = 0;
 
@@ -975,7 +967,7 @@ static int sq_retire(struct xhcad *d, struct sq_state *s)
 				.wr_id = e->w.wr_id, .status = e->status,
 				.opcode = wc_opcode(e->w.opcode),
 				.byte_len = e->w.len, .qp_num = s->qh->gqpn,
-				.vendor_err = e->syndrome, .rx_ns = now_ns(),
+				.vendor_err = e->syndrome, .rx_ns = now,
 			};
 
 			if (cq_put(d, s->cq, &c))
@@ -1027,7 +1019,7 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 			n += sq_send(d, s, c, budget - n, now, more);
 		else if (s->next != s->fetched)
 			*more = 1;
-		n += sq_retire(d, s);
+		n += sq_retire(d, s, now);
 		if (s->deadline && (!*deadline || s->deadline < *deadline))
 			*deadline = s->deadline;
 		if (s->hold_until > now && s->next != s->fetched &&

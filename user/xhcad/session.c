@@ -172,8 +172,8 @@ int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 		return -ENOENT;
 	}
 	if (cq->nqps) {
-		snprintf(err, errlen, "cq destroy: CQ %u still takes the completions of %u QPs; "
-			 "destroy them first", id, cq->nqps);
+		snprintf(err, errlen, "cq destroy: CQ %u still takes the completions of %u queues "
+			 "of QPs; destroy the QPs first", id, cq->nqps);
 		return -EBUSY;
 	}
 	cq_free(d, cq);

@@ -63,7 +63,7 @@ struct cq {
 	__u32 id;
 	__u32 owner;		/* session */
 	__u32 depth;
-	__u32 nqps;		/* QPs whose receive completions go here */
+	__u32 nqps;		/* receive and send queues whose completions go here */
 	struct xhca_ring_ctl *ring;
 	struct xhca_cqe *e;
 	__u32 alloc;		/* its host memory */

@@ -534,13 +534,25 @@ void xsk_tx_kick(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
+	struct xsk_ring_prod *tx = &xs->socks[0].tx;
+
 	if (!xs->tx_pending)
 		return;
-	/* copy mode: the kernel sends on this call */
-	if (sendto(xs->socks[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-	    errno != EBUSY && errno != ENOBUFS)
-		pr_debug("AF_XDP TX: %s\n", strerror(errno));
-	xs->tx_pending = 0;
+	/* Copy mode: the kernel sends on this call, at most 32 frames (its TX
+	 * batch), and says EAGAIN when more wait: call again until it took
+	 * the ring's every frame (frames left there would wait for the next
+	 * kick, which may be a retransmission timer away). */
+	for (int i = 0; i < 256; i++) {
+		if (sendto(xs->socks[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+		    errno != EBUSY && errno != ENOBUFS) {
+			pr_debug("AF_XDP TX: %s\n", strerror(errno));
+			break;
+		}
+		tx_reclaim(xs); /* room in the completion ring for the next batch */
+		if (__atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) == *tx->producer)
+			break;
+	}
+	xs->tx_pending = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) != *tx->producer;
 }
 
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full)

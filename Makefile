@@ -34,7 +34,8 @@ LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv
-TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so \
+	$(OUT)/xhca-impair
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -71,6 +72,10 @@ vmlinux:
 bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/xhca/*.h) vmlinux/vmlinux.h
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/impair.skel.h: $(OUT)/impair.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name impair_bpf > $@
 
 $(OUT)/%.skel.h: bpf/%.bpf.o | $(OUT)
 	@echo "  SKEL    $@"
@@ -124,6 +129,15 @@ $(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
 $(OUT)/xhca-rctest: $(OUT)/tests/integ/rctest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# The tests' netem-like impairment (tc ingress on a bridge's ports).
+$(OUT)/impair.bpf.o: tests/impair/impair.bpf.c tests/impair/impair.h vmlinux/vmlinux.h | $(OUT)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/impair -c $< -o $@
+
+$(OUT)/xhca-impair: tests/impair/impair.c tests/impair/impair.h $(OUT)/impair.skel.h $(LIB)
+	@echo "  CC/LD   $@"
+	$(Q)$(CC) $(CFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
 
 test: all
 	$(Q)tests/run.sh

@@ -789,8 +789,11 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 				if (d > 0 && (cur & XHCA_RXPSN_NAKED))
 					return XHCA_R_DROP_PSN_OOS;
 				/* what xhcad may acknowledge again: up to the
-				 * WRITE in progress, which is not done */
-				vd->msg_len = (cur & XHCA_RXPSN_WRITE) ? READ_ONCE32(c->wc_psn) : epsn;
+				 * WRITE in progress, which is not done, unless
+				 * it is placed here, packet by packet (xhcad
+				 * rewinds into it, never before its packets) */
+				vd->msg_len = (cur & XHCA_RXPSN_WRITE) && !(cur & XHCA_RXPSN_PRETX)
+						      ? READ_ONCE32(c->wc_psn) : epsn;
 				vd->csn = READ_ONCE32(c->msn);
 				vd->mflags |= XHCA_MF_CSN;
 				if (d < 0)
@@ -1051,7 +1054,7 @@ __noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const st
 	if ((f & XHCA_O_END) && proxy_cq)
 		xhca_px_record(vd->lidx, vd->gen, p->qpn, vd->csn, vd->msg_len);
 	if (vd->ack_due) {
-		/* xhcad acknowledges it, or what came before its WRITE */
+		/* xhcad acknowledges it (msg_len: where its WRITE began) */
 		vd->mflags |= XHCA_MF_PLACED;
 		vd->msg_len = vd->first_psn;
 		return XHCA_R_PLACED_ACK;

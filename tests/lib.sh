@@ -140,6 +140,36 @@ cap_stop() {
 	CAP=
 }
 
+# impair_start ARGS...: xhca-impair on MA and MB in NS_M (topo_setup_mid)
+# with ARGS (--drop PCT, --dup PCT, --reorder PCT), in the background
+# (IMPAIR: its pid, IMPAIR_OUT: its output); returns once it is attached.
+# impair_stop: detaches it; IMPAIR_STATS is its counters, one line per
+# direction ("ma>mb seen N passed N dropped N ...").
+impair_start() {
+	IMPAIR_OUT=$(mktemp)
+	(exec nsenter --net=/run/netns/"$NS_M" "$B/xhca-impair" "$MA" "$MB" "$@" \
+		>"$IMPAIR_OUT" 2>&1) &
+	IMPAIR=$!
+	for _ in $(seq 50); do
+		grep -q "^attached" "$IMPAIR_OUT" && return 0
+		kill -0 "$IMPAIR" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$IMPAIR_OUT" >&2
+	return 1
+}
+impair_stop() {
+	kill -TERM "$IMPAIR" 2>/dev/null
+	wait "$IMPAIR" 2>/dev/null
+	IMPAIR_STATS=$(grep ">" "$IMPAIR_OUT")
+	rm -f "$IMPAIR_OUT"
+	IMPAIR=
+}
+# impair_sum FIELD: FIELD (dropped, held, ...) of IMPAIR_STATS, both directions.
+impair_sum() {
+	echo "$IMPAIR_STATS" | awk -v f="$1" '{ for (i = 2; i < NF; i += 2) if ($i == f) n += $(i + 1) } END { print n + 0 }'
+}
+
 XHCAD_PIDS=()
 # xhcad_in NS IF LOG ARGS...: starts xhcad on IF in NS, waits for its socket;
 # XHCAD_STARTED is its pid (nsenter execs xhcad in place: the daemon itself).

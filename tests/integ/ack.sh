@@ -67,8 +67,8 @@ gen --op rc-rdma-write-only --qpn "$QP" --psn $PSN --msg-len 20480 --mtu 1024 --
 	--rkey "$R" --pattern 4
 cap_stop
 decode >"$tmp/r"
-check_eq "ack: a WRITE of 20 packets, no AckReq: one ACK at its packet 16 since the last; inside the WRITE, it acknowledges up to before it (PSN 2, MSN 3)" \
-	"$(awk '{print $1 ":" $3 ":" $4}' "$tmp/r" | tr '\n' ' ')" "0x11:2:04000003 "
+check_eq "ack: a WRITE of 20 packets, no AckReq: one ACK at its packet 16 since the last; xhca_rx placed it, so the ACK names that packet (PSN $((PSN + 15)), MSN 3)" \
+	"$(awk '{print $1 ":" $3 ":" $4}' "$tmp/r" | tr '\n' ' ')" "0x11:$((PSN + 15)):04000003 "
 PSN=$((PSN + 20))
 send $PSN 64 --ackreq # an ACK: the count starts again
 PSN=$((PSN + 1))
@@ -78,8 +78,8 @@ gen --op rc-rdma-write-only --qpn "$QP" --psn $PSN --msg-len 8192 --mtu 1024 --v
 	--rkey "$R" --pattern 5
 cap_stop
 decode >"$tmp/r"
-check_eq "ack: --ack-every 4: a WRITE of 8 packets: ACKs at its 4th (up to before the WRITE) and 8th" \
-	"$(awk '{print $1 ":" $3}' "$tmp/r" | tr '\n' ' ')" "0x11:$((PSN - 1)) 0x11:$((PSN + 7)) "
+check_eq "ack: --ack-every 4: a WRITE of 8 packets: ACKs at its 4th and 8th" \
+	"$(awk '{print $1 ":" $3}' "$tmp/r" | tr '\n' ' ')" "0x11:$((PSN + 3)) 0x11:$((PSN + 7)) "
 PSN=$((PSN + 8))
 xhca qp modify "$QP" --ack-every 0 >/dev/null
 check_eq "ack: placed_ack counts the WRITE packets that went on for their ACK" \
@@ -198,9 +198,9 @@ PSN=$((PSN + 5))
 MSN=$((MSN + 1))
 interop RNR
 
-# RNR at the LAST of a WRITE with immediate: the NAK names its FIRST, and
-# the retry's FIRST is placed by xhca_rx itself (no ACK due): the rewind
-# ends with what xhca_rx took after it, the LAST completes, nothing hangs
+# RNR at the LAST of a WRITE with immediate: the NAK names the LAST (xhca_rx
+# placed the FIRST; its cursor goes back by the LAST only), the FIRST sent
+# again is a duplicate (re-ACKed), the LAST completes, nothing hangs
 poll
 for i in 0 1 2 3; do send $((PSN + i)) 64; done     # the 4 buffers taken
 PSN=$((PSN + 4)) MSN=$((MSN + 4))
@@ -209,15 +209,16 @@ wimm() { gen --op rc-rdma-write-only-imm --qpn "$QP" --psn $PSN --msg-len 2048 -
 cap
 wimm
 cap_stop
-check_eq "ack: WRITE with immediate, no buffer: RNR NAK at its FIRST (PSN $PSN)" \
-	"$(decode | awk '{print $1 ":" $3 ":" $4}')" "0x11:$PSN:$(hx 0x21 $MSN)"
+check_eq "ack: WRITE with immediate, no buffer: RNR NAK at its LAST (PSN $((PSN + 1)))" \
+	"$(decode | awk '{print $1 ":" $3 ":" $4}')" "0x11:$((PSN + 1)):$(hx 0x21 $MSN)"
 poll
 cap
 wimm
 send $((PSN + 2)) 64 --ackreq
 cap_stop
-check_eq "ack: its retry completes (the FIRST placed by xhca_rx); the SEND after it is ACKed" \
-	"$(decode | awk '{print $1 ":" $3 ":" $4}')" "0x11:$((PSN + 2)):$(hx 2 $((MSN + 2)))"
+check_eq "ack: its retry completes (the FIRST a duplicate, re-ACKed); the SEND after it is ACKed" \
+	"$(decode | awk '{print $1 ":" $3 ":" $4}' | tr '\n' ' ')" \
+	"0x11:$PSN:$(hx 4 $MSN) 0x11:$((PSN + 2)):$(hx 2 $((MSN + 2))) "
 check_eq "ack: the WRITE's completion, with its immediate and length, then the SEND's" \
 	"$(xhca -j cq poll "$CQ" | json_get '[(c["opcode"], c["byte_len"]) for c in d["completions"]]')" \
 	"[(129, 2048), (128, 64)]"

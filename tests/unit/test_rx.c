@@ -1546,6 +1546,12 @@ static int seq_write_slow(char *why)
 		return snprintf(why, WHY_LEN, "metadata of a slow-path frame"), -1;
 	if (rx_word(L_RCW) & XHCA_RXPSN_PRETX)
 		return snprintf(why, WHY_LEN, "the cursor says pre-translated"), -1;
+	/* a duplicate inside it names its FIRST: xhcad places it and may
+	 * still receive it again whole, nothing of it is acknowledged */
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 1, why) || last_meta.msg_len != EPSN0)
+		return snprintf(why, WHY_LEN, "duplicate inside a slow-path WRITE: 0x%x, want its "
+				"FIRST 0x%x", last_meta.msg_len, EPSN0), -1;
 	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
 	return step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 2, why) || hm_only(0, NULL, 0, why);
 }
@@ -1766,8 +1772,9 @@ static int seq_ack_nak(char *why)
 			return snprintf(why, WHY_LEN, "unacked %u after an ACK that could not go, want 1",
 					E.ctxm[L_RCW].unacked), -1;
 	}
-	/* inside a WRITE: the meta names its FIRST (xhcad acknowledges up to
-	 * before it), and so does a duplicate meanwhile */
+	/* inside a WRITE placed here: the meta names its FIRST (where xhcad
+	 * would rewind to), a duplicate meanwhile the ePSN (every packet
+	 * before it placed: xhcad may acknowledge them) */
 	if (qps_reset())
 		return -1;
 	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
@@ -1782,9 +1789,9 @@ static int seq_ack_nak(char *why)
 		return snprintf(why, WHY_LEN, "MIDDLE's meta: first PSN 0x%x, want 0x%x",
 				last_meta.msg_len, EPSN0), -1;
 	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
-	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 2, why) || last_meta.msg_len != EPSN0)
-		return snprintf(why, WHY_LEN, "duplicate mid-WRITE: 0x%x, want its FIRST 0x%x",
-				last_meta.msg_len, EPSN0), -1;
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 2, why) || last_meta.msg_len != EPSN0 + 2)
+		return snprintf(why, WHY_LEN, "duplicate mid-WRITE: 0x%x, want the ePSN 0x%x",
+				last_meta.msg_len, EPSN0 + 2), -1;
 	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 2, MR_PRE, PRE_IOVA, 0, 1024);
 	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 3, why))
 		return -1;

@@ -657,6 +657,10 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		}
 		s->next++;
 	}
+	/* the timer runs while anything sent waits for an answer: a retry
+	 * asking for part of a READ is sent before the READ is whole */
+	if (rc && n && !s->deadline && tmo_ns(s))
+		s->deadline = now + tmo_ns(s);
 	if (n >= budget)
 		*more = 1;
 	return n;
@@ -713,7 +717,7 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int explicit, __u64 now)
 {
 	int moved = 0, lost = 0;
-	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift;
+	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift, una = (psn + 1) & XHCA_PSN_MASK;
 
 	while (s->acked != s->fetched && ent(s, s->acked)->started) {
 		struct sq_ent *e = ent(s, s->acked);
@@ -723,10 +727,15 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 			continue;
 		}
 		if (is_rdat(e->w.opcode)) {
+			__u32 want = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
+
 			if (explicit && psn_cmp(psn, e->psn) >= 0) {
-				retry(d, s, e, e->psn + e->rd_off / mtu);
+				retry(d, s, e, want);
 				lost = 1;
 			}
+			/* nothing acknowledges a response not received */
+			if (psn_cmp(una, want) > 0)
+				una = want;
 			break;
 		}
 		if (psn_cmp(psn, e->psn + e->npkts - 1) < 0)
@@ -736,8 +745,8 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 		s->acked++;
 		moved = 1;
 	}
-	if (psn_cmp(psn + 1, s->una_psn) > 0 && psn_cmp(psn + 1, s->psn) <= 0 && !lost) {
-		s->una_psn = (psn + 1) & XHCA_PSN_MASK;
+	if (psn_cmp(una, s->una_psn) > 0 && psn_cmp(una, s->psn) <= 0 && !lost) {
+		s->una_psn = una;
 		moved = 1;
 	}
 	if ((int)(s->next - s->acked) < 0)

@@ -450,11 +450,62 @@ static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn
 }
 
 /*
+ * A MIDDLE or LAST of a WRITE xhca_rx placed (its ACK was due, or the
+ * LAST carries an immediate), lost or bad after xhca_rx took it: xhca_rx
+ * expects that packet again, its WRITE cursor put back to where it was
+ * before it (every packet of a WRITE but its LAST is one MTU), the MSN to
+ * before the WRITE. Packets before it may have been acknowledged
+ * (resp_after), so the WRITE is not received again from its FIRST. Only
+ * while the cursor is still this WRITE's; returns -ESTALE otherwise.
+ */
+static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+			__u32 first, __u32 msn)
+{
+	struct xhca_qp_ctx *c = &d->ctxm[m->lidx];
+	__u64 off = (__u64)((m->psn - first) & XHCA_PSN_MASK) << c->mtu_shift;
+	__u32 cur;
+	int r = -ESTALE;
+
+	for (;;) {
+		cur = __atomic_load_n(&c->rx_psn, __ATOMIC_ACQUIRE);
+		if (cur & XHCA_RXPSN_ERR)
+			return 0;
+		if (!(cur & XHCA_RXPSN_BUSY) &&
+		    __atomic_compare_exchange_n(&c->rx_psn, &cur, cur | XHCA_RXPSN_BUSY, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
+	if (c->wc_psn == first && off && off < c->wc_len && c->wc_len - c->wc_left >= off) {
+		c->wc_va -= c->wc_len - c->wc_left - off;
+		c->wc_left = c->wc_len - off;
+		if (!qh->px)
+			__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
+		cur = (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
+			       XHCA_RXPSN_UC_DROP)) |
+		      XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX | (m->psn & XHCA_PSN_MASK);
+		qh->rewound = 1;
+		qh->rw_psn = m->psn & XHCA_PSN_MASK;
+		qh->rw_msn = msn & XHCA_PSN_MASK;
+		qh->in_msg = MSG_NONE;
+		qh->discard = 0;
+		qh->psn_valid = 0;
+		d->resp.rewinds++;
+		r = 0;
+	}
+	__atomic_store_n(&c->rx_psn, cur, __ATOMIC_RELEASE);
+	if (!r)
+		qh->rw_ns = now_ns(); /* bpf_ktime_get_ns()'s clock, read after the store */
+	return r;
+}
+
+/*
  * Makes xhca_rx expect the message of this frame again, from its first
  * PSN, with the MSN before it (any frame's csn is that: xhca_rx counts a
- * message at its end). No ACK ever covers a PSN of a message xhcad has not
- * finished (resp_after, resp_before), so the requester still has it all
- * to send. Returns that PSN and MSN.
+ * message at its end). No ACK ever covers a PSN of a message xhcad places
+ * and has not finished (resp_after, resp_before), so the requester still
+ * has it all to send; a WRITE xhca_rx placed is taken again from the
+ * packet (rewind_write). Returns that PSN and MSN.
  */
 static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		       __u32 *psn, __u32 *msn)
@@ -463,6 +514,17 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift;
 
 	*msn = msn_full(d, m->lidx, m->csn);
+	if (!(oi->flags & XHCA_O_START) &&
+	    (m->reason == XHCA_R_PLACED_ACK || m->reason == XHCA_R_PLACED_TO_FLOWQ)) {
+		__u32 first = m->reason == XHCA_R_PLACED_ACK
+				      ? m->msg_len
+				      : m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
+
+		if (!rewind_write(d, qh, m, first & XHCA_PSN_MASK, *msn)) {
+			*psn = m->psn;
+			return;
+		}
+	}
 	if (oi->flags & XHCA_O_START)
 		*psn = m->psn;
 	else if (m->reason == XHCA_R_PLACED_ACK) /* xhca_rx says where its WRITE began */
@@ -590,14 +652,16 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 	case XHCA_H_XLATE_PLACED:
 	case XHCA_H_IMM_DONE:
 	case XHCA_H_ACKED:
-		/* inside a message, only what came before it: the message
-		 * may still have to be received again (rewind_msg) */
+		/* inside a message xhcad places, only what came before it:
+		 * the message may have to be received again (rewind_msg); a
+		 * packet of a WRITE xhca_rx placed is acknowledged itself
+		 * (rewinds into that WRITE go to a packet, rewind_write) */
 		if (!(m->flags & XHCA_MF_ACKREQ))
 			return r;
-		if (oi->flags & XHCA_O_END)
+		if ((oi->flags & XHCA_O_END) || r == XHCA_H_ACKED)
 			psn = m->psn;
 		else
-			psn = (r == XHCA_H_ACKED ? m->msg_len : qh->msg_psn) - 1;
+			psn = qh->msg_psn - 1;
 		reply_aeth(d, m, fr, len, psn,
 			   msn_full(d, m->lidx, m->csn) + !!(oi->flags & XHCA_O_END),
 			   credit_code(qh));

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca-impair: attaches impair.bpf.c to tc ingress of two bridge ports (run
+ * it in their namespace), prints "attached" and waits; on SIGTERM or SIGINT
+ * it prints what it did in each direction and detaches (removing the
+ * clsact qdiscs it made).
+ *
+ *   xhca-impair PORT_A PORT_B [--drop PCT] [--dup PCT] [--reorder PCT]
+ *
+ * PCT: a percentage of the RoCEv2 frames, 0 to 100, e.g. 1 or 0.5.
+ * Output, one line per direction:
+ *   PORT_A>PORT_B seen N passed N dropped N duplicated N held N reordered N errors N
+ * Exit codes: 0 ok, 1 failed (attach), 2 bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "log.h"
+#include "impair.h"
+#include "impair.skel.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static int usage(const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "xhca-impair: %s\n", msg);
+	fprintf(stderr, "usage: xhca-impair PORT_A PORT_B [--drop PCT] [--dup PCT] [--reorder PCT]\n"
+		"  PCT: percentage of RoCEv2 frames (0-100) dropped, sent twice, held back\n");
+	return 2;
+}
+
+/* "1", "0.5", "100" -> parts per million; -1 if not a percentage. */
+static long parse_pct(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0 && v <= 100))
+		return -1;
+	return (long)(v * 10000 + 0.5);
+}
+
+static int sum_stats(int fd, __u32 dir, struct impair_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct impair_stats *v;
+
+	if (ncpu < 1)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(fd, &dir, v)) {
+		free(v);
+		return -errno;
+	}
+	for (i = 0; i < ncpu; i++) {
+		out->seen += v[i].seen;
+		out->passed += v[i].passed;
+		out->dropped += v[i].dropped;
+		out->duplicated += v[i].duplicated;
+		out->held += v[i].held;
+		out->reordered += v[i].reordered;
+		out->errors += v[i].errors;
+	}
+	free(v);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "drop", required_argument, NULL, 'd' },
+		{ "dup", required_argument, NULL, 'u' },
+		{ "reorder", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	long ppm[3] = { 0, 0, 0 };
+	const char *port[2];
+	unsigned int ifi[2];
+	struct impair_bpf *skel = NULL;
+	struct bpf_tc_hook hook[2] = { { .sz = sizeof(hook[0]) }, { .sz = sizeof(hook[0]) } };
+	struct bpf_tc_opts topt[2] = { { .sz = sizeof(topt[0]) }, { .sz = sizeof(topt[0]) } };
+	int hooked[2] = { 0, 0 }, c, i, rc = 1, err;
+
+	xhca_log_init("xhca-impair", XHCA_LOG_WARN);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int k = c == 'd' ? 0 : c == 'u' ? 1 : c == 'r' ? 2 : -1;
+
+		if (c == 'h') {
+			usage(NULL);
+			return 0;
+		}
+		if (k < 0)
+			return usage(NULL);
+		ppm[k] = parse_pct(optarg);
+		if (ppm[k] < 0) {
+			fprintf(stderr, "xhca-impair: --%s %s: not a percentage from 0 to 100\n",
+				opts[k].name, optarg);
+			return 2;
+		}
+	}
+	if (argc - optind != 2)
+		return usage("two ports are needed");
+	for (i = 0; i < 2; i++) {
+		port[i] = argv[optind + i];
+		ifi[i] = if_nametoindex(port[i]);
+		if (!ifi[i]) {
+			fprintf(stderr, "xhca-impair: port %s: %s (run it in the ports' namespace)\n",
+				port[i], strerror(errno));
+			return 2;
+		}
+	}
+	if (ifi[0] == ifi[1])
+		return usage("the two ports must differ");
+
+	skel = impair_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "xhca-impair: open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->ifindex_a = ifi[0];
+	skel->rodata->ifindex_b = ifi[1];
+	skel->rodata->drop_ppm = ppm[0];
+	skel->rodata->dup_ppm = ppm[1];
+	skel->rodata->reorder_ppm = ppm[2];
+	err = impair_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "xhca-impair: load the BPF program: %s\n", strerror(-err));
+		goto out;
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	for (i = 0; i < 2; i++) {
+		hook[i].ifindex = ifi[i];
+		hook[i].attach_point = BPF_TC_INGRESS;
+		err = bpf_tc_hook_create(&hook[i]);
+		if (err && err != -EEXIST) {
+			fprintf(stderr, "xhca-impair: clsact on %s: %s\n", port[i], strerror(-err));
+			goto out;
+		}
+		hooked[i] = 1;
+		topt[i].prog_fd = bpf_program__fd(skel->progs.impair);
+		err = bpf_tc_attach(&hook[i], &topt[i]);
+		if (err) {
+			fprintf(stderr, "xhca-impair: attach to %s ingress: %s\n", port[i],
+				strerror(-err));
+			goto out;
+		}
+	}
+	printf("attached: %s %s drop %.4f%% dup %.4f%% reorder %.4f%%\n", port[0], port[1],
+	       ppm[0] / 1e4, ppm[1] / 1e4, ppm[2] / 1e4);
+	fflush(stdout);
+	while (!stop)
+		pause();
+	rc = 0;
+	for (i = 0; i < 2; i++) {
+		struct impair_stats s;
+
+		err = sum_stats(bpf_map__fd(skel->maps.stats), i, &s);
+		if (err) {
+			fprintf(stderr, "xhca-impair: read the counters: %s\n", strerror(-err));
+			rc = 1;
+			continue;
+		}
+		printf("%s>%s seen %llu passed %llu dropped %llu duplicated %llu held %llu "
+		       "reordered %llu errors %llu\n", port[i], port[!i],
+		       (unsigned long long)s.seen, (unsigned long long)s.passed,
+		       (unsigned long long)s.dropped, (unsigned long long)s.duplicated,
+		       (unsigned long long)s.held, (unsigned long long)s.reordered,
+		       (unsigned long long)s.errors);
+	}
+out:
+	/* Destroying the hook removes the clsact qdisc with the filter. */
+	for (i = 0; i < 2; i++) {
+		if (hooked[i]) {
+			hook[i].attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook[i]);
+		}
+	}
+	impair_bpf__destroy(skel);
+	return rc;
+}

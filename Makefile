@@ -33,7 +33,7 @@ LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
-BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv
+BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so \
 	$(OUT)/xhca-impair
 
@@ -108,6 +108,10 @@ $(OUT)/xhca-recv: $(OUT)/tools/xhca-recv.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(OUT)/xhca-rc: $(OUT)/tools/xhca-rc.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
 $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
@@ -155,7 +159,7 @@ install: compile
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xhca \
 		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad
-	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv \
+	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc \
 		$(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
 	install -m 0644 include/xhca/*.h $(DESTDIR)$(PREFIX)/include/xhca/

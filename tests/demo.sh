@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make demo: two namespaces joined by a veth pair, xhcad on one side, a few
+# make demo: part 1 is demo_rc.sh (two xhca hosts, an application on each).
+# Part 2: two namespaces joined by a veth pair, xhcad on one side, a few
 # QPs, a mix of valid and invalid RoCEv2 traffic from xhca-gen on the other,
 # then the per-reason counters and the QP table; applications receiving
 # SENDs; RDMA WRITEs placed into a pre-translated region by xhca_rx and into
@@ -9,6 +10,9 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root demo
+# part 1: two xhca hosts, an application on each side
+"$(dirname "$0")/demo_rc.sh" || exit 1
+printf '\n\033[1m== part 2: one host'"'"'s receive pipeline up close\033[0m\n'
 XHCAD_LOG=$(mktemp)
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca-rc: an application on each of two xhca hosts, through libxhca only,
+ * connected perftest-style (a TCP connection carries the QP numbers, PSNs,
+ * addresses and R_Keys, and keeps the two sides in step). One side is the
+ * server (no --connect), the other the client:
+ *
+ *   ping-pong  the client SENDs --pingpong messages of 64 B, the server
+ *              SENDs each back; the client prints the round-trip times
+ *   write      the client RDMA WRITEs --write-mib MiB into the server's
+ *              memory (1 MiB requests, the last with immediate), and SENDs
+ *              its hash; the server hashes what it got and compares
+ *   read       the client RDMA READs it all back and compares hashes
+ *   counter    a counter in the server's memory: the client adds 1 with
+ *              --counter FETCH_ADDs while the server adds 1 as many times
+ *              with the CPU's atomic add, at the same time (xhca executes
+ *              ATOMICs with the CPU's atomics: the two compose); the total
+ *              is exact and the client's FETCH_ADDs returned distinct values
+ *   multicast  the server's two UD QPs join --mcast; the client's UD QP
+ *              SENDs --mcast-msgs messages to the group; each member gets
+ *              each (UD is unreliable: --expect-all makes a loss a failure)
+ *
+ *   xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu N]
+ *           [--write-mib N] [--pingpong N] [--counter N] [--mcast GROUP]
+ *           [--mcast-msgs N] [--expect-all]
+ *
+ * Exit codes: 0 every check passed, 1 a check failed or an error (named on
+ * stderr), 2 bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <xhca/pkt.h>
+#include <xhca/xhca.h>
+
+#define QKEY 0x2c0ffee5u
+#define CHUNK (1u << 20)
+#define WAIT_S 60
+#define HELLO_MAGIC 0x78726331u /* "xrc1" */
+
+struct hello {
+	uint32_t magic, qpn, psn, mtu;
+	uint64_t va, len, counter_va;
+	uint32_t rkey, pad;
+};
+
+static const char *role = "xhca-rc";
+static int failed;
+static int side_fd = -1;	/* the side channel: its end means the peer is gone */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", role);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static void verdict(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void verdict(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: %s ", role, ok ? "ok:" : "FAILED:");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failed |= !ok;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", role);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* ---- the TCP side channel ------------------------------------------------ */
+
+static void xfer(int fd, void *buf, size_t n, int out)
+{
+	uint8_t *p = buf;
+
+	while (n) {
+		struct pollfd pf = { .fd = fd, .events = out ? POLLOUT : POLLIN };
+		ssize_t r;
+
+		if (poll(&pf, 1, WAIT_S * 1000) != 1)
+			die("the peer went quiet for %d s (side channel)", WAIT_S);
+		r = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+		if (r == 0)
+			die("the peer closed the side channel");
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			die("side channel: %s", strerror(errno));
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+/* Both sides reached the same step; a value goes each way. */
+static uint64_t sync_step(int fd, uint64_t mine)
+{
+	uint64_t theirs;
+
+	xfer(fd, &mine, sizeof(mine), 1);
+	xfer(fd, &theirs, sizeof(theirs), 0);
+	return theirs;
+}
+
+static int side_channel(const char *local, const char *server, int port)
+{
+	struct sockaddr_storage ss = {};
+	socklen_t sl;
+	int fd, one = 1, v6;
+	const char *ip = server ? server : local;
+
+	v6 = strchr(ip, ':') != NULL;
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1)
+			die("%s: not an IPv6 address", ip);
+		sl = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, ip, &a->sin_addr) != 1)
+			die("%s: not an IPv4 address", ip);
+		sl = sizeof(*a);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (server) {
+		double t0 = now_s();
+
+		/* the server may not listen yet: try for a while */
+		while (connect(fd, (struct sockaddr *)&ss, sl)) {
+			if (now_s() - t0 > 10)
+				die("connect to %s port %d: %s", server, port, strerror(errno));
+			close(fd);
+			usleep(100000);
+			fd = socket(ss.ss_family, SOCK_STREAM, 0);
+		}
+	} else {
+		int l = fd;
+
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(l, (struct sockaddr *)&ss, sl) || listen(l, 1))
+			die("listen on %s port %d: %s", local, port, strerror(errno));
+		say("listening on %s port %d\n", local, port);
+		{
+			struct pollfd pf = { .fd = l, .events = POLLIN };
+
+			if (poll(&pf, 1, WAIT_S * 1000) != 1)
+				die("no client connected in %d s", WAIT_S);
+		}
+		fd = accept(l, NULL, NULL);
+		if (fd < 0)
+			die("accept: %s", strerror(errno));
+		close(l);
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* ---- verbs ---------------------------------------------------------------- */
+
+struct host {
+	struct xhca_ctx *ctx;
+	struct xhca_pd *pd;
+	struct xhca_cq *scq, *rcq;
+	struct xhca_qp *qp;
+	uint8_t *buf;		/* server: [data | msgs | counter]; client: [src | back | msgs] */
+	size_t len;
+	struct xhca_mr *mr;
+	uint8_t *msgs;		/* 64 KiB for SENDs, results */
+	uint8_t ip[16];
+	int v6;
+};
+
+static void wc_wait(struct xhca_cq *cq, struct xhca_wc *wc, const char *what)
+{
+	double t0 = now_s();
+
+	for (;;) {
+		if (xhca_poll_cq(cq, wc, 1) == 1) {
+			if (wc->status != XHCA_WC_SUCCESS)
+				die("%s: completion status %u (vendor 0x%x)", what, wc->status,
+				    wc->vendor_err);
+			return;
+		}
+		if (now_s() - t0 > WAIT_S)
+			die("%s: no completion in %d s", what, WAIT_S);
+		if (side_fd >= 0) {
+			struct pollfd pf = { .fd = side_fd, .events = POLLRDHUP };
+
+			if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+				die("%s: the peer closed the side channel", what);
+		}
+		xhca_cq_wait(cq, 100);
+	}
+}
+
+static void post_one(struct host *h, enum xhca_wr_opcode op, uint64_t id, void *addr,
+		     uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t imm, const char *what)
+{
+	struct xhca_sge g = { .addr = (uintptr_t)addr, .length = len };
+	struct xhca_send_wr wr = {
+		.wr_id = id, .sg_list = &g, .num_sge = 1, .opcode = op,
+		.send_flags = XHCA_SEND_SIGNALED, .imm_data = htonl(imm),
+	};
+	int r;
+
+	if (op == XHCA_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	r = xhca_post_send(h->qp, &wr, NULL);
+	if (r)
+		die("%s: post_send: %s", what, strerror(-r));
+}
+
+static void host_open(struct host *h, const char *ifname, size_t len)
+{
+	struct xhca_qp_init_attr ia = {
+		.type = XHCA_QPT_RC, .flowq = -1, .rq_depth = 1024, .sq_depth = 1024,
+	};
+
+	h->ctx = xhca_open(ifname);
+	if (!h->ctx)
+		die("open %s: %s (is xhcad running on it?)", ifname, strerror(errno));
+	h->pd = xhca_pd_alloc(h->ctx);
+	h->scq = xhca_cq_create(h->ctx, 4096);
+	h->rcq = xhca_cq_create(h->ctx, 4096);
+	if (!h->pd || !h->scq || !h->rcq)
+		die("pd/cq: %s", xhca_errmsg(h->ctx));
+	h->len = len;
+	h->buf = xhca_alloc(h->ctx, len);
+	if (!h->buf)
+		die("xhca_alloc %zu MiB: %s", len >> 20, xhca_errmsg(h->ctx));
+	h->mr = xhca_mr_reg(h->pd, h->buf, len, XHCA_ACCESS_ALL);
+	if (!h->mr)
+		die("mr reg: %s", xhca_errmsg(h->ctx));
+	ia.pd = h->pd;
+	ia.send_cq = h->scq;
+	ia.recv_cq = h->rcq;
+	h->qp = xhca_qp_create(h->ctx, &ia);
+	if (!h->qp)
+		die("qp create: %s", xhca_errmsg(h->ctx));
+}
+
+static void host_connect(struct host *h, const struct hello *me, const struct hello *peer,
+			 const uint8_t peer_ip[16])
+{
+	struct xhca_qp_attr a = { .state = XHCA_QPS_INIT };
+	uint8_t shift = 8;
+
+	while ((1u << shift) < me->mtu)
+		shift++;
+	a.mask = XHCA_QPA_STATE;
+	if (xhca_qp_modify(h->qp, &a))
+		die("qp init: %s", xhca_errmsg(h->ctx));
+	memset(&a, 0, sizeof(a));
+	a.state = XHCA_QPS_RTR;
+	a.mtu_shift = shift;
+	a.epsn = peer->psn;
+	memcpy(a.local_ip, h->ip, 16);
+	memcpy(a.remote_ip, peer_ip, 16);
+	a.flags = h->v6 ? XHCA_QPF_IPV6 : 0;
+	a.dest_qpn = peer->qpn;
+	a.mask = XHCA_QPA_STATE | XHCA_QPA_MTU | XHCA_QPA_EPSN | XHCA_QPA_LOCAL_IP |
+		 XHCA_QPA_REMOTE_IP | XHCA_QPA_DEST_QPN;
+	if (xhca_qp_modify(h->qp, &a))
+		die("qp rtr: %s", xhca_errmsg(h->ctx));
+	memset(&a, 0, sizeof(a));
+	a.state = XHCA_QPS_RTS;
+	a.sq_psn = me->psn;
+	a.mask = XHCA_QPA_STATE | XHCA_QPA_SQ_PSN;
+	if (xhca_qp_modify(h->qp, &a))
+		die("qp rts: %s", xhca_errmsg(h->ctx));
+}
+
+static struct xhca_qp *ud_qp(struct host *h, struct xhca_cq *cq, int mtu)
+{
+	struct xhca_qp_init_attr ia = {
+		.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = -1, .recv_cq = cq, .rq_depth = 1024,
+		.pd = h->pd, .send_cq = h->scq, .sq_depth = 1024,
+	};
+	struct xhca_qp *qp = xhca_qp_create(h->ctx, &ia);
+	struct xhca_qp_attr a = { .state = XHCA_QPS_INIT, .mask = XHCA_QPA_STATE };
+
+	if (!qp || xhca_qp_modify(qp, &a))
+		die("ud qp: %s", xhca_errmsg(h->ctx));
+	a.state = XHCA_QPS_RTR;
+	a.mask = XHCA_QPA_STATE | XHCA_QPA_MTU;
+	while ((1 << a.mtu_shift) < mtu)
+		a.mtu_shift++;
+	if (xhca_qp_modify(qp, &a))
+		die("ud qp rtr: %s", xhca_errmsg(h->ctx));
+	a.mask = XHCA_QPA_STATE;
+	a.state = XHCA_QPS_RTS;
+	if (xhca_qp_modify(qp, &a))
+		die("ud qp rts: %s", xhca_errmsg(h->ctx));
+	return qp;
+}
+
+/* ---- the phases ------------------------------------------------------------ */
+
+struct opts {
+	const char *ifname, *local, *server;
+	int port, mtu, pingpong, counter, mcast_msgs, expect_all;
+	size_t write_len;
+	uint8_t group[16];
+	const char *group_str;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void pingpong(struct host *h, int fd, int n, int client)
+{
+	uint8_t *out = h->msgs, *in = h->msgs + 4096;
+	double *rtt = calloc((size_t)n, sizeof(*rtt));
+	struct xhca_wc wc;
+	int bad = 0;
+
+	if (!rtt)
+		die("out of memory");
+	if (xhca_post_recv(h->qp, 1, in, 64))
+		die("post_recv");
+	sync_step(fd, 0);
+	for (int i = 0; i < n; i++) {
+		double t0 = now_s();
+
+		if (client) {
+			memset(out, i & 0xff, 64);
+			post_one(h, XHCA_WR_SEND, 1, out, 64, 0, 0, 0, "ping");
+			wc_wait(h->rcq, &wc, "pong");
+			rtt[i] = now_s() - t0;
+			bad += wc.byte_len != 64 || in[0] != (i & 0xff) || in[63] != (i & 0xff);
+			if (i + 1 < n && xhca_post_recv(h->qp, 1, in, 64))
+				die("post_recv");
+			wc_wait(h->scq, &wc, "ping sent");
+		} else {
+			wc_wait(h->rcq, &wc, "ping");
+			memcpy(out, in, 64);
+			if (i + 1 < n && xhca_post_recv(h->qp, 1, in, 64))
+				die("post_recv");
+			post_one(h, XHCA_WR_SEND, 1, out, 64, 0, 0, 0, "pong");
+			wc_wait(h->scq, &wc, "pong sent");
+		}
+	}
+	if (client) {
+		double sum = 0;
+
+		qsort(rtt, (size_t)n, sizeof(*rtt), cmp_double);
+		for (int i = 0; i < n; i++)
+			sum += rtt[i];
+		verdict(!bad, "ping-pong: %d SENDs of 64 B each way, every one back intact (%d not); "
+			"round trip min %.1f us, median %.1f us, mean %.1f us", n, bad, rtt[0] * 1e6,
+			rtt[n / 2] * 1e6, sum / n * 1e6);
+	}
+	sync_step(fd, 0);
+	free(rtt);
+}
+
+static void fill_pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (seed | 1);
+
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, 8);
+	}
+	for (size_t i = n & ~(size_t)7; i < n; i++)
+		p[i] = (uint8_t)(i * 31);
+}
+
+static void client_write_read(struct host *h, int fd, const struct hello *peer, size_t len)
+{
+	uint8_t *src = h->buf, *back = h->buf + len;
+	size_t chunks = (len + CHUNK - 1) / CHUNK, done = 0;
+	uint64_t hash, theirs;
+	struct xhca_wc wc;
+	double t0, t;
+
+	fill_pattern(src, len, (uint32_t)getpid());
+	hash = fnv1a(src, len);
+	sync_step(fd, 0);
+	t0 = now_s();
+	for (size_t i = 0; i < chunks; i++) {
+		uint32_t n = (uint32_t)(len - i * CHUNK < CHUNK ? len - i * CHUNK : CHUNK);
+
+		post_one(h, i + 1 == chunks ? XHCA_WR_RDMA_WRITE_WITH_IMM : XHCA_WR_RDMA_WRITE, i,
+			 src + i * CHUNK, n, peer->va + i * CHUNK, peer->rkey, (uint32_t)chunks,
+			 "write");
+	}
+	for (done = 0; done < chunks; done++)
+		wc_wait(h->scq, &wc, "write");
+	t = now_s() - t0;
+	say("wrote %zu MiB in %zu RDMA WRITEs of 1 MiB in %.3f s (%.0f MB/s), hash %016llx\n",
+	    len >> 20, chunks, t, len / t / 1e6, (unsigned long long)hash);
+	theirs = sync_step(fd, hash);
+	verdict(theirs == hash, "write: the server's hash of its %zu MiB is %016llx, the client's "
+		"%016llx", len >> 20, (unsigned long long)theirs, (unsigned long long)hash);
+
+	memset(back, 0, len);
+	t0 = now_s();
+	for (size_t i = 0; i < chunks; i++) {
+		uint32_t n = (uint32_t)(len - i * CHUNK < CHUNK ? len - i * CHUNK : CHUNK);
+
+		post_one(h, XHCA_WR_RDMA_READ, i, back + i * CHUNK, n, peer->va + i * CHUNK,
+			 peer->rkey, 0, "read");
+	}
+	for (done = 0; done < chunks; done++)
+		wc_wait(h->scq, &wc, "read");
+	t = now_s() - t0;
+	theirs = fnv1a(back, len);
+	verdict(theirs == hash, "read: %zu MiB read back in %zu RDMA READs in %.3f s (%.0f MB/s), "
+		"hash %016llx, written %016llx", len >> 20, chunks, t, len / t / 1e6,
+		(unsigned long long)theirs, (unsigned long long)hash);
+	sync_step(fd, 0);
+}
+
+static void server_write_read(struct host *h, int fd, size_t len)
+{
+	struct xhca_wc wc;
+	uint64_t mine, theirs;
+
+	if (xhca_post_recv(h->qp, 2, h->msgs, 64))
+		die("post_recv");
+	memset(h->buf, 0, len);
+	sync_step(fd, 0);
+	wc_wait(h->rcq, &wc, "the WRITE's immediate");
+	if (wc.opcode != XHCA_WC_RECV_RDMA_WITH_IMM)
+		die("write: completion opcode %u, want RECV_RDMA_WITH_IMM", wc.opcode);
+	mine = fnv1a(h->buf, len);
+	theirs = sync_step(fd, mine);
+	verdict(mine == theirs, "write: %zu MiB arrived (immediate %u = the number of WRITEs), "
+		"hash %016llx, the client's %016llx", len >> 20, ntohl(wc.imm_data),
+		(unsigned long long)mine, (unsigned long long)theirs);
+	sync_step(fd, 0); /* the client's READs */
+}
+
+static void counter(struct host *h, int fd, const struct hello *peer, int n, int client)
+{
+	uint64_t *res = (uint64_t *)(h->msgs + 8192), *ctr = (uint64_t *)(h->buf + h->len - 64);
+	struct xhca_wc wc;
+
+	if (!client)
+		__atomic_store_n(ctr, 0, __ATOMIC_SEQ_CST);
+	sync_step(fd, 0);
+	if (client) {
+		int posted = 0, done = 0, dup = 0;
+
+		while (done < n) {
+			while (posted < n && posted - done < 64) {
+				res[posted] = ~0ull;
+				post_one(h, XHCA_WR_ATOMIC_FETCH_AND_ADD, (uint64_t)posted, &res[posted], 8,
+					 peer->counter_va, peer->rkey, 0, "fetch_add");
+				posted++;
+			}
+			wc_wait(h->scq, &wc, "fetch_add");
+			done++;
+		}
+		/* distinct values: each FETCH_ADD executed once, atomically */
+		qsort(res, (size_t)n, sizeof(*res), cmp_u64);
+		for (int i = 1; i < n; i++)
+			dup += res[i] == res[i - 1];
+		verdict(!dup && res[n - 1] < (uint64_t)2 * n,
+			"counter: %d FETCH_ADDs from the client returned %d distinct values below %d",
+			n, n - dup, 2 * n);
+		sync_step(fd, 0);
+	} else {
+		for (int i = 0; i < n; i++) {
+			__atomic_fetch_add(ctr, 1, __ATOMIC_SEQ_CST);
+			if (i % 16 == 0)
+				usleep(10); /* spread over the client's run */
+		}
+		sync_step(fd, 0);
+		verdict(__atomic_load_n(ctr, __ATOMIC_SEQ_CST) == (uint64_t)2 * n,
+			"counter: %llu = %d FETCH_ADDs from the client + %d atomic adds here",
+			(unsigned long long)__atomic_load_n(ctr, __ATOMIC_SEQ_CST), n, n);
+	}
+	sync_step(fd, 0);
+}
+
+static void multicast(struct host *h, int fd, const struct opts *o, int client)
+{
+	int k = o->mcast_msgs;
+	struct xhca_wc wc;
+
+	if (client) {
+		struct xhca_qp *qp = ud_qp(h, h->rcq, o->mtu);
+		uint8_t *out = h->msgs;
+
+		sync_step(fd, 0); /* the members have joined */
+		for (int i = 0; i < k; i++) {
+			struct xhca_sge g = { .addr = (uintptr_t)(out + (i % 32) * 128), .length = 100 };
+			struct xhca_send_wr wr = {
+				.wr_id = (uint64_t)i, .sg_list = &g, .num_sge = 1,
+				.opcode = XHCA_WR_SEND_WITH_IMM, .send_flags = XHCA_SEND_SIGNALED,
+				.imm_data = htonl((uint32_t)i),
+			};
+			int r;
+
+			fill_pattern(out + (i % 32) * 128, 100, (uint32_t)i);
+			memcpy(wr.wr.ud.dest_ip, o->group, 16);
+			wr.wr.ud.remote_qpn = 0xffffff;
+			wr.wr.ud.remote_qkey = QKEY;
+			r = xhca_post_send(qp, &wr, NULL);
+			if (r)
+				die("multicast: post_send: %s", strerror(-r));
+			wc_wait(h->scq, &wc, "multicast send");
+			usleep(200); /* UD has no flow control: a message every 0.2 ms */
+		}
+		say("multicast: %d UD SENDs of 100 B to %s\n", k, o->group_str);
+		sync_step(fd, 0);
+		xhca_qp_destroy(qp);
+	} else {
+		struct xhca_cq *cq[2];
+		struct xhca_qp *qp[2];
+		int got[2] = { 0, 0 }, bad = 0;
+		double t0;
+
+		for (int m = 0; m < 2; m++) {
+			cq[m] = xhca_cq_create(h->ctx, 2048);
+			if (!cq[m])
+				die("cq: %s", xhca_errmsg(h->ctx));
+			qp[m] = ud_qp(h, cq[m], o->mtu);
+			if (xhca_mcast_attach(qp[m], o->group))
+				die("join %s: %s", o->group_str, xhca_errmsg(h->ctx));
+			for (int i = 0; i < k && i < 1000; i++)
+				if (xhca_post_recv(qp[m], (uint64_t)i, h->msgs + 16384 + (m * 1000 + i) * 160,
+						   160))
+					die("post_recv");
+		}
+		say("multicast: two UD QPs (0x%06x, 0x%06x) joined %s\n", xhca_qp_num(qp[0]),
+		    xhca_qp_num(qp[1]), o->group_str);
+		sync_step(fd, 0);
+		sync_step(fd, 0); /* the client sent them all */
+		t0 = now_s();
+		while ((got[0] < k || got[1] < k) && now_s() - t0 < 2) {
+			int idle = 1;
+
+			for (int m = 0; m < 2; m++) {
+				while (xhca_poll_cq(cq[m], &wc, 1) == 1) {
+					uint8_t want[100];
+					const uint8_t *p = h->msgs + 16384 + (m * 1000 + wc.wr_id) * 160 + 40;
+
+					idle = 0;
+					got[m]++;
+					fill_pattern(want, 100, ntohl(wc.imm_data));
+					bad += wc.status || wc.byte_len != 140 || memcmp(p, want, 100);
+				}
+			}
+			if (idle)
+				usleep(1000);
+		}
+		verdict(!bad && got[0] && got[1] && (!o->expect_all || (got[0] == k && got[1] == k)),
+			"multicast: member 1 got %d of %d, member 2 got %d, every byte right (%d not)%s",
+			got[0], k, got[1], bad, o->expect_all ? "" : " (UD: a loss is allowed)");
+		for (int m = 0; m < 2; m++) {
+			xhca_mcast_detach(qp[m], o->group);
+			xhca_qp_destroy(qp[m]);
+			xhca_cq_destroy(cq[m]);
+		}
+	}
+}
+
+static int usage(const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "xhca-rc: %s\n", msg);
+	fprintf(stderr,
+		"usage: xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu 256-2048]\n"
+		"               [--write-mib N] [--pingpong N] [--counter N] [--mcast GROUP]\n"
+		"               [--mcast-msgs N] [--expect-all]\n"
+		"  server: without -c; client: -c the server's address (the side channel's)\n");
+	return 2;
+}
+
+static long num(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	return errno || end == s || *end || v < lo || v > hi ? -1 : v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "interface", required_argument, NULL, 'i' },
+		{ "address", required_argument, NULL, 'a' },
+		{ "connect", required_argument, NULL, 'c' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "write-mib", required_argument, NULL, 'w' },
+		{ "pingpong", required_argument, NULL, 'n' },
+		{ "counter", required_argument, NULL, 'k' },
+		{ "mcast", required_argument, NULL, 'g' },
+		{ "mcast-msgs", required_argument, NULL, 'M' },
+		{ "expect-all", no_argument, NULL, 'E' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct opts o = {
+		.port = 18515, .mtu = 1024, .pingpong = 1000, .counter = 1000, .mcast_msgs = 100,
+		.write_len = 64u << 20, .group_str = "239.1.1.1",
+	};
+	struct hello me = { .magic = HELLO_MAGIC }, peer;
+	uint8_t peer_ip[16];
+	struct host h = {};
+	int c, fd, client;
+	long v;
+
+	while ((c = getopt_long(argc, argv, "i:a:c:p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'i': o.ifname = optarg; break;
+		case 'a': o.local = optarg; break;
+		case 'c': o.server = optarg; break;
+		case 'p':
+			if ((v = num(optarg, 1, 65535)) < 0)
+				return usage("--port: 1 to 65535");
+			o.port = (int)v;
+			break;
+		case 'm':
+			if ((v = num(optarg, 256, 4096)) < 0 || (v & (v - 1)))
+				return usage("--mtu: 256, 512, 1024, 2048 or 4096");
+			o.mtu = (int)v;
+			break;
+		case 'w':
+			if ((v = num(optarg, 1, 1024)) < 0)
+				return usage("--write-mib: 1 to 1024");
+			o.write_len = (size_t)v << 20;
+			break;
+		case 'n':
+			if ((v = num(optarg, 1, 1000000)) < 0)
+				return usage("--pingpong: 1 to 1000000");
+			o.pingpong = (int)v;
+			break;
+		case 'k':
+			if ((v = num(optarg, 1, 1000)) < 0)
+				return usage("--counter: 1 to 1000");
+			o.counter = (int)v;
+			break;
+		case 'g': o.group_str = optarg; break;
+		case 'M':
+			if ((v = num(optarg, 0, 1000)) < 0)
+				return usage("--mcast-msgs: 0 to 1000");
+			o.mcast_msgs = (int)v;
+			break;
+		case 'E': o.expect_all = 1; break;
+		case 'h': usage(NULL); return 0;
+		default: return usage(NULL);
+		}
+	}
+	if (!o.ifname || !o.local || optind != argc)
+		return usage("-i and -a are needed");
+	if (xhca_ip_parse(o.local, h.ip) < 0)
+		return usage("-a: not an IP address");
+	if (xhca_ip_parse(o.group_str, o.group) < 0 || !xhca_ip_is_mcast(o.group))
+		return usage("--mcast: not a multicast address");
+	h.v6 = !xhca_ip_is_v4(h.ip);
+	client = o.server != NULL;
+	role = client ? "client" : "server";
+
+	/* server: [data | msgs 64 KiB+ | counter]; client: [src | back | msgs] */
+	host_open(&h, o.ifname, (client ? 2 * o.write_len : o.write_len) + (1u << 20));
+	h.msgs = h.buf + (client ? 2 * o.write_len : o.write_len);
+	fd = side_channel(o.local, o.server, o.port);
+	side_fd = fd;
+	me.qpn = xhca_qp_num(h.qp);
+	me.psn = (uint32_t)(getpid() * 2654435761u) & 0xffffff;
+	me.mtu = (uint32_t)o.mtu;
+	me.va = (uintptr_t)h.buf;
+	me.len = h.len;
+	me.rkey = xhca_mr_rkey(h.mr);
+	me.counter_va = (uintptr_t)(h.buf + h.len - 64);
+	xfer(fd, &me, sizeof(me), 1);
+	xfer(fd, &peer, sizeof(peer), 0);
+	if (peer.magic != HELLO_MAGIC || peer.mtu != me.mtu)
+		die("the peer is not an xhca-rc of the same --mtu");
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		getpeername(fd, (struct sockaddr *)&ss, &sl);
+		if (ss.ss_family == AF_INET) {
+			memset(peer_ip, 0, 10);
+			peer_ip[10] = peer_ip[11] = 0xff;
+			memcpy(peer_ip + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+		} else {
+			memcpy(peer_ip, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+		}
+	}
+	host_connect(&h, &me, &peer, peer_ip);
+	say("RC QP 0x%06x connected to the peer's 0x%06x, path MTU %d\n", me.qpn, peer.qpn, o.mtu);
+
+	pingpong(&h, fd, o.pingpong, client);
+	if (client)
+		client_write_read(&h, fd, &peer, o.write_len);
+	else
+		server_write_read(&h, fd, o.write_len);
+	counter(&h, fd, &peer, o.counter, client);
+	if (o.mcast_msgs)
+		multicast(&h, fd, &o, client);
+	/* the verdicts of both sides: each exits 1 if either failed */
+	if (sync_step(fd, (uint64_t)failed))
+		failed = 1;
+	say("%s\n", failed ? "FAILED" : "all checks passed");
+	close(fd);
+	xhca_close(h.ctx);
+	return failed ? 1 : 0;
+}

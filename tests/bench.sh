@@ -304,3 +304,24 @@ print(f"{'by the proxy thread, offloaded':52s} {dpx:6d}/{rpx:<2d} {apx:10.0f} {a
 print(f"(the proxy executed {px['atomics']} ATOMICs; {px['no_offload']} held back by its load limit; "
       f"{px['released']} completions released in order, {px['skipped']} no-ops)")
 PY
+
+echo
+echo "== two xhca hosts: RC through libxhca beside TCP over the same veth pair (${SECONDS_RUN} s each)"
+# xhca-rc --bench on each side: a 64 B ping-pong, 64 B SENDs (at most 512
+# outstanding) beside a TCP stream of 64 B messages (TCP_NODELAY), 64 KiB
+# RDMA WRITEs (at most 32 outstanding) beside a TCP stream of 64 KiB. TCP
+# is the two applications' own side channel: same namespaces, same veth.
+topo_cleanup
+XHCAD_PIDS=()
+TOPO_MTU=3000 topo_setup || { echo "bench: cannot build the veth topology" >&2; exit 1; }
+xhcad_start --hostmem-mb 64 || { echo "bench: xhcad did not start" >&2; exit 1; }
+xhcad_start_b --hostmem-mb 64 || { echo "bench: the second xhcad did not start" >&2; exit 1; }
+in_b "$B/xhca-rc" -i "$IF_B" -a "$IP_B" --mtu 2048 --write-mib 4 --bench "$SECONDS_RUN" \
+	>"$tmp/rc-server" 2>&1 &
+srv=$!
+in_a "$B/xhca-rc" -i "$IF_A" -a "$IP_A" -c "$IP_B" --mtu 2048 --write-mib 4 \
+	--bench "$SECONDS_RUN" 2>&1 | grep -v '^client: \(RC QP\|ok: ping\)'
+wait "$srv" || { echo "bench: the server side failed:" >&2; cat "$tmp/rc-server" >&2; }
+for i in "$IF_A" "$IF_B"; do
+	"$B/xhca" -i "$i" status | grep -E '^requester:' | sed "s/^/$i /"
+done

@@ -22,7 +22,12 @@
  *
  *   xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu N]
  *           [--write-mib N] [--pingpong N] [--counter N] [--mcast GROUP]
- *           [--mcast-msgs N] [--expect-all]
+ *           [--mcast-msgs N] [--expect-all] [--bench SECONDS]
+ *
+ * --bench SECONDS: instead, speed beside TCP on the same path (the side
+ * channel): 64 B ping-pong round trips, 64 B SENDs per second beside a
+ * stream of 64 B messages, 64 KiB WRITE bandwidth beside a 64 KiB stream;
+ * the client prints the table.
  *
  * Exit codes: 0 every check passed, 1 a check failed or an error (named on
  * stderr), 2 bad usage.
@@ -359,7 +364,7 @@ static struct xhca_qp *ud_qp(struct host *h, struct xhca_cq *cq, int mtu)
 
 struct opts {
 	const char *ifname, *local, *server;
-	int port, mtu, pingpong, counter, mcast_msgs, expect_all;
+	int port, mtu, pingpong, counter, mcast_msgs, expect_all, bench;
 	size_t write_len;
 	uint8_t group[16];
 	const char *group_str;
@@ -379,8 +384,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void pingpong(struct host *h, int fd, int n, int client)
+static double pingpong(struct host *h, int fd, int n, int client)
 {
+	double med = 0;
 	uint8_t *out = h->msgs, *in = h->msgs + 4096;
 	double *rtt = calloc((size_t)n, sizeof(*rtt));
 	struct xhca_wc wc;
@@ -421,9 +427,11 @@ static void pingpong(struct host *h, int fd, int n, int client)
 		verdict(!bad, "ping-pong: %d SENDs of 64 B each way, every one back intact (%d not); "
 			"round trip min %.1f us, median %.1f us, mean %.1f us", n, bad, rtt[0] * 1e6,
 			rtt[n / 2] * 1e6, sum / n * 1e6);
+		med = rtt[n / 2];
 	}
 	sync_step(fd, 0);
 	free(rtt);
+	return med;
 }
 
 static void fill_pattern(uint8_t *p, size_t n, uint32_t seed)
@@ -632,6 +640,189 @@ static void multicast(struct host *h, int fd, const struct opts *o, int client)
 	}
 }
 
+/* ---- --bench: xhca RC beside TCP on the same path ---------------------- */
+
+/* TCP ping-pong of 64 B on the side channel: the median round trip. */
+static double tcp_pingpong(int fd, int n, int client)
+{
+	double *rtt = calloc((size_t)n, sizeof(*rtt)), med = 0;
+	uint8_t m[64] = { 0 };
+
+	if (!rtt)
+		die("out of memory");
+	sync_step(fd, 0);
+	for (int i = 0; i < n; i++) {
+		double t0 = now_s();
+
+		if (client) {
+			xfer(fd, m, sizeof(m), 1);
+			xfer(fd, m, sizeof(m), 0);
+			rtt[i] = now_s() - t0;
+		} else {
+			xfer(fd, m, sizeof(m), 0);
+			xfer(fd, m, sizeof(m), 1);
+		}
+	}
+	if (client) {
+		qsort(rtt, (size_t)n, sizeof(*rtt), cmp_double);
+		med = rtt[n / 2];
+	}
+	free(rtt);
+	sync_step(fd, 0);
+	return med;
+}
+
+/* A TCP stream of size-byte messages for secs: messages per second as the
+ * server counted them. The first byte of each says whether more follow. */
+static double tcp_stream(int fd, size_t size, double secs, int client)
+{
+	uint8_t *m = calloc(1, size);
+	uint64_t n = 0;
+	double t0, rate = 0;
+
+	if (!m)
+		die("out of memory");
+	sync_step(fd, 0);
+	t0 = now_s();
+	if (client) {
+		while (now_s() - t0 < secs) {
+			m[0] = 0;
+			for (int k = 0; k < 16; k++)
+				xfer(fd, m, size, 1);
+		}
+		m[0] = 1;
+		xfer(fd, m, size, 1);
+		n = sync_step(fd, 0);
+		rate = n / (now_s() - t0);
+	} else {
+		do {
+			xfer(fd, m, size, 0);
+			n += !m[0];
+		} while (!m[0]);
+		sync_step(fd, n);
+	}
+	free(m);
+	return rate;
+}
+
+/* RC SENDs of 64 B for secs, up to 512 outstanding: messages per second
+ * the server received. The last, with immediate ~0, says stop. */
+static double rc_send_rate(struct host *h, int fd, double secs, int client)
+{
+	struct xhca_wc wc[64];
+	uint64_t posted = 0, done = 0, n = 0;
+	double t0, rate = 0;
+
+	if (!client)
+		for (int i = 0; i < 1000; i++)
+			if (xhca_post_recv(h->qp, (uint64_t)i, h->msgs + 16384 + i * 64, 64))
+				die("post_recv");
+	sync_step(fd, 0);
+	t0 = now_s();
+	if (client) {
+		int stop = 0;
+
+		while (!stop || done < posted) {
+			int c;
+
+			while (!stop && posted - done < 512) {
+				stop = now_s() - t0 >= secs;
+				post_one(h, stop ? XHCA_WR_SEND_WITH_IMM : XHCA_WR_SEND, posted, h->msgs, 64,
+					 0, 0, ~0u, "send");
+				posted++;
+			}
+			c = xhca_poll_cq(h->scq, wc, 64);
+			for (int j = 0; j < c; j++)
+				if (wc[j].status)
+					die("send: completion status %u", wc[j].status);
+			done += (uint64_t)(c > 0 ? c : 0);
+			if (now_s() - t0 > secs + WAIT_S)
+				die("send: stuck, %llu of %llu completed", (unsigned long long)done,
+				    (unsigned long long)posted);
+		}
+		n = sync_step(fd, 0);
+		rate = n / (now_s() - t0);
+	} else {
+		int stop = 0;
+
+		while (!stop) {
+			int c = xhca_poll_cq(h->rcq, wc, 64);
+
+			for (int j = 0; j < c; j++) {
+				if (wc[j].status)
+					die("receive: completion status %u", wc[j].status);
+				n++;
+				stop |= (wc[j].wc_flags & XHCA_WC_WITH_IMM) != 0;
+				if (xhca_post_recv(h->qp, wc[j].wr_id, h->msgs + 16384 + wc[j].wr_id * 64, 64))
+					die("post_recv");
+			}
+			if (now_s() - t0 > secs + WAIT_S)
+				die("receive: stuck after %llu", (unsigned long long)n);
+		}
+		sync_step(fd, n);
+	}
+	sync_step(fd, 0);
+	return rate;
+}
+
+/* RC WRITEs of 64 KiB into the server's buffer for secs, up to 32
+ * outstanding: bytes per second acknowledged. */
+static double rc_write_bw(struct host *h, int fd, const struct hello *peer, double secs,
+			  int client)
+{
+	const uint32_t sz = 64 << 10;
+	uint64_t posted = 0, done = 0, slots = peer->len / sz - 1;
+	struct xhca_wc wc[64];
+	double t0, rate = 0;
+
+	sync_step(fd, 0);
+	if (client) {
+		t0 = now_s();
+		while (done < posted || now_s() - t0 < secs) {
+			int c;
+
+			while (posted - done < 32 && now_s() - t0 < secs) {
+				post_one(h, XHCA_WR_RDMA_WRITE, posted, h->buf + (posted % slots) * sz, sz,
+					 peer->va + (posted % slots) * sz, peer->rkey, 0, "write");
+				posted++;
+			}
+			c = xhca_poll_cq(h->scq, wc, 64);
+			for (int j = 0; j < c; j++)
+				if (wc[j].status)
+					die("write: completion status %u", wc[j].status);
+			done += (uint64_t)(c > 0 ? c : 0);
+		}
+		rate = done * (double)sz / (now_s() - t0);
+	}
+	sync_step(fd, 0);
+	return rate;
+}
+
+static void bench(struct host *h, int fd, const struct hello *peer, int mtu, double secs,
+		  int client)
+{
+	double t_rtt, r_rtt, t_msg, r_msg, t_bw, r_bw;
+
+	t_rtt = tcp_pingpong(fd, 2000, client);
+	r_rtt = pingpong(h, fd, 2000, client);
+	t_msg = tcp_stream(fd, 64, secs, client);
+	r_msg = rc_send_rate(h, fd, secs, client);
+	t_bw = tcp_stream(fd, 64 << 10, secs, client) * (64 << 10);
+	r_bw = rc_write_bw(h, fd, peer, secs, client);
+	if (!client)
+		return;
+	printf("\n%-44s %12s %12s %8s\n", "two hosts, each figure beside TCP", "xhca RC", "TCP",
+	       "ratio");
+	printf("%-44s %12.1f %12.1f %7.2fx\n", "64 B ping-pong, median round trip (us)",
+	       r_rtt * 1e6, t_rtt * 1e6, t_rtt ? r_rtt / t_rtt : 0);
+	printf("%-44s %12.0f %12.0f %7.2fx\n", "64 B messages per second (SEND / stream)", r_msg,
+	       t_msg, t_msg ? r_msg / t_msg : 0);
+	printf("%-44s %12.0f %12.0f %7.2fx\n", "64 KiB bandwidth, MB/s (WRITE / stream)", r_bw / 1e6,
+	       t_bw / 1e6, t_bw ? r_bw / t_bw : 0);
+	printf("(path MTU %d; TCP on the same veth pair, the side channel; %.0f s each)\n", mtu, secs);
+	fflush(stdout);
+}
+
 static int usage(const char *msg)
 {
 	if (msg)
@@ -639,7 +830,7 @@ static int usage(const char *msg)
 	fprintf(stderr,
 		"usage: xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu 256-2048]\n"
 		"               [--write-mib N] [--pingpong N] [--counter N] [--mcast GROUP]\n"
-		"               [--mcast-msgs N] [--expect-all]\n"
+		"               [--mcast-msgs N] [--expect-all] [--bench SECONDS]\n"
 		"  server: without -c; client: -c the server's address (the side channel's)\n");
 	return 2;
 }
@@ -668,6 +859,7 @@ int main(int argc, char **argv)
 		{ "mcast", required_argument, NULL, 'g' },
 		{ "mcast-msgs", required_argument, NULL, 'M' },
 		{ "expect-all", no_argument, NULL, 'E' },
+		{ "bench", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -718,6 +910,11 @@ int main(int argc, char **argv)
 			o.mcast_msgs = (int)v;
 			break;
 		case 'E': o.expect_all = 1; break;
+		case 'B':
+			if ((v = num(optarg, 1, 60)) < 0)
+				return usage("--bench: 1 to 60 seconds");
+			o.bench = (int)v;
+			break;
 		case 'h': usage(NULL); return 0;
 		default: return usage(NULL);
 		}
@@ -764,6 +961,12 @@ int main(int argc, char **argv)
 	host_connect(&h, &me, &peer, peer_ip);
 	say("RC QP 0x%06x connected to the peer's 0x%06x, path MTU %d\n", me.qpn, peer.qpn, o.mtu);
 
+	if (o.bench) {
+		bench(&h, fd, &peer, o.mtu, o.bench, client);
+		close(fd);
+		xhca_close(h.ctx);
+		return 0;
+	}
 	pingpong(&h, fd, o.pingpong, client);
 	if (client)
 		client_write_read(&h, fd, &peer, o.write_len);

@@ -268,7 +268,12 @@ struct xhca_qp_ctx {
 	__u16 ack_every;
 	__u8 rnr_timer;
 	__u8 pad2;
-	__u8 rsvd[12];	/* room for the later issues without an ABI bump */
+	/* The requester (xhcad, written as it starts each request, read when
+	 * a new xhcad takes over the maps): the next new PSN, and how many
+	 * requests of the send queue's ring were started (a ring index). */
+	__u32 sq_psn;
+	__u32 sq_started;
+	__u8 rsvd[4];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");

@@ -16,6 +16,9 @@
  *     more                   scatter lists, unsignaled requests, SEND with
  *                            invalidate, a bad request in the raw ring, a
  *                            full send CQ, a UD SEND to a multicast group
+ *     restart                every RC operation both ways, xhcad on A
+ *                            restarted (--keep) by the test in between; a
+ *                            request in flight across a restart: flushed
  *     stress N SIZE [MTU]    N (1-250) rounds of SEND, WRITE, READ of SIZE
  *                            bytes and FETCH_ADD, posted at once from both
  *                            sides (run under loss and reordering): every
@@ -943,6 +946,65 @@ static void scen_more(struct side *a, struct side *b)
 	}
 }
 
+/* ---- restart ---------------------------------------------------------------- */
+
+/* Waits for the test's go (a line on stdin) after saying what it waits for. */
+static void pause_for(const char *what)
+{
+	char line[64];
+
+	printf("# pause: %s\n", what);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		exit(2);
+}
+
+static void restart_ops(struct side *a, struct side *b, __u32 seed)
+{
+	op_send(a, b, 5000, 0, seed);
+	op_send(b, a, 3000, 1, seed + 1);
+	op_write(a, b, 70000, 0, seed + 2);
+	op_write(b, a, 70000, 1, seed + 3);
+	op_read(a, b, 100000, seed + 4);
+	op_read(b, a, 9000, seed + 5);
+	op_atomics(a, b);
+	op_atomics(b, a);
+}
+
+/*
+ * xhcad on a's side restarts (--keep) between the steps: an idle send
+ * queue goes on where it was (its PSN from the QP context), in both
+ * directions; a request in flight across the restart (the link cut by the
+ * test meanwhile) completes flushed, the QP in the error state.
+ */
+static void scen_restart(struct side *a, struct side *b)
+{
+	struct xhca_wc wc;
+
+	side_open(a, XHCA_QPT_RC, 200000);
+	side_open(b, XHCA_QPT_RC, 200000);
+	connect_pair(a, b, 1024);
+	restart_ops(a, b, 900);
+	pause_for("restart xhcad on A");
+	restart_ops(a, b, 950);
+	set_attr(a, XHCA_QPA_TIMEOUT, 21, 0, 0); /* 8.6 s: still in flight at the restart */
+	pause_for("cut the link");
+	xhca_post_recv(b->qp, 7, b->buf + b->half, 4096);
+	check(!post(a, XHCA_WR_SEND, 77, a->buf, 4000, 0, 0, 0, XHCA_SEND_SIGNALED),
+	      "restart: a SEND posted into a cut link");
+	post(a, XHCA_WR_SEND, 78, a->buf, 100, 0, 0, 0, XHCA_SEND_SIGNALED);
+	usleep(300000);
+	check(xhca_poll_cq(a->scq, &wc, 1) == 0, "restart: the SEND is in flight, not completed");
+	pause_for("restart xhcad on A and mend the link");
+	check(!wait_wc(a->scq, &wc) && wc.wr_id == 77 && wc.status == XHCA_WC_WR_FLUSH_ERR,
+	      "restart: the SEND in flight across the restart completes flushed (wr_id %llu status %u)",
+	      (unsigned long long)wc.wr_id, wc.status);
+	check(!wait_wc(a->scq, &wc) && wc.wr_id == 78 && wc.status == XHCA_WC_WR_FLUSH_ERR,
+	      "restart: the one behind it too, in order (wr_id %llu status %u)",
+	      (unsigned long long)wc.wr_id, wc.status);
+	check(qp_state(a) == XHCA_QPS_ERR, "restart: the QP in the error state (%d)", qp_state(a));
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = {}, b = {};
@@ -963,6 +1025,8 @@ int main(int argc, char **argv)
 		scen_post(&a, &b);
 	else if (!strcmp(argv[5], "more"))
 		scen_more(&a, &b);
+	else if (!strcmp(argv[5], "restart"))
+		scen_restart(&a, &b);
 	else if (!strcmp(argv[5], "stress") && argc >= 8 && atol(argv[6]) > 0 &&
 		 atol(argv[6]) <= 250 && atol(argv[7]) > 0)
 		scen_stress(&a, &b, (size_t)atol(argv[6]), (size_t)atol(argv[7]),

@@ -208,6 +208,8 @@ int xhcad_run(struct xhcad *d, int lfd)
 				if (w < t)
 					t = w;
 			}
+			if (d->sq_poll && t > SQ_POLL_NS)
+				t = SQ_POLL_NS;
 			ts.tv_sec = (time_t)(t / 1000000000ull);
 			ts.tv_nsec = (long)(t % 1000000000ull);
 		}

@@ -265,6 +265,7 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->next_sq = d->sqs;
 	d->sqs = s;
 	qh->sq = s;
+	sq_note(d, s, s->cons);
 	return 0;
 }
 
@@ -288,6 +289,53 @@ void sq_detach(struct xhcad *d, struct qp_host *qh)
 	qh->sq = NULL;
 }
 
+/* The requester's place in the QP context, where a restarted xhcad finds
+ * it (sq_restore): the next PSN, the requests of the ring started. */
+void sq_note(struct xhcad *d, const struct sq_state *s, __u32 started)
+{
+	struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];
+
+	__atomic_store_n(&c->sq_psn, s->psn, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->sq_started, started, __ATOMIC_RELAXED);
+}
+
+/*
+ * A send queue again after xhcad restarted (state.c): its ring and
+ * attributes from the state file, its PSN from the QP context. Requests an
+ * earlier xhcad started and did not complete may or may not have been
+ * executed by the remote: nothing can tell, and sending them again with new
+ * PSNs could execute them twice. As when an HCA's firmware is reset, the
+ * QP goes to the error state and they complete flushed, in order; a send
+ * queue with nothing in flight goes on where it was.
+ */
+int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
+	       struct cq *cq, const __u8 attrs[4])
+{
+	const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, qh)];
+	__u32 psn = c->sq_psn, started = c->sq_started;
+	struct sq_state *s;
+	int r = sq_attach(d, qh, alloc, depth, cq);
+
+	if (r)
+		return r;
+	s = qh->sq;
+	s->timeout = attrs[0];
+	s->retry_cnt = s->retry_left = attrs[1];
+	s->rnr_retry = s->rnr_left = attrs[2];
+	s->max_rd_atomic = attrs[3];
+	s->psn = s->una_psn = s->hi_psn = psn & XHCA_PSN_MASK;
+	sq_note(d, s, started);
+	if ((int)(started - s->cons) > 0 && qh->type == XHCA_QPT_RC) {
+		pr_warn("qp 0x%06x: %u send requests were in flight when xhcad stopped: the QP "
+			"goes to the error state, they complete flushed\n", qh->gqpn,
+			started - s->cons);
+		qp_set_error(d, lidx_of(d, qh), qh->gen);
+		qp_host_to_error(d, qh);
+		return 1;
+	}
+	return 0;
+}
+
 void sq_reset(struct xhcad *d, struct qp_host *qh)
 {
 	struct sq_state *s = qh->sq;
@@ -306,6 +354,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->rnr_left = s->rnr_retry;
 	s->una_psn = s->hi_psn = s->psn;
 	s->dmac_ok = 0;
+	sq_note(d, s, prod);
 }
 
 void sq_to_error(struct xhcad *d, struct qp_host *qh)
@@ -600,6 +649,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 			e->psn = s->psn;
 			s->psn = (s->psn + e->npkts) & XHCA_PSN_MASK;
 			e->started = 1;
+			sq_note(d, s, s->next + 1);
 		}
 		want = e->w.opcode == XHCA_WR_RDMA_READ ? (e->npkts + RD_CHUNK - 1) / RD_CHUNK
 			: is_rdat(e->w.opcode) ? 1 : e->npkts;
@@ -1042,7 +1092,19 @@ int sq_arm(struct xhcad *d)
 {
 	int again = 0;
 
+	d->sq_poll = 0;
 	for (struct sq_state *s = d->sqs; s; s = s->next_sq) {
+		struct session *se = s->qh->owner ? session_find(d, s->qh->owner) : NULL;
+
+		/* A session kept across a restart has not sent this xhcad its
+		 * doorbell yet (it does when it resumes): its rings are looked
+		 * at every SQ_POLL_NS meanwhile, never armed (its library would
+		 * ring the old xhcad's doorbell). */
+		if (se && se->sq_dbfd < 0) {
+			__atomic_store_n(&s->ring->armed, 0, __ATOMIC_SEQ_CST);
+			d->sq_poll = 1;
+			continue;
+		}
 		if (__atomic_load_n(&s->ring->armed, __ATOMIC_RELAXED))
 			continue;
 		__atomic_store_n(&s->ring->armed, 1, __ATOMIC_SEQ_CST);

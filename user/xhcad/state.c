@@ -34,7 +34,7 @@
 #include "xhcad.h"
 
 #define STATE_MAGIC 0x58484341u /* "XHCA" */
-#define STATE_VERSION 3
+#define STATE_VERSION 4
 
 struct st_hdr {
 	__u32 magic, version, abi;
@@ -70,6 +70,9 @@ struct st_cq {
 
 struct st_qp {
 	__u32 lidx, gen, gqpn, owner, cq, rq_alloc, rq_depth, pd, cli_bufs, cli_buf_size;
+	/* the send queue (sq_alloc 0: none); its PSN is in the QP context */
+	__u32 sq_alloc, sq_depth, send_cq;
+	__u8 timeout, retry_cnt, rnr_retry, max_rd_atomic;
 };
 
 static void state_path(const struct xhcad *d, char *p, size_t n)
@@ -207,6 +210,15 @@ int state_save(struct xhcad *d)
 				    .cq = q->cq ? q->cq->id : 0, .rq_alloc = q->rq ? q->rq_alloc : 0,
 				    .rq_depth = q->rq_depth, .pd = q->pd, .cli_bufs = q->cli_bufs,
 				    .cli_buf_size = q->cli_buf_size };
+		if (q->sq) {
+			e.sq_alloc = q->sq->alloc;
+			e.sq_depth = q->sq->depth;
+			e.send_cq = q->sq->cq->id;
+			e.timeout = q->sq->timeout;
+			e.retry_cnt = q->sq->retry_cnt;
+			e.rnr_retry = q->sq->rnr_retry;
+			e.max_rd_atomic = q->sq->max_rd_atomic;
+		}
 		put(&w, &e, sizeof(e));
 		h.nqp++;
 	}
@@ -417,6 +429,15 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),
 			       e->rq_depth);
 		d->qh[e->lidx].pd = e->pd;
+		if (e->sq_alloc) {
+			const __u8 at[4] = { e->timeout, e->retry_cnt, e->rnr_retry, e->max_rd_atomic };
+			struct hm_alloc *sa = hm_find(d, e->sq_alloc);
+			struct cq *scq = cq_find(d, e->send_cq);
+
+			if (!sa || !scq || sq_restore(d, &d->qh[e->lidx], sa, e->sq_depth, scq, at) < 0)
+				pr_warn("state: qp 0x%06x: its send queue could not be restored\n",
+					e->gqpn);
+		}
 		if (!e->owner && hm_find(d, e->cli_bufs)) {
 			d->qh[e->lidx].cli_bufs = e->cli_bufs;
 			d->qh[e->lidx].cli_buf_size = e->cli_buf_size;

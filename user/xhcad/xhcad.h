@@ -113,6 +113,9 @@ struct sq_ent {
 
 enum { SQE_NEW, SQE_SENT, SQE_DONE };
 
+/* A send queue no doorbell can wake xhcad for is looked at this often. */
+#define SQ_POLL_NS 1000000ull
+
 struct sq_state {
 	struct xhca_ring_ctl *ring;	/* in host memory (ring.h) */
 	struct xhca_swqe *e;
@@ -326,6 +329,7 @@ struct xhcad {
 	int sq_more;		/* sq_run stopped with work left */
 	int sq_kick;		/* responses came: sq_run again, at the round's end */
 	__u64 sq_deadline;	/* its next timer (ns), 0: none */
+	int sq_poll;		/* a send queue is looked at every SQ_POLL_NS (sq_arm) */
 	__u8 mac[6];		/* the interface's (requests' source) */
 	__u64 mac_ms;
 	__u8 laddr[16][16];	/* its addresses (UD sends' source), looked up */
@@ -582,6 +586,9 @@ void sq_detach(struct xhcad *d, struct qp_host *qh);
 void sq_to_error(struct xhcad *d, struct qp_host *qh);
 /* The QP was reset, or given a new send PSN: the queue starts over. */
 void sq_reset(struct xhcad *d, struct qp_host *qh);
+void sq_note(struct xhcad *d, const struct sq_state *s, __u32 started);
+int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
+	       struct cq *cq, const __u8 attrs[4]);
 /* Sends what the send queues have, within budget packets; retransmits on
  * timers; writes completions. Returns the packets sent; *more when it had
  * to stop with work left; *deadline the next timer (ns, 0: none). */

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Send queues across an xhcad restart (--keep) on one of two xhca hosts:
+# an application (xhca-rctest) keeps its RC QP; after the restart every
+# operation goes on both ways (the requester's PSN came back from the QP
+# context, the ring and attributes from the state file; until the session
+# resumes, xhcad looks at its ring every millisecond). A request in flight
+# across the restart (the link cut meanwhile) completes flushed and the QP
+# goes to the error state: nothing can tell whether the remote executed it.
+. "$(dirname "$0")/../lib.sh"
+need_root "rc_restart"
+XHCAD_LOG=$(mktemp)
+MID_MTU=3000 topo_setup_mid || { fail "rc_restart: topology"; t_done; }
+tmp=$(mktemp -d)
+trap 'exec 3>&- 2>/dev/null; topo_cleanup; rm -rf "$tmp" "$XHCAD_LOG" "${IMPAIR_OUT:-}"' EXIT
+xhcad_start --keep --hostmem-mb 64 || { fail "rc_restart: xhcad on $IF_A"; t_done; }
+A_PID=$XHCAD_PID
+xhcad_start_b --hostmem-mb 64 || { fail "rc_restart: xhcad on $IF_B"; t_done; }
+XHCAD_PID=$A_PID
+restart_a() {
+	xhcad_stop TERM
+	check_eq "rc_restart: xhcad --keep exits 0 ($1)" "$XHCAD_RC" 0
+	xhcad_start --keep --hostmem-mb 64 || fail "rc_restart: xhcad on $IF_A again ($1)"
+}
+
+mkfifo "$tmp/in"
+"$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B" restart <"$tmp/in" >"$tmp/out" 2>&1 &
+rct=$!
+exec 3>"$tmp/in"
+# wait_pause N: the rctest's Nth pause line
+wait_pause() {
+	for _ in $(seq 300); do
+		[ "$(grep -c '^# pause' "$tmp/out")" -ge "$1" ] && return 0
+		kill -0 "$rct" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+wait_pause 1 || fail "rc_restart: the first pause"
+restart_a "idle send queue"
+echo go >&3
+wait_pause 2 || fail "rc_restart: the second pause"
+impair_start --drop 100 || fail "rc_restart: cut the link"
+echo go >&3
+wait_pause 3 || fail "rc_restart: the third pause"
+restart_a "a request in flight"
+impair_stop
+echo go >&3
+wait "$rct"
+rc=$?
+sed 's/^/  /' "$tmp/out" | grep -v "^  # pause"
+grep -q "^not ok" "$tmp/out" && fail "rc_restart: see above"
+check "rc_restart: the application's checks ran ($(grep -c '^ok' "$tmp/out") ok) and it exited 0 ($rc)" \
+	bash -c "test $rc = 0 && test $(grep -c '^ok' "$tmp/out") -gt 40"
+check "rc_restart: the restarted xhcad said why the QP went to the error state" \
+	grep -q "in flight when xhcad stopped" "${XHCAD_LOG:-/dev/null}"
+t_done

@@ -274,7 +274,7 @@ static void jw_str(const char *k, const char *s)
 
 /* ---- tables ------------------------------------------------------------ */
 
-#define TBL_MAX_COLS 24
+#define TBL_MAX_COLS 32
 #define TBL_CELL 96 /* the longest cell: a reason's description */
 
 struct tbl_col {
@@ -456,6 +456,7 @@ enum {
 	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
 	O_ACTION, O_DEST_QPN, O_QP, O_RESET, O_FLOWQ, O_WEIGHT, O_LEN, O_ACCESS, O_SCATTER,
 	O_CONTIG, O_IOVA, O_OFFSET, O_OUT, O_BLOCK_LB, O_DEV, O_PROXY, O_ACK_EVERY, O_RNR_TIMER,
+	O_SQ_PSN, O_TIMEOUT, O_RETRY_CNT, O_RNR_RETRY, O_MAX_RD_ATOMIC,
 	/* filter add */
 	O_F_OP, O_F_BELOW, O_F_ABOVE, O_F_SINGLE, O_F_RKEY, O_F_VA, O_F_SQPN, O_F_MATCH, O_F_INVERT,
 	O_F_HANDLER,
@@ -769,6 +770,19 @@ static void json_attr(const struct xhca_qp_attr *a)
 	jw_bool("proxy_cq", !!(a->flags & XHCA_QPF_PROXY_CQ));
 	jw_u64("owner", a->owner);
 	jw_u64("cq", a->cq);
+	if (a->sq_depth) {
+		jw_open("send_queue", '{');
+		jw_u64("send_cq", a->send_cq);
+		jw_u64("depth", a->sq_depth);
+		jw_u64("sq_psn", a->sq_psn);
+		if (a->type == XHCA_QPT_RC) {
+			jw_u64("timeout", a->timeout);
+			jw_u64("retry_cnt", a->retry_cnt);
+			jw_u64("rnr_retry", a->rnr_retry);
+			jw_u64("max_rd_atomic", a->max_rd_atomic);
+		}
+		jw_close('}');
+	}
 }
 
 struct create_args {
@@ -940,6 +954,11 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 	case O_PROXY: bit = XHCA_QPA_PROXY; break;
 	case O_ACK_EVERY: bit = XHCA_QPA_ACK_EVERY; break;
 	case O_RNR_TIMER: bit = XHCA_QPA_RNR_TIMER; break;
+	case O_SQ_PSN: bit = XHCA_QPA_SQ_PSN; break;
+	case O_TIMEOUT: bit = XHCA_QPA_TIMEOUT; break;
+	case O_RETRY_CNT: bit = XHCA_QPA_RETRY_CNT; break;
+	case O_RNR_RETRY: bit = XHCA_QPA_RNR_RETRY; break;
+	case O_MAX_RD_ATOMIC: bit = XHCA_QPA_MAX_RD_ATOMIC; break;
 	}
 	/* Which of two values was meant is a guess; refuse it. */
 	if (a->mask & bit)
@@ -998,6 +1017,29 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 		rc = num_arg(op, "--rnr-timer", "RNR timer code", arg, 5, "0..31 (IBA table 45)", &v);
 		a->rnr_timer = (__u8)v;
 		break;
+	case O_SQ_PSN:
+		rc = num_arg(op, "--sq-psn", "send PSN", arg, 24, "0..0xffffff", &v);
+		a->sq_psn = (__u32)v;
+		break;
+	case O_TIMEOUT:
+		rc = num_arg(op, "--timeout", "timeout code", arg, 5, "0..31 (4.096 us * 2^T, 0: none)",
+			     &v);
+		a->timeout = (__u8)v;
+		break;
+	case O_RETRY_CNT:
+		rc = num_arg(op, "--retry-cnt", "retry count", arg, 3, "0..7", &v);
+		a->retry_cnt = (__u8)v;
+		break;
+	case O_RNR_RETRY:
+		rc = num_arg(op, "--rnr-retry", "RNR retry count", arg, 3, "0..7 (7: no end)", &v);
+		a->rnr_retry = (__u8)v;
+		break;
+	case O_MAX_RD_ATOMIC:
+		rc = num_arg(op, "--max-rd-atomic", "READ/ATOMIC outstanding", arg, 5, "1..16", &v);
+		if (!rc && (v < 1 || v > 16))
+			return usage_err(op, "--max-rd-atomic %llu is out of range; use 1..16", v);
+		a->max_rd_atomic = (__u8)v;
+		break;
 	}
 	if (!rc)
 		a->mask |= bit;
@@ -1011,7 +1053,9 @@ static int do_qp_modify(int argc, char **argv)
 		{ "local-ip", 1, O_LOCAL_IP }, { "mtu", 1, O_MTU },	    { "action", 1, O_ACTION },
 		{ "qkey", 1, O_QKEY },	 { "pkey", 1, O_PKEY },	    { "dest-qpn", 1, O_DEST_QPN },
 		{ "proxy", 1, O_PROXY }, { "ack-every", 1, O_ACK_EVERY },
-		{ "rnr-timer", 1, O_RNR_TIMER }, { NULL, 0, 0 },
+		{ "rnr-timer", 1, O_RNR_TIMER }, { "sq-psn", 1, O_SQ_PSN }, { "timeout", 1, O_TIMEOUT },
+		{ "retry-cnt", 1, O_RETRY_CNT }, { "rnr-retry", 1, O_RNR_RETRY },
+		{ "max-rd-atomic", 1, O_MAX_RD_ATOMIC }, { NULL, 0, 0 },
 	};
 	struct modify_args m = { .op = "qp modify" };
 	struct xhca_qp_attr *r = NULL;
@@ -1031,7 +1075,8 @@ static int do_qp_modify(int argc, char **argv)
 	if (!m.a.mask)
 		return usage_err(m.op, "nothing to change; give at least one of --state, --epsn, "
 				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn, "
-				 "--proxy, --ack-every, --rnr-timer");
+				 "--proxy, --ack-every, --rnr-timer, --sq-psn, --timeout, --retry-cnt, "
+				 "--rnr-retry, --max-rd-atomic");
 	if (m.local_fam && m.remote_fam && m.local_fam != m.remote_fam)
 		return usage_err(m.op, "--local-ip is IPv%d but --remote-ip is IPv%d; give both "
 				 "addresses in the same family", m.local_fam, m.remote_fam);
@@ -1107,7 +1152,9 @@ static const struct tbl_col show_cols[] = {
 	/* -v */
 	{ "DEST_QPN", 0 }, { "GEN", 1 },	{ "ACC_BYTES", 1 }, { "DROP_BYTES", 1 },
 	{ "OWNER", 1 },	  { "CQ", 1 },		{ "FRAMES", 1 },   { "COMPLETIONS", 1 },
-	{ "RNR", 1 },	  { "ERRORS", 1 },
+	{ "RNR", 1 },	  { "ERRORS", 1 },	{ "SEND_CQ", 1 },  { "SQ_DEPTH", 1 },
+	{ "SQ_PSN", 1 },  { "TIMEOUT", 1 },	{ "RETRY", 1 },	   { "RNR_RETRY", 1 },
+	{ "RD_ATOMIC", 1 },
 };
 #define SHOW_COLS 13
 
@@ -1143,6 +1190,18 @@ static void show_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[20], "%llu", (unsigned long long)qi->host.completions);
 	cell(c[21], "%llu", (unsigned long long)qi->host.rnr);
 	cell(c[22], "%llu", (unsigned long long)qi->host.errors);
+	if (!a->sq_depth) {
+		for (int k = 23; k < 30; k++)
+			cell(c[k], "-");
+		return;
+	}
+	cell(c[23], "%u", a->send_cq);
+	cell(c[24], "%u", a->sq_depth);
+	cell(c[25], "%u", a->sq_psn);
+	cell(c[26], "%u", a->timeout);
+	cell(c[27], "%u", a->retry_cnt);
+	cell(c[28], "%u", a->rnr_retry);
+	cell(c[29], "%u", a->max_rd_atomic);
 }
 
 static void show_json(const struct xhca_qp_info *qi, __u32 n)
@@ -2800,7 +2859,8 @@ static int do_proxy_resume(int argc, char **argv)
 	"            [--proxy on|off]\n"                                                    \
 	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
 	"                [--action pass|drop|host] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
-	"                [--proxy on|off] [--ack-every N] [--rnr-timer T]\n"                \
+	"                [--proxy on|off] [--ack-every N] [--rnr-timer T] [--sq-psn N]\n"   \
+	"                [--timeout T] [--retry-cnt N] [--rnr-retry N] [--max-rd-atomic N]\n" \
 	"  qp destroy QPN\n"                                                                \
 	"  qp show [QPN]                 (the default)\n"                                  \
 	"QPNs are global 24-bit queue pair numbers.\n"
@@ -2850,7 +2910,16 @@ static int do_proxy_resume(int argc, char **argv)
 	"                    at each AckReq (0: only at AckReq; default " XSTR(XHCA_ACK_EVERY_DEFAULT) ")\n" \
 	"  --rnr-timer T     RC responder: the timer code of its RNR NAKs, 0..31 (IBA\n"   \
 	"                    table 45: 1 = 0.01 ms ... 14 = 1.28 ms ... 0 = 655 ms;\n"    \
-	"                    default " XSTR(XHCA_RNR_TIMER_DEFAULT) ")\n"
+	"                    default " XSTR(XHCA_RNR_TIMER_DEFAULT) ")\n"                  \
+	"A QP with a send queue (an application's, xhca_post_send):\n"                   \
+	"  --sq-psn N        the PSN of its next new request packet, 24 bits\n"          \
+	"  --timeout T       RC: no response in 4.096 us * 2^T is a retry, 0..31 (0: no\n" \
+	"                    timer; default " XSTR(XHCA_TIMEOUT_DEFAULT) " = 67 ms)\n"      \
+	"  --retry-cnt N     RC: retries after a timeout or sequence NAK, 0..7 (default\n" \
+	"                    " XSTR(XHCA_RETRY_CNT_DEFAULT) "), then RETRY_EXC_ERR\n"       \
+	"  --rnr-retry N     RC: retries after an RNR NAK, 0..7 (7, the default: no end)\n" \
+	"  --max-rd-atomic N RC: READ/ATOMIC requests outstanding at once, 1..16 (default\n" \
+	"                    " XSTR(XHCA_MAX_RD_ATOMIC_DEFAULT) ")\n"
 
 #define USAGE_QP_DESTROY                                                                   \
 	"Usage: xhca -i IFNAME qp destroy QPN\n"                                            \

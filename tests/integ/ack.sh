@@ -285,6 +285,16 @@ UC=$(qp_up uc --action drop)
 err=$(xhca qp modify "$UC" --rnr-timer 3 2>&1); rc=$?
 check "ack: --rnr-timer on a UC QP: refused, says why" \
 	[ "$rc" = 1 ] && echo "$err" | grep -q "not RC"
+for bad in "--timeout 32" "--retry-cnt 8" "--rnr-retry 8" "--max-rd-atomic 0" \
+	"--max-rd-atomic 17" "--sq-psn 0x1000000" "--timeout x"; do
+	err=$(xhca qp modify "$QP" $bad 2>&1); rc=$?
+	check "ack: $bad: a usage error ($err)" [ "$rc" = 2 ]
+done
+err=$(xhca qp modify "$UC" --timeout 10 2>&1); rc=$?
+check "ack: --timeout on a QP without a send queue (the CLI's): refused, says why ($err)" \
+	[ "$rc" = 1 ] && echo "$err" | grep -qi "send queue"
+check_eq "ack: a CLI QP shows no send queue" \
+	"$(xhca -j qp show "$UC" | json_get '"send_queue" in d["qps"][0]')" False
 check_eq "ack: a UC QP has no responder settings" \
 	"$(xhca -j qp show "$UC" | json_get '"ack_every" in d["qps"][0]')" False
 t_done

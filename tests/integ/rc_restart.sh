@@ -37,7 +37,20 @@ wait_pause() {
 	return 1
 }
 wait_pause 1 || fail "rc_restart: the first pause"
+# The application's QP from the CLI: its send queue's settings changed,
+# shown, and kept across the restart (the state file).
+sqj() { "$B/xhca" -i "$IF_A" -j qp show | json_get "$1"; }
+AQP=$(sqj '[q["qpn"] for q in d["qps"] if "send_queue" in q][0]')
+"$B/xhca" -i "$IF_A" qp modify "$AQP" --timeout 16 --retry-cnt 5 --rnr-retry 3 \
+	--max-rd-atomic 4 >/dev/null
+sq_now() { sqj '[(s["timeout"], s["retry_cnt"], s["rnr_retry"], s["max_rd_atomic"], s["depth"]) for s in [q["send_queue"] for q in d["qps"] if q["qpn"] == '"$AQP"']][0]'; }
+check_eq "rc_restart: qp modify --timeout/--retry-cnt/--rnr-retry/--max-rd-atomic on the application's QP" \
+	"$(sq_now)" "(16, 5, 3, 4, 1024)"
+check "rc_restart: qp show -v has the send queue's columns" \
+	bash -c "'$B/xhca' -i '$IF_A' -v qp show | head -1 | grep -q 'SQ_PSN.*RD_ATOMIC'"
 restart_a "idle send queue"
+check_eq "rc_restart: the send queue's settings came back after the restart" "$(sq_now)" \
+	"(16, 5, 3, 4, 1024)"
 echo go >&3
 wait_pause 2 || fail "rc_restart: the second pause"
 impair_start --drop 100 || fail "rc_restart: cut the link"

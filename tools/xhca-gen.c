@@ -121,6 +121,8 @@ static void usage(FILE *f)
 		"                       without payload); with several sizes, --count frames of\n"
 		"                       each in turn (--duration is shared), PSNs continuing\n"
 		"      --pkey P --qkey K --sqp N --tver N --pad N --ackreq --se\n"
+		"      --aeth SYN[:MSN] an ACK's or response's AETH: syndrome (0x00 ACK, 0x20\n"
+		"                       RNR, 0x60-0x63 NAKs; default 0) and MSN (default 0)\n"
 		"      --bad-icrc       send a wrong ICRC (the receiver must drop the frame)\n"
 		"      --reth-len N (default: --size) --va N --rkey N --imm N\n"
 		"      --swap-add N --compare N   ATOMIC: the swap (or add) and compare values\n"
@@ -287,7 +289,7 @@ enum {
 	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
 	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_BAD_ICRC, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
 	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
-	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE, O_PAYLOAD,
+	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE, O_PAYLOAD, O_AETH,
 };
 
 static const struct option long_opts[] = {
@@ -309,6 +311,7 @@ static const struct option long_opts[] = {
 	{ "tver", required_argument, NULL, O_TVER },
 	{ "pad", required_argument, NULL, O_PAD },
 	{ "se", no_argument, NULL, O_SE },
+	{ "aeth", required_argument, NULL, O_AETH },
 	{ "reth-len", required_argument, NULL, O_RETH_LEN },
 	{ "va", required_argument, NULL, O_VA },
 	{ "rkey", required_argument, NULL, O_RKEY },
@@ -407,6 +410,17 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 	case O_SE:
 		s->se = 1;
 		break;
+	case O_AETH: {
+		char *colon = strchr(arg, ':');
+
+		if (colon)
+			*colon = 0;
+		err = parse_u32("--aeth", arg, 0xff, &v32);
+		s->aeth_syndrome = (uint8_t)v32;
+		if (!err && colon)
+			err = parse_u32("--aeth", colon + 1, 0xffffff, &s->aeth_msn);
+		break;
+	}
 	case O_RETH_LEN:
 		err = parse_u32("--reth-len", arg, UINT32_MAX, &s->reth_len);
 		o->have_reth_len = 1;

@@ -156,7 +156,8 @@ struct xhca_cqe {
 	__u32 vendor_err;	/* enum xhca_host_reason of a receive error; of a send
 				 * error, the NAK's AETH syndrome (0: none) */
 	__u32 pad1;
-	__u64 rx_ns;		/* when xhca_rx took the last packet (CLOCK_MONOTONIC) */
+	__u64 rx_ns;		/* when xhca_rx took the last packet (CLOCK_MONOTONIC); a
+				 * send completion: when xhcad completed it */
 	__u64 pad2;
 };
 _Static_assert(sizeof(struct xhca_cqe) == 64, "xhca_cqe size");

@@ -16,6 +16,9 @@
  *     more                   scatter lists, unsignaled requests, SEND with
  *                            invalidate, a bad request in the raw ring, a
  *                            full send CQ, a UD SEND to a multicast group
+ *     paths                  FENCE (timed), SOLICITED and max_rd_atomic (the
+ *                            test checks its captures), BAD_RESP_ERR (the
+ *                            test injects the NAK); pauses for the test
  *     restart                every RC operation both ways, xhcad on A
  *                            restarted (--keep) by the test in between; a
  *                            request in flight across a restart: flushed
@@ -946,7 +949,7 @@ static void scen_more(struct side *a, struct side *b)
 	}
 }
 
-/* ---- restart ---------------------------------------------------------------- */
+/* ---- paths: FENCE, SOLICITED, max_rd_atomic, a bad response ------------------ */
 
 /* Waits for the test's go (a line on stdin) after saying what it waits for. */
 static void pause_for(const char *what)
@@ -958,6 +961,106 @@ static void pause_for(const char *what)
 	if (!fgets(line, sizeof(line), stdin))
 		exit(2);
 }
+
+/* A 4 MiB READ, then a 64-byte SEND (with flags): when the READ completed on
+ * a, when the SEND arrived at b (both CLOCK_MONOTONIC). */
+static void read_then_send(struct side *a, struct side *b, unsigned int flags, __u64 *t_read,
+			   __u64 *t_recv)
+{
+	const size_t n = 4u << 20;
+	struct xhca_wc wc;
+	int ok;
+
+	fill(b->buf, n, 77);
+	xhca_post_recv(b->qp, 5, b->buf + b->half, 64);
+	post(a, XHCA_WR_RDMA_READ, 80, a->buf + a->half, (__u32)n, (uintptr_t)b->buf,
+	     xhca_mr_rkey(b->mr), 0, XHCA_SEND_SIGNALED);
+	post(a, XHCA_WR_SEND, 81, a->buf, 64, 0, 0, 0, XHCA_SEND_SIGNALED | flags);
+	ok = !wait_wc(a->scq, &wc) && wc.wr_id == 80 && !wc.status;
+	*t_read = wc.rx_ns;
+	ok = ok && !wait_wc(a->scq, &wc) && wc.wr_id == 81 && !wc.status;
+	ok = ok && !wait_wc(b->rcq, &wc) && !wc.status;
+	*t_recv = wc.rx_ns;
+	check(ok && first_bad(a->buf + a->half, n, 77) == n,
+	      "READ then SEND%s: both complete, the READ's data right", flags ? " with FENCE" : "");
+}
+
+static void reads(struct side *a, struct side *b, int n, size_t size, const char *what)
+{
+	int good = 0;
+
+	fill(b->buf, (size_t)n * size, 88);
+	memset(a->buf + a->half, 0, (size_t)n * size);
+	for (int i = 0; i < n; i++)
+		post(a, XHCA_WR_RDMA_READ, 200 + (__u64)i, a->buf + a->half + i * size, (__u32)size,
+		     (uintptr_t)(b->buf + i * size), xhca_mr_rkey(b->mr), 0, XHCA_SEND_SIGNALED);
+	for (int i = 0; i < n; i++) {
+		struct xhca_wc wc;
+
+		good += !wait_wc(a->scq, &wc) && wc.wr_id == 200 + (__u64)i && !wc.status;
+	}
+	check(good == n && first_bad(a->buf + a->half, (size_t)n * size, 88) == (size_t)n * size,
+	      "%s: %d READs of %zu B complete, in order, every byte right", what, good, size);
+}
+
+static void scen_paths(struct side *a, struct side *b)
+{
+	struct xhca_qp_attr at = {};
+	__u64 tr, tv;
+	struct xhca_wc wc;
+	int r;
+
+	side_open(a, XHCA_QPT_RC, (4u << 20) + 4096);
+	side_open(b, XHCA_QPT_RC, (4u << 20) + 4096);
+	connect_pair(a, b, 1024);
+
+	/* FENCE: the SEND waits for the READ before it; without, it goes */
+	read_then_send(a, b, 0, &tr, &tv);
+	check(tv < tr, "without FENCE the SEND arrives before the READ completes (%lld us before)",
+	      ((long long)tr - (long long)tv) / 1000);
+	read_then_send(a, b, XHCA_SEND_FENCE, &tr, &tv);
+	check(tv > tr, "with FENCE the SEND is sent after the READ completed (%lld us after)",
+	      ((long long)tv - (long long)tr) / 1000);
+
+	/* SOLICITED: the shell counts the SE bits of the capture */
+	pause_for("capture the SOLICITED SENDs and max_rd_atomic 1");
+	for (int i = 0; i < 3; i++) {
+		xhca_post_recv(b->qp, 6, b->buf + b->half, 64);
+		post(a, XHCA_WR_SEND, 90 + (__u64)i, a->buf, 64, 0, 0, 0,
+		     XHCA_SEND_SIGNALED | (i == 1 ? XHCA_SEND_SOLICITED : 0));
+		r = wait_wc(a->scq, &wc) || wait_wc(b->rcq, &wc);
+		check(!r, "SEND %d of 3%s delivered", i + 1, i == 1 ? " (SOLICITED)" : "");
+	}
+	/* max_rd_atomic 1: one READ request on the wire at a time */
+	at.max_rd_atomic = 1;
+	if (modify(a, XHCA_QPA_MAX_RD_ATOMIC, &at))
+		die(a, "max_rd_atomic");
+	reads(a, b, 4, 256 << 10, "max_rd_atomic 1");
+	pause_for("a second capture: max_rd_atomic 16");
+	at.max_rd_atomic = 16;
+	if (modify(a, XHCA_QPA_MAX_RD_ATOMIC, &at))
+		die(a, "max_rd_atomic");
+	reads(a, b, 4, 256 << 10, "max_rd_atomic 16");
+
+	/* A NAK with a code RC does not know (0x64, invalid RD request):
+	 * BAD_RESP_ERR, the NAK's syndrome in vendor_err, the rest flushed */
+	set_attr(a, XHCA_QPA_TIMEOUT, 21, 0, 0);
+	pause_for("cut the link");
+	if (xhca_qp_query(a->qp, &at))
+		die(a, "query");
+	post(a, XHCA_WR_SEND, 95, a->buf, 100, 0, 0, 0, XHCA_SEND_SIGNALED);
+	post(a, XHCA_WR_SEND, 96, a->buf, 100, 0, 0, 0, XHCA_SEND_SIGNALED);
+	printf("# inject qpn 0x%06x psn %u\n", xhca_qp_num(a->qp), at.sq_psn);
+	pause_for("inject the NAK");
+	r = wait_wc(a->scq, &wc);
+	check(!r && wc.wr_id == 95 && wc.status == XHCA_WC_BAD_RESP_ERR && wc.vendor_err == 0x64,
+	      "a NAK 0x64: BAD_RESP_ERR with vendor_err 0x64 (wr_id %llu status %u vendor 0x%x)",
+	      (unsigned long long)wc.wr_id, wc.status, wc.vendor_err);
+	expect_flushed(a, 1, 96, "after BAD_RESP_ERR");
+	check(qp_state(a) == XHCA_QPS_ERR, "after BAD_RESP_ERR the QP is in the error state");
+}
+
+/* ---- restart ---------------------------------------------------------------- */
 
 static void restart_ops(struct side *a, struct side *b, __u32 seed)
 {
@@ -1027,6 +1130,8 @@ int main(int argc, char **argv)
 		scen_more(&a, &b);
 	else if (!strcmp(argv[5], "restart"))
 		scen_restart(&a, &b);
+	else if (!strcmp(argv[5], "paths"))
+		scen_paths(&a, &b);
 	else if (!strcmp(argv[5], "stress") && argc >= 8 && atol(argv[6]) > 0 &&
 		 atol(argv[6]) <= 250 && atol(argv[7]) > 0)
 		scen_stress(&a, &b, (size_t)atol(argv[6]), (size_t)atol(argv[7]),

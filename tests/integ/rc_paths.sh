@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The requester's less travelled paths between two xhca hosts, each seen
+# where it shows (xhca-rctest paths, driven through its pauses):
+# - FENCE: a SEND behind a 4 MiB READ arrives after the READ completed with
+#   it, before without it (rctest times both);
+# - SOLICITED: the SE bit on the wire, in that request's packet only;
+# - max_rd_atomic: with 1, never two READ requests on the wire at once (the
+#   capture, request by request); with 16, several;
+# - BAD_RESP_ERR: a NAK with a code RC has no use for (0x64), injected into a
+#   cut link from the middle, completes the request with the syndrome in
+#   vendor_err, flushes the next, the QP in error.
+. "$(dirname "$0")/../lib.sh"
+need_root "rc_paths"
+MID_MTU=3000 topo_setup_mid || { fail "rc_paths: topology"; t_done; }
+tmp=$(mktemp -d)
+trap 'exec 3>&- 2>/dev/null; topo_cleanup; rm -rf "$tmp" "${IMPAIR_OUT:-}"' EXIT
+xhcad_start --hostmem-mb 64 || { fail "rc_paths: xhcad on $IF_A"; t_done; }
+xhcad_start_b --hostmem-mb 64 || { fail "rc_paths: xhcad on $IF_B"; t_done; }
+
+mkfifo "$tmp/in"
+"$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B" paths <"$tmp/in" >"$tmp/out" 2>&1 &
+rct=$!
+exec 3>"$tmp/in"
+wait_pause() {
+	for _ in $(seq 300); do
+		[ "$(grep -c '^# pause' "$tmp/out")" -ge "$1" ] && return 0
+		kill -0 "$rct" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+wait_pause 1 || fail "rc_paths: pause 1"
+cap_start "$NS_M" "$MA" "$tmp/one.pcap" "udp port 4791" -s 128
+echo go >&3
+wait_pause 2 || fail "rc_paths: pause 2"
+cap_stop
+cap_start "$NS_M" "$MA" "$tmp/many.pcap" "udp port 4791" -s 128
+echo go >&3
+wait_pause 3 || fail "rc_paths: pause 3"
+cap_stop
+impair_start --drop 100 || fail "rc_paths: cut the link"
+echo go >&3
+wait_pause 4 || fail "rc_paths: pause 4"
+read -r _ _ _ qpn _ psn < <(grep '^# inject' "$tmp/out")
+out=$(nsenter --net=/run/netns/"$NS_M" "$B/xhca-gen" -i "$MA" --dst-mac "$MAC_A" --src "$IP_B" \
+	--dst "$IP_A" --op rc-ack --qpn "$qpn" --psn "$psn" --aeth 0x64 2>&1)
+check "rc_paths: the NAK injected from the middle ($out)" test $? = 0
+echo go >&3
+wait "$rct"
+rc=$?
+impair_stop
+grep -v "^# pause" "$tmp/out" | sed 's/^/  /'
+grep -q "^not ok" "$tmp/out" && fail "rc_paths: see above"
+check "rc_paths: the application's checks ran and it exited 0 ($rc)" \
+	bash -c "test $rc = 0 && test $(grep -c '^ok' "$tmp/out") -ge 10"
+
+tshark_roce_init
+se=$("${TSHARK_ROCE[@]}" -r "$tmp/one.pcap" -Y "infiniband.bth.se == 1" -T fields \
+	-e infiniband.bth.opcode 2>/dev/null | tr '\n' ' ')
+check_eq "SOLICITED: one packet with SE set, the SEND ONLY of that request" "$se" "4 "
+# most READ requests (opcode 12, from A) on the wire at once: one more with
+# each, one less with each response LAST or ONLY (15, 16) that ends one
+most() {
+	"${TSHARK_ROCE[@]}" -r "$1" -T fields -e infiniband.bth.opcode 2>/dev/null |
+		awk '$1 == 12 { n++; if (n > m) m = n } $1 == 15 || $1 == 16 { n-- } END { print m + 0 }'
+}
+m1=$(most "$tmp/one.pcap")
+m16=$(most "$tmp/many.pcap")
+check_eq "max_rd_atomic 1: at most one READ request on the wire at a time" "$m1" 1
+check "max_rd_atomic 16: several at once ($m16), the same READs" test "$m16" -gt 1
+t_done

@@ -7,8 +7,8 @@
  *   badbuf IF   post_recv outside host memory (refused by libxhca); raw
  *               receive entries pointing past host memory and into another
  *               session's pages (error completions from xhcad)
- *   dead IF     wait for "go" (the CLI destroyed the QP), then post_recv
- *               and destroy the handle
+ *   dead IF     a UD QP with a send queue; wait for "go" (the CLI destroyed
+ *               the QP), then post_recv, post_send and destroy the handle
  *   hold IF     create a UD QP with a small CQ, never poll, wait for "go",
  *               then poll everything that arrived (a full CQ must stall the
  *               flow queue, not lose completions)
@@ -156,25 +156,41 @@ static int mode_dead(const char *ifname)
 {
 	struct xhca_ctx *ctx = xhca_open(ifname);
 	struct xhca_cq *cq;
-	struct xhca_qp *qp;
+	struct xhca_qp *qp = NULL;
 	__u8 *buf;
-	int r_post, r_destroy, r_cq;
+	int r_post, r_send, r_destroy, r_cq;
 
 	if (!ctx)
 		return 1;
 	buf = xhca_alloc(ctx, 4096);
 	cq = xhca_cq_create(ctx, 16);
-	qp = cq ? ud_qp(ctx, cq, 16, -1) : NULL;
-	if (!buf || !qp)
+	if (cq) {
+		/* with a send queue too: its ring goes with the handle */
+		struct xhca_qp_init_attr ia = {
+			.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = -1, .recv_cq = cq, .rq_depth = 16,
+			.send_cq = cq, .sq_depth = 16,
+		};
+
+		qp = xhca_qp_create(ctx, &ia);
+	}
+	if (!buf || !cq || !qp)
 		return 1;
 	printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
 	fflush(stdout);
 	if (wait_go())
 		return 1;
 	r_post = xhca_post_recv(qp, 1, buf, 4096);
+	{
+		struct xhca_sge g = { .addr = (uintptr_t)buf, .length = 64 };
+		struct xhca_send_wr wr = { .wr_id = 2, .sg_list = &g, .num_sge = 1,
+					   .opcode = XHCA_WR_SEND };
+
+		r_send = xhca_post_send(qp, &wr, NULL);
+	}
 	r_destroy = xhca_qp_destroy(qp);
 	r_cq = xhca_cq_destroy(cq);
-	printf("{\"post\": %d, \"destroy\": %d, \"cq_destroy\": %d}\n", r_post, r_destroy, r_cq);
+	printf("{\"post\": %d, \"send\": %d, \"destroy\": %d, \"cq_destroy\": %d}\n", r_post,
+	       r_send, r_destroy, r_cq);
 	xhca_close(ctx);
 	return 0;
 }

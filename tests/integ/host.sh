@@ -135,8 +135,9 @@ check "host: the CLI may destroy an application's QP" bash -c "'$B/xhca' -i '$IF
 echo go >&9
 exec 9>&-
 wait "$PID_dead"
-check_eq "host: posting to it is -ESHUTDOWN; the handle and its CQ are freed" \
-	"$(tail -n 1 "$tmp/dead" | json_get '(d["post"], d["destroy"], d["cq_destroy"])')" "(-108, 0, 0)"
+check_eq "host: posting to it (a receive, a send) is -ESHUTDOWN; the handle, its send queue and its CQ are freed" \
+	"$(tail -n 1 "$tmp/dead" | json_get '(d["post"], d["send"], d["destroy"], d["cq_destroy"])')" \
+	"(-108, -108, 0, 0)"
 
 # --- a full CQ holds its flow queue back and loses nothing ---
 mkfifo "$tmp/hold.in"

@@ -15,12 +15,18 @@
  *  - the other NAKs complete the request in error, and with the QP in the
  *    error state everything after it completes flushed.
  * Completions are written in posting order: a request done before an older
- * one waits for it. A request is sent whole once started (the responder
- * acknowledges a message, not part of it); a new one starts while fewer
- * than SQ_WINDOW PSNs are unacknowledged. READ and ATOMIC requests on the
- * wire are max_rd_atomic at most; a READ asks for RD_CHUNK response
- * packets per request (a long one is several requests) and RD_WINDOW at
- * most at once, so that its responses fit the flow queue they arrive on.
+ * one waits for it. At most cwnd PSNs are unacknowledged (RC): the window
+ * starts at SQ_WINDOW, halves at each loss (a sequence NAK, a lost READ
+ * response, a timeout; CWND_MIN at least) and grows by one per window
+ * acknowledged, so go-back-N sends again about one window per loss. Inside
+ * a message the window holds too, its last packet asking for an ACK; a
+ * responder that acknowledges only whole messages answers with an ACK
+ * before the message, and the message is then sent whole. READ and ATOMIC
+ * requests on the wire are max_rd_atomic at most; a READ asks for RD_CHUNK
+ * response packets per request (a long one is several requests) and
+ * RD_WINDOW at most at once, so that its responses fit the flow queue they
+ * arrive on (not the window: one chunk at a time, each tail loss waiting
+ * for the timer, measured slower than resending more).
  */
 #include <errno.h>
 #include <ifaddrs.h>
@@ -43,6 +49,7 @@
 				 * to one window are not dropped early */
 #define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define RD_WINDOW 256		/* READ response PSNs asked for and not yet received */
+#define CWND_MIN 64		/* the window after losses, at least */
 #define TX_BATCH 32		/* frames per TX kick (copy mode sends 32 per call) */
 #define NEIGH_RETRY_NS 10000000ull /* no neighbour entry: look again in 10 ms */
 
@@ -261,6 +268,7 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->retry_cnt = s->retry_left = XHCA_RETRY_CNT_DEFAULT;
 	s->rnr_retry = s->rnr_left = XHCA_RNR_RETRY_DEFAULT;
 	s->max_rd_atomic = XHCA_MAX_RD_ATOMIC_DEFAULT;
+	s->cwnd = SQ_WINDOW;
 	s->qh = qh;
 	s->next_sq = d->sqs;
 	d->sqs = s;
@@ -354,6 +362,8 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->rnr_left = s->rnr_retry;
 	s->una_psn = s->hi_psn = s->psn;
 	s->dmac_ok = 0;
+	s->cwnd = SQ_WINDOW;
+	s->cwnd_acc = 0;
 	sq_note(d, s, prod);
 }
 
@@ -504,7 +514,7 @@ static __u8 send_op(__u8 wr, int n, __u32 i)
  * full; -EHOSTUNREACH: no neighbour yet; else a request the packet
  * builder refuses. */
 static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c,
-		     struct sq_ent *e, __u32 i)
+		     struct sq_ent *e, __u32 i, int ackreq)
 {
 	struct qp_host *qh = s->qh;
 	const struct xhca_swqe *w = &e->w;
@@ -579,7 +589,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		    w->opcode != XHCA_WR_RDMA_WRITE)
 			p.se = 1;
 	}
-	p.ackreq = qh->type == XHCA_QPT_RC && last;
+	p.ackreq = qh->type == XHCA_QPT_RC && (last || ackreq);
 	len = xhca_pkt_build(&p, f, sizeof(f));
 	if (len < 0)
 		return len;
@@ -643,7 +653,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		if (!e->started) {
 			if (rc && (e->w.flags & XHCA_SEND_FENCE) && s->rd_out)
 				break;
-			if (rc && psn_cmp(s->psn, s->una_psn) >= SQ_WINDOW)
+			if (rc && psn_cmp(s->psn, s->una_psn) >= (int)s->cwnd)
 				break;
 			e->npkts = npkts_of(e, mtu);
 			e->psn = s->psn;
@@ -654,12 +664,31 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		want = e->w.opcode == XHCA_WR_RDMA_READ ? (e->npkts + RD_CHUNK - 1) / RD_CHUNK
 			: is_rdat(e->w.opcode) ? 1 : e->npkts;
 		while (e->sent < want && n < budget) {
-			int r;
+			int r, edge = 0;
 
+			if (rc && !is_rdat(e->w.opcode) && !e->whole) {
+				/* the window inside a message; the packet
+				 * before its edge asks for an ACK */
+				int ahead = psn_cmp(e->psn + e->sent, s->una_psn);
+
+				if (ahead >= (int)s->cwnd)
+					break;
+				edge = ahead + 1 >= (int)s->cwnd && e->sent + 1 < e->npkts;
+			}
 			if (rc && is_rdat(e->w.opcode)) {
 				/* READ/ATOMIC requests outstanding, and READ
 				 * responses asked for, are limited */
-				__u32 end = e->sent * RD_CHUNK + RD_CHUNK;
+				__u32 end;
+
+				/* after a go-back, responses of the earlier
+				 * requests may have filled chunks meanwhile:
+				 * never ask for one that is complete */
+				if (e->w.opcode == XHCA_WR_RDMA_READ &&
+				    e->sent < e->rd_off / mtu / RD_CHUNK) {
+					e->sent = e->rd_off / mtu / RD_CHUNK;
+					continue;
+				}
+				end = e->sent * RD_CHUNK + RD_CHUNK;
 
 				if (e->sent >= e->subs_hi && s->rd_out >= s->max_rd_atomic)
 					break;
@@ -670,7 +699,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 				    psn_cmp(e->psn + e->sent * RD_CHUNK, s->una_psn) > 0)
 					break;
 			}
-			r = sq_packet(d, s, c, e, e->sent);
+			r = sq_packet(d, s, c, e, e->sent, edge);
 
 			if (r == -EHOSTUNREACH || r == -EADDRNOTAVAIL) {
 				s->hold_until = now + NEIGH_RETRY_NS;
@@ -691,6 +720,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 				s->rd_out++;
 			}
 			e->sent++;
+			e->edge |= edge;
 			if (++n % TX_BATCH == 0)
 				xsk_tx_kick(d);
 		}
@@ -714,6 +744,22 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 	if (n >= budget)
 		*more = 1;
 	return n;
+}
+
+/* The oldest PSN not acknowledged moves on to una: the window grows by one
+ * for each window's worth acknowledged. */
+static void una_to(struct sq_state *s, __u32 una)
+{
+	int k = psn_cmp(una, s->una_psn);
+
+	if (k <= 0)
+		return;
+	s->una_psn = una & XHCA_PSN_MASK;
+	s->cwnd_acc += (__u32)k;
+	while (s->cwnd < SQ_WINDOW && s->cwnd_acc >= s->cwnd) {
+		s->cwnd_acc -= s->cwnd;
+		s->cwnd++;
+	}
 }
 
 /* Forward progress: the retry counts start again, and the timer. */
@@ -796,7 +842,7 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 		moved = 1;
 	}
 	if (psn_cmp(una, s->una_psn) > 0 && psn_cmp(una, s->psn) <= 0 && !lost) {
-		s->una_psn = una;
+		una_to(s, una);
 		moved = 1;
 	}
 	if ((int)(s->next - s->acked) < 0)
@@ -819,7 +865,7 @@ static void rdat_done(struct sq_state *s, struct sq_ent *e, __u32 psn, __u64 now
 	e->state = SQE_DONE;
 	e->status = XHCA_WC_SUCCESS;
 	s->acked++;
-	s->una_psn = (psn + 1) & XHCA_PSN_MASK;
+	una_to(s, psn + 1);
 	if ((int)(s->next - s->acked) < 0)
 		s->next = s->acked;
 	progress(s, now);
@@ -837,6 +883,8 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 		return -1;
 	}
 	s->retry_left--;
+	s->cwnd = s->cwnd / 2 > CWND_MIN ? s->cwnd / 2 : CWND_MIN;
+	s->cwnd_acc = 0;
 	s->gap_set = 1;
 	s->gap_psn = psn;
 	go_back(s, psn);
@@ -893,6 +941,23 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	return XHCA_H_RESP_NAK;
 }
 
+/* An ACK before the message the window holds back, after its edge packet
+ * asked for one: its responder acknowledges only whole messages, so the
+ * message goes whole (else it would wait for ever). An older ACK still on
+ * its way may do the same: the message is then sent whole, as it would be
+ * without a window. */
+static void whole_if_blocked(struct sq_state *s, __u32 psn)
+{
+	struct sq_ent *e;
+
+	if (s->next == s->fetched)
+		return;
+	e = ent(s, s->next);
+	if (e->started && e->edge && !e->whole && !is_rdat(e->w.opcode) &&
+	    psn_cmp(psn, e->psn) < 0)
+		e->whole = 1;
+}
+
 int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		const __u8 *fr, __u32 len)
 {
@@ -915,6 +980,7 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		__u8 syn = (__u8)(aeth >> 24);
 
 		if (!(syn & 0x60)) {
+			whole_if_blocked(s, psn);
 			if (psn_cmp(psn, s->una_psn) < 0 || psn_cmp(psn, s->psn) >= 0) {
 				d->req.stale++;
 				return XHCA_H_RESP_STALE;
@@ -979,7 +1045,7 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		if (end && e->rd_off == e->w.len) {
 			rdat_done(s, e, psn, now);
 		} else {
-			s->una_psn = (psn + 1) & XHCA_PSN_MASK;
+			una_to(s, psn + 1);
 			progress(s, now);
 		}
 		return XHCA_H_RESP_READ;

@@ -106,6 +106,9 @@ struct sq_ent {
 	__u32 subs_hi;		/* READ/ATOMIC: requests on the wire at least once (a
 				 * READ asks for RD_CHUNK response packets each) */
 	__u8 started;		/* PSNs assigned, packets have left */
+	__u8 whole;		/* sent whole, past the window: its responder does not
+				 * acknowledge inside a message (sq_send) */
+	__u8 edge;		/* a packet at the window's edge asked for an ACK */
 	__u8 state;		/* SQE_* */
 	__u8 status;		/* enum xhca_wc_status when done */
 	__u8 syndrome;		/* the NAK's, of an error */
@@ -133,6 +136,8 @@ struct sq_state {
 	__u32 rd_out;		/* READ/ATOMIC started, not done */
 	__u8 timeout, retry_cnt, rnr_retry, max_rd_atomic;	/* the QP's attributes */
 	__u8 retry_left, rnr_left;
+	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD */
+	__u32 cwnd_acc;		/* PSNs acknowledged towards the next increase */
 	int gap_set;		/* a lost response was asked for again at gap_psn: */
 	__u32 gap_psn;		/* ... later ones of the old stream do not retry again */
 	int error;		/* the QP is in error: everything left is flushed */

@@ -170,6 +170,27 @@ impair_sum() {
 	echo "$IMPAIR_STATS" | awk -v f="$1" '{ for (i = 2; i < NF; i += 2) if ($i == f) n += $(i + 1) } END { print n + 0 }'
 }
 
+# rct_start DIR SCENARIO: xhca-rctest SCENARIO between A and B in the
+# background, driven through its pauses: its stdin is a FIFO in DIR held on
+# fd 3 (rct_go lets it on), its output DIR/out (RCT_OUT), its pid RCT.
+# rct_pause N: waits for its Nth "# pause" line (1 if it ended first).
+rct_start() {
+	RCT_OUT=$1/out
+	mkfifo "$1/in"
+	"$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B" "$2" <"$1/in" >"$RCT_OUT" 2>&1 &
+	RCT=$!
+	exec 3>"$1/in"
+}
+rct_pause() {
+	for _ in $(seq 300); do
+		[ "$(grep -c '^# pause' "$RCT_OUT")" -ge "$1" ] && return 0
+		kill -0 "$RCT" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+rct_go() { echo go >&3; }
+
 XHCAD_PIDS=()
 # xhcad_in NS IF LOG ARGS...: starts xhcad on IF in NS, waits for its socket;
 # XHCAD_STARTED is its pid (nsenter execs xhcad in place: the daemon itself).

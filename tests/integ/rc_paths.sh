@@ -18,42 +18,31 @@ trap 'exec 3>&- 2>/dev/null; topo_cleanup; rm -rf "$tmp" "${IMPAIR_OUT:-}"' EXIT
 xhcad_start --hostmem-mb 64 || { fail "rc_paths: xhcad on $IF_A"; t_done; }
 xhcad_start_b --hostmem-mb 64 || { fail "rc_paths: xhcad on $IF_B"; t_done; }
 
-mkfifo "$tmp/in"
-"$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B" paths <"$tmp/in" >"$tmp/out" 2>&1 &
-rct=$!
-exec 3>"$tmp/in"
-wait_pause() {
-	for _ in $(seq 300); do
-		[ "$(grep -c '^# pause' "$tmp/out")" -ge "$1" ] && return 0
-		kill -0 "$rct" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-wait_pause 1 || fail "rc_paths: pause 1"
+rct_start "$tmp" paths
+rct_pause 1 || fail "rc_paths: pause 1"
 cap_start "$NS_M" "$MA" "$tmp/one.pcap" "udp port 4791" -s 128
-echo go >&3
-wait_pause 2 || fail "rc_paths: pause 2"
+rct_go
+rct_pause 2 || fail "rc_paths: pause 2"
 cap_stop
 cap_start "$NS_M" "$MA" "$tmp/many.pcap" "udp port 4791" -s 128
-echo go >&3
-wait_pause 3 || fail "rc_paths: pause 3"
+rct_go
+rct_pause 3 || fail "rc_paths: pause 3"
 cap_stop
 impair_start --drop 100 || fail "rc_paths: cut the link"
-echo go >&3
-wait_pause 4 || fail "rc_paths: pause 4"
-read -r _ _ _ qpn _ psn < <(grep '^# inject' "$tmp/out")
+rct_go
+rct_pause 4 || fail "rc_paths: pause 4"
+read -r _ _ _ qpn _ psn < <(grep '^# inject' "$RCT_OUT")
 out=$(nsenter --net=/run/netns/"$NS_M" "$B/xhca-gen" -i "$MA" --dst-mac "$MAC_A" --src "$IP_B" \
 	--dst "$IP_A" --op rc-ack --qpn "$qpn" --psn "$psn" --aeth 0x64 2>&1)
 check "rc_paths: the NAK injected from the middle ($out)" test $? = 0
-echo go >&3
-wait "$rct"
+rct_go
+wait "$RCT"
 rc=$?
 impair_stop
-grep -v "^# pause" "$tmp/out" | sed 's/^/  /'
-grep -q "^not ok" "$tmp/out" && fail "rc_paths: see above"
+grep -v "^# pause" "$RCT_OUT" | sed 's/^/  /'
+grep -q "^not ok" "$RCT_OUT" && fail "rc_paths: see above"
 check "rc_paths: the application's checks ran and it exited 0 ($rc)" \
-	bash -c "test $rc = 0 && test $(grep -c '^ok' "$tmp/out") -ge 10"
+	bash -c "test $rc = 0 && test $(grep -c '^ok' "$RCT_OUT") -ge 10"
 
 tshark_roce_init
 se=$("${TSHARK_ROCE[@]}" -r "$tmp/one.pcap" -Y "infiniband.bth.se == 1" -T fields \

@@ -23,20 +23,8 @@ restart_a() {
 	xhcad_start --keep --hostmem-mb 64 || fail "rc_restart: xhcad on $IF_A again ($1)"
 }
 
-mkfifo "$tmp/in"
-"$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B" restart <"$tmp/in" >"$tmp/out" 2>&1 &
-rct=$!
-exec 3>"$tmp/in"
-# wait_pause N: the rctest's Nth pause line
-wait_pause() {
-	for _ in $(seq 300); do
-		[ "$(grep -c '^# pause' "$tmp/out")" -ge "$1" ] && return 0
-		kill -0 "$rct" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-wait_pause 1 || fail "rc_restart: the first pause"
+rct_start "$tmp" restart
+rct_pause 1 || fail "rc_restart: the first pause"
 # The application's QP from the CLI: its send queue's settings changed,
 # shown, and kept across the restart (the state file).
 sqj() { "$B/xhca" -i "$IF_A" -j qp show | json_get "$1"; }
@@ -51,20 +39,20 @@ check "rc_restart: qp show -v has the send queue's columns" \
 restart_a "idle send queue"
 check_eq "rc_restart: the send queue's settings came back after the restart" "$(sq_now)" \
 	"(16, 5, 3, 4, 1024)"
-echo go >&3
-wait_pause 2 || fail "rc_restart: the second pause"
+rct_go
+rct_pause 2 || fail "rc_restart: the second pause"
 impair_start --drop 100 || fail "rc_restart: cut the link"
-echo go >&3
-wait_pause 3 || fail "rc_restart: the third pause"
+rct_go
+rct_pause 3 || fail "rc_restart: the third pause"
 restart_a "a request in flight"
 impair_stop
-echo go >&3
-wait "$rct"
+rct_go
+wait "$RCT"
 rc=$?
-sed 's/^/  /' "$tmp/out" | grep -v "^  # pause"
-grep -q "^not ok" "$tmp/out" && fail "rc_restart: see above"
-check "rc_restart: the application's checks ran ($(grep -c '^ok' "$tmp/out") ok) and it exited 0 ($rc)" \
-	bash -c "test $rc = 0 && test $(grep -c '^ok' "$tmp/out") -gt 40"
+sed 's/^/  /' "$RCT_OUT" | grep -v "^  # pause"
+grep -q "^not ok" "$RCT_OUT" && fail "rc_restart: see above"
+check "rc_restart: the application's checks ran ($(grep -c '^ok' "$RCT_OUT") ok) and it exited 0 ($rc)" \
+	bash -c "test $rc = 0 && test $(grep -c '^ok' "$RCT_OUT") -gt 40"
 check "rc_restart: the restarted xhcad said why the QP went to the error state" \
 	grep -q "in flight when xhcad stopped" "${XHCAD_LOG:-/dev/null}"
 t_done

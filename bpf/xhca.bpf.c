@@ -788,12 +788,10 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 					return d < 0 ? XHCA_R_DROP_PSN_DUP : XHCA_R_DROP_PSN_OOS;
 				if (d > 0 && (cur & XHCA_RXPSN_NAKED))
 					return XHCA_R_DROP_PSN_OOS;
-				/* what xhcad may acknowledge again: up to the
-				 * WRITE in progress, which is not done, unless
-				 * it is placed here, packet by packet (xhcad
-				 * rewinds into it, never before its packets) */
-				vd->msg_len = (cur & XHCA_RXPSN_WRITE) && !(cur & XHCA_RXPSN_PRETX)
-						      ? READ_ONCE32(c->wc_psn) : epsn;
+				/* what xhcad may acknowledge again: all before
+				 * the ePSN (it rewinds to a packet, never
+				 * before one acknowledged) */
+				vd->msg_len = epsn;
 				vd->csn = READ_ONCE32(c->msn);
 				vd->mflags |= XHCA_MF_CSN;
 				if (d < 0)

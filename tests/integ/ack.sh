@@ -241,26 +241,65 @@ cap_stop
 check_eq "ack: the good copy is accepted and ACKed" "$(decode | awk '{print $1 ":" $3}')" "0x11:$PSN"
 PSN=$((PSN + 1))
 
-# a bad ICRC inside a message an ACK was due in: that ACK covered only what
-# came before the message, so the whole message can be received again
+MSN=$((MSN + 1))
+
+# inside a SEND: an ACK names the packet; a bad packet is asked again alone.
+# FIRST, a MIDDLE asking for an ACK (it names that MIDDLE: xhcad placed it
+# and never goes back before it), a MIDDLE with a bad ICRC (xhcad takes the
+# SEND up again from it: its buffer and bytes kept), the same MIDDLE good and
+# the LAST: one completion of the whole message.
 poll
+part() { gen --op "rc-send-$1" --qpn "$QP" --psn "$2" --size 64 ${3:-}; }
 cap
-gen --op rc-send-first --qpn "$QP" --psn $PSN --size 64
-gen --op rc-send-middle --qpn "$QP" --psn $((PSN + 1)) --size 64 --ackreq
-gen --op rc-send-middle --qpn "$QP" --psn $((PSN + 2)) --size 64 --bad-icrc
+part first $PSN
+part middle $((PSN + 1)) --ackreq
+part middle $((PSN + 2)) --bad-icrc
 for _ in $(seq 50); do [ "$(resp bad_icrc)" = 2 ] && break; sleep 0.05; done
-gen --op rc-send-first --qpn "$QP" --psn $PSN --size 64
-gen --op rc-send-middle --qpn "$QP" --psn $((PSN + 1)) --size 64
-gen --op rc-send-middle --qpn "$QP" --psn $((PSN + 2)) --size 64
-gen --op rc-send-last --qpn "$QP" --psn $((PSN + 3)) --size 64 --ackreq
 cap_stop
-decode >"$tmp/r"
-check_eq "ack: AckReq inside a SEND: ACK up to before it; a bad ICRC later: the SEND again from its FIRST, ACKed at its LAST" \
-	"$(awk '{print $1 ":" $3}' "$tmp/r" | tr '\n' ' ')" "0x11:$((PSN - 1)) 0x11:$((PSN + 3)) "
+check_eq "ack: inside a SEND, AckReq on its MIDDLE: the ACK names that MIDDLE" \
+	"$(decode | awk '{print $1 ":" $3}' | tr '\n' ' ')" "0x11:$((PSN + 1)) "
+check_eq "ack: a bad MIDDLE: xhca_rx expects that packet again, not the SEND's FIRST" \
+	"$(xhca -j qp show "$QP" | json_get 'd["qps"][0]["epsn"]')" "$((PSN + 2))"
+cap
+part middle $((PSN + 2))
+part last $((PSN + 3)) --ackreq
+cap_stop
+check_eq "ack: the MIDDLE again and the LAST complete the SEND, ACKed at its LAST" \
+	"$(decode | awk '{print $1 ":" $3}' | tr '\n' ' ')" "0x11:$((PSN + 3)) "
 check_eq "ack: the SEND completes once, all 256 bytes" \
 	"$(xhca -j cq poll "$CQ" | json_get '[(c["status"], c["byte_len"]) for c in d["completions"]]')" \
 	"[(0, 256)]"
 PSN=$((PSN + 4))
+
+# The same inside a WRITE xhcad places (a scattered region): the ACK names
+# the MIDDLE, a bad MIDDLE is asked again alone, xhca_rx's cursor and
+# xhcad's place in the region go back by that one packet.
+IOVA2=$((0x40000))
+RS=$(xhca -j mr reg --len 8192 --iova $IOVA2 --scatter \
+	--access local-write,remote-write | json_get 'd["rkey"]')
+fill() { printf "text:%0${2}d" 0 | tr 0 "$1"; }
+wpkt() { gen --op "rc-rdma-write-$1" --qpn "$QP" --psn "$2" --payload "$(fill "$3" 1024)" ${4:-}; }
+cap
+wpkt first $PSN A "--va $IOVA2 --rkey $RS --reth-len 4096"
+wpkt middle $((PSN + 1)) B --ackreq
+wpkt middle $((PSN + 2)) C --bad-icrc
+for _ in $(seq 50); do [ "$(resp bad_icrc)" = 3 ] && break; sleep 0.05; done
+cap_stop
+check_eq "ack: inside a WRITE xhcad places, AckReq on its MIDDLE: the ACK names that MIDDLE" \
+	"$(decode | awk '{print $1 ":" $3}' | tr '\n' ' ')" "0x11:$((PSN + 1)) "
+check_eq "ack: a bad MIDDLE of that WRITE: xhca_rx expects that packet again" \
+	"$(xhca -j qp show "$QP" | json_get 'd["qps"][0]["epsn"]')" "$((PSN + 2))"
+cap
+wpkt middle $((PSN + 2)) C
+wpkt last $((PSN + 3)) D --ackreq
+cap_stop
+check_eq "ack: the MIDDLE again and the LAST complete the WRITE, ACKed at its LAST" \
+	"$(decode | awk '{print $1 ":" $3}' | tr '\n' ' ')" "0x11:$((PSN + 3)) "
+check_eq "ack: the region holds the four packets in order, each once" \
+	"$(xhca mr read "$RS" --len 4096 --out - | tr -s 'ABCD' | head -c 8)" "ABCD"
+check_eq "ack: ... and all 4096 bytes" "$(xhca mr read "$RS" --len 4096 --out - | tr -d 'ABCD' | wc -c)" 0
+PSN=$((PSN + 4))
+MSN=$((MSN + 1))
 
 # --- errors: a SEND longer than its buffer ---------------------------------------
 poll

@@ -1546,12 +1546,13 @@ static int seq_write_slow(char *why)
 		return snprintf(why, WHY_LEN, "metadata of a slow-path frame"), -1;
 	if (rx_word(L_RCW) & XHCA_RXPSN_PRETX)
 		return snprintf(why, WHY_LEN, "the cursor says pre-translated"), -1;
-	/* a duplicate inside it names its FIRST: xhcad places it and may
-	 * still receive it again whole, nothing of it is acknowledged */
+	/* a duplicate inside it names the ePSN: xhcad rewinds into it to a
+	 * packet, never before one acknowledged */
 	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
-	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 1, why) || last_meta.msg_len != EPSN0)
-		return snprintf(why, WHY_LEN, "duplicate inside a slow-path WRITE: 0x%x, want its "
-				"FIRST 0x%x", last_meta.msg_len, EPSN0), -1;
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 1, why) ||
+	    last_meta.msg_len != EPSN0 + 1)
+		return snprintf(why, WHY_LEN, "duplicate inside a slow-path WRITE: 0x%x, want the "
+				"ePSN 0x%x", last_meta.msg_len, EPSN0 + 1), -1;
 	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
 	return step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 2, why) || hm_only(0, NULL, 0, why);
 }
@@ -1772,9 +1773,9 @@ static int seq_ack_nak(char *why)
 			return snprintf(why, WHY_LEN, "unacked %u after an ACK that could not go, want 1",
 					E.ctxm[L_RCW].unacked), -1;
 	}
-	/* inside a WRITE placed here: the meta names its FIRST (where xhcad
-	 * would rewind to), a duplicate meanwhile the ePSN (every packet
-	 * before it placed: xhcad may acknowledge them) */
+	/* inside a WRITE placed here: the meta names its FIRST (for
+	 * xhcad's rewind of its cursor), a duplicate meanwhile the ePSN
+	 * (every packet before it placed: xhcad may acknowledge them) */
 	if (qps_reset())
 		return -1;
 	xhca_qpctx_load(&E.ctxm[L_RCW], &c);

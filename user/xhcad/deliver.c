@@ -609,6 +609,11 @@ static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct x
 
 		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg && !start) {
 			qh->cnt.errors++;
+			/* RC: what came before is placed (and may be
+			 * acknowledged); the message goes on from the
+			 * missing packet (rewind_msg) */
+			if (qh->type == XHCA_QPT_RC && !qh->px)
+				return XHCA_H_SEQ_ERR;
 			qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
 			return msg_fail(qh, end, XHCA_H_SEQ_ERR);
 		}

@@ -19,9 +19,10 @@
  * starts at SQ_WINDOW, halves at each loss (a sequence NAK, a lost READ
  * response, a timeout; CWND_MIN at least) and grows by one per window
  * acknowledged, so go-back-N sends again about one window per loss. Inside
- * a message the window holds too, its last packet asking for an ACK; a
- * responder that acknowledges only whole messages answers with an ACK
- * before the message, and the message is then sent whole. READ and ATOMIC
+ * a message the window holds too, the packet at its edge asking for an ACK
+ * (IBA: the responder acknowledges it); when the timer goes off there
+ * instead, the responder acknowledges only whole messages and the message
+ * is sent whole. READ and ATOMIC
  * requests on the wire are max_rd_atomic at most; a READ asks for RD_CHUNK
  * response packets per request (a long one is several requests) and
  * RD_WINDOW at most at once, so that its responses fit the flow queue they
@@ -941,23 +942,6 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	return XHCA_H_RESP_NAK;
 }
 
-/* An ACK before the message the window holds back, after its edge packet
- * asked for one: its responder acknowledges only whole messages, so the
- * message goes whole (else it would wait for ever). An older ACK still on
- * its way may do the same: the message is then sent whole, as it would be
- * without a window. */
-static void whole_if_blocked(struct sq_state *s, __u32 psn)
-{
-	struct sq_ent *e;
-
-	if (s->next == s->fetched)
-		return;
-	e = ent(s, s->next);
-	if (e->started && e->edge && !e->whole && !is_rdat(e->w.opcode) &&
-	    psn_cmp(psn, e->psn) < 0)
-		e->whole = 1;
-}
-
 int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		const __u8 *fr, __u32 len)
 {
@@ -980,7 +964,6 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		__u8 syn = (__u8)(aeth >> 24);
 
 		if (!(syn & 0x60)) {
-			whole_if_blocked(s, psn);
 			if (psn_cmp(psn, s->una_psn) < 0 || psn_cmp(psn, s->psn) >= 0) {
 				d->req.stale++;
 				return XHCA_H_RESP_STALE;
@@ -1120,6 +1103,16 @@ static void sq_timeout(struct xhcad *d, struct sq_state *s)
 	if (!e || e->state == SQE_DONE)
 		return;
 	d->req.timeouts++;
+	/* held at the window's edge inside a message, its AckReq packet
+	 * answered by nothing that moves the window: a responder that
+	 * acknowledges only whole messages (IBA wants the packet itself
+	 * acknowledged): that message goes whole from now on */
+	if (s->next != s->fetched) {
+		struct sq_ent *b = ent(s, s->next);
+
+		if (b->started && b->edge && !is_rdat(b->w.opcode))
+			b->whole = 1;
+	}
 	s->dmac_ok = 0;
 	s->gap_set = 0; /* the request asked again may be what was lost */
 	retry(d, s, e, s->una_psn);

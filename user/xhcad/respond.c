@@ -450,19 +450,21 @@ static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn
 }
 
 /*
- * A MIDDLE or LAST of a WRITE xhca_rx placed (its ACK was due, or the
- * LAST carries an immediate), lost or bad after xhca_rx took it: xhca_rx
+ * Inside a WRITE, packet psn (not its FIRST) lost or bad after xhca_rx took
+ * it, or its LAST without a receive buffer for its immediate: xhca_rx
  * expects that packet again, its WRITE cursor put back to where it was
  * before it (every packet of a WRITE but its LAST is one MTU), the MSN to
  * before the WRITE. Packets before it may have been acknowledged
- * (resp_after), so the WRITE is not received again from its FIRST. Only
- * while the cursor is still this WRITE's; returns -ESTALE otherwise.
+ * (resp_after), so the WRITE is not received again from its FIRST. A WRITE
+ * xhca_rx placed (pretx) is its alone; one xhcad places goes on in xhcad
+ * too (MSG_WRITE, its place as it was before the packet: the caller's).
+ * Only while the cursor is still this WRITE's; returns -ESTALE otherwise.
  */
 static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-			__u32 first, __u32 msn)
+			__u32 first, __u32 psn, __u32 msn, int pretx)
 {
 	struct xhca_qp_ctx *c = &d->ctxm[m->lidx];
-	__u64 off = (__u64)((m->psn - first) & XHCA_PSN_MASK) << c->mtu_shift;
+	__u64 off = (__u64)((psn - first) & XHCA_PSN_MASK) << c->mtu_shift;
 	__u32 cur;
 	int r = -ESTALE;
 
@@ -482,14 +484,15 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 			__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
 		cur = (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
-			       XHCA_RXPSN_UC_DROP)) |
-		      XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX | (m->psn & XHCA_PSN_MASK);
+			       XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX)) |
+		      XHCA_RXPSN_WRITE | (pretx ? XHCA_RXPSN_PRETX : 0) | (psn & XHCA_PSN_MASK);
 		qh->rewound = 1;
-		qh->rw_psn = m->psn & XHCA_PSN_MASK;
+		qh->rw_psn = psn & XHCA_PSN_MASK;
 		qh->rw_msn = msn & XHCA_PSN_MASK;
-		qh->in_msg = MSG_NONE;
+		qh->in_msg = pretx ? MSG_NONE : MSG_WRITE;
 		qh->discard = 0;
-		qh->psn_valid = 0;
+		qh->psn_valid = !pretx;
+		qh->next_psn = psn & XHCA_PSN_MASK;
 		d->resp.rewinds++;
 		r = 0;
 	}
@@ -502,10 +505,11 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 /*
  * Makes xhca_rx expect the message of this frame again, from its first
  * PSN, with the MSN before it (any frame's csn is that: xhca_rx counts a
- * message at its end). No ACK ever covers a PSN of a message xhcad places
- * and has not finished (resp_after, resp_before), so the requester still
- * has it all to send; a WRITE xhca_rx placed is taken again from the
- * packet (rewind_write). Returns that PSN and MSN.
+ * message at its end). Inside a message, a SEND (its receive buffer and
+ * bytes so far kept) and a WRITE (rewind_write) are taken again from the
+ * packet missing, as acknowledgements may cover what came before it; only
+ * a proxy QP's messages, which no ACK covers before they end, start over.
+ * Returns that PSN and MSN.
  */
 static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		       __u32 *psn, __u32 *msn)
@@ -514,13 +518,49 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift;
 
 	*msn = msn_full(d, m->lidx, m->csn);
+	if (!(oi->flags & XHCA_O_START) && !qh->px && m->reason == XHCA_R_TO_XLATE) {
+		/* inside a WRITE xhcad places: from the packet it misses (a
+		 * LAST whose immediate found no buffer: it again, its bytes
+		 * placed once more) */
+		__u32 next = qh->next_psn, woff = qh->wr_off, wleft = qh->wr_left;
+
+		if (qh->in_msg == MSG_NONE && (oi->flags & XHCA_O_END) &&
+		    qh->wr_off >= m->payload_len) {
+			next = m->psn;
+			woff -= m->payload_len;
+			wleft += m->payload_len;
+		} else if (qh->in_msg != MSG_WRITE || !qh->psn_valid) {
+			next = qh->msg_psn + 1; /* nothing to go on with: fails below */
+			woff = 0;
+		}
+		if (next != qh->msg_psn &&
+		    !rewind_write(d, qh, m, qh->msg_psn, next, *msn, 0)) {
+			qh->wr_off = woff;
+			qh->wr_left = wleft;
+			*psn = next;
+			return;
+		}
+	}
+	if (!(oi->flags & XHCA_O_START) && qh->in_msg == MSG_SEND && !qh->px && qh->psn_valid) {
+		/* inside a SEND xhcad places: from the packet it misses,
+		 * the message (its receive buffer, the bytes so far) kept */
+		__u32 off = qh->msg_off, next = qh->next_psn;
+
+		rewind_to(d, qh, m->lidx, next, *msn);
+		qh->in_msg = MSG_SEND;
+		qh->msg_off = off;
+		qh->psn_valid = 1;
+		qh->next_psn = next;
+		*psn = next;
+		return;
+	}
 	if (!(oi->flags & XHCA_O_START) &&
 	    (m->reason == XHCA_R_PLACED_ACK || m->reason == XHCA_R_PLACED_TO_FLOWQ)) {
 		__u32 first = m->reason == XHCA_R_PLACED_ACK
 				      ? m->msg_len
 				      : m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
 
-		if (!rewind_write(d, qh, m, first & XHCA_PSN_MASK, *msn)) {
+		if (!rewind_write(d, qh, m, first & XHCA_PSN_MASK, m->psn, *msn, 1)) {
 			*psn = m->psn;
 			return;
 		}
@@ -619,13 +659,15 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		d->resp.dups++;
 		if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
 			return resend_saved(d, qh, m, fr, len, o);
-		/* a SEND or WRITE: acknowledged again up to the last message
-		 * done (xhca_rx's ePSN, or the start of a WRITE it is placing,
-		 * or of the message xhcad is in, or where it rewound to) */
+		/* a SEND or WRITE: acknowledged again up to xhca_rx's ePSN
+		 * (everything before it came through this queue already), or
+		 * the start of the message xhcad is in on a proxy QP, or where
+		 * it rewound to */
 		if (qh->rewound)
 			reply_aeth(d, m, fr, len, qh->rw_psn - 1, qh->rw_msn, credit_code(qh));
 		else
-			reply_aeth(d, m, fr, len, (qh->in_msg ? qh->msg_psn : m->msg_len) - 1,
+			reply_aeth(d, m, fr, len,
+				   (qh->in_msg && qh->px ? qh->msg_psn : m->msg_len) - 1,
 				   msn_full(d, m->lidx, m->csn), credit_code(qh));
 		return XHCA_H_DUP;
 	}
@@ -652,13 +694,13 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 	case XHCA_H_XLATE_PLACED:
 	case XHCA_H_IMM_DONE:
 	case XHCA_H_ACKED:
-		/* inside a message xhcad places, only what came before it:
-		 * the message may have to be received again (rewind_msg); a
-		 * packet of a WRITE xhca_rx placed is acknowledged itself
-		 * (rewinds into that WRITE go to a packet, rewind_write) */
+		/* the packet itself: rewinds inside a message go to the
+		 * packet missing (rewind_msg), never before one acknowledged;
+		 * on a proxy QP (offloaded messages) only what came before
+		 * the message */
 		if (!(m->flags & XHCA_MF_ACKREQ))
 			return r;
-		if ((oi->flags & XHCA_O_END) || r == XHCA_H_ACKED)
+		if ((oi->flags & XHCA_O_END) || r == XHCA_H_ACKED || !qh->px)
 			psn = m->psn;
 		else
 			psn = qh->msg_psn - 1;

@@ -107,7 +107,7 @@ struct sq_ent {
 				 * READ asks for RD_CHUNK response packets each) */
 	__u8 started;		/* PSNs assigned, packets have left */
 	__u8 whole;		/* sent whole, past the window: its responder does not
-				 * acknowledge inside a message (sq_send) */
+				 * acknowledge inside a message (sq_timeout) */
 	__u8 edge;		/* a packet at the window's edge asked for an ACK */
 	__u8 state;		/* SQE_* */
 	__u8 status;		/* enum xhca_wc_status when done */

@@ -7,6 +7,9 @@
  *   badbuf IF   post_recv outside host memory (refused by libxhca); raw
  *               receive entries pointing past host memory and into another
  *               session's pages (error completions from xhcad)
+ *   sqdb IF     the send doorbell request (XHCA_CTL_SQ_DOORBELL) as a raw
+ *               client: without a session, and in one without an eventfd;
+ *               prints each error and message, then whether xhcad answers
  *   dead IF     a UD QP with a send queue; wait for "go" (the CLI destroyed
  *               the QP), then post_recv, post_send and destroy the handle
  *   hold IF     create a UD QP with a small CQ, never poll, wait for "go",
@@ -50,6 +53,7 @@
 #include <sys/socket.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <xhca/ctl.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include <xhca/xhca.h>
@@ -192,6 +196,31 @@ static int mode_dead(const char *ifname)
 	printf("{\"post\": %d, \"send\": %d, \"destroy\": %d, \"cq_destroy\": %d}\n", r_post,
 	       r_send, r_destroy, r_cq);
 	xhca_close(ctx);
+	return 0;
+}
+
+static int mode_sqdb(const char *ifname)
+{
+	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid(),
+				.name = "sqdb" };
+	char m1[256] = "", m2[256] = "", m3[256] = "";
+	int fd = xhca_ctl_connect(ifname), r1, r2, r3;
+	void *rp = NULL;
+	__u32 got = 0;
+
+	if (fd < 0)
+		return 1;
+	r1 = xhca_ctl_call(fd, XHCA_CTL_SQ_DOORBELL, NULL, 0, NULL, NULL, m1, sizeof(m1));
+	r2 = xhca_ctl_call(fd, XHCA_CTL_HELLO, &h, sizeof(h), &rp, &got, m2, sizeof(m2));
+	free(rp);
+	if (!r2)
+		r2 = xhca_ctl_call(fd, XHCA_CTL_SQ_DOORBELL, NULL, 0, NULL, NULL, m2, sizeof(m2));
+	/* the session still works after the refusal */
+	r3 = xhca_ctl_call(fd, XHCA_CTL_FLOWQ_SHOW, NULL, 0, &rp, &got, m3, sizeof(m3));
+	free(rp);
+	printf("{\"no_session\": %d, \"no_session_msg\": \"%s\", \"no_fd\": %d, "
+	       "\"no_fd_msg\": \"%s\", \"after\": %d}\n", r1, m1, r2, m2, r3);
+	close(fd);
 	return 0;
 }
 
@@ -615,6 +644,8 @@ int main(int argc, char **argv)
 		return mode_badbuf(argv[2]);
 	if (!strcmp(argv[1], "dead"))
 		return mode_dead(argv[2]);
+	if (!strcmp(argv[1], "sqdb"))
+		return mode_sqdb(argv[2]);
 	if (!strcmp(argv[1], "hold"))
 		return mode_hold(argv[2], flowq);
 	if (!strcmp(argv[1], "crash"))

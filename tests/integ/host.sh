@@ -139,6 +139,12 @@ check_eq "host: posting to it (a receive, a send) is -ESHUTDOWN; the handle, its
 	"$(tail -n 1 "$tmp/dead" | json_get '(d["post"], d["send"], d["destroy"], d["cq_destroy"])')" \
 	"(-108, -108, 0, 0)"
 
+# --- the send doorbell request, wrong: refused with a reason, nothing else ---
+out=$(nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" sqdb "$IF_A")
+check_eq "host: XHCA_CTL_SQ_DOORBELL outside a session, and without an eventfd: refused (-EPERM, -EINVAL, each with a reason); the session answers after" \
+	"$(echo "$out" | json_get '(d["no_session"], d["no_fd"], "eventfd" in d["no_fd_msg"], len(d["no_session_msg"]) > 0, d["after"])')" \
+	"(-1, -22, True, True, 0)"
+
 # --- a full CQ holds its flow queue back and loses nothing ---
 mkfifo "$tmp/hold.in"
 nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" hold "$IF_A" 4 <"$tmp/hold.in" >"$tmp/hold" 2>&1 &

@@ -300,6 +300,33 @@ check_eq "ack: the region holds the four packets in order, each once" \
 check_eq "ack: ... and all 4096 bytes" "$(xhca mr read "$RS" --len 4096 --out - | tr -d 'ABCD' | wc -c)" 0
 PSN=$((PSN + 4))
 MSN=$((MSN + 1))
+# RNR at the LAST of a WRITE with immediate into that region: the NAK names
+# the LAST, xhcad's place goes back by it, the FIRST sent again is a
+# duplicate; the bytes are those of the same WRITE into the pre-translated
+# region above.
+poll
+for i in 0 1 2 3; do send $((PSN + i)) 64; done
+PSN=$((PSN + 4)) MSN=$((MSN + 4))
+wimm2() { gen --op rc-rdma-write-only-imm --qpn "$QP" --psn $PSN --msg-len 2048 --mtu 1024 \
+	--va $IOVA2 --rkey "$RS" --imm 0x1234 --pattern 8; }
+cap
+wimm2
+cap_stop
+check_eq "ack: WRITE with immediate into a scattered region, no buffer: RNR NAK at its LAST" \
+	"$(decode | awk '{print $1 ":" $3 ":" substr($4, 1, 2)}')" "0x11:$((PSN + 1)):21"
+poll
+cap
+wimm2
+send $((PSN + 2)) 64 --ackreq
+cap_stop
+check_eq "ack: its retry completes (the FIRST a duplicate); the SEND after it is ACKed" \
+	"$(decode | awk '{print $1 ":" $3}' | tr '\n' ' ')" "0x11:$PSN 0x11:$((PSN + 2)) "
+check_eq "ack: the WRITE's completion, with its length, then the SEND's" \
+	"$(xhca -j cq poll "$CQ" | json_get '[(c["opcode"], c["byte_len"]) for c in d["completions"]]')" \
+	"[(129, 2048), (128, 64)]"
+check "ack: its 2048 bytes, as the same WRITE placed by xhca_rx" \
+	cmp -s <(xhca mr read "$R" --len 2048 --out -) <(xhca mr read "$RS" --len 2048 --out -)
+PSN=$((PSN + 3)) MSN=$((MSN + 2))
 
 # --- errors: a SEND longer than its buffer ---------------------------------------
 poll

@@ -523,17 +523,17 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 		 * LAST whose immediate found no buffer: it again, its bytes
 		 * placed once more) */
 		__u32 next = qh->next_psn, woff = qh->wr_off, wleft = qh->wr_left;
+		int go = qh->in_msg == MSG_WRITE && qh->psn_valid;
 
 		if (qh->in_msg == MSG_NONE && (oi->flags & XHCA_O_END) &&
-		    qh->wr_off >= m->payload_len) {
+		    m->reason == XHCA_R_TO_XLATE && qh->wr_off >= m->payload_len &&
+		    (oi->flags & XHCA_H_IMM)) {
 			next = m->psn;
 			woff -= m->payload_len;
 			wleft += m->payload_len;
-		} else if (qh->in_msg != MSG_WRITE || !qh->psn_valid) {
-			next = qh->msg_psn + 1; /* nothing to go on with: fails below */
-			woff = 0;
+			go = 1;
 		}
-		if (next != qh->msg_psn &&
+		if (go && next != qh->msg_psn &&
 		    !rewind_write(d, qh, m, qh->msg_psn, next, *msn, 0)) {
 			qh->wr_off = woff;
 			qh->wr_left = wleft;

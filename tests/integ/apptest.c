@@ -7,6 +7,10 @@
  *   badbuf IF   post_recv outside host memory (refused by libxhca); raw
  *               receive entries pointing past host memory and into another
  *               session's pages (error completions from xhcad)
+ *   cqwait IF   a UD QP on an armed CQ; after "go" (the test sent it one
+ *               SEND) takes the completion by polling alone, leaving the
+ *               CQ's doorbell rung, then xhca_cq_wait(cq, 300) with nothing
+ *               coming: prints its result and how long it waited
  *   sqdb IF     the send doorbell request (XHCA_CTL_SQ_DOORBELL) as a raw
  *               client: without a session, and in one without an eventfd;
  *               prints each error and message, then whether xhcad answers
@@ -195,6 +199,36 @@ static int mode_dead(const char *ifname)
 	r_cq = xhca_cq_destroy(cq);
 	printf("{\"post\": %d, \"send\": %d, \"destroy\": %d, \"cq_destroy\": %d}\n", r_post,
 	       r_send, r_destroy, r_cq);
+	xhca_close(ctx);
+	return 0;
+}
+
+static int mode_cqwait(const char *ifname)
+{
+	struct xhca_ctx *ctx = xhca_open(ifname);
+	struct xhca_cq *cq = ctx ? xhca_cq_create(ctx, 16) : NULL;
+	struct xhca_qp *qp = cq ? ud_qp(ctx, cq, 16, -1) : NULL;
+	__u8 *buf = ctx ? xhca_alloc(ctx, 4096) : NULL;
+	struct timespec t0, t1;
+	struct xhca_wc wc;
+	int r, n = 0;
+
+	if (!qp || !buf || xhca_post_recv(qp, 1, buf, 4096) || xhca_cq_arm(cq))
+		return 1;
+	printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
+	fflush(stdout);
+	if (wait_go())
+		return 1;
+	for (int i = 0; i < 2000 && !n; i++) {
+		n = xhca_poll_cq(cq, &wc, 1);
+		if (!n)
+			usleep(1000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = xhca_cq_wait(cq, 300);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("{\"polled\": %d, \"wait\": %d, \"ms\": %lld}\n", n, r,
+	       (long long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
 	xhca_close(ctx);
 	return 0;
 }
@@ -646,6 +680,8 @@ int main(int argc, char **argv)
 		return mode_dead(argv[2]);
 	if (!strcmp(argv[1], "sqdb"))
 		return mode_sqdb(argv[2]);
+	if (!strcmp(argv[1], "cqwait"))
+		return mode_cqwait(argv[2]);
 	if (!strcmp(argv[1], "hold"))
 		return mode_hold(argv[2], flowq);
 	if (!strcmp(argv[1], "crash"))

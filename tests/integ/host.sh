@@ -139,6 +139,21 @@ check_eq "host: posting to it (a receive, a send) is -ESHUTDOWN; the handle, its
 	"$(tail -n 1 "$tmp/dead" | json_get '(d["post"], d["send"], d["destroy"], d["cq_destroy"])')" \
 	"(-108, -108, 0, 0)"
 
+# --- a CQ's doorbell rung for a completion already polled: xhca_cq_wait
+# waits its time for the next one (it once returned at once, "nothing":
+# applications that stop on a quiet CQ stopped in the middle of traffic) ---
+mkfifo "$tmp/cw.in"
+nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" cqwait "$IF_A" <"$tmp/cw.in" >"$tmp/cw" 2>&1 &
+APPS+=("$!"); PID_cw=$!
+exec 9>"$tmp/cw.in"
+CWQ=$(ready cw)
+gen --op ud-send-only --qpn "$CWQ" --qkey 0x5151 --size 64
+echo go >&9
+exec 9>&-
+wait "$PID_cw"
+check_eq "host: xhca_cq_wait after a completion taken by polling (its doorbell left rung): waits the 300 ms, returns 0" \
+	"$(tail -n 1 "$tmp/cw" | json_get '(d["polled"], d["wait"], d["ms"] >= 280)')" "(1, 0, True)"
+
 # --- the send doorbell request, wrong: refused with a reason, nothing else ---
 out=$(nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" sqdb "$IF_A")
 check_eq "host: XHCA_CTL_SQ_DOORBELL outside a session, and without an eventfd: refused (-EPERM, -EINVAL, each with a reason); the session answers after" \

@@ -748,8 +748,11 @@ int xhca_cq_wait(struct xhca_cq *cq, int timeout_ms)
 			if (err)
 				return err;
 		}
-		if (p[0].revents)
-			return cq_ready(cq);
+		/* a doorbell rung for completions taken meanwhile (polled
+		 * before this wait) leaves nothing to take: wait on, for the
+		 * rest of the time, not report a timeout that was not one */
+		if (p[0].revents && cq_ready(cq))
+			return 1;
 	}
 }
 

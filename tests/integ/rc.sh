@@ -39,6 +39,19 @@ cap_stop
 "${RCT[@]}" ops ud 2048 2048
 "$B/xhca-rctest" "$IF_A" "$IP6_A" "$IF_B" "$IP6_B" ops rc 1024 1 5000
 "$B/xhca-rctest" "$IF_A" "$IP6_A" "$IF_B" "$IP6_B" ops ud 1024 100
+# IPv6 link-local: UD between the interfaces' fe80:: addresses. No neighbour
+# entry for them: xhcad has the kernel resolve them on its own link (the
+# address means nothing without it); the source is link-local too.
+ll_of() { ip -n "$1" -6 addr show dev "$2" scope link | awk '/inet6/ {print $2}' | cut -d/ -f1; }
+for _ in $(seq 50); do
+	ip -n "$NS_A" -6 addr show dev "$IF_A" tentative | grep -q inet6 ||
+		ip -n "$NS_B" -6 addr show dev "$IF_B" tentative | grep -q inet6 || break
+	sleep 0.1
+done
+LL_A=$(ll_of "$NS_A" "$IF_A") LL_B=$(ll_of "$NS_B" "$IF_B")
+"$B/xhca-rctest" "$IF_A" "$LL_A" "$IF_B" "$LL_B" ops ud 1024 1 1024
+check "IPv6 link-local: the peer's neighbour entry resolved on the link ($LL_B)" \
+	bash -c "ip -n '$NS_A' neigh show '$LL_B' dev '$IF_A' | grep -q lladdr"
 "${RCT[@]}" errors
 "${RCT[@]}" post
 

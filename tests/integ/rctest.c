@@ -273,6 +273,9 @@ static void op_send(struct side *tx, struct side *rx, size_t n, int imm, __u32 s
 	      r ? 0 : wc.byte_len);
 	check(!r && first_bad(dst + grh, n, seed) == n, "%s: every byte (first bad at %zu)", what,
 	      first_bad(dst + grh, n, seed));
+	if (grh && tx->v6) /* the GRH's source: the address xhcad sent from */
+		check(!r && !memcmp(dst + 8, tx->ip, 16), "%s: the GRH names the sender's address",
+		      what);
 }
 
 static void op_write(struct side *tx, struct side *rx, size_t n, int imm, __u32 seed)

@@ -137,19 +137,27 @@ int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 
 /* A UD send's source: the interface's first address of the destination's
  * family (IPv6: not link-local, unless the destination is). */
+static int is_ll6(const __u8 ip[16])
+{
+	return ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80;
+}
+
 static int ud_source(struct xhcad *d, const __u8 dst[16], __u8 src[16])
 {
 	const __u8(*a)[16];
-	int n = if_addrs(d, &a), v4 = xhca_ip_is_v4(dst);
-	int ll = dst[0] == 0xfe && (dst[1] & 0xc0) == 0x80;
+	int n = if_addrs(d, &a), v4 = xhca_ip_is_v4(dst), ll = !v4 && is_ll6(dst);
 
-	for (int i = 0; i < n; i++) {
-		if (xhca_ip_is_v4(a[i]) != v4)
-			continue;
-		if (!v4 && !ll && a[i][0] == 0xfe && (a[i][1] & 0xc0) == 0x80)
-			continue;
-		memcpy(src, a[i], 16);
-		return 0;
+	/* the scope of the destination (RFC 6724): a link-local one from a
+	 * link-local address, else from one that is not */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			if (xhca_ip_is_v4(a[i]) != v4)
+				continue;
+			if (!v4 && is_ll6(a[i]) != ll && (pass == 0 || !ll))
+				continue;
+			memcpy(src, a[i], 16);
+			return 0;
+		}
 	}
 	return -EADDRNOTAVAIL;
 }
@@ -176,7 +184,7 @@ static int local_mac(struct xhcad *d)
 }
 
 /* Makes the kernel resolve ip (one datagram to the discard port). */
-static void neigh_poke(const __u8 ip[16])
+static void neigh_poke(const struct xhcad *d, const __u8 ip[16])
 {
 	struct sockaddr_storage ss = {};
 	socklen_t sl;
@@ -195,11 +203,16 @@ static void neigh_poke(const __u8 ip[16])
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons(9);
 		memcpy(&a->sin6_addr, ip, 16);
+		/* a link-local address means nothing without its link */
+		if (is_ll6(ip))
+			a->sin6_scope_id = (__u32)d->ifindex;
 		sl = sizeof(*a);
 	}
 	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return;
+	/* resolved on this interface, whatever the routes say */
+	setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, d->ifname, (socklen_t)strlen(d->ifname));
 	if (sendto(fd, "", 0, 0, (struct sockaddr *)&ss, sl) < 0)
 		pr_debug("neighbour of a destination: %s\n", strerror(errno));
 	close(fd);
@@ -234,7 +247,7 @@ static int dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
 			slot = i;
 	}
 	if (xhca_neigh_lookup(d->ifindex, ip, !v4, mac)) {
-		neigh_poke(ip);
+		neigh_poke(d, ip);
 		d->req.no_neigh++;
 		return -EHOSTUNREACH;
 	}

@@ -607,7 +607,10 @@ static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct x
 	if (qh->type != XHCA_QPT_UD) {
 		int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
 
-		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg && !start) {
+		/* RC: inside a message, any frame, a later message's too,
+		 * must be the next */
+		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg &&
+		    (!start || (qh->type == XHCA_QPT_RC && !qh->px))) {
 			qh->cnt.errors++;
 			/* RC: what came before is placed (and may be
 			 * acknowledged); the message goes on from the

@@ -21,8 +21,9 @@
  * acknowledged, so go-back-N sends again about one window per loss. Inside
  * a message the window holds too, the packet at its edge asking for an ACK
  * (IBA: the responder acknowledges it); when the timer goes off there
- * instead, the responder acknowledges only whole messages and the message
- * is sent whole. READ and ATOMIC
+ * instead and no ACK ever came inside a message, the responder
+ * acknowledges only whole messages and messages are sent whole from then
+ * on (and always without a timer: timeout 0). READ and ATOMIC
  * requests on the wire are max_rd_atomic at most; a READ asks for RD_CHUNK
  * response packets per request (a long one is several requests) and
  * RD_WINDOW at most at once, so that its responses fit the flow queue they
@@ -378,6 +379,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->dmac_ok = 0;
 	s->cwnd = SQ_WINDOW;
 	s->cwnd_acc = 0;
+	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
 	sq_note(d, s, prod);
 }
 
@@ -680,7 +682,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		while (e->sent < want && n < budget) {
 			int r, edge = 0;
 
-			if (rc && !is_rdat(e->w.opcode) && !e->whole) {
+			if (rc && !is_rdat(e->w.opcode) && !s->whole_only && tmo_ns(s)) {
 				/* the window inside a message; the packet
 				 * before its edge asks for an ACK */
 				int ahead = psn_cmp(e->psn + e->sent, s->una_psn);
@@ -848,8 +850,11 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 				una = want;
 			break;
 		}
-		if (psn_cmp(psn, e->psn + e->npkts - 1) < 0)
+		if (psn_cmp(psn, e->psn + e->npkts - 1) < 0) {
+			if (explicit && psn_cmp(psn, e->psn) >= 0)
+				s->mid_acked = 1;
 			break;
+		}
 		e->state = SQE_DONE;
 		e->status = XHCA_WC_SUCCESS;
 		s->acked++;
@@ -1117,14 +1122,15 @@ static void sq_timeout(struct xhcad *d, struct sq_state *s)
 		return;
 	d->req.timeouts++;
 	/* held at the window's edge inside a message, its AckReq packet
-	 * answered by nothing that moves the window: a responder that
-	 * acknowledges only whole messages (IBA wants the packet itself
-	 * acknowledged): that message goes whole from now on */
-	if (s->next != s->fetched) {
+	 * answered by nothing that moves the window, from a responder that
+	 * never acknowledged inside a message: it acknowledges whole
+	 * messages only (IBA wants the packet itself acknowledged), and
+	 * messages go whole from now on */
+	if (s->next != s->fetched && !s->mid_acked) {
 		struct sq_ent *b = ent(s, s->next);
 
 		if (b->started && b->edge && !is_rdat(b->w.opcode))
-			b->whole = 1;
+			s->whole_only = 1;
 	}
 	s->dmac_ok = 0;
 	s->gap_set = 0; /* the request asked again may be what was lost */

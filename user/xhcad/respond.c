@@ -503,6 +503,37 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 }
 
 /*
+ * xhcad is inside a message (a SEND, or a WRITE it places) and a packet of
+ * it is missing: lost after xhca_rx took it, bad, or the frame that shows
+ * the gap is already of a later message. xhca_rx expects that packet
+ * again, with the MSN before the message; xhcad keeps its place in the
+ * message (the SEND's buffer and bytes, the WRITE's place and xhca_rx's
+ * cursor, rewind_write). Not on a proxy QP. Returns 0 with the PSN and MSN.
+ */
+static int rewind_in_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+			 __u32 *psn, __u32 *msn)
+{
+	__u32 next = qh->next_psn, m0 = msn_full(d, m->lidx, qh->msg_csn);
+
+	if (qh->px || !qh->psn_valid || !qh->in_msg || next == qh->msg_psn)
+		return -1;
+	if (qh->in_msg == MSG_SEND) {
+		__u32 off = qh->msg_off;
+
+		rewind_to(d, qh, m->lidx, next, m0);
+		qh->in_msg = MSG_SEND;
+		qh->msg_off = off;
+		qh->psn_valid = 1;
+		qh->next_psn = next;
+	} else if (rewind_write(d, qh, m, qh->msg_psn, next, m0, 0)) {
+		return -1;
+	}
+	*psn = next;
+	*msn = m0;
+	return 0;
+}
+
+/*
  * Makes xhca_rx expect the message of this frame again, from its first
  * PSN, with the MSN before it (any frame's csn is that: xhca_rx counts a
  * message at its end). Inside a message, a SEND (its receive buffer and
@@ -517,42 +548,23 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
 	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift;
 
+	if (!rewind_in_msg(d, qh, m, psn, msn))
+		return;
 	*msn = msn_full(d, m->lidx, m->csn);
-	if (!(oi->flags & XHCA_O_START) && !qh->px && m->reason == XHCA_R_TO_XLATE) {
-		/* inside a WRITE xhcad places: from the packet it misses (a
-		 * LAST whose immediate found no buffer: it again, its bytes
-		 * placed once more) */
-		__u32 next = qh->next_psn, woff = qh->wr_off, wleft = qh->wr_left;
-		int go = qh->in_msg == MSG_WRITE && qh->psn_valid;
+	if (!(oi->flags & XHCA_O_START) && !qh->px && m->reason == XHCA_R_TO_XLATE &&
+	    qh->in_msg == MSG_NONE && (oi->flags & XHCA_O_END) && (oi->flags & XHCA_H_IMM) &&
+	    qh->wr_off >= m->payload_len) {
+		/* the LAST of a WRITE xhcad placed, its immediate without a
+		 * receive buffer: that LAST again, its bytes placed once more */
+		__u32 woff = qh->wr_off - m->payload_len, wleft = qh->wr_left + m->payload_len;
 
-		if (qh->in_msg == MSG_NONE && (oi->flags & XHCA_O_END) &&
-		    m->reason == XHCA_R_TO_XLATE && qh->wr_off >= m->payload_len &&
-		    (oi->flags & XHCA_H_IMM)) {
-			next = m->psn;
-			woff -= m->payload_len;
-			wleft += m->payload_len;
-			go = 1;
-		}
-		if (go && next != qh->msg_psn &&
-		    !rewind_write(d, qh, m, qh->msg_psn, next, *msn, 0)) {
+		if (m->psn != qh->msg_psn &&
+		    !rewind_write(d, qh, m, qh->msg_psn, m->psn, *msn, 0)) {
 			qh->wr_off = woff;
 			qh->wr_left = wleft;
-			*psn = next;
+			*psn = m->psn;
 			return;
 		}
-	}
-	if (!(oi->flags & XHCA_O_START) && qh->in_msg == MSG_SEND && !qh->px && qh->psn_valid) {
-		/* inside a SEND xhcad places: from the packet it misses,
-		 * the message (its receive buffer, the bytes so far) kept */
-		__u32 off = qh->msg_off, next = qh->next_psn;
-
-		rewind_to(d, qh, m->lidx, next, *msn);
-		qh->in_msg = MSG_SEND;
-		qh->msg_off = off;
-		qh->psn_valid = 1;
-		qh->next_psn = next;
-		*psn = next;
-		return;
 	}
 	if (!(oi->flags & XHCA_O_START) &&
 	    (m->reason == XHCA_R_PLACED_ACK || m->reason == XHCA_R_PLACED_TO_FLOWQ)) {
@@ -663,6 +675,18 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		 * (everything before it came through this queue already), or
 		 * the start of the message xhcad is in on a proxy QP, or where
 		 * it rewound to */
+		if (!qh->rewound && !qh->px && qh->in_msg && qh->psn_valid &&
+		    xhca_psn_cmp(m->msg_len, qh->next_psn) > 0) {
+			/* a packet of the message in progress never came
+			 * through (lost after xhca_rx took it): not
+			 * acknowledged, asked for again */
+			__u32 p, n;
+
+			if (!rewind_in_msg(d, qh, m, &p, &n)) {
+				reply_aeth(d, m, fr, len, p - 1, n, credit_code(qh));
+				return XHCA_H_DUP;
+			}
+		}
 		if (qh->rewound)
 			reply_aeth(d, m, fr, len, qh->rw_psn - 1, qh->rw_msn, credit_code(qh));
 		else
@@ -674,11 +698,19 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	if (qh->rewound)
 		return XHCA_H_REWOUND; /* in line behind the frame that made it */
 	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
-		reply_aeth(d, m, fr, len, m->msg_len, msn_full(d, m->lidx, m->csn), AETH_NAK_SEQ);
+		__u32 p = m->msg_len, n = msn_full(d, m->lidx, m->csn);
+
+		/* the same: a NAK acknowledges what is before its PSN */
+		if (!qh->px && qh->in_msg && qh->psn_valid &&
+		    xhca_psn_cmp(m->msg_len, qh->next_psn) > 0)
+			rewind_in_msg(d, qh, m, &p, &n);
+		reply_aeth(d, m, fr, len, p, n, AETH_NAK_SEQ);
 		return XHCA_H_SEQ_NAK;
 	}
-	if (oi->flags & XHCA_O_START)
+	if (oi->flags & XHCA_O_START) {
 		qh->msg_psn = m->psn;
+		qh->msg_csn = m->csn;
+	}
 	return -1;
 }
 

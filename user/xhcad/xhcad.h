@@ -106,8 +106,6 @@ struct sq_ent {
 	__u32 subs_hi;		/* READ/ATOMIC: requests on the wire at least once (a
 				 * READ asks for RD_CHUNK response packets each) */
 	__u8 started;		/* PSNs assigned, packets have left */
-	__u8 whole;		/* sent whole, past the window: its responder does not
-				 * acknowledge inside a message (sq_timeout) */
 	__u8 edge;		/* a packet at the window's edge asked for an ACK */
 	__u8 state;		/* SQE_* */
 	__u8 status;		/* enum xhca_wc_status when done */
@@ -138,6 +136,9 @@ struct sq_state {
 	__u8 retry_left, rnr_left;
 	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD */
 	__u32 cwnd_acc;		/* PSNs acknowledged towards the next increase */
+	int mid_acked;		/* an ACK inside a message came: the window holds there */
+	int whole_only;		/* the responder acknowledges whole messages only:
+				 * messages are sent whole (sq_timeout) */
 	int gap_set;		/* a lost response was asked for again at gap_psn: */
 	__u32 gap_psn;		/* ... later ones of the old stream do not retry again */
 	int error;		/* the QP is in error: everything left is flushed */
@@ -191,6 +192,7 @@ struct qp_host {
 	 * retry of rw_psn comes); the READ and ATOMIC responses kept for
 	 * duplicates */
 	__u32 msg_psn;
+	__u16 msg_csn;		/* the message in progress: the MSN before it (low 16 bits) */
 	int rewound;
 	__u32 rw_psn, rw_msn;
 	__u64 rw_ns;		/* when: frames xhca_rx stamped later are current */

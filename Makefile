@@ -2,7 +2,8 @@
 # xhca: software RoCEv2 host channel adapter (XDP + AF_XDP).
 #   make            build everything (installs missing packages first)
 #   make test       unit, integration and interop tests
-#   make demo       veth demo: xhcad, QPs, mixed traffic, counters
+#   make demo       two xhca hosts (an application each, clean and impaired), then one
+#                   host's receive pipeline up close
 #   make bench      ns/packet and packets/s against baselines
 #   make deps       apt-get install only what is missing
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel

@@ -314,13 +314,17 @@ echo "== two xhca hosts: RC through libxhca beside TCP over the same veth pair (
 topo_cleanup
 XHCAD_PIDS=()
 TOPO_MTU=3000 topo_setup || { echo "bench: cannot build the veth topology" >&2; exit 1; }
+trap 'apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT # topo_setup set its own
 xhcad_start --hostmem-mb 64 || { echo "bench: xhcad did not start" >&2; exit 1; }
 xhcad_start_b --hostmem-mb 64 || { echo "bench: the second xhcad did not start" >&2; exit 1; }
 in_b "$B/xhca-rc" -i "$IF_B" -a "$IP_B" --mtu 2048 --write-mib 4 --bench "$SECONDS_RUN" \
 	>"$tmp/rc-server" 2>&1 &
 srv=$!
-in_a "$B/xhca-rc" -i "$IF_A" -a "$IP_A" -c "$IP_B" --mtu 2048 --write-mib 4 \
-	--bench "$SECONDS_RUN" 2>&1 | grep -v '^client: \(RC QP\|ok: ping\)'
+(
+	set -o pipefail
+	in_a "$B/xhca-rc" -i "$IF_A" -a "$IP_A" -c "$IP_B" --mtu 2048 --write-mib 4 \
+		--bench "$SECONDS_RUN" 2>&1 | grep -v '^client: \(RC QP\|ok: ping\)'
+) || echo "bench: the client side failed" >&2
 wait "$srv" || { echo "bench: the server side failed:" >&2; cat "$tmp/rc-server" >&2; }
 for i in "$IF_A" "$IF_B"; do
 	"$B/xhca" -i "$i" status | grep -E '^requester:' | sed "s/^/$i /"

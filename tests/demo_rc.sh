@@ -9,7 +9,7 @@
 # multicast group of two QPs on B. Then the same run through loss,
 # reordering and duplicates (tests/impair, a tc program of our own: this
 # kernel has no netem). Everything is removed on exit.
-set -u
+set -u -o pipefail # the applications' exit status, through their output's sed
 . "$(dirname "$0")/lib.sh"
 need_root demo
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }

@@ -114,6 +114,34 @@ tshark_roce_init() {
 	done
 }
 
+# roce_interop WHAT PCAP MIN [OPCODES...]: tshark dissects more than MIN
+# RoCE frames of PCAP, none malformed; the capture has every BTH opcode
+# given (numbers); with ICRC=1 (a capture of whole frames), scapy computes
+# every ICRC as the frames carry it.
+roce_interop() {
+	local what=$1 pcap=$2 min=$3 n bad ops o missing= out rc
+	shift 3
+	tshark_roce_init
+	n=$("${TSHARK_ROCE[@]}" -r "$pcap" -Y infiniband 2>/dev/null | wc -l)
+	bad=$("${TSHARK_ROCE[@]}" -r "$pcap" -Y "_ws.malformed || _ws.expert.severity >= error" \
+		2>/dev/null | wc -l)
+	check "interop: tshark dissects $n RoCE frames of $what, none malformed ($bad)" \
+		test "$n" -gt "$min" -a "$bad" = 0
+	if [ $# -gt 0 ]; then
+		ops=" $("${TSHARK_ROCE[@]}" -r "$pcap" -T fields -e infiniband.bth.opcode 2>/dev/null |
+			sort -un | tr '\n' ' ')"
+		for o in "$@"; do case "$ops" in *" $o "*) ;; *) missing+=" $o" ;; esac; done
+		check_eq "interop: $what has the opcodes $* (it has$ops)" "${missing:-none} missing" \
+			"none missing"
+	fi
+	if [ "${ICRC:-0}" = 1 ]; then
+		out=$("$SCAPY_PY" "$XHCA_TOP/tests/pcap_icrc.py" "$pcap")
+		rc=$?
+		check "interop: scapy computes every ICRC of $what as the frames carry it ($out)" \
+			test "$rc" = 0
+	fi
+}
+
 # nsenter --net keeps the mount namespace (unlike ip netns exec, which remounts
 # /sys): pinned maps stay visible across daemon restarts.
 in_a() { nsenter --net=/run/netns/"$NS_A" "$@"; }
@@ -138,6 +166,32 @@ cap_stop() {
 	kill -TERM "$CAP" 2>/dev/null
 	wait "$CAP" 2>/dev/null
 	CAP=
+}
+
+# two_hosts NAME MB [ARGS...]: two xhca hosts (topo_setup_mid, MTU 3000:
+# room for path MTU 2048), an xhcad on each end with MB MiB of host memory
+# (ARGS: more for A's; XHCAD_LOG=tmp: A's log in $tmp/xhcad-a.log), a
+# scratch folder tmp; the test ends on a failure; everything (an rctest
+# driver's FIFO, an impairment's output) removed on exit.
+two_hosts() {
+	local name=$1 mb=$2
+	shift 2
+	MID_MTU=3000 topo_setup_mid || { fail "$name: topology"; t_done; }
+	tmp=$(mktemp -d)
+	trap 'exec 3>&- 2>/dev/null; topo_cleanup; rm -rf "$tmp" ${IMPAIR_OUT:+"$IMPAIR_OUT"}' EXIT
+	[ "${XHCAD_LOG:-}" = tmp ] && XHCAD_LOG=$tmp/xhcad-a.log
+	xhcad_start --hostmem-mb "$mb" "$@" || { fail "$name: xhcad on $IF_A"; t_done; }
+	xhcad_start_b --hostmem-mb "$mb" || { fail "$name: xhcad on $IF_B"; t_done; }
+}
+
+# rct ARGS...: xhca-rctest ARGS between A and B (RCT_IP_A, RCT_IP_B: other
+# addresses than IP_A, IP_B). Its checks print themselves; a non-zero exit
+# (a failed check, or it died: exit 2, no "not ok" line) is a failure too.
+rct() {
+	"$B/xhca-rctest" "$IF_A" "${RCT_IP_A:-$IP_A}" "$IF_B" "${RCT_IP_B:-$IP_B}" "$@"
+	local rc=$?
+	[ "$rc" = 0 ] || fail "xhca-rctest $*: exit $rc"
+	return "$rc"
 }
 
 # impair_start ARGS...: xhca-impair on MA and MB in NS_M (topo_setup_mid)
@@ -190,6 +244,17 @@ rct_pause() {
 	return 1
 }
 rct_go() { echo go >&3; }
+# rct_end NAME MIN: waits for it; its lines shown; at least MIN checks ran,
+# none failed, it exited 0.
+rct_end() {
+	wait "$RCT"
+	local rc=$? n
+	grep -v "^# pause" "$RCT_OUT" | sed 's/^/  /'
+	n=$(grep -c '^ok' "$RCT_OUT")
+	grep -q "^not ok" "$RCT_OUT" && fail "$1: see above"
+	check "$1: the application's checks ran ($n ok) and it exited 0 ($rc)" \
+		test "$rc" = 0 -a "$n" -ge "$2"
+}
 
 XHCAD_PIDS=()
 # xhcad_in NS IF LOG ARGS...: starts xhcad on IF in NS, waits for its socket;

@@ -58,7 +58,7 @@
 struct gen_opts {
 	const char *ifname;
 	const char *pcap;
-	int have_op, have_qpn, have_count, have_smac, have_dmac, have_reth_len;
+	int have_op, have_qpn, have_count, have_smac, have_dmac, have_reth_len, have_aeth;
 	int have_src, have_dst;
 	uint64_t count;
 	double duration;	/* 0 = bounded by count */
@@ -411,14 +411,16 @@ static int parse_opt(struct gen_opts *o, int c, const char *arg)
 		s->se = 1;
 		break;
 	case O_AETH: {
-		char *colon = strchr(arg, ':');
+		char syn[16];
+		const char *colon = strchr(arg, ':');
+		size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
 
-		if (colon)
-			*colon = 0;
-		err = parse_u32("--aeth", arg, 0xff, &v32);
+		snprintf(syn, sizeof(syn), "%.*s", (int)(n < sizeof(syn) ? n : sizeof(syn) - 1), arg);
+		err = parse_u32("--aeth", syn, 0xff, &v32);
 		s->aeth_syndrome = (uint8_t)v32;
 		if (!err && colon)
 			err = parse_u32("--aeth", colon + 1, 0xffffff, &s->aeth_msn);
+		o->have_aeth = 1;
 		break;
 	}
 	case O_RETH_LEN:
@@ -643,6 +645,8 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 		o->mtu = 1024;
 	if (!o->seed)
 		o->seed = 1;
+	if (o->have_aeth && !(oi->flags & XHCA_H_AETH))
+		return bad_usage("--aeth: %s has no AETH\n", xhca_opcode_name(o->spec.opcode));
 	if (!o->va_step != !o->va_span)
 		return bad_usage("--va-step and --va-span go together\n");
 	if (o->va_span) {

@@ -434,18 +434,11 @@ static double pingpong(struct host *h, int fd, int n, int client)
 	return med;
 }
 
+/* Message bytes as the tests' (pkt.h): each byte's place shows. */
 static void fill_pattern(uint8_t *p, size_t n, uint32_t seed)
 {
-	uint64_t x = 0x9e3779b97f4a7c15ull * (seed | 1);
-
-	for (size_t i = 0; i + 8 <= n; i += 8) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		memcpy(p + i, &x, 8);
-	}
-	for (size_t i = n & ~(size_t)7; i < n; i++)
-		p[i] = (uint8_t)(i * 31);
+	for (size_t i = 0; i < n; i++)
+		p[i] = xhca_msg_pattern(seed, i);
 }
 
 static void client_write_read(struct host *h, int fd, const struct hello *peer, size_t len)
@@ -828,7 +821,7 @@ static int usage(const char *msg)
 	if (msg)
 		fprintf(stderr, "xhca-rc: %s\n", msg);
 	fprintf(stderr,
-		"usage: xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu 256-2048]\n"
+		"usage: xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu 256-4096]\n"
 		"               [--write-mib N] [--pingpong N] [--counter N] [--mcast GROUP]\n"
 		"               [--mcast-msgs N] [--expect-all] [--bench SECONDS]\n"
 		"  server: without -c; client: -c the server's address (the side channel's)\n");

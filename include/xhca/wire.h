@@ -200,6 +200,23 @@ static inline __attribute__((always_inline)) int xhca_psn_cmp(__u32 a, __u32 b)
 	return (int)((a - b) << 8);
 }
 
+/* The signed distance from b to a in 24-bit PSN space (-2^23 .. 2^23-1). */
+static inline __attribute__((always_inline)) int xhca_psn_diff(__u32 a, __u32 b)
+{
+	return (int)((a - b) << 8) >> 8;
+}
+
+/* AETH syndromes (IBA 9.7.5.2.1): the top three bits say ACK, RNR NAK or
+ * NAK; an ACK's low five bits are its credit count (31: none given), an
+ * RNR NAK's its timer code (IBA table 45), a NAK's its code. */
+#define XHCA_AETH_ACK_NO_CREDIT 0x1f
+#define XHCA_AETH_RNR 0x20
+#define XHCA_AETH_NAK_SEQ 0x60		/* PSN sequence error */
+#define XHCA_AETH_NAK_INVALID 0x61	/* invalid request */
+#define XHCA_AETH_NAK_ACCESS 0x62	/* remote access error */
+#define XHCA_AETH_NAK_REMOTE_OP 0x63	/* remote operational error */
+#define XHCA_AETH_KIND(syn) ((syn) & 0x60)
+
 /* InfiniBand P_Key matching: same partition (low 15 bits, not 0), and at
  * least one side a full member (bit 15). */
 static inline __attribute__((always_inline)) int xhca_pkey_match(__u16 a, __u16 b)

@@ -3,7 +3,7 @@
  * xhca-impair: attaches impair.bpf.c to tc ingress of two bridge ports (run
  * it in their namespace), prints "attached" and waits; on SIGTERM or SIGINT
  * it prints what it did in each direction and detaches (removing the
- * clsact qdiscs it made).
+ * clsact qdiscs it made, only its filter from one that was there).
  *
  *   xhca-impair PORT_A PORT_B [--drop PCT] [--dup PCT] [--reorder PCT]
  *
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	struct impair_bpf *skel = NULL;
 	struct bpf_tc_hook hook[2] = { { .sz = sizeof(hook[0]) }, { .sz = sizeof(hook[0]) } };
 	struct bpf_tc_opts topt[2] = { { .sz = sizeof(topt[0]) }, { .sz = sizeof(topt[0]) } };
-	int hooked[2] = { 0, 0 }, c, i, rc = 1, err;
+	int made[2] = { 0, 0 }, attached[2] = { 0, 0 }, c, i, rc = 1, err;
 
 	xhca_log_init("xhca-impair", XHCA_LOG_WARN);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -156,9 +156,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xhca-impair: clsact on %s: %s\n", port[i], strerror(-err));
 			goto out;
 		}
-		hooked[i] = 1;
+		made[i] = !err;
 		topt[i].prog_fd = bpf_program__fd(skel->progs.impair);
 		err = bpf_tc_attach(&hook[i], &topt[i]);
+		attached[i] = !err;
 		if (err) {
 			fprintf(stderr, "xhca-impair: attach to %s ingress: %s\n", port[i],
 				strerror(-err));
@@ -188,11 +189,17 @@ int main(int argc, char **argv)
 		       (unsigned long long)s.errors);
 	}
 out:
-	/* Destroying the hook removes the clsact qdisc with the filter. */
+	/* A clsact qdisc made here goes, with the filter; one that was
+	 * there keeps what else it has, the filter only goes. */
 	for (i = 0; i < 2; i++) {
-		if (hooked[i]) {
+		if (made[i]) {
 			hook[i].attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 			bpf_tc_hook_destroy(&hook[i]);
+		} else if (attached[i]) {
+			topt[i].prog_fd = 0;
+			topt[i].prog_id = 0;
+			topt[i].flags = 0;
+			bpf_tc_detach(&hook[i], &topt[i]);
 		}
 	}
 	impair_bpf__destroy(skel);

@@ -198,31 +198,36 @@ PSN=$((PSN + 5))
 MSN=$((MSN + 1))
 interop RNR
 
-# RNR at the LAST of a WRITE with immediate: the NAK names the LAST (xhca_rx
-# placed the FIRST; its cursor goes back by the LAST only), the FIRST sent
-# again is a duplicate (re-ACKed), the LAST completes, nothing hangs
-poll
-for i in 0 1 2 3; do send $((PSN + i)) 64; done     # the 4 buffers taken
-PSN=$((PSN + 4)) MSN=$((MSN + 4))
-wimm() { gen --op rc-rdma-write-only-imm --qpn "$QP" --psn $PSN --msg-len 2048 --mtu 1024 \
-	--va $IOVA --rkey "$R" --imm 0x1234 --pattern 8; }
-cap
-wimm
-cap_stop
-check_eq "ack: WRITE with immediate, no buffer: RNR NAK at its LAST (PSN $((PSN + 1)))" \
-	"$(decode | awk '{print $1 ":" $3 ":" $4}')" "0x11:$((PSN + 1)):$(hx 0x21 $MSN)"
-poll
-cap
-wimm
-send $((PSN + 2)) 64 --ackreq
-cap_stop
-check_eq "ack: its retry completes (the FIRST a duplicate, re-ACKed); the SEND after it is ACKed" \
-	"$(decode | awk '{print $1 ":" $3 ":" $4}' | tr '\n' ' ')" \
-	"0x11:$PSN:$(hx 4 $MSN) 0x11:$((PSN + 2)):$(hx 2 $((MSN + 2))) "
-check_eq "ack: the WRITE's completion, with its immediate and length, then the SEND's" \
-	"$(xhca -j cq poll "$CQ" | json_get '[(c["opcode"], c["byte_len"]) for c in d["completions"]]')" \
-	"[(129, 2048), (128, 64)]"
-PSN=$((PSN + 3)) MSN=$((MSN + 2))
+# rnr_wimm WHAT VA RKEY: RNR at the LAST of a WRITE with immediate into the
+# region RKEY: the NAK names the LAST (the FIRST was placed: the cursor, of
+# xhca_rx or xhcad, goes back by the LAST only), the FIRST sent again is a
+# duplicate (re-ACKed), the LAST completes, nothing hangs.
+rnr_wimm() {
+	local what=$1
+	wimm() { gen --op rc-rdma-write-only-imm --qpn "$QP" --psn $PSN --msg-len 2048 \
+		--mtu 1024 --va "$2" --rkey "$3" --imm 0x1234 --pattern 8; }
+	poll
+	for i in 0 1 2 3; do send $((PSN + i)) 64; done     # the 4 buffers taken
+	PSN=$((PSN + 4)) MSN=$((MSN + 4))
+	cap
+	wimm "$@"
+	cap_stop
+	check_eq "ack: WRITE with immediate $what, no buffer: RNR NAK at its LAST (PSN $((PSN + 1)))" \
+		"$(decode | awk '{print $1 ":" $3 ":" $4}')" "0x11:$((PSN + 1)):$(hx 0x21 $MSN)"
+	poll
+	cap
+	wimm "$@"
+	send $((PSN + 2)) 64 --ackreq
+	cap_stop
+	check_eq "ack: $what: its retry completes (the FIRST a duplicate, re-ACKed); the SEND after it is ACKed" \
+		"$(decode | awk '{print $1 ":" $3 ":" $4}' | tr '\n' ' ')" \
+		"0x11:$PSN:$(hx 4 $MSN) 0x11:$((PSN + 2)):$(hx 2 $((MSN + 2))) "
+	check_eq "ack: $what: the WRITE's completion, with its immediate and length, then the SEND's" \
+		"$(xhca -j cq poll "$CQ" | json_get '[(c["opcode"], c["byte_len"]) for c in d["completions"]]')" \
+		"[(129, 2048), (128, 64)]"
+	PSN=$((PSN + 3)) MSN=$((MSN + 2))
+}
+rnr_wimm "into a pre-translated region" $IOVA "$R"
 
 # --- a bad ICRC: dropped, received again ------------------------------------------
 poll
@@ -269,7 +274,7 @@ check_eq "ack: the MIDDLE again and the LAST complete the SEND, ACKed at its LAS
 check_eq "ack: the SEND completes once, all 256 bytes" \
 	"$(xhca -j cq poll "$CQ" | json_get '[(c["status"], c["byte_len"]) for c in d["completions"]]')" \
 	"[(0, 256)]"
-PSN=$((PSN + 4))
+PSN=$((PSN + 4)) MSN=$((MSN + 1))
 
 # The same inside a WRITE xhcad places (a scattered region): the ACK names
 # the MIDDLE, a bad MIDDLE is asked again alone, xhca_rx's cursor and
@@ -300,33 +305,11 @@ check_eq "ack: the region holds the four packets in order, each once" \
 check_eq "ack: ... and all 4096 bytes" "$(xhca mr read "$RS" --len 4096 --out - | tr -d 'ABCD' | wc -c)" 0
 PSN=$((PSN + 4))
 MSN=$((MSN + 1))
-# RNR at the LAST of a WRITE with immediate into that region: the NAK names
-# the LAST, xhcad's place goes back by it, the FIRST sent again is a
-# duplicate; the bytes are those of the same WRITE into the pre-translated
-# region above.
-poll
-for i in 0 1 2 3; do send $((PSN + i)) 64; done
-PSN=$((PSN + 4)) MSN=$((MSN + 4))
-wimm2() { gen --op rc-rdma-write-only-imm --qpn "$QP" --psn $PSN --msg-len 2048 --mtu 1024 \
-	--va $IOVA2 --rkey "$RS" --imm 0x1234 --pattern 8; }
-cap
-wimm2
-cap_stop
-check_eq "ack: WRITE with immediate into a scattered region, no buffer: RNR NAK at its LAST" \
-	"$(decode | awk '{print $1 ":" $3 ":" substr($4, 1, 2)}')" "0x11:$((PSN + 1)):21"
-poll
-cap
-wimm2
-send $((PSN + 2)) 64 --ackreq
-cap_stop
-check_eq "ack: its retry completes (the FIRST a duplicate); the SEND after it is ACKed" \
-	"$(decode | awk '{print $1 ":" $3}' | tr '\n' ' ')" "0x11:$PSN 0x11:$((PSN + 2)) "
-check_eq "ack: the WRITE's completion, with its length, then the SEND's" \
-	"$(xhca -j cq poll "$CQ" | json_get '[(c["opcode"], c["byte_len"]) for c in d["completions"]]')" \
-	"[(129, 2048), (128, 64)]"
+# The same into that region (xhcad's place goes back by the LAST); the bytes
+# are those of the same WRITE into the pre-translated region above.
+rnr_wimm "into a scattered region" $IOVA2 "$RS"
 check "ack: its 2048 bytes, as the same WRITE placed by xhca_rx" \
 	cmp -s <(xhca mr read "$R" --len 2048 --out -) <(xhca mr read "$RS" --len 2048 --out -)
-PSN=$((PSN + 3)) MSN=$((MSN + 2))
 
 # --- errors: a SEND longer than its buffer ---------------------------------------
 poll
@@ -340,25 +323,25 @@ check_eq "ack: the QP is in the error state" \
 
 # --- bad input --------------------------------------------------------------------
 err=$(xhca qp modify "$QP" --rnr-timer 32 2>&1); rc=$?
-check "ack: --rnr-timer 32: a usage error" [ "$rc" = 2 ] && [ -n "$err" ]
+check_eq "ack: --rnr-timer 32: a usage error, says why" "$rc:${err:+said}" "2:said"
 err=$(xhca qp modify "$QP" --ack-every x 2>&1); rc=$?
 check "ack: --ack-every x: a usage error" [ "$rc" = 2 ]
 UD=$(QP_CREATE_ARGS="--qkey 9" qp_up ud --action drop)
 err=$(xhca qp modify "$UD" --ack-every 4 2>&1); rc=$?
-check "ack: --ack-every on a UD QP: refused, says why" \
-	[ "$rc" = 1 ] && echo "$err" | grep -q "not RC"
+check_eq "ack: --ack-every on a UD QP: refused, says why" \
+	"$rc:$(echo "$err" | grep -c "not RC")" "1:1"
 UC=$(qp_up uc --action drop)
 err=$(xhca qp modify "$UC" --rnr-timer 3 2>&1); rc=$?
-check "ack: --rnr-timer on a UC QP: refused, says why" \
-	[ "$rc" = 1 ] && echo "$err" | grep -q "not RC"
+check_eq "ack: --rnr-timer on a UC QP: refused, says why" \
+	"$rc:$(echo "$err" | grep -c "not RC")" "1:1"
 for bad in "--timeout 32" "--retry-cnt 8" "--rnr-retry 8" "--max-rd-atomic 0" \
 	"--max-rd-atomic 17" "--sq-psn 0x1000000" "--timeout x"; do
 	err=$(xhca qp modify "$QP" $bad 2>&1); rc=$?
 	check "ack: $bad: a usage error ($err)" [ "$rc" = 2 ]
 done
 err=$(xhca qp modify "$UC" --timeout 10 2>&1); rc=$?
-check "ack: --timeout on a QP without a send queue (the CLI's): refused, says why ($err)" \
-	[ "$rc" = 1 ] && echo "$err" | grep -qi "send queue"
+check_eq "ack: --timeout on a QP without a send queue (the CLI's): refused, says why ($err)" \
+	"$rc:$(echo "$err" | grep -ci "send queue")" "1:1"
 check_eq "ack: a CLI QP shows no send queue" \
 	"$(xhca -j qp show "$UC" | json_get '"send_queue" in d["qps"][0]')" False
 check_eq "ack: a UC QP has no responder settings" \

@@ -670,7 +670,7 @@ int main(int argc, char **argv)
 	int flowq = argc > 3 ? atoi(argv[3]) : -1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|spray IFNAME ...\n");
+		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|mcast|atomic2|spray|sqdb|cqwait IFNAME ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -64,7 +64,7 @@ adopt_cycle xdp-loader
 
 # 3. generic (skb) mode through xhcad
 check "attach/skb: xhcad --mode skb" xhcad_start --mode skb
-check "attach/skb: attached in generic mode" in_a ip -d link show "$IF_A" | grep -q xdpgeneric
+check_eq "attach/skb: attached in generic mode" "$(in_a ip -d link show "$IF_A" | grep -c xdpgeneric)" 1
 check_eq "attach/skb: status mode" "$(xhca -j status | json_get 'd["mode"]')" skb
 xhcad_stop TERM
 

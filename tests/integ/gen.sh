@@ -130,6 +130,13 @@ print(ops == [6, 7, 8] * 2, psns == [0xfffffe, 0xffffff, 0, 1, 2, 3], reth(ps[0]
 PY
 )" "True True True True True"
 
+# --aeth SYN:MSN: an ACK's AETH as given (tshark reads it back)
+"$GEN" --pcap "$tmp/aeth.pcap" --op rc-ack --qpn 5 --psn 7 --aeth 0x64:0x123456 >/dev/null
+tshark_roce_init
+check_eq "gen: --aeth 0x64:0x123456: a NAK with that syndrome (100) and MSN" \
+	"$("${TSHARK_ROCE[@]}" -r "$tmp/aeth.pcap" -T fields -e infiniband.aeth.syndrome \
+		-e infiniband.aeth.msn 2>/dev/null | tr '\t' ' ')" "100 1193046"
+
 # --- bad usage: exit 2, one line on stderr that names the problem, nothing sent ---
 # bad NAME WANT-EXIT REGEX ARGS...
 bad() {
@@ -193,6 +200,10 @@ bad "no neighbour entry" 2 "no neighbour entry for 10.77.0.99" -i "$IF_B" --op r
 in_b ip link set "$IF_B" down
 bad "interface down" 1 "is down" "${I[@]}" --op rc-send-only --qpn 5
 in_b ip link set "$IF_B" up
+bad "AETH syndrome over 8 bits" 2 "--aeth" "${I[@]}" --op rc-ack --qpn 5 --aeth 0x100
+bad "AETH MSN over 24 bits" 2 "--aeth" "${I[@]}" --op rc-ack --qpn 5 --aeth 0:0x1000000
+bad "AETH not a number" 2 "--aeth" "${I[@]}" --op rc-ack --qpn 5 --aeth x
+bad "AETH of a SEND" 2 "--aeth: RC_SEND_ONLY has no AETH" "${I[@]}" --op rc-send-only --qpn 5 --aeth 0x60
 bad "unwritable pcap" 1 "cannot create /nonexistent/x.pcap" --pcap /nonexistent/x.pcap --op rc-send-only --qpn 5
 after=$(in_a ip -s -j link show "$IF_A" | json_get 'd[0]["stats64"]["rx"]["packets"]')
 # IPv6 neighbour discovery may pass by when the link comes back up.

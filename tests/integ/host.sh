@@ -142,17 +142,14 @@ check_eq "host: posting to it (a receive, a send) is -ESHUTDOWN; the handle, its
 # --- a CQ's doorbell rung for a completion already polled: xhca_cq_wait
 # waits its time for the next one (it once returned at once, "nothing":
 # applications that stop on a quiet CQ stopped in the middle of traffic) ---
-mkfifo "$tmp/cw.in"
-nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" cqwait "$IF_A" <"$tmp/cw.in" >"$tmp/cw" 2>&1 &
-APPS+=("$!"); PID_cw=$!
-exec 9>"$tmp/cw.in"
+app_fed cw 9 "$B/xhca-apptest" cqwait "$IF_A"
 CWQ=$(ready cw)
 gen --op ud-send-only --qpn "$CWQ" --qkey 0x5151 --size 64
 echo go >&9
 exec 9>&-
 wait "$PID_cw"
 check_eq "host: xhca_cq_wait after a completion taken by polling (its doorbell left rung): waits the 300 ms, returns 0" \
-	"$(tail -n 1 "$tmp/cw" | json_get '(d["polled"], d["wait"], d["ms"] >= 280)')" "(1, 0, True)"
+	"$(tail -n 1 "$APP_DIR/cw" | json_get '(d["polled"], d["wait"], d["ms"] >= 280)')" "(1, 0, True)"
 
 # --- the send doorbell request, wrong: refused with a reason, nothing else ---
 out=$(nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" sqdb "$IF_A")

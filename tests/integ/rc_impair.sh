@@ -10,20 +10,17 @@
 # paths ran (duplicates re-ACKed or replayed, NAKs, retransmissions).
 . "$(dirname "$0")/../lib.sh"
 need_root "rc_impair"
-MID_MTU=3000 topo_setup_mid || { fail "rc_impair: topology"; t_done; }
-trap 'topo_cleanup; rm -f "${IMPAIR_OUT:-}"' EXIT
-xhcad_start --hostmem-mb 160 || { fail "rc_impair: xhcad on $IF_A"; t_done; }
-xhcad_start_b --hostmem-mb 160 || { fail "rc_impair: xhcad on $IF_B"; t_done; }
-RCT=("$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B")
+two_hosts rc_impair 160
 MiB=$((1 << 20))
 st() { "$B/xhca" -i "$1" -j status | json_get "$2"; }
 sum2() { echo $(( $(st "$IF_A" "$1") + $(st "$IF_B" "$1") )); }
 
 # The impairment refuses what it cannot do.
-out=$(ip netns exec "$NS_M" "$B/xhca-impair" "$MA" "$MB" --drop 101 2>&1); rc=$?
-check "impair: --drop 101 refused, exit 2 ($out)" test "$rc" = 2
-out=$(ip netns exec "$NS_M" "$B/xhca-impair" "$MA" nosuchport 2>&1); rc=$?
-check "impair: an unknown port refused, exit 2 ($out)" test "$rc" = 2
+for bad in "$MB --drop 101" "$MB --dup -1" "$MB --reorder x" "nosuchport" "$MA" ""; do
+	out=$(ip netns exec "$NS_M" "$B/xhca-impair" "$MA" $bad 2>&1); rc=$?
+	check "impair: xhca-impair $MA $bad refused, exit 2 ($(echo "$out" | head -1))" \
+		test "$rc" = 2
+done
 check "impair: nothing left attached after a refusal" \
 	bash -c "! ip netns exec '$NS_M' tc qdisc show dev '$MA' | grep -q clsact"
 
@@ -36,7 +33,7 @@ run_under() {
 	shift
 	r0=$(sum2 'd["requester"]["retransmits"]')
 	impair_start "${imp[@]}" || { fail "$name: impairment attach"; return; }
-	"${RCT[@]}" "$@"
+	rct "$@"
 	impair_stop
 	r1=$(sum2 'd["requester"]["retransmits"]')
 	n=$(impair_sum "$field")
@@ -61,4 +58,11 @@ run_under "loss 2%, reordering 5%, duplicates 5%" dropped --drop 2 --reorder 5 -
 	stress 250 5000 2048
 check "nothing left attached on the bridge ports" \
 	bash -c "! ip netns exec '$NS_M' tc filter show dev '$MA' ingress | grep -q bpf"
+# A clsact qdisc it did not make stays; only its filter goes.
+ip netns exec "$NS_M" tc qdisc add dev "$MA" clsact
+impair_start && impair_stop
+check "impair: a clsact qdisc that was there stays, its filter gone, errors 0 ($(impair_sum errors))" \
+	bash -c "ip netns exec '$NS_M' tc qdisc show dev '$MA' | grep -q clsact &&
+		! ip netns exec '$NS_M' tc filter show dev '$MA' ingress | grep -q bpf &&
+		test '$(impair_sum errors)' = 0"
 t_done

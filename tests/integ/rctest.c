@@ -18,11 +18,12 @@
  *                            full send CQ, a UD SEND to a multicast group
  *     paths                  FENCE (timed), SOLICITED and max_rd_atomic (the
  *                            test checks its captures), BAD_RESP_ERR (the
- *                            test injects the NAK); pauses for the test
+ *                            test injects the NAK), a READ's buffer freed
+ *                            before its response; pauses for the test
  *     restart                every RC operation both ways, xhcad on A
  *                            restarted (--keep) by the test in between; a
  *                            request in flight across a restart: flushed
- *     stress N SIZE [MTU]    N (1-250) rounds of SEND, WRITE, READ of SIZE
+ *     stress N SIZE MTU      N (1-250) rounds of SEND, WRITE, READ of SIZE
  *                            bytes and FETCH_ADD, posted at once from both
  *                            sides (run under loss and reordering): every
  *                            byte right, each ATOMIC executed once
@@ -367,12 +368,17 @@ static void op_atomics(struct side *tx, struct side *rx)
 	      "CMP_SWAP: not swapped, original back");
 }
 
-static int scen_ops(struct side *a, struct side *b, int argc, char **argv)
+static void scen_ops(struct side *a, struct side *b, int argc, char **argv)
 {
 	__u8 type = !strcmp(argv[0], "rc") ? XHCA_QPT_RC : !strcmp(argv[0], "uc") ? XHCA_QPT_UC
 										: XHCA_QPT_UD;
 	__u32 mtu = (__u32)atoi(argv[1]);
 	size_t max = 64;
+
+	if (strcmp(argv[0], "rc") && strcmp(argv[0], "uc") && strcmp(argv[0], "ud")) {
+		fprintf(stderr, "xhca-rctest ops: type %s: rc, uc or ud\n", argv[0]);
+		exit(2);
+	}
 
 	for (int i = 2; i < argc; i++)
 		if ((size_t)atol(argv[i]) > max)
@@ -399,7 +405,6 @@ static int scen_ops(struct side *a, struct side *b, int argc, char **argv)
 		op_atomics(a, b);
 		op_atomics(b, a);
 	}
-	return 0;
 }
 
 /* ---- stress ----------------------------------------------------------------- */
@@ -673,6 +678,32 @@ static void scen_errors(struct side *a, struct side *b)
 		check(!r2 && wc.byte_len == 3000 && first_bad(b->buf + b->half, 3000, 77) == 3000,
 		      "RNR then a buffer: every byte delivered once");
 		check(xhca_poll_cq(b->rcq, &wc, 1) == 0, "RNR then a buffer: no second delivery");
+	}
+
+	/* RNR timer code 0 is the longest, 655.36 ms (IBA table 45): the
+	 * requester waits that long, not a tenth or ten times it. */
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	{
+		struct xhca_qp_attr at = { .rnr_timer = 0 };
+		struct timespec t0, t1;
+		struct xhca_wc wc;
+		long long ms;
+		int r;
+
+		if (modify(b, XHCA_QPA_RNR_TIMER, &at))
+			die(b, "rnr_timer");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		post(a, XHCA_WR_SEND, 5, a->buf, 100, 0, 0, 0, XHCA_SEND_SIGNALED);
+		usleep(50000);
+		xhca_post_recv(b->qp, 10, b->buf + b->half, 100);
+		r = wait_wc(a->scq, &wc);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		check(!r && wc.status == XHCA_WC_SUCCESS && ms >= 600 && ms < 2000,
+		      "RNR timer code 0: retried after 655 ms (completed after %lld ms)", ms);
+		wait_wc(b->rcq, &wc);
 	}
 
 	/* Retry exhaustion: the responder's QP is gone. */
@@ -1061,6 +1092,31 @@ static void scen_paths(struct side *a, struct side *b)
 	      (unsigned long long)wc.wr_id, wc.status, wc.vendor_err);
 	expect_flushed(a, 1, 96, "after BAD_RESP_ERR");
 	check(qp_state(a) == XHCA_QPS_ERR, "after BAD_RESP_ERR the QP is in the error state");
+
+	/* A READ's buffer freed while the READ waits for its response (the
+	 * link still cut): when the response comes, LOC_PROT_ERR, nothing
+	 * written anywhere, xhcad goes on. */
+	side_open(a, XHCA_QPT_RC, (4u << 20) + 4096);
+	side_open(b, XHCA_QPT_RC, (4u << 20) + 4096);
+	connect_pair(a, b, 1024);
+	set_attr(a, XHCA_QPA_TIMEOUT, 14, 0, 0);
+	{
+		__u8 *small = xhca_alloc(a->ctx, 4096);
+
+		if (!small)
+			die(a, "alloc");
+		post(a, XHCA_WR_RDMA_READ, 97, small, 64, (uintptr_t)b->buf, xhca_mr_rkey(b->mr), 0,
+		     XHCA_SEND_SIGNALED);
+		usleep(20000);
+		check(!xhca_free(a->ctx, small), "a READ's buffer freed while the READ is on its way");
+	}
+	pause_for("mend the link");
+	r = wait_wc(a->scq, &wc);
+	check(!r && wc.wr_id == 97 && wc.status == XHCA_WC_LOC_PROT_ERR,
+	      "the READ's response for a freed buffer: LOC_PROT_ERR (wr_id %llu status %u)",
+	      (unsigned long long)wc.wr_id, wc.status);
+	check(xhca_qp_query(a->qp, &at) == 0 && at.state == XHCA_QPS_ERR,
+	      "xhcad goes on; the QP is in the error state");
 }
 
 /* ---- restart ---------------------------------------------------------------- */
@@ -1135,10 +1191,10 @@ int main(int argc, char **argv)
 		scen_restart(&a, &b);
 	else if (!strcmp(argv[5], "paths"))
 		scen_paths(&a, &b);
-	else if (!strcmp(argv[5], "stress") && argc >= 8 && atol(argv[6]) > 0 &&
+	else if (!strcmp(argv[5], "stress") && argc >= 9 && atol(argv[6]) > 0 &&
 		 atol(argv[6]) <= 250 && atol(argv[7]) > 0)
 		scen_stress(&a, &b, (size_t)atol(argv[6]), (size_t)atol(argv[7]),
-			    argc >= 9 ? (__u32)atoi(argv[8]) : 1024);
+			    (__u32)atoi(argv[8]));
 	else {
 		fprintf(stderr, "xhca-rctest: unknown scenario %s\n", argv[5]);
 		return 2;

@@ -81,21 +81,30 @@ static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
 	return h->len ? h->len : 1;
 }
 
+/* Whether cq has room for a completion. If not, the application is told
+ * to ring the CQ's doorbell when it makes some, and looked at again, as it
+ * may have made room between the two (ring.h); cq then waits for it. */
+static int cq_room_or_wait(struct cq *cq)
+{
+	if (!cq_full(cq))
+		return 1;
+	__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
+	if (!cq_full(cq)) {
+		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (!cq->waiting)
+		cq->ring->stalls++;
+	cq->waiting = 1;
+	return 0;
+}
+
 int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
 {
 	__u32 prod = cq->ring->prod;
 
-	if (cq_full(cq)) {
-		/* tell the application, then look again (ring.h) */
-		__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
-		if (cq_full(cq)) {
-			if (!cq->waiting)
-				cq->ring->stalls++;
-			cq->waiting = 1;
-			return -ENOSPC;
-		}
-		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
-	}
+	if (!cq_room_or_wait(cq))
+		return -ENOSPC;
 	cq->e[prod & (cq->depth - 1)] = *c;
 	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
 	cq->dirty = 1;
@@ -123,19 +132,9 @@ static int ready_cb(void *ctx, __u32 f)
 	if (d->fq[f].blocked)
 		return 0;
 	qh = qp_of(d, heads[f].m);
-	if (!qh || !qh->cq || !cq_full(qh->cq))
+	if (!qh || !qh->cq || cq_room_or_wait(qh->cq))
 		return 1;
 	cq = qh->cq;
-	/* Tell the application, then look again: it may have made room
-	 * between the two (ring.h). */
-	__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
-	if (!cq_full(cq)) {
-		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
-		return 1;
-	}
-	if (!cq->waiting)
-		cq->ring->stalls++;
-	cq->waiting = 1;
 	d->fq[f].blocked = 1;
 	d->fq[f].blocked_on = cq;
 	return 0;
@@ -308,16 +307,6 @@ static int bth_offset(const __u8 *fr, __u32 len, __u32 *off)
 		return -EINVAL;
 	*off = o;
 	return 0;
-}
-
-static __u32 be32(const __u8 *p)
-{
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
-}
-
-static __u64 be64(const __u8 *p)
-{
-	return (__u64)be32(p) << 32 | be32(p + 4);
 }
 
 /* The buffer of the receive in progress, if it is still the session's and
@@ -575,7 +564,7 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 			d->resp.bad_icrc++;
 			return XHCA_H_BAD_ICRC;
 		}
-		return sq_response(d, qh, m, fr, len);
+		return sq_response(d, qh, m, fr);
 	}
 	/* the ICRC, which xhca_rx does not check */
 	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(fr, len)) {
@@ -945,14 +934,8 @@ static int flush_rq(struct xhcad *d, struct qp_host *qh)
 			.qp_num = qh->gqpn,
 		};
 
-		if (cq_full(qh->cq)) {
-			/* the doorbell tells when there is room (ring.h) */
-			__atomic_store_n(&qh->cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
-			if (cq_full(qh->cq)) {
-				qh->cq->waiting = 1;
-				return 1;
-			}
-		}
+		if (!cq_room_or_wait(qh->cq))
+			return 1; /* the doorbell tells when there is room */
 		complete_rq(d, qh, &c, 1);
 	}
 	return 0;

@@ -130,7 +130,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 	while (!xhcad_stop) {
 		int first_client, first_cq, first_orphan, first_db, norphan = 0, ncq = 0, ndb = 0, n,
 		    i;
-		int dbs[64];
+		int dbs[MAX_CLIENTS]; /* a doorbell comes with a client: a session's */
 		struct session *orphans[64];
 		struct cq *cqs[256];
 		struct timespec ts;
@@ -160,7 +160,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		}
 		/* The sessions' send doorbells (rung when xhcad is armed). */
 		first_db = ps.n;
-		for (struct session *s = d->sessions; s && ndb < 64; s = s->next) {
+		for (struct session *s = d->sessions; s && ndb < MAX_CLIENTS; s = s->next) {
 			if (s->sq_dbfd < 0)
 				continue;
 			dbs[ndb++] = s->sq_dbfd;

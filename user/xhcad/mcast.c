@@ -447,11 +447,6 @@ static int src_is_local(struct xhcad *d, const __u8 ip[16])
 	return 0;
 }
 
-static __u32 be32(const __u8 *p)
-{
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
-}
-
 /* What the members are checked against: from the stored frame. */
 static int pkt_fields(struct mcast_state *mc, const __u8 *fr, __u32 len)
 {

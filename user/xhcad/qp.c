@@ -796,10 +796,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 			s->max_rd_atomic = a->max_rd_atomic;
 		if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_RESET)
 			sq_reset(d, &d->qh[lidx]);
-		if (m & XHCA_QPA_SQ_PSN) {
-			s->psn = s->una_psn = s->hi_psn = a->sq_psn;
-			sq_note(d, s, s->next);
-		}
+		if (m & XHCA_QPA_SQ_PSN)
+			sq_set_psn(d, s, a->sq_psn);
 	}
 	if (set_rx) {
 		/* a new sequence: the host side starts over too */

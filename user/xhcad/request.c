@@ -46,17 +46,15 @@
 #include "log.h"
 #include "xhcad.h"
 
-#define SQ_WINDOW 256		/* PSNs unacknowledged before no new request starts: half
-				 * a flow queue's default gate (512), so the responses
+#define SQ_WINDOW 256		/* the window (cwnd) at its start and largest: half a
+				 * flow queue's default gate (512), so the responses
 				 * to one window are not dropped early */
 #define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define RD_WINDOW 256		/* READ response PSNs asked for and not yet received */
 #define CWND_MIN 64		/* the window after losses, at least */
-#define TX_BATCH 32		/* frames per TX kick (copy mode sends 32 per call) */
+#define TX_BATCH 32		/* a kick every so many frames: the kernel sends while more are built */
 #define NEIGH_RETRY_NS 10000000ull /* no neighbour entry: look again in 10 ms */
 
-#define AETH_RNR 0x20
-#define AETH_NAK 0x60
 
 static struct sq_ent *ent(const struct sq_state *s, __u32 i)
 {
@@ -64,20 +62,10 @@ static struct sq_ent *ent(const struct sq_state *s, __u32 i)
 }
 
 /* a - b in PSN space (24 bits), signed */
-static int psn_cmp(__u32 a, __u32 b)
-{
-	return (int)((a - b) << 8) >> 8;
-}
-
 static int is_rdat(__u8 op)
 {
 	return op == XHCA_WR_RDMA_READ || op == XHCA_WR_ATOMIC_CMP_AND_SWP ||
 	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static __u32 be32(const __u8 *p)
-{
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
 }
 
 static __u64 tmo_ns(const struct sq_state *s)
@@ -86,9 +74,9 @@ static __u64 tmo_ns(const struct sq_state *s)
 	return s->timeout ? 4096ull << s->timeout : 0;
 }
 
-/* IBA table 45: the RNR NAK's timer code in microseconds / 100. */
+/* IBA table 45: the RNR NAK's timer code, in units of 10 us (0: 655.36 ms). */
 static const __u32 rnr_tbl[32] = {
-	655360, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
 	768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
 };
 
@@ -322,6 +310,12 @@ void sq_note(struct xhcad *d, const struct sq_state *s, __u32 started)
 	__atomic_store_n(&c->sq_started, started, __ATOMIC_RELAXED);
 }
 
+void sq_set_psn(struct xhcad *d, struct sq_state *s, __u32 psn)
+{
+	s->psn = s->una_psn = s->hi_psn = psn & XHCA_PSN_MASK;
+	sq_note(d, s, s->next);
+}
+
 /*
  * A send queue again after xhcad restarted (state.c): its ring and
  * attributes from the state file, its PSN from the QP context. Requests an
@@ -346,7 +340,7 @@ int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u3
 	s->retry_cnt = s->retry_left = attrs[1];
 	s->rnr_retry = s->rnr_left = attrs[2];
 	s->max_rd_atomic = attrs[3];
-	s->psn = s->una_psn = s->hi_psn = psn & XHCA_PSN_MASK;
+	sq_set_psn(d, s, psn);
 	sq_note(d, s, started);
 	if ((int)(started - s->cons) > 0 && qh->type == XHCA_QPT_RC) {
 		pr_warn("qp 0x%06x: %u send requests were in flight when xhcad stopped: the QP "
@@ -396,7 +390,7 @@ void sq_to_error(struct xhcad *d, struct qp_host *qh)
 static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 status,
 		    __u8 syndrome)
 {
-	e->state = SQE_DONE;
+	e->done = 1;
 	e->status = status;
 	e->syndrome = syndrome;
 	d->req.errors++;
@@ -451,12 +445,13 @@ static __u8 swqe_check(struct xhcad *d, const struct qp_host *qh, const struct x
 
 /* Copies n bytes at byte off of the request's scatter list to (or, to_sge,
  * from) buf. */
-static void sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *buf, __u32 n,
-		   int to_sge)
+static int sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *buf, __u32 n,
+		  int to_sge)
 {
 	__u8 *b = buf;
 
 	for (int i = 0; i < w->nsge && n; i++) {
+		struct hm_alloc *a;
 		__u64 k;
 
 		if (off >= w->sge[i].len) {
@@ -466,14 +461,20 @@ static void sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *
 		k = w->sge[i].len - off;
 		if (k > n)
 			k = n;
+		/* checked when the request was taken; the application may
+		 * have freed the buffer since */
+		a = hm_find(d, w->sge[i].alloc);
+		if (!a || !hm_range(a, w->sge[i].off + off, k))
+			return -EFAULT;
 		if (to_sge)
-			hm_write(d, hm_find(d, w->sge[i].alloc), w->sge[i].off + off, b, k);
+			hm_write(d, a, w->sge[i].off + off, b, k);
 		else
-			hm_read(d, hm_find(d, w->sge[i].alloc), w->sge[i].off + off, b, k);
+			hm_read(d, a, w->sge[i].off + off, b, k);
 		b += k;
 		n -= (__u32)k;
 		off = 0;
 	}
+	return 0;
 }
 
 /* Takes what the application posted: copied, checked. */
@@ -592,8 +593,8 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		p.psn = (e->psn + i) & XHCA_PSN_MASK;
 		off = i * mtu;
 		plen = w->len - off < mtu ? w->len - off : mtu;
-		if (plen)
-			sge_io(d, w, off, buf, plen, 0);
+		if (plen && sge_io(d, w, off, buf, plen, 0))
+			return -EFAULT;
 		p.payload = buf;
 		p.payload_len = plen;
 		p.reth_va = w->remote_va;
@@ -619,9 +620,9 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 			end = e->psn + (i * RD_CHUNK + RD_CHUNK < e->npkts ? i * RD_CHUNK + RD_CHUNK
 									  : e->npkts);
 
-		if (psn_cmp(p.psn, s->hi_psn) < 0)
+		if (xhca_psn_diff(p.psn, s->hi_psn) < 0)
 			d->req.retransmits++;
-		if (psn_cmp(end, s->hi_psn) > 0)
+		if (xhca_psn_diff(end, s->hi_psn) > 0)
 			s->hi_psn = end & XHCA_PSN_MASK;
 	}
 	d->req.packets++;
@@ -641,7 +642,7 @@ static __u32 npkts_of(const struct sq_ent *e, __u32 mtu)
 static int outstanding(const struct sq_state *s)
 {
 	return s->acked != s->fetched && ent(s, s->acked)->started &&
-	       ent(s, s->acked)->state != SQE_DONE;
+	       !ent(s, s->acked)->done;
 }
 
 /* Sends what it may of s's requests, up to budget packets. */
@@ -658,7 +659,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		struct sq_ent *e = ent(s, s->next);
 		__u32 want;
 
-		if (e->state == SQE_DONE) { /* acknowledged while going back */
+		if (e->done) { /* acknowledged while going back */
 			s->next++;
 			continue;
 		}
@@ -669,7 +670,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		if (!e->started) {
 			if (rc && (e->w.flags & XHCA_SEND_FENCE) && s->rd_out)
 				break;
-			if (rc && psn_cmp(s->psn, s->una_psn) >= (int)s->cwnd)
+			if (rc && xhca_psn_diff(s->psn, s->una_psn) >= (int)s->cwnd)
 				break;
 			e->npkts = npkts_of(e, mtu);
 			e->psn = s->psn;
@@ -685,7 +686,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 			if (rc && !is_rdat(e->w.opcode) && !s->whole_only && tmo_ns(s)) {
 				/* the window inside a message; the packet
 				 * before its edge asks for an ACK */
-				int ahead = psn_cmp(e->psn + e->sent, s->una_psn);
+				int ahead = xhca_psn_diff(e->psn + e->sent, s->una_psn);
 
 				if (ahead >= (int)s->cwnd)
 					break;
@@ -711,8 +712,8 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 				if (end > e->npkts)
 					end = e->npkts;
 				if (e->w.opcode == XHCA_WR_RDMA_READ &&
-				    psn_cmp(e->psn + end, s->una_psn) > RD_WINDOW &&
-				    psn_cmp(e->psn + e->sent * RD_CHUNK, s->una_psn) > 0)
+				    xhca_psn_diff(e->psn + end, s->una_psn) > RD_WINDOW &&
+				    xhca_psn_diff(e->psn + e->sent * RD_CHUNK, s->una_psn) > 0)
 					break;
 			}
 			r = sq_packet(d, s, c, e, e->sent, edge);
@@ -726,9 +727,11 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 				return n;
 			}
 			if (r) {
-				/* a frame the UMEM cannot hold (path MTU 4096) */
+				/* its buffer freed meanwhile; a frame the UMEM
+				 * cannot hold (path MTU 4096) */
 				pr_debug("qp 0x%06x: request packet: %s\n", qh->gqpn, strerror(-r));
-				sq_fail(d, qh, e, XHCA_WC_LOC_QP_OP_ERR, 0);
+				sq_fail(d, qh, e, r == -EFAULT ? XHCA_WC_LOC_PROT_ERR : XHCA_WC_LOC_QP_OP_ERR,
+					0);
 				return n;
 			}
 			if (is_rdat(e->w.opcode) && e->sent >= e->subs_hi) {
@@ -743,11 +746,10 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		if (e->sent < want)
 			break;
 		if (rc) {
-			e->state = SQE_SENT;
 			if (tmo_ns(s))
 				s->deadline = now + tmo_ns(s);
 		} else {
-			e->state = SQE_DONE; /* UC, UD: done when sent */
+			e->done = 1; /* UC, UD: done when sent */
 			if (s->acked == s->next)
 				s->acked++;
 		}
@@ -766,7 +768,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
  * for each window's worth acknowledged. */
 static void una_to(struct sq_state *s, __u32 una)
 {
-	int k = psn_cmp(una, s->una_psn);
+	int k = xhca_psn_diff(una, s->una_psn);
 
 	if (k <= 0)
 		return;
@@ -793,7 +795,7 @@ static int holding(const struct sq_state *s, __u32 psn, __u32 *idx)
 	for (__u32 i = s->acked; i != s->fetched && ent(s, i)->started; i++) {
 		const struct sq_ent *e = ent(s, i);
 
-		if (psn_cmp(psn, e->psn) >= 0 && psn_cmp(psn, e->psn + e->npkts) < 0) {
+		if (xhca_psn_diff(psn, e->psn) >= 0 && xhca_psn_diff(psn, e->psn + e->npkts) < 0) {
 			*idx = i;
 			return 0;
 		}
@@ -834,33 +836,33 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 	while (s->acked != s->fetched && ent(s, s->acked)->started) {
 		struct sq_ent *e = ent(s, s->acked);
 
-		if (e->state == SQE_DONE) {
+		if (e->done) {
 			s->acked++;
 			continue;
 		}
 		if (is_rdat(e->w.opcode)) {
 			__u32 want = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
 
-			if (explicit && psn_cmp(psn, e->psn) >= 0) {
+			if (explicit && xhca_psn_diff(psn, e->psn) >= 0) {
 				retry(d, s, e, want);
 				lost = 1;
 			}
 			/* nothing acknowledges a response not received */
-			if (psn_cmp(una, want) > 0)
+			if (xhca_psn_diff(una, want) > 0)
 				una = want;
 			break;
 		}
-		if (psn_cmp(psn, e->psn + e->npkts - 1) < 0) {
-			if (explicit && psn_cmp(psn, e->psn) >= 0)
+		if (xhca_psn_diff(psn, e->psn + e->npkts - 1) < 0) {
+			if (explicit && xhca_psn_diff(psn, e->psn) >= 0)
 				s->mid_acked = 1;
 			break;
 		}
-		e->state = SQE_DONE;
+		e->done = 1;
 		e->status = XHCA_WC_SUCCESS;
 		s->acked++;
 		moved = 1;
 	}
-	if (psn_cmp(una, s->una_psn) > 0 && psn_cmp(una, s->psn) <= 0 && !lost) {
+	if (xhca_psn_diff(una, s->una_psn) > 0 && xhca_psn_diff(una, s->psn) <= 0 && !lost) {
 		una_to(s, una);
 		moved = 1;
 	}
@@ -881,7 +883,7 @@ static struct sq_ent *oldest(struct sq_state *s)
 
 static void rdat_done(struct sq_state *s, struct sq_ent *e, __u32 psn, __u64 now)
 {
-	e->state = SQE_DONE;
+	e->done = 1;
 	e->status = XHCA_WC_SUCCESS;
 	s->acked++;
 	una_to(s, psn + 1);
@@ -926,7 +928,7 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	/* a READ or ATOMIC before it lost its response: from there */
 	if (e != t && is_rdat(e->w.opcode))
 		from = e->psn + e->rd_off / mtu;
-	if ((syn & 0x60) == AETH_RNR) {
+	if (XHCA_AETH_KIND(syn) == XHCA_AETH_RNR) {
 		d->req.rnr_naks++;
 		if (!s->rnr_left) {
 			sq_fail(d, s->qh, e, XHCA_WC_RNR_RETRY_EXC_ERR, syn);
@@ -940,17 +942,17 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 		return XHCA_H_RESP_NAK;
 	}
 	switch (syn) {
-	case AETH_NAK:
+	case XHCA_AETH_NAK_SEQ:
 		d->req.seq_naks++;
 		retry(d, s, e, from);
 		break;
-	case AETH_NAK + 1:
+	case XHCA_AETH_NAK_INVALID:
 		sq_fail(d, s->qh, t, XHCA_WC_REM_INV_REQ_ERR, syn);
 		break;
-	case AETH_NAK + 2:
+	case XHCA_AETH_NAK_ACCESS:
 		sq_fail(d, s->qh, t, XHCA_WC_REM_ACCESS_ERR, syn);
 		break;
-	case AETH_NAK + 3:
+	case XHCA_AETH_NAK_REMOTE_OP:
 		sq_fail(d, s->qh, t, XHCA_WC_REM_OP_ERR, syn);
 		break;
 	default:
@@ -961,7 +963,7 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 }
 
 int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		const __u8 *fr, __u32 len)
+		const __u8 *fr)
 {
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
 	struct sq_state *s = qh->sq;
@@ -981,8 +983,8 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	if (op == XHCA_OP_ACK) {
 		__u8 syn = (__u8)(aeth >> 24);
 
-		if (!(syn & 0x60)) {
-			if (psn_cmp(psn, s->una_psn) < 0 || psn_cmp(psn, s->psn) >= 0) {
+		if (!XHCA_AETH_KIND(syn)) {
+			if (xhca_psn_diff(psn, s->una_psn) < 0 || xhca_psn_diff(psn, s->psn) >= 0) {
 				d->req.stale++;
 				return XHCA_H_RESP_STALE;
 			}
@@ -992,7 +994,7 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		return on_nak(d, s, psn, syn, now);
 	}
 	/* READ responses and the ATOMIC ACK answer the oldest request */
-	if (psn_cmp(psn, s->una_psn) < 0 || psn_cmp(psn, s->psn) >= 0) {
+	if (xhca_psn_diff(psn, s->una_psn) < 0 || xhca_psn_diff(psn, s->psn) >= 0) {
 		d->req.stale++;
 		return XHCA_H_RESP_STALE;
 	}
@@ -1007,8 +1009,11 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 			return XHCA_H_RESP_STALE;
 		}
 		orig = (__u64)be32(bth + 16) << 32 | be32(bth + 20);
-		sge_io(d, &e->w, 0, &orig, 8, 1); /* host order, as verbs */
 		s->rd_out--;
+		if (sge_io(d, &e->w, 0, &orig, 8, 1)) { /* host order, as verbs */
+			sq_fail(d, qh, e, XHCA_WC_LOC_PROT_ERR, 0);
+			return XHCA_H_RESP_ACK;
+		}
 		rdat_done(s, e, psn, now);
 		return XHCA_H_RESP_ACK;
 	}
@@ -1024,7 +1029,7 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		exp = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
 		if (psn != exp) {
 			/* a response lost before this one: the rest again */
-			if (psn_cmp(psn, exp) > 0)
+			if (xhca_psn_diff(psn, exp) > 0)
 				retry(d, s, e, exp);
 			d->req.stale++;
 			return XHCA_H_RESP_STALE;
@@ -1038,8 +1043,10 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 			sq_fail(d, qh, e, XHCA_WC_BAD_RESP_ERR, 0);
 			return XHCA_H_RESP_NAK;
 		}
-		if (plen)
-			sge_io(d, &e->w, e->rd_off, (void *)(fr + m->payload_off), plen, 1);
+		if (plen && sge_io(d, &e->w, e->rd_off, (void *)(fr + m->payload_off), plen, 1)) {
+			sq_fail(d, qh, e, XHCA_WC_LOC_PROT_ERR, 0);
+			return XHCA_H_RESP_READ;
+		}
 		e->rd_off += plen;
 		if (end)
 			s->rd_out--;
@@ -1082,10 +1089,10 @@ static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now)
 	while (s->cons != s->fetched) {
 		struct sq_ent *e = ent(s, s->cons);
 
-		if (e->state != SQE_DONE) {
+		if (!e->done) {
 			if (!s->error)
 				break;
-			e->state = SQE_DONE;
+			e->done = 1;
 			e->status = XHCA_WC_WR_FLUSH_ERR;
 		}
 		if (e->status || (e->w.flags & XHCA_SEND_SIGNALED)) {
@@ -1118,7 +1125,7 @@ static void sq_timeout(struct xhcad *d, struct sq_state *s)
 	struct sq_ent *e = oldest(s);
 
 	s->deadline = 0;
-	if (!e || e->state == SQE_DONE)
+	if (!e || e->done)
 		return;
 	d->req.timeouts++;
 	/* held at the window's edge inside a message, its AckReq packet

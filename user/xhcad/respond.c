@@ -18,22 +18,6 @@
 #include "log.h"
 #include "xhcad.h"
 
-#define AETH_ACK 0x1f		/* ACK, no credit count (RXE's AETH_ACK_UNLIMITED) */
-#define AETH_RNR 0x20		/* RNR NAK: | the timer code */
-#define AETH_NAK_SEQ 0x60	/* NAK: PSN sequence error */
-#define AETH_NAK_INVALID 0x61	/* NAK: invalid request */
-#define AETH_NAK_ACCESS 0x62	/* NAK: remote access error */
-#define AETH_NAK_REMOTE_OP 0x63	/* NAK: remote operational error */
-
-static __u32 be32(const __u8 *p)
-{
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
-}
-
-static __u64 be64(const __u8 *p)
-{
-	return (__u64)be32(p) << 32 | be32(p + 4);
-}
 
 /* The response's frame around what the request came in: addresses and
  * tags swapped, the QP's remote QPN and P_Key. Returns the BTH offset. */
@@ -94,14 +78,14 @@ static int tx_xsk(void *arg, const void *frame, __u32 len)
 /* What an ACKNOWLEDGE that left was (an RNR NAK is a NAK too). */
 static void count_aeth(struct xhcad *d, __u8 syndrome)
 {
-	if (!(syndrome & 0x60)) {
+	if (!XHCA_AETH_KIND(syndrome)) {
 		d->resp.acks++;
 		return;
 	}
 	d->naks++;
-	if ((syndrome & 0x60) == AETH_RNR)
+	if (XHCA_AETH_KIND(syndrome) == XHCA_AETH_RNR)
 		d->resp.rnr_naks++;
-	else if (syndrome == AETH_NAK_SEQ)
+	else if (syndrome == XHCA_AETH_NAK_SEQ)
 		d->resp.seq_naks++;
 }
 
@@ -230,7 +214,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 			return XHCA_H_RESP_FAIL;
 		if (r) {
 			/* deregistered since xhca_rx checked it */
-			send_aeth(d, s, AETH_NAK_ACCESS);
+			send_aeth(d, s, XHCA_AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
@@ -245,7 +229,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 		mr = mr_find(d, be32(bth + 20));
 		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
 		if (!j->word) {
-			send_aeth(d, s, mr && mr->e.valid ? AETH_NAK_INVALID : AETH_NAK_ACCESS);
+			send_aeth(d, s, mr && mr->e.valid ? XHCA_AETH_NAK_INVALID : XHCA_AETH_NAK_ACCESS);
 			qh->cnt.errors++;
 			return XHCA_H_RESP_FAIL;
 		}
@@ -272,7 +256,7 @@ int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *a
 						   : i == n - 1 ? XHCA_OP_READ_RESP_LAST
 								: XHCA_OP_READ_RESP_MIDDLE);
 			s->psn = (j->psn + i) & XHCA_PSN_MASK;
-			s->aeth_syndrome = AETH_ACK;
+			s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
 			/* the packet's bytes, from the spans in order */
 			for (__u32 got = 0; j->dlen && got < k;) {
 				__u32 take = j->span[sp].len - sp_off;
@@ -307,7 +291,7 @@ int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *a
 						    __ATOMIC_SEQ_CST);
 		}
 		s->opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
-		s->aeth_syndrome = AETH_ACK;
+		s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
 		s->atomic_orig = orig;
 		return send_spec(s, tx, arg);
 	}
@@ -350,8 +334,8 @@ void respond_nak(struct xhcad *d, const struct xhca_event *e)
 	s.psn = e->psn;
 	s.aeth_msn = __atomic_load_n(&c->msn, __ATOMIC_RELAXED) & XHCA_PSN_MASK;
 	send_aeth(d, &s, e->reason >= XHCA_R_DROP_MR_RKEY && e->reason <= XHCA_R_DROP_MR_BOUNDS
-				? AETH_NAK_ACCESS
-				: AETH_NAK_INVALID);
+				? XHCA_AETH_NAK_ACCESS
+				: XHCA_AETH_NAK_INVALID);
 	xsk_tx_kick(d); /* not from a delivery round: now */
 }
 
@@ -370,7 +354,7 @@ static __u8 credit_code(const struct qp_host *qh)
 	__u8 k = 0;
 
 	if (!qh->rq)
-		return AETH_ACK; /* no receive queue here: no flow control */
+		return XHCA_AETH_ACK_NO_CREDIT; /* no receive queue here: no flow control */
 	posted = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE) - qh->rq->cons;
 	while (k < 30 && credit_tbl[k + 1] <= posted)
 		k++;
@@ -410,43 +394,64 @@ static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8
 		count_aeth(d, syndrome);
 }
 
-/*
- * Makes xhca_rx expect psn again, its MSN what it was there (not on a
- * proxy CQ, where the MSN is also the CSN sequence, which never goes
- * back): the requester sends it again. Taken as xhca_rx's WRITE cursor is,
- * with BUSY, so no packet is accepted half-way. Until that PSN's packet
- * comes back, what is still in line behind is dropped (rewound).
- */
-static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn, __u32 msn)
+/* Takes the QP's receive state from xhca_rx, as its WRITE cursor is taken
+ * (BUSY), so no packet is accepted half-way: *cur is the word as it was.
+ * -1 with the QP in the error state (nothing to rewind). */
+static int rx_take(struct xhca_qp_ctx *c, __u32 *cur)
 {
-	struct xhca_qp_ctx *c = &d->ctxm[lidx];
-	__u32 cur;
-
 	for (;;) {
-		cur = __atomic_load_n(&c->rx_psn, __ATOMIC_ACQUIRE);
-		if (cur & XHCA_RXPSN_ERR)
-			return;
-		if (!(cur & XHCA_RXPSN_BUSY) &&
-		    __atomic_compare_exchange_n(&c->rx_psn, &cur, cur | XHCA_RXPSN_BUSY, 0,
+		*cur = __atomic_load_n(&c->rx_psn, __ATOMIC_ACQUIRE);
+		if (*cur & XHCA_RXPSN_ERR)
+			return -1;
+		if (!(*cur & XHCA_RXPSN_BUSY) &&
+		    __atomic_compare_exchange_n(&c->rx_psn, cur, *cur | XHCA_RXPSN_BUSY, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			break;
+			return 0;
 	}
+}
+
+/*
+ * Gives the receive state back as word (xhca_rx expects psn again) with the
+ * MSN msn (not on a proxy CQ, where the MSN is also the CSN sequence, which
+ * never goes back): the requester sends psn again. Until its packet comes
+ * back, what is still in line behind is dropped (rewound). keep: xhcad
+ * stays in the message in progress, expecting psn next; else it starts
+ * over.
+ */
+static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *c, __u32 word,
+		       __u32 psn, __u32 msn, int keep)
+{
 	if (!qh->px)
 		__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->rx_psn,
-			 (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-				  XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_UC_DROP)) |
-				 (psn & XHCA_PSN_MASK),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&c->rx_psn, word, __ATOMIC_RELEASE);
 	qh->rewound = 1;
 	qh->rw_psn = psn & XHCA_PSN_MASK;
 	qh->rw_msn = msn & XHCA_PSN_MASK;
 	qh->rw_ns = now_ns(); /* bpf_ktime_get_ns()'s clock, read after the store */
-	qh->in_msg = MSG_NONE;
 	qh->discard = 0;
-	qh->psn_valid = 0;
+	qh->psn_valid = keep;
+	qh->next_psn = psn & XHCA_PSN_MASK;
+	if (!keep)
+		qh->in_msg = MSG_NONE;
 	d->resp.rewinds++;
+}
+
+/* xhca_rx expects psn again, as at a message's start (no WRITE cursor);
+ * keep as rx_rewound. */
+static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn, __u32 msn,
+		      int keep)
+{
+	struct xhca_qp_ctx *c = &d->ctxm[lidx];
+	__u32 cur;
+
+	if (rx_take(c, &cur))
+		return;
+	rx_rewound(d, qh, c,
+		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
+			    XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_UC_DROP)) |
+			   (psn & XHCA_PSN_MASK),
+		   psn, msn, keep);
 }
 
 /*
@@ -466,40 +471,23 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 	struct xhca_qp_ctx *c = &d->ctxm[m->lidx];
 	__u64 off = (__u64)((psn - first) & XHCA_PSN_MASK) << c->mtu_shift;
 	__u32 cur;
-	int r = -ESTALE;
 
-	for (;;) {
-		cur = __atomic_load_n(&c->rx_psn, __ATOMIC_ACQUIRE);
-		if (cur & XHCA_RXPSN_ERR)
-			return 0;
-		if (!(cur & XHCA_RXPSN_BUSY) &&
-		    __atomic_compare_exchange_n(&c->rx_psn, &cur, cur | XHCA_RXPSN_BUSY, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			break;
+	if (rx_take(c, &cur))
+		return 0;
+	if (c->wc_psn != first || !off || off >= c->wc_len || c->wc_len - c->wc_left < off) {
+		__atomic_store_n(&c->rx_psn, cur, __ATOMIC_RELEASE); /* as it was */
+		return -ESTALE;
 	}
-	if (c->wc_psn == first && off && off < c->wc_len && c->wc_len - c->wc_left >= off) {
-		c->wc_va -= c->wc_len - c->wc_left - off;
-		c->wc_left = c->wc_len - off;
-		if (!qh->px)
-			__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
-		cur = (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
-			       XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX)) |
-		      XHCA_RXPSN_WRITE | (pretx ? XHCA_RXPSN_PRETX : 0) | (psn & XHCA_PSN_MASK);
-		qh->rewound = 1;
-		qh->rw_psn = psn & XHCA_PSN_MASK;
-		qh->rw_msn = msn & XHCA_PSN_MASK;
-		qh->in_msg = pretx ? MSG_NONE : MSG_WRITE;
-		qh->discard = 0;
-		qh->psn_valid = !pretx;
-		qh->next_psn = psn & XHCA_PSN_MASK;
-		d->resp.rewinds++;
-		r = 0;
-	}
-	__atomic_store_n(&c->rx_psn, cur, __ATOMIC_RELEASE);
-	if (!r)
-		qh->rw_ns = now_ns(); /* bpf_ktime_get_ns()'s clock, read after the store */
-	return r;
+	c->wc_va -= c->wc_len - c->wc_left - off;
+	c->wc_left = c->wc_len - off;
+	if (!pretx)
+		qh->in_msg = MSG_WRITE;
+	rx_rewound(d, qh, c,
+		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
+			    XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX)) |
+			   XHCA_RXPSN_WRITE | (pretx ? XHCA_RXPSN_PRETX : 0) | (psn & XHCA_PSN_MASK),
+		   psn, msn, !pretx);
+	return 0;
 }
 
 /*
@@ -517,30 +505,24 @@ static int rewind_in_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_
 
 	if (qh->px || !qh->psn_valid || !qh->in_msg || next == qh->msg_psn)
 		return -1;
-	if (qh->in_msg == MSG_SEND) {
-		__u32 off = qh->msg_off;
-
-		rewind_to(d, qh, m->lidx, next, m0);
-		qh->in_msg = MSG_SEND;
-		qh->msg_off = off;
-		qh->psn_valid = 1;
-		qh->next_psn = next;
-	} else if (rewind_write(d, qh, m, qh->msg_psn, next, m0, 0)) {
+	if (qh->in_msg == MSG_SEND)
+		rewind_to(d, qh, m->lidx, next, m0, 1);
+	else if (rewind_write(d, qh, m, qh->msg_psn, next, m0, 0))
 		return -1;
-	}
 	*psn = next;
 	*msn = m0;
 	return 0;
 }
 
 /*
- * Makes xhca_rx expect the message of this frame again, from its first
- * PSN, with the MSN before it (any frame's csn is that: xhca_rx counts a
- * message at its end). Inside a message, a SEND (its receive buffer and
- * bytes so far kept) and a WRITE (rewind_write) are taken again from the
- * packet missing, as acknowledgements may cover what came before it; only
- * a proxy QP's messages, which no ACK covers before they end, start over.
- * Returns that PSN and MSN.
+ * Makes xhca_rx expect again what this frame shows missing, with the MSN
+ * before its message (any frame's csn is that: xhca_rx counts a message at
+ * its end): inside a message xhcad is placing, the packet missing
+ * (rewind_in_msg); the LAST with immediate of a WRITE whose immediate found
+ * no buffer; a packet of a WRITE xhca_rx placed; else the frame's message
+ * from its first PSN (a START, a proxy QP's message, which no ACK covers
+ * before it ends). Acknowledgements may cover what came before a packet, so
+ * a rewind never goes before one. Returns that PSN and MSN.
  */
 static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		       __u32 *psn, __u32 *msn)
@@ -585,7 +567,7 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 		*psn = m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
 	else
 		*psn = qh->msg_psn;
-	rewind_to(d, qh, m->lidx, *psn, *msn);
+	rewind_to(d, qh, m->lidx, *psn, *msn, 0);
 }
 
 /* The saved response of a duplicate READ or ATOMIC, sent again. */
@@ -630,7 +612,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		if (!r->done)
 			goto unknown; /* the proxy has not executed it yet: the next one */
 		j.s.opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
-		j.s.aeth_syndrome = AETH_ACK;
+		j.s.aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
 		j.s.atomic_orig = r->orig;
 		err = send_spec(&j.s, tx_xsk, d);
 		d->resp.replays += !err;
@@ -644,6 +626,14 @@ unknown:
 	resp_job_free(&j);
 	d->resp.dup_unknown++;
 	return XHCA_H_DUP;
+}
+
+/* A duplicate's or a gap's frame (m->msg_len: xhca_rx's ePSN) while xhcad
+ * is inside a message and short of that: a packet of it never came through
+ * (lost after xhca_rx took it). Acknowledging the ePSN would cover it. */
+static int behind(const struct qp_host *qh, const struct xhca_rx_meta *m)
+{
+	return !qh->px && qh->in_msg && qh->psn_valid && xhca_psn_cmp(m->msg_len, qh->next_psn) > 0;
 }
 
 int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
@@ -675,11 +665,7 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		 * (everything before it came through this queue already), or
 		 * the start of the message xhcad is in on a proxy QP, or where
 		 * it rewound to */
-		if (!qh->rewound && !qh->px && qh->in_msg && qh->psn_valid &&
-		    xhca_psn_cmp(m->msg_len, qh->next_psn) > 0) {
-			/* a packet of the message in progress never came
-			 * through (lost after xhca_rx took it): not
-			 * acknowledged, asked for again */
+		if (!qh->rewound && behind(qh, m)) {
 			__u32 p, n;
 
 			if (!rewind_in_msg(d, qh, m, &p, &n)) {
@@ -700,11 +686,10 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
 		__u32 p = m->msg_len, n = msn_full(d, m->lidx, m->csn);
 
-		/* the same: a NAK acknowledges what is before its PSN */
-		if (!qh->px && qh->in_msg && qh->psn_valid &&
-		    xhca_psn_cmp(m->msg_len, qh->next_psn) > 0)
+		/* a NAK acknowledges what is before its PSN */
+		if (behind(qh, m))
 			rewind_in_msg(d, qh, m, &p, &n);
-		reply_aeth(d, m, fr, len, p, n, AETH_NAK_SEQ);
+		reply_aeth(d, m, fr, len, p, n, XHCA_AETH_NAK_SEQ);
 		return XHCA_H_SEQ_NAK;
 	}
 	if (oi->flags & XHCA_O_START) {
@@ -741,10 +726,11 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 			   credit_code(qh));
 		return r;
 	case XHCA_H_RNR:
-		/* the message is received again from its start, after the
-		 * RNR timer; the NAK names where it starts */
+		/* the packet that wanted a receive buffer (a SEND's FIRST, a
+		 * WRITE's LAST with immediate) is received again after the
+		 * RNR timer; the NAK names it */
 		rewind_msg(d, qh, m, &psn, &msn);
-		reply_aeth(d, m, fr, len, psn, msn, AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
+		reply_aeth(d, m, fr, len, psn, msn, XHCA_AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
 		return r;
 	case XHCA_H_SEQ_ERR:
 		/* a frame of the message was lost between xhca_rx and here:
@@ -753,13 +739,13 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 		rewind_msg(d, qh, m, &psn, &msn);
 		return r;
 	case XHCA_H_LEN_ERR:
-		nak = AETH_NAK_INVALID;
+		nak = XHCA_AETH_NAK_INVALID;
 		break;
 	case XHCA_H_BAD_BUF:
-		nak = AETH_NAK_REMOTE_OP;
+		nak = XHCA_AETH_NAK_REMOTE_OP;
 		break;
 	case XHCA_H_XLATE_ERR:
-		nak = AETH_NAK_ACCESS;
+		nak = XHCA_AETH_NAK_ACCESS;
 		break;
 	default:
 		return r;

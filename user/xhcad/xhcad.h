@@ -19,6 +19,17 @@
 #include <xhca/ring.h>
 #include "sched.h"
 
+/* Big-endian fields of a frame. */
+static inline __u32 be32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static inline __u64 be64(const __u8 *p)
+{
+	return (__u64)be32(p) << 32 | be32(p + 4);
+}
+
 struct xhca;
 
 #define XSK_FRAME_SIZE 4096 /* UMEM frames, one page each */
@@ -101,18 +112,17 @@ struct sq_ent {
 	struct xhca_swqe w;
 	__u32 psn;		/* its first PSN (started) */
 	__u32 npkts;		/* PSNs it takes (a READ: one per response packet) */
-	__u32 sent;		/* packets of it sent in this pass (a READ: 0 or 1) */
+	__u32 sent;		/* sent in this pass: packets (a READ: requests of
+				 * RD_CHUNK responses each; an ATOMIC: 0 or 1) */
 	__u32 rd_off;		/* READ: response bytes placed, in order */
 	__u32 subs_hi;		/* READ/ATOMIC: requests on the wire at least once (a
 				 * READ asks for RD_CHUNK response packets each) */
-	__u8 started;		/* PSNs assigned, packets have left */
+	__u8 started;		/* its PSNs assigned (it is being sent) */
 	__u8 edge;		/* a packet at the window's edge asked for an ACK */
-	__u8 state;		/* SQE_* */
+	__u8 done;		/* acknowledged (UC, UD: sent), failed or flushed */
 	__u8 status;		/* enum xhca_wc_status when done */
 	__u8 syndrome;		/* the NAK's, of an error */
 };
-
-enum { SQE_NEW, SQE_SENT, SQE_DONE };
 
 /* A send queue no doorbell can wake xhcad for is looked at this often. */
 #define SQ_POLL_NS 1000000ull
@@ -131,7 +141,8 @@ struct sq_state {
 	__u32 psn;		/* the next new PSN */
 	__u32 una_psn;		/* the oldest PSN not acknowledged (RC) */
 	__u32 hi_psn;		/* after the last PSN ever sent (RC: a retransmission is before it) */
-	__u32 rd_out;		/* READ/ATOMIC started, not done */
+	__u32 rd_out;		/* READ/ATOMIC requests on the wire (a READ of several
+				 * chunks: each), answered not yet whole */
 	__u8 timeout, retry_cnt, rnr_retry, max_rd_atomic;	/* the QP's attributes */
 	__u8 retry_left, rnr_left;
 	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD */
@@ -591,19 +602,25 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 void sq_detach(struct xhcad *d, struct qp_host *qh);
 /* The QP went to the error state: what is outstanding completes flushed. */
 void sq_to_error(struct xhcad *d, struct qp_host *qh);
-/* The QP was reset, or given a new send PSN: the queue starts over. */
+/* The QP was reset: the queue starts over, nothing completes (verbs). */
 void sq_reset(struct xhcad *d, struct qp_host *qh);
+/* The PSN of the next new request (XHCA_QPA_SQ_PSN, a restart). */
+void sq_set_psn(struct xhcad *d, struct sq_state *s, __u32 psn);
+/* The next PSN and the requests started, into the QP context (restarts). */
 void sq_note(struct xhcad *d, const struct sq_state *s, __u32 started);
+/* A send queue again after a restart (state.c); attrs: timeout, retry_cnt,
+ * rnr_retry, max_rd_atomic. 1 when requests were in flight: flushed. */
 int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
 	       struct cq *cq, const __u8 attrs[4]);
 /* Sends what the send queues have, within budget packets; retransmits on
- * timers; writes completions. Returns the packets sent; *more when it had
+ * timers; writes completions. Returns the packets sent and completions
+ * written; *more when it had
  * to stop with work left; *deadline the next timer (ns, 0: none). */
 int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline);
 /* A response frame (ACK, NAK, READ response, ATOMIC ACK) of an RC QP's
  * requests: its host reason. */
 int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		const __u8 *fr, __u32 len);
+		const __u8 *fr);
 /* Sleep: every send queue drained arms its doorbell; returns 1 if one got
  * entries meanwhile (do not sleep). */
 int sq_arm(struct xhcad *d);

@@ -543,13 +543,18 @@ void xsk_tx_kick(struct xhcad *d)
 	 * the ring's every frame (frames left there would wait for the next
 	 * kick, which may be a retransmission timer away). */
 	for (int i = 0; i < 256; i++) {
-		if (sendto(xs->socks[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS) {
-			pr_debug("AF_XDP TX: %s\n", strerror(errno));
+		__u32 was = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE);
+		int err = sendto(xs->socks[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ? errno : 0;
+
+		if (err && err != EAGAIN && err != EBUSY && err != ENOBUFS) {
+			pr_debug("AF_XDP TX: %s\n", strerror(err));
 			break;
 		}
 		tx_reclaim(xs); /* room in the completion ring for the next batch */
 		if (__atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) == *tx->producer)
+			break;
+		/* busy, or out of buffers, and nothing taken: the next kick */
+		if (err && err != EAGAIN && __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) == was)
 			break;
 	}
 	xs->tx_pending = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) != *tx->producer;

@@ -1155,7 +1155,9 @@ static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
 	if (!(oi->flags & XHCA_O_KNOWN))
 		return XHCA_R_DROP_UNKNOWN_OPCODE;
 	p->op_flags = oi->flags;
-	avail = (__u32)(end - (void *)udp);
+	/* The headers are in the linear part (checked against end); a large
+	 * frame's payload and ICRC may go on in fragments (xdp.frags). */
+	avail = (__u32)(bpf_xdp_get_buff_len(ctx) - ((void *)udp - data));
 	paylen = bpf_ntohs(udp->len);
 	/* Ethernet may pad short frames: the UDP length is the packet's extent. */
 	if (paylen > avail)
@@ -1250,10 +1252,10 @@ struct {
 	__type(value, struct rx_scratch);
 } xhca_scratch SEC(".maps");
 
-SEC("xdp")
+SEC("xdp.frags")
 int xhca_rx(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	struct rx_scratch *sc;
 	struct roce_pkt *p;
 	struct verdict *vd;
@@ -1335,7 +1337,7 @@ out:
  * threshold, the same metadata. Counted per group, not in xhca_stats (the
  * packet has its reason there already, to_mcast_devs).
  */
-SEC("xdp")
+SEC("xdp.frags")
 int xhca_rep(struct xdp_md *ctx)
 {
 	struct xhca_mcast_counter *mc;
@@ -1368,7 +1370,7 @@ int xhca_rep(struct xdp_md *ctx)
 	vd.gen = g->gen;
 	vd.flowq = XHCA_FLOWQ_MCAST;
 	mc->packets++;
-	mc->bytes += ctx->data_end - ctx->data;
-	return flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, ctx->data_end - ctx->data) ==
+	mc->bytes += bpf_xdp_get_buff_len(ctx);
+	return flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bpf_xdp_get_buff_len(ctx)) ==
 		       XHCA_R_TO_MCAST ? XDP_REDIRECT : XDP_DROP;
 }

@@ -305,27 +305,32 @@ print(f"(the proxy executed {px['atomics']} ATOMICs; {px['no_offload']} held bac
       f"{px['released']} completions released in order, {px['skipped']} no-ops)")
 PY
 
-echo
-echo "== two xhca hosts: RC through libxhca beside TCP over the same veth pair (${SECONDS_RUN} s each)"
 # xhca-rc --bench on each side: a 64 B ping-pong, 64 B SENDs (at most 512
 # outstanding) beside a TCP stream of 64 B messages (TCP_NODELAY), 64 KiB
 # RDMA WRITEs (at most 32 outstanding) beside a TCP stream of 64 KiB. TCP
-# is the two applications' own side channel: same namespaces, same veth.
+# is the two applications' own side channel: same namespaces, same veth
+# (MTU 4200). At path MTU 2048, then 4096 (frames of two AF_XDP descriptors
+# each way).
 topo_cleanup
 XHCAD_PIDS=()
-TOPO_MTU=3000 topo_setup || { echo "bench: cannot build the veth topology" >&2; exit 1; }
+TOPO_MTU=4200 topo_setup || { echo "bench: cannot build the veth topology" >&2; exit 1; }
 trap 'apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT # topo_setup set its own
 xhcad_start --hostmem-mb 64 || { echo "bench: xhcad did not start" >&2; exit 1; }
 xhcad_start_b --hostmem-mb 64 || { echo "bench: the second xhcad did not start" >&2; exit 1; }
-in_b "$B/xhca-rc" -i "$IF_B" -a "$IP_B" --mtu 2048 --write-mib 4 --bench "$SECONDS_RUN" \
-	>"$tmp/rc-server" 2>&1 &
-srv=$!
-(
-	set -o pipefail
-	in_a "$B/xhca-rc" -i "$IF_A" -a "$IP_A" -c "$IP_B" --mtu 2048 --write-mib 4 \
-		--bench "$SECONDS_RUN" 2>&1 | grep -v '^client: \(RC QP\|ok: ping\)'
-) || echo "bench: the client side failed" >&2
-wait "$srv" || { echo "bench: the server side failed:" >&2; cat "$tmp/rc-server" >&2; }
+for mtu in 2048 4096; do
+	echo
+	echo "== two xhca hosts: RC through libxhca beside TCP over the same veth pair" \
+		"(path MTU $mtu, ${SECONDS_RUN} s each)"
+	in_b "$B/xhca-rc" -i "$IF_B" -a "$IP_B" --mtu "$mtu" --write-mib 4 \
+		--bench "$SECONDS_RUN" >"$tmp/rc-server" 2>&1 &
+	srv=$!
+	(
+		set -o pipefail
+		in_a "$B/xhca-rc" -i "$IF_A" -a "$IP_A" -c "$IP_B" --mtu "$mtu" --write-mib 4 \
+			--bench "$SECONDS_RUN" 2>&1 | grep -v '^client: \(RC QP\|ok: ping\)'
+	) || echo "bench: the client side failed" >&2
+	wait "$srv" || { echo "bench: the server side failed:" >&2; cat "$tmp/rc-server" >&2; }
+done
 for i in "$IF_A" "$IF_B"; do
 	"$B/xhca" -i "$i" status | grep -E '^requester:' | sed "s/^/$i /"
 done

@@ -176,7 +176,7 @@ cap_stop() {
 two_hosts() {
 	local name=$1 mb=$2
 	shift 2
-	MID_MTU=3000 topo_setup_mid || { fail "$name: topology"; t_done; }
+	MID_MTU=${MID_MTU:-3000} topo_setup_mid || { fail "$name: topology"; t_done; }
 	tmp=$(mktemp -d)
 	trap 'exec 3>&- 2>/dev/null; topo_cleanup; rm -rf "$tmp" ${IMPAIR_OUT:+"$IMPAIR_OUT"}' EXIT
 	[ "${XHCAD_LOG:-}" = tmp ] && XHCAD_LOG=$tmp/xhcad-a.log

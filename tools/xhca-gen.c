@@ -6,8 +6,10 @@
  * interface with BPF_PROG_TEST_RUN in live-frames mode: the kernel runs the
  * xhca_gen XDP program (loaded, never attached) on each frame, and its
  * XDP_TX hands the frame to the driver, as if it had been received and
- * bounced. On a veth the frames arrive at the peer. With --pcap the frames
- * are written to a file instead.
+ * bounced. On a veth the frames arrive at the peer. Frames over a page (path
+ * MTU 4096), which the kernel refuses in live-frames mode, go out of a packet
+ * socket instead, each built whole. With --pcap the frames are written to a
+ * file instead.
  *
  * Exit codes: 0 sent, 1 failed, 2 bad usage.
  */
@@ -24,6 +26,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -54,6 +57,9 @@
 /* BPF_PROG_TEST_RUN takes a 32-bit repeat. */
 #define MAX_REPEAT 0x40000000u
 #define MAX_SIZES 16
+/* The largest frame live frames carry: a page less the kernel's headroom
+ * and shared info (x86-64). */
+#define LIVE_FRAME_MAX 3408
 
 struct gen_opts {
 	const char *ifname;
@@ -103,8 +109,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: xhca-gen -i IFNAME | --pcap FILE --op OPCODE --qpn N [options]\n"
-		"Sends RoCEv2 frames out of IFNAME (BPF_PROG_TEST_RUN, live frames, XDP_TX),\n"
-		"or writes them to a pcap file.\n"
+		"Sends RoCEv2 frames out of IFNAME (BPF_PROG_TEST_RUN, live frames, XDP_TX;\n"
+		"frames over 3408 B from a packet socket), or writes them to a pcap file.\n"
 		"\n"
 		"  -i, --interface IF   send from IF (on a veth: to its peer)\n"
 		"      --pcap FILE      write the frames to FILE instead of sending\n"
@@ -911,6 +917,40 @@ out:
 	return err;
 }
 
+/* A packet socket on ifindex, for frames over LIVE_FRAME_MAX. */
+static int packet_open(int ifindex)
+{
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_ifindex = ifindex };
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		int err = -errno;
+
+		pr_warn("packet socket: %s; run as root\n", strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* One frame out of the packet socket (the device's queue full: again). */
+static int packet_send(int fd, const char *ifname, const uint8_t *frame, size_t len)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		if (send(fd, frame, len, 0) == (ssize_t)len)
+			return 0;
+		if (errno == EMSGSIZE)
+			return bad_usage("send on %s: the %zu B frame exceeds its MTU; raise it "
+					 "(ip link set %s mtu N)\n", ifname, len, ifname);
+		if (errno != ENOBUFS && errno != EAGAIN)
+			break;
+		usleep(100);
+	}
+	pr_warn("send on %s: %s\n", ifname, strerror(errno));
+	return -errno;
+}
+
 /* Sends up to n frames in one live-frames test run. Interrupted by a signal,
  * the kernel returns -EINTR; the frame count comes from seq either way. */
 static int send_run(const struct gen_opts *o, int prog_fd, int ifindex, const uint8_t *frame,
@@ -965,6 +1005,38 @@ struct gen_result {
 	int frame_len;
 };
 
+/* send_frames for frames over LIVE_FRAME_MAX: each built whole, sent from a
+ * packet socket; --rate and --duration as for live frames. */
+static int send_big(const struct gen_opts *o, int ifindex, struct gen_result *res)
+{
+	static uint8_t frame[XHCA_PKT_MAX];
+	uint64_t left = o->duration > 0 ? UINT64_MAX : o->count;
+	double t0 = now_sec(), deadline = t0 + o->duration;
+	int fd = packet_open(ifindex), err = 0;
+
+	if (fd < 0)
+		return fd;
+	for (uint64_t k = 0; k < left && !stop; k++) {
+		int len = build_k(o, k, frame);
+
+		if (len < 0) {
+			err = len;
+			break;
+		}
+		err = packet_send(fd, o->ifname, frame, (size_t)len);
+		if (err)
+			break;
+		res->sent++;
+		if (o->rate > 0)
+			sleep_until(t0 + (double)(k + 1) / o->rate);
+		if (o->duration > 0 && now_sec() >= deadline)
+			break;
+	}
+	res->seconds = now_sec() - t0;
+	close(fd);
+	return err;
+}
+
 static int send_frames(const struct gen_opts *o, struct gen_result *res)
 {
 	static uint8_t frame[XHCA_PKT_MAX];
@@ -1005,6 +1077,8 @@ static int send_frames(const struct gen_opts *o, struct gen_result *res)
 		return bad_usage("build: the builder refused these fields (%s); check --size, "
 				 "--pad, --vlan\n", strerror(-len));
 	res->frame_len = len;
+	if (len > LIVE_FRAME_MAX)
+		return send_big(&so, ifindex, res);
 
 	err = gen_load(&so, frame, (size_t)len, &skel);
 	if (err)
@@ -1101,7 +1175,7 @@ static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result
 	uint64_t n = (o->msg_len + o->mtu - 1) / o->mtu;
 	struct xhca_gen *skel = NULL;
 	struct gen_opts so = *o;
-	int ifindex = 0, prog_fd = -1, err = 0, len;
+	int ifindex = 0, prog_fd = -1, pfd = -1, err = 0, len;
 	uint32_t psn = o->psn;
 	double t0 = now_sec();
 	uint8_t *msg;
@@ -1153,8 +1227,19 @@ static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result
 						strerror(-len));
 				goto out;
 			}
-			err = pcap ? xhca_pcap_write(pcap, frame, (size_t)len)
-				   : send_run(&so, prog_fd, ifindex, frame, (size_t)len, 1);
+			if (!pcap && len > LIVE_FRAME_MAX && pfd < 0) {
+				pfd = packet_open(ifindex);
+				if (pfd < 0) {
+					err = pfd;
+					goto out;
+				}
+			}
+			if (pcap)
+				err = xhca_pcap_write(pcap, frame, (size_t)len);
+			else if (len > LIVE_FRAME_MAX)
+				err = packet_send(pfd, o->ifname, frame, (size_t)len);
+			else
+				err = send_run(&so, prog_fd, ifindex, frame, (size_t)len, 1);
 			if (err == -EINVAL && !pcap) {
 				err = bad_usage("send on %s: the kernel refused the %d B frame; live "
 						"frames must fit in a page: lower --mtu\n", o->ifname,
@@ -1174,6 +1259,8 @@ static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result
 out:
 	res->seconds = now_sec() - t0;
 	xhca_gen__destroy(skel);
+	if (pfd >= 0)
+		close(pfd);
 	free(msg);
 	return err;
 }

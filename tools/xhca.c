@@ -666,6 +666,10 @@ static int do_status(int argc, char **argv)
 		jw_u64("kernel", s->frames_kernel);
 		jw_u64("rx", s->frames_rx);
 		jw_u64("held", s->frames_held);
+		jw_u64("jumbo_slots", s->jumbo_slots);
+		jw_u64("jumbo_free", s->jumbo_free);
+		jw_u64("jumbo_frames", s->jumbo_frames);
+		jw_u64("jumbo_drops", s->jumbo_drops);
 		jw_close('}');
 		jw_close('}');
 		goto out;
@@ -729,6 +733,9 @@ static int do_status(int argc, char **argv)
 	printf("umem frames:  %u = %u free + %u fill + %u kernel + %u rx + %u held\n",
 	       s->umem_frames, s->frames_free, s->frames_fill, s->frames_kernel, s->frames_rx,
 	       s->frames_held);
+	printf("jumbo slots:  %u (%u free): %llu frames made one, %llu dropped for want of a "
+	       "slot\n", s->jumbo_slots, s->jumbo_free, (unsigned long long)s->jumbo_frames,
+	       (unsigned long long)s->jumbo_drops);
 out:
 	free(s);
 	return rc;

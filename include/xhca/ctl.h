@@ -486,6 +486,11 @@ struct xhca_status {
 	__u32 frames_kernel;	/* taken from a fill ring, not yet in an RX ring */
 	__u32 frames_rx;	/* in RX rings, waiting for xhcad */
 	__u32 frames_held;	/* taken by xhcad, being processed */
+	/* frames of several descriptors (over one UMEM frame) made one */
+	__u32 jumbo_slots;	/* two frames each, after umem_frames */
+	__u32 jumbo_free;
+	__u64 jumbo_frames;	/* received in several descriptors, made one */
+	__u64 jumbo_drops;	/* no slot free: dropped */
 	/* memory regions */
 	__u32 max_mrs;
 	__u32 mrs_in_use;

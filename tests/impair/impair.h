@@ -14,7 +14,7 @@
 #endif
 
 /* A held frame is at most this long (path MTU 2048 makes 2112-byte frames). */
-#define IMPAIR_HOLD_MAX 4096
+#define IMPAIR_HOLD_MAX 4352 /* a RoCE frame at path MTU 4096 */
 
 /* Per direction (0: port a's ingress to port b, 1: b to a), per CPU. */
 struct impair_stats {

@@ -53,7 +53,7 @@ adopt_cycle() {
 }
 
 # 1. iproute2
-check "attach/ip: ip link set xdpdrv obj" in_a ip link set dev "$IF_A" xdpdrv obj "$OBJ" sec xdp
+check "attach/ip: ip link set xdpdrv obj" in_a ip link set dev "$IF_A" xdpdrv obj "$OBJ" sec xdp.frags
 adopt_cycle ip
 
 # 2. xdp-loader (libxdp falls back to a single program without trampolines)

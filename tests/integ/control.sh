@@ -92,6 +92,8 @@ xbad "--watermarks LOW >= HIGH" "--watermarks" --watermarks 100,100
 xbad "--watermarks over half a ring" "--watermarks" --watermarks 2000,10
 xbad "--hostmem-mb 0" "--hostmem-mb 0" --hostmem-mb 0
 xbad "--umem-frames 10" "--umem-frames 10" --umem-frames 10
+xbad "--jumbo-slots 70000" "--jumbo-slots 70000: use 0 to 65536" --jumbo-slots 70000
+xbad "--jumbo-slots many" "--jumbo-slots many: use 0 to 65536" --jumbo-slots many
 check_eq "control: the running daemon did not notice" "$(xhca -j qp show)" "$before"
 xhcad_stop TERM
 check_eq "control: xhcad exits 0" "$XHCAD_RC" 0

@@ -173,7 +173,7 @@ bad "PSN over 24 bits" 2 "--psn 16777216 is out of range" "${I[@]}" --op rc-send
 bad "size over the maximum" 2 "--size 10000 is out of range" "${I[@]}" --op rc-send-only --qpn 5 --size 10000
 bad "empty size list" 2 "--size ',' has no size" "${I[@]}" --op rc-send-only --qpn 5 --size ,
 bad "sizes for an ACK" 2 "carries no payload" "${I[@]}" --op rc-ack --qpn 5 --size 1,2
-bad "frame too big for live frames" 2 "lower --size" "${I[@]}" --op rc-send-only --qpn 5 --size 9000
+bad "frame over the link MTU (sent from a packet socket: over a page)" 2 "exceeds its MTU" "${I[@]}" --op rc-send-only --qpn 5 --size 9000
 bad "bad MAC" 2 "--dst-mac 'zz'" -i "$IF_B" --dst-mac zz --op rc-send-only --qpn 5
 bad "bad IP" 2 "--src '10.1'" "${I[@]}" --op rc-send-only --qpn 5 --src 10.1
 bad "mixed address families" 2 "different families" "${I[@]}" --op rc-send-only --qpn 5 --src fd77::2 --dst 10.77.0.1

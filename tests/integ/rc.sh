@@ -7,19 +7,21 @@
 # and path MTU of each QP type, both ways, with every byte checked; the NAK
 # and error paths; xhca_post_send's refusals; a capture of the traffic that
 # tshark dissects without a malformed packet and whose every ICRC scapy
-# computes the same.
+# computes the same. The link MTU is 4200: path MTU 4096 too (frames over
+# one UMEM frame both ways: several AF_XDP descriptors, jumbo slots).
+
 . "$(dirname "$0")/../lib.sh"
 need_root "rc"
-two_hosts rc 128
+MID_MTU=4200 two_hosts rc 128
 MiB=$((1 << 20))
 timeouts() { "$B/xhca" -i "$IF_A" -j status | json_get 'd["requester"]["timeouts"]'; }
 
 # Scatter lists, unsignaled requests (1100 through a queue of 1024: its
 # slots come back), SEND with invalidate, a bad request in the raw ring, a
-# send CQ of 2, a UD SEND to a multicast group. Nothing is lost on a quiet
+# send CQ of 2, a UD SEND to a multicast group (and one of 4096 bytes). Nothing is lost on a quiet
 # link: no retransmission timer may go off (frames left in the TX ring once
 # waited for one).
-rct more
+rct more 4k
 check_eq "a burst of 1100 SENDs and the rest: no retransmission timeout" "$(timeouts)" 0
 
 cap_start "$NS_M" "$MA" "$tmp/rc.pcap" "udp port 4791" -s 256
@@ -31,8 +33,18 @@ rct ops uc 1024 1 1024 1025 300000
 rct ops uc 512 512 513
 rct ops ud 1024 1 1000 1024
 rct ops ud 2048 2048
+rct ops rc 4096 1 4096 4097 12289 $((MiB + 7))
+rct ops uc 4096 4096 4097 100000
+rct ops ud 4096 1 4096
 RCT_IP_A=$IP6_A RCT_IP_B=$IP6_B rct ops rc 1024 1 5000
 RCT_IP_A=$IP6_A RCT_IP_B=$IP6_B rct ops ud 1024 100
+RCT_IP_A=$IP6_A RCT_IP_B=$IP6_B rct ops rc 4096 4096 70000
+RCT_IP_A=$IP6_A RCT_IP_B=$IP6_B rct ops ud 4096 4096
+for side in "$IF_A" "$IF_B"; do
+	check_eq "path MTU 4096 on $side: frames of two descriptors made one, none dropped" \
+		"$("$B/xhca" -i "$side" -j status |
+			json_get 'd["umem"]["jumbo_frames"] > 100, d["umem"]["jumbo_drops"]')" "True 0"
+done
 # IPv6 link-local: UD between the interfaces' fe80:: addresses. No neighbour
 # entry for them: xhcad has the kernel resolve them on its own link (the
 # address means nothing without it); the source is link-local too.
@@ -47,7 +59,10 @@ RCT_IP_A=$LL_A RCT_IP_B=$LL_B rct ops ud 1024 1 1024
 check "IPv6 link-local: the peer's neighbour entry resolved on the link ($LL_B)" \
 	bash -c "ip -n '$NS_A' neigh show '$LL_B' dev '$IF_A' | grep -q lladdr"
 rct errors
+# (among xhca_post_send's refusals: path MTU 4096 over a smaller link)
+ip -n "$NS_A" link set "$IF_A" mtu 3000
 rct post
+ip -n "$NS_A" link set "$IF_A" mtu 4200
 
 # No neighbour entry for the peer: xhcad has the kernel resolve it (ARP
 # through both XDP programs, which pass it) and sends once it is there.
@@ -69,6 +84,16 @@ cap_stop
 # SEND, WRITE, READ request/response, ACK, ATOMIC
 ICRC=1 roce_interop "a full capture of both hosts" "$tmp/full.pcap" 40 \
 	4 5 10 11 12 16 17 18 19 20
+# the same at path MTU 4096: SEND/WRITE FIRST, MIDDLE, LAST, READ responses
+cap_start "$NS_M" "$MA" "$tmp/4k.pcap" "udp port 4791"
+rct ops rc 4096 1 13000
+cap_stop
+ICRC=1 roce_interop "a full capture at path MTU 4096" "$tmp/4k.pcap" 40 \
+	0 1 2 6 7 8 12 13 14 15 16
+tshark_roce_init
+check "path MTU 4096: the capture has 4096-byte payloads both ways (frames of 4154+ bytes)" \
+	test "$("${TSHARK_ROCE[@]}" -r "$tmp/4k.pcap" -Y 'frame.len >= 4154' -T fields \
+		-e ip.src 2>/dev/null | sort -u | wc -l)" = 2
 
 # The requester's counters moved on both hosts.
 for side in "$IF_A" "$IF_B"; do

@@ -10,7 +10,7 @@
 # paths ran (duplicates re-ACKed or replayed, NAKs, retransmissions).
 . "$(dirname "$0")/../lib.sh"
 need_root "rc_impair"
-two_hosts rc_impair 160
+MID_MTU=4200 two_hosts rc_impair 160
 MiB=$((1 << 20))
 st() { "$B/xhca" -i "$1" -j status | json_get "$2"; }
 sum2() { echo $(( $(st "$IF_A" "$1") + $(st "$IF_B" "$1") )); }
@@ -46,6 +46,8 @@ run_under() {
 
 run_under "loss 1%" dropped --drop 1 -- ops rc 1024 1 4097 65536 $((4 * MiB + 3))
 run_under "loss 5%" dropped --drop 5 -- ops rc 2048 1 2049 $((MiB + 5))
+run_under "path MTU 4096, loss 2%, reordering 2%" dropped --drop 2 --reorder 2 -- \
+	ops rc 4096 4096 $((MiB + 9))
 run_under "loss 5%, pipelined" dropped --drop 5 -- stress 200 3000 1024
 d0=$(sum2 'd["responder"]["dups"]'); p0=$(sum2 'd["responder"]["replays"]')
 run_under "duplicates 5%" duplicated --dup 5 -- stress 200 3000 1024

@@ -13,9 +13,10 @@
  *                            and invalid request, RNR with and without a
  *                            later buffer, retry exhaustion, flush
  *     post                   xhca_post_send's refusals
- *     more                   scatter lists, unsignaled requests, SEND with
+ *     more [4k]              scatter lists, unsignaled requests, SEND with
  *                            invalidate, a bad request in the raw ring, a
  *                            full send CQ, a UD SEND to a multicast group
+ *                            (4k: and one of 4096 bytes at path MTU 4096)
  *     paths                  FENCE (timed), SOLICITED and max_rd_atomic (the
  *                            test checks its captures), BAD_RESP_ERR (the
  *                            test injects the NAK), a READ's buffer freed
@@ -814,6 +815,9 @@ static void scen_post(struct side *a, struct side *b)
 
 /* ---- what the matrix does not cover ------------------------------------------ */
 
+/* more 4k: the multicast part sends 4096 bytes at path MTU 4096 too */
+static int mcast_4k;
+
 static void scen_more(struct side *a, struct side *b)
 {
 	struct xhca_wc wc;
@@ -980,6 +984,29 @@ static void scen_more(struct side *a, struct side *b)
 		      "multicast: the member got the message, its GRH naming the group (%s, "
 		      "len %u, src_qp 0x%x, first bad %zu)", r ? "none" : "one", wc.byte_len,
 		      wc.src_qp, first_bad(b->buf + b->half + 40, 300, 61));
+
+		/* 4096 bytes at path MTU 4096: a frame of two descriptors,
+		 * made one in a jumbo slot that the replication engine holds
+		 * by reference (the link's MTU must allow it: rc.sh's does) */
+		if (mcast_4k) {
+			struct xhca_qp_attr at = { .mtu_shift = 12 };
+
+			check(!modify(a, XHCA_QPA_MTU, &at) && !modify(b, XHCA_QPA_MTU, &at),
+			      "multicast: both UD QPs to path MTU 4096");
+			g.length = 4096;
+			fill(a->buf, 4096, 62);
+			memset(b->buf + b->half, 0, 4200);
+			xhca_post_recv(b->qp, 62, b->buf + b->half, 4200);
+			wr.wr_id = 63;
+			check(!xhca_post_send(a->qp, &wr, NULL), "multicast: 4096 B UD SEND posted");
+			expect_send_wc(a, 63, XHCA_WC_SUCCESS, XHCA_WC_SEND, "multicast SEND 4096 B");
+			r = wait_wc(b->rcq, &wc);
+			check(!r && wc.byte_len == 4136 &&
+			      first_bad(b->buf + b->half + 40, 4096, 62) == 4096,
+			      "multicast: the member got all 4096 bytes (%s, len %u, first bad %zu)",
+			      r ? "none" : "one", wc.byte_len,
+			      first_bad(b->buf + b->half + 40, 4096, 62));
+		}
 	}
 }
 
@@ -1185,8 +1212,10 @@ int main(int argc, char **argv)
 		scen_errors(&a, &b);
 	else if (!strcmp(argv[5], "post"))
 		scen_post(&a, &b);
-	else if (!strcmp(argv[5], "more"))
+	else if (!strcmp(argv[5], "more") && (argc == 6 || !strcmp(argv[6], "4k"))) {
+		mcast_4k = argc > 6;
 		scen_more(&a, &b);
+	}
 	else if (!strcmp(argv[5], "restart"))
 		scen_restart(&a, &b);
 	else if (!strcmp(argv[5], "paths"))

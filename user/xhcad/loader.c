@@ -325,7 +325,7 @@ static int find_attached(struct xhcad *d, int *prog_fd)
 	err = bpf_xdp_query(d->ifindex, 0, &q);
 	if (err || !q.prog_id) {
 		pr_warn("adopt: no XDP program on %s; attach it first (ip link set dev %s xdpdrv obj "
-			"bpf/xhca.bpf.o sec xdp) or start xhcad without --adopt\n",
+			"bpf/xhca.bpf.o sec xdp.frags) or start xhcad without --adopt\n",
 			d->ifname, d->ifname);
 		return -ENOENT;
 	}

@@ -68,6 +68,8 @@ static void usage(FILE *f)
 		"  --watermarks H,L    backpressure per flow queue, frames (default %d,%d)\n"
 		"  --hostmem-mb N      host memory, MiB (default %d); fixed once maps are pinned\n"
 		"  --umem-frames N     AF_XDP UMEM frames of 4 KiB (default %d)\n"
+		"  --jumbo-slots N     8 KiB slots for received frames over one UMEM frame\n"
+		"                      (path MTU 4096), 0..65536 (default: a 16th of the frames)\n"
 		"  --max-mrs N         memory regions, 1..%d (default %d); fixed once maps are pinned\n"
 		"  --fragment          scatter every allocation over host memory: no region is\n"
 		"                      pre-translated, xhcad places every RDMA WRITE\n"
@@ -228,6 +230,7 @@ int main(int argc, char **argv)
 		{ "watermarks", required_argument, NULL, 'W' },
 		{ "hostmem-mb", required_argument, NULL, 'H' },
 		{ "umem-frames", required_argument, NULL, 'U' },
+		{ "jumbo-slots", required_argument, NULL, 'J' },
 		{ "max-mrs", required_argument, NULL, 'M' },
 		{ "fragment", no_argument, NULL, 'f' },
 		{ "canary", no_argument, NULL, 'c' },
@@ -251,6 +254,7 @@ int main(int argc, char **argv)
 	d.mcast_threshold = MCAST_THRESHOLD_DEFAULT;
 	d.mcast_credits = MCAST_CREDITS_DEFAULT;
 	d.umem_frames = UMEM_FRAMES_DEFAULT;
+	d.jumbo_slots = -1;
 	d.ring_size = RING_SIZE;
 	d.proxy_high = PROXY_LIMIT_DEFAULT;
 	d.proxy_low = PROXY_LIMIT_DEFAULT / 2;
@@ -332,6 +336,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			d.umem_frames = v;
+			break;
+		case 'J':
+			if (parse_u32(optarg, &v) || v > 65536) {
+				fprintf(stderr, "xhcad: --jumbo-slots %s: use 0 to 65536\n",
+					optarg);
+				return 2;
+			}
+			d.jumbo_slots = (int)v;
 			break;
 		case 'M':
 			if (parse_u32(optarg, &v) || !v || v >= XHCA_MR_MAX_LIMIT) {

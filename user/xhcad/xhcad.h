@@ -328,6 +328,7 @@ struct xhcad {
 	/* flow queues (xsk.c, deliver.c) */
 	__u32 nflowq;
 	__u32 umem_frames;
+	int jumbo_slots;	/* --jumbo-slots; -1: umem_frames / 16 */
 	__u32 ring_size;	/* RX, fill and completion ring entries */
 	__u64 bus_rate;		/* bytes/s, 0: unlimited */
 	__u32 mcast_credits;	/* injected copies a flow queue may hold */

@@ -28,6 +28,18 @@
  * A second socket on a queue must name that queue's first socket. Enough frames stay out of the fill
  * rings that every flow queue can hold its high watermark without starving
  * the others of fill buffers (the patent's per-port minimum buffer).
+ *
+ * Frames larger than a UMEM frame (path MTU 4096: up to 4.2 KB, where a
+ * frame holds 3840 bytes after the kernel's headroom) travel as several
+ * descriptors (XDP_USE_SG, Linux 6.6), XDP_PKT_CONTD on all but the last.
+ * On receive xhcad makes them one when such a frame reaches the head of its
+ * ring: it copies the pieces into a jumbo slot (two adjacent UMEM frames
+ * after the ordinary ones, never in a fill ring), gives the pieces' frames
+ * back at once and rewrites the head descriptor to name the slot (the
+ * kernel never reads an RX descriptor back); from there on the frame is
+ * one like any other, multicast references included. No slot free: the
+ * frame is dropped, counted (jumbo_drops), as a full ring would. On send a
+ * frame goes out in as many descriptors as it needs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,6 +59,21 @@
 
 #define FRAME_SIZE XSK_FRAME_SIZE
 #define META_LEN sizeof(struct xhca_rx_meta)
+
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4) /* Linux 6.6; Debian 12's headers are older */
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+/* A jumbo slot: two frames; data where the kernel puts a frame's. */
+#define JUMBO_SIZE (2 * FRAME_SIZE)
+#define JUMBO_DATA XDP_PACKET_HEADROOM
+/* xhcad's marks in an RX descriptor it made one of several (the kernel's
+ * options use bit 0 only): joined, and how many descriptors follow it. */
+#define OPT_JOINED (1u << 31)
+#define OPT_SKIP(o) (((o) & OPT_JOINED) ? ((o) >> 8) & 0xffu : 0)
+#define TX_DESC_MAX 4 /* a frame of XHCA_PKT_MAX bytes */
 
 struct mapping {
 	void *p;
@@ -111,8 +138,18 @@ struct xsk_state {
 	__u32 held;
 	struct fq_sock *cand[XHCA_FLOWQ_MAX]; /* where xsk_head() found f's head */
 	__u64 taken;			/* address of the frame being processed */
+	int have_taken;			/* ... if any */
 	__u32 deq_pending[XHCA_FLOWQ_MAX]; /* taken, not yet added to deq */
 	int zerocopy;
+	int sg;				/* frames of several descriptors (XDP_USE_SG) */
+	/* jumbo slots, after the frames: a frame of several RX descriptors
+	 * made one */
+	__u64 jumbo_base;
+	__u32 njumbo;
+	__u64 *jfree;			/* stack of free slots */
+	__u32 njfree;
+	__u64 jumbo_frames;		/* made one */
+	__u64 jumbo_drops;		/* no slot free: dropped */
 };
 
 /* RX queues of the device, from ethtool (sysfs may show another namespace). */
@@ -250,8 +287,20 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 	s->rx.cached_prod = *s->rx.producer;
 	s->rx.cached_cons = *s->rx.consumer;
 	if (s->fd != umem_fd) {
+		/* (the UMEM's flags, SG too, hold for every socket sharing it) */
 		sxdp.sxdp_flags = XDP_SHARED_UMEM;
 		sxdp.sxdp_shared_umem_fd = (__u32)(first ? umem_fd : peer_fd);
+	} else {
+		sxdp.sxdp_flags = XDP_USE_SG;
+		if (!bind(s->fd, (struct sockaddr *)&sxdp, sizeof(sxdp))) {
+			d->xs->sg = 1;
+			return 0;
+		}
+		if (errno != EINVAL)
+			return -errno;
+		pr_warn("AF_XDP without XDP_USE_SG (Linux < 6.6): frames must fit one UMEM "
+			"frame (path MTU 2048 at most)\n");
+		sxdp.sxdp_flags = 0;
 	}
 	if (bind(s->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)))
 		return -errno;
@@ -290,7 +339,11 @@ int xsk_init(struct xhcad *d)
 	xs->fill_target = (xs->nframes - reserve) / xs->nrxq;
 	if (xs->fill_target > d->ring_size)
 		xs->fill_target = d->ring_size;
-	xs->area_len = (__u64)xs->nframes * FRAME_SIZE;
+	/* a jumbo slot for every 16 frames: frames of several descriptors
+	 * waiting at a ring's head, or held for multicast */
+	xs->njumbo = d->jumbo_slots >= 0 ? (__u32)d->jumbo_slots : xs->nframes / 16;
+	xs->jumbo_base = (__u64)xs->nframes * FRAME_SIZE;
+	xs->area_len = xs->jumbo_base + (__u64)xs->njumbo * JUMBO_SIZE;
 	xs->area = mmap(NULL, xs->area_len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (xs->area == MAP_FAILED) {
@@ -298,13 +351,16 @@ int xsk_init(struct xhcad *d)
 		return -errno;
 	}
 	xs->free = calloc(xs->nframes, sizeof(*xs->free));
-	xs->refs = calloc(xs->nframes, sizeof(*xs->refs));
+	xs->refs = calloc(xs->area_len / FRAME_SIZE, sizeof(*xs->refs));
+	xs->jfree = calloc(xs->njumbo, sizeof(*xs->jfree));
 	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
 	xs->nsq = d->nflowq + 2;
 	nsock = xs->nrxq * xs->nsq;
 	xs->socks = calloc(nsock, sizeof(*xs->socks));
-	if (!xs->free || !xs->refs || !xs->rxq || !xs->socks)
+	if (!xs->free || !xs->refs || !xs->jfree || !xs->rxq || !xs->socks)
 		return -ENOMEM;
+	for (__u32 i = 0; i < xs->njumbo; i++)
+		xs->jfree[xs->njfree++] = xs->jumbo_base + (__u64)(xs->njumbo - 1 - i) * JUMBO_SIZE;
 	xs->inj_cap = d->mcast_credits;
 	for (__u32 f = 0; f < d->nflowq; f++) {
 		xs->inj[f].d = calloc(xs->inj_cap, sizeof(*xs->inj[f].d));
@@ -365,9 +421,11 @@ int xsk_init(struct xhcad *d)
 		d->fq[f].nsocks = xs->nrxq;
 	}
 	xsk_refill(d);
+	if (!xs->sg)
+		xs->njfree = 0;
 	pr_info("%u flow queues on %u RX queues: %u AF_XDP sockets (%s mode), %u UMEM frames, "
-		"%u in each fill ring\n", d->nflowq, xs->nrxq, nsock,
-		xs->zerocopy ? "zero-copy" : "copy", xs->nframes, xs->fill_target);
+		"%u in each fill ring, %u jumbo slots\n", d->nflowq, xs->nrxq, nsock,
+		xs->zerocopy ? "zero-copy" : "copy", xs->nframes, xs->fill_target, xs->njfree);
 	return 0;
 }
 
@@ -409,6 +467,7 @@ void xsk_fini(struct xhcad *d)
 	free(xs->rxq);
 	free(xs->free);
 	free(xs->refs);
+	free(xs->jfree);
 	free(xs);
 	d->xs = NULL;
 }
@@ -503,29 +562,33 @@ int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
 {
 	struct xsk_state *xs = d->xs;
 	struct fq_sock *s = &xs->socks[0];
-	struct xdp_desc *desc;
-	__u32 idx;
-	__u64 a;
+	__u32 idx, n = (len + FRAME_SIZE - 1) / FRAME_SIZE, off = 0;
 
-	if (len > FRAME_SIZE)
+	if (!len || n > TX_DESC_MAX || (n > 1 && !xs->sg))
 		return -EMSGSIZE;
 	tx_reclaim(xs);
-	if (!xs->nfree || xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1) {
+	if (xs->nfree < n || xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
 		xsk_tx_kick(d);
 		tx_reclaim(xs);
-		if (!xs->nfree || xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1) {
+		if (xs->nfree < n || xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
 			xs->tx_full++;
 			return -EAGAIN;
 		}
 	}
-	a = xs->free[--xs->nfree];
-	xs->held++; /* until the completion ring gives it back */
-	memcpy((__u8 *)xs->area + a, frame, len);
-	desc = xsk_ring_prod__tx_desc(&s->tx, idx);
-	desc->addr = a;
-	desc->len = len;
-	xsk_ring_prod__submit(&s->tx, 1);
-	xs->tx_pending++;
+	for (__u32 i = 0; i < n; i++) {
+		struct xdp_desc *desc = xsk_ring_prod__tx_desc(&s->tx, idx + i);
+		__u32 part = len - off < FRAME_SIZE ? len - off : FRAME_SIZE;
+		__u64 a = xs->free[--xs->nfree];
+
+		xs->held++; /* until the completion ring gives it back */
+		memcpy((__u8 *)xs->area + a, (const __u8 *)frame + off, part);
+		desc->addr = a;
+		desc->len = part;
+		desc->options = i + 1 < n ? XDP_PKT_CONTD : 0;
+		off += part;
+	}
+	xsk_ring_prod__submit(&s->tx, n);
+	xs->tx_pending += n;
 	xs->tx_frames++;
 	return 0;
 }
@@ -577,6 +640,95 @@ void xsk_refill(struct xhcad *d)
 		refill_ring(xs, &xs->rep_rxq.fill, REP_FILL);
 }
 
+/* A frame back to where it came from: the free stack or the jumbo slots. */
+static void frame_put_back(struct xsk_state *xs, __u64 frame)
+{
+	if (frame >= xs->jumbo_base) {
+		xs->jfree[xs->njfree++] = frame;
+		return;
+	}
+	xs->held--;
+	xs->free[xs->nfree++] = frame;
+}
+
+/* The i-th descriptor after the head of s's RX ring. */
+static const struct xdp_desc *rx_desc(struct fq_sock *s, __u32 i)
+{
+	return xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons + i);
+}
+
+/* Drops the head frame of s's ring, of n descriptors (flow queue f). */
+static void rx_drop_head(struct xhcad *d, struct fq_sock *s, __u32 f, __u32 n)
+{
+	struct xsk_state *xs = d->xs;
+
+	for (__u32 i = 0; i < n; i++) {
+		const struct xdp_desc *p = rx_desc(s, i);
+
+		xs->free[xs->nfree++] = p->addr - p->addr % FRAME_SIZE;
+	}
+	s->rx.cached_cons += n;
+	s->taken += n;
+	xs->jumbo_drops++;
+	__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + 1, __ATOMIC_RELEASE);
+}
+
+/* The descriptor at the head of s's RX ring (flow queue f), NULL when it
+ * is empty. A frame of several descriptors is made one first (see above). */
+static const struct xdp_desc *rx_peek(struct xhcad *d, struct fq_sock *s, __u32 f)
+{
+	struct xsk_state *xs = d->xs;
+
+	while (xsk_cons_nb_avail(&s->rx, 1)) {
+		/* (ours until released: the ring is mapped writable) */
+		struct xdp_desc *h = (struct xdp_desc *)rx_desc(s, 0);
+		__u32 n = 0, total = 0, avail;
+		__u8 *to;
+		__u64 j;
+
+		if (!(h->options & XDP_PKT_CONTD) || (h->options & OPT_JOINED))
+			return h;
+		/* The kernel publishes a frame's descriptors together. */
+		avail = s->rx.cached_prod - s->rx.cached_cons;
+		for (;;) {
+			const struct xdp_desc *p;
+
+			if (n == avail || n > 0xff)
+				break;
+			p = rx_desc(s, n++);
+			total += p->len;
+			if (!(p->options & XDP_PKT_CONTD))
+				break;
+		}
+		if (n == avail && (rx_desc(s, n - 1)->options & XDP_PKT_CONTD)) {
+			s->rx.cached_prod = __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE);
+			if (s->rx.cached_prod - s->rx.cached_cons > avail)
+				continue; /* more came meanwhile: look again */
+			return NULL;  /* cannot happen: the rest is not there yet */
+		}
+		if (!xs->njfree || total > JUMBO_SIZE - JUMBO_DATA || n > 0xff) {
+			rx_drop_head(d, s, f, n);
+			continue;
+		}
+		j = xs->jfree[--xs->njfree];
+		to = (__u8 *)xs->area + j + JUMBO_DATA;
+		memcpy(to - META_LEN, (const __u8 *)xs->area + h->addr - META_LEN, META_LEN);
+		for (__u32 i = 0, off = 0; i < n; i++) {
+			const struct xdp_desc *p = rx_desc(s, i);
+
+			memcpy(to + off, (const __u8 *)xs->area + p->addr, p->len);
+			off += p->len;
+			xs->free[xs->nfree++] = p->addr - p->addr % FRAME_SIZE;
+		}
+		h->addr = j + JUMBO_DATA;
+		h->len = total;
+		h->options = OPT_JOINED | (n - 1) << 8;
+		xs->jumbo_frames++;
+		return h;
+	}
+	return NULL;
+}
+
 int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const __u8 **data,
 	     __u32 *len)
 {
@@ -594,12 +746,11 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 	}
 	for (__u32 q = 0; q < d->fq[f].nsocks; q++) {
 		struct fq_sock *s = d->fq[f].socks[q];
-		const struct xdp_desc *desc;
+		const struct xdp_desc *desc = rx_peek(d, s, f);
 		const struct xhca_rx_meta *m;
 
-		if (!xsk_cons_nb_avail(&s->rx, 1))
+		if (!desc)
 			continue;
-		desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 		m = (const void *)((const __u8 *)xs->area + desc->addr - META_LEN);
 		/* Oldest first over the RX queues of one flow queue, and its
 		 * injected multicast copies. */
@@ -645,9 +796,11 @@ void xsk_take(struct xhcad *d, __u32 f)
 		return;
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 	xs->taken = desc->addr - desc->addr % FRAME_SIZE;
-	s->rx.cached_cons++;
-	s->taken++;
-	xs->held++;
+	xs->have_taken = 1;
+	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
+	s->taken += 1 + OPT_SKIP(desc->options);
+	if (xs->taken < xs->jumbo_base)
+		xs->held++;
 	xs->cand[f] = NULL;
 	/* the replication queue's: when the frame is free; the proxy's: when
 	 * the proxy has done it */
@@ -684,8 +837,7 @@ static void frame_release(struct xhcad *d, __u64 frame)
 {
 	struct xsk_state *xs = d->xs;
 
-	xs->held--;
-	xs->free[xs->nfree++] = frame;
+	frame_put_back(xs, frame);
 	__atomic_store_n(&d->fqm[XHCA_FLOWQ_MCAST].deq, d->fqm[XHCA_FLOWQ_MCAST].deq + 1,
 			 __ATOMIC_RELEASE);
 }
@@ -699,10 +851,10 @@ void xsk_done(struct xhcad *d)
 		xsk_frame_put(d, xs->taken_desc.addr);
 		return;
 	}
-	if (!xs->held)
+	if (!xs->have_taken)
 		return;
-	xs->held--;
-	xs->free[xs->nfree++] = xs->taken;
+	xs->have_taken = 0;
+	frame_put_back(xs, xs->taken);
 }
 
 int xsk_taken_copy(const struct xhcad *d, __u32 *group)
@@ -727,9 +879,10 @@ int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8
 	s = xs->cand[XHCA_FLOWQ_MCAST];
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 	*addr = desc->addr;
-	s->rx.cached_cons++;
-	s->taken++;
-	xs->held++;
+	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
+	s->taken += 1 + OPT_SKIP(desc->options);
+	if (desc->addr < xs->jumbo_base)
+		xs->held++;
 	xs->cand[XHCA_FLOWQ_MCAST] = NULL;
 	xs->refs[desc->addr / FRAME_SIZE] = 1; /* stored: the payload's own reference */
 	return 1;
@@ -832,4 +985,8 @@ void xsk_account(const struct xhcad *d, struct xhca_status *st)
 	}
 	used = st->frames_free + st->frames_held + st->frames_fill + st->frames_rx;
 	st->frames_kernel = used <= xs->nframes ? xs->nframes - used : 0;
+	st->jumbo_slots = xs->sg ? xs->njumbo : 0;
+	st->jumbo_free = xs->njfree;
+	st->jumbo_frames = xs->jumbo_frames;
+	st->jumbo_drops = xs->jumbo_drops;
 }

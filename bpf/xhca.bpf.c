@@ -1107,6 +1107,12 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 
 		if (!ports)
 			return XHCA_R_DROP_MCAST_GROUP;
+		/* The broadcast copies the frame for every port but the last
+		 * (xdpf_clone), which a frame of several buffers cannot be:
+		 * it would reach no port, uncounted. (One port: no copy.) */
+		if (g->ndevs + (g->nmembers ? 1 : 0) > 1 &&
+		    bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data))
+			return XHCA_R_DROP_MCAST_FRAGS;
 		if (bpf_redirect_map(ports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) !=
 		    XDP_REDIRECT)
 			return XHCA_R_DROP_NO_SOCKET;

@@ -168,8 +168,8 @@ cap_stop() {
 	CAP=
 }
 
-# two_hosts NAME MB [ARGS...]: two xhca hosts (topo_setup_mid, MTU 3000:
-# room for path MTU 2048), an xhcad on each end with MB MiB of host memory
+# two_hosts NAME MB [ARGS...]: two xhca hosts (topo_setup_mid, MTU 3000: room
+# for path MTU 2048; MID_MTU=4200 for 4096), an xhcad on each end with MB MiB of host memory
 # (ARGS: more for A's; XHCAD_LOG=tmp: A's log in $tmp/xhcad-a.log), a
 # scratch folder tmp; the test ends on a failure; everything (an rctest
 # driver's FIFO, an impairment's output) removed on exit.

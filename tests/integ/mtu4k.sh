@@ -6,7 +6,9 @@
 # whose payload goes on in fragments. UD and RC SENDs of 4096-byte packets
 # arrive exact; WRITEs of 4096-byte packets are placed into a pre-translated
 # region by xhca_rx and into a fragmented one by xhcad, across pages; a bad
-# ICRC in the second descriptor is a counted drop; with no jumbo slot a big
+# ICRC in the second descriptor is a counted drop; a multicast frame of
+# several buffers reaches a group's one function port, and is a counted
+# drop for several (the kernel cannot copy it); with no jumbo slot a big
 # frame is a counted drop and nothing else changes; a frame over the sender's
 # link MTU is refused by xhca-gen with a reason.
 set -u
@@ -16,7 +18,8 @@ TOPO_MTU=4200 topo_setup || { fail "mtu4k: topology"; t_done; }
 tmp=$(mktemp -d)
 APP_DIR=$tmp
 XHCAD_LOG=$tmp/xhcad.log
-trap 'apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT
+NS_C=xhca-c-$(( $$ % 100000 ))
+trap 'apps_kill; ip netns del "$NS_C" 2>/dev/null; topo_cleanup; rm -rf "$tmp"' EXIT
 img() { "$SCAPY_PY" "$XHCA_TOP/tests/mrimage.py" "$@"; }
 # comps NAME PYEXPR: PYEXPR with c = the completions, pat(n) = xhca-gen's
 # --size payload, msg(seed, n) = its --msg-len --pattern payload, as hex.
@@ -109,6 +112,39 @@ for kind in pretranslated fragmented; do
 		"$(stats_changed "$tmp/$kind.snap")" "$([ $kind = fragmented ] && echo to_xlate || echo placed)"
 	xhca mr dereg "$R" >/dev/null
 done
+
+# --- multicast to function ports: a frame over a page to one port; to a
+# port and a QP member (two copies in the kernel) a counted drop ---
+ip netns add "$NS_C"
+ip link add xf1a netns "$NS_A" type veth peer name xf1 netns "$NS_C"
+ip -n "$NS_A" link set xf1a mtu 4200 up
+ip -n "$NS_C" link set xf1 mtu 4200 up
+ip netns exec "$NS_C" ethtool -K xf1 gro on >/dev/null # NAPI for redirected frames
+G=239.10.10.10
+xhca mcast create "$G" >/dev/null
+xhca mcast attach "$G" --dev xf1a >/dev/null
+mcsend() { gen --op ud-send-only --qpn 0xffffff --dst "$G" --qkey 0x5151 --msg-len "$1" \
+	--mtu 4096 --pattern 4; }
+port_frames() { "${TSHARK_ROCE[@]}" -r "$tmp/port.pcap" -T fields -e frame.len 2>/dev/null | tr '\n' ' '; }
+tshark_roce_init
+cap_start "$NS_C" xf1 "$tmp/port.pcap" "udp port 4791"
+stats_snap "$tmp/mc.snap"
+mcsend 4000
+cap_stop
+check_eq "mtu4k: multicast, one function port: the 4066 B frame reaches it (in the kernel)" \
+	"$(port_frames)/$(stats_changed "$tmp/mc.snap")" "4066 /to_mcast_devs"
+app mc "$RECV" -i "$IF_A" --type ud --qkey 0x5151 --mcast "$G" --mtu 4096 --buf-size 8192 -j \
+	--count 1 --timeout 3
+ready mc >/dev/null
+cap_start "$NS_C" xf1 "$tmp/port.pcap" "udp port 4791"
+stats_snap "$tmp/mc.snap"
+mcsend 4000
+mcsend 200
+cap_stop
+wait "$PID_mc"
+check_eq "mtu4k: multicast, a port and a QP member: the 4066 B frame a counted drop, the 266 B one reaches both" \
+	"$(port_frames)/$(stats_changed "$tmp/mc.snap")/$(comps mc '[x["byte_len"] for x in c]')" \
+	"266 /drop_mcast_frags to_mcast_devs/[240]"
 
 # --- no jumbo slot: a frame of two descriptors is dropped and counted ---
 apps_kill

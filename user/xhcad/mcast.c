@@ -680,9 +680,11 @@ static int rep_up(struct xhcad *d, char *err, size_t errlen)
 	snprintf(peer, sizeof(peer), "%sp", mc->rep_name);
 	{
 		char *del[] = { "ip", "link", "del", mc->rep_name, NULL };
-		char *add[] = { "ip", "link", "add", mc->rep_name, "numtxqueues", "1", "numrxqueues",
-				"1", "type", "veth", "peer", "name", peer, "numtxqueues", "1",
-				"numrxqueues", "1", NULL };
+		/* (MTU 9000: frames at path MTU 4096 pass; xhca_rep takes
+		 * multi-buffer frames) */
+		char *add[] = { "ip", "link", "add", mc->rep_name, "mtu", "9000", "numtxqueues", "1",
+				"numrxqueues", "1", "type", "veth", "peer", "name", peer, "mtu",
+				"9000", "numtxqueues", "1", "numrxqueues", "1", NULL };
 		char *up1[] = { "ip", "link", "set", mc->rep_name, "up", NULL };
 		char *up2[] = { "ip", "link", "set", peer, "up", NULL };
 

@@ -1111,7 +1111,7 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 		 * (xdpf_clone), which a frame of several buffers cannot be:
 		 * it would reach no port, uncounted. (One port: no copy.) */
 		if (g->ndevs + (g->nmembers ? 1 : 0) > 1 &&
-		    bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data))
+		    bytes > (__u64)(ctx->data_end - ctx->data))
 			return XHCA_R_DROP_MCAST_FRAGS;
 		if (bpf_redirect_map(ports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) !=
 		    XDP_REDIRECT)
@@ -1134,9 +1134,10 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 	return flowq_send(ctx, p, vd, XHCA_R_TO_MCAST, bytes);
 }
 
-/* Parses the packet up to the BTH and its extension headers. Returns a
- * reason when the verdict is already known, or -1 to go on to the CAM. */
-static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
+/* Parses the packet (len bytes, fragments included) up to the BTH and its
+ * extension headers. Returns a reason when the verdict is already known, or
+ * -1 to go on to the CAM. */
+static __always_inline int parse(struct xdp_md *ctx, __u64 len, struct roce_pkt *p)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -1163,7 +1164,7 @@ static __always_inline int parse(struct xdp_md *ctx, struct roce_pkt *p)
 	p->op_flags = oi->flags;
 	/* The headers are in the linear part (checked against end); a large
 	 * frame's payload and ICRC may go on in fragments (xdp.frags). */
-	avail = (__u32)(bpf_xdp_get_buff_len(ctx) - ((void *)udp - data));
+	avail = (__u32)len - (__u32)((void *)udp - data);
 	paylen = bpf_ntohs(udp->len);
 	/* Ethernet may pad short frames: the UDP length is the packet's extent. */
 	if (paylen > avail)
@@ -1278,7 +1279,7 @@ int xhca_rx(struct xdp_md *ctx)
 	__builtin_memset(sc, 0, sizeof(*sc));
 	p = &sc->p;
 	vd = &sc->vd;
-	r = parse(ctx, p);
+	r = parse(ctx, bytes, p);
 	if (r >= 0)
 		goto out;
 	if (p->qpn == XHCA_QPN_SMI) {
@@ -1346,6 +1347,7 @@ out:
 SEC("xdp.frags")
 int xhca_rep(struct xdp_md *ctx)
 {
+	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	struct xhca_mcast_counter *mc;
 	struct xhca_mcast_grp *g;
 	struct xhca_flowq *q;
@@ -1354,7 +1356,7 @@ int xhca_rep(struct xdp_md *ctx)
 	__u32 idx, fq = XHCA_FLOWQ_MCAST;
 	__u64 backlog;
 
-	if (parse(ctx, &p) >= 0 || p.qpn != XHCA_QPN_MCAST)
+	if (parse(ctx, bytes, &p) >= 0 || p.qpn != XHCA_QPN_MCAST)
 		return XDP_DROP;
 	g = bpf_map_lookup_elem(&xhca_mcast, p.daddr);
 	if (!g || !g->nmembers)
@@ -1376,7 +1378,7 @@ int xhca_rep(struct xdp_md *ctx)
 	vd.gen = g->gen;
 	vd.flowq = XHCA_FLOWQ_MCAST;
 	mc->packets++;
-	mc->bytes += bpf_xdp_get_buff_len(ctx);
-	return flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bpf_xdp_get_buff_len(ctx)) ==
+	mc->bytes += bytes;
+	return flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bytes) ==
 		       XHCA_R_TO_MCAST ? XDP_REDIRECT : XDP_DROP;
 }

@@ -1133,25 +1133,6 @@ out:
 	return err;
 }
 
-/* The opcode of packet i of n of a message whose ONLY opcode is only. */
-static uint8_t msg_opcode(uint8_t only, uint64_t i, uint64_t n)
-{
-	uint8_t cls = only & 0xe0, op = only & 0x1f;
-	int write = op == XHCA_OP_WRITE_ONLY || op == XHCA_OP_WRITE_ONLY_IMM;
-	int imm = op == XHCA_OP_WRITE_ONLY_IMM || op == XHCA_OP_SEND_ONLY_IMM;
-	int inv = op == XHCA_OP_SEND_ONLY_INV;
-
-	if (n == 1)
-		return only;
-	if (!i)
-		return cls | (write ? XHCA_OP_WRITE_FIRST : XHCA_OP_SEND_FIRST);
-	if (i < n - 1)
-		return cls | (write ? XHCA_OP_WRITE_MIDDLE : XHCA_OP_SEND_MIDDLE);
-	if (write)
-		return cls | (imm ? XHCA_OP_WRITE_LAST_IMM : XHCA_OP_WRITE_LAST);
-	return cls | (imm ? XHCA_OP_SEND_LAST_IMM : inv ? XHCA_OP_SEND_LAST_INV : XHCA_OP_SEND_LAST);
-}
-
 /* Builds packet i of message m (PSN psn) into frame. */
 static int msg_build(const struct gen_opts *o, const uint8_t *msg, uint64_t i, uint64_t n,
 		     uint32_t psn, uint8_t *frame)
@@ -1159,7 +1140,7 @@ static int msg_build(const struct gen_opts *o, const uint8_t *msg, uint64_t i, u
 	struct xhca_pkt_spec s = o->spec;
 	uint64_t off = i * o->mtu;
 
-	s.opcode = msg_opcode(o->spec.opcode, i, n);
+	s.opcode = xhca_msg_opcode(o->spec.opcode, i, n);
 	s.psn = psn;
 	s.payload = msg + off;
 	s.payload_len = (uint32_t)(o->msg_len - off < o->mtu ? o->msg_len - off : o->mtu);

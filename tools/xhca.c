@@ -733,8 +733,8 @@ static int do_status(int argc, char **argv)
 	printf("umem frames:  %u = %u free + %u fill + %u kernel + %u rx + %u held\n",
 	       s->umem_frames, s->frames_free, s->frames_fill, s->frames_kernel, s->frames_rx,
 	       s->frames_held);
-	printf("jumbo slots:  %u (%u free): %llu frames made one, %llu dropped for want of a "
-	       "slot\n", s->jumbo_slots, s->jumbo_free, (unsigned long long)s->jumbo_frames,
+	printf("jumbo slots:  %u (%u free): %llu frames made one, %llu dropped (no slot free, "
+	       "or over one)\n", s->jumbo_slots, s->jumbo_free, (unsigned long long)s->jumbo_frames,
 	       (unsigned long long)s->jumbo_drops);
 out:
 	free(s);

@@ -490,7 +490,7 @@ struct xhca_status {
 	__u32 jumbo_slots;	/* two frames each, after umem_frames */
 	__u32 jumbo_free;
 	__u64 jumbo_frames;	/* received in several descriptors, made one */
-	__u64 jumbo_drops;	/* no slot free: dropped */
+	__u64 jumbo_drops;	/* dropped: no slot free, or the frame over one */
 	/* memory regions */
 	__u32 max_mrs;
 	__u32 mrs_in_use;

@@ -105,6 +105,11 @@ int xhca_icrc_check_frame(const void *frame, size_t len);
  * NDP) of ifindex. Returns 0 with the MAC, -ENOENT without a usable entry. */
 int xhca_neigh_lookup(int ifindex, const uint8_t ip[16], int ipv6, uint8_t mac[6]);
 
+/* The opcode of packet i of n of a SEND or WRITE message whose ONLY opcode
+ * (with or without its class bits) is only: FIRST, MIDDLE, LAST (with the
+ * ONLY's immediate or invalidate), or only itself when n is 1. */
+uint8_t xhca_msg_opcode(uint8_t only, uint64_t i, uint64_t n);
+
 /* Opcode names ("RC_SEND_ONLY") and parsing ("rc-send-only", "0x04", "4"). */
 const char *xhca_opcode_name(uint8_t opcode);
 int xhca_opcode_parse(const char *s, uint8_t *opcode);

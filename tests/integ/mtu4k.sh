@@ -6,7 +6,8 @@
 # whose payload goes on in fragments. UD and RC SENDs of 4096-byte packets
 # arrive exact; WRITEs of 4096-byte packets are placed into a pre-translated
 # region by xhca_rx and into a fragmented one by xhcad, across pages; a bad
-# ICRC in the second descriptor is a counted drop; a multicast frame of
+# ICRC in the second descriptor is a counted drop; so is a frame too big
+# for a slot (three descriptors); a multicast frame of
 # several buffers reaches a group's one function port, and is a counted
 # drop for several (the kernel cannot copy it); with no jumbo slot a big
 # frame is a counted drop and nothing else changes; a frame over the sender's
@@ -145,6 +146,23 @@ wait "$PID_mc"
 check_eq "mtu4k: multicast, a port and a QP member: the 4066 B frame a counted drop, the 266 B one reaches both" \
 	"$(port_frames)/$(stats_changed "$tmp/mc.snap")/$(comps mc '[x["byte_len"] for x in c]')" \
 	"266 /drop_mcast_frags to_mcast_devs/[240]"
+
+# --- a frame of three descriptors (link MTU 9000) is more than a slot holds:
+# dropped, counted; the next one delivered ---
+ip -n "$NS_A" link set "$IF_A" mtu 9000
+ip -n "$NS_B" link set "$IF_B" mtu 9000
+app big "$RECV" -i "$IF_A" --type ud --qkey 0x14 --mtu 4096 --buf-size 9000 -j --dump 8192 \
+	--count 2 --timeout 2
+UD4=$(ready big)
+d0=$(umem jumbo_drops)
+gen --op ud-send-only --qpn "$UD4" --qkey 0x14 --size 8500
+gen --op ud-send-only --qpn "$UD4" --qkey 0x14 --size 100
+wait "$PID_big"
+check_eq "mtu4k: an 8578 B frame (three descriptors, over a slot's 7936 B): dropped and counted, the next delivered" \
+	"$(comps big '[(x["byte_len"], x["data"] == pat(100)) for x in c]') $(($(umem jumbo_drops) - d0)) $(umem jumbo_free)" \
+	"[(140, True)] 1 512"
+ip -n "$NS_A" link set "$IF_A" mtu 4200
+ip -n "$NS_B" link set "$IF_B" mtu 4200
 
 # --- no jumbo slot: a frame of two descriptors is dropped and counted ---
 apps_kill

@@ -480,6 +480,39 @@ static int case_pad(char *why)
 
 /* ---- names, parsing ---- */
 
+/* A message's opcodes from its ONLY opcode, with or without class bits. */
+static int case_msg_opcode(char *why)
+{
+	static const struct {
+		uint8_t only;
+		uint64_t i, n;
+		uint8_t want;
+	} t[] = {
+		{ XHCA_OP_SEND_ONLY, 0, 1, XHCA_OP_SEND_ONLY },
+		{ XHCA_OP_SEND_ONLY_IMM, 0, 3, XHCA_OP_SEND_FIRST },
+		{ XHCA_OP_SEND_ONLY_IMM, 1, 3, XHCA_OP_SEND_MIDDLE },
+		{ XHCA_OP_SEND_ONLY_IMM, 2, 3, XHCA_OP_SEND_LAST_IMM },
+		{ XHCA_OP_SEND_ONLY_INV, 1, 2, XHCA_OP_SEND_LAST_INV },
+		{ XHCA_OP_SEND_ONLY, 1, 2, XHCA_OP_SEND_LAST },
+		{ XHCA_OP_WRITE_ONLY, 0, 2, XHCA_OP_WRITE_FIRST },
+		{ XHCA_OP_WRITE_ONLY, 1, 2, XHCA_OP_WRITE_LAST },
+		{ XHCA_OP_WRITE_ONLY_IMM, 1, 3, XHCA_OP_WRITE_MIDDLE },
+		{ XHCA_OP_WRITE_ONLY_IMM, 2, 3, XHCA_OP_WRITE_LAST_IMM },
+		{ XHCA_OPC_UC | XHCA_OP_WRITE_ONLY_IMM, 0, 2, XHCA_OPC_UC | XHCA_OP_WRITE_FIRST },
+		{ XHCA_OPC_UD | XHCA_OP_SEND_ONLY, 0, 1, XHCA_OPC_UD | XHCA_OP_SEND_ONLY },
+	};
+
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		uint8_t got = xhca_msg_opcode(t[k].only, t[k].i, t[k].n);
+
+		if (got != t[k].want)
+			return snprintf(why, WHY_LEN, "0x%02x packet %llu of %llu: 0x%02x, want 0x%02x",
+					t[k].only, (unsigned long long)t[k].i,
+					(unsigned long long)t[k].n, got, t[k].want), -1;
+	}
+	return 0;
+}
+
 static int case_opcode_names(char *why)
 {
 	static const struct {
@@ -647,6 +680,7 @@ int test_pkt_run(void)
 		{ "IPv4/UDP/BTH fields and defaults", case_ipv4_fields },
 		{ "pad counts 0..3 and forced pad", case_pad },
 		{ "opcode names and parsing", case_opcode_names },
+		{ "a message's FIRST/MIDDLE/LAST from its ONLY opcode", case_msg_opcode },
 		{ "IP address parse/print", case_ip_parse },
 		{ "bad spec is -EINVAL", case_bad_spec },
 		{ "small buffer is -ENOSPC", case_small_buffer },

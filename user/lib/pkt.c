@@ -348,6 +348,24 @@ static void opcode_names_init(void)
 	}
 }
 
+uint8_t xhca_msg_opcode(uint8_t only, uint64_t i, uint64_t n)
+{
+	uint8_t cls = only & 0xe0, op = only & 0x1f;
+	int write = op == XHCA_OP_WRITE_ONLY || op == XHCA_OP_WRITE_ONLY_IMM;
+	int imm = op == XHCA_OP_WRITE_ONLY_IMM || op == XHCA_OP_SEND_ONLY_IMM;
+	int inv = op == XHCA_OP_SEND_ONLY_INV;
+
+	if (n == 1)
+		return only;
+	if (!i)
+		return cls | (write ? XHCA_OP_WRITE_FIRST : XHCA_OP_SEND_FIRST);
+	if (i < n - 1)
+		return cls | (write ? XHCA_OP_WRITE_MIDDLE : XHCA_OP_SEND_MIDDLE);
+	if (write)
+		return cls | (imm ? XHCA_OP_WRITE_LAST_IMM : XHCA_OP_WRITE_LAST);
+	return cls | (imm ? XHCA_OP_SEND_LAST_IMM : inv ? XHCA_OP_SEND_LAST_INV : XHCA_OP_SEND_LAST);
+}
+
 const char *xhca_opcode_name(uint8_t opcode)
 {
 	pthread_once(&opcode_names_once, opcode_names_init);

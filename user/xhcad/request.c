@@ -499,32 +499,26 @@ static void sq_fetch(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 
 /* ---- packets out ------------------------------------------------------------ */
 
+/* The opcode (no class) of packet i of n of a request of WR opcode wr. */
 static __u8 send_op(__u8 wr, int n, __u32 i)
 {
-	int last = i == (__u32)n - 1;
-
 	switch (wr) {
-	case XHCA_WR_SEND_WITH_IMM:
-		return n == 1 ? XHCA_OP_SEND_ONLY_IMM : !i ? XHCA_OP_SEND_FIRST
-			: last ? XHCA_OP_SEND_LAST_IMM : XHCA_OP_SEND_MIDDLE;
-	case XHCA_WR_SEND_WITH_INV:
-		return n == 1 ? XHCA_OP_SEND_ONLY_INV : !i ? XHCA_OP_SEND_FIRST
-			: last ? XHCA_OP_SEND_LAST_INV : XHCA_OP_SEND_MIDDLE;
-	case XHCA_WR_RDMA_WRITE:
-		return n == 1 ? XHCA_OP_WRITE_ONLY : !i ? XHCA_OP_WRITE_FIRST
-			: last ? XHCA_OP_WRITE_LAST : XHCA_OP_WRITE_MIDDLE;
-	case XHCA_WR_RDMA_WRITE_WITH_IMM:
-		return n == 1 ? XHCA_OP_WRITE_ONLY_IMM : !i ? XHCA_OP_WRITE_FIRST
-			: last ? XHCA_OP_WRITE_LAST_IMM : XHCA_OP_WRITE_MIDDLE;
 	case XHCA_WR_RDMA_READ:
 		return XHCA_OP_READ_REQ;
 	case XHCA_WR_ATOMIC_CMP_AND_SWP:
 		return XHCA_OP_CMP_SWAP;
 	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
 		return XHCA_OP_FETCH_ADD;
+	case XHCA_WR_SEND_WITH_IMM:
+		return xhca_msg_opcode(XHCA_OP_SEND_ONLY_IMM, i, (__u64)n);
+	case XHCA_WR_SEND_WITH_INV:
+		return xhca_msg_opcode(XHCA_OP_SEND_ONLY_INV, i, (__u64)n);
+	case XHCA_WR_RDMA_WRITE:
+		return xhca_msg_opcode(XHCA_OP_WRITE_ONLY, i, (__u64)n);
+	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+		return xhca_msg_opcode(XHCA_OP_WRITE_ONLY_IMM, i, (__u64)n);
 	}
-	return n == 1 ? XHCA_OP_SEND_ONLY : !i ? XHCA_OP_SEND_FIRST
-		: last ? XHCA_OP_SEND_LAST : XHCA_OP_SEND_MIDDLE;
+	return xhca_msg_opcode(XHCA_OP_SEND_ONLY, i, (__u64)n);
 }
 
 /* Packet i of request e: built and on the TX ring. -EAGAIN: the ring is

@@ -37,8 +37,9 @@
  * after the ordinary ones, never in a fill ring), gives the pieces' frames
  * back at once and rewrites the head descriptor to name the slot (the
  * kernel never reads an RX descriptor back); from there on the frame is
- * one like any other, multicast references included. No slot free: the
- * frame is dropped, counted (jumbo_drops), as a full ring would. On send a
+ * one like any other, multicast references included. No slot free, or a
+ * frame over a slot's 7936 bytes (a link MTU over that): the frame is
+ * dropped, counted (jumbo_drops), as a full ring would. On send a
  * frame goes out in as many descriptors as it needs.
  */
 #include <errno.h>
@@ -149,7 +150,7 @@ struct xsk_state {
 	__u64 *jfree;			/* stack of free slots */
 	__u32 njfree;
 	__u64 jumbo_frames;		/* made one */
-	__u64 jumbo_drops;		/* no slot free: dropped */
+	__u64 jumbo_drops;		/* no slot free, or over one: dropped */
 };
 
 /* RX queues of the device, from ethtool (sysfs may show another namespace). */
@@ -658,18 +659,23 @@ static const struct xdp_desc *rx_desc(struct fq_sock *s, __u32 i)
 }
 
 /* Drops the head frame of s's ring, of n descriptors (flow queue f). */
-static void rx_drop_head(struct xhcad *d, struct fq_sock *s, __u32 f, __u32 n)
+/* The frames of the first n descriptors of s's ring back to the free stack
+ * (never held: they were in the RX ring). */
+static void rx_free_pieces(struct xsk_state *xs, struct fq_sock *s, __u32 n)
 {
-	struct xsk_state *xs = d->xs;
-
 	for (__u32 i = 0; i < n; i++) {
 		const struct xdp_desc *p = rx_desc(s, i);
 
 		xs->free[xs->nfree++] = p->addr - p->addr % FRAME_SIZE;
 	}
+}
+
+static void rx_drop_head(struct xhcad *d, struct fq_sock *s, __u32 f, __u32 n)
+{
+	rx_free_pieces(d->xs, s, n);
 	s->rx.cached_cons += n;
 	s->taken += n;
-	xs->jumbo_drops++;
+	d->xs->jumbo_drops++;
 	__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + 1, __ATOMIC_RELEASE);
 }
 
@@ -718,8 +724,8 @@ static const struct xdp_desc *rx_peek(struct xhcad *d, struct fq_sock *s, __u32 
 
 			memcpy(to + off, (const __u8 *)xs->area + p->addr, p->len);
 			off += p->len;
-			xs->free[xs->nfree++] = p->addr - p->addr % FRAME_SIZE;
 		}
+		rx_free_pieces(xs, s, n);
 		h->addr = j + JUMBO_DATA;
 		h->len = total;
 		h->options = OPT_JOINED | (n - 1) << 8;

@@ -34,6 +34,13 @@ LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
+# xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
+# system's; `xhca exec` runs a program with it. Position-independent objects
+# of its own and of the libxhca files it needs, every symbol hidden but the
+# export set of rdma-core 44 (libibverbs.map).
+VERBS_SRCS := $(wildcard user/verbs/*.c) user/lib/xhca.c user/lib/ctl.c
+VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
+VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so \
 	$(OUT)/xhca-impair
@@ -44,7 +51,8 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ip:iproute2 /usr/lib/python3/dist-packages/scapy:python3-scapy tshark:tshark \
 	/usr/include/libelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev \
 	pkg-config:pkg-config ethtool:ethtool nsenter:util-linux make:make gcc:gcc \
-	ping:iputils-ping
+	ping:iputils-ping /usr/include/infiniband/verbs.h:libibverbs-dev \
+	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest
 
 .PHONY: all deps compile test test-unit test-integ test-interop demo bench vmlinux install clean
 .DELETE_ON_ERROR:
@@ -53,7 +61,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 all: deps
 	$(Q)$(MAKE) --no-print-directory compile
 
-compile: $(BPF_OBJS) $(BINS) $(TEST_BINS)
+compile: $(BPF_OBJS) $(BINS) $(TEST_BINS) $(VERBS_LIB)
 
 deps:
 	$(Q)missing=""; for d in $(DEPS); do \
@@ -89,6 +97,17 @@ $(OUT)/%.o: %.c $(wildcard include/xhca/*.h) $(wildcard user/lib/*.h) $(wildcard
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/pic/%.o: %.c $(wildcard include/xhca/*.h) $(wildcard user/verbs/*.h) | $(OUT)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(VERBS_LIB): $(VERBS_OBJS) user/verbs/libibverbs.map
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libibverbs.so.1 -Wl,-z,now -Wl,--no-undefined \
+		-Wl,--version-script=user/verbs/libibverbs.map $(VERBS_OBJS) -o $@ -lpthread
 
 $(LIB): $(LIB_OBJS)
 	$(Q)ar rcs $@ $^

@@ -8,6 +8,7 @@
  * Exit codes: 0 ok, 1 the request failed, 2 bad usage (nothing was sent).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -2852,12 +2853,22 @@ static int do_proxy_resume(int argc, char **argv)
 	"  cq create|destroy|poll|show   completion queues (see xhca cq --help)\n"        \
 	"  filter add|del|show           proxy QP filters (see xhca filter --help)\n"      \
 	"  proxy show|pause|resume       the proxy thread (see xhca proxy --help)\n"       \
+	"  exec [--] PROGRAM [ARGS...]   run a libibverbs program on xhca (xhca exec --help)\n" \
 	"Options:\n"                                                                        \
 	"  -i, --interface IFNAME        the interface xhcad serves\n"                     \
 	"  -j, --json                    one JSON object on stdout\n"                      \
 	"  -v, --verbose                 more detail (more columns; twice: protocol trace)\n" \
 	"  -h, --help                    this text (also after any command)\n"            \
 	"Numbers are decimal or 0x hex. Exit codes: 0 ok, 1 failed, 2 bad usage.\n"
+
+#define USAGE_EXEC                                                                         \
+	"Usage: xhca [-i IFNAME] exec [--] PROGRAM [ARGS...]\n"                              \
+	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 in place of the system's\n"  \
+	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"      \
+	"network namespace that an xhcad serves; with -i, that interface's only.\n"         \
+	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"    \
+	"then in ../lib/xhca/verbs from it (make install).\n"                               \
+	"Exit: the program's; 1 when it cannot be started, 2 bad usage.\n"
 
 #define USAGE_QP                                                                           \
 	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
@@ -3167,6 +3178,73 @@ static const struct cmd qp_cmds[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+/* ---- exec: a verbs program on xhca ------------------------------------------ */
+
+/* The directory of xhca's libibverbs.so.1, or NULL. */
+static const char *verbs_dir(char *buf, size_t len)
+{
+	const char *env = getenv("XHCA_VERBS_DIR");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (int i = 0; i < 2; i++) {
+		char lib[PATH_MAX + 64];
+
+		if (snprintf(buf, len, "%.*s%s", PATH_MAX - 32, self,
+			     i ? "/../lib/xhca/verbs" : "/verbs") >= (int)len)
+			return NULL;
+		snprintf(lib, sizeof(lib), "%s/libibverbs.so.1", buf);
+		if (!access(lib, R_OK))
+			return buf;
+	}
+	return NULL;
+}
+
+static int do_exec(int argc, char **argv)
+{
+	char dir[PATH_MAX], path[2 * PATH_MAX];
+	const char *d, *old = getenv("LD_LIBRARY_PATH");
+
+	if (argc && !strcmp(argv[0], "--")) {
+		argc--;
+		argv++;
+	}
+	if (!argc)
+		return usage_err("exec", "no program given; e.g. xhca -i eth0 exec -- ibv_devinfo");
+	if (ifname) {
+		int fd = xhca_ctl_connect(ifname);
+
+		if (fd < 0) {
+			pr_warn("exec: no xhcad serves %s (%s); start one: xhcad %s\n", ifname,
+				strerror(-fd), ifname);
+			return EXIT_FAIL;
+		}
+		close(fd);
+		setenv("XHCA_DEVICES", ifname, 1);
+	}
+	d = verbs_dir(dir, sizeof(dir));
+	if (!d) {
+		pr_warn("exec: xhca's libibverbs.so.1 is not beside xhca nor installed; build it "
+			"(make) or set XHCA_VERBS_DIR\n");
+		return EXIT_FAIL;
+	}
+	snprintf(path, sizeof(path), "%s%s%s", d, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("LD_LIBRARY_PATH", path, 1);
+	execvp(argv[0], argv);
+	pr_warn("exec: %s: %s\n", argv[0], strerror(errno));
+	return EXIT_FAIL;
+}
+
 static const struct cmd top_cmds[] = {
 	{ "status", do_status, NULL, USAGE_STATUS },
 	{ "qp", NULL, qp_cmds, USAGE_QP },
@@ -3177,6 +3255,7 @@ static const struct cmd top_cmds[] = {
 	{ "cq", NULL, cq_cmds, USAGE_CQ },
 	{ "filter", NULL, filter_cmds, USAGE_FILTER },
 	{ "proxy", NULL, proxy_cmds, USAGE_PROXY },
+	{ "exec", do_exec, NULL, USAGE_EXEC },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -3201,7 +3280,7 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 	if (!argc || argv[0][0] == '-') {
 		if (!path)
 			return usage_err(NULL, "no command given; use status, qp, stats, flowq, mr, "
-					 "mcast, cq, filter or proxy (see xhca --help)");
+					 "mcast, cq, filter, proxy or exec (see xhca --help)");
 		c = &cmds[0];
 	} else {
 		for (c = cmds; c->name; c++)
@@ -3210,7 +3289,8 @@ static int dispatch(const char *path, const char *usage, const struct cmd *cmds,
 		if (!c->name) {
 			if (!path)
 				return usage_err(NULL, "unknown command '%s'; use status, qp, stats, "
-						 "flowq, mr, mcast, cq, filter or proxy (see xhca --help)",
+						 "flowq, mr, mcast, cq, filter, proxy or exec (see xhca "
+						 "--help)",
 						 argv[0]);
 			if (!strcmp(path, "flowq"))
 				return usage_err(path, "unknown command '%s'; use show or set (see xhca "

@@ -56,6 +56,22 @@ int xhca_free(struct xhca_ctx *ctx, void *buf);
 int xhca_mem_lookup(struct xhca_ctx *ctx, const void *addr, size_t len, uint32_t *alloc,
 		    uint64_t *off, int *contiguous);
 
+/*
+ * Host memory under memory the application already has (the verbs layer's
+ * ibv_reg_mr on any buffer): the pages holding [addr, addr + len) become a
+ * buffer of host memory at the same addresses, with the bytes they had, so
+ * that regions in it are written by xhca_rx and xhcad where the application
+ * reads. Returns the first page's address. The memory must be private
+ * anonymous (malloc, posix_memalign, the stack, mmap MAP_PRIVATE |
+ * MAP_ANONYMOUS): -EOPNOTSUPP for a file, shared or hugetlb mapping,
+ * -EFAULT for a hole, -EEXIST when the pages overlap host memory already.
+ * A forked child gets private copies of these pages. xhca_unadopt() (and
+ * xhca_close()) gives the pages back as private memory with their bytes;
+ * deregister the regions in it first.
+ */
+void *xhca_adopt(struct xhca_ctx *ctx, void *addr, size_t len);
+int xhca_unadopt(struct xhca_ctx *ctx, void *base);
+
 /* Protection domains: a QP may use only the memory regions of its PD. */
 struct xhca_pd *xhca_pd_alloc(struct xhca_ctx *ctx);
 /* -EBUSY while QPs or regions are in it. */
@@ -70,6 +86,9 @@ uint32_t xhca_pd_id(const struct xhca_pd *pd);
  * xhcad places them. Deregistering returns only once no WRITE can reach the
  * region any more. */
 struct xhca_mr *xhca_mr_reg(struct xhca_pd *pd, void *addr, size_t len, unsigned int access);
+/* As xhca_mr_reg, the remote side naming the region's first byte iova. */
+struct xhca_mr *xhca_mr_reg_iova(struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
+				 unsigned int access);
 int xhca_mr_dereg(struct xhca_mr *mr);
 /* The R_Key (= L_Key): index << 8 | a key byte new on every registration. */
 uint32_t xhca_mr_rkey(const struct xhca_mr *mr);
@@ -151,8 +170,20 @@ int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16]);
  * -ESHUTDOWN: the QP was destroyed (by xhcad or the CLI). A QP in the error
  * state completes its posted buffers with XHCA_WC_WR_FLUSH_ERR. */
 int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len);
+/* flags: XHCA_RECV_EMPTY: len 0 is a buffer of no bytes (a WRITE with
+ * immediate or an empty SEND completes into it); XHCA_RECV_LOC_PROT_ERR:
+ * an entry that completes with XHCA_WC_LOC_PROT_ERR when a message wants it
+ * (the verbs layer's failed lkey check, reported where a real HCA does). */
+#define XHCA_RECV_EMPTY (1u << 0)
+#define XHCA_RECV_LOC_PROT_ERR (1u << 1)
+int xhca_post_recv_ex(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
+		      unsigned int flags);
 
-/* The opcodes (enum xhca_wr_opcode) and send_flags (XHCA_SEND_*): ring.h. */
+/* The opcodes (enum xhca_wr_opcode) and send_flags (XHCA_SEND_*): ring.h.
+ * One more send flag, for libxhca only: the request completes with
+ * XHCA_WC_LOC_PROT_ERR in its turn, its scatter list unread (the verbs
+ * layer's failed lkey check). */
+#define XHCA_SEND_LOC_PROT_ERR (1u << 7)
 
 /* Bytes at addr inside one buffer of xhca_alloc. */
 struct xhca_sge {

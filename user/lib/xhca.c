@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <net/if.h>
@@ -74,7 +76,8 @@ struct buf {
 	__u8 *va;
 	size_t len;		/* whole pages */
 	__u32 id;
-	__u32 contiguous;
+	__u8 contiguous;
+	__u8 adopted;		/* under the application's own pages (xhca_adopt) */
 };
 
 struct xhca_ctx {
@@ -93,9 +96,14 @@ struct xhca_ctx {
 	struct xhca_mr *mrs;
 	int sq_dbfd;		/* the send doorbell: rung when xhcad sleeps (ring.h) */
 	char err[XHCA_ERRMSG_LEN];
+	struct xhca_ctx *next_session;	/* sessions with adopted memory (fork) */
+	int in_sessions;
 };
 
 extern char *program_invocation_short_name;
+
+struct buf;
+static void unadopt_pages(struct buf *b);
 
 static int conn_lost(int err)
 {
@@ -260,33 +268,53 @@ static struct buf *buf_find(struct xhca_ctx *ctx, const void *p, size_t len)
 	return NULL;
 }
 
+/* Every session, for the fork handler: a child gets private copies. */
+static struct xhca_ctx *sessions;
+static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* The buffer table changes under sessions_lock: a fork's child reads it. */
 static int buf_add(struct xhca_ctx *ctx, const struct buf *nb)
 {
-	__u32 i;
+	int err = 0;
 
+	pthread_mutex_lock(&sessions_lock);
 	if (ctx->nbufs == ctx->cap) {
 		__u32 cap = ctx->cap ? ctx->cap * 2 : 16;
 		struct buf *b = realloc(ctx->bufs, cap * sizeof(*b));
 
-		if (!b)
-			return -ENOMEM;
+		if (!b) {
+			err = -ENOMEM;
+			goto out;
+		}
 		ctx->bufs = b;
 		ctx->cap = cap;
 	}
+	__u32 i;
+
 	for (i = ctx->nbufs; i > 0 && ctx->bufs[i - 1].va > nb->va; i--)
 		ctx->bufs[i] = ctx->bufs[i - 1];
 	ctx->bufs[i] = *nb;
 	ctx->nbufs++;
-	return 0;
+	if (nb->adopted && !ctx->in_sessions) {
+		ctx->next_session = sessions;
+		sessions = ctx;
+		ctx->in_sessions = 1;
+	}
+out:
+	pthread_mutex_unlock(&sessions_lock);
+	return err;
 }
 
 static void buf_del(struct xhca_ctx *ctx, struct buf *b)
 {
 	__u32 i = (__u32)(b - ctx->bufs);
 
+	pthread_mutex_lock(&sessions_lock);
 	memmove(b, b + 1, (ctx->nbufs - i - 1) * sizeof(*b));
 	ctx->nbufs--;
 	ctx->last = 0;
+	pthread_mutex_unlock(&sessions_lock);
 }
 
 struct xhca_ctx *xhca_open(const char *ifname)
@@ -334,6 +362,21 @@ void xhca_close(struct xhca_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	pthread_mutex_lock(&sessions_lock);
+	for (struct xhca_ctx **pp = &sessions; *pp; pp = &(*pp)->next_session)
+		if (*pp == ctx) {
+			*pp = ctx->next_session;
+			break;
+		}
+	pthread_mutex_unlock(&sessions_lock);
+	for (__u32 i = 0; i < ctx->nbufs; i++) {
+		/* before the session ends (xhcad frees its host memory):
+		 * the application's own pages get their bytes back, not a hole */
+		if (ctx->bufs[i].adopted)
+			unadopt_pages(&ctx->bufs[i]);
+		else
+			munmap(ctx->bufs[i].va, ctx->bufs[i].len);
+	}
 	/* xhcad frees everything of the session when the socket closes. */
 	close(ctx->fd);
 	while (ctx->cqs) {
@@ -368,8 +411,6 @@ void xhca_close(struct xhca_ctx *ctx)
 		ctx->pds = pd->next;
 		free(pd);
 	}
-	for (__u32 i = 0; i < ctx->nbufs; i++)
-		munmap(ctx->bufs[i].va, ctx->bufs[i].len);
 	free(ctx->bufs);
 	close(ctx->memfd);
 	free(ctx);
@@ -380,38 +421,73 @@ const char *xhca_errmsg(const struct xhca_ctx *ctx)
 	return ctx && ctx->err[0] ? ctx->err : "no error";
 }
 
+/* ALLOC: the reply (malloc'd, free it) with the allocation in *a and its
+ * runs of pages after it. */
+static int alloc_call(struct xhca_ctx *ctx, size_t len, unsigned int flags, struct xhca_alloc *a,
+		      void **reply)
+{
+	void *r = NULL;
+	__u32 got = 0;
+	int err;
+
+	*a = (struct xhca_alloc){ .len = len, .flags = flags };
+	*reply = NULL;
+	if (!len)
+		return fail(ctx, -EINVAL, "alloc: length 0");
+	err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, a, sizeof(*a), -1, &r, &got, NULL, ctx->err,
+			       sizeof(ctx->err));
+	if (conn_lost(err) && !resume(ctx))
+		err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, a, sizeof(*a), -1, &r, &got, NULL,
+				       ctx->err, sizeof(ctx->err));
+	if (err)
+		return err;
+	memcpy(a, r, got < sizeof(*a) ? got : sizeof(*a));
+	*reply = r;
+	if (got < sizeof(*a) || got != sizeof(*a) + (size_t)a->nruns * sizeof(struct xhca_alloc_run) ||
+	    a->len != (__u64)a->npages * XHCA_PAGE_SIZE) {
+		a->id = 0;
+		return fail(ctx, -EPROTO, "alloc: bad reply: libxhca and xhcad versions differ");
+	}
+	return 0;
+}
+
+/* Maps each run of an allocation's pages side by side at va (reserved). */
+static int map_runs(struct xhca_ctx *ctx, __u8 *va, const struct xhca_alloc *a,
+		    const struct xhca_alloc_run *runs)
+{
+	size_t pos = 0;
+
+	for (__u32 i = 0; i < a->nruns; i++) {
+		size_t n = (size_t)runs[i].count * XHCA_PAGE_SIZE;
+
+		if (pos + n > a->len || (__u64)runs[i].page * XHCA_PAGE_SIZE + n > ctx->hostmem_len ||
+		    mmap(va + pos, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
+			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED)
+			return fail(ctx, -EPROTO, "alloc: cannot map host memory page %u",
+				    runs[i].page);
+		pos += n;
+	}
+	return 0;
+}
+
+static void alloc_undo(struct xhca_ctx *ctx, __u32 id)
+{
+	if (id)
+		xhca_ctl_call_fd(ctx->fd, XHCA_CTL_FREE, &id, sizeof(id), -1, NULL, NULL, NULL,
+				 NULL, 0);
+}
+
 void *xhca_alloc_ex(struct xhca_ctx *ctx, size_t len, unsigned int flags)
 {
-	struct xhca_alloc a = { .len = len, .flags = flags };
-	const struct xhca_alloc_run *runs;
+	struct xhca_alloc a;
 	struct buf nb = {};
 	__u8 *va = MAP_FAILED;
 	void *r = NULL;
-	__u32 got = 0, i;
-	size_t pos = 0;
 	int err;
 
-	if (!len) {
-		errno = EINVAL;
-		fail(ctx, -EINVAL, "alloc: length 0");
-		return NULL;
-	}
-	err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, &a, sizeof(a), -1, &r, &got, NULL, ctx->err,
-			       sizeof(ctx->err));
-	if (conn_lost(err) && !resume(ctx))
-		err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, &a, sizeof(a), -1, &r, &got, NULL,
-				       ctx->err, sizeof(ctx->err));
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	memcpy(&a, r, got < sizeof(a) ? got : sizeof(a));
-	runs = (const struct xhca_alloc_run *)((const __u8 *)r + sizeof(a));
-	if (got < sizeof(a) || got != sizeof(a) + (size_t)a.nruns * sizeof(*runs) ||
-	    a.len != (__u64)a.npages * XHCA_PAGE_SIZE) {
-		err = fail(ctx, -EPROTO, "alloc: bad reply: libxhca and xhcad versions differ");
+	err = alloc_call(ctx, len, flags, &a, &r);
+	if (err)
 		goto out;
-	}
 	/* A place for all of it, then each run of pages in its place. */
 	va = mmap(NULL, a.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (va == MAP_FAILED) {
@@ -419,18 +495,9 @@ void *xhca_alloc_ex(struct xhca_ctx *ctx, size_t len, unsigned int flags)
 			   (unsigned long long)a.len);
 		goto out;
 	}
-	for (i = 0; i < a.nruns; i++) {
-		size_t n = (size_t)runs[i].count * XHCA_PAGE_SIZE;
-
-		if (pos + n > a.len || (__u64)runs[i].page * XHCA_PAGE_SIZE + n > ctx->hostmem_len ||
-		    mmap(va + pos, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
-			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED) {
-			err = fail(ctx, -EPROTO, "alloc: cannot map host memory page %u",
-				   runs[i].page);
-			goto out;
-		}
-		pos += n;
-	}
+	err = map_runs(ctx, va, &a, (const struct xhca_alloc_run *)((const __u8 *)r + sizeof(a)));
+	if (err)
+		goto out;
 	nb.va = va;
 	nb.len = a.len;
 	nb.id = a.id;
@@ -441,9 +508,7 @@ out:
 	if (err) {
 		if (va != MAP_FAILED)
 			munmap(va, a.len);
-		if (a.id)
-			xhca_ctl_call_fd(ctx->fd, XHCA_CTL_FREE, &a.id, sizeof(a.id), -1, NULL, NULL,
-					 NULL, NULL, 0);
+		alloc_undo(ctx, a.id);
 		errno = -err;
 		return NULL;
 	}
@@ -460,7 +525,7 @@ int xhca_free(struct xhca_ctx *ctx, void *addr)
 	struct buf *b = buf_find(ctx, addr, 1);
 	int err;
 
-	if (!b || b->va != addr)
+	if (!b || b->va != addr || b->adopted)
 		return fail(ctx, -EFAULT, "free: %p is not the start of a buffer of xhca_alloc",
 			    addr);
 	err = call(ctx, XHCA_CTL_FREE, &b->id, sizeof(b->id), -1, NULL, 0, NULL);
@@ -469,6 +534,200 @@ int xhca_free(struct xhca_ctx *ctx, void *addr)
 	munmap(b->va, b->len);
 	buf_del(ctx, b);
 	return 0;
+}
+
+/* ---- host memory under the application's own pages ---------------------- */
+
+
+/*
+ * How [base, base + n) is mapped now, from /proc/self/maps: 0 when it is
+ * private anonymous memory (heap, stack, malloc, mmap MAP_ANONYMOUS) with no
+ * hole, its protection in *prot; with want_hostmem, when it is all host
+ * memory mapped from xhcad's map. -EFAULT: a hole; -EOPNOTSUPP: other memory
+ * (a file, shared, hugetlb).
+ */
+static int maps_check(uintptr_t base, size_t n, int want_hostmem, int *prot)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	uintptr_t at = base, end = base + n;
+	char line[512];
+	int rc = -EFAULT;
+
+	if (!f)
+		return -errno;
+	*prot = PROT_READ | PROT_WRITE;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, inode;
+		char perms[8], path[256] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %255[^\n]", &lo, &hi, perms, &inode,
+			   path) < 4)
+			continue;
+		if (hi <= at)
+			continue;
+		if (lo > at)
+			break; /* a hole */
+		if (want_hostmem ? !strstr(path, "bpf-map")
+				 : (perms[3] != 'p' || inode != 0 || perms[0] != 'r')) {
+			rc = -EOPNOTSUPP;
+			break;
+		}
+		if (perms[1] != 'w')
+			*prot &= ~PROT_WRITE;
+		at = hi;
+	}
+	fclose(f);
+	return at >= end ? 0 : rc;
+}
+
+/* Private anonymous pages with the bytes of [va, va + n) in place of what
+ * is there (one atomic replacement). */
+static int to_private(__u8 *va, size_t n)
+{
+	void *tmp = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (tmp == MAP_FAILED)
+		return -errno;
+	memcpy(tmp, va, n);
+	if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, va) == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(tmp, n);
+		return err;
+	}
+	return 0;
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&sessions_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&sessions_lock);
+}
+
+/* The child of a fork gets its own copy of adopted memory, as a kernel
+ * with copy-on-fork of pinned pages gives it (the parent keeps the host
+ * memory, and remote WRITEs land only there). */
+static void fork_child(void)
+{
+	for (struct xhca_ctx *c = sessions; c; c = c->next_session)
+		for (__u32 i = 0; i < c->nbufs; i++)
+			if (c->bufs[i].adopted)
+				to_private(c->bufs[i].va, c->bufs[i].len);
+	pthread_mutex_unlock(&sessions_lock);
+}
+
+static void fork_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void *xhca_adopt(struct xhca_ctx *ctx, void *addr, size_t len)
+{
+	uintptr_t base = (uintptr_t)addr & ~(uintptr_t)(XHCA_PAGE_SIZE - 1);
+	size_t n = len ? pages_of((uintptr_t)addr + len - base) : 0, pos = 0;
+	struct buf nb = { .va = (__u8 *)base, .len = n, .adopted = 1 };
+	const struct xhca_alloc_run *runs;
+	__u8 *tmp = MAP_FAILED;
+	struct xhca_alloc a = {};
+	struct iovec liov, riov;
+	void *r = NULL;
+	int err, prot;
+
+	pthread_once(&fork_once, fork_init);
+	if (!n || (uintptr_t)addr + len < (uintptr_t)addr) {
+		err = fail(ctx, -EINVAL, "adopt: %zu bytes at %p: no such range", len, addr);
+		goto out;
+	}
+	if (buf_find(ctx, (void *)base, 1) || buf_find(ctx, (__u8 *)base + n - 1, 1)) {
+		err = fail(ctx, -EEXIST, "adopt: %zu bytes at %p overlap host memory already",
+			   len, addr);
+		goto out;
+	}
+	err = maps_check(base, n, 0, &prot);
+	if (err) {
+		fail(ctx, err, err == -EFAULT ? "adopt: %zu bytes at %p are not all mapped and "
+			       "readable" : "adopt: %zu bytes at %p are not private anonymous "
+			       "memory (a file, shared or hugetlb mapping): register a buffer of "
+			       "malloc, posix_memalign or mmap(MAP_PRIVATE | MAP_ANONYMOUS)", len, addr);
+		goto out;
+	}
+	err = alloc_call(ctx, n, 0, &a, &r);
+	if (err)
+		goto out;
+	runs = (const struct xhca_alloc_run *)((const __u8 *)r + sizeof(a));
+	tmp = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED) {
+		err = fail(ctx, -errno, "adopt: no address space for %zu bytes", n);
+		goto out;
+	}
+	err = map_runs(ctx, tmp, &a, runs);
+	if (err)
+		goto out;
+	/* the bytes there now; a read that would fault fails instead */
+	liov = (struct iovec){ tmp, n };
+	riov = (struct iovec){ (void *)base, n };
+	if (process_vm_readv(getpid(), &liov, 1, &riov, 1, 0) != (ssize_t)n) {
+		err = fail(ctx, -EFAULT, "adopt: cannot read %zu bytes at %p", n, (void *)base);
+		goto out;
+	}
+	/* each run of host memory moves over the application's pages in one step */
+	for (__u32 i = 0; i < a.nruns; i++) {
+		size_t rl = (size_t)runs[i].count * XHCA_PAGE_SIZE;
+
+		if (mremap(tmp + pos, rl, rl, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)(base + pos)) == MAP_FAILED) {
+			err = fail(ctx, -errno, "adopt: cannot map host memory at %p: %s",
+				   (void *)(base + pos), strerror(errno));
+			if (pos)
+				to_private((__u8 *)base, pos);
+			goto out;
+		}
+		pos += rl;
+	}
+	if (!(prot & PROT_WRITE))
+		mprotect((void *)base, n, prot);
+	nb.id = a.id;
+	nb.contiguous = a.nruns == 1;
+	err = buf_add(ctx, &nb);
+	if (err)
+		to_private((__u8 *)base, n);
+out:
+	if (tmp != MAP_FAILED)
+		munmap(tmp, n);
+	free(r);
+	if (err) {
+		alloc_undo(ctx, a.id);
+		errno = -err;
+		return NULL;
+	}
+	return (void *)base;
+}
+
+/* The adopted buffer at b goes back to private memory with its bytes, if
+ * the application still has host memory there (it may have unmapped it). */
+static void unadopt_pages(struct buf *b)
+{
+	int prot;
+
+	if (!maps_check((uintptr_t)b->va, b->len, 1, &prot))
+		to_private(b->va, b->len);
+}
+
+int xhca_unadopt(struct xhca_ctx *ctx, void *base)
+{
+	struct buf *b = buf_find(ctx, base, 1);
+	int err;
+
+	if (!b || b->va != base || !b->adopted)
+		return fail(ctx, -EFAULT, "unadopt: %p is not the start of adopted memory", base);
+	unadopt_pages(b);
+	err = call(ctx, XHCA_CTL_FREE, &b->id, sizeof(b->id), -1, NULL, 0, NULL);
+	buf_del(ctx, b);
+	return err;
 }
 
 int xhca_mem_lookup(struct xhca_ctx *ctx, const void *addr, size_t len, uint32_t *alloc,
@@ -536,9 +795,14 @@ uint32_t xhca_pd_id(const struct xhca_pd *pd)
 
 struct xhca_mr *xhca_mr_reg(struct xhca_pd *pd, void *addr, size_t len, unsigned int access)
 {
+	return xhca_mr_reg_iova(pd, addr, len, (uint64_t)(uintptr_t)addr, access);
+}
+
+struct xhca_mr *xhca_mr_reg_iova(struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
+				 unsigned int access)
+{
 	struct xhca_ctx *ctx = pd->ctx;
-	struct xhca_mr_attr a = { .pd = pd->id, .len = len, .access = access,
-				  .iova = (__u64)(uintptr_t)addr };
+	struct xhca_mr_attr a = { .pd = pd->id, .len = len, .access = access, .iova = iova };
 	struct xhca_mr *mr;
 	struct buf *b;
 	int err;
@@ -976,23 +1240,38 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 
 int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 {
-	__u32 prod = qp->rq->prod, cons;
+	return xhca_post_recv_ex(qp, wr_id, addr, len, 0);
+}
+
+int xhca_post_recv_ex(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
+		      unsigned int flags)
+{
+	__u32 prod = qp->rq->prod, cons, alloc = 0;
 	struct xhca_rwqe *w;
-	struct buf *b;
+	__u64 off = 0;
 
 	if (__atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
-	b = len ? buf_find(qp->ctx, addr, len) : NULL;
-	if (!b)
-		return -EFAULT;
+	if (flags & XHCA_RECV_LOC_PROT_ERR) {
+		len = 0; /* alloc 0 names no allocation: xhcad fails the entry */
+	} else if (!len && (flags & XHCA_RECV_EMPTY)) {
+		alloc = qp->rq_alloc; /* no byte of it is written */
+	} else {
+		struct buf *b = len ? buf_find(qp->ctx, addr, len) : NULL;
+
+		if (!b)
+			return -EFAULT;
+		off = (__u64)((__u8 *)addr - b->va);
+		alloc = b->id;
+	}
 	cons = __atomic_load_n(&qp->rq->cons, __ATOMIC_ACQUIRE);
 	if (prod - cons >= qp->depth)
 		return -ENOMEM;
 	w = &qp->rqe[prod & (qp->depth - 1)];
 	w->wr_id = wr_id;
-	w->off = (__u64)((__u8 *)addr - b->va);
+	w->off = off;
 	w->len = len;
-	w->alloc = b->id;
+	w->alloc = alloc;
 	__atomic_store_n(&qp->rq->prod, prod + 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -1034,6 +1313,12 @@ static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct x
 	w->opcode = (__u8)wr->opcode;
 	w->flags = (__u8)(wr->send_flags & (XHCA_SEND_FENCE | XHCA_SEND_SIGNALED |
 					    XHCA_SEND_SOLICITED));
+	if (wr->send_flags & XHCA_SEND_LOC_PROT_ERR) {
+		/* an SGE in allocation 0, which is none: xhcad completes the
+		 * request with LOC_PROT_ERR in its turn */
+		w->nsge = 1;
+		return 0;
+	}
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct xhca_sge *g = &wr->sg_list[i];
 		struct buf *b;

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Unmodified libibverbs programs on xhca (issue "Verbs"): Debian's
+# ibv_devices/ibv_devinfo, ibv_{rc,uc,ud,srq}_pingpong and perftest, run by
+# `xhca exec` between two xhca hosts (an xhcad in each namespace, the
+# programs' TCP side channel over the same veth). Each pair: both ends exit
+# 0 and print their result line; the pingpongs validate every byte (-c).
+# Then the pingpongs again through loss and reordering in the middle.
+. "$(dirname "$0")/../lib.sh"
+need_root "verbs"
+for p in ibv_devinfo ibv_rc_pingpong ib_send_bw; do
+	command -v "$p" >/dev/null || { skip "verbs: $p is not installed (make deps)"; t_done; }
+done
+MID_MTU=4200 two_hosts verbs 256
+
+xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
+xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
+
+# listening NS PORT: a TCP socket listens on PORT in namespace NS.
+listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
+
+# pair NAME SECS PORT 'SERVER ARGS' 'CLIENT ARGS': SERVER on A, CLIENT on
+# B (IP_A appended), each under a timeout of SECS; both must exit 0. Their
+# output in $tmp/NAME.srv and $tmp/NAME.cli.
+pair() {
+	local name=$1 secs=$2 port=$3 srv=$4 cli=$5 spid rs rc
+	xa timeout "$secs" $srv >"$tmp/$name.srv" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do listening "$NS_A" "$port" && break; sleep 0.05; done
+	xb timeout "$secs" $cli "$IP_A" >"$tmp/$name.cli" 2>&1
+	rc=$?
+	wait "$spid"
+	rs=$?
+	if [ "$rs" != 0 ] || [ "$rc" != 0 ]; then
+		fail "$name: server exit $rs, client exit $rc"
+		tail -n 5 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
+		return 1
+	fi
+	return 0
+}
+
+# pingpong NAME ARGS: an ibv_*_pingpong pair; both ends report their
+# iterations ("N iters in S seconds").
+pingpong() {
+	local name=$1 prog=$2
+	shift 2
+	pair "$name" 60 18515 "$prog $*" "$prog $*" || return
+	local n
+	n=$(grep -h ' iters in ' "$tmp/$name.srv" "$tmp/$name.cli" | wc -l)
+	check "$name: both ends done, every byte validated ($(grep -h ' iters in ' \
+		"$tmp/$name.cli"))" test "$n" = 2
+}
+
+# perf NAME PROG ARGS: a perftest pair; the client's result line has the
+# size asked for and a positive figure.
+perf() {
+	local name=$1 prog=$2 size=$3
+	shift 3
+	pair "$name" 90 18515 "$prog -F -s $size $*" "$prog -F -s $size $*" || return
+	local line
+	line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$tmp/$name.cli")
+	check "$name: result line for $size bytes ($(echo $line | tr -s ' '))" \
+		awk -v s="$size" '$1 == s && NF >= 4 && $3 + 0 > 0 { f = 1 } END { exit !f }' \
+		"$tmp/$name.cli"
+}
+
+# ---- devices ------------------------------------------------------------------
+out=$(xa ibv_devices)
+check "ibv_devices: one device, xhca_$IF_A, GUID from the MAC (0077:00ff:fe00:0001)" \
+	test "$(echo "$out" | awk 'NR > 2' | tr -s ' \t' ' ')" = " xhca_$IF_A 007700fffe000001"
+info=$(xa ibv_devinfo -v)
+for want in "hca_id:	xhca_$IF_A" "vendor_id:			0x0058" "state:			PORT_ACTIVE (4)" \
+	"active_mtu:		4096 (5)" "link_layer:		Ethernet" "phys_port_cnt:			1" \
+	"GID[  0]:		fe80::77:ff:fe00:1, RoCE v2" "GID[  1]:		::ffff:$IP_A, RoCE v2" \
+	"GID[  2]:		$IP6_A, RoCE v2" "atomic_cap:			ATOMIC_HCA (1)"; do
+	check "ibv_devinfo -v: '$(echo "$want" | tr -s '\t' ' ')'" grep -qF "$want" <<<"$info"
+done
+ip -n "$NS_A" addr add 10.79.0.1/24 dev "$IF_A"
+check "ibv_devinfo: a new address is a new GID at once" \
+	grep -qF "::ffff:10.79.0.1, RoCE v2" <<<"$(xa ibv_devinfo -v)"
+ip -n "$NS_A" addr del 10.79.0.1/24 dev "$IF_A"
+check "ibv_devinfo: and gone with the address" \
+	bash -c "! grep -qF 10.79.0.1 <<<\"\$1\"" _ "$(xa ibv_devinfo -v)"
+out=$(in_a "$B/xhca" -i nosuch0 exec -- ibv_devices 2>&1); rc=$?
+check "xhca exec -i with no xhcad: exit 1, the reason ($out)" \
+	test "$rc" = 1 -a -n "$(echo "$out" | grep 'no xhcad serves nosuch0')"
+out=$(in_a "$B/xhca" exec 2>&1); rc=$?
+check "xhca exec without a program: exit 2 ($out)" test "$rc" = 2
+check "xhca exec without -i: the devices of this namespace only" \
+	test "$(in_a "$B/xhca" exec -- ibv_devices | awk 'NR > 2 {print $1}')" = "xhca_$IF_A"
+
+# ---- pingpongs --------------------------------------------------------------
+for s in 1 4096 10000 65536; do
+	pingpong "rc_pingpong -s $s" ibv_rc_pingpong -g 1 -c -n 100 -s "$s"
+done
+pingpong "rc_pingpong -e (events) -s 20000" ibv_rc_pingpong -g 1 -c -e -n 100 -s 20000
+pingpong "rc_pingpong -m 1024 -s 5000" ibv_rc_pingpong -g 1 -c -n 50 -m 1024 -s 5000
+pingpong "rc_pingpong over IPv6 (GID 2)" ibv_rc_pingpong -g 2 -c -n 50 -s 3000
+for s in 1 4096 30000; do
+	pingpong "uc_pingpong -s $s" ibv_uc_pingpong -g 1 -c -n 100 -s "$s"
+done
+pingpong "uc_pingpong -e" ibv_uc_pingpong -g 1 -c -e -n 100 -s 2048
+for s in 1 1024 4096; do
+	pingpong "ud_pingpong -s $s" ibv_ud_pingpong -g 1 -c -n 100 -s "$s"
+done
+pingpong "ud_pingpong -e" ibv_ud_pingpong -g 1 -c -e -n 100 -s 512
+
+# ---- perftest -------------------------------------------------------------------
+for s in 64 65536; do
+	perf "ib_send_bw $s" ib_send_bw "$s" -x 1 -n 500
+	perf "ib_write_bw $s" ib_write_bw "$s" -x 1 -n 500
+	perf "ib_read_bw $s" ib_read_bw "$s" -x 1 -n 500
+done
+perf "ib_write_bw 1 MiB" ib_write_bw 1048576 -x 1 -n 50
+perf "ib_atomic_bw FETCH_AND_ADD" ib_atomic_bw 8 -x 1 -n 500 -A FETCH_AND_ADD
+perf "ib_atomic_bw CMP_AND_SWAP" ib_atomic_bw 8 -x 1 -n 500 -A CMP_AND_SWAP
+for s in 2 4096; do
+	perf "ib_send_lat $s" ib_send_lat "$s" -x 1 -n 300
+	perf "ib_write_lat $s" ib_write_lat "$s" -x 1 -n 300
+	perf "ib_read_lat $s" ib_read_lat "$s" -x 1 -n 300
+done
+perf "ib_send_bw UD" ib_send_bw 1024 -x 1 -n 500 -c UD
+perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
+
+# ---- through loss and reordering ----------------------------------------------
+# RC recovers every loss. UC and UD resend nothing: on any HCA (RXE too) a
+# lost, duplicated or (in a ping-pong, held-back) packet ends a message and
+# leaves ibv_uc/ud_pingpong waiting for good; they are not run impaired.
+impair_start --drop 2 --reorder 2 || fail "impairment attach"
+pingpong "rc_pingpong under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -n 300 -s 8192
+pingpong "rc_pingpong -e under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -e -n 200 -s 100
+impair_stop
+check "impairment: frames were dropped ($(impair_sum dropped)) and held back ($(impair_sum held))" \
+	test "$(impair_sum dropped)" -gt 0 -a "$(impair_sum held)" -gt 0
+
+# ---- nothing left behind ------------------------------------------------------------
+for side in "$IF_A" "$IF_B"; do
+	check "xhcad on $side: no session, QP or region left after the programs" \
+		test "$("$B/xhca" -i "$side" -j status |
+			json_get 'd["sessions"], d["qps_in_use"], d["mrs_in_use"]')" = "0 0 0"
+done
+t_done

@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Devices and contexts: one device per interface of this network namespace
+ * that an xhcad serves (its control socket in /run/xhca), named
+ * xhca_<ifname>, with one Ethernet port whose GID table is the interface's
+ * addresses as RoCEv2 GIDs (read again at every query: it follows address
+ * changes). XHCA_DEVICES=if1,if2 (set by `xhca exec -i`) narrows the list.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include "xverbs.h"
+
+static struct xv_device *devices;	/* every device seen; never freed (apps keep pointers) */
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+struct xv_context *xv_contexts;
+pthread_mutex_t xv_contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int xv_errno(int err)
+{
+	errno = err < 0 ? -err : err;
+	return errno;
+}
+
+uint32_t xv_pow2(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+/* XHCA_VERBS_DEBUG=1: why a verb failed, on stderr (applications print only
+ * the errno). */
+void xv_log(struct xv_context *c, const char *fmt, ...)
+{
+	static int on = -1;
+	va_list ap;
+
+	if (on < 0)
+		on = getenv("XHCA_VERBS_DEBUG") != NULL;
+	if (!on)
+		return;
+	fprintf(stderr, "xhca verbs%s%s: ", c ? " " : "", c ? c->dev->dev.name : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (c)
+		fprintf(stderr, " (%s)", xhca_errmsg(c->x));
+	fputc('\n', stderr);
+}
+
+static int wanted(const char *ifname)
+{
+	const char *list = getenv("XHCA_DEVICES");
+	size_t n = strlen(ifname);
+
+	if (!list || !*list)
+		return 1;
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (l == n && !strncmp(p, ifname, n))
+			return 1;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+struct xv_device *xv_device_find(const char *ifname)
+{
+	struct xv_device *d;
+
+	for (d = devices; d; d = d->next)
+		if (!strcmp(d->ifname, ifname))
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	snprintf(d->ifname, sizeof(d->ifname), "%s", ifname);
+	d->dev.node_type = IBV_NODE_CA;
+	d->dev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->dev.name, sizeof(d->dev.name), "xhca_%s", ifname);
+	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "xhca_%s", ifname);
+	snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s/%s.sock", XHCA_RUN_DIR, ifname);
+	snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/%s.sock", XHCA_RUN_DIR,
+		 ifname);
+	d->next = devices;
+	devices = d;
+	return d;
+}
+
+/* An xhcad answers on ifname's socket, and the interface is in this
+ * namespace (every namespace sees /run/xhca). */
+static int served(const char *ifname)
+{
+	int fd;
+
+	if (!if_nametoindex(ifname))
+		return 0;
+	fd = xhca_ctl_connect(ifname);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+#undef ibv_get_device_list /* verbs.h: an inline for static providers */
+XV_EXPORT struct ibv_device **ibv_get_device_list(int *num)
+{
+	struct ibv_device **list = NULL;
+	struct dirent *e;
+	int n = 0, cap = 0;
+	DIR *dir;
+
+	if (num)
+		*num = 0;
+	list = calloc(1, sizeof(*list));
+	if (!list)
+		return NULL;
+	dir = opendir(XHCA_RUN_DIR);
+	if (!dir)
+		return list; /* no xhcad anywhere: no device, as with no HCA */
+	pthread_mutex_lock(&devices_lock);
+	while ((e = readdir(dir))) {
+		char ifname[IF_NAMESIZE] = "";
+		size_t l = strlen(e->d_name);
+		struct xv_device *d;
+
+		if (l < 6 || l - 5 >= sizeof(ifname) || strcmp(e->d_name + l - 5, ".sock"))
+			continue;
+		memcpy(ifname, e->d_name, l - 5);
+		if (!wanted(ifname) || !served(ifname))
+			continue;
+		d = xv_device_find(ifname);
+		if (!d)
+			continue;
+		if (n + 2 > cap) {
+			struct ibv_device **nl;
+
+			cap = cap ? cap * 2 : 4;
+			nl = realloc(list, (size_t)cap * sizeof(*list));
+			if (!nl)
+				break;
+			list = nl;
+		}
+		list[n++] = &d->dev;
+		list[n] = NULL;
+	}
+	pthread_mutex_unlock(&devices_lock);
+	closedir(dir);
+	/* a stable order: by name */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && strcmp(list[j - 1]->name, list[j]->name) > 0; j--) {
+			struct ibv_device *t = list[j];
+
+			list[j] = list[j - 1];
+			list[j - 1] = t;
+		}
+	if (num)
+		*num = n;
+	return list;
+}
+XV_V11(ibv_get_device_list);
+
+XV_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+XV_V11(ibv_free_device_list);
+
+XV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+XV_V11(ibv_get_device_name);
+
+static struct xv_device *xdev(struct ibv_device *d)
+{
+	return (struct xv_device *)d;
+}
+
+static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -errno;
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	rc = ioctl(fd, req, ifr) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* The node GUID: the interface's MAC as an EUI-64, in network order. */
+static __be64 node_guid(const char *ifname)
+{
+	struct ifreq ifr;
+	uint8_t g[8] = {};
+	__be64 v;
+
+	if (!if_ioctl(ifname, SIOCGIFHWADDR, &ifr)) {
+		const uint8_t *m = (const uint8_t *)ifr.ifr_hwaddr.sa_data;
+
+		g[0] = m[0] ^ 2;
+		g[1] = m[1];
+		g[2] = m[2];
+		g[3] = 0xff;
+		g[4] = 0xfe;
+		g[5] = m[3];
+		g[6] = m[4];
+		g[7] = m[5];
+	}
+	memcpy(&v, g, 8);
+	return v;
+}
+
+XV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return node_guid(xdev(device)->ifname);
+}
+XV_V11(ibv_get_device_guid);
+
+XV_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	return (int)if_nametoindex(xdev(device)->ifname) ?: -1;
+}
+
+int xv_link_mtu(struct xv_context *c)
+{
+	struct ifreq ifr;
+
+	return if_ioctl(c->dev->ifname, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
+}
+
+static int link_up(struct xv_context *c)
+{
+	struct ifreq ifr;
+
+	return !if_ioctl(c->dev->ifname, SIOCGIFFLAGS, &ifr) && (ifr.ifr_flags & IFF_RUNNING);
+}
+
+/* The largest IB MTU whose packets fit the link: headers of IPv6, UDP, BTH,
+ * RETH and ICRC (84 bytes), as xhcad checks a QP's path MTU. */
+enum ibv_mtu xv_active_mtu(int link)
+{
+	enum ibv_mtu m = IBV_MTU_4096;
+
+	while (m > IBV_MTU_256 && (128 << m) + 84 > link)
+		m--;
+	return m;
+}
+
+/*
+ * The GID table: the interface's link-local IPv6 addresses first (index 0,
+ * as RoCE devices have), then each IPv4 address v4-mapped, then the other
+ * IPv6 addresses; every entry RoCEv2.
+ */
+int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max)
+{
+	struct ifaddrs *ifa, *i;
+	int n = 0;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (int pass = 0; pass < 3; pass++) {
+		for (i = ifa; i && n < max; i = i->ifa_next) {
+			struct xv_gid *g = &t[n];
+
+			if (!i->ifa_addr || strcmp(i->ifa_name, c->dev->ifname))
+				continue;
+			if (i->ifa_addr->sa_family == AF_INET && pass == 1) {
+				const struct sockaddr_in *s = (const void *)i->ifa_addr;
+
+				memset(g, 0, sizeof(*g));
+				g->gid.raw[10] = g->gid.raw[11] = 0xff;
+				memcpy(&g->gid.raw[12], &s->sin_addr, 4);
+				g->v4 = 1;
+				n++;
+			} else if (i->ifa_addr->sa_family == AF_INET6) {
+				const struct sockaddr_in6 *s = (const void *)i->ifa_addr;
+				int ll = IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr);
+
+				if ((pass == 0 && ll) || (pass == 2 && !ll)) {
+					memset(g, 0, sizeof(*g));
+					memcpy(g->gid.raw, &s->sin6_addr, 16);
+					n++;
+				}
+			}
+		}
+	}
+	freeifaddrs(ifa);
+	return n;
+}
+
+int xv_gid_ip(struct xv_context *c, int index, uint8_t ip[16])
+{
+	struct xv_gid t[XV_MAX_GID];
+	int n = xv_gid_table(c, t, XV_MAX_GID);
+
+	if (index < 0 || index >= n)
+		return -EINVAL;
+	memcpy(ip, t[index].gid.raw, 16);
+	return 0;
+}
+
+/* ---- contexts ----------------------------------------------------------- */
+
+static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+			 size_t len);
+static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+			   struct ibv_device_attr_ex *a, size_t len);
+struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
+struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a);
+int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct xv_context *c = calloc(1, sizeof(*c));
+	struct ibv_context *ctx;
+
+	if (!c)
+		return NULL;
+	xv_mem_init();
+	c->dev = xdev(device);
+	c->x = xhca_open(c->dev->ifname);
+	if (!c->x) {
+		int e = errno;
+
+		xv_log(NULL, "open %s: no xhcad session on %s: %s", device->name, c->dev->ifname,
+		       strerror(e));
+		free(c);
+		errno = e == ENOENT || e == ECONNREFUSED ? ENODEV : e;
+		return NULL;
+	}
+	ctx = &c->vctx.context;
+	ctx->device = device;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ctx->async_fd < 0) {
+		int e = errno;
+
+		xhca_close(c->x);
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->ops.poll_cq = xv_poll_cq;
+	ctx->ops.req_notify_cq = xv_req_notify_cq;
+	ctx->ops.post_send = xv_post_send;
+	ctx->ops.post_recv = xv_post_recv;
+	ctx->ops.post_srq_recv = xv_post_srq_recv;
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = query_port_ex;
+	c->vctx.query_device_ex = query_device_ex;
+	c->vctx.create_cq_ex = xv_create_cq_ex;
+	c->vctx.create_qp_ex = xv_create_qp_ex;
+	c->vctx.create_srq_ex = xv_create_srq_ex;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->async_lock, NULL);
+	pthread_mutex_lock(&xv_contexts_lock);
+	c->next = xv_contexts;
+	xv_contexts = c;
+	pthread_mutex_unlock(&xv_contexts_lock);
+	return ctx;
+}
+XV_V11(ibv_open_device);
+
+XV_EXPORT int ibv_close_device(struct ibv_context *ctx)
+{
+	struct xv_context *c = xv_ctx(ctx), **pp;
+
+	pthread_mutex_lock(&xv_contexts_lock);
+	for (pp = &xv_contexts; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&xv_contexts_lock);
+	/* the application's pages get their own memory back before the session
+	 * (and with it the host memory under them) goes */
+	xv_mem_close(c);
+	xhca_close(c->x);
+	close(ctx->async_fd);
+	while (c->async_head) {
+		struct xv_async *a = c->async_head;
+
+		c->async_head = a->next;
+		free(a);
+	}
+	free(c->mrs);
+	free(c);
+	return 0;
+}
+XV_V11(ibv_close_device);
+
+/* xhcad's limits (max QPs, MRs) from its status. */
+static void daemon_limits(struct xv_context *c, uint32_t *max_qps, uint32_t *max_mrs)
+{
+	struct xhca_status *st = NULL;
+	__u32 len = 0;
+	int fd = xhca_ctl_connect(c->dev->ifname);
+
+	*max_qps = 1024;
+	*max_mrs = 1024;
+	if (fd < 0)
+		return;
+	if (!xhca_ctl_call(fd, XHCA_CTL_STATUS, NULL, 0, (void **)&st, &len, NULL, 0) &&
+	    len >= sizeof(*st)) {
+		*max_qps = st->max_qps;
+		*max_mrs = st->max_mrs;
+	}
+	free(st);
+	close(fd);
+}
+
+static void device_attr(struct xv_context *c, struct ibv_device_attr *a)
+{
+	uint32_t max_qps, max_mrs;
+
+	daemon_limits(c, &max_qps, &max_mrs);
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "xhca %d", XHCA_SESSION_VERSION);
+	a->node_guid = node_guid(c->dev->ifname);
+	a->sys_image_guid = a->node_guid;
+	a->max_mr_size = 1ull << 31;
+	a->page_size_cap = XHCA_PAGE_SIZE;
+	a->vendor_id = XV_VENDOR_ID;
+	a->vendor_part_id = XV_VENDOR_PART;
+	a->hw_ver = 1;
+	a->max_qp = (int)max_qps;
+	a->max_qp_wr = XHCA_RING_DEPTH_MAX / 2;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_SYS_IMAGE_GUID;
+	a->max_sge = XV_MAX_SGE;
+	a->max_sge_rd = XV_MAX_SGE;
+	a->max_cq = 65536;
+	a->max_cqe = XHCA_RING_DEPTH_MAX;
+	a->max_mr = (int)max_mrs;
+	a->max_pd = 65536;
+	a->max_qp_rd_atom = XV_MAX_RD_ATOM;
+	a->max_res_rd_atom = XV_MAX_RD_ATOM * a->max_qp;
+	a->max_qp_init_rd_atom = XV_MAX_RD_ATOM;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = 1024;
+	a->max_srq_wr = XHCA_RING_DEPTH_MAX / 2;
+	a->max_srq_sge = 1;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = 1;
+	a->max_mcast_grp = XHCA_MCAST_GROUPS;
+	a->max_mcast_qp_attach = XHCA_MCAST_MEMBERS;
+	a->max_total_mcast_qp_attach = XHCA_MCAST_GROUPS * XHCA_MCAST_MEMBERS;
+}
+
+XV_EXPORT int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
+{
+	device_attr(xv_ctx(ctx), a);
+	return 0;
+}
+XV_V11(ibv_query_device);
+
+static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+			   struct ibv_device_attr_ex *a, size_t len)
+{
+	struct ibv_device_attr_ex ex;
+
+	if (in && in->comp_mask)
+		return EINVAL;
+	if (len < sizeof(a->orig_attr))
+		return EINVAL;
+	memset(&ex, 0, sizeof(ex));
+	device_attr(xv_ctx(ctx), &ex.orig_attr);
+	ex.max_dm_size = 0;
+	ex.phys_port_cnt_ex = 1;
+	memcpy(a, &ex, len < sizeof(ex) ? len : sizeof(ex));
+	return 0;
+}
+
+static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+			 size_t len)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	struct ibv_port_attr p = {};
+	int up;
+
+	if (port != 1)
+		return EINVAL;
+	up = link_up(c);
+	p.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	p.max_mtu = IBV_MTU_4096;
+	p.active_mtu = xv_active_mtu(xv_link_mtu(c));
+	p.gid_tbl_len = XV_MAX_GID;
+	p.port_cap_flags = 0;
+	p.max_msg_sz = 1u << 31;
+	p.pkey_tbl_len = 1;
+	p.lmc = 0;
+	p.max_vl_num = 1;
+	p.active_width = 1;	/* 1X */
+	p.active_speed = 32;	/* 25 Gb/s (EDR rate) */
+	p.phys_state = up ? 5 : 3; /* LinkUp : Disabled */
+	p.link_layer = IBV_LINK_LAYER_ETHERNET;
+	memcpy(a, &p, len < sizeof(p) ? len : sizeof(p));
+	return 0;
+}
+
+#undef ibv_query_port /* verbs.h: the inline that calls query_port_ex */
+XV_EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port,
+			     struct _compat_ibv_port_attr *a)
+{
+	/* the compat entry: callers built before query_port grew pass the
+	 * smaller struct _compat_ibv_port_attr, which ends before flags */
+	return query_port_ex(ctx, port, (struct ibv_port_attr *)a,
+			     offsetof(struct ibv_port_attr, flags));
+}
+XV_V11(ibv_query_port);
+
+XV_EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
+{
+	uint8_t ip[16];
+
+	if (port != 1 || index < 0 || index >= XV_MAX_GID)
+		return -1;
+	if (xv_gid_ip(xv_ctx(ctx), index, ip))
+		memset(gid, 0, sizeof(*gid)); /* an empty entry, as the kernel's table */
+	else
+		memcpy(gid->raw, ip, 16);
+	return 0;
+}
+XV_V11(ibv_query_gid);
+
+XV_EXPORT int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
+{
+	if (port != 1 || index != 0)
+		return -1;
+	*pkey = htons(XHCA_PKEY_DEFAULT);
+	return 0;
+}
+XV_V11(ibv_query_pkey);
+
+XV_EXPORT int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
+{
+	if (port != 1 || (ntohs(pkey) & 0x7fff) != 0x7fff)
+		return -1;
+	return 0;
+}
+
+XV_EXPORT int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index,
+				 enum ibv_gid_type *type)
+{
+	uint8_t ip[16];
+
+	if (port != 1 || xv_gid_ip(xv_ctx(ctx), (int)index, ip))
+		return -1;
+	/* the private interface's numbering (rdma-core's ibv_gid_type_sysfs:
+	 * 0 IB/RoCE v1, 1 RoCE v2), not the public enum ibv_gid_type's */
+	*(int *)type = 1;
+	return 0;
+}
+
+static void gid_entry(struct xv_context *c, const struct xv_gid *g, uint32_t index,
+		      struct ibv_gid_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->gid = g->gid;
+	e->gid_index = index;
+	e->port_num = 1;
+	e->gid_type = IBV_GID_TYPE_ROCE_V2;
+	e->ndev_ifindex = if_nametoindex(c->dev->ifname);
+}
+
+XV_EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+				struct ibv_gid_entry *entry, uint32_t flags, size_t len)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	struct xv_gid t[XV_MAX_GID];
+	int n;
+
+	if (flags || len < sizeof(*entry))
+		return EINVAL;
+	if (port != 1)
+		return EINVAL;
+	n = xv_gid_table(c, t, XV_MAX_GID);
+	if (n < 0)
+		return -n;
+	if (index >= (uint32_t)n)
+		return ENODATA;
+	gid_entry(c, &t[index], index, entry);
+	return 0;
+}
+
+XV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries,
+				       size_t max, uint32_t flags, size_t len)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	struct xv_gid t[XV_MAX_GID];
+	int n;
+
+	if (flags || len < sizeof(*entries))
+		return -EINVAL;
+	n = xv_gid_table(c, t, XV_MAX_GID);
+	if (n < 0)
+		return n;
+	if ((size_t)n > max)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		gid_entry(c, &t[i], (uint32_t)i, (struct ibv_gid_entry *)((uint8_t *)entries + (size_t)i * len));
+	return n;
+}
+
+/* ---- async events --------------------------------------------------------- */
+
+void xv_async_post(struct xv_context *c, const struct ibv_async_event *ev)
+{
+	struct xv_async *a = calloc(1, sizeof(*a));
+	__u64 one = 1;
+
+	if (!a)
+		return;
+	a->ev = *ev;
+	pthread_mutex_lock(&c->async_lock);
+	if (c->async_tail)
+		c->async_tail->next = a;
+	else
+		c->async_head = a;
+	c->async_tail = a;
+	pthread_mutex_unlock(&c->async_lock);
+	if (write(c->vctx.context.async_fd, &one, sizeof(one)) < 0)
+		xv_log(c, "async event: %s", strerror(errno));
+}
+
+XV_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	struct xv_async *a;
+	__u64 v;
+
+	if (read(ctx->async_fd, &v, sizeof(v)) != sizeof(v))
+		return -1; /* errno: EAGAIN on a non-blocking fd, EINTR */
+	pthread_mutex_lock(&c->async_lock);
+	a = c->async_head;
+	if (a) {
+		c->async_head = a->next;
+		if (!c->async_head)
+			c->async_tail = NULL;
+	}
+	pthread_mutex_unlock(&c->async_lock);
+	if (!a) {
+		errno = EIO;
+		return -1;
+	}
+	*event = a->ev;
+	free(a);
+	return 0;
+}
+XV_V11(ibv_get_async_event);
+
+XV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	/* Events are copies: nothing waits for their acknowledgement. */
+	(void)event;
+}
+XV_V11(ibv_ack_async_event);

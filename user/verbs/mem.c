@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Protection domains and memory regions. ibv_reg_mr takes any memory of
+ * the application: the pages under the region become xhca host memory in
+ * place (xhca_adopt: same addresses, same bytes), so a remote WRITE or
+ * ATOMIC lands where the application reads, with no verb call; a region
+ * whose pages are adjacent in host memory is pre-translated and xhca_rx
+ * places WRITEs into it itself. Regions that share pages share that host
+ * memory (an area, counted); when the last region of an area goes, its pages
+ * become the application's private memory again, with their bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "xverbs.h"
+
+struct xv_area {
+	uint8_t *base;
+	size_t len;
+	unsigned int refs;
+	struct xv_area *next;
+};
+
+void xv_mem_init(void)
+{
+}
+
+XV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	struct xv_pd *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	p->x = xhca_pd_alloc(c->x);
+	pthread_mutex_unlock(&c->lock);
+	if (!p->x) {
+		int e = errno;
+
+		xv_log(c, "alloc pd: %s", strerror(e));
+		free(p);
+		errno = e;
+		return NULL;
+	}
+	p->pd.context = ctx;
+	p->pd.handle = xhca_pd_id(p->x);
+	return &p->pd;
+}
+XV_V11(ibv_alloc_pd);
+
+XV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct xv_context *c = xv_ctx(pd->context);
+	struct xv_pd *p = (struct xv_pd *)pd;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = xhca_pd_dealloc(p->x);
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		xv_log(c, "dealloc pd %u", pd->handle);
+		return xv_errno(err); /* EBUSY: QPs, MRs or AHs are in it */
+	}
+	free(p);
+	return 0;
+}
+XV_V11(ibv_dealloc_pd);
+
+/* The area holding [addr, addr + len), made when there is none; NULL and
+ * errno when the range overlaps an area partly or cannot be adopted. */
+static struct xv_area *area_get(struct xv_context *c, void *addr, size_t len)
+{
+	uint8_t *lo = addr, *hi = lo + len;
+	struct xv_area *a;
+
+	for (a = c->areas; a; a = a->next) {
+		if (lo >= a->base && hi <= a->base + a->len) {
+			a->refs++;
+			return a;
+		}
+		if (lo < a->base + a->len && hi > a->base) {
+			xv_log(c, "reg mr: %zu bytes at %p share pages with a region at %p..%p but "
+			       "reach beyond them; register within those pages or apart from them",
+			       len, addr, (void *)a->base, (void *)(a->base + a->len));
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->base = xhca_adopt(c->x, addr, len);
+	if (!a->base) {
+		int e = errno;
+
+		xv_log(c, "reg mr: %zu bytes at %p", len, addr);
+		free(a);
+		errno = e;
+		return NULL;
+	}
+	a->len = (size_t)((((uintptr_t)addr + len + XHCA_PAGE_SIZE - 1) &
+			   ~(uintptr_t)(XHCA_PAGE_SIZE - 1)) - (uintptr_t)a->base);
+	a->refs = 1;
+	a->next = c->areas;
+	c->areas = a;
+	return a;
+}
+
+static void area_put(struct xv_context *c, struct xv_area *a)
+{
+	struct xv_area **pp;
+
+	if (--a->refs)
+		return;
+	for (pp = &c->areas; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	if (xhca_unadopt(c->x, a->base))
+		xv_log(c, "dereg mr: giving %p back", (void *)a->base);
+	free(a);
+}
+
+/* Every area back to private memory (the context closes with regions
+ * still registered). */
+void xv_mem_close(struct xv_context *c)
+{
+	while (c->areas) {
+		struct xv_area *a = c->areas;
+
+		c->areas = a->next;
+		free(a);
+	}
+	/* xhca_close gives the adopted pages back */
+}
+
+struct xv_mr *xv_mr_of(struct xv_context *c, uint32_t lkey)
+{
+	uint32_t i = lkey >> 8;
+	struct xv_mr *m = i < c->nmrs ? c->mrs[i] : NULL;
+
+	return m && m->mr.lkey == lkey ? m : NULL;
+}
+
+static int mr_index(struct xv_context *c, struct xv_mr *m)
+{
+	uint32_t i = m->mr.lkey >> 8;
+
+	if (i >= c->nmrs) {
+		uint32_t n = xv_pow2(i + 1);
+		struct xv_mr **t = realloc(c->mrs, n * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		memset(t + c->nmrs, 0, (n - c->nmrs) * sizeof(*t));
+		c->mrs = t;
+		c->nmrs = n;
+	}
+	c->mrs[i] = m;
+	return 0;
+}
+
+#define XV_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+			 IBV_ACCESS_RELAXED_ORDERING)
+
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
+			     unsigned int access)
+{
+	struct xv_context *c = xv_ctx(pd->context);
+	struct xv_mr *m;
+	int e;
+
+	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE; /* hints: relaxed ordering */
+	if (access & ~XV_ACCESS_KNOWN) {
+		/* memory windows, zero-based, on-demand paging, hugetlb */
+		xv_log(c, "reg mr: access flags 0x%x are not supported", access & ~XV_ACCESS_KNOWN);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!len || (uintptr_t)addr + len < (uintptr_t)addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL; /* the man page's rule */
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	m->area = area_get(c, addr, len);
+	if (!m->area)
+		goto fail;
+	m->x = xhca_mr_reg_iova(((struct xv_pd *)pd)->x, addr, len, iova,
+				access & XHCA_ACCESS_ALL);
+	if (!m->x) {
+		xv_log(c, "reg mr: %zu bytes at %p", len, addr);
+		goto fail;
+	}
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = len;
+	m->mr.lkey = m->mr.rkey = xhca_mr_rkey(m->x);
+	m->mr.handle = m->mr.lkey;
+	m->access = access;
+	if (mr_index(c, m)) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return &m->mr;
+fail:
+	e = errno;
+	if (m->x)
+		xhca_mr_dereg(m->x);
+	if (m->area)
+		area_put(c, m->area);
+	pthread_mutex_unlock(&c->lock);
+	free(m);
+	errno = e;
+	return NULL;
+}
+
+/* verbs.h makes these macros (to pass whether access is a constant) */
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+XV_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return reg_mr(pd, addr, length, (uint64_t)(uintptr_t)addr, (unsigned int)access);
+}
+XV_V11(ibv_reg_mr);
+
+XV_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+					 uint64_t iova, int access)
+{
+	return reg_mr(pd, addr, length, iova, (unsigned int)access);
+}
+
+XV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+					  uint64_t iova, unsigned int access)
+{
+	return reg_mr(pd, addr, length, iova, access);
+}
+
+XV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct xv_context *c = xv_ctx(mr->context);
+	struct xv_mr *m = (struct xv_mr *)mr;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	/* returns once no WRITE can reach the region any more */
+	err = xhca_mr_dereg(m->x);
+	if (!err) {
+		c->mrs[mr->lkey >> 8] = NULL;
+		area_put(c, m->area);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		xv_log(c, "dereg mr 0x%x", mr->lkey);
+		return xv_errno(err);
+	}
+	free(m);
+	return 0;
+}
+XV_V11(ibv_dereg_mr);
+
+XV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+			   size_t length, int access)
+{
+	/* deregister and register again: the keys change, which rereg may not do */
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+XV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+					   uint64_t iova, int fd, int access)
+{
+	errno = EOPNOTSUPP; /* no device memory behind a software HCA */
+	return NULL;
+}
+
+XV_EXPORT int ibv_fork_init(void)
+{
+	/* Nothing to set up: a forked child always gets private copies of the
+	 * registered pages (libxhca's fork handler). */
+	return 0;
+}
+
+XV_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+XV_EXPORT int ibv_dontfork_range(void *base, size_t size)
+{
+	return 0;
+}
+
+XV_EXPORT int ibv_dofork_range(void *base, size_t size)
+{
+	return 0;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca's libibverbs.so.1: the verbs of rdma-core's libibverbs, translated to
+ * libxhca (include/xhca/xhca.h). Applications built against Debian's
+ * <infiniband/verbs.h> find the same SONAME, the same versioned symbols and
+ * the same structures; many verbs are static inline functions of verbs.h
+ * that call through ibv_context.ops and struct verbs_context, so every
+ * object here begins with the structure the application reads.
+ *
+ * Layers, lowest first: util.c (locks, errors, logging) -> device.c
+ * (devices, contexts, GIDs, async events) -> mem.c (PDs, MRs, host memory
+ * under the application's pages) -> cq.c (CQs, completion channels) ->
+ * qp.c (QPs, SRQs, AHs, posting) -> compat.c (strings, the private and
+ * compat symbols of rdma-core 44).
+ */
+#ifndef XHCA_XVERBS_H
+#define XHCA_XVERBS_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <infiniband/verbs.h>
+#include <xhca/xhca.h>
+
+#define XV_EXPORT __attribute__((visibility("default")))
+/* A verb that also has a 1.0 version (compat.c): its default version,
+ * IBVERBS_1.1, given beside its definition. */
+#define XV_V11(name)                                                                     \
+	extern __typeof__(name) xv_v11_##name                                            \
+		__attribute__((alias(#name), visibility("default")));                    \
+	__asm__(".symver xv_v11_" #name "," #name "@@IBVERBS_1.1")
+
+#define XV_MAX_GID 16
+#define XV_MAX_INLINE 1024	/* bytes of IBV_SEND_INLINE data a QP can take */
+#define XV_MAX_SGE XHCA_SGE_MAX
+#define XV_MAX_RD_ATOM 16	/* READ/ATOMIC a responder keeps (RESP_RES in xhcad) */
+#define XV_VENDOR_ID 0x0058	/* neither Mellanox (0x02c9) nor Amazon (0x1d0f) */
+#define XV_VENDOR_PART 0x4341
+
+struct xv_device {
+	struct ibv_device dev;		/* what the application sees */
+	char ifname[IF_NAMESIZE];
+	struct xv_device *next;
+};
+
+struct xv_gid {
+	union ibv_gid gid;
+	uint8_t v4;			/* an IPv4 address, v4-mapped */
+};
+
+struct xv_async {
+	struct ibv_async_event ev;
+	struct xv_async *next;
+};
+
+struct xv_mr;
+struct xv_area;
+
+struct xv_context {
+	struct verbs_context vctx;	/* ibv_context is its last field */
+	struct xv_device *dev;
+	struct xhca_ctx *x;
+	pthread_mutex_t lock;		/* the session's control socket, the tables */
+	/* MRs by index (lkey >> 8), for the lkey checks of posting */
+	struct xv_mr **mrs;
+	uint32_t nmrs;
+	struct xv_area *areas;		/* host memory under the application's pages */
+	/* async events: a queue, its count in an eventfd (async_fd) */
+	pthread_mutex_t async_lock;
+	struct xv_async *async_head, *async_tail;
+	struct xv_context *next;	/* every open context (fork handling) */
+};
+
+static inline struct xv_context *xv_ctx(struct ibv_context *c)
+{
+	return (struct xv_context *)verbs_get_ctx(c);
+}
+
+struct xv_pd {
+	struct ibv_pd pd;
+	struct xhca_pd *x;
+};
+
+struct xv_mr {
+	struct ibv_mr mr;
+	struct xhca_mr *x;
+	struct xv_area *area;
+	unsigned int access;
+};
+
+struct xv_cq {
+	struct ibv_cq_ex ex;		/* begins with struct ibv_cq */
+	struct xhca_cq *x;
+	pthread_spinlock_t lock;
+	uint32_t events;		/* completion events handed out */
+	/* ibv_cq_ex polling: the completions taken, the current one */
+	struct xhca_wc batch[16];
+	int nbatch, cur;
+	uint32_t wc_flags;		/* ibv_create_cq_ex's */
+};
+
+struct xv_srq;
+
+struct xv_qp {
+	struct ibv_qp_ex ex;		/* begins with struct ibv_qp */
+	struct xhca_qp *x;
+	pthread_spinlock_t sq_lock, rq_lock;
+	struct ibv_qp_attr attr;	/* what modify set, for query */
+	struct ibv_qp_cap cap;
+	int sq_sig_all;
+	uint8_t *inl;			/* IBV_SEND_INLINE staging: a slot per send queue entry */
+	uint32_t inl_slot;
+	struct xv_srq *srq;
+	/* ibv_wr_* (the extended post API): the requests being built */
+	struct xhca_send_wr *wr_list;
+	uint32_t wr_n, wr_cap;
+	int wr_err;
+};
+
+struct xv_ah {
+	struct ibv_ah ah;
+	struct ibv_ah_attr attr;
+	uint8_t ip[16];
+};
+
+/* device.c */
+struct xv_device *xv_device_find(const char *ifname);
+int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max);
+int xv_gid_ip(struct xv_context *c, int index, uint8_t ip[16]);
+int xv_link_mtu(struct xv_context *c);
+enum ibv_mtu xv_active_mtu(int link_mtu);
+void xv_async_post(struct xv_context *c, const struct ibv_async_event *ev);
+extern struct xv_context *xv_contexts;
+extern pthread_mutex_t xv_contexts_lock;
+
+/* mem.c */
+void xv_mem_init(void);
+void xv_mem_close(struct xv_context *c);
+struct xv_mr *xv_mr_of(struct xv_context *c, uint32_t lkey);
+
+/* qp.c */
+int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+void xv_wr_init(struct xv_qp *q);
+
+/* cq.c */
+int xv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int xv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void xv_cq_ex_init(struct xv_cq *q);
+struct ibv_cq_ex *xv_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
+
+/* util */
+int xv_errno(int err);	/* -errno of libxhca -> errno set, returns it */
+void xv_log(struct xv_context *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint32_t xv_pow2(uint32_t n);
+
+#endif /* XHCA_XVERBS_H */

@@ -60,6 +60,8 @@ enum xhca_ctl_op {
 	XHCA_CTL_CQ_POLL,	/* struct xhca_cq_poll -> struct xhca_cq_entry[] (the CLI's CQs) */
 	XHCA_CTL_CQ_SHOW,	/* nothing -> struct xhca_cq_info[] */
 	XHCA_CTL_SQ_DOORBELL,	/* eventfd -> nothing (session): its send doorbell */
+	XHCA_CTL_SRQ_CREATE,	/* struct xhca_srq_attr -> struct xhca_srq_attr (session) */
+	XHCA_CTL_SRQ_DESTROY,	/* __u32 srq -> nothing (session) */
 };
 
 struct xhca_ctl_hdr {
@@ -141,8 +143,12 @@ struct xhca_qp_attr {
 	__u32 sq_depth;		/* create (with send_cq): send queue slots, a power of 2 */
 	__u32 sq_alloc;		/* reply: its host memory allocation */
 	__u64 sq_off;		/* reply: the send queue ring, in host memory */
+	__u32 srq;		/* create (session, with cq): take receive buffers from
+				 * this shared receive queue, not a ring of its own
+				 * (rq_depth 0; the reply's rq_off and rq_alloc 0) */
+	__u32 pad1;
 };
-_Static_assert(sizeof(struct xhca_qp_attr) == 128, "xhca_qp_attr size");
+_Static_assert(sizeof(struct xhca_qp_attr) == 136, "xhca_qp_attr size");
 
 /* What xhcad delivered for a QP (summed), beside xhca_rx's counters. */
 struct xhca_qp_host {
@@ -159,7 +165,7 @@ struct xhca_qp_info {
 	struct xhca_qp_counter cnt; /* summed over CPUs */
 	struct xhca_qp_host host;
 };
-_Static_assert(sizeof(struct xhca_qp_info) == 200, "xhca_qp_info size");
+_Static_assert(sizeof(struct xhca_qp_info) == 208, "xhca_qp_info size");
 
 #define XHCA_STATS_F_RESET (1u << 0) /* zero the counters after reading */
 #define XHCA_STATS_F_QP (1u << 1)    /* also return the counters of qpn */
@@ -225,7 +231,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 5
+#define XHCA_SESSION_VERSION 6
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its
@@ -274,6 +280,19 @@ struct xhca_cq_attr {
 	__u64 ring_off;		/* struct xhca_cq_ring, in host memory */
 	__u64 ring_len;
 	__u32 flags;		/* XHCA_CQF_* */
+	__u32 pad;
+};
+
+/* SRQ_CREATE: a shared receive queue (verbs' SRQ): one ring of receive
+ * entries (struct xhca_rwqe) that the QPs created on it take buffers from,
+ * a message the next buffer whatever QP it came to. depth in (a power of 2);
+ * the rest out. Entries posted there are not flushed when one of its QPs
+ * goes to the error state. */
+struct xhca_srq_attr {
+	__u32 srq;		/* id */
+	__u32 depth;
+	__u64 ring_off;		/* struct xhca_ring_ctl + entries, in host memory */
+	__u32 alloc;		/* the ring's allocation */
 	__u32 pad;
 };
 

@@ -31,6 +31,7 @@ struct xhca_cq;
 struct xhca_qp;
 struct xhca_pd;
 struct xhca_mr;
+struct xhca_srq;
 
 /* A completion: the CQE layout of the shared ring (ring.h). */
 #define xhca_wc xhca_cqe
@@ -129,6 +130,7 @@ struct xhca_qp_init_attr {
 	unsigned int create_flags; /* XHCA_QP_CREATE_* */
 	struct xhca_cq *send_cq; /* NULL: no send queue (receive only) */
 	unsigned int sq_depth;	/* send queue slots, a power of 2 (with send_cq) */
+	struct xhca_srq *srq;	/* receive buffers from this SRQ (rq_depth unused) */
 };
 
 /* No copy of the multicast packets this QP sent itself (source address of
@@ -165,6 +167,20 @@ struct xhca_ring_ctl *xhca_qp_rq(struct xhca_qp *qp);
  * naming the group. */
 int xhca_mcast_attach(struct xhca_qp *qp, const uint8_t mgid[16]);
 int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16]);
+/*
+ * Shared receive queues: the QPs created with one (xhca_qp_init_attr.srq)
+ * take their receive buffers from it, each message the next posted buffer
+ * whatever QP it came to; xhca_post_recv on such a QP is -EINVAL. Buffers
+ * posted to an SRQ are not flushed when one of its QPs goes to the error
+ * state. xhca_srq_destroy: -EBUSY while QPs use it. The ring (its prod and
+ * cons) tells how many buffers are posted.
+ */
+struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth);
+int xhca_srq_destroy(struct xhca_srq *srq);
+int xhca_post_srq_recv(struct xhca_srq *srq, uint64_t wr_id, void *addr, uint32_t len,
+		       unsigned int flags);
+struct xhca_ring_ctl *xhca_srq_ring(struct xhca_srq *srq);
+
 /* Posts a receive buffer (inside one buffer of xhca_alloc). -ENOMEM: the
  * receive queue is full; -EFAULT: not inside a buffer of xhca_alloc;
  * -ESHUTDOWN: the QP was destroyed (by xhcad or the CLI). A QP in the error

@@ -104,6 +104,9 @@ for s in 1 1024 4096; do
 	pingpong "ud_pingpong -s $s" ibv_ud_pingpong -g 1 -c -n 100 -s "$s"
 done
 pingpong "ud_pingpong -e" ibv_ud_pingpong -g 1 -c -e -n 100 -s 512
+pingpong "srq_pingpong (16 QPs on one SRQ)" ibv_srq_pingpong -g 1 -c -n 100 -s 4096
+pingpong "srq_pingpong -q 4 -s 10000" ibv_srq_pingpong -g 1 -c -n 100 -q 4 -s 10000
+pingpong "srq_pingpong -e" ibv_srq_pingpong -g 1 -c -e -n 100 -s 100
 
 # ---- perftest -------------------------------------------------------------------
 for s in 64 65536; do
@@ -129,6 +132,7 @@ perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 impair_start --drop 2 --reorder 2 || fail "impairment attach"
 pingpong "rc_pingpong under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -n 300 -s 8192
 pingpong "rc_pingpong -e under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -e -n 200 -s 100
+pingpong "srq_pingpong under 2% loss + 2% reordering" ibv_srq_pingpong -g 1 -c -n 200 -q 4 -s 3000
 impair_stop
 check "impairment: frames were dropped ($(impair_sum dropped)) and held back ($(impair_sum held))" \
 	test "$(impair_sum dropped)" -gt 0 -a "$(impair_sum held)" -gt 0

@@ -55,6 +55,16 @@ struct xhca_qp {
 	struct xhca_qp *next;
 };
 
+struct xhca_srq {
+	struct xhca_ctx *ctx;
+	__u32 id;
+	__u32 depth;
+	__u32 alloc;		/* the ring's: an empty entry names it */
+	size_t len;
+	struct xhca_ring_ctl *ring;
+	struct xhca_rwqe *e;
+};
+
 struct xhca_pd {
 	struct xhca_ctx *ctx;
 	__u32 id;
@@ -392,7 +402,8 @@ void xhca_close(struct xhca_ctx *ctx)
 		struct xhca_qp *qp = ctx->qps;
 
 		ctx->qps = qp->next;
-		munmap(qp->rq, qp->rq_len);
+		if (qp->rq)
+			munmap(qp->rq, qp->rq_len);
 		if (qp->sq)
 			munmap(qp->sq, qp->sq_len);
 		free(qp);
@@ -1054,7 +1065,16 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		a.mask |= XHCA_QPA_FLOWQ;
 	}
 	a.cq = attr->recv_cq->id;
-	a.rq_depth = attr->rq_depth;
+	a.rq_depth = attr->srq ? 0 : attr->rq_depth;
+	if (attr->srq) {
+		if (attr->srq->ctx != ctx) {
+			fail(ctx, -EINVAL, "qp create: srq must be a shared receive queue of this "
+			     "session");
+			errno = EINVAL;
+			return NULL;
+		}
+		a.srq = attr->srq->id;
+	}
 	if (attr->send_cq) {
 		if (attr->send_cq->ctx != ctx) {
 			fail(ctx, -EINVAL, "qp create: send_cq must be a CQ of this session");
@@ -1103,8 +1123,8 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		return NULL;
 	}
 	qp->rq_len = pages_of(xhca_ring_bytes(a.rq_depth, sizeof(struct xhca_rwqe)));
-	qp->rq = map_ring(ctx, a.rq_off, qp->rq_len);
-	if (!qp->rq) {
+	qp->rq = a.srq ? NULL : map_ring(ctx, a.rq_off, qp->rq_len);
+	if (!qp->rq && !a.srq) {
 		err = fail(ctx, -EPROTO, "qp create: cannot map the receive queue");
 		call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
 		free(qp);
@@ -1117,7 +1137,8 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		if (!qp->sq) {
 			err = fail(ctx, -EPROTO, "qp create: cannot map the send queue");
 			call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
-			munmap(qp->rq, qp->rq_len);
+			if (qp->rq)
+				munmap(qp->rq, qp->rq_len);
 			free(qp);
 			errno = -err;
 			return NULL;
@@ -1131,7 +1152,7 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	qp->qpn = a.qpn;
 	qp->depth = a.rq_depth;
 	qp->rq_alloc = a.rq_alloc;
-	qp->rqe = (struct xhca_rwqe *)(qp->rq + 1);
+	qp->rqe = qp->rq ? (struct xhca_rwqe *)(qp->rq + 1) : NULL;
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	return qp;
@@ -1215,7 +1236,7 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 	int err;
 
 	err = call(ctx, XHCA_CTL_QP_DESTROY, &qp->qpn, sizeof(qp->qpn), -1, NULL, 0, NULL);
-	if (err == -ENOENT && __atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE)) {
+	if (err == -ENOENT && qp->rq && __atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE)) {
 		/* Destroyed by someone else: its rings are still ours to free. */
 		err = call(ctx, XHCA_CTL_FREE, &qp->rq_alloc, sizeof(qp->rq_alloc), -1, NULL, 0,
 			   NULL);
@@ -1225,7 +1246,8 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 	}
 	if (err)
 		return err;
-	munmap(qp->rq, qp->rq_len);
+	if (qp->rq)
+		munmap(qp->rq, qp->rq_len);
 	if (qp->sq)
 		munmap(qp->sq, qp->sq_len);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
@@ -1243,37 +1265,102 @@ int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 	return xhca_post_recv_ex(qp, wr_id, addr, len, 0);
 }
 
-int xhca_post_recv_ex(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
-		      unsigned int flags)
+/* One receive entry onto a ring (a QP's or an SRQ's). */
+static int rq_post(struct xhca_ctx *ctx, struct xhca_ring_ctl *ring, struct xhca_rwqe *e,
+		   __u32 depth, __u32 own_alloc, uint64_t wr_id, void *addr, uint32_t len,
+		   unsigned int flags)
 {
-	__u32 prod = qp->rq->prod, cons, alloc = 0;
+	__u32 prod = ring->prod, cons, alloc = 0;
 	struct xhca_rwqe *w;
 	__u64 off = 0;
 
-	if (__atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
 	if (flags & XHCA_RECV_LOC_PROT_ERR) {
 		len = 0; /* alloc 0 names no allocation: xhcad fails the entry */
 	} else if (!len && (flags & XHCA_RECV_EMPTY)) {
-		alloc = qp->rq_alloc; /* no byte of it is written */
+		alloc = own_alloc; /* no byte of it is written */
 	} else {
-		struct buf *b = len ? buf_find(qp->ctx, addr, len) : NULL;
+		struct buf *b = len ? buf_find(ctx, addr, len) : NULL;
 
 		if (!b)
 			return -EFAULT;
 		off = (__u64)((__u8 *)addr - b->va);
 		alloc = b->id;
 	}
-	cons = __atomic_load_n(&qp->rq->cons, __ATOMIC_ACQUIRE);
-	if (prod - cons >= qp->depth)
+	cons = __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE);
+	if (prod - cons >= depth)
 		return -ENOMEM;
-	w = &qp->rqe[prod & (qp->depth - 1)];
+	w = &e[prod & (depth - 1)];
 	w->wr_id = wr_id;
 	w->off = off;
 	w->len = len;
 	w->alloc = alloc;
-	__atomic_store_n(&qp->rq->prod, prod + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int xhca_post_recv_ex(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
+		      unsigned int flags)
+{
+	if (!qp->rq)
+		return -EINVAL; /* its receives go to its SRQ */
+	return rq_post(qp->ctx, qp->rq, qp->rqe, qp->depth, qp->rq_alloc, wr_id, addr, len, flags);
+}
+
+/* ---- shared receive queues ------------------------------------------------------ */
+
+struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth)
+{
+	struct xhca_srq_attr a = { .depth = depth };
+	struct xhca_srq *q = calloc(1, sizeof(*q));
+	int err;
+
+	if (!q)
+		return NULL;
+	err = call(ctx, XHCA_CTL_SRQ_CREATE, &a, sizeof(a), -1, &a, sizeof(a), NULL);
+	if (err) {
+		free(q);
+		errno = -err;
+		return NULL;
+	}
+	q->len = pages_of(xhca_ring_bytes(a.depth, sizeof(struct xhca_rwqe)));
+	q->ring = map_ring(ctx, a.ring_off, q->len);
+	if (!q->ring) {
+		err = fail(ctx, -EPROTO, "srq create: cannot map the ring");
+		call(ctx, XHCA_CTL_SRQ_DESTROY, &a.srq, sizeof(a.srq), -1, NULL, 0, NULL);
+		free(q);
+		errno = -err;
+		return NULL;
+	}
+	q->ctx = ctx;
+	q->id = a.srq;
+	q->depth = a.depth;
+	q->alloc = a.alloc;
+	q->e = (struct xhca_rwqe *)(q->ring + 1);
+	return q;
+}
+
+int xhca_srq_destroy(struct xhca_srq *q)
+{
+	int err = call(q->ctx, XHCA_CTL_SRQ_DESTROY, &q->id, sizeof(q->id), -1, NULL, 0, NULL);
+
+	if (err)
+		return err;
+	munmap(q->ring, q->len);
+	free(q);
+	return 0;
+}
+
+int xhca_post_srq_recv(struct xhca_srq *q, uint64_t wr_id, void *addr, uint32_t len,
+		       unsigned int flags)
+{
+	return rq_post(q->ctx, q->ring, q->e, q->depth, q->alloc, wr_id, addr, len, flags);
+}
+
+struct xhca_ring_ctl *xhca_srq_ring(struct xhca_srq *q)
+{
+	return q->ring;
 }
 
 struct xhca_ring_ctl *xhca_qp_sq(struct xhca_qp *qp)

@@ -242,6 +242,8 @@ int xv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 			break;
 	}
 	pthread_spin_unlock(&q->lock);
+	if (got > 0 && __atomic_load_n(&xv_ctx(cq->context)->srq_armed, __ATOMIC_RELAXED))
+		xv_srq_check(xv_ctx(cq->context));
 	return got;
 }
 

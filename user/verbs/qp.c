@@ -66,8 +66,6 @@ static int check_init_attr(struct xv_context *c, const struct ibv_qp_init_attr_e
 	return 0;
 }
 
-struct ibv_srq *xv_qp_srq_attach(struct ibv_srq *srq, struct xhca_qp_init_attr *xa);
-
 struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
 	struct xv_context *c = xv_ctx(ctx);
@@ -79,11 +77,6 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 		errno = err;
 		return NULL;
 	}
-	if (a->srq) {
-		xv_log(c, "create qp: shared receive queues are not supported yet");
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
@@ -92,6 +85,7 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 	xa.recv_cq = ((struct xv_cq *)a->recv_cq)->x;
 	xa.send_cq = ((struct xv_cq *)a->send_cq)->x;
 	xa.rq_depth = xv_pow2(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1);
+	xa.srq = a->srq ? ((struct xv_srq *)a->srq)->x : NULL;
 	xa.sq_depth = xv_pow2(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
@@ -113,9 +107,9 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 	}
 	pthread_mutex_unlock(&c->lock);
 	q->cap.max_send_wr = xa.sq_depth;
-	q->cap.max_recv_wr = xa.rq_depth;
+	q->cap.max_recv_wr = a->srq ? 0 : xa.rq_depth;
 	q->cap.max_send_sge = a->cap.max_send_sge;
-	q->cap.max_recv_sge = a->cap.max_recv_sge;
+	q->cap.max_recv_sge = a->srq ? 0 : a->cap.max_recv_sge;
 	q->cap.max_inline_data = q->inl_slot;
 	a->cap = q->cap;
 	q->sq_sig_all = a->sq_sig_all;
@@ -445,6 +439,13 @@ XV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	}
 	q->attr.qp_state = next;
 	qp->state = next;
+	if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR && qp->srq) {
+		/* no more of the SRQ's buffers will complete on this QP */
+		struct ibv_async_event ev = { .event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
+					      .element.qp = qp };
+
+		xv_async_post(c, &ev);
+	}
 	return 0;
 }
 XV_V11(ibv_modify_qp);
@@ -836,42 +837,188 @@ XV_V11(ibv_detach_mcast);
 
 /* ---- shared receive queues ------------------------------------------------ */
 
-struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a)
+static struct xv_srq *xsrq(struct ibv_srq *srq)
 {
-	errno = EOPNOTSUPP;
-	return NULL;
+	return (struct xv_srq *)srq;
 }
 
-int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+static uint32_t srq_posted(struct xv_srq *q)
 {
-	*bad = wr;
-	return EOPNOTSUPP;
+	struct xhca_ring_ctl *r = xhca_srq_ring(q->x);
+
+	return __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+}
+
+/* An armed SRQ whose posted buffers fell below its limit raises
+ * IBV_EVENT_SRQ_LIMIT_REACHED, once (ibv_modify_srq arms it again). Run
+ * where completions are polled and where the limit is armed. */
+void xv_srq_check(struct xv_context *c)
+{
+	pthread_mutex_lock(&c->lock);
+	for (struct xv_srq *q = c->srqs; q; q = q->next) {
+		struct ibv_async_event ev = { .event_type = IBV_EVENT_SRQ_LIMIT_REACHED };
+
+		if (!q->limit || srq_posted(q) >= q->limit)
+			continue;
+		q->limit = 0;
+		c->srq_armed--;
+		ev.element.srq = &q->srq;
+		xv_async_post(c, &ev);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	struct xv_srq *q;
+	uint32_t depth;
+
+	if ((a->comp_mask & ~(uint32_t)IBV_SRQ_INIT_ATTR_PD) ||
+	    ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC)) {
+		errno = EOPNOTSUPP; /* XRC and tag matching SRQs */
+		return NULL;
+	}
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || !a->attr.max_wr ||
+	    a->attr.max_wr > XHCA_RING_DEPTH_MAX / 2 || a->attr.max_sge > XV_MAX_SGE ||
+	    a->attr.srq_limit > a->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	depth = xv_pow2(a->attr.max_wr);
+	pthread_mutex_lock(&c->lock);
+	q->x = xhca_srq_create(c->x, depth);
+	if (!q->x) {
+		int e = errno;
+
+		pthread_mutex_unlock(&c->lock);
+		xv_log(c, "create srq of %u", a->attr.max_wr);
+		free(q);
+		errno = e;
+		return NULL;
+	}
+	q->depth = depth;
+	q->max_sge = a->attr.max_sge ? a->attr.max_sge : 1;
+	q->srq.context = ctx;
+	q->srq.srq_context = a->srq_context;
+	q->srq.pd = a->pd;
+	pthread_mutex_init(&q->srq.mutex, NULL);
+	pthread_cond_init(&q->srq.cond, NULL);
+	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
+	q->next = c->srqs;
+	c->srqs = q;
+	pthread_mutex_unlock(&c->lock);
+	a->attr.max_wr = depth;
+	a->attr.max_sge = q->max_sge;
+	return &q->srq;
 }
 
 XV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 {
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct ibv_srq_init_attr_ex ex = {
+		.srq_context = a->srq_context, .attr = a->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD, .pd = pd,
+	};
+	struct ibv_srq *srq = xv_create_srq_ex(pd->context, &ex);
+
+	if (srq)
+		a->attr = ex.attr;
+	return srq;
 }
 XV_V11(ibv_create_srq);
 
 XV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
 {
-	return EOPNOTSUPP;
+	struct xv_context *c = xv_ctx(srq->context);
+	struct xv_srq *q = xsrq(srq);
+
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return xv_errno(EINVAL);
+	if (mask & IBV_SRQ_MAX_WR)
+		return xv_errno(EINVAL); /* its ring is fixed in host memory: no resizing */
+	if (mask & IBV_SRQ_LIMIT) {
+		if (a->srq_limit > q->depth)
+			return xv_errno(EINVAL);
+		pthread_mutex_lock(&c->lock);
+		c->srq_armed += (a->srq_limit != 0) - (q->limit != 0);
+		q->limit = a->srq_limit;
+		pthread_mutex_unlock(&c->lock);
+		xv_srq_check(c); /* already below it: the event now */
+	}
+	return 0;
 }
 XV_V11(ibv_modify_srq);
 
 XV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 {
-	return EOPNOTSUPP;
+	struct xv_srq *q = xsrq(srq);
+
+	a->max_wr = q->depth;
+	a->max_sge = q->max_sge;
+	a->srq_limit = q->limit;
+	return 0;
 }
 XV_V11(ibv_query_srq);
 
 XV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
-	return EOPNOTSUPP;
+	struct xv_context *c = xv_ctx(srq->context);
+	struct xv_srq *q = xsrq(srq), **pp;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = xhca_srq_destroy(q->x);
+	if (!err) {
+		for (pp = &c->srqs; *pp; pp = &(*pp)->next)
+			if (*pp == q) {
+				*pp = q->next;
+				break;
+			}
+		if (q->limit)
+			c->srq_armed--;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		xv_log(c, "destroy srq");
+		return xv_errno(-err); /* EBUSY: QPs still use it */
+	}
+	free(q);
+	return 0;
 }
 XV_V11(ibv_destroy_srq);
+
+int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct xv_context *c = xv_ctx(srq->context);
+	struct xv_srq *q = xsrq(srq);
+	int err = 0;
+
+	pthread_spin_lock(&q->lock);
+	for (; wr; wr = wr->next) {
+		unsigned int flags;
+		uint32_t len;
+		void *addr;
+
+		err = recv_buf(c, srq->pd, wr, q->max_sge, &addr, &len, &flags);
+		if (!err) {
+			err = -xhca_post_srq_recv(q->x, wr->wr_id, addr, len, flags);
+			if (err == ESHUTDOWN || err == EFAULT)
+				err = EINVAL;
+		}
+		if (err)
+			break;
+	}
+	pthread_spin_unlock(&q->lock);
+	if (err) {
+		*bad = wr;
+		errno = err;
+	}
+	return err;
+}
 
 void xv_wr_init(struct xv_qp *q)
 {

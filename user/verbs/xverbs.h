@@ -65,6 +65,8 @@ struct xv_context {
 	struct xv_mr **mrs;
 	uint32_t nmrs;
 	struct xv_area *areas;		/* host memory under the application's pages */
+	struct xv_srq *srqs;
+	int srq_armed;			/* SRQs with a limit armed: polling checks them */
 	/* async events: a queue, its count in an eventfd (async_fd) */
 	pthread_mutex_t async_lock;
 	struct xv_async *async_head, *async_tail;
@@ -99,7 +101,14 @@ struct xv_cq {
 	uint32_t wc_flags;		/* ibv_create_cq_ex's */
 };
 
-struct xv_srq;
+struct xv_srq {
+	struct ibv_srq srq;
+	struct xhca_srq *x;
+	pthread_spinlock_t lock;
+	uint32_t depth, max_sge;
+	uint32_t limit;			/* armed (IBV_SRQ_LIMIT) when not 0 */
+	struct xv_srq *next;		/* the context's */
+};
 
 struct xv_qp {
 	struct ibv_qp_ex ex;		/* begins with struct ibv_qp */
@@ -139,6 +148,7 @@ void xv_mem_close(struct xv_context *c);
 struct xv_mr *xv_mr_of(struct xv_context *c, uint32_t lkey);
 
 /* qp.c */
+void xv_srq_check(struct xv_context *c);
 int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 void xv_wr_init(struct xv_qp *q);

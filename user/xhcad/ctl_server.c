@@ -533,6 +533,24 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		free(v);
 		break;
 	}
+	case XHCA_CTL_SRQ_CREATE: {
+		struct xhca_srq_attr a;
+
+		WANT(a);
+		memcpy(&a, buf, sizeof(a));
+		rc = srq_create(d, c->session, &a, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
+		break;
+	}
+	case XHCA_CTL_SRQ_DESTROY: {
+		__u32 id;
+
+		WANT(id);
+		memcpy(&id, buf, sizeof(id));
+		rc = srq_destroy(d, id, c->session, err, sizeof(err));
+		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
+		break;
+	}
 	case XHCA_CTL_CQ_DESTROY: {
 		__u32 id;
 

@@ -174,7 +174,7 @@ static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
 		return 0;
 	cons = qh->rq->cons;
 	prod = qh->rq_prod_cache;
-	if (prod == cons) {
+	if (prod == cons || qh->srq) {
 		/* read the application's index only when the cached one is used up */
 		prod = qh->rq_prod_cache = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE);
 		if (prod == cons)
@@ -868,7 +868,8 @@ int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t
 /* ---- QP host state -------------------------------------------------------- */
 
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
-		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth)
+		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth,
+		    struct srq *srq)
 {
 	struct qp_host *qh = &d->qh[lidx];
 
@@ -880,7 +881,14 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 	qh->flowq = flowq;
 	qh->owner = owner;
 	qh->cq = cq;
-	if (cq && rq) {
+	if (cq && srq) {
+		cq->nqps++;
+		srq->nqps++;
+		qh->srq = srq;
+		qh->rq_depth = srq->depth;
+		qh->rq = srq->ring;
+		qh->rqe = srq->e;
+	} else if (cq && rq) {
 		cq->nqps++;
 		qh->rq_alloc = rq->id;
 		qh->rq_depth = rq_depth;
@@ -909,8 +917,11 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 		 * are stale now: look again. */
 		flowq_unblock(d, qh->cq);
 	}
-	if (qh->rq)
+	if (qh->srq)
+		qh->srq->nqps--; /* the ring lives on for its other QPs */
+	else if (qh->rq)
 		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
+	qh->srq = NULL;
 	sq_detach(d, qh);
 	if (qh->flowq < d->nflowq)
 		d->fq[qh->flowq].nqps--;
@@ -980,7 +991,8 @@ void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 {
 	qh->in_msg = MSG_NONE;
 	qh->discard = 0;
-	if (qh->rq && !qh->flush) {
+	/* an SRQ's buffers are its other QPs' too: they stay (verbs) */
+	if (qh->rq && !qh->srq && !qh->flush) {
 		qh->flush = 1;
 		d->nflush++;
 	}

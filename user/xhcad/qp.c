@@ -197,7 +197,8 @@ static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
 	a->cq = qh->cq ? qh->cq->id : 0;
 	a->rq_depth = qh->rq_depth;
 	a->rq_alloc = qh->rq_alloc;
-	a->rq_off = qh->rq ? hm_base(hm_find(d, qh->rq_alloc), 0) : 0;
+	a->rq_off = qh->rq && !qh->srq ? hm_base(hm_find(d, qh->rq_alloc), 0) : 0;
+	a->srq = qh->srq ? qh->srq->id : 0;
 	a->pd = qh->pd;
 	if (qh->sq) {
 		const struct sq_state *s = qh->sq;
@@ -343,7 +344,7 @@ int qp_reconcile(struct xhcad *d)
 			d->qps_in_use++;
 			/* Sessions did not survive the restart: the QP is
 			 * xhcad's now, with nowhere to deliver (RNR). */
-			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, NULL, 0);
+			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, NULL, 0, NULL);
 		} else if (c.valid || xhca_qpctx_torn(&d->ctxm[i])) {
 			pr_warn("removed QP context %u (QPN 0x%06x): no CAM entry points at it\n", i,
 				c.gqpn);
@@ -372,6 +373,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	__u32 lidx, qpn = a->qpn, flowq;
 	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
 	struct cq *cq = NULL, *scq = NULL;
+	struct srq *srq = NULL;
 	struct hm_alloc *rq = NULL, *bufs = NULL, *sq = NULL;
 	__u32 buf_size = a->buf_size ? a->buf_size : 4096;
 	__u8 pidx;
@@ -396,6 +398,15 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -EINVAL,
 			    "qp create: flow queue %u does not exist; xhcad has %u (0..%u)", a->flowq,
 			    d->nflowq, d->nflowq - 1);
+	if (a->srq) {
+		srq = srq_find(d, a->srq);
+		if (!owner || !srq || srq->owner != owner)
+			return errf(err, errlen, -ENOENT,
+				    "qp create: no shared receive queue %u in this session", a->srq);
+		if (a->type == XHCA_QPT_UC)
+			return errf(err, errlen, -EINVAL,
+				    "qp create: a UC QP cannot take a shared receive queue (verbs)");
+	}
 	if (owner || a->cq) {
 		cq = cq_find(d, a->cq);
 		if (!cq || cq->owner != owner)
@@ -403,8 +414,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				    owner ? "qp create: no CQ %u in this session; create one first"
 					  : "qp create: no CQ %u of the CLI's; create one with: xhca cq "
 					    "create", a->cq);
-		if (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
-		    (a->rq_depth & (a->rq_depth - 1)))
+		if (!srq && (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
+			     (a->rq_depth & (a->rq_depth - 1))))
 			return errf(err, errlen, -EINVAL,
 				    "qp create: receive queue depth %u is not a power of 2 in 1..%u",
 				    a->rq_depth, XHCA_RING_DEPTH_MAX);
@@ -464,7 +475,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 			    XHCA_PKEY_TBL_LEN);
 	if (rc)
 		return errf(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
-	if (cq) {
+	if (cq && !srq) {
 		rq = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
 			      XHCA_ALLOC_CONTIG);
 		/* the CLI's QP: xhcad's buffers, posted for it */
@@ -547,7 +558,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	}
 	bm_set(d->bitmap, lidx, 1);
 	d->qps_in_use++;
-	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth);
+	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth, srq);
 	d->qh[lidx].pd = a->pd;
 	if (sq && sq_attach(d, &d->qh[lidx], sq, a->sq_depth, scq)) {
 		char e2[XHCA_ERRMSG_LEN];

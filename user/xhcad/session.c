@@ -104,6 +104,80 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 	free(cq);
 }
 
+struct srq *srq_find(struct xhcad *d, __u32 id)
+{
+	for (struct srq *q = d->srqs; q; q = q->next)
+		if (q->id == id)
+			return q;
+	return NULL;
+}
+
+int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err, size_t errlen)
+{
+	struct hm_alloc *al;
+	struct srq *q;
+	__u64 len;
+
+	if (!owner)
+		return errf(err, errlen, -EINVAL, "srq create: shared receive queues are an "
+			    "application's (libxhca), not the CLI's");
+	if (!a->depth || a->depth > XHCA_RING_DEPTH_MAX || (a->depth & (a->depth - 1)))
+		return errf(err, errlen, -EINVAL, "srq create: depth %u is not a power of 2 in "
+			    "1..%u", a->depth, XHCA_RING_DEPTH_MAX);
+	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_rwqe));
+	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
+	if (!al)
+		return errf(err, errlen, -ENOMEM, "srq create: no room for %llu bytes in host "
+			    "memory; free buffers or start xhcad with a larger --hostmem-mb",
+			    (unsigned long long)len);
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		hm_free(d, al->id, owner);
+		return -ENOMEM;
+	}
+	q->id = ++d->next_srq;
+	q->owner = owner;
+	q->depth = a->depth;
+	q->alloc = al->id;
+	q->ring = hm_contig_ptr(d, al);
+	q->e = (struct xhca_rwqe *)(q->ring + 1);
+	q->ring->depth = a->depth;
+	q->next = d->srqs;
+	d->srqs = q;
+	a->srq = q->id;
+	a->alloc = al->id;
+	a->ring_off = hm_base(al, 0);
+	return 0;
+}
+
+static void srq_free(struct xhcad *d, struct srq *q)
+{
+	struct srq **pp;
+
+	for (pp = &d->srqs; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	__atomic_store_n(&q->ring->dead, 1, __ATOMIC_RELEASE);
+	hm_free(d, q->alloc, q->owner);
+	free(q);
+}
+
+int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
+{
+	struct srq *q = srq_find(d, id);
+
+	if (!q || q->owner != owner)
+		return errf(err, errlen, -ENOENT, "srq destroy: no shared receive queue %u in "
+			    "this session", id);
+	if (q->nqps)
+		return errf(err, errlen, -EBUSY, "srq destroy: SRQ %u still feeds %u QPs; "
+			    "destroy them first", id, q->nqps);
+	srq_free(d, q);
+	return 0;
+}
+
 int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc, __u32 flags)
 {
 	struct hm_alloc *al = hm_find(d, alloc);
@@ -262,6 +336,11 @@ void session_close(struct xhcad *d, __u32 id)
 			cq_free(d, c);
 			ncq++;
 		}
+	}
+	for (struct srq *q = d->srqs, *next; q; q = next) {
+		next = q->next;
+		if (q->owner == id)
+			srq_free(d, q);
 	}
 	mr_drop_owner(d, id);
 	hm_free_owner(d, id);

@@ -427,7 +427,7 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		qp_host_detach(d, e->lidx); /* qp_reconcile() made it xhcad's */
 		qp_host_attach(d, e->lidx, e->gen, e->gqpn, type, flowq, e->owner,
 			       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),
-			       e->rq_depth);
+			       e->rq_depth, NULL /* SRQs are not kept (yet): no delivery */);
 		d->qh[e->lidx].pd = e->pd;
 		if (e->sq_alloc) {
 			const __u8 at[4] = { e->timeout, e->retry_cnt, e->rnr_retry, e->max_rd_atomic };

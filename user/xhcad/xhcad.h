@@ -70,6 +70,19 @@ struct xhca_dstate {
 #define PROXY_CQ_INFLIGHT 4096
 
 /* A completion queue, in host memory (ring.h). */
+/* A shared receive queue: one ring of receive entries for several QPs of
+ * a session (verbs' SRQ). */
+struct srq {
+	__u32 id;
+	__u32 owner;		/* session */
+	__u32 depth;
+	__u32 alloc;		/* the ring's host memory */
+	__u32 nqps;		/* QPs taking buffers from it */
+	struct xhca_ring_ctl *ring;
+	struct xhca_rwqe *e;
+	struct srq *next;
+};
+
 struct cq {
 	__u32 id;
 	__u32 owner;		/* session */
@@ -172,9 +185,11 @@ struct qp_host {
 	struct cq *cq;		/* NULL: nowhere to deliver (CLI QPs): RNR */
 	struct xhca_ring_ctl *rq; /* receive queue ring, NULL with no CQ */
 	struct xhca_rwqe *rqe;
-	__u32 rq_alloc;		/* the receive queue's allocation */
+	__u32 rq_alloc;		/* the receive queue's allocation (0: an SRQ's) */
 	__u32 rq_depth;
-	__u32 rq_prod_cache;	/* the application's producer index, as last read */
+	__u32 rq_prod_cache;	/* the application's producer index, as last read
+				 * (of its own ring only: an SRQ's moves under it) */
+	struct srq *srq;	/* the ring is this SRQ's, shared */
 	/* the message being received */
 	int in_msg;		/* MSG_*: a FIRST was placed; MIDDLE/LAST go on */
 	int discard;		/* dropping the rest of a broken message, by this reason */
@@ -372,6 +387,8 @@ struct xhcad {
 	__u32 next_session;
 	struct cq *cqs;
 	__u32 next_cq;
+	struct srq *srqs;
+	__u32 next_srq;
 };
 
 /* One bit per index (QP slots, host memory pages). */
@@ -521,8 +538,10 @@ int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns);
 void flowq_unblock(struct xhcad *d, struct cq *cq);
 void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi);
 int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t errlen);
+/* rq: the QP's own receive ring (rq_depth entries), or srq's ring. */
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
-		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth);
+		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth,
+		    struct srq *srq);
 void qp_host_detach(struct xhcad *d, __u32 lidx);
 /* xhca_rx put the QP in the error state: the context says so too, and its
  * posted receive buffers complete with WR_FLUSH_ERR. */
@@ -679,6 +698,9 @@ __u8 filter_handler(const struct xhcad *d, __u32 lidx);
 
 /* session.c: application sessions, their CQs and buffers */
 struct cq *cq_find(struct xhcad *d, __u32 id);
+struct srq *srq_find(struct xhcad *d, __u32 id);
+int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err, size_t errlen);
+int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
 int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
 	      size_t errlen);
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);

@@ -43,7 +43,7 @@ VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so \
-	$(OUT)/xhca-impair
+	$(OUT)/xhca-impair $(OUT)/xhca-verbstest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -153,6 +153,12 @@ $(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
 $(OUT)/xhca-rctest: $(OUT)/tests/integ/rctest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# A verbs program of the tests' own: linked to Debian's libibverbs as any
+# application is, run on xhca's by xhca exec.
+$(OUT)/xhca-verbstest: tests/integ/verbstest.c | $(OUT)
+	@echo "  CC/LD   $@"
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -libverbs
 
 # The tests' netem-like impairment (tc ingress on a bridge's ports).
 $(OUT)/impair.bpf.o: tests/impair/impair.bpf.c tests/impair/impair.h vmlinux/vmlinux.h | $(OUT)

@@ -125,6 +125,36 @@ done
 perf "ib_send_bw UD" ib_send_bw 1024 -x 1 -n 500 -c UD
 perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 
+# ---- error statuses, bad arguments, memory: a verbs program of the tests' own --
+vt_check() { # NAME OUTPUT_FILE EXIT: its lines are the checks; it exited 0
+	sed 's/^/  /' "$2"
+	grep -q '^not ok' "$2" && fail "$1: see above"
+	check "$1: $(grep -c '^ok' "$2") checks ran, exit $3" test "$3" = 0 -a "$(grep -c '^ok' "$2")" -gt 5
+}
+xa "$B/xhca-verbstest" local >"$tmp/vt.local" 2>&1
+vt_check "xhca-verbstest local (memory, bad arguments, state rules)" "$tmp/vt.local" $?
+xa "$B/xhca-verbstest" server >"$tmp/vt.srv" 2>&1 &
+vpid=$!
+xb "$B/xhca-verbstest" client "$IP_A" >"$tmp/vt.cli" 2>&1
+rc=$?
+wait "$vpid"
+vt_check "xhca-verbstest client (error completions of both sides)" "$tmp/vt.cli" "$rc"
+# A program killed with everything open: xhcad frees it all.
+before=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["hostmem_used"]')
+xa "$B/xhca-verbstest" hold >"$tmp/vt.hold" 2>&1 &
+vpid=$!
+for _ in $(seq 100); do grep -q holding "$tmp/vt.hold" && break; sleep 0.05; done
+during=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["sessions"], d["qps_in_use"], d["mrs_in_use"]')
+pkill -9 -f "xhca-verbstest hold"; wait "$vpid" 2>/dev/null
+for _ in $(seq 50); do
+	[ "$("$B/xhca" -i "$IF_A" -j status | json_get 'd["sessions"]')" = 0 ] && break
+	sleep 0.05
+done
+check "a verbs program killed holding a QP, an MR and a CQ (xhcad had: $during): all freed" \
+	test "$during" = "1 1 1" -a "$("$B/xhca" -i "$IF_A" -j status |
+		json_get 'd["sessions"], d["qps_in_use"], d["mrs_in_use"], d["hostmem_used"]')" \
+		= "0 0 0 $before"
+
 # ---- through loss and reordering ----------------------------------------------
 # RC recovers every loss. UC and UD resend nothing: on any HCA (RXE too) a
 # lost, duplicated or (in a ping-pong, held-back) packet ends a message and

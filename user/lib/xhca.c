@@ -552,10 +552,11 @@ int xhca_free(struct xhca_ctx *ctx, void *addr)
 
 /*
  * How [base, base + n) is mapped now, from /proc/self/maps: 0 when it is
- * private anonymous memory (heap, stack, malloc, mmap MAP_ANONYMOUS) with no
- * hole, its protection in *prot; with want_hostmem, when it is all host
- * memory mapped from xhcad's map. -EFAULT: a hole; -EOPNOTSUPP: other memory
- * (a file, shared, hugetlb).
+ * private memory (heap, stack, malloc, mmap MAP_PRIVATE, a program's data
+ * and bss) with no hole, readable, its protection in *prot; with
+ * want_hostmem, when it is all host memory mapped from xhcad's map.
+ * -EFAULT: a hole or unreadable; -EOPNOTSUPP: other memory (shared, whose
+ * writes others must see; hugetlb; the kernel's vdso and vvar).
  */
 static int maps_check(uintptr_t base, size_t n, int want_hostmem, int *prot)
 {
@@ -578,13 +579,19 @@ static int maps_check(uintptr_t base, size_t n, int want_hostmem, int *prot)
 			continue;
 		if (lo > at)
 			break; /* a hole */
+		if (!want_hostmem && perms[0] != 'r')
+			break; /* -EFAULT */
 		if (want_hostmem ? !strstr(path, "bpf-map")
-				 : (perms[3] != 'p' || inode != 0 || perms[0] != 'r')) {
+				 : (perms[3] != 'p' || strstr(path, "huge") ||
+				    (path[0] == '[' && strcmp(path, "[heap]") &&
+				     strncmp(path, "[stack", 6)))) {
 			rc = -EOPNOTSUPP;
 			break;
 		}
 		if (perms[1] != 'w')
 			*prot &= ~PROT_WRITE;
+		if (perms[2] == 'x')
+			*prot |= PROT_EXEC;
 		at = hi;
 	}
 	fclose(f);
@@ -593,20 +600,86 @@ static int maps_check(uintptr_t base, size_t n, int want_hostmem, int *prot)
 
 /* Private anonymous pages with the bytes of [va, va + n) in place of what
  * is there (one atomic replacement). */
+/*
+ * Pages are copied, then the copy mapped in their place: whatever is
+ * written there in between is lost. The calling thread's own stack may be
+ * among them (a buffer on the stack: its page holds the frames of this very
+ * call), so the copy and the swap run on another thread while this one
+ * waits, its frames still.
+ */
+struct swap {
+	__u8 *va;		/* the application's pages */
+	size_t n;
+	__u8 *tmp;		/* adopt: host memory mapped at tmp, in runs */
+	const struct xhca_alloc_run *runs;
+	__u32 nruns;
+	size_t done;		/* bytes swapped */
+	int err;
+};
+
+/* [va, va + n) to private anonymous pages holding its bytes. */
+static void *swap_private(void *arg)
+{
+	struct swap *s = arg;
+	void *tmp = mmap(NULL, s->n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	s->err = 0;
+	if (tmp == MAP_FAILED) {
+		s->err = -errno;
+		return NULL;
+	}
+	memcpy(tmp, s->va, s->n);
+	if (mremap(tmp, s->n, s->n, MREMAP_MAYMOVE | MREMAP_FIXED, s->va) == MAP_FAILED) {
+		s->err = -errno;
+		munmap(tmp, s->n);
+	}
+	return NULL;
+}
+
+/* The host memory at tmp gets the bytes of [va, va + n) (a read that would
+ * fault fails instead), then each run of it moves over the application's
+ * pages in one step. */
+static void *swap_adopt(void *arg)
+{
+	struct swap *s = arg;
+	struct iovec l = { s->tmp, s->n }, r = { s->va, s->n };
+
+	s->err = 0;
+	s->done = 0;
+	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)s->n) {
+		s->err = -EFAULT;
+		return NULL;
+	}
+	for (__u32 i = 0; i < s->nruns; i++) {
+		size_t rl = (size_t)s->runs[i].count * XHCA_PAGE_SIZE;
+
+		if (mremap(s->tmp + s->done, rl, rl, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   s->va + s->done) == MAP_FAILED) {
+			s->err = -errno;
+			return NULL;
+		}
+		s->done += rl;
+	}
+	return NULL;
+}
+
+static int off_stack(void *(*fn)(void *), struct swap *s)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, s)) {
+		fn(s); /* no thread to be had: here, as well as it goes */
+		return s->err;
+	}
+	pthread_join(t, NULL);
+	return s->err;
+}
+
 static int to_private(__u8 *va, size_t n)
 {
-	void *tmp = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct swap s = { .va = va, .n = n };
 
-	if (tmp == MAP_FAILED)
-		return -errno;
-	memcpy(tmp, va, n);
-	if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, va) == MAP_FAILED) {
-		int err = -errno;
-
-		munmap(tmp, n);
-		return err;
-	}
-	return 0;
+	return off_stack(swap_private, &s);
 }
 
 static void fork_prepare(void)
@@ -639,12 +712,12 @@ static void fork_init(void)
 void *xhca_adopt(struct xhca_ctx *ctx, void *addr, size_t len)
 {
 	uintptr_t base = (uintptr_t)addr & ~(uintptr_t)(XHCA_PAGE_SIZE - 1);
-	size_t n = len ? pages_of((uintptr_t)addr + len - base) : 0, pos = 0;
+	size_t n = len ? pages_of((uintptr_t)addr + len - base) : 0;
 	struct buf nb = { .va = (__u8 *)base, .len = n, .adopted = 1 };
 	const struct xhca_alloc_run *runs;
 	__u8 *tmp = MAP_FAILED;
 	struct xhca_alloc a = {};
-	struct iovec liov, riov;
+	struct swap sw;
 	void *r = NULL;
 	int err, prot;
 
@@ -678,29 +751,23 @@ void *xhca_adopt(struct xhca_ctx *ctx, void *addr, size_t len)
 	err = map_runs(ctx, tmp, &a, runs);
 	if (err)
 		goto out;
-	/* the bytes there now; a read that would fault fails instead */
-	liov = (struct iovec){ tmp, n };
-	riov = (struct iovec){ (void *)base, n };
-	if (process_vm_readv(getpid(), &liov, 1, &riov, 1, 0) != (ssize_t)n) {
-		err = fail(ctx, -EFAULT, "adopt: cannot read %zu bytes at %p", n, (void *)base);
+	sw = (struct swap){ .va = (__u8 *)base, .n = n, .tmp = tmp, .runs = runs,
+			    .nruns = a.nruns };
+	err = off_stack(swap_adopt, &sw);
+	if (err) {
+		fail(ctx, err, err == -EFAULT ? "adopt: cannot read %zu bytes at %p"
+			       : "adopt: cannot map host memory over %zu bytes at %p", n,
+		     (void *)base);
+		if (sw.done)
+			to_private((__u8 *)base, sw.done);
 		goto out;
 	}
-	/* each run of host memory moves over the application's pages in one step */
-	for (__u32 i = 0; i < a.nruns; i++) {
-		size_t rl = (size_t)runs[i].count * XHCA_PAGE_SIZE;
-
-		if (mremap(tmp + pos, rl, rl, MREMAP_MAYMOVE | MREMAP_FIXED,
-			   (void *)(base + pos)) == MAP_FAILED) {
-			err = fail(ctx, -errno, "adopt: cannot map host memory at %p: %s",
-				   (void *)(base + pos), strerror(errno));
-			if (pos)
-				to_private((__u8 *)base, pos);
-			goto out;
-		}
-		pos += rl;
+	if (prot != (PROT_READ | PROT_WRITE) && mprotect((void *)base, n, prot)) {
+		err = fail(ctx, -errno, "adopt: cannot give %p its protection back: %s",
+			   (void *)base, strerror(errno));
+		to_private((__u8 *)base, n);
+		goto out;
 	}
-	if (!(prot & PROT_WRITE))
-		mprotect((void *)base, n, prot);
 	nb.id = a.id;
 	nb.contiguous = a.nruns == 1;
 	err = buf_add(ctx, &nb);

@@ -610,6 +610,11 @@ int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	struct xhca_ring_ctl *ring;
 	int err = 0;
 
+	if (q->attr.qp_state < IBV_QPS_RTS) {
+		/* as RXE: a QP sends from RTS on (in ERR, requests complete flushed) */
+		*bad = wr;
+		return xv_errno(EINVAL);
+	}
 	pthread_spin_lock(&q->sq_lock);
 	ring = xhca_qp_sq(q->x);
 	while (wr && !err) {
@@ -689,9 +694,10 @@ int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 	struct xv_qp *q = xqp(qp);
 	int err = 0;
 
-	if (qp->srq) {
+	if (qp->srq || q->attr.qp_state == IBV_QPS_RESET) {
+		/* its receives go to the SRQ; a QP in RESET takes none (RXE) */
 		*bad = wr;
-		return xv_errno(EINVAL); /* its receives go to the SRQ */
+		return xv_errno(EINVAL);
 	}
 	pthread_spin_lock(&q->rq_lock);
 	for (; wr; wr = wr->next) {

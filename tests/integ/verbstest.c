@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca-verbstest: a libibverbs program of the tests' own, built against
+ * Debian's libibverbs and run on xhca by `xhca exec` (tests/integ/verbs.sh),
+ * for what the Debian programs do not show: every error status and bad
+ * argument of the verbs man pages, and the memory semantics of ibv_reg_mr.
+ *
+ *   xhca-verbstest local                 checks needing no peer
+ *   xhca-verbstest server                waits for a client on TCP 18600
+ *   xhca-verbstest client SERVER_IP      runs the two-sided cases
+ *   xhca-verbstest hold                  a QP, an MR and a CQ, then sleeps (kill it)
+ *
+ * Each check prints "ok - ..." or "not ok - ..."; the exit status is the
+ * number of failed checks (capped at 100), 2 for bad usage.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#define PORT 18600
+#define GIDX 1 /* the IPv4 GID */
+
+static int fails;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	fails += !ok;
+}
+
+static void die(const char *what)
+{
+	printf("not ok - %s: %s\n", what, strerror(errno));
+	exit(100);
+}
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+
+static void open_dev(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+
+	if (!l || !l[0])
+		die("no device");
+	ctx = ibv_open_device(l[0]);
+	ibv_free_device_list(l);
+	if (!ctx)
+		die("open device");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!pd || !cq)
+		die("pd/cq");
+}
+
+static struct ibv_qp *new_qp(enum ibv_qp_type type, struct ibv_pd *p, struct ibv_cq *c)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = c, .recv_cq = c, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+	};
+
+	return ibv_create_qp(p, &a);
+}
+
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ |
+						    IBV_ACCESS_REMOTE_ATOMIC };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS);
+}
+
+/* What a side tells the other of one QP. */
+struct peer {
+	uint32_t qpn, psn, rkey, len;
+	uint64_t addr;
+	union ibv_gid gid;
+	char cmd[32];
+	int32_t arg;
+};
+
+static int to_rts(struct ibv_qp *qp, const struct peer *r, uint8_t timeout, uint8_t retry,
+		  uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = r->qpn,
+		.rq_psn = r->psn, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = r->gid, .sgid_index = GIDX, .hop_limit = 64 } },
+	};
+
+	if (to_init(qp) || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x100;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
+	a.rnr_retry = rnr_retry;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void me(struct ibv_qp *qp, struct peer *p)
+{
+	p->qpn = qp->qp_num;
+	p->psn = 0x100;
+	ibv_query_gid(ctx, 1, GIDX, &p->gid);
+}
+
+/* One completion within ms, or status -1. */
+static struct ibv_wc wait_wc(struct ibv_cq *c, int ms)
+{
+	struct ibv_wc wc = { .status = (enum ibv_wc_status)-1 };
+
+	for (int i = 0; i < ms * 10; i++) {
+		int n = ibv_poll_cq(c, 1, &wc);
+
+		if (n == 1)
+			return wc;
+		usleep(100);
+	}
+	wc.status = (enum ibv_wc_status)-1;
+	return wc;
+}
+
+static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf, uint32_t len,
+		uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge g = { .addr = (uintptr_t)buf, .length = len, .lkey = lkey };
+	struct ibv_send_wr w = { .wr_id = wr_id, .sg_list = &g, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	w.wr.rdma.remote_addr = raddr;
+	w.wr.rdma.rkey = rkey;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		w.wr.atomic.remote_addr = raddr;
+		w.wr.atomic.rkey = rkey;
+		w.wr.atomic.compare_add = 5;
+		w.wr.atomic.swap = 77;
+	}
+	return ibv_post_send(qp, &w, &bad);
+}
+
+static int post_recv(struct ibv_qp *qp, void *buf, uint32_t len, uint32_t lkey, uint64_t id)
+{
+	struct ibv_sge g = { .addr = (uintptr_t)buf, .length = len, .lkey = lkey };
+	struct ibv_recv_wr w = { .wr_id = id, .sg_list = &g, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &w, &bad);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) ? (enum ibv_qp_state)-1 : a.qp_state;
+}
+
+/* ---- local checks ---------------------------------------------------------------- */
+
+static void fill(uint8_t *p, size_t n, uint8_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+static int same(const uint8_t *p, size_t n, uint8_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (uint8_t)(seed + i * 7))
+			return 0;
+	return 1;
+}
+
+/* ibv_reg_mr on memory of every kind the man page allows keeps its bytes,
+ * and ibv_dereg_mr gives it back with them. */
+static void local_memory(void)
+{
+	uint8_t stack[10000];
+	uint8_t *heap = malloc(100000), *al = NULL;
+	uint8_t *anon = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	static uint8_t data[3000] = { 1 }; /* a program's data: a private file mapping */
+	struct { const char *what; uint8_t *p; size_t n; } m[5];
+
+	if (posix_memalign((void **)&al, 4096, 65536))
+		die("posix_memalign");
+	m[0] = (typeof(m[0])){ "malloc, unaligned start and length", heap + 13, 99977 };
+	m[1] = (typeof(m[1])){ "posix_memalign", al, 65536 };
+	m[2] = (typeof(m[2])){ "mmap anonymous", anon + 4096, (1 << 20) - 8192 };
+	m[3] = (typeof(m[3])){ "the stack", stack + 5, sizeof(stack) - 9 };
+	m[4] = (typeof(m[4])){ "a static array", data + 1, sizeof(data) - 1 };
+	for (int i = 0; i < 5; i++) {
+		struct ibv_mr *mr;
+
+		fill(m[i].p, m[i].n, (uint8_t)i);
+		mr = ibv_reg_mr(pd, m[i].p, m[i].n, IBV_ACCESS_LOCAL_WRITE |
+						    IBV_ACCESS_REMOTE_WRITE);
+		check(mr && same(m[i].p, m[i].n, (uint8_t)i), "reg_mr on %s: registered, bytes kept",
+		      m[i].what);
+		if (!mr)
+			continue;
+		check(mr->addr == m[i].p && mr->length == m[i].n && mr->lkey == mr->rkey,
+		      "reg_mr on %s: addr, length and keys as asked", m[i].what);
+		m[i].p[0] ^= 0xff; /* the application writes its registered memory */
+		m[i].p[0] ^= 0xff;
+		check(!ibv_dereg_mr(mr) && same(m[i].p, m[i].n, (uint8_t)i),
+		      "dereg_mr on %s: bytes kept", m[i].what);
+		m[i].p[m[i].n - 1] = 1; /* still the application's memory */
+	}
+	free(heap);
+	free(al);
+	munmap(anon, 1 << 20);
+}
+
+static void local_mr_errors(void)
+{
+	uint8_t *buf = malloc(8192);
+	struct ibv_mr *mr, *a, *b;
+	char path[] = "/tmp/xhca-verbstest-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t *fm;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_WRITE);
+	check(!mr && errno == EINVAL, "reg_mr: remote write without local write: EINVAL (%s)",
+	      strerror(errno));
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	check(!mr && errno == EINVAL, "reg_mr: length 0: EINVAL (%s)", strerror(errno));
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	check(!mr && errno == EOPNOTSUPP, "reg_mr: memory window binding: EOPNOTSUPP (%s)",
+	      strerror(errno));
+	if (fd >= 0 && !ftruncate(fd, 8192)) {
+		fm = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		fm[0] = 42;
+		errno = 0;
+		mr = ibv_reg_mr(pd, fm, 8192, IBV_ACCESS_LOCAL_WRITE);
+		check(!mr && errno == EOPNOTSUPP && fm[0] == 42,
+		      "reg_mr: a shared file mapping: EOPNOTSUPP, the mapping untouched (%s)",
+		      strerror(errno));
+		munmap(fm, 8192);
+		close(fd);
+		unlink(path);
+	}
+	/* overlapping registrations of the same pages */
+	fill(buf, 8192, 9);
+	a = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	b = ibv_reg_mr(pd, buf + 100, 1000, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	check(a && b && a->lkey != b->lkey, "reg_mr twice on the same pages: two regions");
+	check(a && !ibv_dereg_mr(a) && same(buf, 8192, 9), "dereg of one: bytes kept");
+	check(b && !ibv_dereg_mr(b) && same(buf, 8192, 9), "dereg of the other: bytes kept");
+	free(buf);
+}
+
+static void local_qp_errors(void)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 5, .max_recv_sge = 1 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	uint8_t buf[64];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp *qp;
+	struct ibv_cq *c2;
+	struct ibv_pd *p2;
+
+	errno = 0;
+	check(!ibv_create_qp(pd, &ia) && errno == EINVAL, "create_qp: 5 send SGEs: EINVAL");
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_inline_data = 5000;
+	errno = 0;
+	check(!ibv_create_qp(pd, &ia) && errno == EINVAL, "create_qp: 5000 inline bytes: EINVAL");
+	ia.cap.max_inline_data = 0;
+	ia.qp_type = IBV_QPT_RAW_PACKET;
+	errno = 0;
+	check(!ibv_create_qp(pd, &ia) && errno == EOPNOTSUPP, "create_qp: raw packet: EOPNOTSUPP");
+	qp = new_qp(IBV_QPT_RC, pd, cq);
+	if (!qp)
+		die("create qp");
+	check(qp_state(qp) == IBV_QPS_RESET, "create_qp: the QP is in RESET");
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "modify_qp: RESET -> RTR: EINVAL");
+	a.qp_state = IBV_QPS_INIT;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL,
+	      "modify_qp: RESET -> INIT without port, P_Key index and access: EINVAL");
+	a.port_num = 2;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS) == EINVAL, "modify_qp: port 2: EINVAL");
+	check(post(qp, IBV_WR_SEND, buf, 8, mr->lkey, 0, 0, 1) == EINVAL,
+	      "post_send in RESET: EINVAL");
+	check(post_recv(qp, buf, 8, mr->lkey, 1) == EINVAL, "post_recv in RESET: EINVAL");
+	check(!to_init(qp) && qp_state(qp) == IBV_QPS_INIT, "modify_qp: RESET -> INIT");
+	check(!post_recv(qp, buf, 8, mr->lkey, 1), "post_recv in INIT: accepted");
+	check(post(qp, IBV_WR_SEND, buf, 8, mr->lkey, 0, 0, 1) == EINVAL,
+	      "post_send in INIT: EINVAL");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU) == EINVAL,
+	      "modify_qp: INIT -> RTR without address, QPN, PSN: EINVAL");
+	a.ah_attr.is_global = 0;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER) == EINVAL,
+	      "modify_qp: an address without a GRH (RoCE needs one): EINVAL");
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.sgid_index = 15;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER) == EINVAL,
+	      "modify_qp: source GID index 15, an empty entry: EINVAL");
+	check(qp_state(qp) == IBV_QPS_INIT, "a refused modify changed nothing (still INIT)");
+	a.qp_state = IBV_QPS_ERR;
+	check(!ibv_modify_qp(qp, &a, IBV_QP_STATE), "modify_qp: INIT -> ERR");
+	{
+		struct ibv_wc wc = wait_wc(cq, 1000);
+
+		check(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 1,
+		      "the posted receive completes flushed (%s)", ibv_wc_status_str(wc.status));
+	}
+	c2 = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	errno = 0;
+	check(!ibv_create_cq(ctx, 0, NULL, NULL, 0) && errno == EINVAL, "create_cq of 0: EINVAL");
+	check(!ibv_create_cq(ctx, 1 << 20, NULL, NULL, 0) && errno == EINVAL,
+	      "create_cq over max_cqe: EINVAL");
+	check(ibv_destroy_cq(cq) == EBUSY, "destroy_cq of a CQ a QP uses: EBUSY");
+	check(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd with a QP and an MR in it: EBUSY");
+	p2 = ibv_alloc_pd(ctx);
+	check(p2 && !ibv_dealloc_pd(p2), "alloc and dealloc of an empty PD");
+	check(!ibv_destroy_qp(qp) && !ibv_destroy_cq(c2) && !ibv_dereg_mr(mr), "destroy all");
+	{
+		struct ibv_async_event ev;
+		int fl = fcntl(ctx->async_fd, F_GETFL);
+
+		fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+		errno = 0;
+		check(ibv_get_async_event(ctx, &ev) == -1 && errno == EAGAIN,
+		      "get_async_event on a non-blocking fd with nothing: EAGAIN");
+		fcntl(ctx->async_fd, F_SETFL, fl);
+	}
+}
+
+/* A forked child gets its own copy of registered memory. */
+static void local_fork(void)
+{
+	uint8_t *buf = malloc(20000);
+	struct ibv_mr *mr;
+	pid_t pid;
+	int st = -1;
+
+	fill(buf, 20000, 3);
+	mr = ibv_reg_mr(pd, buf, 20000, IBV_ACCESS_LOCAL_WRITE);
+	pid = fork();
+	if (pid == 0) {
+		int ok = same(buf, 20000, 3);
+
+		buf[0] = 0xee; /* its own page: the parent must not see it */
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	check(mr && WIFEXITED(st) && WEXITSTATUS(st) == 0 && buf[0] == 3,
+	      "fork: the child reads the registered bytes, its writes stay its own");
+	ibv_dereg_mr(mr);
+	free(buf);
+}
+
+/* ---- two sides --------------------------------------------------------------- */
+
+static int sock;
+
+static void say(const struct peer *p)
+{
+	if (write(sock, p, sizeof(*p)) != sizeof(*p))
+		die("side channel write");
+}
+
+static void hear(struct peer *p)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*p)) {
+		ssize_t n = read(sock, (char *)p + got, sizeof(*p) - got);
+
+		if (n <= 0)
+			die("side channel read");
+		got += (size_t)n;
+	}
+}
+
+/* The server: for each case the client names, a QP, a 64 KiB buffer in an
+ * MR of the access asked for (arg), receives posted (len) or not; it
+ * replies with all of it, then answers "check" requests about its buffer
+ * and completions. */
+static int server(void)
+{
+	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	uint8_t *buf = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_qp *qp = NULL;
+
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
+		die("listen");
+	sock = accept(ls, NULL, NULL);
+	if (sock < 0)
+		die("accept");
+	for (;;) {
+		struct peer p, r = {};
+
+		hear(&p);
+		if (!strcmp(p.cmd, "bye"))
+			break;
+		if (!strcmp(p.cmd, "setup")) {
+			if (qp)
+				ibv_destroy_qp(qp);
+			if (mr)
+				ibv_dereg_mr(mr);
+			free(buf);
+			buf = malloc(65536 + 7); /* malloc'd, not aligned: any memory */
+			memset(buf, 0, 65536 + 7);
+			mr = ibv_reg_mr(pd, buf + 7, 65536, IBV_ACCESS_LOCAL_WRITE | p.arg);
+			qp = new_qp(IBV_QPT_RC, pd, cq);
+			if (!mr || !qp)
+				die("server setup");
+			me(qp, &r);
+			r.rkey = mr->rkey;
+			r.addr = (uintptr_t)(buf + 7);
+			if (to_rts(qp, &p, 14, 7, 7))
+				die("server rts");
+			for (uint32_t i = 0; i < p.len; i++)
+				post_recv(qp, buf + 7 + 1024 * i, 1024, mr->lkey, i);
+		} else if (!strcmp(p.cmd, "byte")) {
+			/* the byte at offset arg, as the application reads it: no
+			 * verb call between the WRITE and this load */
+			r.arg = ((volatile uint8_t *)buf)[7 + p.arg];
+		} else if (!strcmp(p.cmd, "wc")) {
+			struct ibv_wc wc;
+
+			do /* the flushed buffers of earlier cases' QPs are not news */
+				wc = wait_wc(cq, p.arg);
+			while ((int)wc.status >= 0 && wc.qp_num != qp->qp_num);
+
+			r.arg = (int32_t)wc.status;
+			r.len = wc.byte_len;
+		} else if (!strcmp(p.cmd, "slow")) {
+			/* the QP's completions through a CQ of 4 polled late:
+			 * arg messages must all be there, in order, none lost */
+			struct ibv_cq *small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+			struct ibv_qp *sq = small ? new_qp(IBV_QPT_RC, pd, small) : NULL;
+			struct peer q = {};
+			int n = 0, inorder = 1;
+
+			if (!sq)
+				die("slow qp");
+			me(sq, &q);
+			say(&q);
+			hear(&p);
+			if (to_rts(sq, &p, 14, 7, 7))
+				die("slow rts");
+			for (int i = 0; i < 16; i++)
+				post_recv(sq, buf + 7 + 1024 * i, 1024, mr->lkey, (uint64_t)i);
+			say(&q); /* ready */
+			usleep(300000);
+			while (n < p.arg) {
+				struct ibv_wc wc = wait_wc(small, 3000);
+
+				if (wc.status != IBV_WC_SUCCESS)
+					break;
+				inorder &= wc.wr_id == (uint64_t)(n % 16);
+				post_recv(sq, buf + 7 + 1024 * (n % 16), 1024, mr->lkey, wc.wr_id);
+				n++;
+			}
+			r.arg = n;
+			r.len = (uint32_t)inorder;
+			ibv_destroy_qp(sq);
+			ibv_destroy_cq(small);
+		} else if (!strcmp(p.cmd, "badrecv")) {
+			/* a receive whose lkey is another's */
+			r.arg = post_recv(qp, buf + 7, 1024, mr->lkey + 0x100, 99);
+		} else if (!strcmp(p.cmd, "dereg")) {
+			r.arg = ibv_dereg_mr(mr);
+			mr = NULL;
+		} else if (!strcmp(p.cmd, "kill")) {
+			r.arg = ibv_destroy_qp(qp);
+			qp = NULL;
+		}
+		say(&r);
+	}
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return 0;
+}
+
+struct cside {
+	struct ibv_qp *qp;
+	struct peer srv;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+static struct peer ask(const char *cmd, int arg)
+{
+	struct peer p = { .arg = arg };
+
+	snprintf(p.cmd, sizeof(p.cmd), "%s", cmd);
+	say(&p);
+	hear(&p);
+	return p;
+}
+
+/* A fresh pair: the server's buffer registered with access, nrecv receives
+ * posted there; the client's QP with these retry settings. */
+static void pair(struct cside *c, int access, int nrecv, uint8_t timeout, uint8_t retry,
+		 uint8_t rnr)
+{
+	struct peer p = { .arg = access, .len = (uint32_t)nrecv };
+
+	if (c->qp)
+		ibv_destroy_qp(c->qp);
+	c->qp = new_qp(IBV_QPT_RC, pd, cq);
+	if (!c->qp)
+		die("client qp");
+	me(c->qp, &p);
+	snprintf(p.cmd, sizeof(p.cmd), "setup");
+	say(&p);
+	hear(&c->srv);
+	if (to_rts(c->qp, &c->srv, timeout, retry, rnr))
+		die("client rts");
+}
+
+static void expect(struct cside *c, const char *what, enum ibv_wc_status want, int ms)
+{
+	struct ibv_wc wc = wait_wc(cq, ms);
+
+	check(wc.status == want, "%s: %s (got %s, vendor_err 0x%x)", what,
+	      ibv_wc_status_str(want), (int)wc.status < 0 ? "nothing" : ibv_wc_status_str(wc.status),
+	      wc.vendor_err);
+}
+
+static int client(const char *ip)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct cside c = {};
+	struct ibv_pd *other = ibv_alloc_pd(ctx);
+	struct ibv_mr *omr;
+	struct ibv_wc wc;
+	struct peer r;
+	uint64_t *word, waddr;
+
+	inet_pton(AF_INET, ip, &sa.sin_addr);
+	sock = socket(AF_INET, SOCK_STREAM, 0);
+	for (int i = 0; i < 100 && connect(sock, (struct sockaddr *)&sa, sizeof(sa)); i++)
+		usleep(100000);
+	c.buf = malloc(70000);
+	c.mr = ibv_reg_mr(pd, c.buf, 70000, IBV_ACCESS_LOCAL_WRITE);
+	omr = ibv_reg_mr(other, c.buf + 65536, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!c.mr || !omr)
+		die("client mr");
+
+	/* a WRITE lands in the server's malloc'd buffer, seen by a plain load */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, 2,
+	     14, 7, 7);
+	fill(c.buf, 65536, 5);
+	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 65536, c.mr->lkey, c.srv.addr, c.srv.rkey, 1);
+	expect(&c, "RDMA WRITE of 64 KiB", IBV_WC_SUCCESS, 5000);
+	r = ask("byte", 65535);
+	check(r.arg == c.buf[65535], "the server reads the WRITE's last byte in its own buffer "
+	      "(0x%02x), no verb call", r.arg);
+	word = (uint64_t *)(c.buf + 1024);
+	waddr = (c.srv.addr + 71) & ~7ull; /* ATOMICs want 8-byte alignment */
+	post(c.qp, IBV_WR_ATOMIC_FETCH_AND_ADD, word, 8, c.mr->lkey, waddr, c.srv.rkey, 2);
+	expect(&c, "FETCH_AND_ADD", IBV_WC_SUCCESS, 5000);
+	post(c.qp, IBV_WR_RDMA_READ, c.buf + 2048, 8, c.mr->lkey, waddr, c.srv.rkey, 3);
+	expect(&c, "READ back", IBV_WC_SUCCESS, 5000);
+	check(*(uint64_t *)(c.buf + 2048) == *word + 5,
+	      "FETCH_AND_ADD returned the old word, the word grew by 5");
+
+	/* an ATOMIC on an address not 8-byte aligned */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_ATOMIC_CMP_AND_SWP, word, 8, c.mr->lkey, waddr + 4, c.srv.rkey, 21);
+	expect(&c, "CMP_AND_SWP on an address 4 bytes off alignment", IBV_WC_REM_INV_REQ_ERR,
+	       3000);
+
+	/* a SEND from memory of another PD */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_SEND, c.buf + 65536, 64, omr->lkey, 0, 0, 4);
+	expect(&c, "SEND with an lkey of another PD", IBV_WC_LOC_PROT_ERR, 2000);
+	post(c.qp, IBV_WR_SEND, c.buf, 64, c.mr->lkey, 0, 0, 5);
+	expect(&c, "the next request after the error", IBV_WC_WR_FLUSH_ERR, 2000);
+	check(qp_state(c.qp) == IBV_QPS_ERR, "the QP is in the error state");
+
+	/* an SGE beyond its region */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_SEND, c.buf + 69000, 2000, c.mr->lkey, 0, 0, 6);
+	expect(&c, "SEND whose SGE runs past its region", IBV_WC_LOC_PROT_ERR, 2000);
+
+	/* the server's region has no remote write */
+	pair(&c, IBV_ACCESS_REMOTE_READ, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr, c.srv.rkey, 7);
+	expect(&c, "WRITE to a region without remote write", IBV_WC_REM_ACCESS_ERR, 3000);
+	r = ask("byte", 0);
+	check(r.arg == 0, "nothing was written there");
+
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr + 65536 - 32, c.srv.rkey, 8);
+	expect(&c, "WRITE past the end of the region", IBV_WC_REM_ACCESS_ERR, 3000);
+
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr, c.srv.rkey ^ 0x5500, 9);
+	expect(&c, "WRITE with a wrong R_Key", IBV_WC_REM_ACCESS_ERR, 3000);
+
+	/* a SEND longer than the server's receive buffer (1024) */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c.qp, IBV_WR_SEND, c.buf, 3000, c.mr->lkey, 0, 0, 10);
+	expect(&c, "SEND longer than the receive buffer", IBV_WC_REM_INV_REQ_ERR, 3000);
+	r = ask("wc", 2000);
+	check(r.arg == IBV_WC_LOC_LEN_ERR, "... the receiver: %s",
+	      ibv_wc_status_str((enum ibv_wc_status)r.arg));
+
+	/* no receive posted: RNR NAKs, one retry */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 1);
+	post(c.qp, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 11);
+	expect(&c, "SEND with no receive posted, rnr_retry 1", IBV_WC_RNR_RETRY_EXC_ERR, 5000);
+
+	/* 48 SENDs into a receiver whose CQ has 4 entries and is polled late:
+	 * xhca holds the QP's frames back (no CQ overrun), nothing is lost */
+	{
+		struct ibv_qp *q2 = new_qp(IBV_QPT_RC, pd, cq);
+		struct peer p = { .arg = 48 }, s2;
+		int ok = 1;
+
+		snprintf(p.cmd, sizeof(p.cmd), "slow");
+		say(&p);
+		hear(&s2);
+		me(q2, &p);
+		say(&p);
+		if (to_rts(q2, &s2, 14, 7, 7))
+			die("slow client rts");
+		hear(&s2); /* its receives are posted */
+		for (int i = 0; i < 48 && ok; i++) {
+			ok = !post(q2, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 100 + i) &&
+			     wait_wc(cq, 5000).status == IBV_WC_SUCCESS;
+		}
+		hear(&r);
+		check(ok && r.arg == 48 && r.len == 1, "48 SENDs through a receiver's CQ of 4 "
+		      "polled late: %d received, in order: %s", r.arg, r.len ? "yes" : "no");
+		ibv_destroy_qp(q2);
+	}
+
+	/* a receive whose lkey is not the server's */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
+	r = ask("badrecv", 0);
+	check(r.arg == 0, "post_recv with a wrong lkey: accepted (reported when used)");
+	post(c.qp, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 12);
+	r = ask("wc", 2000);
+	check(r.arg == IBV_WC_LOC_PROT_ERR, "... a message for it: the receiver gets %s",
+	      (int)r.arg < 0 ? "nothing" : ibv_wc_status_str((enum ibv_wc_status)r.arg));
+	wc = wait_wc(cq, 3000);
+	check(wc.status != IBV_WC_SUCCESS && (int)wc.status >= 0, "... the sender gets an error "
+	      "(%s)", (int)wc.status < 0 ? "nothing" : ibv_wc_status_str(wc.status));
+
+	/* after ibv_dereg_mr no remote byte reaches the memory */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
+	r = ask("dereg", 0);
+	check(r.arg == 0, "the server deregisters its region");
+	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr, c.srv.rkey, 13);
+	expect(&c, "WRITE to a deregistered region", IBV_WC_REM_ACCESS_ERR, 3000);
+	r = ask("byte", 0);
+	check(r.arg == 0, "its memory is unchanged");
+
+	/* the peer's QP gone: no answer, transport retries exceeded */
+	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 8, 1, 7);
+	ask("kill", 0);
+	post(c.qp, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 14);
+	expect(&c, "SEND to a QP destroyed meanwhile (timeout 8, retry 1)", IBV_WC_RETRY_EXC_ERR,
+	       5000);
+
+	{
+		struct peer bye = { .cmd = "bye" };
+
+		say(&bye);
+	}
+	ibv_destroy_qp(c.qp);
+	ibv_dereg_mr(c.mr);
+	ibv_dereg_mr(omr);
+	ibv_dealloc_pd(other);
+	free(c.buf);
+	return 0;
+}
+
+/* Resources, then nothing until killed: xhcad must free them all. */
+static __attribute__((noreturn)) void hold(void)
+{
+	static uint8_t buf[1 << 16];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, pd, cq);
+
+	if (!mr || !qp)
+		die("hold");
+	printf("holding\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: xhca-verbstest local|server|client IP|hold\n");
+		return 2;
+	}
+	open_dev();
+	if (!strcmp(argv[1], "local")) {
+		local_memory();
+		local_mr_errors();
+		local_fork();
+		local_qp_errors();
+	} else if (!strcmp(argv[1], "server")) {
+		server();
+	} else if (!strcmp(argv[1], "client") && argc > 2) {
+		client(argv[2]);
+	} else if (!strcmp(argv[1], "hold")) {
+		hold();
+	} else {
+		fprintf(stderr, "usage: xhca-verbstest local|server|client IP|hold\n");
+		return 2;
+	}
+	return fails > 100 ? 100 : fails;
+}

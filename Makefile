@@ -190,6 +190,8 @@ install: compile
 	install -m 0644 bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
 	install -m 0644 include/xhca/*.h $(DESTDIR)$(PREFIX)/include/xhca/
 	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a
+	install -d $(DESTDIR)$(PREFIX)/lib/xhca/verbs
+	install -m 0755 $(VERBS_LIB) $(DESTDIR)$(PREFIX)/lib/xhca/verbs/libibverbs.so.1
 
 clean:
 	rm -rf $(OUT) bpf/*.bpf.o

@@ -6,7 +6,9 @@
 # libxhca only, connected over TCP like perftest): a ping-pong of SENDs,
 # a 64 MiB RDMA WRITE checked by hash on the other side, the same read
 # back by RDMA READs, a counter in B's memory that both sides add to, a
-# multicast group of two QPs on B. Then the same run through loss,
+# multicast group of two QPs on B. Unmodified verbs programs (Debian's
+# ibv_rc_pingpong and perftest's ib_write_bw) through `xhca exec`, which
+# gives them xhca's libibverbs.so.1. Then the same run through loss,
 # reordering and duplicates (tests/impair, a tc program of our own: this
 # kernel has no netem). Everything is removed on exit.
 set -u -o pipefail # the applications' exit status, through their output's sed
@@ -42,6 +44,37 @@ say "xhca-rc: server on $IF_B, client on $IF_A (RC, path MTU 2048)"
 rc_pair --expect-all ${DEMO_ARGS:-} || { echo "demo: the two-host run failed" >&2; exit 1; }
 say "what each host's requester and responder did"
 status_lines
+
+# verbs_pair PORT PROGRAM ARGS: Debian's PROGRAM, server on B, client on A,
+# each run by xhca exec; the client's output, then the server's.
+verbs_pair() {
+	local port=$1 spid rc=0
+	shift
+	in_b "$B/xhca" -i "$IF_B" exec -- "$@" >"$tmp/vserver" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do
+		ip netns exec "$NS_B" ss -Hltn "sport = :$port" | grep -q LISTEN && break
+		sleep 0.05
+	done
+	in_a "$B/xhca" -i "$IF_A" exec -- "$@" "$IP_B" 2>&1 | sed 's/^/  /' || rc=1
+	wait "$spid" || rc=1
+	echo "  -- server:"
+	sed 's/^/  /' "$tmp/vserver"
+	return $rc
+}
+if command -v ibv_rc_pingpong >/dev/null && command -v ib_write_bw >/dev/null; then
+	say "unmodified verbs programs: xhca -i IF exec -- ibv_devices, on each host"
+	in_a "$B/xhca" -i "$IF_A" exec -- ibv_devices | sed 's/^/  /'
+	in_b "$B/xhca" -i "$IF_B" exec -- ibv_devices | sed 's/^/  /'
+	say "ibv_rc_pingpong (Debian's, unmodified): 1000 x 4096 bytes, every byte checked"
+	verbs_pair 18515 ibv_rc_pingpong -g 1 -c -n 1000 -s 4096 ||
+		{ echo "demo: ibv_rc_pingpong failed" >&2; exit 1; }
+	say "perftest's ib_write_bw (unmodified): 64 KiB RDMA WRITEs into B's memory"
+	verbs_pair 18515 ib_write_bw -F -x 1 -s 65536 -n 2000 ||
+		{ echo "demo: ib_write_bw failed" >&2; exit 1; }
+else
+	say "verbs programs: not installed (make deps installs ibverbs-utils and perftest)"
+fi
 
 say "the same run through 2% loss, 2% reordering, 1% duplicates (both directions)"
 impair_start --drop 2 --reorder 2 --dup 1 || exit 1

@@ -12,12 +12,19 @@ if ! make -C "$XHCA_TOP" --no-print-directory -s install DESTDIR="$dest" PREFIX=
 	t_done
 fi
 for f in sbin/xhcad bin/xhca bin/xhca-gen bin/xhca-bench lib/xhca/xhca.bpf.o \
-	include/xhca/abi.h include/xhca/wire.h include/xhca/ctl.h include/xhca/pkt.h lib/libxhca.a; do
+	include/xhca/abi.h include/xhca/wire.h include/xhca/ctl.h include/xhca/pkt.h lib/libxhca.a \
+	lib/xhca/verbs/libibverbs.so.1; do
 	check "install: /opt/xhca/$f" test -s "$dest/opt/xhca/$f"
 done
 check "install: binaries are executable" test -x "$dest/opt/xhca/sbin/xhcad" -a -x "$dest/opt/xhca/bin/xhca"
 check "install: the installed CLI runs" bash -c "'$dest/opt/xhca/bin/xhca' --help >/dev/null"
 check "install: the installed object holds xhca_rx" bash -c \
 	"bpftool btf dump file '$dest/opt/xhca/lib/xhca/xhca.bpf.o' | grep -q \"FUNC 'xhca_rx'\""
+check "install: the verbs library in a directory of its own, not over the system's" \
+	test "$(readelf -d "$dest/opt/xhca/lib/xhca/verbs/libibverbs.so.1" |
+		awk '/SONAME/ {print $NF}')" = "[libibverbs.so.1]"
+check "install: the installed xhca exec finds the installed verbs library" bash -c \
+	"XHCA_VERBS_DIR= '$dest/opt/xhca/bin/xhca' exec -- sh -c 'echo \$LD_LIBRARY_PATH' |
+		grep -qx '$dest/opt/xhca/bin/../lib/xhca/verbs'"
 check "install: nothing outside DESTDIR" test ! -e /opt/xhca
 t_done

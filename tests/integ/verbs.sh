@@ -12,9 +12,24 @@ for p in ibv_devinfo ibv_rc_pingpong ib_send_bw; do
 	command -v "$p" >/dev/null || { skip "verbs: $p is not installed (make deps)"; t_done; }
 done
 MID_MTU=4200 two_hosts verbs 256
+# A port is ACTIVE once its link runs (perftest refuses a DOWN port): the
+# veths' carrier comes a moment after they are set up.
+for _ in $(seq 100); do
+	ip -n "$NS_A" link show "$IF_A" | grep -q 'state UP' &&
+		ip -n "$NS_B" link show "$IF_B" | grep -q 'state UP' && break
+	sleep 0.05
+done
 
 xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
 xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
+
+# placements: WRITE packets xhca_rx placed (alone, with an ACK due) and
+# xhcad placed (a region not pre-translated), on A.
+placements() {
+	"$B/xhca" -i "$IF_A" -j stats | json_get \
+		'd["reasons"]["placed"]["packets"], d["reasons"]["placed_ack"]["packets"], d["host"]["xlate_placed"]["frames"]' |
+		tr -d '(),'
+}
 
 # listening NS PORT: a TCP socket listens on PORT in namespace NS.
 listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
@@ -111,9 +126,17 @@ pingpong "srq_pingpong -e" ibv_srq_pingpong -g 1 -c -e -n 100 -s 100
 # ---- perftest -------------------------------------------------------------------
 for s in 64 65536; do
 	perf "ib_send_bw $s" ib_send_bw "$s" -x 1 -n 500
+	w0=$(placements)
 	perf "ib_write_bw $s" ib_write_bw "$s" -x 1 -n 500
+	w1=$(placements)
 	perf "ib_read_bw $s" ib_read_bw "$s" -x 1 -n 500
 done
+# perftest's buffer is its own memory (posix_memalign): registered by verbs,
+# pre-translated, so xhca_rx placed every WRITE packet itself (path MTU 4096,
+# the port's: 16 a message)
+set -- $w0 $w1
+check "ib_write_bw 65536: xhca_rx placed the WRITEs into the server's buffer itself ($(($4 - $1)) packets, $(($5 - $2)) with their ACK; $(($6 - $3)) by xhcad)" \
+	test "$(($4 - $1 + $5 - $2))" -ge $((500 * 16)) -a "$(($6 - $3))" = 0
 perf "ib_write_bw 1 MiB" ib_write_bw 1048576 -x 1 -n 50
 perf "ib_atomic_bw FETCH_AND_ADD" ib_atomic_bw 8 -x 1 -n 500 -A FETCH_AND_ADD
 perf "ib_atomic_bw CMP_AND_SWAP" ib_atomic_bw 8 -x 1 -n 500 -A CMP_AND_SWAP
@@ -145,6 +168,15 @@ xa "$B/xhca-verbstest" hold >"$tmp/vt.hold" 2>&1 &
 vpid=$!
 for _ in $(seq 100); do grep -q holding "$tmp/vt.hold" && break; sleep 0.05; done
 during=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["sessions"], d["qps_in_use"], d["mrs_in_use"]')
+# xhca's own view of the verbs program's objects: its QP in qp show, its MR
+# (a static array of 64 KiB) pre-translated: xhca_rx would place WRITEs
+check "xhca qp show lists the verbs program's QP (type rc, state reset, an owner)" \
+	test "$("$B/xhca" -i "$IF_A" -j qp show |
+		json_get '[(q["type"], q["state"], q["owner"] > 0) for q in d["qps"]]')" \
+		= "[('rc', 'reset', True)]"
+check "xhca mr show: the verbs program's region of 64 KiB, pre-translated" \
+	test "$("$B/xhca" -i "$IF_A" -j mr show |
+		json_get '[(m["length"], m["pretranslated"]) for m in d["mrs"]]')" = "[(65536, True)]"
 pkill -9 -f "xhca-verbstest hold"; wait "$vpid" 2>/dev/null
 for _ in $(seq 50); do
 	[ "$("$B/xhca" -i "$IF_A" -j status | json_get 'd["sessions"]')" = 0 ] && break

@@ -417,6 +417,42 @@ static void hear(struct peer *p)
 	}
 }
 
+/* The server's "slow" case: a QP whose completions go through a CQ of 4
+ * polled late; p->arg messages must all be there, in order, none lost. */
+static struct peer serve_slow(struct peer *p, uint8_t *buf, struct ibv_mr *mr)
+{
+	struct ibv_cq *small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp *sq = small ? new_qp(IBV_QPT_RC, pd, small) : NULL;
+	struct peer q = {}, r = {};
+	int n = 0, inorder = 1;
+
+	if (!sq)
+		die("slow qp");
+	me(sq, &q);
+	say(&q);
+	hear(p);
+	if (to_rts(sq, p, 14, 7, 7))
+		die("slow rts");
+	for (int i = 0; i < 16; i++)
+		post_recv(sq, buf + 7 + 1024 * i, 1024, mr->lkey, (uint64_t)i);
+	say(&q); /* ready */
+	usleep(300000);
+	while (n < p->arg) {
+		struct ibv_wc wc = wait_wc(small, 3000);
+
+		if (wc.status != IBV_WC_SUCCESS)
+			break;
+		inorder &= wc.wr_id == (uint64_t)(n % 16);
+		post_recv(sq, buf + 7 + 1024 * (n % 16), 1024, mr->lkey, wc.wr_id);
+		n++;
+	}
+	r.arg = n;
+	r.len = (uint32_t)inorder;
+	ibv_destroy_qp(sq);
+	ibv_destroy_cq(small);
+	return r;
+}
+
 /* The server: for each case the client names, a QP, a 64 KiB buffer in an
  * MR of the access asked for (arg), receives posted (len) or not; it
  * replies with all of it, then answers "check" requests about its buffer
@@ -474,37 +510,7 @@ static int server(void)
 			r.arg = (int32_t)wc.status;
 			r.len = wc.byte_len;
 		} else if (!strcmp(p.cmd, "slow")) {
-			/* the QP's completions through a CQ of 4 polled late:
-			 * arg messages must all be there, in order, none lost */
-			struct ibv_cq *small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
-			struct ibv_qp *sq = small ? new_qp(IBV_QPT_RC, pd, small) : NULL;
-			struct peer q = {};
-			int n = 0, inorder = 1;
-
-			if (!sq)
-				die("slow qp");
-			me(sq, &q);
-			say(&q);
-			hear(&p);
-			if (to_rts(sq, &p, 14, 7, 7))
-				die("slow rts");
-			for (int i = 0; i < 16; i++)
-				post_recv(sq, buf + 7 + 1024 * i, 1024, mr->lkey, (uint64_t)i);
-			say(&q); /* ready */
-			usleep(300000);
-			while (n < p.arg) {
-				struct ibv_wc wc = wait_wc(small, 3000);
-
-				if (wc.status != IBV_WC_SUCCESS)
-					break;
-				inorder &= wc.wr_id == (uint64_t)(n % 16);
-				post_recv(sq, buf + 7 + 1024 * (n % 16), 1024, mr->lkey, wc.wr_id);
-				n++;
-			}
-			r.arg = n;
-			r.len = (uint32_t)inorder;
-			ibv_destroy_qp(sq);
-			ibv_destroy_cq(small);
+			r = serve_slow(&p, buf, mr);
 		} else if (!strcmp(p.cmd, "badrecv")) {
 			/* a receive whose lkey is another's */
 			r.arg = post_recv(qp, buf + 7, 1024, mr->lkey + 0x100, 99);
@@ -530,6 +536,9 @@ struct cside {
 	struct peer srv;
 	uint8_t *buf;
 	struct ibv_mr *mr;
+	struct ibv_mr *omr;	/* of another PD */
+	uint64_t *word;		/* an ATOMIC's result */
+	uint64_t waddr;		/* an 8-byte aligned word of the server's region */
 };
 
 static struct peer ask(const char *cmd, int arg)
@@ -571,90 +580,161 @@ static void expect(struct cside *c, const char *what, enum ibv_wc_status want, i
 	      wc.vendor_err);
 }
 
-static int client(const char *ip)
+/* What arrives: a WRITE seen by a plain load, FETCH_ADD and READ. */
+static void client_data(struct cside *c)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-	struct cside c = {};
-	struct ibv_pd *other = ibv_alloc_pd(ctx);
-	struct ibv_mr *omr;
-	struct ibv_wc wc;
 	struct peer r;
-	uint64_t *word, waddr;
-
-	inet_pton(AF_INET, ip, &sa.sin_addr);
-	sock = socket(AF_INET, SOCK_STREAM, 0);
-	for (int i = 0; i < 100 && connect(sock, (struct sockaddr *)&sa, sizeof(sa)); i++)
-		usleep(100000);
-	c.buf = malloc(70000);
-	c.mr = ibv_reg_mr(pd, c.buf, 70000, IBV_ACCESS_LOCAL_WRITE);
-	omr = ibv_reg_mr(other, c.buf + 65536, 4096, IBV_ACCESS_LOCAL_WRITE);
-	if (!c.mr || !omr)
-		die("client mr");
 
 	/* a WRITE lands in the server's malloc'd buffer, seen by a plain load */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, 2,
+	pair(c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, 2,
 	     14, 7, 7);
-	fill(c.buf, 65536, 5);
-	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 65536, c.mr->lkey, c.srv.addr, c.srv.rkey, 1);
-	expect(&c, "RDMA WRITE of 64 KiB", IBV_WC_SUCCESS, 5000);
+	fill(c->buf, 65536, 5);
+	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 65536, c->mr->lkey, c->srv.addr, c->srv.rkey, 1);
+	expect(c, "RDMA WRITE of 64 KiB", IBV_WC_SUCCESS, 5000);
 	r = ask("byte", 65535);
-	check(r.arg == c.buf[65535], "the server reads the WRITE's last byte in its own buffer "
+	check(r.arg == c->buf[65535], "the server reads the WRITE's last byte in its own buffer "
 	      "(0x%02x), no verb call", r.arg);
-	word = (uint64_t *)(c.buf + 1024);
-	waddr = (c.srv.addr + 71) & ~7ull; /* ATOMICs want 8-byte alignment */
-	post(c.qp, IBV_WR_ATOMIC_FETCH_AND_ADD, word, 8, c.mr->lkey, waddr, c.srv.rkey, 2);
-	expect(&c, "FETCH_AND_ADD", IBV_WC_SUCCESS, 5000);
-	post(c.qp, IBV_WR_RDMA_READ, c.buf + 2048, 8, c.mr->lkey, waddr, c.srv.rkey, 3);
-	expect(&c, "READ back", IBV_WC_SUCCESS, 5000);
-	check(*(uint64_t *)(c.buf + 2048) == *word + 5,
-	      "FETCH_AND_ADD returned the old word, the word grew by 5");
+	c->word = (uint64_t *)(c->buf + 1024);
+	c->waddr = (c->srv.addr + 71) & ~7ull; /* ATOMICs want 8-byte alignment */
+	post(c->qp, IBV_WR_ATOMIC_FETCH_AND_ADD, c->word, 8, c->mr->lkey, c->waddr, c->srv.rkey, 2);
+	expect(c, "FETCH_AND_ADD", IBV_WC_SUCCESS, 5000);
+	post(c->qp, IBV_WR_RDMA_READ, c->buf + 2048, 8, c->mr->lkey, c->waddr, c->srv.rkey, 3);
+	expect(c, "READ back", IBV_WC_SUCCESS, 5000);
+	check(*(uint64_t *)(c->buf + 2048) == *c->word + 5,
+	      "FETCH_AND_ADD returned the old c->word, the c->word grew by 5");
+}
 
+/* The extended post API. */
+static void client_wr_api(struct cside *c)
+{
+	struct peer r;
+
+	/* the extended post API: a WRITE, an inline SEND, a FETCH_ADD in one
+	 * batch, on a QP made with send ops flags */
+	{
+		struct ibv_qp_init_attr_ex ia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+				 .max_recv_sge = 1, .max_inline_data = 64 },
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = pd,
+			.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND |
+					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+		};
+		struct ibv_qp *q2 = ibv_create_qp_ex(ctx, &ia);
+		struct ibv_qp_ex *x = q2 ? ibv_qp_to_qp_ex(q2) : NULL;
+		int n = 0, good = 0, err;
+
+		check(x != NULL && ibv_qp_to_qp_ex(c->qp) == NULL,
+		      "ibv_qp_to_qp_ex: the QP made with send ops flags has the wr_* API, "
+		      "an ibv_create_qp one not");
+		if (x) {
+			struct peer p = { .arg = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+					  .len = 2 };
+
+			ibv_destroy_qp(c->qp);
+			c->qp = q2;
+			me(q2, &p);
+			snprintf(p.cmd, sizeof(p.cmd), "setup");
+			say(&p);
+			hear(&c->srv);
+			if (to_rts(q2, &c->srv, 14, 7, 7))
+				die("wr qp rts");
+			fill(c->buf, 4096, 11);
+			ibv_wr_start(x);
+			x->wr_id = 31;
+			x->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_rdma_write(x, c->srv.rkey, c->srv.addr + 8192);
+			ibv_wr_set_sge(x, c->mr->lkey, (uintptr_t)c->buf, 4096);
+			x->wr_id = 32;
+			ibv_wr_send(x);
+			ibv_wr_set_inline_data(x, "inline!", 8);
+			x->wr_id = 33;
+			ibv_wr_atomic_fetch_add(x, c->srv.rkey, c->waddr, 3);
+			ibv_wr_set_sge(x, c->mr->lkey, (uintptr_t)c->word, 8);
+			err = ibv_wr_complete(x);
+			for (n = 0; n < 3; n++) {
+				struct ibv_wc w = wait_wc(cq, 5000);
+
+				good += w.status == IBV_WC_SUCCESS && w.wr_id == (uint64_t)(31 + n);
+			}
+			r = ask("byte", 8192 + 4095);
+			check(!err && good == 3 && r.arg == c->buf[4095],
+			      "ibv_wr_*: WRITE, inline SEND and FETCH_ADD in one batch: %d of 3 "
+			      "completed in order, the WRITE's last byte there", good);
+			r = ask("wc", 2000);
+			check(r.arg == IBV_WC_SUCCESS && r.len == 8, "... the SEND arrived, 8 bytes");
+			ibv_wr_start(x);
+			ibv_wr_send(x);
+			ibv_wr_set_inline_data(x, c->buf, 65); /* over the QP's 64 */
+			check(ibv_wr_complete(x) == EINVAL && (int)wait_wc(cq, 200).status < 0,
+			      "ibv_wr_complete of a batch with inline data over max_inline_data: "
+			      "EINVAL, nothing posted");
+		}
+	}
+}
+
+/* What the requester refuses: LOC_PROT_ERR and the flush after it. */
+static void client_local_errors(struct cside *c)
+{
 	/* an ATOMIC on an address not 8-byte aligned */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_ATOMIC_CMP_AND_SWP, word, 8, c.mr->lkey, waddr + 4, c.srv.rkey, 21);
-	expect(&c, "CMP_AND_SWP on an address 4 bytes off alignment", IBV_WC_REM_INV_REQ_ERR,
+	pair(c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_ATOMIC_CMP_AND_SWP, c->word, 8, c->mr->lkey, c->waddr + 4, c->srv.rkey, 21);
+	expect(c, "CMP_AND_SWP on an address 4 bytes off alignment", IBV_WC_REM_INV_REQ_ERR,
 	       3000);
 
 	/* a SEND from memory of another PD */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_SEND, c.buf + 65536, 64, omr->lkey, 0, 0, 4);
-	expect(&c, "SEND with an lkey of another PD", IBV_WC_LOC_PROT_ERR, 2000);
-	post(c.qp, IBV_WR_SEND, c.buf, 64, c.mr->lkey, 0, 0, 5);
-	expect(&c, "the next request after the error", IBV_WC_WR_FLUSH_ERR, 2000);
-	check(qp_state(c.qp) == IBV_QPS_ERR, "the QP is in the error state");
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_SEND, c->buf + 65536, 64, c->omr->lkey, 0, 0, 4);
+	expect(c, "SEND with an lkey of another PD", IBV_WC_LOC_PROT_ERR, 2000);
+	post(c->qp, IBV_WR_SEND, c->buf, 64, c->mr->lkey, 0, 0, 5);
+	expect(c, "the next request after the error", IBV_WC_WR_FLUSH_ERR, 2000);
+	check(qp_state(c->qp) == IBV_QPS_ERR, "the QP is in the error state");
 
 	/* an SGE beyond its region */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_SEND, c.buf + 69000, 2000, c.mr->lkey, 0, 0, 6);
-	expect(&c, "SEND whose SGE runs past its region", IBV_WC_LOC_PROT_ERR, 2000);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_SEND, c->buf + 69000, 2000, c->mr->lkey, 0, 0, 6);
+	expect(c, "SEND whose SGE runs past its region", IBV_WC_LOC_PROT_ERR, 2000);
+}
+
+/* What the responder refuses: REM_ACCESS_ERR. */
+static void client_remote_access(struct cside *c)
+{
+	struct peer r;
 
 	/* the server's region has no remote write */
-	pair(&c, IBV_ACCESS_REMOTE_READ, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr, c.srv.rkey, 7);
-	expect(&c, "WRITE to a region without remote write", IBV_WC_REM_ACCESS_ERR, 3000);
+	pair(c, IBV_ACCESS_REMOTE_READ, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr, c->srv.rkey, 7);
+	expect(c, "WRITE to a region without remote write", IBV_WC_REM_ACCESS_ERR, 3000);
 	r = ask("byte", 0);
 	check(r.arg == 0, "nothing was written there");
 
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr + 65536 - 32, c.srv.rkey, 8);
-	expect(&c, "WRITE past the end of the region", IBV_WC_REM_ACCESS_ERR, 3000);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr + 65536 - 32, c->srv.rkey, 8);
+	expect(c, "WRITE past the end of the region", IBV_WC_REM_ACCESS_ERR, 3000);
 
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr, c.srv.rkey ^ 0x5500, 9);
-	expect(&c, "WRITE with a wrong R_Key", IBV_WC_REM_ACCESS_ERR, 3000);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr, c->srv.rkey ^ 0x5500, 9);
+	expect(c, "WRITE with a wrong R_Key", IBV_WC_REM_ACCESS_ERR, 3000);
+}
+
+/* A SEND too long for the receive, none posted, a slow receiver. */
+static void client_responder_errors(struct cside *c)
+{
+	struct peer r;
 
 	/* a SEND longer than the server's receive buffer (1024) */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
-	post(c.qp, IBV_WR_SEND, c.buf, 3000, c.mr->lkey, 0, 0, 10);
-	expect(&c, "SEND longer than the receive buffer", IBV_WC_REM_INV_REQ_ERR, 3000);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
+	post(c->qp, IBV_WR_SEND, c->buf, 3000, c->mr->lkey, 0, 0, 10);
+	expect(c, "SEND longer than the receive buffer", IBV_WC_REM_INV_REQ_ERR, 3000);
 	r = ask("wc", 2000);
 	check(r.arg == IBV_WC_LOC_LEN_ERR, "... the receiver: %s",
 	      ibv_wc_status_str((enum ibv_wc_status)r.arg));
 
 	/* no receive posted: RNR NAKs, one retry */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 1);
-	post(c.qp, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 11);
-	expect(&c, "SEND with no receive posted, rnr_retry 1", IBV_WC_RNR_RETRY_EXC_ERR, 5000);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 1);
+	post(c->qp, IBV_WR_SEND, c->buf, 100, c->mr->lkey, 0, 0, 11);
+	expect(c, "SEND with no receive posted, rnr_retry 1", IBV_WC_RNR_RETRY_EXC_ERR, 5000);
 
 	/* 48 SENDs into a receiver whose CQ has 4 entries and is polled late:
 	 * xhca holds the QP's frames back (no CQ overrun), nothing is lost */
@@ -672,7 +752,7 @@ static int client(const char *ip)
 			die("slow client rts");
 		hear(&s2); /* its receives are posted */
 		for (int i = 0; i < 48 && ok; i++) {
-			ok = !post(q2, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 100 + i) &&
+			ok = !post(q2, IBV_WR_SEND, c->buf, 100, c->mr->lkey, 0, 0, 100 + i) &&
 			     wait_wc(cq, 5000).status == IBV_WC_SUCCESS;
 		}
 		hear(&r);
@@ -680,12 +760,19 @@ static int client(const char *ip)
 		      "polled late: %d received, in order: %s", r.arg, r.len ? "yes" : "no");
 		ibv_destroy_qp(q2);
 	}
+}
+
+/* A bad receive lkey, a deregistered region, a peer QP gone. */
+static void client_gone(struct cside *c)
+{
+	struct peer r;
+	struct ibv_wc wc;
 
 	/* a receive whose lkey is not the server's */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
 	r = ask("badrecv", 0);
 	check(r.arg == 0, "post_recv with a wrong lkey: accepted (reported when used)");
-	post(c.qp, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 12);
+	post(c->qp, IBV_WR_SEND, c->buf, 100, c->mr->lkey, 0, 0, 12);
 	r = ask("wc", 2000);
 	check(r.arg == IBV_WC_LOC_PROT_ERR, "... a message for it: the receiver gets %s",
 	      (int)r.arg < 0 ? "nothing" : ibv_wc_status_str((enum ibv_wc_status)r.arg));
@@ -694,29 +781,48 @@ static int client(const char *ip)
 	      "(%s)", (int)wc.status < 0 ? "nothing" : ibv_wc_status_str(wc.status));
 
 	/* after ibv_dereg_mr no remote byte reaches the memory */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
 	r = ask("dereg", 0);
 	check(r.arg == 0, "the server deregisters its region");
-	post(c.qp, IBV_WR_RDMA_WRITE, c.buf, 64, c.mr->lkey, c.srv.addr, c.srv.rkey, 13);
-	expect(&c, "WRITE to a deregistered region", IBV_WC_REM_ACCESS_ERR, 3000);
+	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr, c->srv.rkey, 13);
+	expect(c, "WRITE to a deregistered region", IBV_WC_REM_ACCESS_ERR, 3000);
 	r = ask("byte", 0);
 	check(r.arg == 0, "its memory is unchanged");
 
 	/* the peer's QP gone: no answer, transport retries exceeded */
-	pair(&c, IBV_ACCESS_REMOTE_WRITE, 2, 8, 1, 7);
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 8, 1, 7);
 	ask("kill", 0);
-	post(c.qp, IBV_WR_SEND, c.buf, 100, c.mr->lkey, 0, 0, 14);
-	expect(&c, "SEND to a QP destroyed meanwhile (timeout 8, retry 1)", IBV_WC_RETRY_EXC_ERR,
+	post(c->qp, IBV_WR_SEND, c->buf, 100, c->mr->lkey, 0, 0, 14);
+	expect(c, "SEND to a QP destroyed meanwhile (timeout 8, retry 1)", IBV_WC_RETRY_EXC_ERR,
 	       5000);
+}
 
-	{
-		struct peer bye = { .cmd = "bye" };
+static int client(const char *ip)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct peer bye = { .cmd = "bye" };
+	struct ibv_pd *other = ibv_alloc_pd(ctx);
+	struct cside c = {};
 
-		say(&bye);
-	}
+	inet_pton(AF_INET, ip, &sa.sin_addr);
+	sock = socket(AF_INET, SOCK_STREAM, 0);
+	for (int i = 0; i < 100 && connect(sock, (struct sockaddr *)&sa, sizeof(sa)); i++)
+		usleep(100000);
+	c.buf = malloc(70000);
+	c.mr = ibv_reg_mr(pd, c.buf, 70000, IBV_ACCESS_LOCAL_WRITE);
+	c.omr = ibv_reg_mr(other, c.buf + 65536, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!c.mr || !c.omr)
+		die("client mr");
+	client_data(&c);
+	client_wr_api(&c);
+	client_local_errors(&c);
+	client_remote_access(&c);
+	client_responder_errors(&c);
+	client_gone(&c);
+	say(&bye);
 	ibv_destroy_qp(c.qp);
 	ibv_dereg_mr(c.mr);
-	ibv_dereg_mr(omr);
+	ibv_dereg_mr(c.omr);
 	ibv_dealloc_pd(other);
 	free(c.buf);
 	return 0;

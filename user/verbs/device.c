@@ -270,24 +270,33 @@ enum ibv_mtu xv_active_mtu(int link)
 }
 
 /*
- * The GID table: the interface's link-local IPv6 addresses first (index 0,
- * as RoCE devices have), then each IPv4 address v4-mapped, then the other
- * IPv6 addresses; every entry RoCEv2.
+ * The GID table, as the kernel's RoCE GID cache: index 0 is the default
+ * GID, fe80:: with the MAC as an EUI-64 (there whether or not the kernel
+ * has added that address yet: indices do not move when it does), then each
+ * IPv4 address v4-mapped, then the other IPv6 addresses; every entry RoCEv2.
  */
 int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max)
 {
 	struct ifaddrs *ifa, *i;
+	__be64 guid = node_guid(c->dev->ifname);
 	int n = 0;
 
+	if (max < 1)
+		return 0;
+	memset(&t[0], 0, sizeof(t[0]));
+	t[0].gid.raw[0] = 0xfe;
+	t[0].gid.raw[1] = 0x80;
+	memcpy(&t[0].gid.raw[8], &guid, 8);
+	n = 1;
 	if (getifaddrs(&ifa))
-		return -errno;
-	for (int pass = 0; pass < 3; pass++) {
+		return n;
+	for (int pass = 0; pass < 2; pass++) {
 		for (i = ifa; i && n < max; i = i->ifa_next) {
 			struct xv_gid *g = &t[n];
 
 			if (!i->ifa_addr || strcmp(i->ifa_name, c->dev->ifname))
 				continue;
-			if (i->ifa_addr->sa_family == AF_INET && pass == 1) {
+			if (i->ifa_addr->sa_family == AF_INET && pass == 0) {
 				const struct sockaddr_in *s = (const void *)i->ifa_addr;
 
 				memset(g, 0, sizeof(*g));
@@ -295,15 +304,14 @@ int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max)
 				memcpy(&g->gid.raw[12], &s->sin_addr, 4);
 				g->v4 = 1;
 				n++;
-			} else if (i->ifa_addr->sa_family == AF_INET6) {
+			} else if (i->ifa_addr->sa_family == AF_INET6 && pass == 1) {
 				const struct sockaddr_in6 *s = (const void *)i->ifa_addr;
-				int ll = IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr);
 
-				if ((pass == 0 && ll) || (pass == 2 && !ll)) {
-					memset(g, 0, sizeof(*g));
-					memcpy(g->gid.raw, &s->sin6_addr, 16);
-					n++;
-				}
+				if (!memcmp(&s->sin6_addr, t[0].gid.raw, 16))
+					continue; /* the default GID */
+				memset(g, 0, sizeof(*g));
+				memcpy(g->gid.raw, &s->sin6_addr, 16);
+				n++;
 			}
 		}
 	}
@@ -321,99 +329,6 @@ int xv_gid_ip(struct xv_context *c, int index, uint8_t ip[16])
 	memcpy(ip, t[index].gid.raw, 16);
 	return 0;
 }
-
-/* ---- contexts ----------------------------------------------------------- */
-
-static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
-			 size_t len);
-static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
-			   struct ibv_device_attr_ex *a, size_t len);
-struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
-struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a);
-int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-
-XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
-{
-	struct xv_context *c = calloc(1, sizeof(*c));
-	struct ibv_context *ctx;
-
-	if (!c)
-		return NULL;
-	xv_mem_init();
-	c->dev = xdev(device);
-	c->x = xhca_open(c->dev->ifname);
-	if (!c->x) {
-		int e = errno;
-
-		xv_log(NULL, "open %s: no xhcad session on %s: %s", device->name, c->dev->ifname,
-		       strerror(e));
-		free(c);
-		errno = e == ENOENT || e == ECONNREFUSED ? ENODEV : e;
-		return NULL;
-	}
-	ctx = &c->vctx.context;
-	ctx->device = device;
-	ctx->cmd_fd = -1;
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (ctx->async_fd < 0) {
-		int e = errno;
-
-		xhca_close(c->x);
-		free(c);
-		errno = e;
-		return NULL;
-	}
-	ctx->num_comp_vectors = 1;
-	pthread_mutex_init(&ctx->mutex, NULL);
-	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
-	ctx->ops.poll_cq = xv_poll_cq;
-	ctx->ops.req_notify_cq = xv_req_notify_cq;
-	ctx->ops.post_send = xv_post_send;
-	ctx->ops.post_recv = xv_post_recv;
-	ctx->ops.post_srq_recv = xv_post_srq_recv;
-	c->vctx.sz = sizeof(c->vctx);
-	c->vctx.query_port = query_port_ex;
-	c->vctx.query_device_ex = query_device_ex;
-	c->vctx.create_cq_ex = xv_create_cq_ex;
-	c->vctx.create_qp_ex = xv_create_qp_ex;
-	c->vctx.create_srq_ex = xv_create_srq_ex;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_mutex_init(&c->async_lock, NULL);
-	pthread_mutex_lock(&xv_contexts_lock);
-	c->next = xv_contexts;
-	xv_contexts = c;
-	pthread_mutex_unlock(&xv_contexts_lock);
-	return ctx;
-}
-XV_V11(ibv_open_device);
-
-XV_EXPORT int ibv_close_device(struct ibv_context *ctx)
-{
-	struct xv_context *c = xv_ctx(ctx), **pp;
-
-	pthread_mutex_lock(&xv_contexts_lock);
-	for (pp = &xv_contexts; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	pthread_mutex_unlock(&xv_contexts_lock);
-	/* the application's pages get their own memory back before the session
-	 * (and with it the host memory under them) goes */
-	xv_mem_close(c);
-	xhca_close(c->x);
-	close(ctx->async_fd);
-	while (c->async_head) {
-		struct xv_async *a = c->async_head;
-
-		c->async_head = a->next;
-		free(a);
-	}
-	free(c->mrs);
-	free(c);
-	return 0;
-}
-XV_V11(ibv_close_device);
 
 /* xhcad's limits (max QPs, MRs) from its status. */
 static void daemon_limits(struct xv_context *c, uint32_t *max_qps, uint32_t *max_mrs)
@@ -481,8 +396,8 @@ XV_EXPORT int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *
 }
 XV_V11(ibv_query_device);
 
-static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
-			   struct ibv_device_attr_ex *a, size_t len)
+int xv_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+		       struct ibv_device_attr_ex *a, size_t len)
 {
 	struct ibv_device_attr_ex ex;
 
@@ -498,8 +413,8 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	return 0;
 }
 
-static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
-			 size_t len)
+int xv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+		     size_t len)
 {
 	struct xv_context *c = xv_ctx(ctx);
 	struct ibv_port_attr p = {};
@@ -531,7 +446,7 @@ XV_EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port,
 {
 	/* the compat entry: callers built before query_port grew pass the
 	 * smaller struct _compat_ibv_port_attr, which ends before flags */
-	return query_port_ex(ctx, port, (struct ibv_port_attr *)a,
+	return xv_query_port_ex(ctx, port, (struct ibv_port_attr *)a,
 			     offsetof(struct ibv_port_attr, flags));
 }
 XV_V11(ibv_query_port);

@@ -21,10 +21,6 @@ struct xv_area {
 	struct xv_area *next;
 };
 
-void xv_mem_init(void)
-{
-}
-
 XV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 {
 	struct xv_context *c = xv_ctx(ctx);
@@ -225,6 +221,83 @@ fail:
 	free(m);
 	errno = e;
 	return NULL;
+}
+
+/* ---- the lkey checks of posting ------------------------------------------- */
+
+/* The lkey check a real HCA makes when it reads the scatter list. */
+int xv_sge_ok(struct xv_context *c, struct ibv_pd *pd, const struct ibv_sge *g,
+		  unsigned int need)
+{
+	struct xv_mr *m = xv_mr_of(c, g->lkey);
+	uint64_t a;
+
+	if (!m || m->mr.pd != pd || (m->access & need) != need)
+		return 0;
+	a = (uint64_t)(uintptr_t)m->mr.addr;
+	return g->addr >= a && g->length <= m->mr.length && g->addr - a <= m->mr.length - g->length;
+}
+
+/* A receive request's scatter list as one buffer (adjacent SGEs joined);
+ * *flags XHCA_RECV_* for no buffer or a failed lkey check; 0 or errno. */
+int xv_recv_buf(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_wr *wr,
+		    uint32_t max_sge, void **addr, uint32_t *len, unsigned int *flags)
+{
+	uint64_t start = 0, end = 0;
+	int n = 0;
+
+	*flags = 0;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *g = &wr->sg_list[i];
+
+		if (!g->length)
+			continue;
+		if (!xv_sge_ok(c, pd, g, IBV_ACCESS_LOCAL_WRITE))
+			*flags |= XHCA_RECV_LOC_PROT_ERR;
+		if (n && g->addr != end) {
+			xv_log(c, "post recv: a scatter list of pieces apart is not supported yet");
+			return EINVAL;
+		}
+		if (!n++)
+			start = g->addr;
+		end = g->addr + g->length;
+	}
+	if (end - start > UINT32_MAX)
+		return EINVAL;
+	if (!n)
+		*flags |= XHCA_RECV_EMPTY;
+	*addr = (void *)(uintptr_t)start;
+	*len = (uint32_t)(end - start);
+	return 0;
+}
+
+/* Each request of a receive chain as one entry through post (onto a QP's
+ * ring or an SRQ's); 0, or errno with *bad the first request not posted. */
+int xv_post_recv_chain(struct xv_context *c, struct ibv_pd *pd, struct ibv_recv_wr *wr,
+		       uint32_t max_sge, xv_post_one_fn post, void *ring, struct ibv_recv_wr **bad)
+{
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		unsigned int flags;
+		uint32_t len;
+		void *addr;
+
+		err = xv_recv_buf(c, pd, wr, max_sge, &addr, &len, &flags);
+		if (!err) {
+			err = -post(ring, wr->wr_id, addr, len, flags);
+			if (err == ESHUTDOWN || err == EFAULT)
+				err = EINVAL;
+		}
+		if (err) {
+			*bad = wr;
+			errno = err;
+			break;
+		}
+	}
+	return err;
 }
 
 /* verbs.h makes these macros (to pass whether access is a constant) */

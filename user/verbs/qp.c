@@ -180,7 +180,7 @@ XV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		xv_log(c, "destroy qp 0x%06x", qp->qp_num);
 		return xv_errno(err);
 	}
-	free(q->wr_list);
+	free(q->wrb);
 	free(q);
 	return 0;
 }
@@ -495,78 +495,65 @@ XV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode o
 
 /* ---- posting ------------------------------------------------------------------ */
 
-/* The lkey check a real HCA makes when it reads the scatter list. */
-static int sge_ok(struct xv_context *c, struct ibv_pd *pd, const struct ibv_sge *g,
-		  unsigned int need)
+/* The access a request's scatter list needs (0: none), or -1 for an
+ * opcode xhca does not send (memory windows, TSO). */
+static int sge_access(enum ibv_wr_opcode op)
 {
-	struct xv_mr *m = xv_mr_of(c, g->lkey);
-	uint64_t a;
-
-	if (!m || m->mr.pd != pd || (m->access & need) != need)
-		return 0;
-	a = (uint64_t)(uintptr_t)m->mr.addr;
-	return g->addr >= a && g->length <= m->mr.length && g->addr - a <= m->mr.length - g->length;
-}
-
-/* wr as a libxhca request in x (its scatter list in sg); 0 or errno. Slot:
- * the send queue entry it will take (its inline staging). */
-static int send_wr(struct xv_context *c, struct xv_qp *q, const struct ibv_send_wr *wr,
-		   uint32_t slot, struct xhca_send_wr *x, struct xhca_sge *sg)
-{
-	struct ibv_qp *qp = &q->ex.qp_base;
-	unsigned int need = 0;
-	uint64_t total = 0;
-
-	memset(x, 0, sizeof(*x));
-	switch (wr->opcode) {
+	switch (op) {
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		need = IBV_ACCESS_LOCAL_WRITE; /* the response lands in the list */
-		/* fall through */
+		return IBV_ACCESS_LOCAL_WRITE; /* the response lands in the list */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
-		break;
+		return 0;
 	default:
-		return EINVAL; /* memory windows, TSO: not here */
+		return -1;
 	}
-	if (wr->num_sge < 0 || wr->num_sge > (int)q->cap.max_send_sge)
-		return EINVAL;
-	x->wr_id = wr->wr_id;
-	x->opcode = (enum xhca_wr_opcode)wr->opcode;
-	x->send_flags = wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
-	if (q->sq_sig_all)
-		x->send_flags |= XHCA_SEND_SIGNALED;
-	x->imm_data = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey : wr->imm_data;
-	x->sg_list = sg;
+}
+
+/* wr's scatter list into sg: inline data copied into the staging slot of
+ * the send queue entry it will take, or the SGEs, each checked against its
+ * lkey (a failed check is the request's LOC_PROT_ERR completion). */
+static int send_sges(struct xv_context *c, struct xv_qp *q, const struct ibv_send_wr *wr,
+		     uint32_t slot, unsigned int need, struct xhca_send_wr *x, struct xhca_sge *sg)
+{
+	uint64_t total = 0;
+
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if ((wr->send_flags & IBV_SEND_INLINE) && !need) {
-		uint8_t *p;
+		uint8_t *p = q->inl + (size_t)slot * q->inl_slot;
 
 		if (total > q->cap.max_inline_data)
 			return EINVAL;
-		p = q->inl + (size_t)slot * q->inl_slot;
+		sg[0].addr = (uint64_t)(uintptr_t)p;
+		sg[0].length = (uint32_t)total;
+		x->num_sge = total ? 1 : 0;
 		for (int i = 0; i < wr->num_sge; i++) {
 			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
 			p += wr->sg_list[i].length;
 		}
-		sg[0].addr = (uint64_t)(uintptr_t)(q->inl + (size_t)slot * q->inl_slot);
-		sg[0].length = (uint32_t)total;
-		x->num_sge = total ? 1 : 0;
-	} else {
-		for (int i = 0; i < wr->num_sge; i++) {
-			if (!wr->sg_list[i].length)
-				continue;
-			if (!sge_ok(c, qp->pd, &wr->sg_list[i], need))
-				x->send_flags |= XHCA_SEND_LOC_PROT_ERR;
-			sg[x->num_sge].addr = wr->sg_list[i].addr;
-			sg[x->num_sge++].length = wr->sg_list[i].length;
-		}
+		return 0;
 	}
+	for (int i = 0; i < wr->num_sge; i++) {
+		if (!wr->sg_list[i].length)
+			continue;
+		if (!xv_sge_ok(c, q->ex.qp_base.pd, &wr->sg_list[i], need))
+			x->send_flags |= XHCA_SEND_LOC_PROT_ERR;
+		sg[x->num_sge].addr = wr->sg_list[i].addr;
+		sg[x->num_sge++].length = wr->sg_list[i].length;
+	}
+	return 0;
+}
+
+/* Where wr goes: the remote region of an RDMA or ATOMIC, a UD address. */
+static int send_target(const struct xv_qp *q, const struct ibv_send_wr *wr,
+		       struct xhca_send_wr *x)
+{
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -584,8 +571,8 @@ static int send_wr(struct xv_context *c, struct xv_qp *q, const struct ibv_send_
 	default:
 		break;
 	}
-	if (qp->qp_type == IBV_QPT_UD) {
-		struct xv_ah *ah = (struct xv_ah *)wr->wr.ud.ah;
+	if (q->ex.qp_base.qp_type == IBV_QPT_UD) {
+		const struct xv_ah *ah = (const struct xv_ah *)wr->wr.ud.ah;
 
 		if (!ah)
 			return EINVAL;
@@ -596,6 +583,27 @@ static int send_wr(struct xv_context *c, struct xv_qp *q, const struct ibv_send_
 									   : wr->wr.ud.remote_qkey;
 	}
 	return 0;
+}
+
+/* wr as a libxhca request in x (its scatter list in sg); 0 or errno. Slot:
+ * the send queue entry it will take (its inline staging). */
+static int send_wr(struct xv_context *c, struct xv_qp *q, const struct ibv_send_wr *wr,
+		   uint32_t slot, struct xhca_send_wr *x, struct xhca_sge *sg)
+{
+	int need = sge_access(wr->opcode), err;
+
+	memset(x, 0, sizeof(*x));
+	if (need < 0 || wr->num_sge < 0 || wr->num_sge > (int)q->cap.max_send_sge)
+		return EINVAL;
+	x->wr_id = wr->wr_id;
+	x->opcode = (enum xhca_wr_opcode)wr->opcode;
+	x->send_flags = wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
+	if (q->sq_sig_all)
+		x->send_flags |= XHCA_SEND_SIGNALED;
+	x->imm_data = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey : wr->imm_data;
+	x->sg_list = sg;
+	err = send_sges(c, q, wr, slot, (unsigned int)need, x, sg);
+	return err ? err : send_target(q, wr, x);
 }
 
 #define POST_BATCH 16
@@ -653,46 +661,15 @@ int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	return err;
 }
 
-/* A receive request's scatter list as one buffer (adjacent SGEs joined);
- * *flags XHCA_RECV_* for no buffer or a failed lkey check; 0 or errno. */
-static int recv_buf(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_wr *wr,
-		    uint32_t max_sge, void **addr, uint32_t *len, unsigned int *flags)
+static int qp_post_one(void *ring, uint64_t wr_id, void *addr, uint32_t len, unsigned int flags)
 {
-	uint64_t start = 0, end = 0;
-	int n = 0;
-
-	*flags = 0;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
-		return EINVAL;
-	for (int i = 0; i < wr->num_sge; i++) {
-		const struct ibv_sge *g = &wr->sg_list[i];
-
-		if (!g->length)
-			continue;
-		if (!sge_ok(c, pd, g, IBV_ACCESS_LOCAL_WRITE))
-			*flags |= XHCA_RECV_LOC_PROT_ERR;
-		if (n && g->addr != end) {
-			xv_log(c, "post recv: a scatter list of pieces apart is not supported yet");
-			return EINVAL;
-		}
-		if (!n++)
-			start = g->addr;
-		end = g->addr + g->length;
-	}
-	if (end - start > UINT32_MAX)
-		return EINVAL;
-	if (!n)
-		*flags |= XHCA_RECV_EMPTY;
-	*addr = (void *)(uintptr_t)start;
-	*len = (uint32_t)(end - start);
-	return 0;
+	return xhca_post_recv_ex(ring, wr_id, addr, len, flags);
 }
 
 int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	struct xv_context *c = xv_ctx(qp->context);
 	struct xv_qp *q = xqp(qp);
-	int err = 0;
+	int err;
 
 	if (qp->srq || q->attr.qp_state == IBV_QPS_RESET) {
 		/* its receives go to the SRQ; a QP in RESET takes none (RXE) */
@@ -700,26 +677,9 @@ int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 		return xv_errno(EINVAL);
 	}
 	pthread_spin_lock(&q->rq_lock);
-	for (; wr; wr = wr->next) {
-		unsigned int flags;
-		uint32_t len;
-		void *addr;
-
-		err = recv_buf(c, qp->pd, wr, q->cap.max_recv_sge ? q->cap.max_recv_sge : 1, &addr,
-			       &len, &flags);
-		if (!err) {
-			err = -xhca_post_recv_ex(q->x, wr->wr_id, addr, len, flags);
-			if (err == ESHUTDOWN || err == EFAULT)
-				err = EINVAL;
-		}
-		if (err)
-			break;
-	}
+	err = xv_post_recv_chain(xv_ctx(qp->context), qp->pd, wr,
+				 q->cap.max_recv_sge ? q->cap.max_recv_sge : 1, qp_post_one, q->x, bad);
 	pthread_spin_unlock(&q->rq_lock);
-	if (err) {
-		*bad = wr;
-		errno = err;
-	}
 	return err;
 }
 
@@ -841,191 +801,3 @@ XV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint
 }
 XV_V11(ibv_detach_mcast);
 
-/* ---- shared receive queues ------------------------------------------------ */
-
-static struct xv_srq *xsrq(struct ibv_srq *srq)
-{
-	return (struct xv_srq *)srq;
-}
-
-static uint32_t srq_posted(struct xv_srq *q)
-{
-	struct xhca_ring_ctl *r = xhca_srq_ring(q->x);
-
-	return __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
-}
-
-/* An armed SRQ whose posted buffers fell below its limit raises
- * IBV_EVENT_SRQ_LIMIT_REACHED, once (ibv_modify_srq arms it again). Run
- * where completions are polled and where the limit is armed. */
-void xv_srq_check(struct xv_context *c)
-{
-	pthread_mutex_lock(&c->lock);
-	for (struct xv_srq *q = c->srqs; q; q = q->next) {
-		struct ibv_async_event ev = { .event_type = IBV_EVENT_SRQ_LIMIT_REACHED };
-
-		if (!q->limit || srq_posted(q) >= q->limit)
-			continue;
-		q->limit = 0;
-		c->srq_armed--;
-		ev.element.srq = &q->srq;
-		xv_async_post(c, &ev);
-	}
-	pthread_mutex_unlock(&c->lock);
-}
-
-struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a)
-{
-	struct xv_context *c = xv_ctx(ctx);
-	struct xv_srq *q;
-	uint32_t depth;
-
-	if ((a->comp_mask & ~(uint32_t)IBV_SRQ_INIT_ATTR_PD) ||
-	    ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC)) {
-		errno = EOPNOTSUPP; /* XRC and tag matching SRQs */
-		return NULL;
-	}
-	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || !a->attr.max_wr ||
-	    a->attr.max_wr > XHCA_RING_DEPTH_MAX / 2 || a->attr.max_sge > XV_MAX_SGE ||
-	    a->attr.srq_limit > a->attr.max_wr) {
-		errno = EINVAL;
-		return NULL;
-	}
-	q = calloc(1, sizeof(*q));
-	if (!q)
-		return NULL;
-	depth = xv_pow2(a->attr.max_wr);
-	pthread_mutex_lock(&c->lock);
-	q->x = xhca_srq_create(c->x, depth);
-	if (!q->x) {
-		int e = errno;
-
-		pthread_mutex_unlock(&c->lock);
-		xv_log(c, "create srq of %u", a->attr.max_wr);
-		free(q);
-		errno = e;
-		return NULL;
-	}
-	q->depth = depth;
-	q->max_sge = a->attr.max_sge ? a->attr.max_sge : 1;
-	q->srq.context = ctx;
-	q->srq.srq_context = a->srq_context;
-	q->srq.pd = a->pd;
-	pthread_mutex_init(&q->srq.mutex, NULL);
-	pthread_cond_init(&q->srq.cond, NULL);
-	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
-	q->next = c->srqs;
-	c->srqs = q;
-	pthread_mutex_unlock(&c->lock);
-	a->attr.max_wr = depth;
-	a->attr.max_sge = q->max_sge;
-	return &q->srq;
-}
-
-XV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
-{
-	struct ibv_srq_init_attr_ex ex = {
-		.srq_context = a->srq_context, .attr = a->attr,
-		.comp_mask = IBV_SRQ_INIT_ATTR_PD, .pd = pd,
-	};
-	struct ibv_srq *srq = xv_create_srq_ex(pd->context, &ex);
-
-	if (srq)
-		a->attr = ex.attr;
-	return srq;
-}
-XV_V11(ibv_create_srq);
-
-XV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
-{
-	struct xv_context *c = xv_ctx(srq->context);
-	struct xv_srq *q = xsrq(srq);
-
-	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
-		return xv_errno(EINVAL);
-	if (mask & IBV_SRQ_MAX_WR)
-		return xv_errno(EINVAL); /* its ring is fixed in host memory: no resizing */
-	if (mask & IBV_SRQ_LIMIT) {
-		if (a->srq_limit > q->depth)
-			return xv_errno(EINVAL);
-		pthread_mutex_lock(&c->lock);
-		c->srq_armed += (a->srq_limit != 0) - (q->limit != 0);
-		q->limit = a->srq_limit;
-		pthread_mutex_unlock(&c->lock);
-		xv_srq_check(c); /* already below it: the event now */
-	}
-	return 0;
-}
-XV_V11(ibv_modify_srq);
-
-XV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
-{
-	struct xv_srq *q = xsrq(srq);
-
-	a->max_wr = q->depth;
-	a->max_sge = q->max_sge;
-	a->srq_limit = q->limit;
-	return 0;
-}
-XV_V11(ibv_query_srq);
-
-XV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	struct xv_context *c = xv_ctx(srq->context);
-	struct xv_srq *q = xsrq(srq), **pp;
-	int err;
-
-	pthread_mutex_lock(&c->lock);
-	err = xhca_srq_destroy(q->x);
-	if (!err) {
-		for (pp = &c->srqs; *pp; pp = &(*pp)->next)
-			if (*pp == q) {
-				*pp = q->next;
-				break;
-			}
-		if (q->limit)
-			c->srq_armed--;
-	}
-	pthread_mutex_unlock(&c->lock);
-	if (err) {
-		xv_log(c, "destroy srq");
-		return xv_errno(-err); /* EBUSY: QPs still use it */
-	}
-	free(q);
-	return 0;
-}
-XV_V11(ibv_destroy_srq);
-
-int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	struct xv_context *c = xv_ctx(srq->context);
-	struct xv_srq *q = xsrq(srq);
-	int err = 0;
-
-	pthread_spin_lock(&q->lock);
-	for (; wr; wr = wr->next) {
-		unsigned int flags;
-		uint32_t len;
-		void *addr;
-
-		err = recv_buf(c, srq->pd, wr, q->max_sge, &addr, &len, &flags);
-		if (!err) {
-			err = -xhca_post_srq_recv(q->x, wr->wr_id, addr, len, flags);
-			if (err == ESHUTDOWN || err == EFAULT)
-				err = EINVAL;
-		}
-		if (err)
-			break;
-	}
-	pthread_spin_unlock(&q->lock);
-	if (err) {
-		*bad = wr;
-		errno = err;
-	}
-	return err;
-}
-
-void xv_wr_init(struct xv_qp *q)
-{
-}

@@ -7,11 +7,14 @@
  * that call through ibv_context.ops and struct verbs_context, so every
  * object here begins with the structure the application reads.
  *
- * Layers, lowest first: util.c (locks, errors, logging) -> device.c
- * (devices, contexts, GIDs, async events) -> mem.c (PDs, MRs, host memory
- * under the application's pages) -> cq.c (CQs, completion channels) ->
- * qp.c (QPs, SRQs, AHs, posting) -> compat.c (strings, the private and
- * compat symbols of rdma-core 44).
+ * Files in layers that call only downward, lowest first: compat.c (strings,
+ * rates, the private and compat symbols of rdma-core 44; calls nothing) ->
+ * device.c (devices, GIDs, queries, async events, the errno and debug
+ * helpers) -> mem.c (PDs, MRs, host memory under the application's pages,
+ * the lkey checks) -> srq.c (SRQs, their limit event) -> cq.c (CQs,
+ * completion channels) -> wr.c (the extended post API: it posts through
+ * ibv_context.ops) -> qp.c (QPs, AHs, multicast, posting) -> context.c
+ * (ibv_open_device: it fills the operations with the others' functions).
  */
 #ifndef XHCA_XVERBS_H
 #define XHCA_XVERBS_H
@@ -101,6 +104,8 @@ struct xv_cq {
 	uint32_t wc_flags;		/* ibv_create_cq_ex's */
 };
 
+struct xv_wrb;
+
 struct xv_srq {
 	struct ibv_srq srq;
 	struct xhca_srq *x;
@@ -120,8 +125,8 @@ struct xv_qp {
 	uint8_t *inl;			/* IBV_SEND_INLINE staging: a slot per send queue entry */
 	uint32_t inl_slot;
 	struct xv_srq *srq;
-	/* ibv_wr_* (the extended post API): the requests being built */
-	struct xhca_send_wr *wr_list;
+	/* ibv_wr_* (the extended post API, wr.c): the requests being built */
+	struct xv_wrb *wrb;
 	uint32_t wr_n, wr_cap;
 	int wr_err;
 };
@@ -133,6 +138,10 @@ struct xv_ah {
 };
 
 /* device.c */
+int xv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+		     size_t len);
+int xv_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+		       struct ibv_device_attr_ex *a, size_t len);
 struct xv_device *xv_device_find(const char *ifname);
 int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max);
 int xv_gid_ip(struct xv_context *c, int index, uint8_t ip[16]);
@@ -143,12 +152,25 @@ extern struct xv_context *xv_contexts;
 extern pthread_mutex_t xv_contexts_lock;
 
 /* mem.c */
-void xv_mem_init(void);
 void xv_mem_close(struct xv_context *c);
 struct xv_mr *xv_mr_of(struct xv_context *c, uint32_t lkey);
+int xv_sge_ok(struct xv_context *c, struct ibv_pd *pd, const struct ibv_sge *g,
+	      unsigned int need);
+int xv_recv_buf(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_wr *wr,
+		uint32_t max_sge, void **addr, uint32_t *len, unsigned int *flags);
+typedef int (*xv_post_one_fn)(void *ring, uint64_t wr_id, void *addr, uint32_t len,
+			      unsigned int flags);
+int xv_post_recv_chain(struct xv_context *c, struct ibv_pd *pd, struct ibv_recv_wr *wr,
+		       uint32_t max_sge, xv_post_one_fn post, void *ring, struct ibv_recv_wr **bad);
+
+/* srq.c */
+void xv_srq_check(struct xv_context *c);
+struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a);
+int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* qp.c */
-void xv_srq_check(struct xv_context *c);
+struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
+/* wr.c: the qp_ex's function pointers */
 int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 void xv_wr_init(struct xv_qp *q);

@@ -84,7 +84,7 @@ static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
 /* Whether cq has room for a completion. If not, the application is told
  * to ring the CQ's doorbell when it makes some, and looked at again, as it
  * may have made room between the two (ring.h); cq then waits for it. */
-static int cq_room_or_wait(struct cq *cq)
+int cq_room_or_wait(struct cq *cq)
 {
 	if (!cq_full(cq))
 		return 1;

@@ -1089,20 +1089,22 @@ static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now)
 			e->done = 1;
 			e->status = XHCA_WC_WR_FLUSH_ERR;
 		}
-		if (e->status || (e->w.flags & XHCA_SEND_SIGNALED)) {
-			struct xhca_cqe c = {
-				.wr_id = e->w.wr_id, .status = e->status,
-				.opcode = wc_opcode(e->w.opcode),
-				.byte_len = e->w.len, .qp_num = s->qh->gqpn,
-				.vendor_err = e->syndrome, .rx_ns = now,
-			};
+		struct xhca_cqe c = {
+			.wr_id = e->w.wr_id, .status = e->status, .opcode = wc_opcode(e->w.opcode),
+			.byte_len = e->w.len, .qp_num = s->qh->gqpn, .vendor_err = e->syndrome,
+			.rx_ns = now,
+		};
+		int signaled = e->status || (e->w.flags & XHCA_SEND_SIGNALED);
 
-			if (cq_put(d, s->cq, &c))
-				break;
-			d->req.completions++;
-		}
+		if (signaled && !cq_room_or_wait(s->cq))
+			break;
+		/* The slot is free before the completion says so: an application
+		 * that posts again as soon as it polls one (perftest keeps exactly
+		 * the queue's depth outstanding) must find room (verbs). */
 		s->cons++;
 		__atomic_store_n(&s->ring->cons, s->cons, __ATOMIC_RELEASE);
+		if (signaled && !cq_put(d, s->cq, &c))
+			d->req.completions++;
 		n++;
 	}
 	if ((int)(s->acked - s->cons) < 0)

@@ -646,6 +646,9 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 int sq_arm(struct xhcad *d);
 /* Writes a completion into a CQ that is not a proxy CQ; -ENOSPC when
  * full (its waiting flag set: the doorbell tells when there is room). */
+/* Whether cq has room for a completion; if not, the CQ waits for the
+ * application's doorbell (ring.h). */
+int cq_room_or_wait(struct cq *cq);
 int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
 /* The interface's addresses (IPv4 v4-mapped), looked up again every
  * second at most; how many. */

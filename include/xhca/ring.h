@@ -34,9 +34,18 @@ struct xhca_ring_ctl {
 	__u32 waiting;		/* CQ: xhcad waits for room */
 	__u32 dead;		/* the QP or CQ was destroyed (by xhcad or the CLI) */
 	__u64 stalls;		/* CQ: times xhcad found it full */
-	__u8 pad2[40];
+	__u32 qp_err;		/* SQ: why the responder moved the QP to the error
+				 * state (XHCA_QPE_*), for the application's async
+				 * event; 0 until then */
+	__u8 pad2[36];
 };
 _Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
+
+/* What a request the QP received did to move it to the error state: a
+ * remote access it does not allow (verbs' IBV_EVENT_QP_ACCESS_ERR), or an
+ * invalid request (IBV_EVENT_QP_REQ_ERR). */
+#define XHCA_QPE_ACCESS 1
+#define XHCA_QPE_REQ 2
 
 /* A receive work request (xhca_post_recv): a buffer in one of the
  * session's host memory allocations. */

@@ -148,6 +148,18 @@ done
 perf "ib_send_bw UD" ib_send_bw 1024 -x 1 -n 500 -c UD
 perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 
+# ---- through loss and reordering ----------------------------------------------
+# RC recovers every loss. UC and UD resend nothing: on any HCA (RXE too) a
+# lost, duplicated or (in a ping-pong, held-back) packet ends a message and
+# leaves ibv_uc/ud_pingpong waiting for good; they are not run impaired.
+impair_start --drop 2 --reorder 2 || fail "impairment attach"
+pingpong "rc_pingpong under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -n 300 -s 8192
+pingpong "rc_pingpong -e under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -e -n 200 -s 100
+pingpong "srq_pingpong under 2% loss + 2% reordering" ibv_srq_pingpong -g 1 -c -n 200 -q 4 -s 3000
+impair_stop
+check "impairment: frames were dropped ($(impair_sum dropped)) and held back ($(impair_sum held))" \
+	test "$(impair_sum dropped)" -gt 0 -a "$(impair_sum held)" -gt 0
+
 # ---- error statuses, bad arguments, memory: a verbs program of the tests' own --
 vt_check() { # NAME OUTPUT_FILE EXIT: its lines are the checks; it exited 0
 	sed 's/^/  /' "$2"
@@ -168,6 +180,14 @@ xa "$B/xhca-verbstest" hold >"$tmp/vt.hold" 2>&1 &
 vpid=$!
 for _ in $(seq 100); do grep -q holding "$tmp/vt.hold" && break; sleep 0.05; done
 during=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["sessions"], d["qps_in_use"], d["mrs_in_use"]')
+# the port's async events: the link down, then up
+ip -n "$NS_A" link set "$IF_A" down
+for _ in $(seq 40); do grep -q "port error" "$tmp/vt.hold" && break; sleep 0.05; done
+ip -n "$NS_A" link set "$IF_A" up
+for _ in $(seq 100); do grep -q "port active" "$tmp/vt.hold" && break; sleep 0.05; done
+check "the link down, then up: IBV_EVENT_PORT_ERR, then IBV_EVENT_PORT_ACTIVE on the async fd" \
+	test "$(grep 'async event' "$tmp/vt.hold" | tr '\n' ' ')" = \
+	"async event: port error async event: port active "
 # xhca's own view of the verbs program's objects: its QP in qp show, its MR
 # (a static array of 64 KiB) pre-translated: xhca_rx would place WRITEs
 check "xhca qp show lists the verbs program's QP (type rc, state reset, an owner)" \
@@ -186,18 +206,6 @@ check "a verbs program killed holding a QP, an MR and a CQ (xhcad had: $during):
 	test "$during" = "1 1 1" -a "$("$B/xhca" -i "$IF_A" -j status |
 		json_get 'd["sessions"], d["qps_in_use"], d["mrs_in_use"], d["hostmem_used"]')" \
 		= "0 0 0 $before"
-
-# ---- through loss and reordering ----------------------------------------------
-# RC recovers every loss. UC and UD resend nothing: on any HCA (RXE too) a
-# lost, duplicated or (in a ping-pong, held-back) packet ends a message and
-# leaves ibv_uc/ud_pingpong waiting for good; they are not run impaired.
-impair_start --drop 2 --reorder 2 || fail "impairment attach"
-pingpong "rc_pingpong under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -n 300 -s 8192
-pingpong "rc_pingpong -e under 2% loss + 2% reordering" ibv_rc_pingpong -g 1 -c -e -n 200 -s 100
-pingpong "srq_pingpong under 2% loss + 2% reordering" ibv_srq_pingpong -g 1 -c -n 200 -q 4 -s 3000
-impair_stop
-check "impairment: frames were dropped ($(impair_sum dropped)) and held back ($(impair_sum held))" \
-	test "$(impair_sum dropped)" -gt 0 -a "$(impair_sum held)" -gt 0
 
 # ---- nothing left behind ------------------------------------------------------------
 for side in "$IF_A" "$IF_B"; do

@@ -370,6 +370,47 @@ static void local_qp_errors(void)
 	}
 }
 
+/* A completion channel's fd works with poll(2) and O_NONBLOCK, an event
+ * comes for the CQ armed, and destroy waits for the acknowledgement. */
+static void local_channel(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *c = ch ? ibv_create_cq(ctx, 8, (void *)0x5eed, ch, 0) : NULL;
+	struct ibv_qp *qp = c ? new_qp(IBV_QPT_UD, pd, c) : NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11 };
+	uint8_t buf[256];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct pollfd p = { .fd = ch ? ch->fd : -1, .events = POLLIN };
+	struct ibv_cq *got = NULL;
+	void *gctx = NULL;
+	struct ibv_wc wc;
+	int fl;
+
+	if (!qp || !mr || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_QKEY))
+		die("channel setup");
+	fl = fcntl(ch->fd, F_GETFL);
+	fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+	errno = 0;
+	check(ibv_get_cq_event(ch, &got, &gctx) == -1 && errno == EAGAIN,
+	      "get_cq_event on a non-blocking channel with nothing: EAGAIN");
+	check(!ibv_req_notify_cq(c, 0) && poll(&p, 1, 100) == 0,
+	      "an armed CQ with nothing in it: its channel's fd is not readable");
+	post_recv(qp, buf, sizeof(buf), mr->lkey, 7);
+	a.qp_state = IBV_QPS_ERR;
+	ibv_modify_qp(qp, &a, IBV_QP_STATE); /* the receive completes, flushed */
+	check(poll(&p, 1, 2000) == 1 && (p.revents & POLLIN), "a completion: poll(2) says the "
+	      "channel's fd is readable");
+	check(!ibv_get_cq_event(ch, &got, &gctx) && got == c && gctx == (void *)0x5eed,
+	      "get_cq_event names the CQ and its context");
+	check(ibv_poll_cq(c, 1, &wc) == 1 && wc.wr_id == 7 && wc.status == IBV_WC_WR_FLUSH_ERR,
+	      "and the completion is there");
+	check(ibv_destroy_comp_channel(ch) == EBUSY, "destroy_comp_channel with a CQ on it: EBUSY");
+	ibv_ack_cq_events(c, 1);
+	check(!ibv_destroy_qp(qp) && !ibv_destroy_cq(c) && !ibv_destroy_comp_channel(ch) &&
+	      !ibv_dereg_mr(mr), "destroy the QP, the CQ (every event acknowledged), the channel");
+}
+
 /* A forked child gets its own copy of registered memory. */
 static void local_fork(void)
 {
@@ -453,6 +494,61 @@ static struct peer serve_slow(struct peer *p, uint8_t *buf, struct ibv_mr *mr)
 	return r;
 }
 
+static const union ibv_gid mgid = { .raw = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+					       239, 1, 1, 9 } };
+
+static struct ibv_qp *ud_qp(struct ibv_cq *c, uint32_t qkey)
+{
+	struct ibv_qp *qp = new_qp(IBV_QPT_UD, pd, c);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_QKEY))
+		die("ud qp");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		die("ud rtr");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("ud rts");
+	return qp;
+}
+
+/* The server's "mcast" case: a UD QP joins 239.1.1.9; the first message
+ * must come with the GRH naming the group, then, left, none. */
+static struct peer serve_mcast(uint8_t *buf, struct ibv_mr *mr)
+{
+	struct ibv_cq *c = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp *qp = ud_qp(c, 0x1234);
+	struct peer q = {}, p;
+	struct ibv_wc wc;
+	int ok;
+
+	ok = !ibv_attach_mcast(qp, &mgid, 0);
+	post_recv(qp, buf, 2048, mr->lkey, 1);
+	post_recv(qp, buf + 2048, 2048, mr->lkey, 2);
+	memset(buf, 0, 40 + 100);
+	q.qpn = qp->qp_num;
+	say(&q);
+	hear(&p); /* sent */
+	wc = wait_wc(c, 3000);
+	if (getenv("XHCA_VERBSTEST_DEBUG"))
+		fprintf(stderr, "mcast: attach %d status %d len %u flags 0x%x dst %u.%u.%u.%u byte %x\n",
+			ok, wc.status, wc.byte_len, wc.wc_flags, buf[36], buf[37], buf[38], buf[39],
+			buf[40]);
+	q.arg = ok && wc.status == IBV_WC_SUCCESS && wc.byte_len == 40 + 100 &&
+		(wc.wc_flags & IBV_WC_GRH) && !memcmp(buf + 20 + 16, &mgid.raw[12], 4) &&
+		buf[40] == 0x3c;
+	ok = !ibv_detach_mcast(qp, &mgid, 0);
+	say(&q);
+	hear(&p); /* sent again */
+	q.len = ok && (int)wait_wc(c, 500).status < 0; /* nothing for a QP that left */
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(c);
+	return q;
+}
+
 /* The server: for each case the client names, a QP, a 64 KiB buffer in an
  * MR of the access asked for (arg), receives posted (len) or not; it
  * replies with all of it, then answers "check" requests about its buffer
@@ -511,6 +607,24 @@ static int server(void)
 			r.len = wc.byte_len;
 		} else if (!strcmp(p.cmd, "slow")) {
 			r = serve_slow(&p, buf, mr);
+		} else if (!strcmp(p.cmd, "async")) {
+			/* the async event of the case's QP, within a second */
+			struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
+			struct ibv_async_event ev;
+
+			r.arg = -1;
+			while (r.arg < 0 && poll(&pf, 1, 1000) == 1 &&
+			       !ibv_get_async_event(ctx, &ev)) {
+				/* the port's events (it came up) are not this case's */
+				if (ev.event_type != IBV_EVENT_PORT_ACTIVE &&
+				    ev.event_type != IBV_EVENT_PORT_ERR) {
+					r.arg = (int32_t)ev.event_type;
+					r.len = ev.element.qp == qp;
+				}
+				ibv_ack_async_event(&ev);
+			}
+		} else if (!strcmp(p.cmd, "mcast")) {
+			r = serve_mcast(buf + 7, mr);
 		} else if (!strcmp(p.cmd, "badrecv")) {
 			/* a receive whose lkey is another's */
 			r.arg = post_recv(qp, buf + 7, 1024, mr->lkey + 0x100, 99);
@@ -674,14 +788,55 @@ static void client_wr_api(struct cside *c)
 	}
 }
 
+/* UD to a multicast group: the server's QP attached gets it with the
+ * group's GRH; detached, it gets nothing. */
+static void client_mcast(struct cside *c)
+{
+	struct ibv_qp *qp = ud_qp(cq, 0x77);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = mgid, .sgid_index = GIDX, .hop_limit = 8 } };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	struct ibv_sge g = { .addr = (uintptr_t)c->buf, .length = 100, .lkey = c->mr->lkey };
+	struct ibv_send_wr w = { .wr_id = 40, .sg_list = &g, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct peer p = { .cmd = "mcast" }, r;
+	int sent;
+
+	memset(c->buf, 0x3c, 100);
+	w.wr.ud.ah = ah;
+	w.wr.ud.remote_qpn = 0xffffff;
+	w.wr.ud.remote_qkey = 0x1234;
+	say(&p);
+	hear(&r); /* its QP joined */
+	sent = ah && !ibv_post_send(qp, &w, &bad) && wait_wc(cq, 3000).status == IBV_WC_SUCCESS;
+	say(&p);
+	hear(&r);
+	check(sent && r.arg == 1, "UD SEND to 239.1.1.9: the attached QP got it, its GRH "
+	      "naming the group");
+	w.wr_id = 41;
+	sent = !ibv_post_send(qp, &w, &bad) && wait_wc(cq, 3000).status == IBV_WC_SUCCESS;
+	say(&p);
+	hear(&r);
+	check(sent && r.len == 1, "after ibv_detach_mcast: nothing for that QP");
+	check(ibv_attach_mcast(c->qp, &mgid, 0) == EINVAL, "attach_mcast of an RC QP: EINVAL");
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(qp);
+}
+
 /* What the requester refuses: LOC_PROT_ERR and the flush after it. */
 static void client_local_errors(struct cside *c)
 {
+	struct peer r;
+
 	/* an ATOMIC on an address not 8-byte aligned */
 	pair(c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 2, 14, 7, 7);
 	post(c->qp, IBV_WR_ATOMIC_CMP_AND_SWP, c->word, 8, c->mr->lkey, c->waddr + 4, c->srv.rkey, 21);
 	expect(c, "CMP_AND_SWP on an address 4 bytes off alignment", IBV_WC_REM_INV_REQ_ERR,
 	       3000);
+	r = ask("async", 0);
+	check(r.arg == IBV_EVENT_QP_REQ_ERR && r.len == 1, "... the responder's application: "
+	      "async event %s for its QP", r.arg < 0 ? "none" :
+	      ibv_event_type_str((enum ibv_event_type)r.arg));
 
 	/* a SEND from memory of another PD */
 	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
@@ -708,6 +863,10 @@ static void client_remote_access(struct cside *c)
 	expect(c, "WRITE to a region without remote write", IBV_WC_REM_ACCESS_ERR, 3000);
 	r = ask("byte", 0);
 	check(r.arg == 0, "nothing was written there");
+	r = ask("async", 0);
+	check(r.arg == IBV_EVENT_QP_ACCESS_ERR && r.len == 1, "... the responder's application: "
+	      "async event %s for its QP", r.arg < 0 ? "none" :
+	      ibv_event_type_str((enum ibv_event_type)r.arg));
 
 	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
 	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr + 65536 - 32, c->srv.rkey, 8);
@@ -815,6 +974,7 @@ static int client(const char *ip)
 		die("client mr");
 	client_data(&c);
 	client_wr_api(&c);
+	client_mcast(&c);
 	client_local_errors(&c);
 	client_remote_access(&c);
 	client_responder_errors(&c);
@@ -839,8 +999,15 @@ static __attribute__((noreturn)) void hold(void)
 		die("hold");
 	printf("holding\n");
 	fflush(stdout);
-	for (;;)
-		pause();
+	for (;;) {
+		struct ibv_async_event ev;
+
+		if (ibv_get_async_event(ctx, &ev))
+			pause();
+		printf("async event: %s\n", ibv_event_type_str(ev.event_type));
+		fflush(stdout);
+		ibv_ack_async_event(&ev);
+	}
 }
 
 int main(int argc, char **argv)
@@ -854,6 +1021,7 @@ int main(int argc, char **argv)
 		local_memory();
 		local_mr_errors();
 		local_fork();
+		local_channel();
 		local_qp_errors();
 	} else if (!strcmp(argv[1], "server")) {
 		server();

@@ -7,11 +7,57 @@
  * it names the functions of every other file.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "xverbs.h"
+
+#define WATCH_MS 20
+
+/* What a QP's error (ring.h's XHCA_QPE_*) is to the application. */
+static enum ibv_event_type qp_event(uint32_t err)
+{
+	return err == XHCA_QPE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR;
+}
+
+/*
+ * A real HCA tells the application, on the context's async fd, of what it
+ * learns with no work request to complete: a request it received that
+ * moved a QP to the error state (xhcad marks the QP's send ring), the port
+ * going down or up. This thread looks every WATCH_MS.
+ */
+static void *watch(void *arg)
+{
+	struct xv_context *c = arg;
+	struct pollfd p = { .fd = c->watch_stop, .events = POLLIN };
+
+	while (poll(&p, 1, WATCH_MS) == 0 || (p.revents == 0)) {
+		struct ibv_async_event ev = {};
+		int up = xv_link_up(c);
+
+		if (up != c->port_up) {
+			c->port_up = up;
+			ev.event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR;
+			ev.element.port_num = 1;
+			xv_async_post(c, &ev);
+		}
+		pthread_mutex_lock(&c->lock);
+		for (struct xv_qp *q = c->qps; q; q = q->next) {
+			uint32_t err = __atomic_load_n(&xhca_qp_sq(q->x)->qp_err, __ATOMIC_ACQUIRE);
+
+			if (err && !q->err_seen) {
+				ev.event_type = qp_event(err);
+				ev.element.qp = &q->ex.qp_base;
+				xv_async_post(c, &ev);
+			}
+			q->err_seen = err;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	return NULL;
+}
 
 XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
@@ -59,25 +105,31 @@ XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_srq_ex = xv_create_srq_ex;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->async_lock, NULL);
-	pthread_mutex_lock(&xv_contexts_lock);
-	c->next = xv_contexts;
-	xv_contexts = c;
-	pthread_mutex_unlock(&xv_contexts_lock);
+	c->port_up = xv_link_up(c);
+	c->watch_stop = eventfd(0, EFD_CLOEXEC);
+	if (c->watch_stop < 0 || pthread_create(&c->watcher, NULL, watch, c)) {
+		int e = c->watch_stop < 0 ? errno : EAGAIN;
+
+		if (c->watch_stop >= 0)
+			close(c->watch_stop);
+		close(ctx->async_fd);
+		xhca_close(c->x);
+		free(c);
+		errno = e;
+		return NULL;
+	}
 	return ctx;
 }
 XV_V11(ibv_open_device);
 
 XV_EXPORT int ibv_close_device(struct ibv_context *ctx)
 {
-	struct xv_context *c = xv_ctx(ctx), **pp;
+	struct xv_context *c = xv_ctx(ctx);
+	__u64 one = 1;
 
-	pthread_mutex_lock(&xv_contexts_lock);
-	for (pp = &xv_contexts; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	pthread_mutex_unlock(&xv_contexts_lock);
+	if (write(c->watch_stop, &one, sizeof(one)) == sizeof(one))
+		pthread_join(c->watcher, NULL);
+	close(c->watch_stop);
 	/* the application's pages get their own memory back before the session
 	 * (and with it the host memory under them) goes */
 	xv_mem_close(c);

@@ -26,8 +26,6 @@
 
 static struct xv_device *devices;	/* every device seen; never freed (apps keep pointers) */
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
-struct xv_context *xv_contexts;
-pthread_mutex_t xv_contexts_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int xv_errno(int err)
 {
@@ -251,7 +249,7 @@ int xv_link_mtu(struct xv_context *c)
 	return if_ioctl(c->dev->ifname, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
 }
 
-static int link_up(struct xv_context *c)
+int xv_link_up(struct xv_context *c)
 {
 	struct ifreq ifr;
 
@@ -422,7 +420,7 @@ int xv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr
 
 	if (port != 1)
 		return EINVAL;
-	up = link_up(c);
+	up = xv_link_up(c);
 	p.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	p.max_mtu = IBV_MTU_4096;
 	p.active_mtu = xv_active_mtu(xv_link_mtu(c));

@@ -105,6 +105,8 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 			goto fail;
 		}
 	}
+	q->next = c->qps;
+	c->qps = q;
 	pthread_mutex_unlock(&c->lock);
 	q->cap.max_send_wr = xa.sq_depth;
 	q->cap.max_recv_wr = a->srq ? 0 : xa.rq_depth;
@@ -175,6 +177,12 @@ XV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	err = xhca_qp_destroy(q->x);
 	if (!err && q->inl)
 		xhca_free(c->x, q->inl);
+	if (!err)
+		for (struct xv_qp **pp = &c->qps; *pp; pp = &(*pp)->next)
+			if (*pp == q) {
+				*pp = q->next;
+				break;
+			}
 	pthread_mutex_unlock(&c->lock);
 	if (err) {
 		xv_log(c, "destroy qp 0x%06x", qp->qp_num);

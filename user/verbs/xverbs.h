@@ -70,10 +70,14 @@ struct xv_context {
 	struct xv_area *areas;		/* host memory under the application's pages */
 	struct xv_srq *srqs;
 	int srq_armed;			/* SRQs with a limit armed: polling checks them */
+	struct xv_qp *qps;		/* for the watcher's QP errors */
+	/* the watcher (context.c): async events for QP errors and the port */
+	pthread_t watcher;
+	int watch_stop;			/* an eventfd: written to stop it */
+	int port_up;
 	/* async events: a queue, its count in an eventfd (async_fd) */
 	pthread_mutex_t async_lock;
 	struct xv_async *async_head, *async_tail;
-	struct xv_context *next;	/* every open context (fork handling) */
 };
 
 static inline struct xv_context *xv_ctx(struct ibv_context *c)
@@ -129,6 +133,8 @@ struct xv_qp {
 	struct xv_wrb *wrb;
 	uint32_t wr_n, wr_cap;
 	int wr_err;
+	struct xv_qp *next;		/* the context's */
+	uint32_t err_seen;		/* the error its async event told */
 };
 
 struct xv_ah {
@@ -146,10 +152,9 @@ struct xv_device *xv_device_find(const char *ifname);
 int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max);
 int xv_gid_ip(struct xv_context *c, int index, uint8_t ip[16]);
 int xv_link_mtu(struct xv_context *c);
+int xv_link_up(struct xv_context *c);
 enum ibv_mtu xv_active_mtu(int link_mtu);
 void xv_async_post(struct xv_context *c, const struct ibv_async_event *ev);
-extern struct xv_context *xv_contexts;
-extern pthread_mutex_t xv_contexts_lock;
 
 /* mem.c */
 void xv_mem_close(struct xv_context *c);

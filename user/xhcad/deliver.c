@@ -981,6 +981,10 @@ void qp_host_error(struct xhcad *d, const struct xhca_event *e)
 	if (qp_set_error(d, e->lidx, e->gen))
 		return;
 	resp_error_at(qh, e->psn);
+	if (qh->sq) /* the application's async event (ring.h) */
+		__atomic_store_n(&qh->sq->ring->qp_err,
+				 e->reason >= XHCA_R_DROP_MR_RKEY && e->reason <= XHCA_R_DROP_MR_BOUNDS
+					 ? XHCA_QPE_ACCESS : XHCA_QPE_REQ, __ATOMIC_RELEASE);
 	pr_info("QP 0x%06x: error state (%s at PSN 0x%06x)\n", qh->gqpn,
 		e->reason < XHCA_R_MAX ? reason_names[e->reason] : "?", e->psn);
 	respond_nak(d, e);

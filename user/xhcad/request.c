@@ -366,6 +366,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	__atomic_store_n(&s->ring->cons, prod, __ATOMIC_RELEASE);
 	s->rd_out = 0;
 	s->error = 0;
+	__atomic_store_n(&s->ring->qp_err, 0, __ATOMIC_RELEASE);
 	s->deadline = s->hold_until = 0;
 	s->retry_left = s->retry_cnt;
 	s->rnr_left = s->rnr_retry;

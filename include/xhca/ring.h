@@ -47,16 +47,33 @@ _Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
 #define XHCA_QPE_ACCESS 1
 #define XHCA_QPE_REQ 2
 
+/* Pieces of a scatter list, of a send request or a receive. */
+#define XHCA_SGE_MAX 4
+
 /* A receive work request (xhca_post_recv): a buffer in one of the
- * session's host memory allocations. */
+ * session's host memory allocations, or (nsge > 1) a scatter list of
+ * nsge pieces, struct xhca_rsge one after the other at (alloc, off), len
+ * their sum: a message fills them in turn. */
 struct xhca_rwqe {
 	__u64 wr_id;
 	__u64 off;		/* in the allocation */
 	__u32 len;
 	__u32 alloc;		/* the allocation's id */
-	__u64 pad1;
+	__u32 nsge;		/* 0 or 1: the buffer itself; up to XHCA_SGE_MAX: a list */
+	__u32 pad1;
 };
 _Static_assert(sizeof(struct xhca_rwqe) == 32, "xhca_rwqe size");
+
+struct xhca_rsge {
+	__u64 off;
+	__u32 len;
+	__u32 alloc;
+};
+_Static_assert(sizeof(struct xhca_rsge) == 16, "xhca_rsge size");
+
+/* Bytes of a ring's scatter list table: a list of XHCA_SGE_MAX pieces per
+ * entry, the entry's slot in the ring its index (libxhca's, read by xhcad). */
+#define XHCA_RSGL_BYTES(depth) ((__u64)(depth) * XHCA_SGE_MAX * sizeof(struct xhca_rsge))
 
 /* Send work requests, numbered as ibv_wr_opcode. */
 enum xhca_wr_opcode {
@@ -80,8 +97,6 @@ enum xhca_wr_opcode {
  * scatter list names the session's host memory allocations, as receive
  * entries do. opcode is enum xhca_wr_opcode (xhca.h), flags XHCA_SEND_*.
  */
-#define XHCA_SGE_MAX 4
-
 struct xhca_swqe {
 	__u64 wr_id;
 	__u8 opcode;

@@ -32,6 +32,7 @@ struct xhca_qp;
 struct xhca_pd;
 struct xhca_mr;
 struct xhca_srq;
+struct xhca_sge;
 
 /* A completion: the CQE layout of the shared ring (ring.h). */
 #define xhca_wc xhca_cqe
@@ -131,6 +132,8 @@ struct xhca_qp_init_attr {
 	struct xhca_cq *send_cq; /* NULL: no send queue (receive only) */
 	unsigned int sq_depth;	/* send queue slots, a power of 2 (with send_cq) */
 	struct xhca_srq *srq;	/* receive buffers from this SRQ (rq_depth unused) */
+	unsigned int rq_sge;	/* pieces a receive's scatter list may have (0, 1: one;
+				 * up to XHCA_SGE_MAX, xhca_post_recv_sg) */
 };
 
 /* No copy of the multicast packets this QP sent itself (source address of
@@ -175,10 +178,10 @@ int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16]);
  * state. xhca_srq_destroy: -EBUSY while QPs use it. The ring (its prod and
  * cons) tells how many buffers are posted.
  */
-struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth);
+struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth, unsigned int max_sge);
 int xhca_srq_destroy(struct xhca_srq *srq);
-int xhca_post_srq_recv(struct xhca_srq *srq, uint64_t wr_id, void *addr, uint32_t len,
-		       unsigned int flags);
+int xhca_post_srq_recv_sg(struct xhca_srq *srq, uint64_t wr_id, const struct xhca_sge *sg, int n,
+			  unsigned int flags);
 struct xhca_ring_ctl *xhca_srq_ring(struct xhca_srq *srq);
 
 /* Posts a receive buffer (inside one buffer of xhca_alloc). -ENOMEM: the
@@ -193,6 +196,12 @@ int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 #define XHCA_RECV_EMPTY (1u << 0)
 #define XHCA_RECV_LOC_PROT_ERR (1u << 1)
 int xhca_post_recv_ex(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
+		      unsigned int flags);
+/* A scatter list of n pieces (up to the QP's rq_sge), each inside one
+ * buffer of xhca_alloc: a message fills them in turn. n 0 with
+ * XHCA_RECV_EMPTY: a buffer of no bytes. -EINVAL: more pieces than the QP
+ * takes. */
+int xhca_post_recv_sg(struct xhca_qp *qp, uint64_t wr_id, const struct xhca_sge *sg, int n,
 		      unsigned int flags);
 
 /* The opcodes (enum xhca_wr_opcode) and send_flags (XHCA_SEND_*): ring.h.

@@ -38,14 +38,25 @@ struct xhca_cq {
 	struct xhca_cq *next;
 };
 
+/* A ring that takes receive entries: a QP's or an SRQ's, with its table
+ * of scatter lists (ring.h's XHCA_RSGL_BYTES) when it takes lists. */
+struct rq_ring {
+	struct xhca_ring_ctl *ctl;
+	struct xhca_rwqe *e;
+	__u32 depth;
+	__u32 own_alloc;	/* the ring's allocation: an empty entry names it */
+	struct xhca_rsge *sgl;	/* NULL: one piece an entry */
+	__u32 sgl_alloc;
+	__u32 max_sge;
+};
+
+static int rq_sgl(struct xhca_ctx *ctx, struct rq_ring *r, unsigned int max_sge);
+
 struct xhca_qp {
 	struct xhca_ctx *ctx;
 	__u32 qpn;
-	__u32 depth;
-	__u32 rq_alloc;
+	struct rq_ring rq;	/* ctl NULL: the QP takes an SRQ's buffers */
 	size_t rq_len;
-	struct xhca_ring_ctl *rq;
-	struct xhca_rwqe *rqe;
 	__u8 type;
 	__u32 sq_depth;
 	__u32 sq_alloc;
@@ -58,11 +69,8 @@ struct xhca_qp {
 struct xhca_srq {
 	struct xhca_ctx *ctx;
 	__u32 id;
-	__u32 depth;
-	__u32 alloc;		/* the ring's: an empty entry names it */
+	struct rq_ring rq;
 	size_t len;
-	struct xhca_ring_ctl *ring;
-	struct xhca_rwqe *e;
 };
 
 struct xhca_pd {
@@ -402,8 +410,8 @@ void xhca_close(struct xhca_ctx *ctx)
 		struct xhca_qp *qp = ctx->qps;
 
 		ctx->qps = qp->next;
-		if (qp->rq)
-			munmap(qp->rq, qp->rq_len);
+		if (qp->rq.ctl)
+			munmap(qp->rq.ctl, qp->rq_len);
 		if (qp->sq)
 			munmap(qp->sq, qp->sq_len);
 		free(qp);
@@ -1190,8 +1198,8 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		return NULL;
 	}
 	qp->rq_len = pages_of(xhca_ring_bytes(a.rq_depth, sizeof(struct xhca_rwqe)));
-	qp->rq = a.srq ? NULL : map_ring(ctx, a.rq_off, qp->rq_len);
-	if (!qp->rq && !a.srq) {
+	qp->rq.ctl = a.srq ? NULL : map_ring(ctx, a.rq_off, qp->rq_len);
+	if (!qp->rq.ctl && !a.srq) {
 		err = fail(ctx, -EPROTO, "qp create: cannot map the receive queue");
 		call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
 		free(qp);
@@ -1204,8 +1212,8 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		if (!qp->sq) {
 			err = fail(ctx, -EPROTO, "qp create: cannot map the send queue");
 			call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
-			if (qp->rq)
-				munmap(qp->rq, qp->rq_len);
+			if (qp->rq.ctl)
+				munmap(qp->rq.ctl, qp->rq_len);
 			free(qp);
 			errno = -err;
 			return NULL;
@@ -1217,9 +1225,19 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 	qp->type = a.type;
 	qp->ctx = ctx;
 	qp->qpn = a.qpn;
-	qp->depth = a.rq_depth;
-	qp->rq_alloc = a.rq_alloc;
-	qp->rqe = qp->rq ? (struct xhca_rwqe *)(qp->rq + 1) : NULL;
+	qp->rq.depth = a.rq_depth;
+	qp->rq.own_alloc = a.rq_alloc;
+	qp->rq.e = qp->rq.ctl ? (struct xhca_rwqe *)(qp->rq.ctl + 1) : NULL;
+	err = qp->rq.ctl ? rq_sgl(ctx, &qp->rq, attr->rq_sge) : 0;
+	if (err) {
+		call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
+		munmap(qp->rq.ctl, qp->rq_len);
+		if (qp->sq)
+			munmap(qp->sq, qp->sq_len);
+		free(qp);
+		errno = -err;
+		return NULL;
+	}
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	return qp;
@@ -1245,7 +1263,7 @@ int xhca_mcast_detach(struct xhca_qp *qp, const uint8_t mgid[16])
 
 struct xhca_ring_ctl *xhca_qp_rq(struct xhca_qp *qp)
 {
-	return qp->rq;
+	return qp->rq.ctl;
 }
 
 uint32_t xhca_qp_num(const struct xhca_qp *qp)
@@ -1303,9 +1321,9 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 	int err;
 
 	err = call(ctx, XHCA_CTL_QP_DESTROY, &qp->qpn, sizeof(qp->qpn), -1, NULL, 0, NULL);
-	if (err == -ENOENT && qp->rq && __atomic_load_n(&qp->rq->dead, __ATOMIC_ACQUIRE)) {
+	if (err == -ENOENT && qp->rq.ctl && __atomic_load_n(&qp->rq.ctl->dead, __ATOMIC_ACQUIRE)) {
 		/* Destroyed by someone else: its rings are still ours to free. */
-		err = call(ctx, XHCA_CTL_FREE, &qp->rq_alloc, sizeof(qp->rq_alloc), -1, NULL, 0,
+		err = call(ctx, XHCA_CTL_FREE, &qp->rq.own_alloc, sizeof(qp->rq.own_alloc), -1, NULL, 0,
 			   NULL);
 		if (!err && qp->sq)
 			err = call(ctx, XHCA_CTL_FREE, &qp->sq_alloc, sizeof(qp->sq_alloc), -1, NULL,
@@ -1313,8 +1331,10 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 	}
 	if (err)
 		return err;
-	if (qp->rq)
-		munmap(qp->rq, qp->rq_len);
+	if (qp->rq.ctl)
+		munmap(qp->rq.ctl, qp->rq_len);
+	if (qp->rq.sgl)
+		xhca_free(ctx, qp->rq.sgl);
 	if (qp->sq)
 		munmap(qp->sq, qp->sq_len);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
@@ -1332,52 +1352,101 @@ int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 	return xhca_post_recv_ex(qp, wr_id, addr, len, 0);
 }
 
-/* One receive entry onto a ring (a QP's or an SRQ's). */
-static int rq_post(struct xhca_ctx *ctx, struct xhca_ring_ctl *ring, struct xhca_rwqe *e,
-		   __u32 depth, __u32 own_alloc, uint64_t wr_id, void *addr, uint32_t len,
-		   unsigned int flags)
-{
-	__u32 prod = ring->prod, cons, alloc = 0;
-	struct xhca_rwqe *w;
-	__u64 off = 0;
 
-	if (__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
+/* One receive entry onto a ring: the pieces of sg (n of them; none: an
+ * empty buffer with XHCA_RECV_EMPTY), or one xhcad fails
+ * (XHCA_RECV_LOC_PROT_ERR). */
+static int rq_post(struct xhca_ctx *ctx, const struct rq_ring *r, uint64_t wr_id,
+		   const struct xhca_sge *sg, int n, unsigned int flags)
+{
+	__u32 prod = r->ctl->prod, cons;
+	struct xhca_rsge piece[XHCA_SGE_MAX];
+	struct xhca_rwqe *w;
+	__u64 total = 0;
+
+	if (__atomic_load_n(&r->ctl->dead, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
-	if (flags & XHCA_RECV_LOC_PROT_ERR) {
-		len = 0; /* alloc 0 names no allocation: xhcad fails the entry */
-	} else if (!len && (flags & XHCA_RECV_EMPTY)) {
-		alloc = own_alloc; /* no byte of it is written */
-	} else {
-		struct buf *b = len ? buf_find(ctx, addr, len) : NULL;
+	if (n < 0 || n > (int)(r->sgl ? r->max_sge : 1) || (!n && !(flags & XHCA_RECV_EMPTY)))
+		return -EINVAL;
+	for (int i = 0; i < n && !(flags & XHCA_RECV_LOC_PROT_ERR); i++) {
+		struct buf *b = sg[i].length ? buf_find(ctx, (void *)(uintptr_t)sg[i].addr,
+							 sg[i].length) : NULL;
 
 		if (!b)
 			return -EFAULT;
-		off = (__u64)((__u8 *)addr - b->va);
-		alloc = b->id;
+		piece[i] = (struct xhca_rsge){ .off = (__u64)((__u8 *)(uintptr_t)sg[i].addr - b->va),
+					       .len = sg[i].length, .alloc = b->id };
+		total += sg[i].length;
 	}
-	cons = __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE);
-	if (prod - cons >= depth)
+	if (total > 0xffffffffull)
+		return -EINVAL;
+	cons = __atomic_load_n(&r->ctl->cons, __ATOMIC_ACQUIRE);
+	if (prod - cons >= r->depth)
 		return -ENOMEM;
-	w = &e[prod & (depth - 1)];
+	w = &r->e[prod & (r->depth - 1)];
+	memset(w, 0, sizeof(*w));
 	w->wr_id = wr_id;
-	w->off = off;
-	w->len = len;
-	w->alloc = alloc;
-	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
+	if (flags & XHCA_RECV_LOC_PROT_ERR) {
+		/* alloc 0 names no allocation: xhcad fails the entry */
+	} else if (!n) {
+		w->alloc = r->own_alloc; /* no byte of it is written */
+	} else if (n == 1) {
+		w->off = piece[0].off;
+		w->len = piece[0].len;
+		w->alloc = piece[0].alloc;
+	} else {
+		/* the list in the entry's slot of the table, read by xhcad when
+		 * a message wants the entry (it is ours until then) */
+		__u32 slot = prod & (r->depth - 1);
+
+		memcpy(r->sgl + (size_t)slot * XHCA_SGE_MAX, piece, (size_t)n * sizeof(piece[0]));
+		w->off = (__u64)slot * XHCA_SGE_MAX * sizeof(piece[0]);
+		w->alloc = r->sgl_alloc;
+		w->len = (__u32)total;
+		w->nsge = (__u32)n;
+	}
+	__atomic_store_n(&r->ctl->prod, prod + 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int xhca_post_recv_sg(struct xhca_qp *qp, uint64_t wr_id, const struct xhca_sge *sg, int n,
+		      unsigned int flags)
+{
+	if (!qp->rq.ctl)
+		return -EINVAL; /* its receives go to its SRQ */
+	return rq_post(qp->ctx, &qp->rq, wr_id, sg, n, flags);
 }
 
 int xhca_post_recv_ex(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
 		      unsigned int flags)
 {
-	if (!qp->rq)
-		return -EINVAL; /* its receives go to its SRQ */
-	return rq_post(qp->ctx, qp->rq, qp->rqe, qp->depth, qp->rq_alloc, wr_id, addr, len, flags);
+	struct xhca_sge g = { .addr = (uint64_t)(uintptr_t)addr, .length = len };
+
+	return xhca_post_recv_sg(qp, wr_id, &g, len || !(flags & XHCA_RECV_EMPTY) ? 1 : 0, flags);
+}
+
+/* A table of scatter lists for a ring of depth entries (max_sge > 1). */
+static int rq_sgl(struct xhca_ctx *ctx, struct rq_ring *r, unsigned int max_sge)
+{
+	struct buf *b;
+
+	r->max_sge = max_sge ? max_sge : 1;
+	if (r->max_sge <= 1)
+		return 0;
+	if (r->max_sge > XHCA_SGE_MAX)
+		return fail(ctx, -EINVAL, "receive scatter lists of %u pieces: at most %d",
+			    max_sge, XHCA_SGE_MAX);
+	r->sgl = xhca_alloc_ex(ctx, XHCA_RSGL_BYTES(r->depth), XHCA_ALLOC_CONTIG);
+	if (!r->sgl)
+		return -errno;
+	b = buf_find(ctx, r->sgl, 1);
+	r->sgl_alloc = b->id;
+	return 0;
 }
 
 /* ---- shared receive queues ------------------------------------------------------ */
 
-struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth)
+struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth, unsigned int max_sge)
 {
 	struct xhca_srq_attr a = { .depth = depth };
 	struct xhca_srq *q = calloc(1, sizeof(*q));
@@ -1392,8 +1461,8 @@ struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth)
 		return NULL;
 	}
 	q->len = pages_of(xhca_ring_bytes(a.depth, sizeof(struct xhca_rwqe)));
-	q->ring = map_ring(ctx, a.ring_off, q->len);
-	if (!q->ring) {
+	q->rq.ctl = map_ring(ctx, a.ring_off, q->len);
+	if (!q->rq.ctl) {
 		err = fail(ctx, -EPROTO, "srq create: cannot map the ring");
 		call(ctx, XHCA_CTL_SRQ_DESTROY, &a.srq, sizeof(a.srq), -1, NULL, 0, NULL);
 		free(q);
@@ -1402,9 +1471,15 @@ struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth)
 	}
 	q->ctx = ctx;
 	q->id = a.srq;
-	q->depth = a.depth;
-	q->alloc = a.alloc;
-	q->e = (struct xhca_rwqe *)(q->ring + 1);
+	q->rq.depth = a.depth;
+	q->rq.own_alloc = a.alloc;
+	q->rq.e = (struct xhca_rwqe *)(q->rq.ctl + 1);
+	err = rq_sgl(ctx, &q->rq, max_sge);
+	if (err) {
+		xhca_srq_destroy(q);
+		errno = -err;
+		return NULL;
+	}
 	return q;
 }
 
@@ -1414,20 +1489,22 @@ int xhca_srq_destroy(struct xhca_srq *q)
 
 	if (err)
 		return err;
-	munmap(q->ring, q->len);
+	munmap(q->rq.ctl, q->len);
+	if (q->rq.sgl)
+		xhca_free(q->ctx, q->rq.sgl);
 	free(q);
 	return 0;
 }
 
-int xhca_post_srq_recv(struct xhca_srq *q, uint64_t wr_id, void *addr, uint32_t len,
-		       unsigned int flags)
+int xhca_post_srq_recv_sg(struct xhca_srq *q, uint64_t wr_id, const struct xhca_sge *sg, int n,
+			  unsigned int flags)
 {
-	return rq_post(q->ctx, q->ring, q->e, q->depth, q->alloc, wr_id, addr, len, flags);
+	return rq_post(q->ctx, &q->rq, wr_id, sg, n, flags);
 }
 
 struct xhca_ring_ctl *xhca_srq_ring(struct xhca_srq *q)
 {
-	return q->ring;
+	return q->rq.ctl;
 }
 
 struct xhca_ring_ctl *xhca_qp_sq(struct xhca_qp *qp)

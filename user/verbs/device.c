@@ -378,7 +378,7 @@ static void device_attr(struct xv_context *c, struct ibv_device_attr *a)
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_srq = 1024;
 	a->max_srq_wr = XHCA_RING_DEPTH_MAX / 2;
-	a->max_srq_sge = 1;
+	a->max_srq_sge = XV_MAX_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;

@@ -238,15 +238,14 @@ int xv_sge_ok(struct xv_context *c, struct ibv_pd *pd, const struct ibv_sge *g,
 	return g->addr >= a && g->length <= m->mr.length && g->addr - a <= m->mr.length - g->length;
 }
 
-/* A receive request's scatter list as one buffer (adjacent SGEs joined);
- * *flags XHCA_RECV_* for no buffer or a failed lkey check; 0 or errno. */
-int xv_recv_buf(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_wr *wr,
-		    uint32_t max_sge, void **addr, uint32_t *len, unsigned int *flags)
+/* A receive request's scatter list for libxhca (zero-length pieces
+ * left out); *flags XHCA_RECV_* for no piece or a failed lkey check (the
+ * entry then completes with LOC_PROT_ERR when used, as on hardware). */
+static int recv_sges(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_wr *wr,
+		     uint32_t max_sge, struct xhca_sge *sg, int *n, unsigned int *flags)
 {
-	uint64_t start = 0, end = 0;
-	int n = 0;
-
 	*flags = 0;
+	*n = 0;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
 		return EINVAL;
 	for (int i = 0; i < wr->num_sge; i++) {
@@ -256,20 +255,11 @@ int xv_recv_buf(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_w
 			continue;
 		if (!xv_sge_ok(c, pd, g, IBV_ACCESS_LOCAL_WRITE))
 			*flags |= XHCA_RECV_LOC_PROT_ERR;
-		if (n && g->addr != end) {
-			xv_log(c, "post recv: a scatter list of pieces apart is not supported yet");
-			return EINVAL;
-		}
-		if (!n++)
-			start = g->addr;
-		end = g->addr + g->length;
+		sg[*n] = (struct xhca_sge){ .addr = g->addr, .length = g->length };
+		(*n)++;
 	}
-	if (end - start > UINT32_MAX)
-		return EINVAL;
-	if (!n)
+	if (!*n)
 		*flags |= XHCA_RECV_EMPTY;
-	*addr = (void *)(uintptr_t)start;
-	*len = (uint32_t)(end - start);
 	return 0;
 }
 
@@ -281,13 +271,13 @@ int xv_post_recv_chain(struct xv_context *c, struct ibv_pd *pd, struct ibv_recv_
 	int err = 0;
 
 	for (; wr; wr = wr->next) {
+		struct xhca_sge sg[XV_MAX_SGE];
 		unsigned int flags;
-		uint32_t len;
-		void *addr;
+		int n;
 
-		err = xv_recv_buf(c, pd, wr, max_sge, &addr, &len, &flags);
+		err = recv_sges(c, pd, wr, max_sge, sg, &n, &flags);
 		if (!err) {
-			err = -post(ring, wr->wr_id, addr, len, flags);
+			err = -post(ring, wr->wr_id, sg, n, flags);
 			if (err == ESHUTDOWN || err == EFAULT)
 				err = EINVAL;
 		}

@@ -86,6 +86,7 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 	xa.send_cq = ((struct xv_cq *)a->send_cq)->x;
 	xa.rq_depth = xv_pow2(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1);
 	xa.srq = a->srq ? ((struct xv_srq *)a->srq)->x : NULL;
+	xa.rq_sge = a->cap.max_recv_sge;
 	xa.sq_depth = xv_pow2(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
@@ -669,9 +670,10 @@ int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	return err;
 }
 
-static int qp_post_one(void *ring, uint64_t wr_id, void *addr, uint32_t len, unsigned int flags)
+static int qp_post_one(void *ring, uint64_t wr_id, const struct xhca_sge *sg, int n,
+		       unsigned int flags)
 {
-	return xhca_post_recv_ex(ring, wr_id, addr, len, flags);
+	return xhca_post_recv_sg(ring, wr_id, sg, n, flags);
 }
 
 int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)

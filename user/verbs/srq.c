@@ -65,7 +65,8 @@ struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_at
 		return NULL;
 	depth = xv_pow2(a->attr.max_wr);
 	pthread_mutex_lock(&c->lock);
-	q->x = xhca_srq_create(c->x, depth);
+	q->max_sge = a->attr.max_sge ? a->attr.max_sge : 1;
+	q->x = xhca_srq_create(c->x, depth, q->max_sge);
 	if (!q->x) {
 		int e = errno;
 
@@ -76,7 +77,6 @@ struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_at
 		return NULL;
 	}
 	q->depth = depth;
-	q->max_sge = a->attr.max_sge ? a->attr.max_sge : 1;
 	q->srq.context = ctx;
 	q->srq.srq_context = a->srq_context;
 	q->srq.pd = a->pd;
@@ -165,9 +165,10 @@ XV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 }
 XV_V11(ibv_destroy_srq);
 
-static int srq_post_one(void *ring, uint64_t wr_id, void *addr, uint32_t len, unsigned int flags)
+static int srq_post_one(void *ring, uint64_t wr_id, const struct xhca_sge *sg, int n,
+			unsigned int flags)
 {
-	return xhca_post_srq_recv(ring, wr_id, addr, len, flags);
+	return xhca_post_srq_recv_sg(ring, wr_id, sg, n, flags);
 }
 
 int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)

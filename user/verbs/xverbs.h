@@ -161,9 +161,7 @@ void xv_mem_close(struct xv_context *c);
 struct xv_mr *xv_mr_of(struct xv_context *c, uint32_t lkey);
 int xv_sge_ok(struct xv_context *c, struct ibv_pd *pd, const struct ibv_sge *g,
 	      unsigned int need);
-int xv_recv_buf(struct xv_context *c, struct ibv_pd *pd, const struct ibv_recv_wr *wr,
-		uint32_t max_sge, void **addr, uint32_t *len, unsigned int *flags);
-typedef int (*xv_post_one_fn)(void *ring, uint64_t wr_id, void *addr, uint32_t len,
+typedef int (*xv_post_one_fn)(void *ring, uint64_t wr_id, const struct xhca_sge *sg, int n,
 			      unsigned int flags);
 int xv_post_recv_chain(struct xv_context *c, struct ibv_pd *pd, struct ibv_recv_wr *wr,
 		       uint32_t max_sge, xv_post_one_fn post, void *ring, struct ibv_recv_wr **bad);

@@ -311,14 +311,66 @@ static int bth_offset(const __u8 *fr, __u32 len, __u32 *off)
 
 /* The buffer of the receive in progress, if it is still the session's and
  * [off, off + n) is inside it (the application may have freed it since). */
-static struct hm_alloc *rq_buf(struct xhcad *d, const struct qp_host *qh, __u64 off, __u64 n)
+/* The pieces of the receive entry a message goes into (qh->wqe): its
+ * buffer, or the scatter list it names (ring.h), each checked; wqe.len
+ * becomes their sum. 0, or -EFAULT: an allocation that is not the
+ * session's, a piece outside its allocation. */
+static int rq_load(struct xhcad *d, struct qp_host *qh)
 {
-	struct hm_alloc *a = hm_find(d, qh->wqe.alloc);
+	const struct xhca_rwqe *w = &qh->wqe;
+	__u64 total = 0;
 
-	if (!a || a->owner != qh->owner || off > qh->wqe.len || n > qh->wqe.len - off ||
-	    !hm_range(a, qh->wqe.off + off, n))
-		return NULL;
-	return a;
+	if (w->nsge <= 1) {
+		qh->seg[0] = (struct xhca_rsge){ .off = w->off, .len = w->len, .alloc = w->alloc };
+		qh->nseg = 1;
+	} else {
+		const struct hm_alloc *l = hm_find(d, w->alloc);
+
+		if (w->nsge > XHCA_SGE_MAX || !l || l->owner != qh->owner ||
+		    !hm_range(l, w->off, w->nsge * sizeof(struct xhca_rsge)))
+			return -EFAULT;
+		hm_read(d, l, w->off, qh->seg, w->nsge * sizeof(struct xhca_rsge));
+		qh->nseg = w->nsge;
+	}
+	for (__u32 i = 0; i < qh->nseg; i++) {
+		const struct hm_alloc *a = hm_find(d, qh->seg[i].alloc);
+
+		if (!a || a->owner != qh->owner || !hm_range(a, qh->seg[i].off, qh->seg[i].len))
+			return -EFAULT;
+		total += qh->seg[i].len;
+	}
+	if (total > 0xffffffffull)
+		return -EFAULT;
+	qh->wqe.len = (__u32)total;
+	return 0;
+}
+
+/* n bytes at byte off of the message's buffer, across its pieces. -EFAULT
+ * when an allocation went away meanwhile (the application freed it). */
+static int rq_write(struct xhcad *d, const struct qp_host *qh, __u64 off, const void *src,
+		    __u64 n)
+{
+	const __u8 *s = src;
+
+	for (__u32 i = 0; i < qh->nseg && n; i++) {
+		const struct xhca_rsge *g = &qh->seg[i];
+		const struct hm_alloc *a;
+		__u64 k;
+
+		if (off >= g->len) {
+			off -= g->len;
+			continue;
+		}
+		k = n < g->len - off ? n : g->len - off;
+		a = hm_find(d, g->alloc);
+		if (!a || a->owner != qh->owner || !hm_range(a, g->off + off, k))
+			return -EFAULT;
+		hm_write(d, a, g->off + off, s, k);
+		s += k;
+		n -= k;
+		off = 0;
+	}
+	return n ? -EFAULT : 0;
 }
 
 /* Ends the message in progress with an error; the rest of it, if any, is
@@ -356,7 +408,6 @@ static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 	const __u8 *payload = fr + m->payload_off;
 	__u32 plen = m->payload_len;
 	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
-	struct hm_alloc *buf;
 
 	if (start) {
 		if (qh->in_msg) /* the last message never ended */
@@ -367,7 +418,7 @@ static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 			qh->cnt.rnr++;
 			return msg_fail(qh, end, XHCA_H_RNR);
 		}
-		if (!rq_buf(d, qh, 0, qh->wqe.len)) {
+		if (rq_load(d, qh)) {
 			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 			return msg_fail(qh, end, XHCA_H_BAD_BUF);
 		}
@@ -376,12 +427,14 @@ static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 		if (qh->type == XHCA_QPT_UD) {
 			__u8 grh[GRH_LEN];
 
-			buf = rq_buf(d, qh, 0, GRH_LEN);
-			if (!buf || make_grh(fr, len, grh)) {
+			if (qh->wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
 				complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
 				return msg_fail(qh, end, XHCA_H_LEN_ERR);
 			}
-			hm_write(d, buf, qh->wqe.off, grh, GRH_LEN);
+			if (rq_write(d, qh, 0, grh, GRH_LEN)) {
+				complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+				return msg_fail(qh, end, XHCA_H_BAD_BUF);
+			}
 			qh->msg_off = GRH_LEN;
 		}
 	} else {
@@ -395,12 +448,10 @@ static int place_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 		complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
 		return msg_fail(qh, end, XHCA_H_LEN_ERR);
 	}
-	buf = rq_buf(d, qh, qh->msg_off, plen);
-	if (!buf) {
+	if (rq_write(d, qh, qh->msg_off, payload, plen)) {
 		complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 		return msg_fail(qh, end, XHCA_H_BAD_BUF);
 	}
-	hm_write(d, buf, qh->wqe.off + qh->msg_off, payload, plen);
 	qh->msg_off += plen;
 	d->fq[f].bytes += plen;
 

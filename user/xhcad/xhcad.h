@@ -195,6 +195,8 @@ struct qp_host {
 	int discard;		/* dropping the rest of a broken message, by this reason */
 	__u32 msg_off;		/* bytes placed so far */
 	struct xhca_rwqe wqe;	/* its buffer (the RQ head, consumed at the end) */
+	struct xhca_rsge seg[XHCA_SGE_MAX]; /* ... its pieces (rq_load) */
+	__u32 nseg;
 	__u32 wr_rkey;		/* MSG_WRITE: the region, */
 	__u64 wr_off;		/* where the next byte goes in it, */
 	__u64 wr_left;		/* and how many are still to come */

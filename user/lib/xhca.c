@@ -1113,6 +1113,48 @@ uint64_t xhca_cq_stalls(const struct xhca_cq *cq)
 
 /* ---- queue pairs -------------------------------------------------------------- */
 
+/* The rings xhcad made for the QP (a), mapped, and the table of its
+ * receive scatter lists; 0, or -errno with nothing left mapped. */
+static int qp_map(struct xhca_ctx *ctx, struct xhca_qp *qp, const struct xhca_qp_attr *a,
+		  unsigned int rq_sge)
+{
+	int err = 0;
+
+	qp->type = a->type;
+	qp->ctx = ctx;
+	qp->qpn = a->qpn;
+	qp->rq_len = pages_of(xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)));
+	if (!a->srq) {
+		qp->rq.ctl = map_ring(ctx, a->rq_off, qp->rq_len);
+		if (!qp->rq.ctl)
+			return fail(ctx, -EPROTO, "qp create: cannot map the receive queue");
+		qp->rq.depth = a->rq_depth;
+		qp->rq.own_alloc = a->rq_alloc;
+		qp->rq.e = (struct xhca_rwqe *)(qp->rq.ctl + 1);
+	}
+	if (a->send_cq) {
+		qp->sq_len = pages_of(xhca_ring_bytes(a->sq_depth, sizeof(struct xhca_swqe)));
+		qp->sq = map_ring(ctx, a->sq_off, qp->sq_len);
+		if (!qp->sq) {
+			err = fail(ctx, -EPROTO, "qp create: cannot map the send queue");
+			goto out;
+		}
+		qp->sq_depth = a->sq_depth;
+		qp->sq_alloc = a->sq_alloc;
+		qp->sqe = (struct xhca_swqe *)(qp->sq + 1);
+	}
+	if (qp->rq.ctl)
+		err = rq_sgl(ctx, &qp->rq, rq_sge);
+out:
+	if (err) {
+		if (qp->rq.ctl)
+			munmap(qp->rq.ctl, qp->rq_len);
+		if (qp->sq)
+			munmap(qp->sq, qp->sq_len);
+	}
+	return err;
+}
+
 struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *attr)
 {
 	struct xhca_qp_attr a = {};
@@ -1197,43 +1239,9 @@ struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_a
 		errno = -err;
 		return NULL;
 	}
-	qp->rq_len = pages_of(xhca_ring_bytes(a.rq_depth, sizeof(struct xhca_rwqe)));
-	qp->rq.ctl = a.srq ? NULL : map_ring(ctx, a.rq_off, qp->rq_len);
-	if (!qp->rq.ctl && !a.srq) {
-		err = fail(ctx, -EPROTO, "qp create: cannot map the receive queue");
-		call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
-		free(qp);
-		errno = -err;
-		return NULL;
-	}
-	if (a.send_cq) {
-		qp->sq_len = pages_of(xhca_ring_bytes(a.sq_depth, sizeof(struct xhca_swqe)));
-		qp->sq = map_ring(ctx, a.sq_off, qp->sq_len);
-		if (!qp->sq) {
-			err = fail(ctx, -EPROTO, "qp create: cannot map the send queue");
-			call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
-			if (qp->rq.ctl)
-				munmap(qp->rq.ctl, qp->rq_len);
-			free(qp);
-			errno = -err;
-			return NULL;
-		}
-		qp->sq_depth = a.sq_depth;
-		qp->sq_alloc = a.sq_alloc;
-		qp->sqe = (struct xhca_swqe *)(qp->sq + 1);
-	}
-	qp->type = a.type;
-	qp->ctx = ctx;
-	qp->qpn = a.qpn;
-	qp->rq.depth = a.rq_depth;
-	qp->rq.own_alloc = a.rq_alloc;
-	qp->rq.e = qp->rq.ctl ? (struct xhca_rwqe *)(qp->rq.ctl + 1) : NULL;
-	err = qp->rq.ctl ? rq_sgl(ctx, &qp->rq, attr->rq_sge) : 0;
+	err = qp_map(ctx, qp, &a, attr->rq_sge);
 	if (err) {
 		call(ctx, XHCA_CTL_QP_DESTROY, &a.qpn, sizeof(a.qpn), -1, NULL, 0, NULL);
-		munmap(qp->rq.ctl, qp->rq_len);
-		if (qp->sq)
-			munmap(qp->sq, qp->sq_len);
 		free(qp);
 		errno = -err;
 		return NULL;

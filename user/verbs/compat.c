@@ -234,13 +234,13 @@ static int fail_eopnotsupp(void)
 	return EOPNOTSUPP;
 }
 
-#define XV_STUB_PTR(name) XV_EXPORT void *name(void) __attribute__((alias("fail_null")));
-#define XV_STUB_INT(name) XV_EXPORT int name(void) __attribute__((alias("fail_eopnotsupp")));
+#define XV_UNSUPPORTED_PTR(name) XV_EXPORT void *name(void) __attribute__((alias("fail_null")));
+#define XV_UNSUPPORTED_INT(name) XV_EXPORT int name(void) __attribute__((alias("fail_eopnotsupp")));
 
-XV_STUB_PTR(_verbs_init_and_alloc_context)
-XV_STUB_PTR(verbs_open_device)
-XV_STUB_INT(verbs_init_cq)
-XV_STUB_INT(execute_ioctl)
+XV_UNSUPPORTED_PTR(_verbs_init_and_alloc_context)
+XV_UNSUPPORTED_PTR(verbs_open_device)
+XV_UNSUPPORTED_INT(verbs_init_cq)
+XV_UNSUPPORTED_INT(execute_ioctl)
 
 #define XV_CMDS(X) X(advise_mr) X(alloc_dm) X(alloc_mw) X(alloc_pd) X(attach_mcast) X(close_xrcd) \
 	X(create_ah) X(create_counters) X(create_cq) X(create_cq_ex) X(create_flow)           \
@@ -255,8 +255,8 @@ XV_STUB_INT(execute_ioctl)
 	X(query_srq) X(read_counters) X(reg_dm_mr) X(reg_dmabuf_mr) X(reg_mr)                \
 	X(req_notify_cq) X(rereg_mr) X(resize_cq)
 
-#define XV_CMD_STUB(n) XV_STUB_INT(ibv_cmd_##n)
-XV_CMDS(XV_CMD_STUB)
+#define XV_CMD_UNSUPPORTED(n) XV_UNSUPPORTED_INT(ibv_cmd_##n)
+XV_CMDS(XV_CMD_UNSUPPORTED)
 
 /* ---- the compat versions ----------------------------------------------------- */
 

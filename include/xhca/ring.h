@@ -181,7 +181,8 @@ struct xhca_cqe {
 				 * error, the NAK's AETH syndrome (0: none) */
 	__u32 pad1;
 	__u64 rx_ns;		/* when xhca_rx took the last packet (CLOCK_MONOTONIC); a
-				 * send completion: when xhcad completed it */
+				 * send completion, a flushed receive: when xhcad
+				 * completed it (verbs' completion timestamp) */
 	__u64 pad2;
 };
 _Static_assert(sizeof(struct xhca_cqe) == 64, "xhca_cqe size");

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +410,96 @@ static void local_channel(void)
 	ibv_ack_cq_events(c, 1);
 	check(!ibv_destroy_qp(qp) && !ibv_destroy_cq(c) && !ibv_destroy_comp_channel(ch) &&
 	      !ibv_dereg_mr(mr), "destroy the QP, the CQ (every event acknowledged), the channel");
+}
+
+/* ibv_create_cq_ex and its polling: three flushed receives of a UD QP,
+ * read one by one through start_poll/next_poll/end_poll. */
+static void local_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 8, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+				      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_cq_ex *cx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *qp = cx ? new_qp(IBV_QPT_UD, pd, ibv_cq_ex_to_cq(cx)) : NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11 };
+	struct ibv_poll_cq_attr pa = {};
+	uint8_t buf[256];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	int n = 0, ok = 1, rc;
+
+	ca.wc_flags |= IBV_WC_EX_WITH_TM_INFO;
+	errno = 0;
+	check(!ibv_create_cq_ex(ctx, &ca) && errno == EOPNOTSUPP,
+	      "create_cq_ex asking for tag matching info: EOPNOTSUPP");
+	if (!qp || !mr || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_QKEY))
+		die("cq_ex setup");
+	check(ibv_start_poll(cx, &pa) == ENOENT, "start_poll on an empty CQ: ENOENT");
+	for (int i = 0; i < 3; i++)
+		post_recv(qp, buf, sizeof(buf), mr->lkey, (uint64_t)(100 + i));
+	a.qp_state = IBV_QPS_ERR;
+	ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	usleep(200000);
+	for (rc = ibv_start_poll(cx, &pa); !rc; rc = ibv_next_poll(cx)) {
+		ok &= cx->wr_id == (uint64_t)(100 + n) && cx->status == IBV_WC_WR_FLUSH_ERR &&
+		      ibv_wc_read_qp_num(cx) == qp->qp_num &&
+		      ibv_wc_read_opcode(cx) == IBV_WC_RECV && ibv_wc_read_completion_ts(cx) > 0;
+		n++;
+	}
+	if (n)
+		ibv_end_poll(cx);
+	check(n == 3 && ok && rc == ENOENT, "create_cq_ex: 3 completions read through "
+	      "start/next/end_poll, in order, QP number and timestamp (%d)", n);
+	check(!ibv_destroy_qp(qp) && !ibv_destroy_cq(ibv_cq_ex_to_cq(cx)) && !ibv_dereg_mr(mr),
+	      "destroy the QP and the extended CQ");
+}
+
+struct worker {
+	pthread_t t;
+	int done;
+};
+
+/* One thread's work: regions, CQs and QPs of its own, at the same time
+ * as three others. */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < 40; i++) {
+		size_t n = 1000 + (size_t)i * 300;
+		uint8_t *b = malloc(n);
+		struct ibv_mr *mr;
+		struct ibv_cq *c;
+		struct ibv_qp *qp;
+
+		fill(b, n, (uint8_t)i);
+		mr = ibv_reg_mr(pd, b, n, IBV_ACCESS_LOCAL_WRITE);
+		c = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+		qp = c ? new_qp(IBV_QPT_RC, pd, c) : NULL;
+		if (mr && qp && !to_init(qp) && !post_recv(qp, b, (uint32_t)n, mr->lkey, 1) &&
+		    !ibv_destroy_qp(qp) && !ibv_destroy_cq(c) && !ibv_dereg_mr(mr) &&
+		    same(b, n, (uint8_t)i))
+			w->done++;
+		free(b);
+	}
+	return NULL;
+}
+
+/* The library is thread-safe: four threads at once. */
+static void local_threads(void)
+{
+	struct worker w[4] = {};
+	int done = 0;
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&w[i].t, NULL, work, &w[i]);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].t, NULL);
+		done += w[i].done;
+	}
+	check(done == 160, "4 threads, each 40 rounds of reg_mr, create_cq/qp, post_recv, destroy, "
+	      "dereg_mr at once: %d of 160 done, every byte kept", done);
 }
 
 /* A forked child gets its own copy of registered memory. */
@@ -1056,6 +1147,8 @@ int main(int argc, char **argv)
 		local_mr_errors();
 		local_fork();
 		local_channel();
+		local_cq_ex();
+		local_threads();
 		local_qp_errors();
 	} else if (!strcmp(argv[1], "server")) {
 		server();

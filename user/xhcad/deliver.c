@@ -993,7 +993,7 @@ static int flush_rq(struct xhcad *d, struct qp_host *qh)
 	while (rq_head(qh, &w)) {
 		struct xhca_cqe c = {
 			.wr_id = w.wr_id, .status = XHCA_WC_WR_FLUSH_ERR, .opcode = XHCA_WC_RECV,
-			.qp_num = qh->gqpn,
+			.qp_num = qh->gqpn, .rx_ns = now_ns(),
 		};
 
 		if (!cq_room_or_wait(qh->cq))

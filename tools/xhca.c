@@ -2862,10 +2862,12 @@ static int do_proxy_resume(int argc, char **argv)
 	"Numbers are decimal or 0x hex. Exit codes: 0 ok, 1 failed, 2 bad usage.\n"
 
 #define USAGE_EXEC                                                                         \
-	"Usage: xhca [-i IFNAME] exec [--] PROGRAM [ARGS...]\n"                              \
+	"Usage: xhca [-i IFNAME] exec [--proxy] [--] PROGRAM [ARGS...]\n"                    \
 	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 in place of the system's\n"  \
 	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"      \
 	"network namespace that an xhcad serves; with -i, that interface's only.\n"         \
+	"  --proxy   its CQs are proxy CQs (XHCA_VERBS_PROXY=1): xhca qp modify QPN\n"      \
+	"            --proxy on and xhca filter add make its QPs proxy QPs\n"               \
 	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"    \
 	"then in ../lib/xhca/verbs from it (make install).\n"                               \
 	"Exit: the program's; 1 when it cannot be started, 2 bad usage.\n"
@@ -3215,9 +3217,17 @@ static int do_exec(int argc, char **argv)
 	char dir[PATH_MAX], path[2 * PATH_MAX];
 	const char *d, *old = getenv("LD_LIBRARY_PATH");
 
+	if (argc && !strcmp(argv[0], "--proxy")) {
+		setenv("XHCA_VERBS_PROXY", "1", 1);
+		argc--;
+		argv++;
+	}
 	if (argc && !strcmp(argv[0], "--")) {
 		argc--;
 		argv++;
+	} else if (argc && argv[0][0] == '-') {
+		return usage_err("exec", "unknown option '%s'; --proxy is the one (then --, then "
+				 "the program)", argv[0]);
 	}
 	if (!argc)
 		return usage_err("exec", "no program given; e.g. xhca -i eth0 exec -- ibv_devinfo");

@@ -148,6 +148,49 @@ done
 perf "ib_send_bw UD" ib_send_bw 1024 -x 1 -n 500 -c UD
 perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 
+# ---- the proxy QP (US 9,069,633) on a verbs program's QP -------------------------
+# xhca exec --proxy: the program's CQs are proxy CQs, so the operator can
+# make its QP a proxy QP and give it filters (xhca qp modify, xhca filter).
+app_qpn() { # the first QP of an application session on A, waited for
+	local q
+	for _ in $(seq 200); do
+		q=$("$B/xhca" -i "$IF_A" -j qp show |
+			json_get '" ".join(str(x["qpn"]) for x in d["qps"] if x["owner"] > 0)')
+		[ -n "$q" ] && { echo "${q%% *}"; return 0; }
+		sleep 0.02
+	done
+	return 1
+}
+px_stat() { "$B/xhca" -i "$IF_A" -j proxy show | json_get "d[\"$1\"]"; }
+s0=$(px_stat sends) d0=$(px_stat declined)
+in_a "$B/xhca" -i "$IF_A" exec --proxy -- ibv_rc_pingpong -g 1 -c -n 200 -s 100 \
+	>"$tmp/px.srv" 2>&1 &
+spid=$!
+qpn=$(app_qpn)
+"$B/xhca" -i "$IF_A" qp modify "$qpn" --proxy on >/dev/null &&
+	"$B/xhca" -i "$IF_A" filter add "$qpn" --op send --handler none >/dev/null
+check "xhca exec --proxy: the verbs program's QP ($qpn) made a proxy QP with a SEND filter" \
+	test "$?" = 0
+xb ibv_rc_pingpong -g 1 -c -n 200 -s 100 "$IP_A" >"$tmp/px.cli" 2>&1
+rc=$?
+wait "$spid"
+check "rc_pingpong with its SENDs through the proxy (offered, declined, replayed; completions by the reorderer): exit $? and $rc, $(($(px_stat sends) - s0)) SENDs, $(($(px_stat declined) - d0)) declined" \
+	test "$rc" = 0 -a "$(grep -c ' iters in ' "$tmp/px.srv")" = 1 \
+	-a "$(($(px_stat sends) - s0))" = 200 -a "$(($(px_stat declined) - d0))" = 200
+a0=$(px_stat atomics)
+in_a "$B/xhca" -i "$IF_A" exec --proxy -- ib_atomic_bw -F -x 1 -n 30000 >"$tmp/pxa.srv" 2>&1 &
+spid=$!
+for _ in $(seq 100); do listening "$NS_A" 18515 && break; sleep 0.05; done
+xb ib_atomic_bw -F -x 1 -n 30000 "$IP_A" >"$tmp/pxa.cli" 2>&1 &
+cpid=$!
+qpn=$(app_qpn)
+"$B/xhca" -i "$IF_A" qp modify "$qpn" --proxy on >/dev/null &&
+	"$B/xhca" -i "$IF_A" filter add "$qpn" --op fetch-add >/dev/null
+wait "$cpid"; rc=$?
+wait "$spid"; rs=$?
+check "ib_atomic_bw with a FETCH_ADD filter added while it runs: the proxy thread executed $(($(px_stat atomics) - a0)) of its ATOMICs (exit $rs, $rc)" \
+	test "$rs" = 0 -a "$rc" = 0 -a "$(($(px_stat atomics) - a0))" -gt 0
+
 # ---- through loss and reordering ----------------------------------------------
 # RC recovers every loss. Its teardown cannot: a program exits once its
 # own work completed, and the peer's last request, whose ACK was lost, is

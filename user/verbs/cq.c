@@ -48,11 +48,35 @@ XV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	return 0;
 }
 
+/* XHCA_VERBS_PROXY=1 (xhca exec --proxy): every CQ is a proxy CQ for its
+ * receive completions (US 9,069,633: the CLI can then make the program's
+ * QPs proxy QPs and give them filters) and an ordinary one beside it for
+ * its send completions, which a proxy CQ does not take. */
+static int proxy_mode(void)
+{
+	const char *v = getenv("XHCA_VERBS_PROXY");
+
+	return v && *v && strcmp(v, "0");
+}
+
+static void cq_free(struct xv_context *c, struct xv_cq *q)
+{
+	pthread_mutex_lock(&c->lock);
+	if (q->x)
+		xhca_cq_destroy(q->x);
+	if (q->xs)
+		xhca_cq_destroy(q->xs);
+	pthread_mutex_unlock(&c->lock);
+	free(q);
+}
+
 static struct xv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
 			    struct ibv_comp_channel *ch)
 {
 	struct xv_context *c = xv_ctx(ctx);
+	uint32_t depth = xv_pow2((uint32_t)cqe);
 	struct xv_cq *q;
+	int e;
 
 	if (cqe < 1 || cqe > XHCA_RING_DEPTH_MAX) {
 		errno = EINVAL;
@@ -62,40 +86,41 @@ static struct xv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
 	if (!q)
 		return NULL;
 	pthread_mutex_lock(&c->lock);
-	q->x = xhca_cq_create(c->x, xv_pow2((uint32_t)cqe));
+	if (proxy_mode()) {
+		q->x = xhca_cq_create_ex(c->x, depth, XHCA_CQF_PROXY);
+		q->xs = q->x ? xhca_cq_create(c->x, depth) : NULL;
+	} else {
+		q->x = xhca_cq_create(c->x, depth);
+	}
 	pthread_mutex_unlock(&c->lock);
-	if (!q->x) {
-		int e = errno;
-
+	if (!q->x || (proxy_mode() && !q->xs)) {
+		e = errno;
 		xv_log(c, "create cq of %d", cqe);
-		free(q);
-		errno = e;
-		return NULL;
+		goto fail;
 	}
 	if (ch) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = q };
 
-		if (epoll_ctl(ch->fd, EPOLL_CTL_ADD, xhca_cq_fd(q->x), &ev)) {
-			int e = errno;
-
-			pthread_mutex_lock(&c->lock);
-			xhca_cq_destroy(q->x);
-			pthread_mutex_unlock(&c->lock);
-			free(q);
-			errno = e;
-			return NULL;
+		if (epoll_ctl(ch->fd, EPOLL_CTL_ADD, xhca_cq_fd(q->x), &ev) ||
+		    (q->xs && epoll_ctl(ch->fd, EPOLL_CTL_ADD, xhca_cq_fd(q->xs), &ev))) {
+			e = errno;
+			goto fail;
 		}
 		__atomic_add_fetch(&ch->refcnt, 1, __ATOMIC_ACQ_REL);
 	}
 	q->ex.context = ctx;
 	q->ex.channel = ch;
 	q->ex.cq_context = cq_context;
-	q->ex.cqe = (int)xv_pow2((uint32_t)cqe);
+	q->ex.cqe = (int)depth;
 	pthread_mutex_init(&q->ex.mutex, NULL);
 	pthread_cond_init(&q->ex.cond, NULL);
 	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
 	xv_cq_ex_init(q);
 	return q;
+fail:
+	cq_free(c, q);
+	errno = e;
+	return NULL;
 }
 
 XV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
@@ -127,6 +152,8 @@ XV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 	pthread_mutex_lock(&c->lock);
 	err = xhca_cq_destroy(q->x);
+	if (!err && q->xs)
+		err = xhca_cq_destroy(q->xs);
 	pthread_mutex_unlock(&c->lock);
 	if (err) {
 		xv_log(c, "destroy cq");
@@ -152,7 +179,7 @@ XV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, 
 		struct epoll_event ev;
 		struct xv_cq *q;
 		__u64 v;
-		int n = epoll_wait(ch->fd, &ev, 1, nonblock ? 0 : -1);
+		int got, n = epoll_wait(ch->fd, &ev, 1, nonblock ? 0 : -1);
 
 		if (n < 0)
 			return -1;
@@ -161,7 +188,11 @@ XV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, 
 			return -1;
 		}
 		q = ev.data.ptr;
-		if (read(xhca_cq_fd(q->x), &v, sizeof(v)) != sizeof(v))
+		/* both eventfds of a proxy mode CQ: one event for the CQ */
+		got = read(xhca_cq_fd(q->x), &v, sizeof(v)) == sizeof(v);
+		if (q->xs)
+			got |= read(xhca_cq_fd(q->xs), &v, sizeof(v)) == sizeof(v);
+		if (!got)
 			continue; /* taken by another thread meanwhile */
 		pthread_mutex_lock(&q->ex.mutex);
 		q->events++;
@@ -188,13 +219,15 @@ int xv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 
 	/* Solicited-only is treated as every completion: more events than
 	 * asked for, which the verbs allow (an event means "poll"). */
-	if (xhca_cq_arm(q->x) == 1) {
+	for (int i = 0; i < 2; i++) {
+		struct xhca_cq *x = i ? q->xs : q->x;
+		__u64 one = 1;
+
 		/* completions are there already: as a real HCA, which raises
 		 * the event when the CQ holds entries beyond the consumer, the
 		 * channel hears of them now */
-		__u64 one = 1;
-
-		if (write(xhca_cq_fd(q->x), &one, sizeof(one)) < 0 && errno != EAGAIN)
+		if (x && xhca_cq_arm(x) == 1 && write(xhca_cq_fd(x), &one, sizeof(one)) < 0 &&
+		    errno != EAGAIN)
 			return errno;
 	}
 	return 0;
@@ -217,6 +250,17 @@ static void to_wc(const struct xhca_wc *x, struct ibv_wc *w)
 	w->dlid_path_bits = 0;
 }
 
+/* Up to n completions: the CQ's, then (proxy mode) its send part's. */
+static int poll_both(struct xv_cq *q, struct xhca_wc *x, int n)
+{
+	int k = xhca_poll_cq(q->x, x, n), k2;
+
+	if (k < 0 || k == n || !q->xs)
+		return k;
+	k2 = xhca_poll_cq(q->xs, x + k, n - k);
+	return k2 < 0 ? (k ? k : k2) : k + k2;
+}
+
 int xv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct xv_cq *q = xcq(cq);
@@ -228,7 +272,7 @@ int xv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	pthread_spin_lock(&q->lock);
 	while (got < n) {
 		int want = n - got < 16 ? n - got : 16;
-		int k = xhca_poll_cq(q->x, x, want);
+		int k = poll_both(q, x, want);
 
 		if (k <= 0) {
 			if (k < 0 && !got)
@@ -273,7 +317,7 @@ static void set_current(struct xv_cq *q)
 
 static int fill(struct xv_cq *q)
 {
-	int k = xhca_poll_cq(q->x, q->batch, 16);
+	int k = poll_both(q, q->batch, 16);
 
 	if (k <= 0)
 		return k < 0 ? EIO : ENOENT;

@@ -83,7 +83,8 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 	xa.type = xtype(a->qp_type);
 	xa.pd = ((struct xv_pd *)a->pd)->x;
 	xa.recv_cq = ((struct xv_cq *)a->recv_cq)->x;
-	xa.send_cq = ((struct xv_cq *)a->send_cq)->x;
+	xa.send_cq = ((struct xv_cq *)a->send_cq)->xs ? ((struct xv_cq *)a->send_cq)->xs
+						       : ((struct xv_cq *)a->send_cq)->x;
 	xa.rq_depth = xv_pow2(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1);
 	xa.srq = a->srq ? ((struct xv_srq *)a->srq)->x : NULL;
 	xa.rq_sge = a->cap.max_recv_sge;

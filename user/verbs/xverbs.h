@@ -100,6 +100,7 @@ struct xv_mr {
 struct xv_cq {
 	struct ibv_cq_ex ex;		/* begins with struct ibv_cq */
 	struct xhca_cq *x;
+	struct xhca_cq *xs;		/* proxy mode: send completions (cq.c) */
 	pthread_spinlock_t lock;
 	uint32_t events;		/* completion events handed out */
 	/* ibv_cq_ex polling: the completions taken, the current one */

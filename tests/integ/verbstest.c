@@ -502,6 +502,54 @@ static void local_threads(void)
 	      "dereg_mr at once: %d of 160 done, every byte kept", done);
 }
 
+/* The GID table through every verb that reads it, and an SRQ's limit
+ * event. */
+static void local_gids_srq(void)
+{
+	struct ibv_gid_entry e, t[16];
+	union ibv_gid g;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_srq_attr at = { .srq_limit = 5 };
+	struct ibv_async_event ev = {};
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	uint8_t buf[64];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	ssize_t n = ibv_query_gid_table(ctx, t, 16, 0);
+	int got = 0;
+
+	ibv_query_gid(ctx, 1, GIDX, &g);
+	check(!ibv_query_gid_ex(ctx, 1, GIDX, &e, 0) && !memcmp(&e.gid, &g, 16) &&
+	      e.gid_type == IBV_GID_TYPE_ROCE_V2 && e.port_num == 1 && e.ndev_ifindex > 0,
+	      "query_gid_ex: GID %d as query_gid has it, RoCEv2, the interface's index", GIDX);
+	check(n >= 3 && t[0].gid.raw[0] == 0xfe && t[0].gid.raw[1] == 0x80 &&
+	      !memcmp(&t[GIDX].gid, &g, 16) && t[2].gid_type == IBV_GID_TYPE_ROCE_V2,
+	      "query_gid_table: %zd entries, the default fe80:: GID first", n);
+	errno = 0;
+	check(ibv_query_gid_ex(ctx, 1, 15, &e, 0) == ENODATA, "query_gid_ex of an empty entry: "
+	      "ENODATA");
+	if (!srq || !mr)
+		die("srq");
+	check(sa.attr.max_wr == 16, "create_srq: max_wr as asked");
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge s = { (uintptr_t)buf, sizeof(buf), mr->lkey };
+		struct ibv_recv_wr w = { .wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1 }, *bad;
+
+		ibv_post_srq_recv(srq, &w, &bad);
+	}
+	check(!ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT), "modify_srq: limit 5 with 2 posted");
+	while (!got && poll(&p, 1, 1000) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		got = ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq;
+		ibv_ack_async_event(&ev);
+	}
+	check(got, "IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ");
+	check(!ibv_query_srq(srq, &at) && at.srq_limit == 0 && at.max_wr == 16,
+	      "query_srq: the limit disarmed after its event");
+	at.max_wr = 64;
+	check(ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR) == EINVAL, "modify_srq of max_wr: EINVAL");
+	check(!ibv_destroy_srq(srq) && !ibv_dereg_mr(mr), "destroy the SRQ");
+}
+
 /* A forked child gets its own copy of registered memory. */
 static void local_fork(void)
 {
@@ -1148,6 +1196,7 @@ int main(int argc, char **argv)
 		local_fork();
 		local_channel();
 		local_cq_ex();
+		local_gids_srq();
 		local_threads();
 		local_qp_errors();
 	} else if (!strcmp(argv[1], "server")) {

@@ -684,17 +684,173 @@ static struct peer serve_mcast(uint8_t *buf, struct ibv_mr *mr)
 	return q;
 }
 
-/* The server: for each case the client names, a QP, a 64 KiB buffer in an
- * MR of the access asked for (arg), receives posted (len) or not; it
- * replies with all of it, then answers "check" requests about its buffer
- * and completions. */
+/* What the server has for the case in progress. */
+struct srv {
+	uint8_t *raw;		/* malloc'd: any memory */
+	uint8_t *buf;		/* raw + 7: the region, not aligned */
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+};
+
+/* A completion of the case's QP (the flushed buffers of earlier cases'
+ * QPs are not news). */
+static struct ibv_wc srv_wc(struct srv *v, int ms)
+{
+	struct ibv_wc wc;
+
+	do
+		wc = wait_wc(cq, ms);
+	while ((int)wc.status >= 0 && wc.qp_num != v->qp->qp_num);
+	return wc;
+}
+
+static void srv_drop(struct srv *v)
+{
+	if (v->qp)
+		ibv_destroy_qp(v->qp);
+	if (v->mr)
+		ibv_dereg_mr(v->mr);
+	free(v->raw);
+	*v = (struct srv){};
+}
+
+/* A new case: a QP, 64 KiB of malloc'd memory in an MR of the access asked
+ * for (arg), len receives of 1024 bytes posted. */
+static struct peer srv_setup(struct srv *v, struct peer *p)
+{
+	struct peer r = {};
+
+	srv_drop(v);
+	v->raw = calloc(1, 65536 + 7);
+	v->buf = v->raw + 7;
+	v->mr = ibv_reg_mr(pd, v->buf, 65536, IBV_ACCESS_LOCAL_WRITE | p->arg);
+	v->qp = new_qp(IBV_QPT_RC, pd, cq);
+	if (!v->mr || !v->qp)
+		die("server setup");
+	me(v->qp, &r);
+	r.rkey = v->mr->rkey;
+	r.addr = (uintptr_t)v->buf;
+	if (to_rts(v->qp, p, 14, 7, 7))
+		die("server rts");
+	for (uint32_t i = 0; i < p->len; i++)
+		post_recv(v->qp, v->buf + 1024 * i, 1024, v->mr->lkey, i);
+	return r;
+}
+
+/* The byte at offset arg, as the application reads it: no verb call
+ * between the WRITE and this load. */
+static struct peer srv_byte(struct srv *v, struct peer *p)
+{
+	return (struct peer){ .arg = ((volatile uint8_t *)v->buf)[p->arg] };
+}
+
+static struct peer srv_wc_cmd(struct srv *v, struct peer *p)
+{
+	struct ibv_wc wc = srv_wc(v, p->arg);
+
+	return (struct peer){ .arg = (int32_t)wc.status, .len = wc.byte_len };
+}
+
+/* The async event of the case's QP, within a second (the port's, as it
+ * came up, are not the case's). */
+static struct peer srv_async(struct srv *v, struct peer *p)
+{
+	struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
+	struct peer r = { .arg = -1 };
+	struct ibv_async_event ev;
+
+	while (r.arg < 0 && poll(&pf, 1, 1000) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		if (ev.event_type != IBV_EVENT_PORT_ACTIVE && ev.event_type != IBV_EVENT_PORT_ERR) {
+			r.arg = (int32_t)ev.event_type;
+			r.len = ev.element.qp == v->qp;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	return r;
+}
+
+/* A receive of three pieces apart: 1000 + 1000 + 1500 bytes. */
+static struct peer srv_sgl(struct srv *v, struct peer *p)
+{
+	struct ibv_sge g[3] = {
+		{ (uintptr_t)v->buf, 1000, v->mr->lkey },
+		{ (uintptr_t)(v->buf + 5000), 1000, v->mr->lkey },
+		{ (uintptr_t)(v->buf + 20000), 1500, v->mr->lkey },
+	};
+	struct ibv_recv_wr w = { .wr_id = 77, .sg_list = g, .num_sge = 3 }, *bad;
+
+	memset(v->buf, 0, 65536);
+	return (struct peer){ .arg = ibv_post_recv(v->qp, &w, &bad) };
+}
+
+/* ... what came into it: each piece in turn, nothing between them. */
+static struct peer srv_sglcheck(struct srv *v, struct peer *p)
+{
+	struct ibv_wc wc = srv_wc(v, 2000);
+	int ok = 1;
+
+	for (int i = 0; i < 3000; i++) {
+		size_t at = i < 1000 ? (size_t)i : i < 2000 ? (size_t)(5000 + i - 1000)
+							: (size_t)(20000 + i - 2000);
+
+		ok &= v->buf[at] == (uint8_t)(i * 7 + 1);
+	}
+	return (struct peer){
+		.arg = wc.status == IBV_WC_SUCCESS && wc.wr_id == 77 && wc.byte_len == 3000 && ok,
+		.len = v->buf[1000] == 0 && v->buf[20000 + 1000] == 0,
+	};
+}
+
+static struct peer srv_slow(struct srv *v, struct peer *p)
+{
+	return serve_slow(p, v->buf, v->mr);
+}
+
+static struct peer srv_mcast(struct srv *v, struct peer *p)
+{
+	return serve_mcast(v->buf, v->mr);
+}
+
+/* A receive whose lkey is another's. */
+static struct peer srv_badrecv(struct srv *v, struct peer *p)
+{
+	return (struct peer){ .arg = post_recv(v->qp, v->buf, 1024, v->mr->lkey + 0x100, 99) };
+}
+
+static struct peer srv_dereg(struct srv *v, struct peer *p)
+{
+	struct peer r = { .arg = ibv_dereg_mr(v->mr) };
+
+	v->mr = NULL;
+	return r;
+}
+
+static struct peer srv_kill(struct srv *v, struct peer *p)
+{
+	struct peer r = { .arg = ibv_destroy_qp(v->qp) };
+
+	v->qp = NULL;
+	return r;
+}
+
+/* The server: for each case the client names ("setup"), a QP and a region;
+ * then it answers the client's questions about its memory, completions and
+ * events, or does what the case asks of its side. */
+static const struct {
+	const char *cmd;
+	struct peer (*fn)(struct srv *v, struct peer *p);
+} srv_cmds[] = {
+	{ "setup", srv_setup }, { "byte", srv_byte }, { "wc", srv_wc_cmd },
+	{ "slow", srv_slow }, { "async", srv_async }, { "sgl", srv_sgl },
+	{ "sglcheck", srv_sglcheck }, { "mcast", srv_mcast }, { "badrecv", srv_badrecv },
+	{ "dereg", srv_dereg }, { "kill", srv_kill },
+};
+
 static int server(void)
 {
 	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-	uint8_t *buf = NULL;
-	struct ibv_mr *mr = NULL;
-	struct ibv_qp *qp = NULL;
+	struct srv v = {};
 
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
@@ -708,101 +864,12 @@ static int server(void)
 		hear(&p);
 		if (!strcmp(p.cmd, "bye"))
 			break;
-		if (!strcmp(p.cmd, "setup")) {
-			if (qp)
-				ibv_destroy_qp(qp);
-			if (mr)
-				ibv_dereg_mr(mr);
-			free(buf);
-			buf = malloc(65536 + 7); /* malloc'd, not aligned: any memory */
-			memset(buf, 0, 65536 + 7);
-			mr = ibv_reg_mr(pd, buf + 7, 65536, IBV_ACCESS_LOCAL_WRITE | p.arg);
-			qp = new_qp(IBV_QPT_RC, pd, cq);
-			if (!mr || !qp)
-				die("server setup");
-			me(qp, &r);
-			r.rkey = mr->rkey;
-			r.addr = (uintptr_t)(buf + 7);
-			if (to_rts(qp, &p, 14, 7, 7))
-				die("server rts");
-			for (uint32_t i = 0; i < p.len; i++)
-				post_recv(qp, buf + 7 + 1024 * i, 1024, mr->lkey, i);
-		} else if (!strcmp(p.cmd, "byte")) {
-			/* the byte at offset arg, as the application reads it: no
-			 * verb call between the WRITE and this load */
-			r.arg = ((volatile uint8_t *)buf)[7 + p.arg];
-		} else if (!strcmp(p.cmd, "wc")) {
-			struct ibv_wc wc;
-
-			do /* the flushed buffers of earlier cases' QPs are not news */
-				wc = wait_wc(cq, p.arg);
-			while ((int)wc.status >= 0 && wc.qp_num != qp->qp_num);
-
-			r.arg = (int32_t)wc.status;
-			r.len = wc.byte_len;
-		} else if (!strcmp(p.cmd, "slow")) {
-			r = serve_slow(&p, buf, mr);
-		} else if (!strcmp(p.cmd, "async")) {
-			/* the async event of the case's QP, within a second */
-			struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
-			struct ibv_async_event ev;
-
-			r.arg = -1;
-			while (r.arg < 0 && poll(&pf, 1, 1000) == 1 &&
-			       !ibv_get_async_event(ctx, &ev)) {
-				/* the port's events (it came up) are not this case's */
-				if (ev.event_type != IBV_EVENT_PORT_ACTIVE &&
-				    ev.event_type != IBV_EVENT_PORT_ERR) {
-					r.arg = (int32_t)ev.event_type;
-					r.len = ev.element.qp == qp;
-				}
-				ibv_ack_async_event(&ev);
-			}
-		} else if (!strcmp(p.cmd, "sgl")) {
-			/* a receive of three pieces apart: 1000 + 1000 + 1500 bytes */
-			struct ibv_sge g[3] = {
-				{ (uintptr_t)(buf + 7), 1000, mr->lkey },
-				{ (uintptr_t)(buf + 7 + 5000), 1000, mr->lkey },
-				{ (uintptr_t)(buf + 7 + 20000), 1500, mr->lkey },
-			};
-			struct ibv_recv_wr w = { .wr_id = 77, .sg_list = g, .num_sge = 3 }, *bad;
-
-			memset(buf, 0, 65536 + 7);
-			r.arg = ibv_post_recv(qp, &w, &bad);
-		} else if (!strcmp(p.cmd, "sglcheck")) {
-			struct ibv_wc wc;
-			int ok = 1;
-
-			do
-				wc = wait_wc(cq, 2000);
-			while ((int)wc.status >= 0 && wc.qp_num != qp->qp_num);
-			for (int i = 0; i < 3000; i++) {
-				size_t at = i < 1000 ? (size_t)i : i < 2000 ? (size_t)(5000 + i - 1000)
-								: (size_t)(20000 + i - 2000);
-
-				ok &= buf[7 + at] == (uint8_t)(i * 7 + 1);
-			}
-			r.arg = wc.status == IBV_WC_SUCCESS && wc.wr_id == 77 && wc.byte_len == 3000 && ok;
-			r.len = buf[7 + 1000] == 0 && buf[7 + 20000 + 1000] == 0; /* nothing between */
-		} else if (!strcmp(p.cmd, "mcast")) {
-			r = serve_mcast(buf + 7, mr);
-		} else if (!strcmp(p.cmd, "badrecv")) {
-			/* a receive whose lkey is another's */
-			r.arg = post_recv(qp, buf + 7, 1024, mr->lkey + 0x100, 99);
-		} else if (!strcmp(p.cmd, "dereg")) {
-			r.arg = ibv_dereg_mr(mr);
-			mr = NULL;
-		} else if (!strcmp(p.cmd, "kill")) {
-			r.arg = ibv_destroy_qp(qp);
-			qp = NULL;
-		}
+		for (size_t i = 0; i < sizeof(srv_cmds) / sizeof(srv_cmds[0]); i++)
+			if (!strcmp(p.cmd, srv_cmds[i].cmd))
+				r = srv_cmds[i].fn(&v, &p);
 		say(&r);
 	}
-	if (qp)
-		ibv_destroy_qp(qp);
-	if (mr)
-		ibv_dereg_mr(mr);
-	free(buf);
+	srv_drop(&v);
 	return 0;
 }
 

@@ -269,6 +269,16 @@ struct xhca_alloc_run {
 
 #define XHCA_ALLOC_SCATTER (1u << 0) /* pages apart from each other, as fragmented memory */
 #define XHCA_ALLOC_CONTIG (1u << 1)  /* adjacent pages even under xhcad --fragment */
+/* The new allocation holds the pages of earlier ones of the session at
+ * the places nruns struct xhca_alloc_join (after the request) say, the
+ * rest new: both hold those pages (libxhca grows host memory under the
+ * application's pages this way, the earlier regions on their pages). */
+#define XHCA_ALLOC_JOIN (1u << 2)
+
+struct xhca_alloc_join {
+	__u32 id;		/* an allocation of the session */
+	__u32 page;		/* where its first page goes in the new one */
+};
 
 /* CQ_CREATE: depth in (a power of 2); the rest out. The eventfd the
  * application sends is signalled when it has armed the CQ (user/lib/xhca.c);

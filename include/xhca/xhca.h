@@ -64,12 +64,16 @@ int xhca_mem_lookup(struct xhca_ctx *ctx, const void *addr, size_t len, uint32_t
  * buffer of host memory at the same addresses, with the bytes they had, so
  * that regions in it are written by xhca_rx and xhcad where the application
  * reads. Returns the first page's address. The memory must be private
- * anonymous (malloc, posix_memalign, the stack, mmap MAP_PRIVATE |
- * MAP_ANONYMOUS): -EOPNOTSUPP for a file, shared or hugetlb mapping,
- * -EFAULT for a hole, -EEXIST when the pages overlap host memory already.
- * A forked child gets private copies of these pages. xhca_unadopt() (and
- * xhca_close()) gives the pages back as private memory with their bytes;
- * deregister the regions in it first.
+ * private (malloc, posix_memalign, the stack, a program's data, mmap
+ * MAP_PRIVATE): -EOPNOTSUPP for a shared or hugetlb mapping, -EFAULT for a
+ * hole, -EEXIST when the pages overlap a buffer of xhca_alloc. Pages that
+ * adopted memory has already are joined: the new buffer covers the union,
+ * holding the same host memory pages there (xhcad's XHCA_ALLOC_JOIN), so
+ * the regions of the earlier buffers keep their pages. A forked child
+ * gets private copies of these pages. xhca_unadopt() of the buffer that
+ * joined the others (and xhca_close()) gives the pages back as private
+ * memory with their bytes, and frees the joined ones; deregister the
+ * regions in them first.
  */
 void *xhca_adopt(struct xhca_ctx *ctx, void *addr, size_t len);
 int xhca_unadopt(struct xhca_ctx *ctx, void *base);

@@ -11,6 +11,7 @@
  *               SEND) takes the completion by polling alone, leaving the
  *               CQ's doorbell rung, then xhca_cq_wait(cq, 300) with nothing
  *               coming: prints its result and how long it waited
+ *   join IF     XHCA_CTL_ALLOC with XHCA_ALLOC_JOIN, raw: wrong joins refused
  *   sqdb IF     the send doorbell request (XHCA_CTL_SQ_DOORBELL) as a raw
  *               client: without a session, and in one without an eventfd;
  *               prints each error and message, then whether xhcad answers
@@ -254,6 +255,84 @@ static int mode_sqdb(const char *ifname)
 	free(rp);
 	printf("{\"no_session\": %d, \"no_session_msg\": \"%s\", \"no_fd\": %d, "
 	       "\"no_fd_msg\": \"%s\", \"after\": %d}\n", r1, m1, r2, m2, r3);
+	close(fd);
+	return 0;
+}
+
+/* XHCA_CTL_ALLOC with XHCA_ALLOC_JOIN, raw: an allocation of 3 pages, then
+ * joins that are wrong (an allocation not there, two at the same place, no
+ * list, one that does not fit) and one that is right, each answer printed,
+ * and the host memory in use after. */
+static int join_call(int fd, __u64 len, const struct xhca_alloc_join *j, __u32 n, __u32 lie,
+		     struct xhca_alloc *out)
+{
+	__u8 q[sizeof(struct xhca_alloc) + 4 * sizeof(*j)];
+	struct xhca_alloc a = { .len = len, .flags = XHCA_ALLOC_JOIN, .nruns = n + lie };
+	void *rp = NULL;
+	__u32 got = 0;
+	int r;
+
+	memcpy(q, &a, sizeof(a));
+	memcpy(q + sizeof(a), j, n * sizeof(*j));
+	r = xhca_ctl_call(fd, XHCA_CTL_ALLOC, q, (__u32)(sizeof(a) + n * sizeof(*j)), &rp, &got,
+			  NULL, 0);
+	if (!r && out && got >= sizeof(*out))
+		memcpy(out, rp, sizeof(*out));
+	free(rp);
+	return r;
+}
+
+static __u64 used_bytes(const char *ifname)
+{
+	struct xhca_status *st = NULL;
+	__u32 got = 0;
+	int fd = xhca_ctl_connect(ifname);
+	__u64 u = 0;
+
+	if (fd >= 0 && !xhca_ctl_call(fd, XHCA_CTL_STATUS, NULL, 0, (void **)&st, &got, NULL, 0))
+		u = st->hostmem_used;
+	free(st);
+	if (fd >= 0)
+		close(fd);
+	return u;
+}
+
+static int mode_join(const char *ifname)
+{
+	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid(),
+				.name = "join" };
+	struct xhca_alloc a = { .len = 3 * XHCA_PAGE_SIZE }, b = {};
+	int fd = xhca_ctl_connect(ifname), r[5];
+	void *rp = NULL;
+	__u32 got = 0;
+	__u64 u0, u1;
+
+	if (fd < 0 || xhca_ctl_call(fd, XHCA_CTL_HELLO, &h, sizeof(h), &rp, &got, NULL, 0))
+		return 1;
+	free(rp);
+	if (xhca_ctl_call(fd, XHCA_CTL_ALLOC, &a, sizeof(a), &rp, &got, NULL, 0))
+		return 1;
+	memcpy(&a, rp, sizeof(a));
+	free(rp);
+	u0 = used_bytes(ifname);
+	{
+		struct xhca_alloc_join none = { .id = 0x12340001, .page = 0 };
+		struct xhca_alloc_join twice[2] = { { a.id, 0 }, { a.id, 1 } };
+		struct xhca_alloc_join past = { .id = a.id, .page = 3 };
+		struct xhca_alloc_join ok = { .id = a.id, .page = 2 };
+
+		r[0] = join_call(fd, 8 * XHCA_PAGE_SIZE, &none, 1, 0, NULL);
+		r[1] = join_call(fd, 8 * XHCA_PAGE_SIZE, twice, 2, 0, NULL);
+		r[2] = join_call(fd, 8 * XHCA_PAGE_SIZE, &ok, 1, 1, NULL);
+		r[3] = join_call(fd, 5 * XHCA_PAGE_SIZE, &past, 1, 0, NULL);
+		u1 = used_bytes(ifname);
+		r[4] = join_call(fd, 8 * XHCA_PAGE_SIZE, &ok, 1, 0, &b);
+	}
+	/* the join holds a's 3 pages and 5 new ones */
+	printf("{\"unknown\": %d, \"twice\": %d, \"no_list\": %d, \"past\": %d, "
+	       "\"refused_used\": %lld, \"ok\": %d, \"pages\": %u, \"new_used\": %lld}\n",
+	       r[0], r[1], r[2], r[3], (long long)(u1 - u0), r[4], b.npages,
+	       (long long)(used_bytes(ifname) - u0));
 	close(fd);
 	return 0;
 }
@@ -680,6 +759,8 @@ int main(int argc, char **argv)
 		return mode_dead(argv[2]);
 	if (!strcmp(argv[1], "sqdb"))
 		return mode_sqdb(argv[2]);
+	if (!strcmp(argv[1], "join"))
+		return mode_join(argv[2]);
 	if (!strcmp(argv[1], "cqwait"))
 		return mode_cqwait(argv[2]);
 	if (!strcmp(argv[1], "hold"))

@@ -157,6 +157,12 @@ check_eq "host: XHCA_CTL_SQ_DOORBELL outside a session, and without an eventfd: 
 	"$(echo "$out" | json_get '(d["no_session"], d["no_fd"], "eventfd" in d["no_fd_msg"], len(d["no_session_msg"]) > 0, d["after"])')" \
 	"(-1, -22, True, True, 0)"
 
+# --- an allocation joining another's pages (libxhca's adopted memory grown) ---
+out=$(nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" join "$IF_A")
+check_eq "host: XHCA_ALLOC_JOIN of an allocation not there, twice the same, without its list, past the end: refused (-EINVAL), no page taken; a right one: 8 pages, 5 of them new ($out)" \
+	"$(echo "$out" | json_get '(d["unknown"], d["twice"], d["no_list"], d["past"], d["refused_used"], d["ok"], d["pages"], d["new_used"])')" \
+	"(-22, -22, -22, -22, 0, 0, 8, 20480)"
+
 # --- a full CQ holds its flow queue back and loses nothing ---
 mkfifo "$tmp/hold.in"
 nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" hold "$IF_A" 4 <"$tmp/hold.in" >"$tmp/hold" 2>&1 &

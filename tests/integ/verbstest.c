@@ -274,6 +274,27 @@ static void local_mr_errors(void)
 		close(fd);
 		unlink(path);
 	}
+	/* a region over pages partly registered already, reaching past them
+	 * (and one within): the host memory grows, each keeps its pages */
+	{
+		uint8_t *big = malloc(40000);
+		struct ibv_mr *x, *y, *z;
+
+		fill(big, 40000, 21);
+		x = ibv_reg_mr(pd, big + 10, 6000, IBV_ACCESS_LOCAL_WRITE);
+		y = ibv_reg_mr(pd, big + 5000, 20000, IBV_ACCESS_LOCAL_WRITE);
+		z = ibv_reg_mr(pd, big + 4000, 100, IBV_ACCESS_LOCAL_WRITE);
+		check(x && y && z && same(big, 40000, 21), "reg_mr over pages partly registered, "
+		      "reaching past them, and one within: all registered, bytes kept");
+		big[5500] ^= 0xff; /* the application writes the shared pages */
+		big[5500] ^= 0xff;
+		check(x && !ibv_dereg_mr(x) && same(big, 40000, 21), "dereg of the first: bytes kept");
+		check(y && !ibv_dereg_mr(y) && z && !ibv_dereg_mr(z) && same(big, 40000, 21),
+		      "dereg of the others: bytes kept, the memory the application's again");
+		big[39999] = 0;
+		free(big);
+	}
+
 	/* overlapping registrations of the same pages */
 	fill(buf, 8192, 9);
 	a = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE);
@@ -690,6 +711,8 @@ struct srv {
 	uint8_t *buf;		/* raw + 7: the region, not aligned */
 	struct ibv_mr *mr;
 	struct ibv_qp *qp;
+	uint8_t *obuf;		/* "ovl": two regions overlapping partly */
+	struct ibv_mr *oa, *ob;
 };
 
 /* A completion of the case's QP (the flushed buffers of earlier cases'
@@ -710,8 +733,42 @@ static void srv_drop(struct srv *v)
 		ibv_destroy_qp(v->qp);
 	if (v->mr)
 		ibv_dereg_mr(v->mr);
+	if (v->oa)
+		ibv_dereg_mr(v->oa);
+	if (v->ob)
+		ibv_dereg_mr(v->ob);
 	free(v->raw);
+	free(v->obuf);
 	*v = (struct srv){};
+}
+
+/* Two regions of fresh malloc'd memory registered one after the other:
+ * A = [0, 8192), B = [4096, 16384): B's pages partly A's. */
+static struct peer srv_ovl(struct srv *v, struct peer *p)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	v->obuf = calloc(1, 20000);
+	v->oa = ibv_reg_mr(pd, v->obuf, 8192, acc);
+	v->ob = ibv_reg_mr(pd, v->obuf + 4096, 12288, acc);
+	if (!v->oa || !v->ob)
+		return (struct peer){ .arg = -1 };
+	return (struct peer){ .rkey = v->oa->rkey, .len = v->ob->rkey,
+			      .addr = (uintptr_t)v->obuf };
+}
+
+/* The byte at offset arg of the overlapping regions' memory. */
+static struct peer srv_ovlbyte(struct srv *v, struct peer *p)
+{
+	return (struct peer){ .arg = ((volatile uint8_t *)v->obuf)[p->arg] };
+}
+
+static struct peer srv_ovldereg(struct srv *v, struct peer *p)
+{
+	struct peer r = { .arg = ibv_dereg_mr(v->oa) };
+
+	v->oa = NULL;
+	return r;
 }
 
 /* A new case: a QP, 64 KiB of malloc'd memory in an MR of the access asked
@@ -843,7 +900,8 @@ static const struct {
 	{ "setup", srv_setup }, { "byte", srv_byte }, { "wc", srv_wc_cmd },
 	{ "slow", srv_slow }, { "async", srv_async }, { "sgl", srv_sgl },
 	{ "sglcheck", srv_sglcheck }, { "mcast", srv_mcast }, { "badrecv", srv_badrecv },
-	{ "dereg", srv_dereg }, { "kill", srv_kill },
+	{ "dereg", srv_dereg }, { "kill", srv_kill }, { "ovl", srv_ovl },
+	{ "ovlbyte", srv_ovlbyte }, { "ovldereg", srv_ovldereg },
 };
 
 static int server(void)
@@ -1014,6 +1072,40 @@ static void client_wr_api(struct cside *c)
 			      "EINVAL, nothing posted");
 		}
 	}
+}
+
+/* WRITE through a region, on pages a later region took in: each region
+ * writes where the application reads, before and after the other goes. */
+static int ovl_write(struct cside *c, uint32_t rkey, uint64_t addr, uint8_t v, uint64_t id)
+{
+	memset(c->buf, v, 4);
+	return !post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 4, c->mr->lkey, addr, rkey, id) &&
+	       wait_wc(cq, 3000).status == IBV_WC_SUCCESS;
+}
+
+static void client_overlap(struct cside *c)
+{
+	struct peer o, r;
+	int ok;
+
+	pair(c, IBV_ACCESS_REMOTE_WRITE, 0, 14, 7, 7);
+	o = ask("ovl", 0);
+	check(o.arg == 0, "the server registers B over pages of its region A and past them");
+	ok = ovl_write(c, o.rkey, o.addr + 100, 0x11, 50) &&
+	     ovl_write(c, o.rkey, o.addr + 5000, 0x33, 51) &&
+	     ovl_write(c, o.len, o.addr + 12000, 0x22, 52);
+	r = ask("ovlbyte", 100);
+	ok &= r.arg == 0x11;
+	r = ask("ovlbyte", 5000);
+	ok &= r.arg == 0x33;
+	r = ask("ovlbyte", 12000);
+	check(ok && r.arg == 0x22, "WRITEs through A (alone and on the shared pages) and B: each "
+	      "where the server reads");
+	ask("ovldereg", 0);
+	ok = ovl_write(c, o.len, o.addr + 5004, 0x44, 53);
+	r = ask("ovlbyte", 5004);
+	check(ok && r.arg == 0x44, "A deregistered: a WRITE through B on the pages they shared "
+	      "still lands");
 }
 
 /* UD to a multicast group: the server's QP attached gets it with the
@@ -1215,6 +1307,7 @@ static int client(const char *ip)
 	client_data(&c);
 	client_wr_api(&c);
 	client_mcast(&c);
+	client_overlap(&c);
 	client_local_errors(&c);
 	client_remote_access(&c);
 	client_responder_errors(&c);

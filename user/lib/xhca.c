@@ -96,6 +96,7 @@ struct buf {
 	__u32 id;
 	__u8 contiguous;
 	__u8 adopted;		/* under the application's own pages (xhca_adopt) */
+	__u32 parent;		/* joined: the allocation that holds its pages now */
 };
 
 struct xhca_ctx {
@@ -106,6 +107,10 @@ struct xhca_ctx {
 	size_t hostmem_len;
 	struct buf *bufs;	/* sorted by va */
 	__u32 nbufs, cap;
+	/* adopted buffers another one joined (xhca_adopt): out of the table,
+	 * their allocations kept for their regions until the joiner goes */
+	struct buf *joined;
+	__u32 njoined;
 	__u32 last;		/* the last one looked up */
 	struct xhca_cq *cqs;
 	struct xhca_qp *qps;
@@ -431,6 +436,7 @@ void xhca_close(struct xhca_ctx *ctx)
 		free(pd);
 	}
 	free(ctx->bufs);
+	free(ctx->joined);
 	close(ctx->memfd);
 	free(ctx);
 }
@@ -442,22 +448,37 @@ const char *xhca_errmsg(const struct xhca_ctx *ctx)
 
 /* ALLOC: the reply (malloc'd, free it) with the allocation in *a and its
  * runs of pages after it. */
-static int alloc_call(struct xhca_ctx *ctx, size_t len, unsigned int flags, struct xhca_alloc *a,
-		      void **reply)
+/* ALLOC (with njoin earlier allocations to hold, XHCA_ALLOC_JOIN): the
+ * reply (malloc'd, free it) with the allocation in *a and its runs of
+ * pages after it. */
+static int alloc_join_call(struct xhca_ctx *ctx, size_t len, unsigned int flags,
+			   const struct xhca_alloc_join *join, __u32 njoin, struct xhca_alloc *a,
+			   void **reply)
 {
+	size_t qlen = sizeof(*a) + (size_t)njoin * sizeof(*join);
+	__u8 *q = malloc(qlen);
 	void *r = NULL;
 	__u32 got = 0;
 	int err;
 
-	*a = (struct xhca_alloc){ .len = len, .flags = flags };
+	*a = (struct xhca_alloc){ .len = len, .flags = njoin ? XHCA_ALLOC_JOIN : flags,
+				  .nruns = njoin };
 	*reply = NULL;
-	if (!len)
+	if (!q)
+		return -ENOMEM;
+	memcpy(q, a, sizeof(*a));
+	if (njoin)
+		memcpy(q + sizeof(*a), join, (size_t)njoin * sizeof(*join));
+	if (!len) {
+		free(q);
 		return fail(ctx, -EINVAL, "alloc: length 0");
-	err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, a, sizeof(*a), -1, &r, &got, NULL, ctx->err,
+	}
+	err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, q, (__u32)qlen, -1, &r, &got, NULL, ctx->err,
 			       sizeof(ctx->err));
 	if (conn_lost(err) && !resume(ctx))
-		err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, a, sizeof(*a), -1, &r, &got, NULL,
+		err = xhca_ctl_call_fd(ctx->fd, XHCA_CTL_ALLOC, q, (__u32)qlen, -1, &r, &got, NULL,
 				       ctx->err, sizeof(ctx->err));
+	free(q);
 	if (err)
 		return err;
 	memcpy(a, r, got < sizeof(*a) ? got : sizeof(*a));
@@ -468,6 +489,12 @@ static int alloc_call(struct xhca_ctx *ctx, size_t len, unsigned int flags, stru
 		return fail(ctx, -EPROTO, "alloc: bad reply: libxhca and xhcad versions differ");
 	}
 	return 0;
+}
+
+static int alloc_call(struct xhca_ctx *ctx, size_t len, unsigned int flags, struct xhca_alloc *a,
+		      void **reply)
+{
+	return alloc_join_call(ctx, len, flags, NULL, 0, a, reply);
 }
 
 /* Maps each run of an allocation's pages side by side at va (reserved). */
@@ -717,80 +744,232 @@ static void fork_init(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* The host memory pages [g0, g1) of an allocation (pages: one a page)
+ * over the application's pages at va + g0 pages, with their bytes. */
+static int adopt_gap(struct xhca_ctx *ctx, __u8 *va, const __u32 *pages, __u32 g0, __u32 g1)
+{
+	size_t n = (size_t)(g1 - g0) * XHCA_PAGE_SIZE;
+	struct xhca_alloc_run *runs = calloc(g1 - g0, sizeof(*runs));
+	__u8 *tmp = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct swap sw;
+	__u32 nruns = 0;
+	int err = 0;
+
+	if (!runs || tmp == MAP_FAILED) {
+		err = fail(ctx, -ENOMEM, "adopt: no memory or address space for %zu bytes", n);
+		goto out;
+	}
+	for (__u32 p = g0; p < g1; p++) {
+		if (nruns && runs[nruns - 1].page + runs[nruns - 1].count == pages[p])
+			runs[nruns - 1].count++;
+		else
+			runs[nruns++] = (struct xhca_alloc_run){ .page = pages[p], .count = 1 };
+	}
+	for (__u32 i = 0, pos = 0; i < nruns; pos += runs[i++].count)
+		if (mmap(tmp + (size_t)pos * XHCA_PAGE_SIZE, (size_t)runs[i].count * XHCA_PAGE_SIZE,
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
+			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED) {
+			err = fail(ctx, -EPROTO, "adopt: cannot map host memory page %u",
+				   runs[i].page);
+			goto out;
+		}
+	sw = (struct swap){ .va = va + (size_t)g0 * XHCA_PAGE_SIZE, .n = n, .tmp = tmp,
+			    .runs = runs, .nruns = nruns };
+	err = off_stack(swap_adopt, &sw);
+	if (err) {
+		fail(ctx, err, err == -EFAULT ? "adopt: cannot read %zu bytes at %p"
+			       : "adopt: cannot map host memory over %zu bytes at %p", n, sw.va);
+		if (sw.done)
+			to_private(sw.va, sw.done);
+	}
+out:
+	if (tmp != MAP_FAILED)
+		munmap(tmp, n);
+	free(runs);
+	return err;
+}
+
+/* The next run of pages [*p, *q) not taken, from *p on; 0 when none is left. */
+static int next_gap(const __u8 *taken, __u32 n, __u32 *p, __u32 *q)
+{
+	while (*p < n && taken[*p])
+		(*p)++;
+	for (*q = *p; *q < n && !taken[*q]; (*q)++)
+		;
+	return *p < n;
+}
+
+/* Host memory (pages: one a page) over every run of the application's
+ * pages at va that no adopted buffer has yet, each keeping its protection;
+ * on a failure what was swapped goes back, with its bytes. */
+static int adopt_gaps(struct xhca_ctx *ctx, __u8 *va, const __u32 *pages, const __u8 *taken,
+		      __u32 npages)
+{
+	int err = 0, prot;
+
+	for (__u32 p = 0, q; !err && next_gap(taken, npages, &p, &q); p = q) {
+		__u8 *at = va + (size_t)p * XHCA_PAGE_SIZE;
+		size_t n = (size_t)(q - p) * XHCA_PAGE_SIZE;
+
+		err = maps_check((uintptr_t)at, n, 0, &prot);
+		if (!err)
+			err = adopt_gap(ctx, va, pages, p, q);
+		if (!err && prot != (PROT_READ | PROT_WRITE) && mprotect(at, n, prot))
+			err = fail(ctx, -errno, "adopt: cannot give %p its protection back", at);
+		if (err)
+			for (__u32 g = 0; g < p; g++)
+				if (!taken[g])
+					to_private(va + (size_t)g * XHCA_PAGE_SIZE, XHCA_PAGE_SIZE);
+	}
+	return err;
+}
+
+/* The adopted buffers that [*lo, *hi) overlaps, the range grown to take
+ * them whole (and what that overlaps in turn): their indexes in join, how
+ * many; -EEXIST when it meets a buffer of xhca_alloc. */
+static int adopt_union(struct xhca_ctx *ctx, uintptr_t *lo, uintptr_t *hi, __u32 *idx, __u32 *n)
+{
+	int grew = 1;
+
+	*n = 0;
+	while (grew) {
+		grew = 0;
+		for (__u32 i = 0; i < ctx->nbufs; i++) {
+			const struct buf *b = &ctx->bufs[i];
+			uintptr_t bl = (uintptr_t)b->va, bh = bl + b->len;
+			__u32 k;
+
+			if (bh <= *lo || bl >= *hi)
+				continue;
+			if (!b->adopted)
+				return -EEXIST;
+			for (k = 0; k < *n && idx[k] != i; k++)
+				;
+			if (k == *n)
+				idx[(*n)++] = i;
+			if (bl < *lo || bh > *hi) {
+				*lo = bl < *lo ? bl : *lo;
+				*hi = bh > *hi ? bh : *hi;
+				grew = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The new allocation a over [lo, hi) becomes the buffer there; the ones
+ * it joined (their indexes in idx) leave the table, lookups finding the new
+ * one (the same pages), but live on for their regions until it goes. */
+static int adopt_commit(struct xhca_ctx *ctx, uintptr_t lo, uintptr_t hi,
+			const struct xhca_alloc *a, __u32 *idx, __u32 njoin)
+{
+	struct buf nb = { .va = (__u8 *)lo, .len = hi - lo, .id = a->id,
+			  .contiguous = a->nruns == 1, .adopted = 1 };
+	struct buf *j = realloc(ctx->joined, (ctx->njoined + njoin) * sizeof(*j) + 1);
+
+	if (!j)
+		return -ENOMEM;
+	ctx->joined = j;
+	/* highest index first: each removal leaves the lower ones in place */
+	for (__u32 k = 0; k < njoin; k++)
+		for (__u32 m = k + 1; m < njoin; m++)
+			if (idx[m] > idx[k]) {
+				__u32 t = idx[k];
+
+				idx[k] = idx[m];
+				idx[m] = t;
+			}
+	for (__u32 k = 0; k < njoin; k++) {
+		struct buf *b = &ctx->bufs[idx[k]];
+
+		for (__u32 h = 0; h < ctx->njoined; h++)
+			if (ctx->joined[h].parent == b->id)
+				ctx->joined[h].parent = a->id;
+		ctx->joined[ctx->njoined] = *b;
+		ctx->joined[ctx->njoined++].parent = a->id;
+		buf_del(ctx, b);
+	}
+	return buf_add(ctx, &nb);
+}
+
 void *xhca_adopt(struct xhca_ctx *ctx, void *addr, size_t len)
 {
-	uintptr_t base = (uintptr_t)addr & ~(uintptr_t)(XHCA_PAGE_SIZE - 1);
-	size_t n = len ? pages_of((uintptr_t)addr + len - base) : 0;
-	struct buf nb = { .va = (__u8 *)base, .len = n, .adopted = 1 };
-	const struct xhca_alloc_run *runs;
-	__u8 *tmp = MAP_FAILED;
+	uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(XHCA_PAGE_SIZE - 1), hi;
+	struct xhca_alloc_join *join = NULL;
+	__u32 *idx = NULL, *pages = NULL, njoin = 0, npages;
 	struct xhca_alloc a = {};
-	struct swap sw;
+	__u8 *taken = NULL;
 	void *r = NULL;
 	int err, prot;
 
 	pthread_once(&fork_once, fork_init);
-	if (!n || (uintptr_t)addr + len < (uintptr_t)addr) {
+	if (!len || (uintptr_t)addr + len < (uintptr_t)addr) {
 		err = fail(ctx, -EINVAL, "adopt: %zu bytes at %p: no such range", len, addr);
 		goto out;
 	}
-	if (buf_find(ctx, (void *)base, 1) || buf_find(ctx, (__u8 *)base + n - 1, 1)) {
-		err = fail(ctx, -EEXIST, "adopt: %zu bytes at %p overlap host memory already",
-			   len, addr);
+	hi = lo + pages_of((uintptr_t)addr + len - lo);
+	idx = calloc(ctx->nbufs + 1, sizeof(*idx));
+	join = calloc(ctx->nbufs + 1, sizeof(*join));
+	if (!idx || !join) {
+		err = -ENOMEM;
 		goto out;
 	}
-	err = maps_check(base, n, 0, &prot);
+	err = adopt_union(ctx, &lo, &hi, idx, &njoin);
 	if (err) {
-		fail(ctx, err, err == -EFAULT ? "adopt: %zu bytes at %p are not all mapped and "
-			       "readable" : "adopt: %zu bytes at %p are not private anonymous "
-			       "memory (a file, shared or hugetlb mapping): register a buffer of "
-			       "malloc, posix_memalign or mmap(MAP_PRIVATE | MAP_ANONYMOUS)", len, addr);
+		fail(ctx, err, "adopt: %zu bytes at %p overlap a buffer of xhca_alloc", len, addr);
 		goto out;
 	}
-	err = alloc_call(ctx, n, 0, &a, &r);
+	npages = (__u32)((hi - lo) / XHCA_PAGE_SIZE);
+	taken = calloc(npages, 1);
+	pages = calloc(npages, sizeof(*pages));
+	if (!taken || !pages) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (__u32 k = 0; k < njoin; k++) {
+		const struct buf *b = &ctx->bufs[idx[k]];
+		__u32 at = (__u32)(((uintptr_t)b->va - lo) / XHCA_PAGE_SIZE);
+
+		join[k] = (struct xhca_alloc_join){ .id = b->id, .page = at };
+		memset(taken + at, 1, b->len / XHCA_PAGE_SIZE);
+	}
+	/* the pages no buffer has yet must be the application's private memory */
+	for (__u32 p = 0, q; next_gap(taken, npages, &p, &q); p = q) {
+		err = maps_check(lo + (uintptr_t)p * XHCA_PAGE_SIZE, (size_t)(q - p) * XHCA_PAGE_SIZE,
+				 0, &prot);
+		if (err) {
+			fail(ctx, err, err == -EFAULT ? "adopt: %zu bytes at %p are not all mapped "
+				       "and readable" : "adopt: %zu bytes at %p are not private memory "
+				       "(a shared or hugetlb mapping): register a buffer of malloc, "
+				       "posix_memalign or mmap(MAP_PRIVATE | MAP_ANONYMOUS)", len, addr);
+			goto out;
+		}
+	}
+	err = alloc_join_call(ctx, hi - lo, 0, join, njoin, &a, &r);
 	if (err)
 		goto out;
-	runs = (const struct xhca_alloc_run *)((const __u8 *)r + sizeof(a));
-	tmp = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (tmp == MAP_FAILED) {
-		err = fail(ctx, -errno, "adopt: no address space for %zu bytes", n);
-		goto out;
+	{
+		const struct xhca_alloc_run *runs = (const void *)((const __u8 *)r + sizeof(a));
+
+		for (__u32 i = 0, p = 0; i < a.nruns; i++)
+			for (__u32 c = 0; c < runs[i].count && p < npages; c++)
+				pages[p++] = runs[i].page + c;
 	}
-	err = map_runs(ctx, tmp, &a, runs);
-	if (err)
-		goto out;
-	sw = (struct swap){ .va = (__u8 *)base, .n = n, .tmp = tmp, .runs = runs,
-			    .nruns = a.nruns };
-	err = off_stack(swap_adopt, &sw);
-	if (err) {
-		fail(ctx, err, err == -EFAULT ? "adopt: cannot read %zu bytes at %p"
-			       : "adopt: cannot map host memory over %zu bytes at %p", n,
-		     (void *)base);
-		if (sw.done)
-			to_private((__u8 *)base, sw.done);
-		goto out;
-	}
-	if (prot != (PROT_READ | PROT_WRITE) && mprotect((void *)base, n, prot)) {
-		err = fail(ctx, -errno, "adopt: cannot give %p its protection back: %s",
-			   (void *)base, strerror(errno));
-		to_private((__u8 *)base, n);
-		goto out;
-	}
-	nb.id = a.id;
-	nb.contiguous = a.nruns == 1;
-	err = buf_add(ctx, &nb);
-	if (err)
-		to_private((__u8 *)base, n);
+	err = adopt_gaps(ctx, (__u8 *)lo, pages, taken, npages);
+	if (!err)
+		err = adopt_commit(ctx, lo, hi, &a, idx, njoin);
 out:
-	if (tmp != MAP_FAILED)
-		munmap(tmp, n);
 	free(r);
+	free(idx);
+	free(join);
+	free(taken);
+	free(pages);
 	if (err) {
 		alloc_undo(ctx, a.id);
 		errno = -err;
 		return NULL;
 	}
-	return (void *)base;
+	return (void *)lo;
 }
 
 /* The adopted buffer at b goes back to private memory with its bytes, if
@@ -812,6 +991,17 @@ int xhca_unadopt(struct xhca_ctx *ctx, void *base)
 		return fail(ctx, -EFAULT, "unadopt: %p is not the start of adopted memory", base);
 	unadopt_pages(b);
 	err = call(ctx, XHCA_CTL_FREE, &b->id, sizeof(b->id), -1, NULL, 0, NULL);
+	/* and the allocations it joined, whose pages it held too */
+	for (__u32 h = 0; h < ctx->njoined;) {
+		if (ctx->joined[h].parent != b->id) {
+			h++;
+			continue;
+		}
+		if (!err)
+			err = call(ctx, XHCA_CTL_FREE, &ctx->joined[h].id, sizeof(ctx->joined[h].id),
+				   -1, NULL, 0, NULL);
+		ctx->joined[h] = ctx->joined[--ctx->njoined];
+	}
 	buf_del(ctx, b);
 	return err;
 }

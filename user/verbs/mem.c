@@ -17,8 +17,10 @@
 struct xv_area {
 	uint8_t *base;
 	size_t len;
-	unsigned int refs;
-	struct xv_area *next;
+	unsigned int refs;		/* regions in it (and in the areas it took in) */
+	struct xv_area *next;		/* the context's, or its taker's taken list */
+	struct xv_area *merged;		/* taken in by this one: counts go there */
+	struct xv_area *taken;		/* the areas it took in */
 };
 
 XV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
@@ -63,26 +65,20 @@ XV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 }
 XV_V11(ibv_dealloc_pd);
 
-/* The area holding [addr, addr + len), made when there is none; NULL and
- * errno when the range overlaps an area partly or cannot be adopted. */
+/* The area holding [addr, addr + len): one that has it, or a new one,
+ * which takes in the areas it overlaps (libxhca joins their host memory:
+ * their regions keep their pages); NULL and errno when it cannot be
+ * adopted. */
 static struct xv_area *area_get(struct xv_context *c, void *addr, size_t len)
 {
 	uint8_t *lo = addr, *hi = lo + len;
-	struct xv_area *a;
+	struct xv_area *a, **pp;
 
-	for (a = c->areas; a; a = a->next) {
+	for (a = c->areas; a; a = a->next)
 		if (lo >= a->base && hi <= a->base + a->len) {
 			a->refs++;
 			return a;
 		}
-		if (lo < a->base + a->len && hi > a->base) {
-			xv_log(c, "reg mr: %zu bytes at %p share pages with a region at %p..%p but "
-			       "reach beyond them; register within those pages or apart from them",
-			       len, addr, (void *)a->base, (void *)(a->base + a->len));
-			errno = EINVAL;
-			return NULL;
-		}
-	}
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
@@ -98,15 +94,49 @@ static struct xv_area *area_get(struct xv_context *c, void *addr, size_t len)
 	a->len = (size_t)((((uintptr_t)addr + len + XHCA_PAGE_SIZE - 1) &
 			   ~(uintptr_t)(XHCA_PAGE_SIZE - 1)) - (uintptr_t)a->base);
 	a->refs = 1;
+	/* the areas it took in (as libxhca: all it reaches, growing): their
+	 * regions count for it now */
+	for (int grew = 1; grew;) {
+		grew = 0;
+		for (pp = &c->areas; *pp;) {
+			struct xv_area *o = *pp;
+
+			if (o->base >= a->base + a->len || o->base + o->len <= a->base) {
+				pp = &o->next;
+				continue;
+			}
+			if (o->base + o->len > a->base + a->len)
+				a->len = (size_t)(o->base + o->len - a->base);
+			a->refs += o->refs;
+			o->merged = a;
+			*pp = o->next;
+			o->next = a->taken;
+			a->taken = o;
+			grew = 1;
+		}
+	}
 	a->next = c->areas;
 	c->areas = a;
 	return a;
+}
+
+static void area_free(struct xv_area *a)
+{
+	while (a->taken) {
+		struct xv_area *o = a->taken;
+
+		a->taken = o->next;
+		area_free(o);
+	}
+	free(a);
 }
 
 static void area_put(struct xv_context *c, struct xv_area *a)
 {
 	struct xv_area **pp;
 
+	while (a->merged)
+		a = a->merged;
 	if (--a->refs)
 		return;
 	for (pp = &c->areas; *pp; pp = &(*pp)->next)
@@ -116,7 +146,7 @@ static void area_put(struct xv_context *c, struct xv_area *a)
 		}
 	if (xhca_unadopt(c->x, a->base))
 		xv_log(c, "dereg mr: giving %p back", (void *)a->base);
-	free(a);
+	area_free(a);
 }
 
 /* Every area back to private memory (the context closes with regions
@@ -127,7 +157,7 @@ void xv_mem_close(struct xv_context *c)
 		struct xv_area *a = c->areas;
 
 		c->areas = a->next;
-		free(a);
+		area_free(a);
 	}
 	/* xhca_close gives the adopted pages back */
 }

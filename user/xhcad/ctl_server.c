@@ -393,10 +393,37 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		struct xhca_alloc a;
 		struct hm_alloc *al;
 
-		WANT(a);
+		if (h.len < sizeof(a)) { /* a join has more after it */
+			rc = reply_err(fd, h.op, -EINVAL, "bad request size");
+			break;
+		}
 		if (need_session(c, h.op, "alloc"))
 			break;
 		memcpy(&a, buf, sizeof(a));
+		if (a.flags != XHCA_ALLOC_JOIN && h.len != sizeof(a)) {
+			rc = reply_err(fd, h.op, -EINVAL, "bad request size");
+			break;
+		}
+		if (a.flags == XHCA_ALLOC_JOIN) {
+			if (h.len != sizeof(a) + (__u64)a.nruns * sizeof(struct xhca_alloc_join) ||
+			    !a.nruns) {
+				rc = reply_err(fd, h.op, -EINVAL, "alloc: a join names its "
+					       "allocations after the request");
+				break;
+			}
+			al = hm_alloc_join(d, a.len, c->session,
+					   (const struct xhca_alloc_join *)((const __u8 *)buf + sizeof(a)),
+					   a.nruns);
+			if (!al) {
+				snprintf(err, sizeof(err), "alloc: join of %u allocations in %llu "
+					 "bytes: %s", a.nruns, (unsigned long long)a.len,
+					 strerror(errno));
+				rc = reply_err(fd, h.op, -errno, err);
+				break;
+			}
+			rc = send_alloc(fd, h.op, al);
+			break;
+		}
 		if (a.flags & ~(XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG) ||
 		    (a.flags & XHCA_ALLOC_SCATTER && a.flags & XHCA_ALLOC_CONTIG)) {
 			snprintf(err, sizeof(err), "alloc: bad flags 0x%x: give scatter or contig, "

@@ -42,9 +42,9 @@ int hostmem_init(struct xhcad *d)
 		return -errno;
 	}
 	d->hostmem = m;
-	d->page_used = calloc((d->hostmem_pages + 63) / 64, sizeof(uint64_t));
+	d->page_ref = calloc(d->hostmem_pages, sizeof(*d->page_ref));
 	d->allocs = calloc(HM_SLOTS, sizeof(*d->allocs));
-	if (!d->page_used || !d->allocs)
+	if (!d->page_ref || !d->allocs)
 		return -ENOMEM;
 	return 0;
 }
@@ -63,8 +63,8 @@ void hostmem_fini(struct xhcad *d)
 			alloc_free(d->allocs[i]);
 	free(d->allocs);
 	d->allocs = NULL;
-	free(d->page_used);
-	d->page_used = NULL;
+	free(d->page_ref);
+	d->page_ref = NULL;
 	if (d->hostmem)
 		munmap(d->hostmem, d->hostmem_bytes);
 	d->hostmem = NULL;
@@ -73,12 +73,17 @@ void hostmem_fini(struct xhcad *d)
 
 static int used(const struct xhcad *d, __u32 p)
 {
-	return bm_test(d->page_used, p);
+	return d->page_ref[p] != 0;
 }
 
-static void set_used(struct xhcad *d, __u32 p, int v)
+/* One more (v) or one less allocation holds page p; returns how many do. */
+static __u32 set_used(struct xhcad *d, __u32 p, int v)
 {
-	bm_set(d->page_used, p, v);
+	if (v)
+		d->page_ref[p]++;
+	else if (d->page_ref[p])
+		d->page_ref[p]--;
+	return d->page_ref[p];
 }
 
 void hm_canary_fill(struct xhcad *d)
@@ -157,13 +162,51 @@ void hm_canary_scan(struct xhcad *d)
 			canary_check(d, p);
 }
 
-/* Checks the canary of a page about to be handed out, then zeroes it. */
+/* Checks the canary of a free page about to be handed out, then zeroes it. */
 static void claim_page(struct xhcad *d, __u32 p)
 {
 	if (d->canary)
 		canary_check(d, p);
 	memset(d->hostmem + (__u64)p * XHCA_PAGE_SIZE, 0, XHCA_PAGE_SIZE);
 	set_used(d, p, 1);
+	d->hostmem_used += XHCA_PAGE_SIZE;
+}
+
+static struct hm_alloc *alloc_new(__u32 n)
+{
+	struct hm_alloc *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->pages = calloc(n, sizeof(*a->pages));
+	if (!a || !a->pages) {
+		free(a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return a;
+}
+
+/* a (its pages found) gets a slot, an id, its owner: in the table. */
+static struct hm_alloc *alloc_enter(struct xhcad *d, struct hm_alloc *a, __u32 slot, __u64 len,
+				    __u32 n, __u32 owner)
+{
+	a->id = (++d->alloc_seq << 16 & 0x7fff0000u) | slot;
+	a->owner = owner;
+	a->npages = n;
+	a->len = len;
+	a->contiguous = 1;
+	for (__u32 i = 1; i < n; i++)
+		if (a->pages[i] != a->pages[0] + i)
+			a->contiguous = 0;
+	d->allocs[slot] = a;
+	return a;
+}
+
+static int free_slot(struct xhcad *d, __u32 *slot)
+{
+	for (*slot = 1; *slot < HM_SLOTS && d->allocs[*slot]; (*slot)++)
+		;
+	return *slot < HM_SLOTS ? 0 : -ENOSPC;
 }
 
 struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
@@ -177,20 +220,13 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
 		return NULL;
 	}
 	n = (__u32)((len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE);
-	for (slot = 1; slot < HM_SLOTS && d->allocs[slot]; slot++)
-		;
-	if (slot == HM_SLOTS) {
+	if (free_slot(d, &slot)) {
 		errno = ENOSPC;
 		return NULL;
 	}
-	a = calloc(1, sizeof(*a));
-	if (a)
-		a->pages = calloc(n, sizeof(*a->pages));
-	if (!a || !a->pages) {
-		free(a);
-		errno = ENOMEM;
+	a = alloc_new(n);
+	if (!a)
 		return NULL;
-	}
 	if ((flags & XHCA_ALLOC_SCATTER) || (d->fragment && !(flags & XHCA_ALLOC_CONTIG))) {
 		err = find_scattered(d, n, a->pages);
 	} else {
@@ -205,17 +241,82 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
 	}
 	for (__u32 i = 0; i < n; i++)
 		claim_page(d, a->pages[i]);
-	a->id = (++d->alloc_seq << 16 & 0x7fff0000u) | slot;
-	a->owner = owner;
-	a->npages = n;
-	a->len = len;
-	a->contiguous = 1;
-	for (__u32 i = 1; i < n; i++)
-		if (a->pages[i] != a->pages[0] + i)
-			a->contiguous = 0;
-	d->allocs[slot] = a;
-	d->hostmem_used += (__u64)n * XHCA_PAGE_SIZE;
-	return a;
+	return alloc_enter(d, a, slot, len, n, owner);
+}
+
+/*
+ * An allocation of len bytes whose pages at join[i].page on are those of
+ * allocation join[i].id (the same pages: both hold them, a byte written
+ * through one is read through the other), the rest new: memory regions of
+ * the old allocations keep their pages while a region of the new one spans
+ * them all (libxhca: host memory under the application's pages, grown).
+ */
+struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
+			       const struct xhca_alloc_join *join, __u32 njoin)
+{
+	__u32 n = (__u32)((len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE), slot;
+	struct hm_alloc *a;
+	__u8 *taken;
+
+	if (!len || len > d->hostmem_bytes || free_slot(d, &slot)) {
+		errno = !len || len > d->hostmem_bytes ? EINVAL : ENOSPC;
+		return NULL;
+	}
+	a = alloc_new(n);
+	taken = calloc(n, 1);
+	if (!a || !taken)
+		goto nomem;
+	for (__u32 j = 0; j < njoin; j++) {
+		const struct hm_alloc *o = hm_find(d, join[j].id);
+
+		if (!o || o->owner != owner || join[j].page > n || o->npages > n - join[j].page)
+			goto inval;
+		for (__u32 i = 0; i < o->npages; i++) {
+			if (taken[join[j].page + i])
+				goto inval;
+			taken[join[j].page + i] = 1;
+			a->pages[join[j].page + i] = o->pages[i];
+		}
+	}
+	/* the new pages, a run for each gap where one is free */
+	for (__u32 i = 0; i < n;) {
+		__u32 k = i, first;
+
+		if (taken[i]) {
+			i++;
+			continue;
+		}
+		while (k < n && !taken[k])
+			k++;
+		if (!find_run(d, k - i, &first)) {
+			for (__u32 p = i; p < k; p++)
+				a->pages[p] = first + (p - i);
+		} else if (find_scattered(d, k - i, a->pages + i)) {
+			for (__u32 p = 0; p < i; p++) /* the gaps before, claimed */
+				if (!taken[p] && !set_used(d, a->pages[p], 0))
+					d->hostmem_used -= XHCA_PAGE_SIZE;
+			goto nomem;
+		}
+		for (__u32 p = i; p < k; p++)
+			claim_page(d, a->pages[p]);
+		i = k;
+	}
+	for (__u32 i = 0; i < n; i++)
+		if (taken[i])
+			set_used(d, a->pages[i], 1);
+	free(taken);
+	return alloc_enter(d, a, slot, len, n, owner);
+inval:
+	free(taken);
+	alloc_free(a);
+	errno = EINVAL;
+	return NULL;
+nomem:
+	free(taken);
+	if (a)
+		alloc_free(a);
+	errno = ENOMEM;
+	return NULL;
 }
 
 struct hm_alloc *hm_find(const struct xhcad *d, __u32 id)
@@ -230,12 +331,13 @@ static void release(struct xhcad *d, struct hm_alloc *a)
 	for (__u32 i = 0; i < a->npages; i++) {
 		__u64 *w = (__u64 *)(d->hostmem + (__u64)a->pages[i] * XHCA_PAGE_SIZE);
 
+		if (set_used(d, a->pages[i], 0))
+			continue; /* another allocation holds it still */
 		if (d->canary)
 			for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
 				w[k] = CANARY_WORD;
-		set_used(d, a->pages[i], 0);
+		d->hostmem_used -= XHCA_PAGE_SIZE;
 	}
-	d->hostmem_used -= (__u64)a->npages * XHCA_PAGE_SIZE;
 	d->allocs[a->id & (HM_SLOTS - 1)] = NULL;
 	alloc_free(a);
 }
@@ -339,7 +441,7 @@ int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *p
 	    len > (__u64)npages * XHCA_PAGE_SIZE || len <= (__u64)(npages - 1) * XHCA_PAGE_SIZE)
 		return -EINVAL;
 	for (__u32 i = 0; i < npages; i++)
-		if (pages[i] >= d->hostmem_pages || used(d, pages[i]))
+		if (pages[i] >= d->hostmem_pages)
 			return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (a)
@@ -355,11 +457,12 @@ int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *p
 	a->len = len;
 	a->contiguous = 1;
 	for (__u32 i = 0; i < npages; i++) {
-		set_used(d, pages[i], 1);
+		/* (a page two allocations share comes twice: XHCA_ALLOC_JOIN) */
+		if (set_used(d, pages[i], 1) == 1)
+			d->hostmem_used += XHCA_PAGE_SIZE;
 		if (i && pages[i] != pages[0] + i)
 			a->contiguous = 0;
 	}
 	d->allocs[slot] = a;
-	d->hostmem_used += (__u64)npages * XHCA_PAGE_SIZE;
 	return 0;
 }

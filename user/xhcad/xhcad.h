@@ -321,7 +321,8 @@ struct xhcad {
 	__u64 hostmem_bytes;
 	__u32 hostmem_pages;	/* from --hostmem-mb, or the pinned map */
 	__u64 hostmem_used;
-	uint64_t *page_used;	/* bitmap */
+	__u16 *page_ref;	/* allocations holding each page (0: free); more than
+				 * one after XHCA_ALLOC_JOIN */
 	struct hm_alloc **allocs; /* by slot */
 	__u32 alloc_seq;
 	int fragment;		/* --fragment: scatter every allocation */
@@ -438,6 +439,8 @@ int hostmem_init(struct xhcad *d);
 void hostmem_fini(struct xhcad *d);
 /* A new zeroed allocation (flags XHCA_ALLOC_*), or NULL with errno. */
 struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags);
+struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
+			       const struct xhca_alloc_join *join, __u32 njoin);
 struct hm_alloc *hm_find(const struct xhcad *d, __u32 id);
 int hm_free(struct xhcad *d, __u32 id, __u32 owner);
 void hm_free_owner(struct xhcad *d, __u32 owner);

@@ -151,6 +151,51 @@ static int need_session(struct client *c, __u32 op, const char *what)
 }
 
 /* Serves one request. Returns 0, or -errno when the connection is done. */
+/* ALLOC: a new allocation of the session, or (XHCA_ALLOC_JOIN, its list
+ * after the request) one holding the pages of earlier ones too. */
+static int serve_alloc(struct xhcad *d, const struct client *c, int fd,
+		       const struct xhca_ctl_hdr *h, const void *buf)
+{
+	const struct xhca_alloc_join *join =
+		(const void *)((const __u8 *)buf + sizeof(struct xhca_alloc));
+	char err[XHCA_ERRMSG_LEN];
+	struct xhca_alloc a;
+	struct hm_alloc *al;
+
+	if (h->len < sizeof(a))
+		return reply_err(fd, h->op, -EINVAL, "bad request size");
+	memcpy(&a, buf, sizeof(a));
+	if (a.flags == XHCA_ALLOC_JOIN) {
+		if (!a.nruns || h->len != sizeof(a) + (__u64)a.nruns * sizeof(*join))
+			return reply_err(fd, h->op, -EINVAL,
+					 "alloc: a join names its allocations after the request");
+		al = hm_alloc_join(d, a.len, c->session, join, a.nruns);
+		if (!al) {
+			snprintf(err, sizeof(err), "alloc: join of %u allocations in %llu bytes: %s",
+				 a.nruns, (unsigned long long)a.len, strerror(errno));
+			return reply_err(fd, h->op, -errno, err);
+		}
+		return send_alloc(fd, h->op, al);
+	}
+	if (h->len != sizeof(a))
+		return reply_err(fd, h->op, -EINVAL, "bad request size");
+	if (a.flags & ~(XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG) ||
+	    (a.flags & XHCA_ALLOC_SCATTER && a.flags & XHCA_ALLOC_CONTIG)) {
+		snprintf(err, sizeof(err), "alloc: bad flags 0x%x: give scatter or contig, not both",
+			 a.flags);
+		return reply_err(fd, h->op, -EINVAL, err);
+	}
+	al = a.len ? hm_alloc(d, a.len, c->session, a.flags) : NULL;
+	if (!al) {
+		snprintf(err, sizeof(err), a.len ? "alloc: no %llu bytes free in host memory (%llu of "
+			 "%llu in use); free buffers or start xhcad with a larger --hostmem-mb"
+			 : "alloc: length 0", (unsigned long long)a.len,
+			 (unsigned long long)d->hostmem_used, (unsigned long long)d->hostmem_bytes);
+		return reply_err(fd, h->op, a.len ? -ENOMEM : -EINVAL, err);
+	}
+	return send_alloc(fd, h->op, al);
+}
+
 int ctl_serve_one(struct xhcad *d, struct client *c)
 {
 	char err[XHCA_ERRMSG_LEN] = "";
@@ -389,61 +434,10 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
 		break;
 	}
-	case XHCA_CTL_ALLOC: {
-		struct xhca_alloc a;
-		struct hm_alloc *al;
-
-		if (h.len < sizeof(a)) { /* a join has more after it */
-			rc = reply_err(fd, h.op, -EINVAL, "bad request size");
-			break;
-		}
-		if (need_session(c, h.op, "alloc"))
-			break;
-		memcpy(&a, buf, sizeof(a));
-		if (a.flags != XHCA_ALLOC_JOIN && h.len != sizeof(a)) {
-			rc = reply_err(fd, h.op, -EINVAL, "bad request size");
-			break;
-		}
-		if (a.flags == XHCA_ALLOC_JOIN) {
-			if (h.len != sizeof(a) + (__u64)a.nruns * sizeof(struct xhca_alloc_join) ||
-			    !a.nruns) {
-				rc = reply_err(fd, h.op, -EINVAL, "alloc: a join names its "
-					       "allocations after the request");
-				break;
-			}
-			al = hm_alloc_join(d, a.len, c->session,
-					   (const struct xhca_alloc_join *)((const __u8 *)buf + sizeof(a)),
-					   a.nruns);
-			if (!al) {
-				snprintf(err, sizeof(err), "alloc: join of %u allocations in %llu "
-					 "bytes: %s", a.nruns, (unsigned long long)a.len,
-					 strerror(errno));
-				rc = reply_err(fd, h.op, -errno, err);
-				break;
-			}
-			rc = send_alloc(fd, h.op, al);
-			break;
-		}
-		if (a.flags & ~(XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG) ||
-		    (a.flags & XHCA_ALLOC_SCATTER && a.flags & XHCA_ALLOC_CONTIG)) {
-			snprintf(err, sizeof(err), "alloc: bad flags 0x%x: give scatter or contig, "
-				 "not both", a.flags);
-			rc = reply_err(fd, h.op, -EINVAL, err);
-			break;
-		}
-		al = a.len ? hm_alloc(d, a.len, c->session, a.flags) : NULL;
-		if (!al) {
-			snprintf(err, sizeof(err), a.len ? "alloc: no %llu bytes free in host memory "
-				 "(%llu of %llu in use); free buffers or start xhcad with a larger "
-				 "--hostmem-mb" : "alloc: length 0", (unsigned long long)a.len,
-				 (unsigned long long)d->hostmem_used,
-				 (unsigned long long)d->hostmem_bytes);
-			rc = reply_err(fd, h.op, a.len ? -ENOMEM : -EINVAL, err);
-			break;
-		}
-		rc = send_alloc(fd, h.op, al);
+	case XHCA_CTL_ALLOC:
+		if (!need_session(c, h.op, "alloc"))
+			rc = serve_alloc(d, c, fd, &h, buf);
 		break;
-	}
 	case XHCA_CTL_FREE: {
 		__u32 id;
 

@@ -438,9 +438,10 @@ static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *
 }
 
 /* xhca_rx expects psn again, as at a message's start (no WRITE cursor);
- * keep as rx_rewound. */
+ * keep as rx_rewound; quiet: XHCA_RXPSN_NAKED (the NAK already sent
+ * covers the gap until psn comes again) or 0. */
 static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn, __u32 msn,
-		      int keep)
+		      int keep, __u32 quiet)
 {
 	struct xhca_qp_ctx *c = &d->ctxm[lidx];
 	__u32 cur;
@@ -450,7 +451,7 @@ static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn
 	rx_rewound(d, qh, c,
 		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
 			    XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_UC_DROP)) |
-			   (psn & XHCA_PSN_MASK),
+			   quiet | (psn & XHCA_PSN_MASK),
 		   psn, msn, keep);
 }
 
@@ -464,9 +465,10 @@ static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn
  * xhca_rx placed (pretx) is its alone; one xhcad places goes on in xhcad
  * too (MSG_WRITE, its place as it was before the packet: the caller's).
  * Only while the cursor is still this WRITE's; returns -ESTALE otherwise.
+ * quiet as rewind_to.
  */
 static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-			__u32 first, __u32 psn, __u32 msn, int pretx)
+			__u32 first, __u32 psn, __u32 msn, int pretx, __u32 quiet)
 {
 	struct xhca_qp_ctx *c = &d->ctxm[m->lidx];
 	__u64 off = (__u64)((psn - first) & XHCA_PSN_MASK) << c->mtu_shift;
@@ -485,7 +487,8 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 	rx_rewound(d, qh, c,
 		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
 			    XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX)) |
-			   XHCA_RXPSN_WRITE | (pretx ? XHCA_RXPSN_PRETX : 0) | (psn & XHCA_PSN_MASK),
+			   XHCA_RXPSN_WRITE | (pretx ? XHCA_RXPSN_PRETX : 0) | quiet |
+			   (psn & XHCA_PSN_MASK),
 		   psn, msn, !pretx);
 	return 0;
 }
@@ -499,15 +502,15 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
  * cursor, rewind_write). Not on a proxy QP. Returns 0 with the PSN and MSN.
  */
 static int rewind_in_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-			 __u32 *psn, __u32 *msn)
+			 __u32 *psn, __u32 *msn, __u32 quiet)
 {
 	__u32 next = qh->next_psn, m0 = msn_full(d, m->lidx, qh->msg_csn);
 
 	if (qh->px || !qh->psn_valid || !qh->in_msg || next == qh->msg_psn)
 		return -1;
 	if (qh->in_msg == MSG_SEND)
-		rewind_to(d, qh, m->lidx, next, m0, 1);
-	else if (rewind_write(d, qh, m, qh->msg_psn, next, m0, 0))
+		rewind_to(d, qh, m->lidx, next, m0, 1, quiet);
+	else if (rewind_write(d, qh, m, qh->msg_psn, next, m0, 0, quiet))
 		return -1;
 	*psn = next;
 	*msn = m0;
@@ -522,15 +525,17 @@ static int rewind_in_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_
  * no buffer; a packet of a WRITE xhca_rx placed; else the frame's message
  * from its first PSN (a START, a proxy QP's message, which no ACK covers
  * before it ends). Acknowledgements may cover what came before a packet, so
- * a rewind never goes before one. Returns that PSN and MSN.
+ * a rewind never goes before one. Returns that PSN and MSN. quiet as
+ * rewind_to: after an RNR NAK, IBA 9.7.5.2.8 lets the responder send no
+ * other NAK until the packet it names comes again.
  */
 static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		       __u32 *psn, __u32 *msn)
+		       __u32 *psn, __u32 *msn, __u32 quiet)
 {
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
 	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift;
 
-	if (!rewind_in_msg(d, qh, m, psn, msn))
+	if (!rewind_in_msg(d, qh, m, psn, msn, quiet))
 		return;
 	*msn = msn_full(d, m->lidx, m->csn);
 	if (!(oi->flags & XHCA_O_START) && !qh->px && m->reason == XHCA_R_TO_XLATE &&
@@ -541,7 +546,7 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 		__u32 woff = qh->wr_off - m->payload_len, wleft = qh->wr_left + m->payload_len;
 
 		if (m->psn != qh->msg_psn &&
-		    !rewind_write(d, qh, m, qh->msg_psn, m->psn, *msn, 0)) {
+		    !rewind_write(d, qh, m, qh->msg_psn, m->psn, *msn, 0, quiet)) {
 			qh->wr_off = woff;
 			qh->wr_left = wleft;
 			*psn = m->psn;
@@ -554,7 +559,7 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 				      ? m->msg_len
 				      : m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
 
-		if (!rewind_write(d, qh, m, first & XHCA_PSN_MASK, m->psn, *msn, 1)) {
+		if (!rewind_write(d, qh, m, first & XHCA_PSN_MASK, m->psn, *msn, 1, quiet)) {
 			*psn = m->psn;
 			return;
 		}
@@ -567,7 +572,7 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 		*psn = m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
 	else
 		*psn = qh->msg_psn;
-	rewind_to(d, qh, m->lidx, *psn, *msn, 0);
+	rewind_to(d, qh, m->lidx, *psn, *msn, 0, quiet);
 }
 
 /* The saved response of a duplicate READ or ATOMIC, sent again. */
@@ -668,7 +673,7 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		if (!qh->rewound && behind(qh, m)) {
 			__u32 p, n;
 
-			if (!rewind_in_msg(d, qh, m, &p, &n)) {
+			if (!rewind_in_msg(d, qh, m, &p, &n, 0)) {
 				reply_aeth(d, m, fr, len, p - 1, n, credit_code(qh));
 				return XHCA_H_DUP;
 			}
@@ -688,7 +693,7 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 
 		/* a NAK acknowledges what is before its PSN */
 		if (behind(qh, m))
-			rewind_in_msg(d, qh, m, &p, &n);
+			rewind_in_msg(d, qh, m, &p, &n, 0);
 		reply_aeth(d, m, fr, len, p, n, XHCA_AETH_NAK_SEQ);
 		return XHCA_H_SEQ_NAK;
 	}
@@ -728,15 +733,18 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 	case XHCA_H_RNR:
 		/* the packet that wanted a receive buffer (a SEND's FIRST, a
 		 * WRITE's LAST with immediate) is received again after the
-		 * RNR timer; the NAK names it */
-		rewind_msg(d, qh, m, &psn, &msn);
+		 * RNR timer; the NAK names it, and no sequence NAK follows
+		 * for what comes behind it (xhca_rx drops it, quiet) until
+		 * it does: a requester would spend its retry_cnt on what is
+		 * only an RNR condition */
+		rewind_msg(d, qh, m, &psn, &msn, XHCA_RXPSN_NAKED);
 		reply_aeth(d, m, fr, len, psn, msn, XHCA_AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
 		return r;
 	case XHCA_H_SEQ_ERR:
 		/* a frame of the message was lost between xhca_rx and here:
 		 * received again (the requester times out, or NAKs see the
 		 * gap) */
-		rewind_msg(d, qh, m, &psn, &msn);
+		rewind_msg(d, qh, m, &psn, &msn, 0);
 		return r;
 	case XHCA_H_LEN_ERR:
 		nak = XHCA_AETH_NAK_INVALID;
@@ -770,7 +778,7 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 		return XHCA_H_BAD_ICRC; /* nothing moved for it, or stale anyway */
 	/* xhca_rx took it: the PSN moved on; the requester must send it
 	 * again, and will (timeout), if xhca_rx expects it */
-	rewind_msg(d, qh, m, &psn, &msn);
+	rewind_msg(d, qh, m, &psn, &msn, 0);
 	return XHCA_H_BAD_ICRC;
 }
 

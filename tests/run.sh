@@ -33,6 +33,7 @@ for s in "${suites[@]}"; do
 			[ -e "$t" ] || continue
 			run_one "$s/$(basename "$t" .sh)" bash "$t"
 		done ;;
+	rxe) run_one interop/rxe bash tests/interop/rxe.sh ;;
 	*) echo "unknown suite $s"; exit 2 ;;
 	esac
 done

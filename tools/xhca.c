@@ -1043,9 +1043,9 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 		a->rnr_retry = (__u8)v;
 		break;
 	case O_MAX_RD_ATOMIC:
-		rc = num_arg(op, "--max-rd-atomic", "READ/ATOMIC outstanding", arg, 5, "1..16", &v);
-		if (!rc && (v < 1 || v > 16))
-			return usage_err(op, "--max-rd-atomic %llu is out of range; use 1..16", v);
+		rc = num_arg(op, "--max-rd-atomic", "READ/ATOMIC outstanding", arg, 5, "1..128", &v);
+		if (!rc && (v < 1 || v > XHCA_MAX_RD_ATOMIC))
+			return usage_err(op, "--max-rd-atomic %llu is out of range; use 1..128", v);
 		a->max_rd_atomic = (__u8)v;
 		break;
 	}
@@ -2938,7 +2938,7 @@ static int do_proxy_resume(int argc, char **argv)
 	"  --retry-cnt N     RC: retries after a timeout or sequence NAK, 0..7 (default\n" \
 	"                    " XSTR(XHCA_RETRY_CNT_DEFAULT) "), then RETRY_EXC_ERR\n"       \
 	"  --rnr-retry N     RC: retries after an RNR NAK, 0..7 (7, the default: no end)\n" \
-	"  --max-rd-atomic N RC: READ/ATOMIC requests outstanding at once, 1..16 (default\n" \
+	"  --max-rd-atomic N RC: READ/ATOMIC requests outstanding at once, 1..128 (default\n" \
 	"                    " XSTR(XHCA_MAX_RD_ATOMIC_DEFAULT) ")\n"
 
 #define USAGE_QP_DESTROY                                                                   \

@@ -102,6 +102,10 @@ struct xhca_ctl_hdr {
 #define XHCA_RETRY_CNT_DEFAULT 7
 #define XHCA_RNR_RETRY_DEFAULT 7
 #define XHCA_MAX_RD_ATOMIC_DEFAULT 16
+/* READ/ATOMIC requests a QP may have outstanding, and a responder keeps for
+ * their duplicates: RXE's 128 (perftest sets max_rd_atomic to the peer's
+ * max_qp_rd_atom, so a smaller limit refuses RXE as a peer). */
+#define XHCA_MAX_RD_ATOMIC 128
 
 struct xhca_qp_attr {
 	__u32 mask;		/* XHCA_QPA_*: modify, and FLOWQ on create */
@@ -138,7 +142,7 @@ struct xhca_qp_attr {
 				 * is a retry (1..31; 0: never) */
 	__u8 retry_cnt;		/* RC: retries after a timeout or sequence NAK, 0..7 */
 	__u8 rnr_retry;		/* RC: retries after an RNR NAK, 0..7 (7: no end) */
-	__u8 max_rd_atomic;	/* RC: READ/ATOMIC outstanding at once, 1..16 */
+	__u8 max_rd_atomic;	/* RC: READ/ATOMIC outstanding at once, 1..128 */
 	__u32 send_cq;		/* create: the CQ of send completions (0: no send queue) */
 	__u32 sq_depth;		/* create (with send_cq): send queue slots, a power of 2 */
 	__u32 sq_alloc;		/* reply: its host memory allocation */

@@ -344,7 +344,7 @@ err=$(xhca qp modify "$UC" --rnr-timer 3 2>&1); rc=$?
 check_eq "ack: --rnr-timer on a UC QP: refused, says why" \
 	"$rc:$(echo "$err" | grep -c "not RC")" "1:1"
 for bad in "--timeout 32" "--retry-cnt 8" "--rnr-retry 8" "--max-rd-atomic 0" \
-	"--max-rd-atomic 17" "--sq-psn 0x1000000" "--timeout x"; do
+	"--max-rd-atomic 129" "--sq-psn 0x1000000" "--timeout x"; do
 	err=$(xhca qp modify "$QP" $bad 2>&1); rc=$?
 	check "ack: $bad: a usage error ($err)" [ "$rc" = 2 ]
 done

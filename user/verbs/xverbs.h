@@ -36,7 +36,7 @@
 #define XV_MAX_GID 16
 #define XV_MAX_INLINE 1024	/* bytes of IBV_SEND_INLINE data a QP can take */
 #define XV_MAX_SGE XHCA_SGE_MAX
-#define XV_MAX_RD_ATOM 16	/* READ/ATOMIC a responder keeps (RESP_RES in xhcad) */
+#define XV_MAX_RD_ATOM XHCA_MAX_RD_ATOMIC /* READ/ATOMIC a responder keeps (RESP_RES in xhcad) */
 #define XV_VENDOR_ID 0x0058	/* neither Mellanox (0x02c9) nor Amazon (0x1d0f) */
 #define XV_VENDOR_PART 0x4341
 

@@ -106,7 +106,7 @@ struct cq {
 /* A READ or ATOMIC the responder answered, kept so that a duplicate is
  * answered again, never executed twice (RXE's resp_res; as many as an
  * RC QP's max_dest_rd_atomic). */
-#define RESP_RES 16
+#define RESP_RES XHCA_MAX_RD_ATOMIC
 struct resp_res {
 	__u8 op;	/* XHCA_OP_READ_REQ, _CMP_SWAP, _FETCH_ADD; 0: empty */
 	__u8 done;	/* ATOMIC: executed, orig is what it returned */

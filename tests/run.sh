@@ -40,5 +40,6 @@ done
 p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log"); k=$(grep -c '^skip ' "$log")
 echo
 grep '^not ok ' "$log" | sed 's/^/FAILED: /'
+grep '^skip - ' "$log" | sed 's/^skip - /SKIPPED: /'
 echo "$p passed, $f failed, $k skipped"
 [ "$f" = 0 ]

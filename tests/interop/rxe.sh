@@ -22,7 +22,7 @@ skip_all() {
 	t_done
 }
 [ "$(id -u)" = 0 ] || skip_all "needs root"
-for p in qemu-system-x86_64 ibv_rc_pingpong ib_send_bw tshark cpio depmod; do
+for p in "$VM_QEMU" ibv_rc_pingpong ib_send_bw tshark cpio depmod; do
 	command -v "$p" >/dev/null || [ -x /usr/sbin/$p ] || skip_all "$p is not installed (make deps)"
 done
 [ -e /dev/net/tun ] || skip_all "no /dev/net/tun for the guest's NIC"
@@ -94,7 +94,6 @@ show() {
 	[ "${RXE_VERBOSE:-0}" = 1 ] || return 0
 	sed "s/^/    $1: /" "$2"
 }
-rxe_stats() { vm_run st$1 "rdma statistic show link rxe0/1" 20 >/dev/null; vm_out st$1 | tr ' ' '\n'; }
 
 # pair NAME WHO SECS 'SERVER CMD' 'CLIENT CMD': WHO (rxe|xhca) is the
 # server; %D %G are the device and GID index of the side that runs it, %P
@@ -202,6 +201,7 @@ phase() {
 	PHASE=$1
 	[ -n "$PHASE" ] || return 0
 	rxe_counts >"$tmp/$PHASE.c0"
+	cp "$tmp/$PHASE.c0" "$tmp/cv"
 	cap_start "$NS_M" "$MA" "$tmp/$PHASE.pcap" "udp port 4791" -s 0 -B 64
 }
 phase_check() {

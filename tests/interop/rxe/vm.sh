@@ -11,6 +11,7 @@
 #                                     output in $VM_DIR/o/NAME.out
 #   vm_run NAME CMD [SECONDS]         vm_start + vm_wait
 #   vm_stop                           powers it off (kills it if it must)
+VM_QEMU=${VM_QEMU:-qemu-system-x86_64}
 VM_BOOT_KVM=${VM_BOOT_KVM:-45}   # seconds a KVM guest has to come up
 VM_KVM_SILENT=${VM_KVM_SILENT:-10} # ... or to write its first console line
 VM_BOOT_TCG=${VM_BOOT_TCG:-240}
@@ -25,7 +26,7 @@ vm_try() {
 	mkdir -p "$VM_DIR/q" "$VM_DIR/o"
 	cpu=max; [ "$accel" = kvm ] && cpu=host
 	# checksums computed by the guest (no offload): frames leave it whole
-	(exec nsenter --net=/run/netns/"$ns" qemu-system-x86_64 -machine q35,accel="$accel" \
+	(exec nsenter --net=/run/netns/"$ns" "$VM_QEMU" -machine q35,accel="$accel" \
 		-cpu "$cpu" -smp 2 -m 768 -nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
 		-append "console=ttyS0 panic=-1 loglevel=4 xhca.ip=$ip xhca.mtu=$mtu" \

@@ -5,6 +5,7 @@
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
 #   make interop    the RXE interop cases alone, in detail (an RXE guest in qemu)
+#   make fuzz       FUZZ_N (3 million) mutated frames through xhca_rx, FUZZ_SEED
 #   make bench      ns/packet and packets/s against baselines
 #   make deps       apt-get install only what is missing
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel
@@ -58,7 +59,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
 	cpio:cpio depmod:kmod
 
-.PHONY: all deps compile test test-unit test-integ test-interop interop demo bench vmlinux install clean
+.PHONY: all deps compile test test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -186,6 +187,13 @@ test-unit test-integ test-interop: all
 # counters per case (also part of make test).
 interop: all
 	$(Q)RXE_VERBOSE=1 tests/run.sh rxe
+
+# FUZZ_N mutated and random frames through xhca_rx (BPF_PROG_TEST_RUN), from
+# FUZZ_SEED (default: the time; the result line names it, to replay a run).
+# make test runs a short pass from a fixed seed.
+FUZZ_N ?= 3000000
+fuzz: all
+	$(Q)./$(OUT)/test_unit --fuzz $(FUZZ_N) $${FUZZ_SEED:-$$(date +%s)}
 
 demo: all
 	$(Q)tests/demo.sh

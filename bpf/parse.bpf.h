@@ -78,10 +78,12 @@ static __always_inline void copy16(__u8 *dst, const __u8 *src)
  * Returns -1 and sets *udpp for a RoCEv2 datagram, or the reason otherwise.
  */
 static __always_inline int parse_l2_l3(struct hdr_cursor *cur, void *end, __u8 *saddr,
-				       __u8 *daddr, struct udphdr **udpp)
+				       __u8 *daddr, struct udphdr **udpp, __u32 *ip_end)
 {
 	struct ethhdr *eth = cur->pos;
+	struct iphdr *iph = NULL;
 	struct udphdr *udp;
+	__u32 hlen = 0;
 	__u16 proto;
 	int frag_first = 0;
 
@@ -105,15 +107,15 @@ static __always_inline int parse_l2_l3(struct hdr_cursor *cur, void *end, __u8 *
 		return XHCA_R_PASS_VLAN_DEPTH;
 
 	if (proto == ETH_P_IP) {
-		struct iphdr *iph = cur->pos;
-		__u32 hlen;
 		__u16 frag;
 
+		iph = cur->pos;
 		if ((void *)(iph + 1) > end)
 			return XHCA_R_PASS_TRUNCATED;
 		if (iph->version != 4 || iph->ihl < 5 || iph->protocol != IPPROTO_UDP_)
 			return XHCA_R_PASS_NOT_ROCE;
 		hlen = iph->ihl * 4;
+		*ip_end = (__u32)(cur->pos - (void *)eth) + bpf_ntohs(iph->tot_len);
 		frag = bpf_ntohs(iph->frag_off);
 		/* A later fragment has no UDP header: the port is unknown. */
 		if (frag & IP_OFFSET)
@@ -132,6 +134,7 @@ static __always_inline int parse_l2_l3(struct hdr_cursor *cur, void *end, __u8 *
 		copy16(saddr, (const __u8 *)&ip6->saddr);
 		copy16(daddr, (const __u8 *)&ip6->daddr);
 		udp = (void *)(ip6 + 1);
+		*ip_end = (__u32)((void *)udp - (void *)eth) + bpf_ntohs(ip6->payload_len);
 	} else {
 		return XHCA_R_PASS_NOT_ROCE;
 	}
@@ -144,6 +147,23 @@ static __always_inline int parse_l2_l3(struct hdr_cursor *cur, void *end, __u8 *
 	 * a NIC never does. */
 	if (frag_first)
 		return XHCA_R_DROP_IP_FRAG;
+	/* The IPv4 header checksum, as the kernel's ip_rcv_core checks it
+	 * (its options included: the UDP header was in the frame, so the
+	 * whole IP header is). */
+	if (iph) {
+		const __u16 *w = (const __u16 *)iph;
+		__u32 sum = 0;
+
+		for (int i = 0; i < 30; i++) { /* IHL 15: 60 bytes; a bounded loop */
+			if ((__u32)i * 2 >= hlen || (void *)(w + i + 1) > end)
+				break;
+			sum += w[i];
+		}
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		if (sum != 0xffff)
+			return XHCA_R_DROP_IP_CSUM;
+	}
 	*udpp = udp;
 	return -1;
 }

@@ -210,6 +210,7 @@ struct roce_pkt {
 	__u32 psn;
 	__u32 qkey;	/* DETH, UD only */
 	__u32 sqpn;	/* DETH source QP, UD only */
+	__u32 ip_end;	/* where the IP packet ends, from the start of the frame */
 	__u16 pkey;
 	__u16 op_flags;
 	__u16 payload_off; /* from the start of the frame */
@@ -717,6 +718,18 @@ static __always_inline int is_write_op(__u8 op)
 	return op >= XHCA_OP_WRITE_FIRST && op <= XHCA_OP_WRITE_ONLY_IMM;
 }
 
+static __always_inline int is_send_op(__u8 op)
+{
+	return op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
+	       op == XHCA_OP_SEND_ONLY_INV;
+}
+
+/* A SEND's MIDDLE or LAST (host QPs: the others keep no message state). */
+static __always_inline int send_cont(const struct roce_pkt *p, int host, int start)
+{
+	return host && !start && is_send_op(p->opcode & 0x1f);
+}
+
 /* RXE's length rules for a WRITE packet: one that ends the message carries
  * exactly what is left; any other carries one MTU, unpadded, and leaves
  * something for the last. */
@@ -812,14 +825,19 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 				continue;
 			}
 			base &= ~(XHCA_RXPSN_UC_DROP | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-				  XHCA_RXPSN_PROXY);
+				  XHCA_RXPSN_PROXY | XHCA_RXPSN_SEND);
 		}
-		/* A WRITE's MIDDLE/LAST need its FIRST; a new RC message may
-		 * not cut a WRITE short (RXE's missing FIRST/LAST). */
+		/* A WRITE's or SEND's MIDDLE/LAST need its FIRST; a new RC
+		 * message may not cut one short (IBA 9.7.5.1.2, RXE's
+		 * check_op_seq: missing FIRST/LAST); on UC a new FIRST/ONLY
+		 * abandons the message in progress. */
 		if (cont && !(base & XHCA_RXPSN_WRITE))
 			err = XHCA_R_DROP_WRITE_SEQ;
 		else if (rc && !cont && (base & XHCA_RXPSN_WRITE))
 			err = XHCA_R_DROP_WRITE_SEQ;
+		else if ((base & XHCA_RXPSN_SEND) ? rc && !send_cont(p, host, start)
+						 : send_cont(p, host, start))
+			err = XHCA_R_DROP_SEND_SEQ;
 		else if (start && pre)
 			err = pre;
 		else if (write && start && !write_len_ok(p, p->dma_len, mtu))
@@ -853,8 +871,9 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 		}
 		vd->offload = (__u8)off;
 		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-				 XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED)) |
+				 XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_SEND)) |
 		       ((__u32)(off & !end) << 26) |
+		       ((__u32)(host && !end && is_send_op(p->opcode & 0x1f)) << 24) |
 		       ((rc ? epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, v->mtu_shift) : 1)
 			    : p->psn + 1) & XHCA_RXPSN_MASK);
 		if (!write) {
@@ -949,6 +968,10 @@ __noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const st
 	if (v.type == XHCA_QPT_UD &&
 	    p->qkey != (p->qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : v.qkey))
 		return XHCA_R_DROP_QKEY;
+	/* A UD message is one packet, at most the path MTU (the port's: the
+	 * verbs library sets it), as on a real HCA and RXE. */
+	if (v.type == XHCA_QPT_UD && p->payload_len > mtu_of(v.mtu_shift))
+		return XHCA_R_DROP_UD_MTU;
 	proxy_cq = !!(v.flags & XHCA_QPF_PROXY_CQ);
 	if ((v.flags & XHCA_QPF_PROXY) && (f & XHCA_O_REQ)) {
 		/* a proxy QP's completions must go through the proxy */
@@ -1145,11 +1168,11 @@ static __always_inline int parse(struct xdp_md *ctx, __u64 len, struct roce_pkt 
 	const struct xhca_opinfo *oi;
 	struct xhca_bth *bth;
 	struct udphdr *udp;
-	__u32 avail, paylen;
+	__u32 avail, paylen, udp_off;
 	__u8 pad;
 	int r;
 
-	r = parse_l2_l3(&cur, end, p->saddr, p->daddr, &udp);
+	r = parse_l2_l3(&cur, end, p->saddr, p->daddr, &udp, &p->ip_end);
 	if (r >= 0)
 		return r;
 
@@ -1164,11 +1187,15 @@ static __always_inline int parse(struct xdp_md *ctx, __u64 len, struct roce_pkt 
 	p->op_flags = oi->flags;
 	/* The headers are in the linear part (checked against end); a large
 	 * frame's payload and ICRC may go on in fragments (xdp.frags). */
-	avail = (__u32)len - (__u32)((void *)udp - data);
+	udp_off = (__u32)((void *)udp - data);
+	avail = (__u32)len - udp_off;
 	paylen = bpf_ntohs(udp->len);
-	/* Ethernet may pad short frames: the UDP length is the packet's extent. */
-	if (paylen > avail)
+	/* Ethernet may pad short frames: the IP packet's length says where
+	 * it ends, and its UDP datagram must fit in it. */
+	if (p->ip_end > (__u32)len || paylen > avail)
 		return XHCA_R_DROP_TRUNCATED;
+	if (udp_off + paylen > p->ip_end)
+		return XHCA_R_DROP_IP_LENGTH;
 	pad = (bth->flags & XHCA_BTH_PAD_MASK) >> XHCA_BTH_PAD_SHIFT;
 	if (paylen < sizeof(*udp) + oi->hdr_len + pad + XHCA_ICRC_LEN)
 		return XHCA_R_DROP_BAD_LENGTH;

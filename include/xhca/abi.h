@@ -80,7 +80,10 @@
 	X(PASS_IP_FRAG, "pass_ip_frag", "non-first IPv4 UDP fragment: given to the kernel") \
 	X(DROP_IP_FRAG, "drop_ip_frag", "first fragment of a fragmented RoCEv2 datagram")  \
 	X(DROP_TRUNCATED, "drop_truncated",                                                 \
-	  "frame shorter than its UDP length, or than the BTH")                            \
+	  "frame shorter than its IP packet or UDP length, or than the BTH")               \
+	X(DROP_IP_LENGTH, "drop_ip_length",                                                 \
+	  "IPv4 total length or IPv6 payload length shorter than the UDP datagram")        \
+	X(DROP_IP_CSUM, "drop_ip_csum", "IPv4 header checksum is wrong")                   \
 	X(DROP_UNKNOWN_OPCODE, "drop_unknown_opcode", "BTH opcode is not a known RoCE opcode") \
 	X(DROP_BAD_LENGTH, "drop_bad_length",                                               \
 	  "UDP length too short for the opcode's headers, pad and ICRC")                   \
@@ -105,6 +108,7 @@
 	X(DROP_ADDR, "drop_addr", "IP addresses do not match the RC/UC QP")                \
 	X(DROP_PKEY, "drop_pkey", "P_Key does not match the QP's partition")               \
 	X(DROP_QKEY, "drop_qkey", "UD Q_Key does not match the QP")                        \
+	X(DROP_UD_MTU, "drop_ud_mtu", "UD payload longer than the QP's path MTU")          \
 	X(DROP_PSN_DUP, "drop_psn_dup",                                                     \
 	  "RC request PSN before the expected PSN, of a QP whose action is not host")       \
 	X(DROP_PSN_OOS, "drop_psn_oos",                                                     \
@@ -129,6 +133,8 @@
 	  "RDMA packet length does not fit its message (ONLY = DMA length, FIRST/MIDDLE = MTU)") \
 	X(DROP_WRITE_SEQ, "drop_write_seq",                                                 \
 	  "RDMA WRITE MIDDLE/LAST without a WRITE in progress, its MR changed, or a WRITE cut off") \
+	X(DROP_SEND_SEQ, "drop_send_seq",                                                   \
+	  "SEND MIDDLE/LAST without a SEND in progress, or an RC SEND cut off by another message") \
 	X(DROP_ATOMIC_ALIGN, "drop_atomic_align", "ATOMIC address not 8-byte aligned")     \
 	X(CNP, "cnp", "congestion notification: counted for the QP and consumed")          \
 	X(ACCEPT_PASS, "accept_pass", "accepted; QP action pass: given to the kernel")     \
@@ -195,6 +201,7 @@ enum xhca_qp_action {
  * as drop_qp_state until xhcad resets it.
  */
 #define XHCA_RXPSN_MASK 0x00ffffffu	/* expected PSN */
+#define XHCA_RXPSN_SEND (1u << 24)	/* a multi-packet SEND is in progress */
 #define XHCA_RXPSN_NAKED (1u << 25)	/* RC: the gap's sequence NAK went out: silent until ePSN */
 #define XHCA_RXPSN_PROXY (1u << 26)	/* the message in progress is offloaded */
 #define XHCA_RXPSN_PRETX (1u << 27)	/* the WRITE in progress has a pre-translated MR */

@@ -330,6 +330,26 @@ check_eq "ack: a SEND longer than the buffer: NAK invalid request (0x61) at its 
 check_eq "ack: the QP is in the error state" \
 	"$(xhca -j qp show "$QP" | json_get 'd["qps"][0]["state"]')" err
 
+# --- errors: a message that cuts a SEND short (IBA 9.7.5.1.2) ---------------------
+# SEND FIRST, then a WRITE ONLY before the SEND's LAST: xhca_rx refuses the
+# WRITE (drop_send_seq), places none of it; xhcad NAKs invalid request at
+# its PSN and the QP goes to the error state.
+QP2=$(QP_CREATE_ARGS="--cq $CQ --rq-depth 4 --buf-size 4096" qp_up rc --epsn 0 --action host \
+	--dest-qpn 0x78 --mtu 1024)
+xhca qp modify "$QP2" --state rts >/dev/null
+seqd0=$(xhca -j stats | json_get 'd["reasons"]["drop_send_seq"]["packets"]')
+before=$(xhca mr read "$R" --offset 8192 --len 64 --out - | od -An -tx1 | tr -d ' \n')
+cap
+gen --op rc-send-first --qpn "$QP2" --psn 0 --size 1024
+gen --op rc-rdma-write-only --qpn "$QP2" --psn 1 --size 64 --va $((IOVA + 8192)) --rkey "$R" \
+	--pattern 9 --ackreq
+cap_stop
+check_eq "ack: SEND FIRST, then a WRITE ONLY: NAK invalid request (0x61) at the WRITE's PSN" \
+	"$(decode | awk '{print $1 ":" $3 ":" substr($4, 1, 2)}')" "0x11:1:61"
+check_eq "ack: ... counted drop_send_seq, the WRITE's bytes not placed, the QP in error" \
+	"$(( $(xhca -j stats | json_get 'd["reasons"]["drop_send_seq"]["packets"]') - seqd0 )):$(xhca mr read "$R" --offset 8192 --len 64 --out - | od -An -tx1 | tr -d ' \n'):$(xhca -j qp show "$QP2" | json_get 'd["qps"][0]["state"]')" \
+	"1:$before:err"
+
 # --- bad input --------------------------------------------------------------------
 err=$(xhca qp modify "$QP" --rnr-timer 32 2>&1); rc=$?
 check_eq "ack: --rnr-timer 32: a usage error, says why" "$rc:${err:+said}" "2:said"

@@ -148,19 +148,28 @@ check_eq "mtu4k: multicast, a port and a QP member: the 4066 B frame a counted d
 	"266 /drop_mcast_frags to_mcast_devs/[240]"
 
 # --- a frame of three descriptors (link MTU 9000) is more than a slot holds:
-# dropped, counted; the next one delivered ---
+# dropped, counted; the next one delivered. A UD payload over the path MTU
+# is xhca_rx's drop (drop_ud_mtu); an RC SEND ONLY of 8500 bytes (invalid
+# too, but xhca_rx checks no SEND's length) reaches a ring: the slot's
+# limit drops it ---
 ip -n "$NS_A" link set "$IF_A" mtu 9000
 ip -n "$NS_B" link set "$IF_B" mtu 9000
 app big "$RECV" -i "$IF_A" --type ud --qkey 0x14 --mtu 4096 --buf-size 9000 -j --dump 8192 \
 	--count 2 --timeout 2
 UD4=$(ready big)
 d0=$(umem jumbo_drops)
+u0=$(xhca -j stats | json_get 'd["reasons"]["drop_ud_mtu"]["packets"]')
 gen --op ud-send-only --qpn "$UD4" --qkey 0x14 --size 8500
+CQJ=$(xhca -j cq create --depth 16 | json_get 'd["cq"]')
+RCJ=$(QP_CREATE_ARGS="--cq $CQJ --rq-depth 4 --buf-size 9000" qp_up rc --epsn 0 --action host \
+	--dest-qpn 0x79 --mtu 4096)
+gen --op rc-send-only --qpn "$RCJ" --psn 0 --size 8500
 gen --op ud-send-only --qpn "$UD4" --qkey 0x14 --size 100
 wait "$PID_big"
-check_eq "mtu4k: an 8578 B frame (three descriptors, over a slot's 7936 B): dropped and counted, the next delivered" \
-	"$(comps big '[(x["byte_len"], x["data"] == pat(100)) for x in c]') $(($(umem jumbo_drops) - d0)) $(umem jumbo_free)" \
-	"[(140, True)] 1 512"
+check_eq "mtu4k: an 8578 B UD frame: over the path MTU, xhca_rx's counted drop (drop_ud_mtu); an 8566 B RC frame (three descriptors, over a slot's 7936 B): dropped and counted; the next delivered" \
+	"$(comps big '[(x["byte_len"], x["data"] == pat(100)) for x in c]') $(( $(xhca -j stats | json_get 'd["reasons"]["drop_ud_mtu"]["packets"]') - u0 )) $(($(umem jumbo_drops) - d0)) $(umem jumbo_free)" \
+	"[(140, True)] 1 1 512"
+xhca qp destroy "$RCJ" >/dev/null 2>&1
 ip -n "$NS_A" link set "$IF_A" mtu 4200
 ip -n "$NS_B" link set "$IF_B" mtu 4200
 

@@ -203,26 +203,38 @@ struct snap {
 
 static int snap_take(struct snap *s)
 {
-	struct xhca_qp_counter qv[E.ncpus];
-	struct xhca_counter v[E.ncpus];
+	static struct xhca_qp_counter qv[TQ * 512];
+	static struct xhca_counter v[XHCA_R_MAX * 512];
+	static __u32 keys[(int)XHCA_R_MAX > TQ ? (int)XHCA_R_MAX : TQ];
+	__u32 n = XHCA_R_MAX, out;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 
+	if (E.ncpus > 512)
+		return -E2BIG;
 	memset(s, 0, sizeof(*s));
-	for (__u32 k = 0; k < XHCA_R_MAX; k++) {
-		if (bpf_map_lookup_elem(E.stats, &k, v))
-			return -errno;
+	/* one system call per map: the fuzzer takes two snapshots a frame */
+	if (bpf_map_lookup_batch(E.stats, NULL, &out, keys, v, &n, &bo) && errno != ENOENT)
+		return -errno;
+	if (n != XHCA_R_MAX)
+		return -EIO;
+	for (__u32 k = 0; k < XHCA_R_MAX; k++)
 		for (int i = 0; i < E.ncpus; i++) {
-			s->r[k].packets += v[i].packets;
-			s->r[k].bytes += v[i].bytes;
+			s->r[keys[k]].packets += v[k * E.ncpus + i].packets;
+			s->r[keys[k]].bytes += v[k * E.ncpus + i].bytes;
 		}
-	}
-	for (__u32 k = 0; k < L_NQP; k++) {
-		if (bpf_map_lookup_elem(E.qp_stats, &k, qv))
-			return -errno;
+	n = TQ;
+	if (bpf_map_lookup_batch(E.qp_stats, NULL, &out, keys, qv, &n, &bo) && errno != ENOENT)
+		return -errno;
+	for (__u32 k = 0; k < n; k++) {
+		if (keys[k] >= L_NQP)
+			continue;
 		for (int i = 0; i < E.ncpus; i++) {
-			s->q[k].accepted += qv[i].accepted;
-			s->q[k].accepted_bytes += qv[i].accepted_bytes;
-			s->q[k].dropped += qv[i].dropped;
-			s->q[k].dropped_bytes += qv[i].dropped_bytes;
+			const struct xhca_qp_counter *c = &qv[k * E.ncpus + i];
+
+			s->q[keys[k]].accepted += c->accepted;
+			s->q[keys[k]].accepted_bytes += c->accepted_bytes;
+			s->q[keys[k]].dropped += c->dropped;
+			s->q[keys[k]].dropped_bytes += c->dropped_bytes;
 		}
 	}
 	return 0;
@@ -258,7 +270,8 @@ static int qp_accepted_reason(int r)
 static int qp_dropped_reason(int r)
 {
 	return r == XHCA_R_DROP_OPCODE_TYPE || r == XHCA_R_DROP_QP_STATE || r == XHCA_R_DROP_ADDR ||
-	       r == XHCA_R_DROP_PKEY || r == XHCA_R_DROP_QKEY || r == XHCA_R_DROP_PSN_DUP ||
+	       r == XHCA_R_DROP_PKEY || r == XHCA_R_DROP_QKEY || r == XHCA_R_DROP_UD_MTU ||
+	       r == XHCA_R_DROP_PSN_DUP ||
 	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP || r == XHCA_R_DROP_NO_SOCKET ||
 	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META || r == XHCA_R_DROP_PROXY_NOCQ ||
 	       answered_reason(r) ||
@@ -274,12 +287,14 @@ static int qp_dropped_reason(int r)
 static struct xhca_rx_meta last_meta; /* of the last packet sent to a flow queue */
 
 
+#define ANY_QP 0xffffffffu /* run's qp_lidx: the QP the frame names, whichever */
+
 static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 {
 	static __u8 out[XHCA_PKT_MAX + 256];
 	__u32 mlen;
 	struct snap a, b;
-	int got = -1, moved = 0;
+	int got = -1, moved = 0, any_moved = 0;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .data_out = out,
 		    .data_size_out = sizeof(out), .repeat = 1);
 
@@ -339,6 +354,13 @@ static int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 		__u64 wa = l && l == qp_lidx && qp_accepted_reason(got);
 		__u64 wd = l && l == qp_lidx && qp_dropped_reason(got);
 
+		/* ANY_QP (the fuzzer): whichever QP the frame names */
+		if (qp_lidx == ANY_QP && (da || dd)) {
+			wa = da && qp_accepted_reason(got) && !any_moved;
+			wd = dd && qp_dropped_reason(got) && !any_moved;
+			any_moved = 1;
+		}
+
 		if (da != wa || dd != wd) {
 			snprintf(why, WHY_LEN,
 				 "QP slot %u counters: accepted +%llu dropped +%llu, want +%llu +%llu",
@@ -371,6 +393,21 @@ static void result(int ok, const char *fmt, ...)
 
 /* ---- the table ----------------------------------------------------------- */
 
+/* The IPv4 header checksum of ip, set again after an edit. */
+static void ip4_csum_fix(__u8 *ip)
+{
+	__u32 sum = 0, hlen = (ip[0] & 15u) * 4;
+
+	ip[10] = ip[11] = 0;
+	for (__u32 i = 0; i < hlen; i += 2)
+		sum += (__u32)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[10] = (__u8)(sum >> 8);
+	ip[11] = (__u8)sum;
+}
+
 /* Frame edits the builder has no field for. */
 enum raw_edit {
 	RAW_NONE,
@@ -379,6 +416,10 @@ enum raw_edit {
 	RAW_PAD_NO_ROOM,	/* PadCnt 3 without the pad bytes */
 	RAW_ETH_ONLY,		/* 14 bytes: an IPv4 ethertype and nothing else */
 	RAW_ETH_PAD,		/* Ethernet padding after the UDP datagram, up to 60 bytes */
+	RAW_IP_CSUM,		/* IPv4 header checksum off by one */
+	RAW_IP_SHORT,		/* IPv4 total length 4 short of the UDP datagram (checksum right) */
+	RAW_IP_LONG,		/* IPv4 total length 4 past the frame (checksum right) */
+	RAW_IP6_SHORT,		/* IPv6 payload length 4 short of the UDP datagram */
 };
 
 struct rx_case {
@@ -423,6 +464,18 @@ static const struct rx_case cases[] = {
 	/* malformed RoCEv2 */
 	{ "UDP length beyond the frame", RC_SEND, QPN(L_RC), R(DROP_TRUNCATED),
 	  .udp_len_delta = 8 },
+	{ "IPv4 header checksum wrong", RC_SEND, QPN(L_RC), R(DROP_IP_CSUM), .raw = RAW_IP_CSUM },
+	{ "IPv4 checksum wrong, with options", RC_SEND, QPN(L_RC), R(DROP_IP_CSUM),
+	  .ip_opt_len = 40, .raw = RAW_IP_CSUM },
+	{ "IPv4 total length short of the UDP datagram", RC_SEND, QPN(L_RC), R(DROP_IP_LENGTH),
+	  .raw = RAW_IP_SHORT },
+	{ "IPv4 total length past the frame", RC_SEND, QPN(L_RC), R(DROP_TRUNCATED),
+	  .raw = RAW_IP_LONG },
+	{ "IPv6 payload length short of the UDP datagram", RC_SEND, QPN(L_RC6),
+	  R(DROP_IP_LENGTH), .v6 = 1, .raw = RAW_IP6_SHORT },
+	{ "UD payload over the path MTU (1024)", UD_SEND, QPN(L_UD), R(DROP_UD_MTU),
+	  .payload_len = 1025 },
+	{ "UD payload of the path MTU", UD_SEND, QPN(L_UD), R(ACCEPT_DROP), .payload_len = 1024 },
 	{ "reserved RC opcode 0x18", 0x18, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
 	{ "reserved RC opcode 0x15", 0x15, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
 	{ "RD opcode 0x44", 0x44, QPN(L_RC), R(DROP_UNKNOWN_OPCODE) },
@@ -609,6 +662,25 @@ static int build_case(const struct rx_case *c, __u8 *f, __u32 *lenp, char *why)
 	case RAW_ETH_ONLY:
 		len = 14;
 		break;
+	case RAW_IP_CSUM:
+		f[14 + 10] ^= 1;
+		break;
+	case RAW_IP_SHORT:
+	case RAW_IP_LONG: {
+		__u16 tl = (__u16)((f[16] << 8 | f[17]) + (c->raw == RAW_IP_LONG ? 4 : -4));
+
+		f[16] = (__u8)(tl >> 8);
+		f[17] = (__u8)tl;
+		ip4_csum_fix(f + 14);
+		break;
+	}
+	case RAW_IP6_SHORT: {
+		__u16 pl = (__u16)((f[18] << 8 | f[19]) - 4);
+
+		f[18] = (__u8)(pl >> 8);
+		f[19] = (__u8)pl;
+		break;
+	}
 	case RAW_ETH_PAD:
 		if (len >= 60) {
 			snprintf(why, WHY_LEN, "frame of %d bytes needs no padding", len);
@@ -655,6 +727,8 @@ static void run_table(void)
 			result(0, "%s: %s (%s)", c->name, rname[c->reason], why);
 	}
 }
+
+static int fuzz_frames(unsigned long n, unsigned long long seed);
 
 /* ---- sequences ----------------------------------------------------------- */
 
@@ -1692,6 +1766,136 @@ static int seq_write_invalidated(char *why)
 	return hm_only(PRE_BASE, want, 1024, why);
 }
 
+/* IBA 9.7.5.1.2 (RXE's check_op_seq): a multi-packet SEND or WRITE in
+ * progress takes only its own MIDDLE/LAST, and a MIDDLE/LAST needs its
+ * FIRST. RC: its own reason, the QP to the error state (xhcad NAKs invalid
+ * request), nothing executed or placed; UC: dropped quietly until the next
+ * FIRST/ONLY, which starts clean (and abandons a SEND in progress). */
+static int is_write_op_(__u8 op)
+{
+	return op >= XHCA_OP_WRITE_FIRST && op <= XHCA_OP_WRITE_ONLY_IMM;
+}
+
+static int seq_op_sequence(char *why)
+{
+	enum { NONE = 0xff };
+	static const struct {
+		const char *name;
+		__u8 first, next; /* NONE: no first packet */
+		int reason;
+	} cases[] = {
+		{ "SEND FIRST, WRITE ONLY", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_ONLY,
+		  XHCA_R_DROP_SEND_SEQ },
+		{ "SEND FIRST, WRITE FIRST", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_FIRST,
+		  XHCA_R_DROP_SEND_SEQ },
+		{ "SEND FIRST, SEND ONLY", XHCA_OP_SEND_FIRST, XHCA_OP_SEND_ONLY, XHCA_R_DROP_SEND_SEQ },
+		{ "SEND FIRST, SEND FIRST", XHCA_OP_SEND_FIRST, XHCA_OP_SEND_FIRST,
+		  XHCA_R_DROP_SEND_SEQ },
+		{ "SEND FIRST, READ", XHCA_OP_SEND_FIRST, XHCA_OP_READ_REQ, XHCA_R_DROP_SEND_SEQ },
+		{ "SEND FIRST, FETCH_ADD", XHCA_OP_SEND_FIRST, XHCA_OP_FETCH_ADD,
+		  XHCA_R_DROP_SEND_SEQ },
+		{ "SEND FIRST, WRITE LAST", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_LAST,
+		  XHCA_R_DROP_WRITE_SEQ },
+		{ "WRITE FIRST, SEND ONLY", XHCA_OP_WRITE_FIRST, XHCA_OP_SEND_ONLY,
+		  XHCA_R_DROP_WRITE_SEQ },
+		{ "WRITE FIRST, SEND MIDDLE", XHCA_OP_WRITE_FIRST, XHCA_OP_SEND_MIDDLE,
+		  XHCA_R_DROP_WRITE_SEQ },
+		{ "SEND MIDDLE, no FIRST", NONE, XHCA_OP_SEND_MIDDLE, XHCA_R_DROP_SEND_SEQ },
+		{ "SEND LAST, no FIRST", NONE, XHCA_OP_SEND_LAST, XHCA_R_DROP_SEND_SEQ },
+		{ "SEND LAST with invalidate, no FIRST", NONE, XHCA_OP_SEND_LAST_INV,
+		  XHCA_R_DROP_SEND_SEQ },
+		{ "WRITE LAST with immediate, no FIRST", NONE, XHCA_OP_WRITE_LAST_IMM,
+		  XHCA_R_DROP_WRITE_SEQ },
+	};
+	struct xhca_pkt_spec s;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int uc = 0; uc < 2; uc++) {
+			__u32 l = uc ? L_UCW : L_RCW, psn = EPSN0;
+			int err = 0, w1 = cases[i].first == XHCA_OP_WRITE_FIRST;
+
+			if (qps_reset())
+				return -1;
+			mrs_reset();
+			if (cases[i].first != NONE) {
+				wspec(&s, l, cases[i].first, psn++, MR_PRE, PRE_IOVA, 2048, 1024);
+				err = step(&s, w1 ? XHCA_R_PLACED : XHCA_R_TO_FLOWQ, l, -1, why);
+			}
+			/* UC has no READ, ATOMIC or SEND with invalidate */
+			if (uc && !(xhca_opinfo_tbl[XHCA_OPC_UC | cases[i].next].flags & XHCA_O_KNOWN))
+				continue;
+			if (cases[i].next == XHCA_OP_WRITE_FIRST)
+				wspec(&s, l, cases[i].next, psn, MR_PRE, PRE_IOVA, 2048, 1024);
+			else
+				wspec(&s, l, cases[i].next, psn, MR_PRE, PRE_IOVA, 8, 8);
+			s.atomic_rkey = s.reth_rkey;
+			s.atomic_va = PRE_IOVA;
+			/* UC: a FIRST/ONLY after a FIRST abandons that message and
+			 * starts clean */
+			if (uc && cases[i].first != NONE &&
+			    (xhca_opinfo_tbl[XHCA_OPC_UC | cases[i].next].flags & XHCA_O_START)) {
+				if (!err)
+					err = step(&s, is_write_op_(cases[i].next) ? XHCA_R_PLACED
+										   : XHCA_R_TO_FLOWQ,
+						   l, -1, why);
+				if (!err && (rx_word(l) & (XHCA_RXPSN_SEND | XHCA_RXPSN_UC_DROP)) !=
+						    (cases[i].next == XHCA_OP_SEND_FIRST ? XHCA_RXPSN_SEND : 0))
+					err = snprintf(why, WHY_LEN, "UC state 0x%08x after", rx_word(l)) > 0;
+				if (err)
+					goto fail;
+				continue;
+			}
+			/* UC lets a new message cut a WRITE short: a SEND's MIDDLE
+			 * is then one without its FIRST */
+			if (!err)
+				err = step(&s,
+					   uc && cases[i].first == XHCA_OP_WRITE_FIRST &&
+							   cases[i].next == XHCA_OP_SEND_MIDDLE
+						   ? XHCA_R_DROP_SEND_SEQ
+						   : cases[i].reason,
+					   l, -1, why);
+			if (!err && !uc && !(rx_word(l) & XHCA_RXPSN_ERR))
+				err = snprintf(why, WHY_LEN, "the RC QP is not in error") > 0;
+			/* nothing placed (after a WRITE FIRST, its own bytes are) */
+			if (!err && !w1)
+				err = hm_only(0, NULL, 0, why);
+			if (!err && uc) {
+				/* the next FIRST/ONLY starts clean, at any PSN */
+				wspec(&s, l, XHCA_OP_SEND_ONLY, psn + 1, 0, 0, 0, 16);
+				err = step(&s, XHCA_R_TO_FLOWQ, l, psn + 2, why);
+			}
+			if (err) {
+				size_t n;
+fail:
+				n = strlen(why);
+				snprintf(why + n, WHY_LEN - n, " (%s, %s)", cases[i].name,
+					 uc ? "UC" : "RC");
+				return -1;
+			}
+		}
+	}
+	/* A whole SEND in three packets: in progress until its LAST, then a
+	 * WRITE is placed. */
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_SEND_FIRST, EPSN0, 0, 0, 0, 1024);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 1, why))
+		return -1;
+	if (!(rx_word(L_RCW) & XHCA_RXPSN_SEND))
+		return snprintf(why, WHY_LEN, "no SEND in progress after its FIRST"), -1;
+	wspec(&s, L_RCW, XHCA_OP_SEND_MIDDLE, EPSN0 + 1, 0, 0, 0, 1024);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 2, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_SEND_LAST, EPSN0 + 2, 0, 0, 0, 10);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 3, why))
+		return -1;
+	if (rx_word(L_RCW) & XHCA_RXPSN_SEND)
+		return snprintf(why, WHY_LEN, "a SEND still in progress after its LAST"), -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 + 3, MR_PRE, PRE_IOVA, 8, 8);
+	return step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 4, why);
+}
+
 /* The responder's side here: a duplicate goes to xhcad (for its re-ACK or
  * the saved response) with the ePSN and MSN in its metadata, and changes
  * nothing; the first packet of a gap goes for the sequence NAK, the rest
@@ -2276,6 +2480,8 @@ static void run_sequences(void)
 		{ "every R_Key and length failure: own reason, nothing written, RC QP to error",
 		  seq_write_errors },
 		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },
+		{ "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST",
+		  seq_op_sequence },
 		{ "READ and ATOMIC checked, then to the flow queue", seq_read_atomic },
 		{ "responder: duplicates, one sequence NAK per gap, ACKs due", seq_ack_nak },
 		{ "proxy QP: filters, CSNs, load limit, WRITE records", seq_proxy },
@@ -2363,6 +2569,7 @@ int test_rx_run(void)
 		result(0, "an AF_XDP socket for flow queue %d (%s)", FQ_SOCK, why);
 	run_table();
 	run_sequences();
+	fuzz_frames(20000, 1); /* make fuzz runs millions, from any seed */
 	for (int r = 0; r < XHCA_R_MAX; r++) {
 		if (E.hit[r])
 			continue;
@@ -2378,4 +2585,205 @@ int test_rx_run(void)
 	if (xsk_fd >= 0)
 		close(xsk_fd);
 	return E.fails;
+}
+
+/* ---- fuzzing ------------------------------------------------------------- */
+
+/* xorshift64*: the fuzzer's own generator, so a seed replays a run exactly. */
+static __u64 fz_state;
+
+static __u64 fz_rand(void)
+{
+	fz_state ^= fz_state >> 12;
+	fz_state ^= fz_state << 25;
+	fz_state ^= fz_state >> 27;
+	return fz_state * 0x2545f4914f6cdd1dull;
+}
+
+static __u32 fz_below(__u32 n)
+{
+	return n ? (__u32)(fz_rand() % n) : 0;
+}
+
+/* A valid frame of a random known opcode to one of the table's QPs, with
+ * fields near what the QP accepts (its ePSN, the write region, its Q_Key),
+ * so that mutations reach the checks behind the parser. */
+static int fz_valid(__u8 *f, __u32 cap)
+{
+	struct xhca_pkt_spec s;
+	__u32 l = 1 + fz_below(L_NQP - 1), mr = fz_below(6);
+	__u8 cls = qps[l].type == XHCA_QPT_UD ? XHCA_OPC_UD
+		   : qps[l].type == XHCA_QPT_UC ? XHCA_OPC_UC : XHCA_OPC_RC;
+	__u8 op;
+
+	do
+		op = (__u8)(cls | fz_below(32));
+	while (!(xhca_opinfo_tbl[op].flags & XHCA_O_KNOWN));
+	if (fz_below(16) == 0)
+		op = (__u8)fz_below(256); /* any opcode, to any QP */
+	xhca_pkt_spec_init(&s, op);
+	s.dqpn = fz_below(32) ? qps[l].qpn : (fz_below(2) ? XHCA_QPN_MCAST : fz_below(1u << 24));
+	s.psn = (EPSN0 + fz_below(8) - 2) & XHCA_PSN_MASK;
+	if (fz_below(8) == 0)
+		s.psn = fz_below(1u << 24);
+	addr(s.src_ip, qps[l].v6, 0);
+	addr(s.dst_ip, qps[l].v6, 1);
+	s.ipv6 = qps[l].v6;
+	s.deth_qkey = qps[l].qkey;
+	s.reth_rkey = fz_below(8) ? rkey_of(mr) : (__u32)fz_rand();
+	s.reth_va = PRE_IOVA + fz_below(PRE_LEN + 64) - 32;
+	s.reth_len = fz_below(4) ? fz_below(4096) : (__u32)fz_rand();
+	s.atomic_rkey = s.reth_rkey;
+	s.atomic_va = s.reth_va & ~(fz_below(4) ? 7ull : 0ull);
+	s.payload_len = (xhca_opinfo_tbl[op].flags & XHCA_O_PAYLOAD) ? fz_below(2100) : 0;
+	if (fz_below(4) == 0)
+		s.payload_len = s.reth_len < 4096 ? s.reth_len : 1024;
+	s.nvlan = fz_below(8) == 0 ? (int)fz_below(3) : 0;
+	s.ip_opt_len = !s.ipv6 && fz_below(8) == 0 ? (int)(4 * fz_below(11)) : 0;
+	return xhca_pkt_build(&s, f, cap);
+}
+
+/* Mutations: bits and bytes anywhere, header bytes set to edge values, the
+ * length cut or grown, a run of random bytes; sometimes the IPv4 checksum
+ * made right again so that the mutation goes past it. */
+static __u32 fz_mutate(__u8 *f, __u32 len, __u32 cap)
+{
+	static const __u8 edge[] = { 0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff };
+	__u32 n = 1 + fz_below(4);
+
+	for (__u32 i = 0; i < n && len; i++) {
+		__u32 at = fz_below(8) ? fz_below(len < 96 ? len : 96) : fz_below(len);
+
+		switch (fz_below(6)) {
+		case 0:
+			f[at] ^= (__u8)(1u << fz_below(8));
+			break;
+		case 1:
+			f[at] = (__u8)fz_rand();
+			break;
+		case 2:
+			f[at] = edge[fz_below(sizeof(edge))];
+			break;
+		case 3:
+			len = fz_below(len + 1);
+			break;
+		case 4: {
+			__u32 grow = fz_below(64);
+
+			if (len + grow <= cap) {
+				for (__u32 k = 0; k < grow; k++)
+					f[len + k] = (__u8)fz_rand();
+				len += grow;
+			}
+			break;
+		}
+		default:
+			for (__u32 k = at; k < len && k < at + 8; k++)
+				f[k] = (__u8)fz_rand();
+		}
+	}
+	if (len >= 34 && f[12] == 0x08 && f[13] == 0x00 && (f[14] >> 4) == 4 &&
+	    14 + (f[14] & 15u) * 4 <= len && fz_below(2))
+		ip4_csum_fix(f + 14);
+	return len;
+}
+
+/* One frame through xhca_rx: it returned, exactly one reason counted it
+ * (once, its bytes), the verdict is the reason's; host memory outside the
+ * write region holds the canary, and inside it changed only for a frame
+ * counted as placed. Returns the reason, or -1 with why. */
+static int fz_one(const __u8 *f, __u32 len, __u8 *before, char *why)
+{
+	static __u8 canary[HM_PAGES * 4096];
+	const __u64 end = PRE_BASE + PRE_LEN, total = HM_PAGES * 4096ull;
+	int placed, got;
+
+	if (canary[0] != CANARY)
+		memset(canary, CANARY, sizeof(canary));
+	memcpy(before, hm + PRE_BASE, PRE_LEN);
+	got = run(f, len, -1, ANY_QP, why);
+	if (got < 0)
+		return -1;
+	placed = got == XHCA_R_PLACED || got == XHCA_R_PLACED_ACK || got == XHCA_R_PLACED_TO_FLOWQ;
+	if (memcmp(hm, canary, PRE_BASE) || memcmp(hm + end, canary, total - end))
+		return snprintf(why, WHY_LEN, "%s: host memory outside the region was written",
+				rname[got]), -1;
+	if (!placed && memcmp(hm + PRE_BASE, before, PRE_LEN))
+		return snprintf(why, WHY_LEN, "%s: the region changed for a frame not placed",
+				rname[got]), -1;
+	return got;
+}
+
+/* n frames from seed: a fifth valid, the rest mutated, one in 32 random
+ * bytes; the QPs and regions set up again every 64 frames (RC QPs go to
+ * the error state quickly). Prints what it did; 0 when every frame passed. */
+static int fuzz_frames(unsigned long n, unsigned long long seed)
+{
+	static __u8 f[XHCA_PKT_MAX + 64], before[HM_PAGES * 4096];
+	unsigned long reasons[XHCA_R_MAX] = { 0 }, i;
+	char why[WHY_LEN] = "";
+	int distinct = 0, err = 0;
+
+	fz_state = seed ? seed : 1;
+	for (i = 0; i < n && !err; i++) {
+		int len, got;
+
+		if (i % 64 == 0) {
+			if (qps_reset())
+				return snprintf(why, WHY_LEN, "write QPs"), result(0, "fuzz: %s", why), 1;
+			mrs_reset();
+		}
+		if (fz_below(32) == 0) {
+			len = (int)(1 + fz_below(1500));
+			for (int k = 0; k < len; k++)
+				f[k] = (__u8)fz_rand();
+		} else {
+			len = fz_valid(f, XHCA_PKT_MAX);
+			if (len < 0)
+				continue;
+			if (fz_below(5))
+				len = (int)fz_mutate(f, (__u32)len, sizeof(f));
+		}
+		if (len < 14) /* BPF_PROG_TEST_RUN takes no less than an Ethernet header */
+			len = 14;
+		got = fz_one(f, (__u32)len, before, why);
+		if (got < 0)
+			err = 1;
+		else
+			reasons[got]++;
+	}
+	for (int r = 0; r < XHCA_R_MAX; r++)
+		distinct += !!reasons[r];
+	if (err) {
+		result(0, "fuzz: frame %lu of seed %llu: %s", i - 1, seed, why);
+		return 1;
+	}
+	result(1, "fuzz: %lu frames (seed %llu) through xhca_rx: each counted once under one of %d reasons, verdicts consistent, nothing outside the region, nothing placed for a frame not placed",
+		       n, seed, distinct);
+	return 0;
+}
+
+int test_rx_fuzz(unsigned long n, unsigned long long seed)
+{
+	char why[WHY_LEN] = "";
+	int fails;
+
+	if (geteuid() != 0) {
+		printf("skip - rx fuzz: BPF_PROG_TEST_RUN of xhca_rx needs root\n");
+		return 0;
+	}
+	libbpf_set_print(quiet);
+	if (env_open(why)) {
+		result(0, "fuzz: load xhca_rx (%s)", why);
+		xhca__destroy(E.skel);
+		return 1;
+	}
+	if (xsk_on_lo(why))
+		result(0, "fuzz: an AF_XDP socket for flow queue %d (%s)", FQ_SOCK, why);
+	fails = fuzz_frames(n, seed);
+	xhca_qpctx_unmap(E.ctxm, TQ);
+	xhca__destroy(E.skel);
+	if (xsk_fd >= 0)
+		close(xsk_fd);
+	return fails + E.fails;
 }

@@ -7,6 +7,8 @@
 
 int test_pkt_run(void);
 int test_rx_run(void);
+/* make fuzz: n mutated frames from seed through xhca_rx (test_rx.c) */
+int test_rx_fuzz(unsigned long n, unsigned long long seed);
 int test_sched_run(void);
 int test_reorder_run(void);
 int test_locksvc_run(void);

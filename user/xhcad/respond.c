@@ -437,8 +437,8 @@ static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *
 	d->resp.rewinds++;
 }
 
-/* xhca_rx expects psn again, as at a message's start (no WRITE cursor);
- * keep as rx_rewound; quiet: XHCA_RXPSN_NAKED (the NAK already sent
+/* xhca_rx expects psn again, as at a message's start (no WRITE cursor),
+ * or, keep, inside the SEND xhcad is in; keep as rx_rewound; quiet: XHCA_RXPSN_NAKED (the NAK already sent
  * covers the gap until psn comes again) or 0. */
 static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn, __u32 msn,
 		      int keep, __u32 quiet)
@@ -450,8 +450,9 @@ static void rewind_to(struct xhcad *d, struct qp_host *qh, __u32 lidx, __u32 psn
 		return;
 	rx_rewound(d, qh, c,
 		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-			    XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_UC_DROP)) |
-			   quiet | (psn & XHCA_PSN_MASK),
+			    XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_UC_DROP |
+			    XHCA_RXPSN_SEND)) |
+			   (keep ? XHCA_RXPSN_SEND : 0) | quiet | (psn & XHCA_PSN_MASK),
 		   psn, msn, keep);
 }
 
@@ -486,7 +487,7 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		qh->in_msg = MSG_WRITE;
 	rx_rewound(d, qh, c,
 		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
-			    XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX)) |
+			    XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX | XHCA_RXPSN_SEND)) |
 			   XHCA_RXPSN_WRITE | (pretx ? XHCA_RXPSN_PRETX : 0) | quiet |
 			   (psn & XHCA_PSN_MASK),
 		   psn, msn, !pretx);

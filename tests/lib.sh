@@ -6,7 +6,7 @@
 # "skip - NAME: why". A script exits 0 when nothing failed.
 
 XHCA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-B=$XHCA_TOP/build
+B=${XHCA_BUILD:-$XHCA_TOP/build} # make test SANITIZE=1: build/sanitize
 SCAPY_PY=/usr/bin/python3
 T_FAILS=0
 

@@ -8,7 +8,18 @@ cd "$top"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit integ interop)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+B=${XHCA_BUILD:-$top/build}
+export XHCA_BUILD=$B
+san=
+if [ "${SANITIZE:-0}" = 1 ]; then
+	# every sanitizer report of any program goes to a file here; one is a
+	# failure. Leak detection is on (the default of ASan on Linux).
+	san=$(mktemp -d)
+	export ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1:abort_on_error=0"
+	export UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1:halt_on_error=1"
+	export LSAN_OPTIONS="log_path=$san/lsan"
+fi
+trap 'rm -f "$log"; [ -n "$san" ] && rm -rf "$san"' EXIT
 
 run_one() {
 	local name=$1; shift
@@ -27,7 +38,7 @@ run_one() {
 
 for s in "${suites[@]}"; do
 	case $s in
-	unit) run_one unit ./build/test_unit ;;
+	unit) run_one unit "$B/test_unit" ;;
 	integ|interop)
 		for t in tests/"$s"/*.sh; do
 			[ -e "$t" ] || continue
@@ -37,6 +48,13 @@ for s in "${suites[@]}"; do
 	*) echo "unknown suite $s"; exit 2 ;;
 	esac
 done
+if [ -n "$san" ]; then
+	for r in "$san"/*; do
+		[ -e "$r" ] || continue
+		echo "not ok - sanitizer report $(basename "$r"): $(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$r")" | tee -a "$log"
+		sed 's/^/    /' "$r" | head -n 40
+	done
+fi
 p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log"); k=$(grep -c '^skip ' "$log")
 echo
 grep '^not ok ' "$log" | sed 's/^/FAILED: /'

@@ -467,6 +467,8 @@ int main(int argc, char **argv)
 	pr_info("stopping (%s)%s\n", strsignal(xhcad_stop ? xhcad_stop : SIGTERM),
 		d.keep ? ": program and maps kept" : "");
 out:
+	sq_fini(&d);
+	session_fini(&d);
 	host_fini(&d);
 	qp_table_free(&d);
 	if (!d.keep)

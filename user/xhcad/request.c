@@ -280,6 +280,18 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	return 0;
 }
 
+void sq_fini(struct xhcad *d)
+{
+	while (d->sqs) {
+		struct sq_state *s = d->sqs;
+
+		d->sqs = s->next_sq;
+		s->qh->sq = NULL;
+		free(s->ent);
+		free(s);
+	}
+}
+
 void sq_detach(struct xhcad *d, struct qp_host *qh)
 {
 	struct sq_state *s = qh->sq, **pp;

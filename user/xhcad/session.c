@@ -307,6 +307,36 @@ struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h,
 	return s;
 }
 
+void session_fini(struct xhcad *d)
+{
+	while (d->cqs) {
+		struct cq *cq = d->cqs;
+
+		d->cqs = cq->next;
+		if (cq->efd >= 0)
+			close(cq->efd);
+		close(cq->dbfd);
+		free(cq);
+	}
+	while (d->srqs) {
+		struct srq *q = d->srqs;
+
+		d->srqs = q->next;
+		free(q);
+	}
+	while (d->sessions) {
+		struct session *s = d->sessions;
+
+		d->sessions = s->next;
+		if (s->pidfd >= 0)
+			close(s->pidfd);
+		if (s->sq_dbfd >= 0)
+			close(s->sq_dbfd);
+		free(s);
+	}
+	d->nsessions = 0;
+}
+
 /* Everything the session owned goes: QPs first (their CQs and rings are
  * in use until then), then CQs, then the rest of its host memory. */
 void session_close(struct xhcad *d, __u32 id)

@@ -271,6 +271,15 @@ static const void *take(struct rbuf *r, size_t n)
 	return p;
 }
 
+/* A record of the file copied out: after a pages array with an odd count
+ * the records are only 4-byte aligned in the buffer. Returns dst or NULL. */
+static const void *take_copy(struct rbuf *r, void *dst, size_t n)
+{
+	const void *p = take(r, n);
+
+	return p ? memcpy(dst, p, n) : NULL;
+}
+
 static int read_file(const char *path, __u8 **out, size_t *len)
 {
 	struct stat st;
@@ -338,7 +347,8 @@ static int owner_alive(const struct xhcad *d, __u32 owner)
 
 static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 {
-	const struct st_hdr *h = take(r, sizeof(*h));
+	struct st_hdr h_;
+	const struct st_hdr *h = take_copy(r, &h_, sizeof(h_));
 	__u32 i, kept = 0, gone = 0;
 
 	if (!h || h->magic != STATE_MAGIC || h->version != STATE_VERSION ||
@@ -352,7 +362,8 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 	d->next_cq = h->next_cq;
 	d->key_seed = h->key_seed;
 	for (i = 0; i < h->nsess; i++) {
-		const struct st_sess *e = take(r, sizeof(*e));
+		struct st_sess e_;
+		const struct st_sess *e = take_copy(r, &e_, sizeof(e_));
 
 		if (!e)
 			return -EINVAL;
@@ -362,7 +373,8 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			gone++;
 	}
 	for (i = 0; i < h->npd; i++) {
-		const struct st_pd *e = take(r, sizeof(*e));
+		struct st_pd e_;
+		const struct st_pd *e = take_copy(r, &e_, sizeof(e_));
 		struct pd_rt *p;
 
 		if (!e)
@@ -378,7 +390,8 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		d->pds = p;
 	}
 	for (i = 0; i < h->nalloc; i++) {
-		const struct st_alloc *e = take(r, sizeof(*e));
+		struct st_alloc e_;
+		const struct st_alloc *e = take_copy(r, &e_, sizeof(e_));
 		const __u32 *pages = e ? take(r, (size_t)e->npages * sizeof(*pages)) : NULL;
 
 		if (!e || !pages)
@@ -388,7 +401,8 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			pr_warn("state: allocation %u does not fit host memory: dropped\n", e->id);
 	}
 	for (i = 0; i < h->nmr; i++) {
-		const struct st_mr *e = take(r, sizeof(*e));
+		struct st_mr e_;
+		const struct st_mr *e = take_copy(r, &e_, sizeof(e_));
 
 		if (!e)
 			return -EINVAL;
@@ -396,7 +410,8 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			mr_restore(d, e->index, e->rkey, e->owner, e->alloc, e->own_alloc, e->off);
 	}
 	for (i = 0; i < h->ncq; i++) {
-		const struct st_cq *e = take(r, sizeof(*e));
+		struct st_cq e_;
+		const struct st_cq *e = take_copy(r, &e_, sizeof(e_));
 
 		if (!e)
 			return -EINVAL;
@@ -404,7 +419,8 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			cq_restore(d, e->id, e->owner, e->depth, e->alloc, e->flags);
 	}
 	for (i = 0; i < h->nqp; i++) {
-		const struct st_qp *e = take(r, sizeof(*e));
+		struct st_qp e_;
+		const struct st_qp *e = take_copy(r, &e_, sizeof(e_));
 		struct qp_host *q;
 		__u8 type, flowq;
 

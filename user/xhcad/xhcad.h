@@ -625,6 +625,8 @@ void resp_error_at(struct qp_host *qh, __u32 psn);
 int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
 	      struct cq *cq);
 void sq_detach(struct xhcad *d, struct qp_host *qh);
+/* At exit: every send queue's memory, its ring left as it is (session_fini). */
+void sq_fini(struct xhcad *d);
 /* The QP went to the error state: what is outstanding completes flushed. */
 void sq_to_error(struct xhcad *d, struct qp_host *qh);
 /* The QP was reset: the queue starts over, nothing completes (verbs). */
@@ -721,6 +723,10 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 /* A resumed session's CQ gets its application's eventfd again. */
 int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen);
 void session_close(struct xhcad *d, __u32 id);
+/* At exit: the memory of every session, CQ and SRQ, what they hold in host
+ * memory left as it is (gone with the process, or kept with --keep for the
+ * next xhcad, which restores them from the state file). */
+void session_fini(struct xhcad *d);
 
 /* mcast.c: multicast groups and the replication engine */
 struct mcast_state;

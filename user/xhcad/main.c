@@ -467,9 +467,9 @@ int main(int argc, char **argv)
 	pr_info("stopping (%s)%s\n", strsignal(xhcad_stop ? xhcad_stop : SIGTERM),
 		d.keep ? ": program and maps kept" : "");
 out:
+	host_fini(&d); /* the proxy still reaches CQs: sessions after */
 	sq_fini(&d);
 	session_fini(&d);
-	host_fini(&d);
 	qp_table_free(&d);
 	if (!d.keep)
 		state_remove(&d); /* the maps go: nothing to come back to */

@@ -73,6 +73,24 @@ static __always_inline void copy16(__u8 *dst, const __u8 *src)
 	d[3] = s[3];
 }
 
+/* The IPv4 header checksum, as the kernel's ip_rcv_core checks it, options
+ * included (hlen bytes; each word checked against end: bpf_csum_diff takes
+ * no variable-length packet range). */
+static __always_inline int ip4_csum_ok(const struct iphdr *iph, __u32 hlen, void *end)
+{
+	const __u16 *w = (const __u16 *)iph;
+	__u32 sum = 0;
+
+	for (int i = 0; i < 30; i++) { /* IHL 15: 60 bytes; a bounded loop */
+		if ((__u32)i * 2 >= hlen || (void *)(w + i + 1) > end)
+			break;
+		sum += w[i];
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 /*
  * Parses up to and including a UDP header with destination port 4791.
  * Returns -1 and sets *udpp for a RoCEv2 datagram, or the reason otherwise.
@@ -147,23 +165,8 @@ static __always_inline int parse_l2_l3(struct hdr_cursor *cur, void *end, __u8 *
 	 * a NIC never does. */
 	if (frag_first)
 		return XHCA_R_DROP_IP_FRAG;
-	/* The IPv4 header checksum, as the kernel's ip_rcv_core checks it
-	 * (its options included: the UDP header was in the frame, so the
-	 * whole IP header is). */
-	if (iph) {
-		const __u16 *w = (const __u16 *)iph;
-		__u32 sum = 0;
-
-		for (int i = 0; i < 30; i++) { /* IHL 15: 60 bytes; a bounded loop */
-			if ((__u32)i * 2 >= hlen || (void *)(w + i + 1) > end)
-				break;
-			sum += w[i];
-		}
-		sum = (sum & 0xffff) + (sum >> 16);
-		sum = (sum & 0xffff) + (sum >> 16);
-		if (sum != 0xffff)
-			return XHCA_R_DROP_IP_CSUM;
-	}
+	if (iph && !ip4_csum_ok(iph, hlen, end))
+		return XHCA_R_DROP_IP_CSUM;
 	*udpp = udp;
 	return -1;
 }

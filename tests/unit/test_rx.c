@@ -1771,111 +1771,99 @@ static int seq_write_invalidated(char *why)
  * FIRST. RC: its own reason, the QP to the error state (xhcad NAKs invalid
  * request), nothing executed or placed; UC: dropped quietly until the next
  * FIRST/ONLY, which starts clean (and abandons a SEND in progress). */
+
+enum { OPS_NONE = 0xff };
+static const struct {
+	const char *name;
+	__u8 first, next; /* OPS_NONE: no first packet */
+	int reason;
+} op_seq_cases[] = {
+	{ "SEND FIRST, WRITE ONLY", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_ONLY, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND FIRST, WRITE FIRST", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_FIRST, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND FIRST, SEND ONLY", XHCA_OP_SEND_FIRST, XHCA_OP_SEND_ONLY, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND FIRST, SEND FIRST", XHCA_OP_SEND_FIRST, XHCA_OP_SEND_FIRST, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND FIRST, READ", XHCA_OP_SEND_FIRST, XHCA_OP_READ_REQ, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND FIRST, FETCH_ADD", XHCA_OP_SEND_FIRST, XHCA_OP_FETCH_ADD, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND FIRST, WRITE LAST", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_LAST, XHCA_R_DROP_WRITE_SEQ },
+	{ "WRITE FIRST, SEND ONLY", XHCA_OP_WRITE_FIRST, XHCA_OP_SEND_ONLY, XHCA_R_DROP_WRITE_SEQ },
+	{ "WRITE FIRST, SEND MIDDLE", XHCA_OP_WRITE_FIRST, XHCA_OP_SEND_MIDDLE,
+	  XHCA_R_DROP_WRITE_SEQ },
+	{ "SEND MIDDLE, no FIRST", OPS_NONE, XHCA_OP_SEND_MIDDLE, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND LAST, no FIRST", OPS_NONE, XHCA_OP_SEND_LAST, XHCA_R_DROP_SEND_SEQ },
+	{ "SEND LAST with invalidate, no FIRST", OPS_NONE, XHCA_OP_SEND_LAST_INV,
+	  XHCA_R_DROP_SEND_SEQ },
+	{ "WRITE LAST with immediate, no FIRST", OPS_NONE, XHCA_OP_WRITE_LAST_IMM,
+	  XHCA_R_DROP_WRITE_SEQ },
+};
+
 static int is_write_op_(__u8 op)
 {
 	return op >= XHCA_OP_WRITE_FIRST && op <= XHCA_OP_WRITE_ONLY_IMM;
 }
 
-static int seq_op_sequence(char *why)
+/* UC: a FIRST/ONLY after a FIRST abandons that message and starts clean. */
+static int op_seq_uc_start(__u32 l, __u8 next, struct xhca_pkt_spec *s, char *why)
 {
-	enum { NONE = 0xff };
-	static const struct {
-		const char *name;
-		__u8 first, next; /* NONE: no first packet */
-		int reason;
-	} cases[] = {
-		{ "SEND FIRST, WRITE ONLY", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_ONLY,
-		  XHCA_R_DROP_SEND_SEQ },
-		{ "SEND FIRST, WRITE FIRST", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_FIRST,
-		  XHCA_R_DROP_SEND_SEQ },
-		{ "SEND FIRST, SEND ONLY", XHCA_OP_SEND_FIRST, XHCA_OP_SEND_ONLY, XHCA_R_DROP_SEND_SEQ },
-		{ "SEND FIRST, SEND FIRST", XHCA_OP_SEND_FIRST, XHCA_OP_SEND_FIRST,
-		  XHCA_R_DROP_SEND_SEQ },
-		{ "SEND FIRST, READ", XHCA_OP_SEND_FIRST, XHCA_OP_READ_REQ, XHCA_R_DROP_SEND_SEQ },
-		{ "SEND FIRST, FETCH_ADD", XHCA_OP_SEND_FIRST, XHCA_OP_FETCH_ADD,
-		  XHCA_R_DROP_SEND_SEQ },
-		{ "SEND FIRST, WRITE LAST", XHCA_OP_SEND_FIRST, XHCA_OP_WRITE_LAST,
-		  XHCA_R_DROP_WRITE_SEQ },
-		{ "WRITE FIRST, SEND ONLY", XHCA_OP_WRITE_FIRST, XHCA_OP_SEND_ONLY,
-		  XHCA_R_DROP_WRITE_SEQ },
-		{ "WRITE FIRST, SEND MIDDLE", XHCA_OP_WRITE_FIRST, XHCA_OP_SEND_MIDDLE,
-		  XHCA_R_DROP_WRITE_SEQ },
-		{ "SEND MIDDLE, no FIRST", NONE, XHCA_OP_SEND_MIDDLE, XHCA_R_DROP_SEND_SEQ },
-		{ "SEND LAST, no FIRST", NONE, XHCA_OP_SEND_LAST, XHCA_R_DROP_SEND_SEQ },
-		{ "SEND LAST with invalidate, no FIRST", NONE, XHCA_OP_SEND_LAST_INV,
-		  XHCA_R_DROP_SEND_SEQ },
-		{ "WRITE LAST with immediate, no FIRST", NONE, XHCA_OP_WRITE_LAST_IMM,
-		  XHCA_R_DROP_WRITE_SEQ },
-	};
+	if (step(s, is_write_op_(next) ? XHCA_R_PLACED : XHCA_R_TO_FLOWQ, l, -1, why))
+		return -1;
+	if ((rx_word(l) & (XHCA_RXPSN_SEND | XHCA_RXPSN_UC_DROP)) !=
+	    (next == XHCA_OP_SEND_FIRST ? XHCA_RXPSN_SEND : 0))
+		return snprintf(why, WHY_LEN, "UC state 0x%08x after", rx_word(l)), -1;
+	return 0;
+}
+
+/* One case on the RC (uc 0) or UC write-target QP; 1: not for UC. */
+static int op_seq_case(size_t i, int uc, char *why)
+{
+	__u32 l = uc ? L_UCW : L_RCW, psn = EPSN0;
+	__u8 first = op_seq_cases[i].first, next = op_seq_cases[i].next;
+	int w1 = first == XHCA_OP_WRITE_FIRST, want = op_seq_cases[i].reason;
 	struct xhca_pkt_spec s;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		for (int uc = 0; uc < 2; uc++) {
-			__u32 l = uc ? L_UCW : L_RCW, psn = EPSN0;
-			int err = 0, w1 = cases[i].first == XHCA_OP_WRITE_FIRST;
-
-			if (qps_reset())
-				return -1;
-			mrs_reset();
-			if (cases[i].first != NONE) {
-				wspec(&s, l, cases[i].first, psn++, MR_PRE, PRE_IOVA, 2048, 1024);
-				err = step(&s, w1 ? XHCA_R_PLACED : XHCA_R_TO_FLOWQ, l, -1, why);
-			}
-			/* UC has no READ, ATOMIC or SEND with invalidate */
-			if (uc && !(xhca_opinfo_tbl[XHCA_OPC_UC | cases[i].next].flags & XHCA_O_KNOWN))
-				continue;
-			if (cases[i].next == XHCA_OP_WRITE_FIRST)
-				wspec(&s, l, cases[i].next, psn, MR_PRE, PRE_IOVA, 2048, 1024);
-			else
-				wspec(&s, l, cases[i].next, psn, MR_PRE, PRE_IOVA, 8, 8);
-			s.atomic_rkey = s.reth_rkey;
-			s.atomic_va = PRE_IOVA;
-			/* UC: a FIRST/ONLY after a FIRST abandons that message and
-			 * starts clean */
-			if (uc && cases[i].first != NONE &&
-			    (xhca_opinfo_tbl[XHCA_OPC_UC | cases[i].next].flags & XHCA_O_START)) {
-				if (!err)
-					err = step(&s, is_write_op_(cases[i].next) ? XHCA_R_PLACED
-										   : XHCA_R_TO_FLOWQ,
-						   l, -1, why);
-				if (!err && (rx_word(l) & (XHCA_RXPSN_SEND | XHCA_RXPSN_UC_DROP)) !=
-						    (cases[i].next == XHCA_OP_SEND_FIRST ? XHCA_RXPSN_SEND : 0))
-					err = snprintf(why, WHY_LEN, "UC state 0x%08x after", rx_word(l)) > 0;
-				if (err)
-					goto fail;
-				continue;
-			}
-			/* UC lets a new message cut a WRITE short: a SEND's MIDDLE
-			 * is then one without its FIRST */
-			if (!err)
-				err = step(&s,
-					   uc && cases[i].first == XHCA_OP_WRITE_FIRST &&
-							   cases[i].next == XHCA_OP_SEND_MIDDLE
-						   ? XHCA_R_DROP_SEND_SEQ
-						   : cases[i].reason,
-					   l, -1, why);
-			if (!err && !uc && !(rx_word(l) & XHCA_RXPSN_ERR))
-				err = snprintf(why, WHY_LEN, "the RC QP is not in error") > 0;
-			/* nothing placed (after a WRITE FIRST, its own bytes are) */
-			if (!err && !w1)
-				err = hm_only(0, NULL, 0, why);
-			if (!err && uc) {
-				/* the next FIRST/ONLY starts clean, at any PSN */
-				wspec(&s, l, XHCA_OP_SEND_ONLY, psn + 1, 0, 0, 0, 16);
-				err = step(&s, XHCA_R_TO_FLOWQ, l, psn + 2, why);
-			}
-			if (err) {
-				size_t n;
-fail:
-				n = strlen(why);
-				snprintf(why + n, WHY_LEN - n, " (%s, %s)", cases[i].name,
-					 uc ? "UC" : "RC");
-				return -1;
-			}
-		}
+	/* UC has no READ, ATOMIC or SEND with invalidate */
+	if (uc && !(xhca_opinfo_tbl[XHCA_OPC_UC | next].flags & XHCA_O_KNOWN))
+		return 1;
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	if (first != OPS_NONE) {
+		wspec(&s, l, first, psn++, MR_PRE, PRE_IOVA, 2048, 1024);
+		if (step(&s, w1 ? XHCA_R_PLACED : XHCA_R_TO_FLOWQ, l, -1, why))
+			return -1;
 	}
-	/* A whole SEND in three packets: in progress until its LAST, then a
-	 * WRITE is placed. */
+	if (next == XHCA_OP_WRITE_FIRST)
+		wspec(&s, l, next, psn, MR_PRE, PRE_IOVA, 2048, 1024);
+	else
+		wspec(&s, l, next, psn, MR_PRE, PRE_IOVA, 8, 8);
+	s.atomic_rkey = s.reth_rkey;
+	s.atomic_va = PRE_IOVA;
+	if (uc && first != OPS_NONE && (xhca_opinfo_tbl[XHCA_OPC_UC | next].flags & XHCA_O_START))
+		return op_seq_uc_start(l, next, &s, why);
+	/* UC lets a new message cut a WRITE short: a SEND's MIDDLE is then
+	 * one without its FIRST */
+	if (uc && w1 && next == XHCA_OP_SEND_MIDDLE)
+		want = XHCA_R_DROP_SEND_SEQ;
+	if (step(&s, want, l, -1, why))
+		return -1;
+	if (!uc && !(rx_word(l) & XHCA_RXPSN_ERR))
+		return snprintf(why, WHY_LEN, "the RC QP is not in error"), -1;
+	/* nothing placed (after a WRITE FIRST, its own bytes are) */
+	if (!w1 && hm_only(0, NULL, 0, why))
+		return -1;
+	if (uc) {
+		/* the next FIRST/ONLY starts clean, at any PSN */
+		wspec(&s, l, XHCA_OP_SEND_ONLY, psn + 1, 0, 0, 0, 16);
+		return step(&s, XHCA_R_TO_FLOWQ, l, psn + 2, why);
+	}
+	return 0;
+}
+
+/* A whole SEND in three packets: in progress until its LAST, then a WRITE
+ * is placed. */
+static int op_seq_whole_send(char *why)
+{
+	struct xhca_pkt_spec s;
+
 	if (qps_reset())
 		return -1;
 	mrs_reset();
@@ -1894,6 +1882,22 @@ fail:
 		return snprintf(why, WHY_LEN, "a SEND still in progress after its LAST"), -1;
 	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 + 3, MR_PRE, PRE_IOVA, 8, 8);
 	return step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 4, why);
+}
+
+static int seq_op_sequence(char *why)
+{
+	for (size_t i = 0; i < sizeof(op_seq_cases) / sizeof(op_seq_cases[0]); i++) {
+		for (int uc = 0; uc < 2; uc++) {
+			if (op_seq_case(i, uc, why) < 0) {
+				size_t n = strlen(why);
+
+				snprintf(why + n, WHY_LEN - n, " (%s, %s)", op_seq_cases[i].name,
+					 uc ? "UC" : "RC");
+				return -1;
+			}
+		}
+	}
+	return op_seq_whole_send(why);
 }
 
 /* The responder's side here: a duplicate goes to xhcad (for its re-ACK or

@@ -706,9 +706,11 @@ static int do_status(int argc, char **argv)
 	if (s->canary)
 		printf("canary:       on, %llu violations\n",
 		       (unsigned long long)s->canary_violations);
-	printf("responses:    %llu frames sent (READ, ATOMIC, NAK), %llu NAKs, %llu not sent\n",
-	       (unsigned long long)s->tx_frames, (unsigned long long)s->naks,
-	       (unsigned long long)s->tx_full);
+	/* every frame xhcad sent: requests, responses, ACKs and NAKs */
+	printf("transmit:     %llu frames sent (requests, responses, ACKs, NAKs), %llu not sent "
+	       "(TX ring full); %llu of them NAKs\n",
+	       (unsigned long long)s->tx_frames, (unsigned long long)s->tx_full,
+	       (unsigned long long)s->naks);
 	printf("responder:    %llu ACKs, %llu sequence NAKs, %llu RNR NAKs, %llu duplicates "
 	       "answered (%llu responses sent again, %llu unknown), %llu rewinds, %llu bad ICRC\n",
 	       (unsigned long long)s->resp.acks, (unsigned long long)s->resp.seq_naks,

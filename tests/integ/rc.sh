@@ -100,5 +100,10 @@ for side in "$IF_A" "$IF_B"; do
 	j=$("$B/xhca" -i "$side" -j status)
 	c=$(echo "$j" | json_get 'd["requester"]["completions"]')
 	check "status on $side: the requester's completions counted ($c)" test "$c" -gt 50
+	# the transmit line counts every frame sent, the requests too
+	p=$(echo "$j" | json_get 'd["requester"]["packets"]')
+	tx=$("$B/xhca" -i "$side" status | awk '$1 == "transmit:" { print $2 }')
+	check "status on $side: 'transmit:' counts every frame sent ($tx), the $p request packets too" \
+		test "${tx:-0}" -ge "$p" -a "$p" -gt 0
 done
 t_done

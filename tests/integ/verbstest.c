@@ -951,6 +951,15 @@ static struct peer ask(const char *cmd, int arg)
 	return p;
 }
 
+/* The server's answer to "setup": its new region (at a new address: a
+ * freed buffer need not come back at the same place, as under ASan's
+ * quarantine), and the 8-byte aligned word in it the ATOMICs use. */
+static void hear_srv(struct cside *c)
+{
+	hear(&c->srv);
+	c->waddr = (c->srv.addr + 71) & ~7ull;
+}
+
 /* A fresh pair: the server's buffer registered with access, nrecv receives
  * posted there; the client's QP with these retry settings. */
 static void pair(struct cside *c, int access, int nrecv, uint8_t timeout, uint8_t retry,
@@ -966,7 +975,7 @@ static void pair(struct cside *c, int access, int nrecv, uint8_t timeout, uint8_
 	me(c->qp, &p);
 	snprintf(p.cmd, sizeof(p.cmd), "setup");
 	say(&p);
-	hear(&c->srv);
+	hear_srv(c);
 	if (to_rts(c->qp, &c->srv, timeout, retry, rnr))
 		die("client rts");
 }
@@ -995,7 +1004,6 @@ static void client_data(struct cside *c)
 	check(r.arg == c->buf[65535], "the server reads the WRITE's last byte in its own buffer "
 	      "(0x%02x), no verb call", r.arg);
 	c->word = (uint64_t *)(c->buf + 1024);
-	c->waddr = (c->srv.addr + 71) & ~7ull; /* ATOMICs want 8-byte alignment */
 	post(c->qp, IBV_WR_ATOMIC_FETCH_AND_ADD, c->word, 8, c->mr->lkey, c->waddr, c->srv.rkey, 2);
 	expect(c, "FETCH_AND_ADD", IBV_WC_SUCCESS, 5000);
 	post(c->qp, IBV_WR_RDMA_READ, c->buf + 2048, 8, c->mr->lkey, c->waddr, c->srv.rkey, 3);
@@ -1037,7 +1045,7 @@ static void client_wr_api(struct cside *c)
 			me(q2, &p);
 			snprintf(p.cmd, sizeof(p.cmd), "setup");
 			say(&p);
-			hear(&c->srv);
+			hear_srv(c);
 			if (to_rts(q2, &c->srv, 14, 7, 7))
 				die("wr qp rts");
 			fill(c->buf, 4096, 11);

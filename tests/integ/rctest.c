@@ -1075,7 +1075,14 @@ static void scen_paths(struct side *a, struct side *b)
 	side_open(b, XHCA_QPT_RC, (4u << 20) + 4096);
 	connect_pair(a, b, 1024);
 
-	/* FENCE: the SEND waits for the READ before it; without, it goes */
+	/* FENCE: the SEND waits for the READ before it; without, it goes.
+	 * All 64 of the READ's requests on the wire at once (max_rd_atomic
+	 * 128): the SEND follows them at once, not only once the READ is
+	 * three quarters done, so it arrives well before the READ completes
+	 * even on a slow (sanitized) build. */
+	at.max_rd_atomic = XHCA_MAX_RD_ATOMIC;
+	if (modify(a, XHCA_QPA_MAX_RD_ATOMIC, &at))
+		die(a, "max_rd_atomic");
 	read_then_send(a, b, 0, &tr, &tv);
 	check(tv < tr, "without FENCE the SEND arrives before the READ completes (%lld us before)",
 	      ((long long)tr - (long long)tv) / 1000);

@@ -159,11 +159,16 @@ perf() {
 	shift 4
 	pair "$name-$who" "$who" 120 "$prog -F -d %D -x %G -p %P -s $size $*" \
 		"$prog -F -d %D -x %G -p %P -s $size $*" || return 1
-	local line
+	local line min=0
 	line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$tmp/$name-$who.cli")
+	# The figures of a perftest in the TCG guest come from its TSC, which
+	# TCG does not keep honest: once 1000 ATOMICs that took well under
+	# the timeout printed 0.00 MB/s and 0.000000 Mpps. A client there must
+	# print its result line; a client on xhca a positive figure too.
+	[ "$who" = rxe ] && min=1
 	check "rxe: $name, RXE the $([ $who = rxe ] && echo server || echo client): result line for $size bytes ($(echo $line | tr -s ' '))" \
-		awk -v s="$size" '$1 == s && NF >= 4 && $3 + 0 > 0 { f = 1 } END { exit !f }' \
-		"$tmp/$name-$who.cli"
+		awk -v s="$size" -v min="$min" '$1 == s && NF >= 4 && (!min || $3 + 0 > 0) { f = 1 }
+			END { exit !f }' "$tmp/$name-$who.cli"
 }
 perf2() { local who; for who in rxe xhca; do perf "$1" "$who" "${@:2}"; done; }
 

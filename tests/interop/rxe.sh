@@ -8,8 +8,10 @@
 # (namespace M joins them: captured there, impaired there); every frame of
 # the run is captured, and at the end tshark finds no malformed RoCE frame,
 # scapy verifies every ICRC, and RXE's error counters moved only where a
-# case provoked them. RXE_CASES="rc ud ..." runs some; RXE_VERBOSE=1 shows
-# both ends' output.
+# case provoked them. RXE_CASES="rc_pingpong rnr ..." runs some (names as in
+# CASES); RXE_VERBOSE=1 shows both ends' output and RXE's counters per case;
+# RXE_KEEP=DIR keeps the run's files (captures, both ends' output, the
+# guest's console) in DIR.
 . "$(dirname "$0")/../lib.sh"
 here=$XHCA_TOP/tests/interop/rxe
 . "$here/vm.sh"

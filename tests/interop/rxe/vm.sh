@@ -69,7 +69,7 @@ vm_boot() {
 		echo "$boot" >"$VM_KVM_VERDICT"
 		[ -f "$VM_DIR/console.log" ] && mv "$VM_DIR/console.log" "$VM_DIR/console-kvm.log"
 	elif [ -r /dev/kvm ] && [ "${VM_ACCEL_FORCE:-}" != tcg ]; then
-		echo "# vm: KVM hung a guest earlier since this host booted; TCG" >&2
+		echo "# vm: KVM failed a guest (abort or hang) since this host booted; TCG" >&2
 	fi
 	vm_try tcg "$VM_BOOT_TCG" "$ns" "$tap" "$mac" "$ip" "$mtu"
 }

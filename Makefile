@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # xhca: software RoCEv2 host channel adapter (XDP + AF_XDP).
 #   make            build everything (installs missing packages first)
-#   make test       unit, integration and interop tests (SANITIZE=1: sanitized
+#   make test       layers checked, unit, integration and interop tests (SANITIZE=1: sanitized
 #                   programs; make test-sanitize: unit and integration so)
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
@@ -47,6 +47,23 @@ LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxhca.a
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
+# xhcad's files in layers, lowest first: a file calls only functions of the
+# files before it (make check-layers, run by make test, checks it from the
+# objects' symbols; docs/design.md says what each layer does). A new file
+# takes its place here.
+#   util: clocks, errors | sched reorder locksvc: pure | loader: the device
+#   (program, maps) | xsk: AF_XDP sockets, UMEM | resp_exec: READ/ATOMIC
+#   execution, ACK frames (pure) | pxq: the proxy's mailbox | hostmem, mr:
+#   host memory, regions, PDs | qptab: the QP table | flowq, cq, session:
+#   flow queues, CQs/SRQs, sessions | net: addresses, neighbours | receive:
+#   a QP's receive side | respond: RC responder | request: requester and
+#   completer | dispatch: a frame to its stage | mcast, proxy, filter |
+#   cli: the CLI's receive side | round: one round of the data path | qp:
+#   QP verbs | state: restart | client: a session's end | ctl_server: the
+#   control socket | loop | main
+XHCAD_LAYERS := util sched reorder locksvc loader xsk resp_exec pxq hostmem mr qptab flowq cq \
+	session net receive respond request dispatch mcast proxy filter cli round qp state client \
+	ctl_server loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
 # system's; `xhca exec` runs a program with it. Position-independent objects
 # of its own and of the libxhca files it needs, every symbol hidden but the
@@ -70,7 +87,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
 	cpio:cpio depmod:kmod
 
-.PHONY: all deps compile test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
+.PHONY: all deps compile check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -188,7 +205,11 @@ $(OUT)/xhca-impair: tests/impair/impair.c tests/impair/impair.h $(OUT)/impair.sk
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
 
-test: all
+# xhcad's files call only downward (XHCAD_LAYERS).
+check-layers: $(XHCAD_OBJS)
+	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
+
+test: all check-layers
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh
 
 # The unit and integration tests with sanitized programs (SANITIZE=1).

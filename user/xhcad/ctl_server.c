@@ -49,16 +49,6 @@ int ctl_listen(struct xhcad *d)
 	return fd;
 }
 
-int errf(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static int reply_err(int fd, __u32 op, int rc, const char *msg)
 {
 	return xhca_ctl_send(fd, op, rc, msg, strlen(msg) + 1);
@@ -445,7 +435,7 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		if (need_session(c, h.op, "free"))
 			break;
 		memcpy(&id, buf, sizeof(id));
-		rc = hm_free(d, id, c->session);
+		rc = mem_free(d, id, c->session);
 		if (rc) {
 			snprintf(err, sizeof(err), "free: no buffer %u in this session", id);
 			rc = reply_err(fd, h.op, rc, err);

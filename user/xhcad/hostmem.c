@@ -342,8 +342,9 @@ static void release(struct xhcad *d, struct hm_alloc *a)
 	alloc_free(a);
 }
 
-/* The memory regions on it go first, with the barrier: no WRITE may land
- * in these pages once they are free. */
+/* The allocation goes, its pages free. The memory regions on it must be
+ * gone first (mem_free in mr.c does both): no WRITE may land in pages once
+ * they are free. */
 int hm_free(struct xhcad *d, __u32 id, __u32 owner)
 {
 	struct hm_alloc *a = hm_find(d, id);
@@ -352,23 +353,12 @@ int hm_free(struct xhcad *d, __u32 id, __u32 owner)
 		return -ENOENT;
 	if (a->owner != owner)
 		return -EPERM;
-	mr_drop_alloc(d, a->id);
 	release(d, a);
 	return 0;
 }
 
 void hm_free_owner(struct xhcad *d, __u32 owner)
 {
-	int any = 0;
-
-	for (__u32 i = 1; i < HM_SLOTS; i++) {
-		if (d->allocs[i] && d->allocs[i]->owner == owner) {
-			mr_drop_alloc(d, d->allocs[i]->id);
-			any = 1;
-		}
-	}
-	if (!any)
-		return;
 	for (__u32 i = 1; i < HM_SLOTS; i++)
 		if (d->allocs[i] && d->allocs[i]->owner == owner)
 			release(d, d->allocs[i]);

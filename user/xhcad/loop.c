@@ -25,7 +25,7 @@
 #define BUDGET 256		/* frames between two looks at the control socket */
 #define HOUSEKEEP_NS 100000000ull
 
-extern volatile sig_atomic_t xhcad_stop;
+volatile sig_atomic_t xhcad_stop; /* a signal: the loop ends (main.c) */
 
 struct pollset {
 	struct pollfd *p;
@@ -108,7 +108,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(e))
 		return 0;
 	memcpy(&e, data, sizeof(e));
-	qp_host_error(ctx, &e);
+	resp_qp_error_event(ctx, &e);
 	return 0;
 }
 
@@ -139,7 +139,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		ps.n = 0;
 		ps_add(&ps, lfd);
 		ps_add(&ps, evfd);
-		ps_add(&ps, proxy_fd(d)); /* what the proxy sends back: flowq_run serves it */
+		ps_add(&ps, proxy_fd(d)); /* what the proxy sends back: round_run serves it */
 		first_client = ps.n;
 		for (i = 0; i < ncl; i++)
 			ps_add(&ps, cl[i].fd);
@@ -225,7 +225,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		if (ps.p[1].revents & POLLIN)
 			ring_buffer__consume(ev);
 		if (ps.p[2].revents & POLLIN)
-			proxy_ack(d); /* flowq_run serves what it announced */
+			proxy_ack(d); /* round_run serves what it announced */
 		/* (before the clients: one may end a session and its doorbell) */
 		for (i = 0; i < ndb; i++) {
 			__u64 v;
@@ -266,7 +266,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 			qp_flush_run(d);
 		if (d->state_dirty)
 			state_save(d);
-		n = flowq_run(d, BUDGET, &wait_ns);
+		n = round_run(d, BUDGET, &wait_ns);
 		more = n == BUDGET || mcast_pending(d) || d->sq_more;
 		/* FIFO: an oldest frame that cannot move stops everything; wait
 		 * for its doorbell rather than spin on readable sockets. (Only a

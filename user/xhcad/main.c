@@ -22,22 +22,6 @@
 #include "log.h"
 #include "xhcad.h"
 
-volatile sig_atomic_t xhcad_stop;
-
-__u64 now_ms(void)
-{
-	return now_ns() / 1000000;
-}
-
-/* CLOCK_MONOTONIC, as bpf_ktime_get_ns() in the metadata. */
-__u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 #define RING_SIZE 2048
 #define UMEM_FRAMES_DEFAULT 8192
 #define HIGH_DEFAULT 512

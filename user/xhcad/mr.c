@@ -279,7 +279,7 @@ static void release(struct xhcad *d, __u32 i)
 {
 	int own = d->mrs[i].own_alloc;
 
-	/* Gone from the table before its memory goes: hm_free() drops the
+	/* Gone from the table before its memory goes: mem_free() drops the
 	 * regions on the allocation, and this one is not among them any more. */
 	pd_ref(d, d->mrs[i].e.pd, -1);
 	d->mrs[i].rkey = 0;
@@ -287,7 +287,7 @@ static void release(struct xhcad *d, __u32 i)
 	d->mr_free[d->nmr_free++] = i;
 	d->mrs_in_use--;
 	if (own)
-		hm_free(d, d->mrs[i].alloc, 0);
+		mem_free(d, d->mrs[i].alloc, 0);
 }
 
 int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
@@ -471,4 +471,33 @@ void pd_drop_owner(struct xhcad *d, __u32 owner)
 		*pp = p->next;
 		free(p);
 	}
+}
+
+/* An allocation goes: the memory regions on it first, with the barrier
+ * (no WRITE may land in its pages once they are free), then its pages. */
+int mem_free(struct xhcad *d, __u32 id, __u32 owner)
+{
+	struct hm_alloc *a = hm_find(d, id);
+
+	if (!a)
+		return -ENOENT;
+	if (a->owner != owner)
+		return -EPERM;
+	mr_drop_alloc(d, id);
+	return hm_free(d, id, owner);
+}
+
+/* Every allocation of owner, the same way. */
+void mem_free_owner(struct xhcad *d, __u32 owner)
+{
+	int any = 0;
+
+	for (__u32 i = 1; i < HM_SLOTS; i++) {
+		if (d->allocs[i] && d->allocs[i]->owner == owner) {
+			mr_drop_alloc(d, d->allocs[i]->id);
+			any = 1;
+		}
+	}
+	if (any)
+		hm_free_owner(d, owner);
 }

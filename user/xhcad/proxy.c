@@ -41,171 +41,7 @@
 #include <bpf/libbpf.h>
 #include <xhca/proxy_handler.h>
 #include <xhca/wire.h>
-#include "locksvc.h"
-#include "log.h"
-#include "reorder.h"
-#include "xhcad.h"
-
-#define PX_QUEUE 65536		/* entries of each direction's queue, a power of 2 */
-#define PX_FRAMES_MAX 1024	/* requests handed over, not yet taken by the proxy */
-#define PX_MSG_MAX 65536	/* bytes of a SEND a handler takes; longer: declined */
-#define PX_SYNC_WAIT_NS 2000000000ull
-
-#include <limits.h>
-
-/* ---- a single-producer single-consumer queue of pointers ---------------- */
-
-struct spsc {
-	void **v;
-	__u32 head;	/* the consumer's */
-	__u32 tail;	/* the producer's */
-};
-
-static int spsc_push(struct spsc *q, void *p)
-{
-	__u32 t = q->tail, h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
-
-	if (t - h >= PX_QUEUE)
-		return -ENOBUFS;
-	q->v[t & (PX_QUEUE - 1)] = p;
-	__atomic_store_n(&q->tail, t + 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static void *spsc_pop(struct spsc *q)
-{
-	__u32 h = q->head, t = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
-	void *p;
-
-	if (h == t)
-		return NULL;
-	p = q->v[h & (PX_QUEUE - 1)];
-	__atomic_store_n(&q->head, h + 1, __ATOMIC_RELEASE);
-	return p;
-}
-
-/* ---- what travels between the threads -------------------------------------- */
-
-enum px_type {
-	/* main -> proxy */
-	PX_FRAME = 1,	/* a frame of an offloaded SEND */
-	PX_JOB,		/* an offloaded READ or ATOMIC, resolved */
-	PX_REC,		/* the normal path's end of a message: a completion, or none */
-	PX_FLUSH,	/* a flushed receive buffer's completion: after the sequence */
-	PX_QP_ADD,
-	PX_QP_DEL,
-	PX_SYNC,
-	/* proxy -> main */
-	PX_TX,		/* a response frame to send */
-	PX_REPLAY,	/* a declined message: its frames (next), for the normal path */
-	PX_QP_ERR,	/* a gap timed out: the QP to the error state */
-};
-
-struct px_msg {
-	struct px_msg *next;	/* a message's frames; a QP's flushed completions */
-	struct px_msg *qnext;	/* main: the declined messages waiting */
-	__u8 type;
-	__u8 kind;		/* PX_REC: enum ro_kind */
-	__u8 handler;		/* PX_FRAME: XHCA_PXH_* */
-	__u16 csn;
-	__u32 lidx, gen, gqpn;
-	__u64 seq;		/* PX_SYNC */
-	struct cq *cq;		/* PX_QP_ADD, with qtype */
-	__u8 qtype;
-	struct xhca_cqe cqe;	/* PX_REC, PX_FLUSH */
-	struct xhca_rx_meta m;	/* PX_FRAME */
-	struct resp_job job;	/* PX_JOB */
-	__u32 len;
-	__u8 data[];		/* PX_FRAME, PX_TX: the frame */
-};
-
-static struct px_msg *msg_new(__u8 type, __u32 len)
-{
-	struct px_msg *x = malloc(sizeof(*x) + len);
-
-	if (!x)
-		return NULL;
-	memset(x, 0, sizeof(*x));
-	x->type = type;
-	x->len = len;
-	return x;
-}
-
-static void msg_free(struct px_msg *x)
-{
-	while (x) {
-		struct px_msg *n = x->next;
-
-		if (x->type == PX_JOB)
-			resp_job_free(&x->job);
-		free(x);
-		x = n;
-	}
-}
-
-/* A QP on a proxy CQ, as the proxy keeps it. */
-struct pxqp {
-	int active;
-	__u32 gen, gqpn;
-	__u8 type;		/* XHCA_QPT_*: what a lost message means */
-	int failed;		/* an expired gap moved it to the error state */
-	struct cq *cq;
-	struct reorder ro;
-	int dirty;		/* completions written since the last notification */
-	struct px_msg *flush, *flush_last; /* flushed buffers, after the sequence */
-	/* the offloaded SEND being received */
-	struct px_msg *first, *last;
-	__u32 nbytes;
-	int in_msg;
-	__u16 csn;
-};
-
-struct proxy {
-	struct xhcad *d;
-	const struct px_msg *tagging; /* the job whose frames tx_out sends now */
-	pthread_t th;
-	int started;
-	int stop;
-	struct spsc in, out;
-	int in_efd, out_efd;
-	struct pxqp *qp;	/* by local index */
-	__u32 *act;		/* local indexes of the active ones */
-	__u32 nact;
-	struct locksvc ls;
-	struct ring_buffer *rb;
-	__u64 sync_seq;		/* main: the last sync asked for */
-	__u64 sync_done;	/* proxy: the last one done (atomic) */
-	__u64 done;		/* proxy: requests finished (atomic) */
-	__u64 done_seen;	/* main: what has gone into the proxy queue's deq */
-	__u32 handed;		/* requests in the inbox (atomic: main +, proxy -) */
-	int woke;		/* main: pushed since the last wakeup */
-	int out_woke;		/* proxy: the same, the other way */
-	int paused;
-	struct px_msg *replay, *replay_last; /* main: declined messages waiting their turn */
-	struct xhca_proxy_info st;	/* the proxy's counters (main reads them relaxed) */
-	__u64 lost_main;
-	/* handlers by id: 0 none, 1 the lock service, 2.. loaded (--proxy-handler) */
-	struct px_handler {
-		char name[XHCA_PX_NAME_MAX];
-		const struct xhca_px_handler_ops *ops;
-		void *state;
-		void *dl;
-	} h[XHCA_PXH_MAX];
-};
-
-#define CNT(p, f) __atomic_fetch_add(&(p)->st.f, 1, __ATOMIC_RELAXED)
-/* proxy_info() copies the proxy's counters as one run, frames .. acks */
-_Static_assert(offsetof(struct xhca_proxy_info, acks) -
-		       offsetof(struct xhca_proxy_info, frames) == 17 * sizeof(__u64),
-	       "the proxy's counters are 18 __u64 one after another");
-
-static void wake(int fd)
-{
-	__u64 one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		pr_debug("proxy: eventfd: %s\n", strerror(errno));
-}
+#include "proxy_int.h"
 
 /* ---- the proxy thread -------------------------------------------------------- */
 
@@ -227,13 +63,6 @@ static void out_push(struct proxy *p, struct px_msg *x)
 		return;
 	}
 	p->out_woke = 1;
-}
-
-/* A completion the proxy itself promises the CQ (counted before it is
- * written, as the main thread's are). */
-static void claim(struct cq *cq, int n)
-{
-	__atomic_fetch_add(&cq->claimed, (__u32)n, __ATOMIC_RELAXED);
 }
 
 /* A completion with no place in the sequence (a flushed buffer), written
@@ -893,116 +722,6 @@ void proxy_fini(struct xhcad *d)
 	d->px = NULL;
 }
 
-static int in_push(struct proxy *p, struct px_msg *x)
-{
-	if (spsc_push(&p->in, x)) {
-		p->lost_main++;
-		msg_free(x);
-		return -ENOBUFS;
-	}
-	p->woke = 1;
-	return 0;
-}
-
-/* A message the proxy must get (a QP added or gone, a sync): waits for
- * room rather than lose it. */
-static void in_push_wait(struct proxy *p, struct px_msg *x)
-{
-	while (spsc_push(&p->in, x)) {
-		wake(p->in_efd);
-		usleep(50);
-	}
-	p->woke = 1;
-}
-
-static void in_wake(struct proxy *p)
-{
-	if (p->woke) {
-		p->woke = 0;
-		wake(p->in_efd);
-	}
-}
-
-void proxy_kick(struct xhcad *d)
-{
-	if (d->px)
-		in_wake(d->px);
-}
-
-void proxy_qp_add(struct xhcad *d, __u32 lidx)
-{
-	struct qp_host *qh = &d->qh[lidx];
-	struct px_msg *x = msg_new(PX_QP_ADD, 0);
-
-	if (!x)
-		return;
-	x->lidx = lidx;
-	x->gen = qh->gen;
-	x->gqpn = qh->gqpn;
-	x->qtype = qh->type;
-	x->cq = qh->cq;
-	/* the CSN of the QP's next message: what xhca_rx counts */
-	x->csn = (__u16)__atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_ACQUIRE);
-	in_push_wait(d->px, x);
-	qh->px = 1;
-	in_wake(d->px);
-}
-
-void proxy_qp_del(struct xhcad *d, __u32 lidx)
-{
-	struct px_msg *x;
-
-	if (!d->qh[lidx].px)
-		return;
-	d->qh[lidx].px = 0;
-	x = msg_new(PX_QP_DEL, 0);
-	if (!x) {
-		pr_warn("proxy: out of memory: QP %u stays with the proxy\n", lidx);
-		return;
-	}
-	x->lidx = lidx;
-	in_push_wait(d->px, x);
-	/* its CQ may go next: the proxy must be done with it */
-	proxy_sync(d);
-}
-
-void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct xhca_cqe *c)
-{
-	struct px_msg *x;
-
-	if (!qh->px)
-		return;
-	x = msg_new(PX_REC, 0);
-	if (!x)
-		return;
-	x->lidx = (__u32)(qh - d->qh);
-	x->gen = qh->gen;
-	x->cq = qh->cq;
-	x->csn = csn;
-	x->kind = c ? RO_CQE : RO_SKIP;
-	if (c) {
-		x->cqe = *c;
-		claim(qh->cq, 1);
-	}
-	if (in_push(d->px, x) && c)
-		claim(qh->cq, -1);
-}
-
-void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
-{
-	struct px_msg *x = qh->px ? msg_new(PX_FLUSH, 0) : NULL;
-
-	if (!x)
-		return;
-	x->lidx = (__u32)(qh - d->qh);
-	x->gen = qh->gen;
-	x->cq = qh->cq;
-	x->cqe = *c;
-	claim(qh->cq, 1);
-	if (in_push(d->px, x))
-		claim(qh->cq, -1);
-}
-
 static void deq_add(struct xhcad *d, __u64 n)
 {
 	struct xhca_flowq *q = &d->fqm[XHCA_FLOWQ_PROXY];
@@ -1063,7 +782,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 	x->gen = m->gen;
 	x->csn = m->csn;
 	__atomic_fetch_add(&p->handed, 1, __ATOMIC_RELAXED);
-	if (in_push(p, x)) {
+	if (px_in_push(p, x)) {
 		__atomic_fetch_sub(&p->handed, 1, __ATOMIC_RELAXED);
 		return XHCA_H_UNSUPPORTED;
 	}
@@ -1095,7 +814,7 @@ int proxy_drain(struct xhcad *d, int budget)
 		d->fq[XHCA_FLOWQ_PROXY].frames++;
 		n++;
 	}
-	in_wake(p);
+	px_in_wake(p);
 	return n;
 }
 
@@ -1215,31 +934,6 @@ int proxy_serve(struct xhcad *d)
 	if (n)
 		xsk_tx_kick(d);
 	return n;
-}
-
-void proxy_sync(struct xhcad *d)
-{
-	struct proxy *p = d->px;
-	struct px_msg *x;
-	__u64 seq, until;
-
-	if (!p || !p->started)
-		return;
-	x = msg_new(PX_SYNC, 0);
-	if (!x)
-		return;
-	seq = x->seq = ++p->sync_seq;
-	in_push_wait(p, x);
-	in_wake(p);
-	/* no going on without it: what it has may point at memory about to go */
-	until = now_ns() + PX_SYNC_WAIT_NS;
-	while (__atomic_load_n(&p->sync_done, __ATOMIC_ACQUIRE) < seq) {
-		if (now_ns() > until) {
-			pr_warn("proxy: no answer for 2 s (a handler stuck?); still waiting\n");
-			until = now_ns() + PX_SYNC_WAIT_NS;
-		}
-		usleep(20);
-	}
 }
 
 void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi)

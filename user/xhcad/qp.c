@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The QP table: local index allocator (bitmap), global QPN allocator (a
+ * The QP verbs: create, modify, destroy, show, and the table rebuilt at a
+ * restart. The local index allocator (bitmap), the global QPN allocator (a
  * cursor that only moves forward and wraps, so a destroyed QPN is reused
  * last, US 7,212,547), and the ordered writes that keep xhca_rx from ever
  * seeing a half-made QP:
@@ -26,8 +27,6 @@
 #include "log.h"
 #include "xhcad.h"
 
-#define QPN_FIRST 2u		/* 0 (SMI) and 1 (GSI) are never allocated */
-#define QPN_LAST 0xfffffeu	/* 0xffffff is multicast */
 
 static const char *const type_names[] = {
 	[XHCA_QPT_RC] = "rc", [XHCA_QPT_UC] = "uc", [2] = "?", [XHCA_QPT_UD] = "ud",
@@ -52,21 +51,6 @@ static int alloc_lidx(struct xhcad *d, __u32 *lidx)
 	return -ENOSPC;
 }
 
-static int ctx_read(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
-{
-	if (lidx >= d->max_qps)
-		return -ENOENT;
-	xhca_qpctx_load(&d->ctxm[lidx], c);
-	return 0;
-}
-
-/* set_rx: also the receive state (create, reset, a new ePSN); otherwise
- * xhca_rx keeps advancing it undisturbed. */
-static void ctx_write(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c, int set_rx)
-{
-	xhca_qpctx_store(&d->ctxm[lidx], c, set_rx);
-}
-
 static int percpu_zero(struct xhcad *d, int fd, __u32 key, size_t vsize)
 {
 	size_t sz = ((vsize + 7) & ~7ul) * d->ncpus;
@@ -89,11 +73,6 @@ static int save_cursor(struct xhcad *d)
 	return bpf_map_update_elem(d->m.dstate, &k, &s, 0) ? -errno : 0;
 }
 
-static int cam_lookup(struct xhcad *d, __u32 qpn, struct xhca_cam_val *v)
-{
-	return bpf_map_lookup_elem(d->m.cam, &qpn, v) ? -errno : 0;
-}
-
 /* Next free QPN at or after the cursor; the cursor then moves past it. */
 static int alloc_qpn(struct xhcad *d, __u32 *qpn)
 {
@@ -103,7 +82,7 @@ static int alloc_qpn(struct xhcad *d, __u32 *qpn)
 	for (tries = 0; tries <= QPN_LAST - QPN_FIRST; tries++) {
 		if (n < QPN_FIRST || n > QPN_LAST)
 			n = QPN_FIRST;
-		if (cam_lookup(d, n, &v) == -ENOENT) {
+		if (qp_cam_lookup(d, n, &v) == -ENOENT) {
 			*qpn = n;
 			d->next_qpn = n + 1 > QPN_LAST ? QPN_FIRST : n + 1;
 			return save_cursor(d);
@@ -221,51 +200,13 @@ __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn)
 	return d->nflowq ? (__u32)(((__u64)(qpn * 2654435761u) * d->nflowq) >> 32) : 0;
 }
 
-int qp_table_init(struct xhcad *d)
-{
-	struct xhca_pkey e;
-	__u32 k = 0;
-
-	d->bitmap = calloc((d->max_qps + 63) / 64, sizeof(uint64_t));
-	d->qh = calloc(d->max_qps, sizeof(*d->qh));
-	if (!d->bitmap || !d->qh)
-		return -ENOMEM;
-	d->ctxm = xhca_qpctx_map(d->m.ctx, d->max_qps);
-	if (!d->ctxm) {
-		pr_warn("cannot map %s: %s\n", XHCA_MAP_CTX, strerror(errno));
-		return -errno;
-	}
-	d->ncpus = libbpf_num_possible_cpus();
-	if (d->ncpus < 0)
-		return d->ncpus;
-	/* P_Key index 0 is the default partition. */
-	if (bpf_map_lookup_elem(d->m.pkeys, &k, &e) || e.pkey != XHCA_PKEY_DEFAULT) {
-		e.pkey = XHCA_PKEY_DEFAULT;
-		e.pad = 0;
-		if (bpf_map_update_elem(d->m.pkeys, &k, &e, 0))
-			return -errno;
-	}
-	d->next_qpn = QPN_FIRST;
-	return 0;
-}
-
-void qp_table_free(struct xhcad *d)
-{
-	free(d->bitmap);
-	d->bitmap = NULL;
-	free(d->qh);
-	d->qh = NULL;
-	xhca_qpctx_unmap(d->ctxm, d->max_qps);
-	d->ctxm = NULL;
-}
-
 static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
 {
 	c->valid = 0;
 	c->state = XHCA_QPS_RESET;
 	c->gen++;
 	c->rx_psn = 0;
-	ctx_write(d, lidx, c, 1);
+	qp_ctx_write(d, lidx, c, 1);
 }
 
 /*
@@ -300,13 +241,13 @@ int qp_reconcile(struct xhcad *d)
 		struct xhca_qp_ctx c;
 		const char *why = NULL;
 
-		if (cam_lookup(d, qpn, &v))
+		if (qp_cam_lookup(d, qpn, &v))
 			continue;
 		if (qpn == XHCA_QPN_SMI || qpn > QPN_LAST)
 			why = "reserved QPN";
 		else if (v.lidx >= d->max_qps)
 			why = "local index out of range";
-		else if (ctx_read(d, v.lidx, &c))
+		else if (qp_ctx_read(d, v.lidx, &c))
 			why = "context unreadable";
 		else if (xhca_qpctx_torn(&d->ctxm[v.lidx]))
 			why = "context left half-written";
@@ -337,7 +278,7 @@ int qp_reconcile(struct xhcad *d)
 	for (i = 0; i < d->max_qps; i++) {
 		struct xhca_qp_ctx c;
 
-		if (ctx_read(d, i, &c))
+		if (qp_ctx_read(d, i, &c))
 			continue;
 		if (claimed[i]) {
 			bm_set(d->bitmap, i, 1);
@@ -459,7 +400,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				    "one first"
 				  : "qp create: protection domain %u is an application's; the CLI's "
 				    "QPs are in PD 0", a->pd);
-	if (qpn && !cam_lookup(d, qpn, &v))
+	if (qpn && !qp_cam_lookup(d, qpn, &v))
 		return errf(err, errlen, -EEXIST,
 			    "qp create: QPN 0x%06x already exists on %s; pick another --qpn or omit it",
 			    qpn, d->ifname);
@@ -482,7 +423,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		bufs = rq && !owner ? hm_alloc(d, (__u64)a->rq_depth * buf_size, 0, 0) : NULL;
 		if (!rq || (!owner && !bufs)) {
 			if (rq)
-				hm_free(d, rq->id, owner);
+				mem_free(d, rq->id, owner);
 			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
 				    "receive queue of %u%s; free buffers or start xhcad with a larger "
 				    "--hostmem-mb", a->rq_depth, owner ? "" : " and its buffers");
@@ -493,7 +434,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 			      XHCA_ALLOC_CONTIG);
 		if (!sq) {
 			if (rq)
-				hm_free(d, rq->id, owner);
+				mem_free(d, rq->id, owner);
 			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
 				    "send queue of %u; free buffers or start xhcad with a larger "
 				    "--hostmem-mb", a->sq_depth);
@@ -503,17 +444,17 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		rc = alloc_qpn(d, &qpn);
 		if (rc) {
 			if (bufs)
-				hm_free(d, bufs->id, 0);
+				mem_free(d, bufs->id, 0);
 			if (rq)
-				hm_free(d, rq->id, owner);
+				mem_free(d, rq->id, owner);
 			if (sq)
-				hm_free(d, sq->id, owner);
+				mem_free(d, sq->id, owner);
 			return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 		}
 	}
 	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq : qp_default_flowq(d, qpn);
 
-	ctx_read(d, lidx, &c);
+	qp_ctx_read(d, lidx, &c);
 	{
 		__u32 gen = c.gen + 1;
 
@@ -541,18 +482,18 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (cq && cq->proxy)
 		c.flags |= XHCA_QPF_PROXY_CQ; /* every message gets a CSN */
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
-	ctx_write(d, lidx, &c, 1);
+	qp_ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
 	v.gen = c.gen;
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
 		rc = -errno;
 		invalidate_slot(d, lidx, &c);
 		if (bufs)
-			hm_free(d, bufs->id, 0);
+			mem_free(d, bufs->id, 0);
 		if (rq)
-			hm_free(d, rq->id, owner);
+			mem_free(d, rq->id, owner);
 		if (sq)
-			hm_free(d, sq->id, owner);
+			mem_free(d, sq->id, owner);
 		return errf(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
 	}
@@ -564,7 +505,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		char e2[XHCA_ERRMSG_LEN];
 
 		qp_destroy(d, qpn, owner, e2, sizeof(e2));
-		hm_free(d, sq->id, owner);
+		mem_free(d, sq->id, owner);
 		return errf(err, errlen, -ENOMEM, "qp create: no memory for the send queue's state");
 	}
 	if (bufs) {
@@ -581,46 +522,6 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	return 0;
 }
 
-/* A session acts on its own QPs only; the CLI (owner 0) on any. */
-static int check_owner(struct xhcad *d, const char *op, __u32 qpn, __u32 lidx, __u32 owner,
-		       char *err, size_t errlen)
-{
-	if (owner && d->qh[lidx].owner != owner)
-		return errf(err, errlen, -EPERM, "%s: QP 0x%06x belongs to another session", op,
-			    qpn);
-	return 0;
-}
-
-static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
-		   struct xhca_qp_ctx *c, char *err, size_t errlen);
-
-int qp_find(struct xhcad *d, const char *op, __u32 qpn, __u32 owner, __u32 *lidx,
-	    struct xhca_qp_ctx *c, char *err, size_t errlen)
-{
-	int rc = find_qp(d, op, qpn, lidx, c, err, errlen);
-
-	return rc ? rc : check_owner(d, op, qpn, *lidx, owner, err, errlen);
-}
-
-static int find_qp(struct xhcad *d, const char *op, __u32 qpn, __u32 *lidx,
-		   struct xhca_qp_ctx *c, char *err, size_t errlen)
-{
-	struct xhca_cam_val v;
-	int rc;
-
-	if (qpn > XHCA_QPN_MASK)
-		return errf(err, errlen, -ERANGE, "%s: QPN 0x%x is out of range (24 bits)", op, qpn);
-	if (cam_lookup(d, qpn, &v))
-		return errf(err, errlen, -ENOENT,
-			    "%s: no QP 0x%06x on %s; list them with: xhca -i %s qp show", op, qpn,
-			    d->ifname, d->ifname);
-	rc = ctx_read(d, v.lidx, c);
-	if (rc || !c->valid || c->gen != v.gen || c->gqpn != qpn)
-		return errf(err, errlen, -EIO, "%s: QP 0x%06x has a broken context; restart xhcad "
-			    "to repair", op, qpn);
-	*lidx = v.lidx;
-	return 0;
-}
 
 /* The interface's MTU (0: unknown). */
 static __u32 link_mtu(const struct xhcad *d)
@@ -645,9 +546,7 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	__u8 pidx = 0;
 	int rc, set_rx = 0;
 
-	rc = find_qp(d, "qp modify", a->qpn, &lidx, &c, err, errlen);
-	if (!rc)
-		rc = check_owner(d, "qp modify", a->qpn, lidx, owner, err, errlen);
+	rc = qp_find(d, "qp modify", a->qpn, owner, &lidx, &c, err, errlen);
 	if (rc)
 		return rc;
 	if ((m & XHCA_QPA_FLOWQ))
@@ -793,7 +692,7 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		memcpy(c.remote_ip, a->remote_ip, 16);
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP))
 		c.flags = (c.flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
-	ctx_write(d, lidx, &c, set_rx);
+	qp_ctx_write(d, lidx, &c, set_rx);
 	if (d->qh[lidx].sq) {
 		struct sq_state *s = d->qh[lidx].sq;
 
@@ -819,22 +718,9 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	}
 	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
 		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */
-	ctx_read(d, lidx, &c); /* the ePSN as it is now */
+	qp_ctx_read(d, lidx, &c); /* the ePSN as it is now */
 	attr_from_ctx(&c, a);
 	attr_from_host(d, &d->qh[lidx], a);
-	return 0;
-}
-
-int qp_set_error(struct xhcad *d, __u32 lidx, __u32 gen)
-{
-	struct xhca_qp_ctx c;
-
-	if (ctx_read(d, lidx, &c) || !c.valid || c.gen != gen)
-		return -ENOENT;
-	if (c.state != XHCA_QPS_ERR) {
-		c.state = XHCA_QPS_ERR;
-		ctx_write(d, lidx, &c, 0);
-	}
 	return 0;
 }
 
@@ -845,9 +731,7 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	__u32 lidx;
 	int rc;
 
-	rc = find_qp(d, "qp destroy", qpn, &lidx, &c, err, errlen);
-	if (!rc)
-		rc = check_owner(d, "qp destroy", qpn, lidx, owner, err, errlen);
+	rc = qp_find(d, "qp destroy", qpn, owner, &lidx, &c, err, errlen);
 	if (rc)
 		return rc;
 	/* CAM first: from here on new packets miss and are quietly dropped. */
@@ -870,13 +754,14 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 		__u32 sq_alloc = qh->sq && qh->owner == owner ? qh->sq->alloc : 0;
 		__u32 bufs = qh->cli_bufs;
 
+		sq_detach(d, qh);
 		qp_host_detach(d, lidx);
 		if (rq_alloc)
-			hm_free(d, rq_alloc, owner);
+			mem_free(d, rq_alloc, owner);
 		if (sq_alloc)
-			hm_free(d, sq_alloc, owner);
+			mem_free(d, sq_alloc, owner);
 		if (bufs)
-			hm_free(d, bufs, 0);
+			mem_free(d, bufs, 0);
 	}
 	pr_info("destroyed QP 0x%06x\n", qpn);
 	return 0;
@@ -926,7 +811,7 @@ int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, cha
 	int rc;
 
 	if (qpn) {
-		rc = find_qp(d, "qp show", qpn, &lidx, &c, err, errlen);
+		rc = qp_find(d, "qp show", qpn, 0, &lidx, &c, err, errlen);
 		if (rc)
 			return rc;
 		qi = calloc(1, sizeof(*qi));
@@ -941,7 +826,7 @@ int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, cha
 	if (!qi)
 		return -ENOMEM;
 	for (lidx = 0; lidx < d->max_qps && cnt < d->qps_in_use; lidx++) {
-		if (!bm_test(d->bitmap, lidx) || ctx_read(d, lidx, &c) || !c.valid)
+		if (!bm_test(d->bitmap, lidx) || qp_ctx_read(d, lidx, &c) || !c.valid)
 			continue;
 		info_of(d, lidx, &c, &qi[cnt++]);
 	}
@@ -963,7 +848,7 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stat
 	out->nr_host = XHCA_H_MAX;
 	memcpy(out->host, d->host, sizeof(out->host));
 	if (rq->flags & XHCA_STATS_F_QP) {
-		rc = find_qp(d, "stats", rq->qpn, &lidx, &c, err, errlen);
+		rc = qp_find(d, "stats", rq->qpn, 0, &lidx, &c, err, errlen);
 		if (rc)
 			return rc;
 		out->qpn = rq->qpn;

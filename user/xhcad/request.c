@@ -90,162 +90,6 @@ static __u32 lidx_of(const struct xhcad *d, const struct qp_host *qh)
 	return (__u32)(qh - d->qh);
 }
 
-/* ---- addresses ------------------------------------------------------------ */
-
-int if_addrs(struct xhcad *d, const __u8 (**out)[16])
-{
-	__u64 now = now_ms();
-
-	if (!d->laddr_ms || now - d->laddr_ms > 1000) {
-		struct ifaddrs *ifa, *a;
-
-		d->nladdr = 0;
-		d->laddr_ms = now;
-		if (!getifaddrs(&ifa)) {
-			for (a = ifa; a && d->nladdr < 16; a = a->ifa_next) {
-				__u8 *o = d->laddr[d->nladdr];
-
-				if (!a->ifa_addr || strcmp(a->ifa_name, d->ifname))
-					continue;
-				if (a->ifa_addr->sa_family == AF_INET) {
-					memset(o, 0, 10);
-					o[10] = o[11] = 0xff;
-					memcpy(o + 12, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
-					d->nladdr++;
-				} else if (a->ifa_addr->sa_family == AF_INET6) {
-					memcpy(o, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
-					d->nladdr++;
-				}
-			}
-			freeifaddrs(ifa);
-		}
-	}
-	*out = (const __u8 (*)[16])d->laddr;
-	return d->nladdr;
-}
-
-/* A UD send's source: the interface's first address of the destination's
- * family (IPv6: not link-local, unless the destination is). */
-static int is_ll6(const __u8 ip[16])
-{
-	return ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80;
-}
-
-static int ud_source(struct xhcad *d, const __u8 dst[16], __u8 src[16])
-{
-	const __u8(*a)[16];
-	int n = if_addrs(d, &a), v4 = xhca_ip_is_v4(dst), ll = !v4 && is_ll6(dst);
-
-	/* the scope of the destination (RFC 6724): a link-local one from a
-	 * link-local address, else from one that is not */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < n; i++) {
-			if (xhca_ip_is_v4(a[i]) != v4)
-				continue;
-			if (!v4 && is_ll6(a[i]) != ll && (pass == 0 || !ll))
-				continue;
-			memcpy(src, a[i], 16);
-			return 0;
-		}
-	}
-	return -EADDRNOTAVAIL;
-}
-
-static int local_mac(struct xhcad *d)
-{
-	struct ifreq ifr = {};
-	int fd;
-
-	if (d->mac_ms)
-		return 0;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	memcpy(d->mac, ifr.ifr_hwaddr.sa_data, 6);
-	d->mac_ms = now_ms();
-	return 0;
-}
-
-/* Makes the kernel resolve ip (one datagram to the discard port). */
-static void neigh_poke(const struct xhcad *d, const __u8 ip[16])
-{
-	struct sockaddr_storage ss = {};
-	socklen_t sl;
-	int fd;
-
-	if (xhca_ip_is_v4(ip)) {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(9);
-		memcpy(&a->sin_addr, ip + 12, 4);
-		sl = sizeof(*a);
-	} else {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(9);
-		memcpy(&a->sin6_addr, ip, 16);
-		/* a link-local address means nothing without its link */
-		if (is_ll6(ip))
-			a->sin6_scope_id = (__u32)d->ifindex;
-		sl = sizeof(*a);
-	}
-	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return;
-	/* resolved on this interface, whatever the routes say */
-	setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, d->ifname, (socklen_t)strlen(d->ifname));
-	if (sendto(fd, "", 0, 0, (struct sockaddr *)&ss, sl) < 0)
-		pr_debug("neighbour of a destination: %s\n", strerror(errno));
-	close(fd);
-}
-
-/* The destination MAC of ip: a multicast one from the address, else the
- * neighbour table. UD destinations are kept a second. */
-static struct {
-	__u8 ip[16];
-	__u8 mac[6];
-	__u64 ms;
-} ncache[16];
-
-static int dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
-{
-	__u64 now = now_ms();
-	int v4 = xhca_ip_is_v4(ip), slot = 0;
-
-	if (xhca_ip_is_mcast(ip)) { /* RFC 1112, RFC 2464 */
-		const __u8 m4[6] = { 0x01, 0x00, 0x5e, ip[13] & 0x7f, ip[14], ip[15] };
-		const __u8 m6[6] = { 0x33, 0x33, ip[12], ip[13], ip[14], ip[15] };
-
-		memcpy(mac, v4 ? m4 : m6, 6);
-		return 0;
-	}
-	for (int i = 0; i < 16; i++) {
-		if (ncache[i].ms && now - ncache[i].ms < 1000 && !memcmp(ncache[i].ip, ip, 16)) {
-			memcpy(mac, ncache[i].mac, 6);
-			return 0;
-		}
-		if (ncache[i].ms < ncache[slot].ms)
-			slot = i;
-	}
-	if (xhca_neigh_lookup(d->ifindex, ip, !v4, mac)) {
-		neigh_poke(d, ip);
-		d->req.no_neigh++;
-		return -EHOSTUNREACH;
-	}
-	memcpy(ncache[slot].ip, ip, 16);
-	memcpy(ncache[slot].mac, mac, 6);
-	ncache[slot].ms = now;
-	return 0;
-}
-
 /* ---- the queue -------------------------------------------------------------- */
 
 int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
@@ -388,14 +232,6 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->cwnd_acc = 0;
 	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
 	sq_note(d, s, prod);
-}
-
-void sq_to_error(struct xhcad *d, struct qp_host *qh)
-{
-	if (qh->sq) {
-		qh->sq->error = 1;
-		qh->sq->deadline = 0;
-	}
 }
 
 /* The request e failed: it completes with status, the QP goes to the
@@ -552,10 +388,10 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	p.pkey = c->pkey;
 	p.sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff)); /* the flow's entropy */
 	if (qh->type == XHCA_QPT_UD) {
-		if (dest_mac(d, w->dest_ip, p.dmac))
+		if (net_dest_mac(d, w->dest_ip, p.dmac))
 			return -EHOSTUNREACH;
 		memcpy(p.dst_ip, w->dest_ip, 16);
-		if (ud_source(d, w->dest_ip, p.src_ip))
+		if (net_ud_source(d, w->dest_ip, p.src_ip))
 			return -EADDRNOTAVAIL;
 		p.dqpn = w->dest_qpn;
 		/* verbs: a Q_Key with its high bit set means the QP's own */
@@ -563,7 +399,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		p.deth_sqp = qh->gqpn;
 	} else {
 		if (!s->dmac_ok) {
-			if (dest_mac(d, c->remote_ip, s->dmac))
+			if (net_dest_mac(d, c->remote_ip, s->dmac))
 				return -EHOSTUNREACH;
 			s->dmac_ok = 1;
 		}
@@ -1160,7 +996,7 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 
 	*more = 0;
 	*deadline = 0;
-	if (d->sqs && local_mac(d))
+	if (d->sqs && net_local_mac(d))
 		return 0;
 	for (struct sq_state *s = d->sqs; s; s = s->next_sq) {
 		const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];

@@ -19,57 +19,6 @@
 #include "xhcad.h"
 
 
-/* The response's frame around what the request came in: addresses and
- * tags swapped, the QP's remote QPN and P_Key. Returns the BTH offset. */
-static int reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
-		      struct xhca_pkt_spec *s, __u8 opcode)
-{
-	__u32 o = 12;
-	__u16 type;
-
-	xhca_pkt_spec_init(s, opcode);
-	memcpy(s->dmac, fr + 6, 6);
-	memcpy(s->smac, fr, 6);
-	type = (__u16)(fr[o] << 8 | fr[o + 1]);
-	while ((type == ETH_P_8021Q || type == ETH_P_8021AD) && s->nvlan < 2) {
-		s->vlan_tpid[s->nvlan] = type;
-		s->vlan_tci[s->nvlan++] = (__u16)(fr[o + 2] << 8 | fr[o + 3]);
-		o += 4;
-		type = (__u16)(fr[o] << 8 | fr[o + 1]);
-	}
-	o += 2;
-	if (type == ETH_P_IP && o + 20 <= len) {
-		s->src_ip[10] = s->src_ip[11] = s->dst_ip[10] = s->dst_ip[11] = 0xff;
-		memcpy(s->src_ip + 12, fr + o + 16, 4);
-		memcpy(s->dst_ip + 12, fr + o + 12, 4);
-		o += (fr[o] & 0xf) * 4u;
-	} else if (type == ETH_P_IPV6 && o + 40 <= len) {
-		s->ipv6 = 1;
-		memcpy(s->src_ip, fr + o + 24, 16);
-		memcpy(s->dst_ip, fr + o + 8, 16);
-		o += 40;
-	} else {
-		return -EINVAL;
-	}
-	if (o + 8 + sizeof(struct xhca_bth) > len)
-		return -EINVAL;
-	s->sport = (__u16)(fr[o] << 8 | fr[o + 1]); /* the flow's own entropy, back */
-	s->dqpn = c->dest_qpn;
-	s->pkey = c->pkey;
-	return (int)(o + 8);
-}
-
-/* Builds the frame of s and hands it to tx. */
-static int send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg)
-{
-	__u8 f[XHCA_PKT_MAX];
-	int len = xhca_pkt_build(s, f, sizeof(f));
-
-	if (len < 0)
-		return len;
-	return tx(arg, f, (__u32)len);
-}
-
 static int tx_xsk(void *arg, const void *frame, __u32 len)
 {
 	return xsk_tx(arg, frame, len);
@@ -94,7 +43,7 @@ static void send_aeth(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
 {
 	s->opcode = XHCA_OPC_RC | XHCA_OP_ACK;
 	s->aeth_syndrome = syndrome;
-	if (!send_spec(s, tx_xsk, d))
+	if (!resp_send_spec(s, tx_xsk, d))
 		count_aeth(d, syndrome);
 }
 
@@ -182,12 +131,6 @@ void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 o
 	}
 }
 
-void resp_job_free(struct resp_job *j)
-{
-	free(j->span);
-	j->span = NULL;
-}
-
 int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 		 const __u8 *fr, __u32 len, struct resp_job *j)
 {
@@ -198,7 +141,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 	int o, r;
 
 	memset(j, 0, sizeof(*j));
-	o = reply_spec(fr, len, c, s, XHCA_OPC_RC | XHCA_OP_ACK);
+	o = resp_reply_spec(fr, len, c, s, XHCA_OPC_RC | XHCA_OP_ACK);
 	if (o < 0 || !(m->flags & XHCA_MF_MSN) ||
 	    (__u32)o + xhca_opinfo_tbl[m->opcode].hdr_len > len)
 		return XHCA_H_BAD_META;
@@ -237,65 +180,6 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 		return 0;
 	}
 	return XHCA_H_UNSUPPORTED;
-}
-
-int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *arg)
-{
-	struct xhca_pkt_spec *s = &j->s;
-	int err = 0;
-
-	if (j->op == XHCA_OP_READ_REQ) {
-		__u32 n = j->dlen ? (j->dlen + j->mtu - 1) / j->mtu : 1, sp = 0, sp_off = 0;
-		__u8 data[4096];
-
-		for (__u32 i = 0; i < n && !err; i++) {
-			__u32 k = j->dlen - i * j->mtu < j->mtu ? j->dlen - i * j->mtu : j->mtu;
-
-			s->opcode = XHCA_OPC_RC | (n == 1 ? XHCA_OP_READ_RESP_ONLY
-						   : !i ? XHCA_OP_READ_RESP_FIRST
-						   : i == n - 1 ? XHCA_OP_READ_RESP_LAST
-								: XHCA_OP_READ_RESP_MIDDLE);
-			s->psn = (j->psn + i) & XHCA_PSN_MASK;
-			s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
-			/* the packet's bytes, from the spans in order */
-			for (__u32 got = 0; j->dlen && got < k;) {
-				__u32 take = j->span[sp].len - sp_off;
-
-				if (take > k - got)
-					take = k - got;
-				memcpy(data + got, hostmem + j->span[sp].hoff + sp_off, take);
-				got += take;
-				sp_off += take;
-				if (sp_off == j->span[sp].len) {
-					sp++;
-					sp_off = 0;
-				}
-			}
-			s->payload = data;
-			s->payload_len = j->dlen ? k : 0;
-			s->pad = -1;
-			err = send_spec(s, tx, arg);
-		}
-		return err;
-	}
-	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
-		__u64 orig;
-
-		/* atomic against each other, from either thread, and against
-		 * xhca_rx's placement, which stores aligned words whole */
-		if (j->op == XHCA_OP_FETCH_ADD) {
-			orig = __atomic_fetch_add(j->word, j->arg, __ATOMIC_SEQ_CST);
-		} else {
-			orig = j->cmp;
-			__atomic_compare_exchange_n(j->word, &orig, j->arg, 0, __ATOMIC_SEQ_CST,
-						    __ATOMIC_SEQ_CST);
-		}
-		s->opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
-		s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
-		s->atomic_orig = orig;
-		return send_spec(s, tx, arg);
-	}
-	return -EINVAL;
 }
 
 int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
@@ -361,29 +245,9 @@ static __u8 credit_code(const struct qp_host *qh)
 	return k;
 }
 
-__u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low)
-{
-	__u32 now = __atomic_load_n(&c->msn, __ATOMIC_RELAXED);
-
-	return (now - (__u16)(now - low)) & XHCA_PSN_MASK;
-}
-
 static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
 {
 	return resp_msn(&d->ctxm[lidx], low);
-}
-
-int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
-	      __u8 syndrome, resp_tx_fn tx, void *arg)
-{
-	struct xhca_pkt_spec s;
-
-	if (reply_spec(fr, len, c, &s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
-		return -EINVAL;
-	s.psn = psn & XHCA_PSN_MASK;
-	s.aeth_msn = msn & XHCA_PSN_MASK;
-	s.aeth_syndrome = syndrome;
-	return send_spec(&s, tx, arg);
 }
 
 /* An ACK or NAK back the way the frame came. */
@@ -596,7 +460,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 			r = x;
 	}
 	memset(&j, 0, sizeof(j));
-	if (!r || reply_spec(fr, len, &d->ctxm[m->lidx], &j.s, XHCA_OPC_RC | XHCA_OP_ACK) < 0 ||
+	if (!r || resp_reply_spec(fr, len, &d->ctxm[m->lidx], &j.s, XHCA_OPC_RC | XHCA_OP_ACK) < 0 ||
 	    (__u32)o + xhca_opinfo_tbl[m->opcode].hdr_len > len)
 		goto unknown;
 	j.op = op;
@@ -620,7 +484,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		j.s.opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
 		j.s.aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
 		j.s.atomic_orig = r->orig;
-		err = send_spec(&j.s, tx_xsk, d);
+		err = resp_send_spec(&j.s, tx_xsk, d);
 		d->resp.replays += !err;
 		return XHCA_H_DUP;
 	}
@@ -661,7 +525,7 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	if (qh->rewound && m->rx_ns > qh->rw_ns)
 		qh->rewound = 0;
 	if (m->reason == XHCA_R_DUP_TO_FLOWQ) {
-		o = reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK);
+		o = resp_reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK);
 		if (o < 0)
 			return XHCA_H_BAD_META;
 		d->resp.dups++;
@@ -796,4 +660,32 @@ void resp_error_at(struct qp_host *qh, __u32 psn)
 {
 	qh->err_psn_set = 1;
 	qh->err_psn = psn & XHCA_PSN_MASK;
+}
+
+#define REASON_STR(name, str, desc) str,
+static const char *const reason_names[] = { XHCA_REASONS(REASON_STR) };
+
+/* xhca_rx put the QP in the error state (its event): the context says so
+ * too, the requester gets its NAK, the application its async event, and its
+ * posted receive buffers complete with WR_FLUSH_ERR. */
+void resp_qp_error_event(struct xhcad *d, const struct xhca_event *e)
+{
+	struct qp_host *qh;
+
+	if (e->type != XHCA_EV_QP_ERR || e->lidx >= d->max_qps)
+		return;
+	qh = &d->qh[e->lidx];
+	if (!qh->valid || qh->gen != e->gen || qh->gqpn != e->gqpn)
+		return; /* destroyed or re-created since */
+	if (qp_set_error(d, e->lidx, e->gen))
+		return;
+	resp_error_at(qh, e->psn);
+	if (qh->sq) /* the application's async event (ring.h) */
+		__atomic_store_n(&qh->sq->ring->qp_err,
+				 e->reason >= XHCA_R_DROP_MR_RKEY && e->reason <= XHCA_R_DROP_MR_BOUNDS
+					 ? XHCA_QPE_ACCESS : XHCA_QPE_REQ, __ATOMIC_RELEASE);
+	pr_info("QP 0x%06x: error state (%s at PSN 0x%06x)\n", qh->gqpn,
+		e->reason < XHCA_R_MAX ? reason_names[e->reason] : "?", e->psn);
+	respond_nak(d, e);
+	qp_host_to_error(d, qh);
 }

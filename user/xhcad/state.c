@@ -88,31 +88,6 @@ static __u32 map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-/* The start time of a process (field 22 of /proc/PID/stat), 0 if gone. */
-__u64 proc_start_time(__u32 pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* after the command name, which may hold spaces and parentheses */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
-}
-
 /* ---- writing -------------------------------------------------------------- */
 
 struct wbuf {
@@ -440,6 +415,7 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		}
 		type = q->type;
 		flowq = q->flowq;
+		sq_detach(d, &d->qh[e->lidx]);
 		qp_host_detach(d, e->lidx); /* qp_reconcile() made it xhcad's */
 		qp_host_attach(d, e->lidx, e->gen, e->gqpn, type, flowq, e->owner,
 			       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),

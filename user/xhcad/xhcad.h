@@ -11,6 +11,7 @@
 #define XHCAD_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include <xhca/abi.h>
@@ -408,31 +409,62 @@ static inline void bm_set(uint64_t *bm, __u32 i, int v)
 		bm[i / 64] &= ~(1ull << (i % 64));
 }
 
+/* util.c: the lowest layer */
 /* An error for the control reply: the message into err, rc back. */
 int errf(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+__u64 now_ms(void);
+__u64 now_ns(void);	/* CLOCK_MONOTONIC, as xhca_rx's timestamps */
+/* The start time of a process (field 22 of /proc/PID/stat), 0 if gone. */
+__u64 proc_start_time(__u32 pid);
 
 /* loader.c */
 int xhcad_load(struct xhcad *d);
 int xhcad_adopt(struct xhcad *d);
 void xhcad_unload(struct xhcad *d);
 
-/* qp.c */
+/* qptab.c: the QP table as every layer reads it */
+#define QPN_FIRST 2u		/* 0 (SMI) and 1 (GSI) are never allocated */
+#define QPN_LAST 0xfffffeu	/* 0xffffff is multicast */
 int qp_table_init(struct xhcad *d);
 void qp_table_free(struct xhcad *d);
-int qp_reconcile(struct xhcad *d);
 /* The QP of qpn, if owner may act on it (the CLI, 0, on any). */
 int qp_find(struct xhcad *d, const char *op, __u32 qpn, __u32 owner, __u32 *lidx,
 	    struct xhca_qp_ctx *c, char *err, size_t errlen);
+/* The QP at lidx (if still of generation gen) to the error state. */
+int qp_set_error(struct xhcad *d, __u32 lidx, __u32 gen);
+int qp_ctx_read(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c);
+/* set_rx: also the receive state (create, reset, a new ePSN); otherwise
+ * xhca_rx keeps advancing it undisturbed. */
+void qp_ctx_write(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c, int set_rx);
+int qp_cam_lookup(struct xhcad *d, __u32 qpn, struct xhca_cam_val *v);
+
+/* qp.c: the QP verbs */
+int qp_reconcile(struct xhcad *d);
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen);
-/* The QP at lidx (if still of generation gen) to the error state. */
-int qp_set_error(struct xhcad *d, __u32 lidx, __u32 gen);
 int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
 	    size_t errlen);
 int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stats_reply *out,
 	      char *err, size_t errlen);
 __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn);
+
+/* pxq.c: the proxy's mailbox, as the layers above tell the proxy thread
+ * (no-ops while there is no proxy) */
+/* A QP on a proxy CQ: its reorderer, from the CSN xhca_rx counts now. */
+void proxy_qp_add(struct xhcad *d, __u32 lidx);
+void proxy_qp_del(struct xhcad *d, __u32 lidx);
+/* The normal path's end of a message of a QP on a proxy CQ: its
+ * completion, or (c NULL) none. A flushed buffer's completion (no CSN)
+ * goes after the sequence. */
+void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct xhca_cqe *c);
+void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c);
+/* Wakes the proxy for what was handed to it since the last kick (once per
+ * round, as cq_notify). */
+void proxy_kick(struct xhcad *d);
+/* Returns once the proxy is done with every request given to it so far
+ * (the host memory a READ or ATOMIC named may go). */
+void proxy_sync(struct xhcad *d);
 
 /* hostmem.c */
 int hostmem_init(struct xhcad *d);
@@ -442,6 +474,8 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags);
 struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
 			       const struct xhca_alloc_join *join, __u32 njoin);
 struct hm_alloc *hm_find(const struct xhcad *d, __u32 id);
+/* The allocation's pages free; no memory region may be on it any more
+ * (mem_free, mr.c, drops them first). */
 int hm_free(struct xhcad *d, __u32 id, __u32 owner);
 void hm_free_owner(struct xhcad *d, __u32 owner);
 /* --canary: checks every free page (xhca status calls it). */
@@ -473,6 +507,10 @@ int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
 /* Invalidates every region on allocation id (before it is freed). */
 void mr_drop_alloc(struct xhcad *d, __u32 id);
 void mr_drop_owner(struct xhcad *d, __u32 owner);
+/* An allocation freed, with the regions on it first (what every layer above
+ * this one uses to free host memory); every allocation of owner. */
+int mem_free(struct xhcad *d, __u32 id, __u32 owner);
+void mem_free_owner(struct xhcad *d, __u32 owner);
 int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n);
 /* io->len bytes of the region at io->off, in a buffer for the caller to free. */
 int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, char *err,
@@ -535,41 +573,98 @@ void xsk_tx_kick(struct xhcad *d);
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);
 void xsk_rep_close(struct xhcad *d);
 
-/* deliver.c: flow queues to receive buffers and completions */
+/* flowq.c: the flow queues' state (blocked on a CQ, weight, view) */
+#define TOKEN_BURST_MIN (64u << 10)	/* the bus model's bucket, at least */
 void flowq_init(struct xhcad *d);
-/* Serves up to budget frames; returns how many were taken. *wait_ns tells
- * how long the bus model wants to wait before more (0: none). */
-int flowq_run(struct xhcad *d, int budget, __u64 *wait_ns);
+/* The flow queues waiting for room in cq (NULL: all) go on. */
 void flowq_unblock(struct xhcad *d, struct cq *cq);
 void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi);
 int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t errlen);
+
+/* cq.c: completion queues and shared receive queues */
+struct cq *cq_find(struct xhcad *d, __u32 id);
+struct srq *srq_find(struct xhcad *d, __u32 id);
+int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err, size_t errlen);
+int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
+int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
+	      size_t errlen);
+int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
+int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n);
+/* A CQ of an earlier xhcad (state.c). */
+int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
+	       __u32 flags);
+/* A resumed session's CQ gets its application's eventfd again. */
+int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen);
+/* Every CQ and SRQ of owner (a session that ended); returns the CQs freed. */
+__u32 cq_free_owner(struct xhcad *d, __u32 owner);
+/* At exit: the memory of every CQ and SRQ, their rings left as they are. */
+void cq_fini(struct xhcad *d);
+/* Completions used in cq, or on their way to it; how many it may have. */
+__u32 cq_used(struct cq *cq);
+__u32 cq_room(const struct cq *cq);
+/* Whether cq has room for a completion; if not, the CQ waits for the
+ * application's doorbell (ring.h). */
+int cq_room_or_wait(struct cq *cq);
+/* Writes a completion into a CQ that is not a proxy CQ; -ENOSPC when
+ * full (its waiting flag set: the doorbell tells when there is room). */
+int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
+/* Wakes the applications whose CQs got completions and that sleep on them
+ * (once per round). */
+void cq_notify(struct xhcad *d);
+
+/* session.c: the list of application sessions */
+struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);
+/* A session, or one of an earlier xhcad that waits for its process (state.c). */
+struct session *session_find(struct xhcad *d, __u32 id);
+/* At exit: the memory of every session. */
+void session_fini(struct xhcad *d);
+
+/* net.c: the interface's addresses and MAC, destinations' MACs */
+/* The interface's addresses (IPv4 v4-mapped), looked up again every
+ * second at most; how many. */
+int if_addrs(struct xhcad *d, const __u8 (**out)[16]);
+/* A UD send's source for dst: the interface's first address of its family
+ * and scope. */
+int net_ud_source(struct xhcad *d, const __u8 dst[16], __u8 src[16]);
+/* The interface's MAC into d->mac (once). */
+int net_local_mac(struct xhcad *d);
+/* The MAC of ip (multicast: from the address; else the neighbour table,
+ * asked to resolve it when it does not know: -EHOSTUNREACH meanwhile). */
+int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
+
+/* receive.c: a QP's receive side on the host, SEND and WRITE placement */
 /* rq: the QP's own receive ring (rq_depth entries), or srq's ring. */
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
 		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth,
 		    struct srq *srq);
+/* Its send queue goes first (sq_detach). */
 void qp_host_detach(struct xhcad *d, __u32 lidx);
-/* xhca_rx put the QP in the error state: the context says so too, and its
- * posted receive buffers complete with WR_FLUSH_ERR. */
-void qp_host_error(struct xhcad *d, const struct xhca_event *e);
-/* Places one frame (the proxy's declined messages come back here);
- * returns its host reason. */
-int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
-		  __u32 len);
-/* Completions used in cq, or on their way to it; how many it may have. */
-__u32 cq_used(struct cq *cq);
-__u32 cq_room(const struct cq *cq);
-/* The CLI's receive side: posts buffer i of a CLI QP; takes completions out
- * of a CLI CQ, with the start of each message, posting the buffers again. */
-void cli_post(struct xhcad *d, struct qp_host *qh, __u32 i);
-int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry **out, __u32 *n,
-	    char *err, size_t errlen);
+/* The QP of a frame's metadata, if it is still the one xhca_rx saw. */
+struct qp_host *qp_host_of(struct xhcad *d, const struct xhca_rx_meta *m);
 /* The host side of a QP that went to the error state: the message in
  * progress is dropped, its posted receive buffers complete with
- * WR_FLUSH_ERR (as far as its CQ has room now; the rest later). */
+ * WR_FLUSH_ERR (as far as its CQ has room now; the rest later), its send
+ * requests are flushed by the next sq_run. */
 void qp_host_to_error(struct xhcad *d, struct qp_host *qh);
 /* Flushes what the CQs have room for now. */
 void qp_flush_run(struct xhcad *d);
-/* respond.c: READ and ATOMIC executed, their responses; NAKs */
+/* The placement of one frame (dispatch.c chose it; host reasons back): a
+ * SEND into the next receive buffer, a WRITE xhca_rx left to xhcad, a
+ * WRITE with immediate xhca_rx placed (its completion). */
+int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
+	      const __u8 *fr, __u32 len);
+int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
+	       const __u8 *fr);
+int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, __u32 imm,
+		   __u32 len, int reason);
+/* A broken message: the rest of it is dropped by reason (end: it ended). */
+int recv_msg_fail(struct qp_host *qh, int end, int reason);
+int recv_is_send(__u8 op);
+/* Where the BTH starts in the frame. */
+int recv_bth_offset(const __u8 *fr, __u32 len, __u32 *off);
+
+/* resp_exec.c: READ and ATOMIC executed, acknowledgements built (pure:
+ * either thread) */
 typedef int (*resp_tx_fn)(void *arg, const void *frame, __u32 len);
 /* A READ or ATOMIC with its region resolved: what executing it takes,
  * with no look at xhcad's tables (the proxy thread executes these). */
@@ -582,16 +677,15 @@ struct resp_job {
 	struct { __u64 hoff; __u32 len; } *span; /* READ: its bytes in host memory, in order */
 	__u32 nspan;
 };
-/* 0 with j filled (free it with resp_job_free), or the host reason: a
- * region gone since xhca_rx looked (NAK sent), bad metadata. */
-int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		 const __u8 *fr, __u32 len, struct resp_job *j);
 /* Executes j: READ RESPONSE packets, or the ATOMIC and its ACK, to tx. */
 int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *arg);
 void resp_job_free(struct resp_job *j);
-int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
-	    __u32 len);
-void respond_nak(struct xhcad *d, const struct xhca_event *e);
+/* The response's frame around the request fr: addresses and tags swapped,
+ * the QP's remote QPN and P_Key; returns the BTH offset. */
+int resp_reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
+		    struct xhca_pkt_spec *s, __u8 opcode);
+/* Builds the frame of s and hands it to tx. */
+int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg);
 /* The 24-bit MSN of c whose low 16 bits xhca_rx put in a frame's metadata
  * (csn): its count now is at or after it. */
 __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);
@@ -600,6 +694,16 @@ __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);
  * thread). */
 int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
 	      __u8 syndrome, resp_tx_fn tx, void *arg);
+
+/* respond.c: the RC responder: READ and ATOMIC resolved, duplicates, gaps,
+ * rewinds, ACKs and NAKs */
+/* 0 with j filled (free it with resp_job_free), or the host reason: a
+ * region gone since xhca_rx looked (NAK sent), bad metadata. */
+int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+		 const __u8 *fr, __u32 len, struct resp_job *j);
+int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
+	    __u32 len);
+void respond_nak(struct xhcad *d, const struct xhca_event *e);
 /* An ATOMIC executed (by the proxy, too): its result kept for duplicates. */
 void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 orig);
 /* The RC responder around the placement of a frame: resp_before answers
@@ -618,6 +722,10 @@ void resp_reset(struct qp_host *qh);
 /* The class C error xhca_rx found at psn (its event): frames in line
  * before it are still placed. */
 void resp_error_at(struct qp_host *qh, __u32 psn);
+/* xhca_rx put the QP in the error state (its event): the context says so
+ * too, the requester gets its NAK, the application its async event, and its
+ * posted receive buffers complete with WR_FLUSH_ERR. */
+void resp_qp_error_event(struct xhcad *d, const struct xhca_event *e);
 
 /* request.c: the requester (send queues, packets out, responses in) */
 /* The send queue of a QP being created: its ring in alloc (sq_depth
@@ -625,10 +733,8 @@ void resp_error_at(struct qp_host *qh, __u32 psn);
 int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
 	      struct cq *cq);
 void sq_detach(struct xhcad *d, struct qp_host *qh);
-/* At exit: every send queue's memory, its ring left as it is (session_fini). */
+/* At exit: every send queue's memory, its ring left as it is. */
 void sq_fini(struct xhcad *d);
-/* The QP went to the error state: what is outstanding completes flushed. */
-void sq_to_error(struct xhcad *d, struct qp_host *qh);
 /* The QP was reset: the queue starts over, nothing completes (verbs). */
 void sq_reset(struct xhcad *d, struct qp_host *qh);
 /* The PSN of the next new request (XHCA_QPA_SQ_PSN, a restart). */
@@ -651,17 +757,15 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 /* Sleep: every send queue drained arms its doorbell; returns 1 if one got
  * entries meanwhile (do not sleep). */
 int sq_arm(struct xhcad *d);
-/* Writes a completion into a CQ that is not a proxy CQ; -ENOSPC when
- * full (its waiting flag set: the doorbell tells when there is room). */
-/* Whether cq has room for a completion; if not, the CQ waits for the
- * application's doorbell (ring.h). */
-int cq_room_or_wait(struct cq *cq);
-int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
-/* The interface's addresses (IPv4 v4-mapped), looked up again every
- * second at most; how many. */
-int if_addrs(struct xhcad *d, const __u8 (**out)[16]);
 
-/* proxy.c: the proxy thread (US 9,069,633) */
+/* dispatch.c: where a frame of a flow queue goes */
+/* Places one frame (the proxy's declined messages come back here);
+ * returns its host reason. */
+int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		  __u32 len);
+
+/* proxy.c: the proxy thread (US 9,069,633), and the main thread's service
+ * of it (its mailbox: pxq.c) */
 int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */
 int proxy_start(struct xhcad *d);	/* the thread and its ring buffer */
 /* An application's handler (include/xhca/proxy_handler.h): FILE.so[:ARG]. */
@@ -669,19 +773,8 @@ int proxy_handler_load(struct xhcad *d, const char *spec);
 /* Whether handler id exists (none, lock, or one loaded). */
 int proxy_handler_known(const struct xhcad *d, __u8 id);
 void proxy_fini(struct xhcad *d);
-/* A QP on a proxy CQ: its reorderer, from the CSN xhca_rx counts now. */
-void proxy_qp_add(struct xhcad *d, __u32 lidx);
-void proxy_qp_del(struct xhcad *d, __u32 lidx);
-/* The normal path's end of a message of a QP on a proxy CQ: its
- * completion, or (c NULL) none. A flushed buffer's completion (no CSN)
- * goes after the sequence. */
-void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct xhca_cqe *c);
-void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c);
 /* Up to budget frames of the proxy queue to the proxy; how many. */
 int proxy_drain(struct xhcad *d, int budget);
-/* Wakes the proxy for what was handed to it since the last kick (once per
- * delivery round, as cq_notify). */
-void proxy_kick(struct xhcad *d);
 /* Whether the proxy queue's sockets are worth polling (not paused, room). */
 int proxy_taking(const struct xhcad *d);
 /* What the proxy sent back: responses, declined messages, QPs to error;
@@ -689,9 +782,6 @@ int proxy_taking(const struct xhcad *d);
 int proxy_serve(struct xhcad *d);
 int proxy_fd(const struct xhcad *d);	/* readable: proxy_serve() has work; */
 void proxy_ack(struct xhcad *d);	/* ... then this clears it (one syscall) */
-/* Returns once the proxy is done with every request given to it so far
- * (the host memory a READ or ATOMIC named may go). */
-void proxy_sync(struct xhcad *d);
 void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi);
 int proxy_set(struct xhcad *d, const struct xhca_proxy_set *r);
 
@@ -706,27 +796,17 @@ void filter_clear(struct xhcad *d, __u32 lidx);
 /* The handler of the QP's SEND filters (XHCA_PXH_*). */
 __u8 filter_handler(const struct xhcad *d, __u32 lidx);
 
-/* session.c: application sessions, their CQs and buffers */
-struct cq *cq_find(struct xhcad *d, __u32 id);
-struct srq *srq_find(struct xhcad *d, __u32 id);
-int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err, size_t errlen);
-int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
-int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
-	      size_t errlen);
-int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
-int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n);
-struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);
-/* A session of an earlier xhcad that waits for its process (state.c). */
-struct session *session_find(struct xhcad *d, __u32 id);
-int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
-	       __u32 flags);
-/* A resumed session's CQ gets its application's eventfd again. */
-int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen);
-void session_close(struct xhcad *d, __u32 id);
-/* At exit: the memory of every session, CQ and SRQ, what they hold in host
- * memory left as it is (gone with the process, or kept with --keep for the
- * next xhcad, which restores them from the state file). */
-void session_fini(struct xhcad *d);
+/* cli.c: the CLI's receive side */
+/* Posts buffer i of a CLI QP; takes completions out of a CLI CQ, with the
+ * start of each message, posting the buffers again. */
+void cli_post(struct xhcad *d, struct qp_host *qh, __u32 i);
+int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry **out, __u32 *n,
+	    char *err, size_t errlen);
+
+/* round.c: one round of the data path */
+/* Serves up to budget frames; returns how many were taken. *wait_ns tells
+ * how long the bus model wants to wait before more (0: none). */
+int round_run(struct xhcad *d, int budget, __u64 *wait_ns);
 
 /* mcast.c: multicast groups and the replication engine */
 struct mcast_state;
@@ -756,14 +836,16 @@ void mcast_delivered(struct xhcad *d, __u32 group, int reason);
 int state_save(struct xhcad *d);
 void state_remove(struct xhcad *d);
 int state_restore(struct xhcad *d, int maps_reused);
-__u64 proc_start_time(__u32 pid);
+
+/* client.c: an application's end */
+/* Everything the session owned goes: QPs first (their CQs and rings are
+ * in use until then), then CQs, then the rest of its host memory. */
+void session_close(struct xhcad *d, __u32 id);
 
 /* ctl_server.c, loop.c */
 int ctl_listen(struct xhcad *d);
 int xhcad_run(struct xhcad *d, int lfd);
 void fill_status(struct xhcad *d, struct xhca_status *s);
-
-__u64 now_ms(void);
-__u64 now_ns(void);
+extern volatile sig_atomic_t xhcad_stop;	/* loop.c: a signal ends the loop */
 
 #endif /* XHCAD_H */

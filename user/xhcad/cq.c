@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Completion queues and shared receive queues: rings in host memory
+ * (ring.h) that xhcad writes and applications read. A CQ is made, restored
+ * after a restart, given its application's eventfd again, shown and freed
+ * here; completions go in with cq_put (or, from the receive path, straight
+ * into the ring: receive.c), and cq_notify wakes the applications that sleep
+ * on them once per round. A proxy CQ is written by the proxy thread only
+ * (proxy.c): here its completions on their way are counted (claimed).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "log.h"
+#include "xhcad.h"
+
+/* What the CQ has been given: written, or (a proxy CQ) promised to the
+ * proxy, which writes it in order. */
+static __u32 cq_given(const struct cq *cq)
+{
+	return cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED) : cq->ring->prod;
+}
+
+__u32 cq_used(struct cq *cq)
+{
+	return cq_given(cq) - __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+}
+
+__u32 cq_room(const struct cq *cq)
+{
+	return cq->proxy && cq->depth > PROXY_CQ_INFLIGHT ? PROXY_CQ_INFLIGHT : cq->depth;
+}
+
+/* Full, by what the application had consumed when last looked at: the
+ * consumer index is read again only when the cached one says full (it
+ * lives in a cache line the application writes). */
+static int cq_full(struct cq *cq)
+{
+	if (cq_given(cq) - cq->cons_cache < cq_room(cq))
+		return 0;
+	cq->cons_cache = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+	return cq_given(cq) - cq->cons_cache >= cq_room(cq);
+}
+
+/* Whether cq has room for a completion. If not, the application is told
+ * to ring the CQ's doorbell when it makes some, and looked at again, as it
+ * may have made room between the two (ring.h); cq then waits for it. */
+int cq_room_or_wait(struct cq *cq)
+{
+	if (!cq_full(cq))
+		return 1;
+	__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
+	if (!cq_full(cq)) {
+		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (!cq->waiting)
+		cq->ring->stalls++;
+	cq->waiting = 1;
+	return 0;
+}
+
+int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
+{
+	__u32 prod = cq->ring->prod;
+
+	if (!cq_room_or_wait(cq))
+		return -ENOSPC;
+	cq->e[prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	cq->dirty = 1;
+	return 0;
+}
+
+/* Signals every CQ that got completions and whose application sleeps on
+ * it: once per batch, not per completion (one fence, one write at most). */
+void cq_notify(struct xhcad *d)
+{
+	/* The application may be going to sleep: see ring.h. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct cq *cq = d->cqs; cq; cq = cq->next) {
+		__u64 one = 1;
+
+		if (!cq->dirty)
+			continue;
+		cq->dirty = 0;
+		/* (no eventfd: a session waiting to be resumed; it looks
+		 * at the ring itself when it comes back) */
+		if (cq->efd >= 0 && __atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&cq->ring->armed, 0, __ATOMIC_SEQ_CST) &&
+		    write(cq->efd, &one, sizeof(one)) < 0)
+			pr_debug("cq %u: eventfd: %s\n", cq->id, strerror(errno));
+	}
+}
+
+struct cq *cq_find(struct xhcad *d, __u32 id)
+{
+	for (struct cq *c = d->cqs; c; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
+	      size_t errlen)
+{
+	struct hm_alloc *al;
+	struct cq *cq;
+	__u64 len;
+	int rc;
+
+	if (!owner)
+		efd = -1; /* the CLI's: nobody sleeps on it (xhca cq poll) */
+	if (!a->depth || a->depth > XHCA_RING_DEPTH_MAX || (a->depth & (a->depth - 1))) {
+		snprintf(err, errlen, "cq create: depth %u is not a power of 2 in 1..%u", a->depth,
+			 XHCA_RING_DEPTH_MAX);
+		return -EINVAL;
+	}
+	if (efd < 0 && owner) {
+		snprintf(err, errlen, "cq create: no eventfd came with the request");
+		return -EINVAL;
+	}
+	if (a->flags & ~XHCA_CQF_PROXY) {
+		snprintf(err, errlen, "cq create: unknown flags 0x%x; XHCA_CQF_PROXY is the one",
+			 a->flags & ~XHCA_CQF_PROXY);
+		return -EINVAL;
+	}
+	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
+	/* Rings are contiguous: the application maps them in one piece. */
+	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
+	if (!al) {
+		snprintf(err, errlen, "cq create: no room for %llu bytes in host memory (%llu of "
+			 "%llu in use); free buffers or start xhcad with a larger --hostmem-mb",
+			 (unsigned long long)len, (unsigned long long)d->hostmem_used,
+			 (unsigned long long)d->hostmem_bytes);
+		return -ENOMEM;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		mem_free(d, al->id, owner);
+		return -ENOMEM;
+	}
+	cq->dbfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->dbfd < 0) {
+		rc = -errno;
+		mem_free(d, al->id, owner);
+		free(cq);
+		return rc;
+	}
+	cq->id = ++d->next_cq;
+	cq->owner = owner;
+	cq->depth = a->depth;
+	cq->alloc = al->id;
+	cq->ring = hm_contig_ptr(d, al);
+	cq->e = (struct xhca_cqe *)(cq->ring + 1);
+	cq->ring->depth = a->depth;
+	cq->proxy = !!(a->flags & XHCA_CQF_PROXY);
+	cq->claimed = cq->ring->prod;
+	cq->efd = efd;
+	cq->next = d->cqs;
+	d->cqs = cq;
+	a->cq = cq->id;
+	a->ring_off = hm_base(al, 0);
+	a->ring_len = len;
+	return 0;
+}
+
+static void cq_free(struct xhcad *d, struct cq *cq)
+{
+	struct cq **pp;
+
+	flowq_unblock(d, cq);
+	for (pp = &d->cqs; *pp; pp = &(*pp)->next) {
+		if (*pp == cq) {
+			*pp = cq->next;
+			break;
+		}
+	}
+	__atomic_store_n(&cq->ring->dead, 1, __ATOMIC_RELEASE);
+	mem_free(d, cq->alloc, cq->owner);
+	if (cq->efd >= 0)
+		close(cq->efd);
+	close(cq->dbfd);
+	free(cq);
+}
+
+struct srq *srq_find(struct xhcad *d, __u32 id)
+{
+	for (struct srq *q = d->srqs; q; q = q->next)
+		if (q->id == id)
+			return q;
+	return NULL;
+}
+
+int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err, size_t errlen)
+{
+	struct hm_alloc *al;
+	struct srq *q;
+	__u64 len;
+
+	if (!owner)
+		return errf(err, errlen, -EINVAL, "srq create: shared receive queues are an "
+			    "application's (libxhca), not the CLI's");
+	if (!a->depth || a->depth > XHCA_RING_DEPTH_MAX || (a->depth & (a->depth - 1)))
+		return errf(err, errlen, -EINVAL, "srq create: depth %u is not a power of 2 in "
+			    "1..%u", a->depth, XHCA_RING_DEPTH_MAX);
+	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_rwqe));
+	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
+	if (!al)
+		return errf(err, errlen, -ENOMEM, "srq create: no room for %llu bytes in host "
+			    "memory; free buffers or start xhcad with a larger --hostmem-mb",
+			    (unsigned long long)len);
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		mem_free(d, al->id, owner);
+		return -ENOMEM;
+	}
+	q->id = ++d->next_srq;
+	q->owner = owner;
+	q->depth = a->depth;
+	q->alloc = al->id;
+	q->ring = hm_contig_ptr(d, al);
+	q->e = (struct xhca_rwqe *)(q->ring + 1);
+	q->ring->depth = a->depth;
+	q->next = d->srqs;
+	d->srqs = q;
+	a->srq = q->id;
+	a->alloc = al->id;
+	a->ring_off = hm_base(al, 0);
+	return 0;
+}
+
+static void srq_free(struct xhcad *d, struct srq *q)
+{
+	struct srq **pp;
+
+	for (pp = &d->srqs; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	__atomic_store_n(&q->ring->dead, 1, __ATOMIC_RELEASE);
+	mem_free(d, q->alloc, q->owner);
+	free(q);
+}
+
+int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
+{
+	struct srq *q = srq_find(d, id);
+
+	if (!q || q->owner != owner)
+		return errf(err, errlen, -ENOENT, "srq destroy: no shared receive queue %u in "
+			    "this session", id);
+	if (q->nqps)
+		return errf(err, errlen, -EBUSY, "srq destroy: SRQ %u still feeds %u QPs; "
+			    "destroy them first", id, q->nqps);
+	srq_free(d, q);
+	return 0;
+}
+
+int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc, __u32 flags)
+{
+	struct hm_alloc *al = hm_find(d, alloc);
+	struct cq *cq;
+
+	if (!al || al->owner != owner || !al->contiguous || !depth || (depth & (depth - 1)) ||
+	    al->len < xhca_ring_bytes(depth, sizeof(struct xhca_cqe)))
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->dbfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->dbfd < 0) {
+		free(cq);
+		return -errno;
+	}
+	cq->id = id;
+	cq->owner = owner;
+	cq->depth = depth;
+	cq->alloc = alloc;
+	cq->ring = hm_contig_ptr(d, al);
+	cq->e = (struct xhca_cqe *)(cq->ring + 1);
+	cq->efd = -1; /* until the application resumes and sends it again */
+	cq->cons_cache = cq->ring->cons;
+	cq->proxy = !!(flags & XHCA_CQF_PROXY);
+	cq->claimed = cq->ring->prod; /* what an earlier proxy had not written is gone */
+	cq->next = d->cqs;
+	d->cqs = cq;
+	return 0;
+}
+
+int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t errlen)
+{
+	struct cq *cq = cq_find(d, id);
+
+	if (!cq || cq->owner != owner) {
+		snprintf(err, errlen, "cq rebind: no CQ %u in this session", id);
+		return -ENOENT;
+	}
+	if (efd < 0) {
+		snprintf(err, errlen, "cq rebind: no eventfd came with the request");
+		return -EINVAL;
+	}
+	{
+		int old = cq->efd;
+
+		cq->efd = efd;
+		/* the proxy writes a proxy CQ's: it must be done with the old
+		 * one before it is closed (and its number reused) */
+		if (cq->proxy)
+			proxy_sync(d);
+		if (old >= 0)
+			close(old);
+	}
+	return 0;
+}
+
+int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
+{
+	struct cq *cq = cq_find(d, id);
+
+	if (!cq || cq->owner != owner) {
+		snprintf(err, errlen, owner ? "cq destroy: no CQ %u in this session"
+					    : "cq destroy: no CQ %u of the CLI's; list them with: xhca "
+					      "cq show", id);
+		return -ENOENT;
+	}
+	if (cq->nqps) {
+		snprintf(err, errlen, "cq destroy: CQ %u still takes the completions of %u queues "
+			 "of QPs; destroy the QPs first", id, cq->nqps);
+		return -EBUSY;
+	}
+	cq_free(d, cq);
+	return 0;
+}
+
+int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n)
+{
+	__u32 k = 0, cnt = 0;
+	struct xhca_cq_info *v;
+
+	for (struct cq *cq = d->cqs; cq; cq = cq->next)
+		cnt++;
+	v = calloc(cnt ? cnt : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (struct cq *cq = d->cqs; cq; cq = cq->next, k++) {
+		v[k].cq = cq->id;
+		v[k].owner = cq->owner;
+		v[k].depth = cq->depth;
+		v[k].flags = cq->proxy ? XHCA_CQF_PROXY : 0;
+		v[k].used = cq_used(cq);
+		v[k].nqps = cq->nqps;
+		v[k].stalls = cq->ring->stalls;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Every CQ and SRQ of a session that ended (its QPs are gone already). */
+__u32 cq_free_owner(struct xhcad *d, __u32 owner)
+{
+	__u32 n = 0;
+
+	for (struct cq *c = d->cqs, *next; c; c = next) {
+		next = c->next;
+		if (c->owner == owner) {
+			cq_free(d, c);
+			n++;
+		}
+	}
+	for (struct srq *q = d->srqs, *next; q; q = next) {
+		next = q->next;
+		if (q->owner == owner)
+			srq_free(d, q);
+	}
+	return n;
+}
+
+/* At exit: the memory of every CQ and SRQ, their rings left as they are
+ * (gone with the process, or kept with --keep for the next xhcad). */
+void cq_fini(struct xhcad *d)
+{
+	while (d->cqs) {
+		struct cq *cq = d->cqs;
+
+		d->cqs = cq->next;
+		if (cq->efd >= 0)
+			close(cq->efd);
+		close(cq->dbfd);
+		free(cq);
+	}
+	while (d->srqs) {
+		struct srq *q = d->srqs;
+
+		d->srqs = q->next;
+		free(q);
+	}
+}

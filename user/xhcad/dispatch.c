@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Where a frame of a flow queue goes: its metadata checked against what
+ * xhca_rx can have said, its QP found; a response to the QP's requests to
+ * the requester (request.c), a READ or ATOMIC to the responder (respond.c),
+ * a SEND or a WRITE xhca_rx left to xhcad placed (receive.c), the RC
+ * responder's checks before and its ACK or NAK after. The ICRC, which
+ * xhca_rx does not check, is checked here first. On a proxy CQ, the end of
+ * each message is told to the proxy (pxq.c), in its CSN's turn.
+ */
+#include <string.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "xhcad.h"
+
+static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
+		    const __u8 *fr, __u32 len, __u32 bth);
+
+/* Places one frame; returns its host reason. */
+static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		 __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u8 op = m->opcode & 0x1f;
+	struct qp_host *qh;
+	__u32 bth = 0;
+
+	if (m->flowq != f || !(oi->flags & XHCA_O_KNOWN))
+		return XHCA_H_BAD_META;
+	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
+		if (!(m->flags & XHCA_MF_PLACED) || !(oi->flags & XHCA_H_IMM) ||
+		    recv_bth_offset(fr, len, &bth) || bth + oi->hdr_len > len)
+			return XHCA_H_BAD_META;
+	} else if (m->reason == XHCA_R_PLACED_ACK) {
+		if (!(m->flags & XHCA_MF_PLACED) || op < XHCA_OP_WRITE_FIRST ||
+		    op > XHCA_OP_WRITE_ONLY)
+			return XHCA_H_BAD_META;
+	} else if (m->reason == XHCA_R_DUP_TO_FLOWQ || m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
+		if (!(oi->flags & XHCA_O_REQ) || (m->opcode >> 5) != XHCA_QPT_RC)
+			return XHCA_H_BAD_META;
+	} else if (m->reason == XHCA_R_TO_FLOWQ && (m->flags & XHCA_MF_MSN)) {
+		/* READ, ATOMIC: no payload; respond() finds the headers */
+		if (!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH)))
+			return XHCA_H_BAD_META;
+	} else if ((m->reason != XHCA_R_TO_FLOWQ && m->reason != XHCA_R_TO_XLATE) ||
+		   (m->flags & XHCA_MF_PLACED) || (__u32)m->payload_off + m->payload_len > len ||
+		   m->payload_off < oi->hdr_len) {
+		return XHCA_H_BAD_META;
+	}
+	qh = qp_host_of(d, m);
+	if (!qh)
+		return XHCA_H_STALE;
+	qh->cnt.frames++;
+	if (!(oi->flags & XHCA_O_REQ)) {
+		/* a response to this QP's requests: the requester's */
+		if (xhca_icrc_check_frame(fr, len)) {
+			d->resp.bad_icrc++;
+			return XHCA_H_BAD_ICRC;
+		}
+		return sq_response(d, qh, m, fr);
+	}
+	/* the ICRC, which xhca_rx does not check */
+	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(fr, len)) {
+		if (qh->type != XHCA_QPT_RC && (qh->in_msg || !(oi->flags & XHCA_O_END)))
+			recv_msg_fail(qh, !!(oi->flags & XHCA_O_END), XHCA_H_BAD_ICRC);
+		return resp_bad_icrc(d, qh, m);
+	}
+	if (qh->type == XHCA_QPT_RC) {
+		int r = resp_before(d, qh, m, fr, len);
+
+		if (r >= 0)
+			return r;
+		return resp_after(d, qh, m, fr, len, place_qp(d, f, qh, m, fr, len, bth));
+	}
+	return place_qp(d, f, qh, m, fr, len, bth);
+}
+
+/* place() for the frame's QP, qh. */
+static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
+		    const __u8 *fr, __u32 len, __u32 bth)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	__u8 op = m->opcode & 0x1f;
+
+	/* RC and UC: a PSN that does not follow means a frame of this message
+	 * was lost between xhca_rx and here (an RX ring full): the message
+	 * cannot complete. WRITEs xhca_rx placed itself leave gaps here
+	 * between messages, never inside one. */
+	if (qh->type != XHCA_QPT_UD) {
+		int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
+
+		/* RC: inside a message, any frame, a later message's too,
+		 * must be the next */
+		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg &&
+		    (!start || (qh->type == XHCA_QPT_RC && !qh->px))) {
+			qh->cnt.errors++;
+			/* RC: what came before is placed (and may be
+			 * acknowledged); the message goes on from the
+			 * missing packet (rewind_msg) */
+			if (qh->type == XHCA_QPT_RC && !qh->px)
+				return XHCA_H_SEQ_ERR;
+			qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+			return recv_msg_fail(qh, end, XHCA_H_SEQ_ERR);
+		}
+		qh->psn_valid = 1;
+		qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+	}
+	if (m->reason == XHCA_R_PLACED_ACK)
+		return XHCA_H_ACKED; /* xhca_rx placed it: resp_after() acknowledges */
+	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
+		__u32 imm;
+
+		if (qh->in_msg)
+			qh->cnt.errors++;
+		qh->in_msg = MSG_NONE;
+		memcpy(&imm, fr + bth + oi->hdr_len - 4, 4);
+		return recv_write_imm(d, qh, m, imm, m->msg_len, XHCA_H_IMM_DONE);
+	}
+	if (m->reason == XHCA_R_TO_XLATE) {
+		if (op < XHCA_OP_WRITE_FIRST || op > XHCA_OP_WRITE_ONLY_IMM)
+			return XHCA_H_BAD_META;
+		return recv_write(d, f, qh, m, fr);
+	}
+	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
+		return respond(d, qh, m, fr, len);
+	if (!recv_is_send(op) || !(oi->flags & XHCA_O_REQ))
+		return XHCA_H_UNSUPPORTED;
+	return recv_send(d, f, qh, m, fr, len);
+}
+
+/* place(), and on a proxy CQ the message's end told to the proxy: its
+ * completion went there, or it has none (no receive buffer, a READ or
+ * ATOMIC answered, a broken message): a no-op in the sequence. */
+int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
+		  __u32 len)
+{
+	struct qp_host *qh = (m->flags & XHCA_MF_CSN) ? qp_host_of(d, m) : NULL;
+	int r;
+
+	/* A duplicate or a gap's NAK completes nothing; a WRITE xhca_rx
+	 * placed and sends on for its ACK has its record from xhca_rx. */
+	if (qh && (!qh->px || m->reason == XHCA_R_DUP_TO_FLOWQ ||
+		   m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || m->reason == XHCA_R_PLACED_ACK))
+		qh = NULL;
+	if (qh && (!qh->px_open || m->csn != qh->px_csn)) {
+		if (qh->px_open && !qh->px_recorded) /* a message that never ended */
+			proxy_record(d, qh, qh->px_csn, NULL);
+		qh->px_csn = m->csn;
+		qh->px_open = 1;
+		qh->px_recorded = 0;
+	}
+	r = place(d, f, m, fr, len);
+	if (qh && qh->valid && qh->px_open &&
+	    (xhca_opinfo_tbl[m->opcode].flags & XHCA_O_END) && r != XHCA_H_BAD_META) {
+		if (!qh->px_recorded)
+			proxy_record(d, qh, qh->px_csn, NULL);
+		qh->px_open = 0;
+	}
+	return r;
+}

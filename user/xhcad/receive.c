@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The receive side of a QP on the host: its receive queue (its own ring or
+ * an SRQ's) and the messages placed into it. A SEND's payload goes into the
+ * QP's next posted receive buffer; FIRST, MIDDLE and LAST are reassembled
+ * into one buffer; the LAST (or ONLY) writes the completion. UD buffers
+ * start with the 40-byte GRH, as verbs and RXE do. A WRITE xhca_rx left to
+ * xhcad (a scattered region) is placed here too. A QP in the error state
+ * has its posted buffers completed with WR_FLUSH_ERR, as far as its CQ has
+ * room. Which frame comes here is dispatch.c's choice; completions of a
+ * proxy CQ go to the proxy (pxq.c), which writes them in order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "log.h"
+#include "xhcad.h"
+
+#define GRH_LEN 40
+#define BTH_LEN ((__u32)sizeof(struct xhca_bth))
+
+struct qp_host *qp_host_of(struct xhcad *d, const struct xhca_rx_meta *m)
+{
+	struct qp_host *qh;
+
+	if (m->lidx >= d->max_qps)
+		return NULL;
+	qh = &d->qh[m->lidx];
+	return qh->valid && qh->gen == m->gen && qh->gqpn == m->gqpn ? qh : NULL;
+}
+
+/* ---- receive queue and completion queue -------------------------------- */
+
+static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
+{
+	__u32 cons, prod;
+
+	if (!qh->rq)
+		return 0;
+	cons = qh->rq->cons;
+	prod = qh->rq_prod_cache;
+	if (prod == cons || qh->srq) {
+		/* read the application's index only when the cached one is used up */
+		prod = qh->rq_prod_cache = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE);
+		if (prod == cons)
+			return 0;
+	}
+	*w = qh->rqe[cons & (qh->rq_depth - 1)];
+	return 1;
+}
+
+static void rq_pop(struct qp_host *qh)
+{
+	__atomic_store_n(&qh->rq->cons, qh->rq->cons + 1, __ATOMIC_RELEASE);
+}
+
+/* Writes a completion for the RQ head and consumes it. The ready check left
+ * a slot. The application hears of it at the end of the batch (cq_notify).
+ * A proxy CQ's goes to the proxy, which writes it in its message's turn
+ * (a flushed buffer's, with no message, after the sequence). */
+static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c, int flush)
+{
+	struct cq *cq = qh->cq;
+	__u32 prod = cq->ring->prod;
+
+	/* The receive entry is free before the completion says so: an
+	 * application that reposts at once must find the room. */
+	rq_pop(qh);
+	if (cq->proxy) {
+		if (flush) {
+			proxy_flush_cqe(d, qh, c);
+		} else {
+			proxy_record(d, qh, qh->px_csn, c);
+			qh->px_recorded = 1;
+		}
+		qh->cnt.completions++;
+		return;
+	}
+	cq->e[prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	qh->cnt.completions++;
+	cq->dirty = 1;
+}
+
+static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
+{
+	complete_rq(d, qh, c, 0);
+}
+
+static void complete_err(struct xhcad *d, struct qp_host *qh, __u32 status, int reason,
+			 const struct xhca_rx_meta *m)
+{
+	struct xhca_cqe c = {
+		.wr_id = qh->wqe.wr_id, .status = status, .opcode = XHCA_WC_RECV,
+		.qp_num = qh->gqpn, .vendor_err = (__u32)reason, .rx_ns = m->rx_ns,
+	};
+
+	complete(d, qh, &c);
+	qh->cnt.errors++;
+}
+
+/* The IP header of the frame, in GRH form (RXE's rdma_network_hdr). */
+static int make_grh(const __u8 *fr, __u32 len, __u8 grh[GRH_LEN])
+{
+	__u32 off = 12;
+	__u16 type = (__u16)(fr[off] << 8 | fr[off + 1]);
+
+	for (int i = 0; i < 2 && (type == ETH_P_8021Q || type == ETH_P_8021AD); i++) {
+		off += 4;
+		type = (__u16)(fr[off] << 8 | fr[off + 1]);
+	}
+	off += 2;
+	memset(grh, 0, GRH_LEN);
+	if (type == ETH_P_IP && off + 20 <= len) {
+		memcpy(grh + 20, fr + off, 20);
+		return 0;
+	}
+	if (type == ETH_P_IPV6 && off + 40 <= len) {
+		memcpy(grh, fr + off, 40);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int recv_is_send(__u8 op)
+{
+	return op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
+	       op == XHCA_OP_SEND_ONLY_INV;
+}
+
+/* Where the BTH starts: after Ethernet, VLAN tags, IP and UDP (xhca_rx
+ * passed IPv6 extension headers to the kernel, so none are here). */
+int recv_bth_offset(const __u8 *fr, __u32 len, __u32 *off)
+{
+	__u32 o = 12;
+	__u16 type = (__u16)(fr[o] << 8 | fr[o + 1]);
+
+	for (int i = 0; i < 2 && (type == ETH_P_8021Q || type == ETH_P_8021AD); i++) {
+		o += 4;
+		type = (__u16)(fr[o] << 8 | fr[o + 1]);
+	}
+	o += 2;
+	if (type == ETH_P_IP && o + 20 <= len)
+		o += (fr[o] & 0xf) * 4u;
+	else if (type == ETH_P_IPV6 && o + 40 <= len)
+		o += 40;
+	else
+		return -EINVAL;
+	o += 8; /* UDP */
+	if (o + BTH_LEN > len)
+		return -EINVAL;
+	*off = o;
+	return 0;
+}
+
+/* The buffer of the receive in progress, if it is still the session's and
+ * [off, off + n) is inside it (the application may have freed it since). */
+/* The pieces of the receive entry a message goes into (qh->wqe): its
+ * buffer, or the scatter list it names (ring.h), each checked; wqe.len
+ * becomes their sum. 0, or -EFAULT: an allocation that is not the
+ * session's, a piece outside its allocation. */
+static int rq_load(struct xhcad *d, struct qp_host *qh)
+{
+	const struct xhca_rwqe *w = &qh->wqe;
+	__u64 total = 0;
+
+	if (w->nsge <= 1) {
+		qh->seg[0] = (struct xhca_rsge){ .off = w->off, .len = w->len, .alloc = w->alloc };
+		qh->nseg = 1;
+	} else {
+		const struct hm_alloc *l = hm_find(d, w->alloc);
+
+		if (w->nsge > XHCA_SGE_MAX || !l || l->owner != qh->owner ||
+		    !hm_range(l, w->off, w->nsge * sizeof(struct xhca_rsge)))
+			return -EFAULT;
+		hm_read(d, l, w->off, qh->seg, w->nsge * sizeof(struct xhca_rsge));
+		qh->nseg = w->nsge;
+	}
+	for (__u32 i = 0; i < qh->nseg; i++) {
+		const struct hm_alloc *a = hm_find(d, qh->seg[i].alloc);
+
+		if (!a || a->owner != qh->owner || !hm_range(a, qh->seg[i].off, qh->seg[i].len))
+			return -EFAULT;
+		total += qh->seg[i].len;
+	}
+	if (total > 0xffffffffull)
+		return -EFAULT;
+	qh->wqe.len = (__u32)total;
+	return 0;
+}
+
+/* n bytes at byte off of the message's buffer, across its pieces. -EFAULT
+ * when an allocation went away meanwhile (the application freed it). */
+static int rq_write(struct xhcad *d, const struct qp_host *qh, __u64 off, const void *src,
+		    __u64 n)
+{
+	const __u8 *s = src;
+
+	for (__u32 i = 0; i < qh->nseg && n; i++) {
+		const struct xhca_rsge *g = &qh->seg[i];
+		const struct hm_alloc *a;
+		__u64 k;
+
+		if (off >= g->len) {
+			off -= g->len;
+			continue;
+		}
+		k = n < g->len - off ? n : g->len - off;
+		a = hm_find(d, g->alloc);
+		if (!a || a->owner != qh->owner || !hm_range(a, g->off + off, k))
+			return -EFAULT;
+		hm_write(d, a, g->off + off, s, k);
+		s += k;
+		n -= k;
+		off = 0;
+	}
+	return n ? -EFAULT : 0;
+}
+
+/* Ends the message in progress with an error; the rest of it, if any, is
+ * dropped under the same reason. */
+int recv_msg_fail(struct qp_host *qh, int end, int reason)
+{
+	qh->in_msg = MSG_NONE;
+	qh->discard = end ? 0 : reason;
+	return reason;
+}
+
+/* A MIDDLE or LAST: -1 when it goes on the message of this kind in
+ * progress, else its reason (the rest of a broken message, or no message). */
+static int msg_continues(struct qp_host *qh, int kind, int end)
+{
+	if (qh->discard) {
+		int r = qh->discard;
+
+		if (end)
+			qh->discard = 0;
+		return r;
+	}
+	if (qh->in_msg != kind) {
+		qh->cnt.errors++;
+		return recv_msg_fail(qh, end, XHCA_H_SEQ_ERR);
+	}
+	return -1;
+}
+
+/* A SEND (any of its packets) into the QP's receive buffer. */
+int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
+		      const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	const __u8 *payload = fr + m->payload_off;
+	__u32 plen = m->payload_len;
+	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
+
+	if (start) {
+		if (qh->in_msg) /* the last message never ended */
+			qh->cnt.errors++;
+		qh->in_msg = MSG_NONE;
+		qh->discard = 0;
+		if (!rq_head(qh, &qh->wqe)) {
+			qh->cnt.rnr++;
+			return recv_msg_fail(qh, end, XHCA_H_RNR);
+		}
+		if (rq_load(d, qh)) {
+			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+		}
+		qh->msg_off = 0;
+		qh->in_msg = MSG_SEND;
+		if (qh->type == XHCA_QPT_UD) {
+			__u8 grh[GRH_LEN];
+
+			if (qh->wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
+				complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
+				return recv_msg_fail(qh, end, XHCA_H_LEN_ERR);
+			}
+			if (rq_write(d, qh, 0, grh, GRH_LEN)) {
+				complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+				return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+			}
+			qh->msg_off = GRH_LEN;
+		}
+	} else {
+		int r = msg_continues(qh, MSG_SEND, end);
+
+		if (r >= 0)
+			return r;
+	}
+
+	if (plen > qh->wqe.len - qh->msg_off) {
+		complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
+		return recv_msg_fail(qh, end, XHCA_H_LEN_ERR);
+	}
+	if (rq_write(d, qh, qh->msg_off, payload, plen)) {
+		complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+		return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+	}
+	qh->msg_off += plen;
+	d->fq[f].bytes += plen;
+
+	if (end) {
+		struct xhca_cqe c = {
+			.wr_id = qh->wqe.wr_id, .status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV,
+			.byte_len = qh->msg_off, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+		};
+
+		if (oi->flags & XHCA_H_IMM) {
+			memcpy(&c.imm_data, payload - 4, 4); /* network order, as verbs */
+			c.wc_flags |= XHCA_WC_WITH_IMM;
+		} else if (oi->flags & XHCA_H_IETH) {
+			c.imm_data = be32(payload - 4);
+			c.wc_flags |= XHCA_WC_WITH_INV;
+		}
+		if (qh->type == XHCA_QPT_UD) {
+			const __u8 *deth = payload - oi->hdr_len + BTH_LEN;
+
+			c.src_qp = be32(deth + 4) & XHCA_QPN_MASK;
+			c.wc_flags |= XHCA_WC_GRH;
+		}
+		complete(d, qh, &c);
+		qh->in_msg = MSG_NONE;
+	}
+	return XHCA_H_PLACED;
+}
+
+/* The completion of a WRITE with immediate: it takes a receive buffer (and
+ * writes nothing into it), as verbs say. */
+int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
+			__u32 imm, __u32 byte_len, int reason)
+{
+	struct xhca_cqe c = {
+		.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = byte_len, .imm_data = imm, .wc_flags = XHCA_WC_WITH_IMM,
+		.qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+	};
+
+	if (!rq_head(qh, &qh->wqe)) {
+		qh->cnt.rnr++;
+		return XHCA_H_RNR;
+	}
+	c.wr_id = qh->wqe.wr_id;
+	complete(d, qh, &c);
+	return reason;
+}
+
+/* A WRITE into a region that is not pre-translated: the translation
+ * manager's side. xhca_rx checked the R_Key, the bounds and the sequence;
+ * the region may have been deregistered since, which is looked at again on
+ * every packet. The payload goes page by page (hm_write). */
+int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh,
+		       const struct xhca_rx_meta *m, const __u8 *fr)
+{
+	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	const __u8 *payload = fr + m->payload_off, *bth = payload - oi->hdr_len;
+	__u32 plen = m->payload_len;
+	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
+	struct mr_rt *mr;
+
+	if (start) {
+		const __u8 *reth = bth + BTH_LEN;
+		__u64 va = be64(reth);
+		__u32 dlen = be32(reth + 12);
+
+		if (qh->in_msg)
+			qh->cnt.errors++;
+		qh->in_msg = MSG_NONE;
+		qh->discard = 0;
+		mr = mr_find(d, be32(reth + 8));
+		if (!mr || !mr->e.valid || va < mr->e.iova || dlen > mr->e.length ||
+		    va - mr->e.iova > mr->e.length - dlen) {
+			qh->cnt.errors++;
+			return recv_msg_fail(qh, end, XHCA_H_XLATE_ERR);
+		}
+		qh->wr_rkey = mr->rkey;
+		qh->wr_off = va - mr->e.iova;
+		qh->wr_left = dlen;
+		qh->wr_len = dlen;
+		qh->in_msg = MSG_WRITE;
+	} else {
+		int r = msg_continues(qh, MSG_WRITE, end);
+
+		if (r >= 0)
+			return r;
+	}
+	mr = mr_find(d, qh->wr_rkey);
+	if (!mr || !mr->e.valid || plen > qh->wr_left) {
+		qh->cnt.errors++;
+		return recv_msg_fail(qh, end, XHCA_H_XLATE_ERR);
+	}
+	hm_write(d, hm_find(d, mr->alloc), mr->off + qh->wr_off, payload, plen);
+	qh->wr_off += plen;
+	qh->wr_left -= plen;
+	d->fq[f].bytes += plen;
+	if (!end)
+		return XHCA_H_XLATE_PLACED;
+	qh->in_msg = MSG_NONE;
+	if (oi->flags & XHCA_H_IMM) {
+		__u32 imm;
+
+		memcpy(&imm, payload - 4, 4);
+		return recv_write_imm(d, qh, m, imm, qh->wr_len, XHCA_H_XLATE_PLACED);
+	}
+	if (qh->px) {
+		/* a proxy CQ sees every WRITE land, in order (as xhca_rx's
+		 * records of the WRITEs it places) */
+		struct xhca_cqe c = {
+			.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV_RDMA_WRITE,
+			.byte_len = qh->wr_len, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+		};
+
+		proxy_record(d, qh, qh->px_csn, &c);
+		qh->px_recorded = 1;
+	}
+	return XHCA_H_XLATE_PLACED;
+}
+
+
+/* ---- the CLI's receive side ---------------------------------------------- */
+
+/* ---- the bus model ---------------------------------------------------- */
+
+/* ---- flow queue configuration and view ----------------------------------- */
+
+/* ---- QP host state -------------------------------------------------------- */
+
+void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
+		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth,
+		    struct srq *srq)
+{
+	struct qp_host *qh = &d->qh[lidx];
+
+	memset(qh, 0, sizeof(*qh));
+	qh->valid = 1;
+	qh->gen = gen;
+	qh->gqpn = gqpn;
+	qh->type = type;
+	qh->flowq = flowq;
+	qh->owner = owner;
+	qh->cq = cq;
+	if (cq && srq) {
+		cq->nqps++;
+		srq->nqps++;
+		qh->srq = srq;
+		qh->rq_depth = srq->depth;
+		qh->rq = srq->ring;
+		qh->rqe = srq->e;
+	} else if (cq && rq) {
+		cq->nqps++;
+		qh->rq_alloc = rq->id;
+		qh->rq_depth = rq_depth;
+		qh->rq = hm_contig_ptr(d, rq);
+		qh->rqe = (struct xhca_rwqe *)(qh->rq + 1);
+		qh->rq->depth = rq_depth;
+	} else {
+		qh->cq = NULL;
+	}
+	if (flowq < d->nflowq)
+		d->fq[flowq].nqps++;
+	if (qh->cq && qh->cq->proxy)
+		proxy_qp_add(d, lidx);
+}
+
+void qp_host_detach(struct xhcad *d, __u32 lidx)
+{
+	struct qp_host *qh = &d->qh[lidx];
+
+	if (!qh->valid)
+		return;
+	proxy_qp_del(d, lidx);
+	if (qh->cq) {
+		qh->cq->nqps--;
+		/* Its flow queue may wait on this CQ for the QP's frames, which
+		 * are stale now: look again. */
+		flowq_unblock(d, qh->cq);
+	}
+	if (qh->srq)
+		qh->srq->nqps--; /* the ring lives on for its other QPs */
+	else if (qh->rq)
+		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
+	qh->srq = NULL;
+	if (qh->flowq < d->nflowq)
+		d->fq[qh->flowq].nqps--;
+	if (qh->flush)
+		d->nflush--;
+	qh->flush = 0;
+	qh->valid = 0;
+	qh->cq = NULL;
+	qh->rq = NULL;
+}
+
+/* Completes every posted receive buffer of the QP with WR_FLUSH_ERR, as
+ * far as its CQ has room; returns 1 when some are left. */
+static int flush_rq(struct xhcad *d, struct qp_host *qh)
+{
+	struct xhca_rwqe w;
+
+	while (rq_head(qh, &w)) {
+		struct xhca_cqe c = {
+			.wr_id = w.wr_id, .status = XHCA_WC_WR_FLUSH_ERR, .opcode = XHCA_WC_RECV,
+			.qp_num = qh->gqpn, .rx_ns = now_ns(),
+		};
+
+		if (!cq_room_or_wait(qh->cq))
+			return 1; /* the doorbell tells when there is room */
+		complete_rq(d, qh, &c, 1);
+	}
+	return 0;
+}
+
+void qp_flush_run(struct xhcad *d)
+{
+	for (__u32 l = 0; d->nflush && l < d->max_qps; l++) {
+		struct qp_host *qh = &d->qh[l];
+
+		if (!qh->valid || !qh->flush || flush_rq(d, qh))
+			continue;
+		qh->flush = 0;
+		d->nflush--;
+	}
+	cq_notify(d);
+	proxy_kick(d);
+}
+
+void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
+{
+	qh->in_msg = MSG_NONE;
+	qh->discard = 0;
+	/* an SRQ's buffers are its other QPs' too: they stay (verbs) */
+	if (qh->rq && !qh->srq && !qh->flush) {
+		qh->flush = 1;
+		d->nflush++;
+	}
+	if (qh->sq) { /* and its send requests, flushed by sq_run */
+		qh->sq->error = 1;
+		qh->sq->deadline = 0;
+	}
+	qp_flush_run(d);
+}

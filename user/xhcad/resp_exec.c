@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the responder's READ and ATOMIC execution and its acknowledgements
+ * take once they are resolved: the response frames built from the request
+ * and the QP's context, the READ's bytes from host memory, the ATOMIC on its
+ * word. Pure: no table of xhcad's is read, so either thread (the main loop's
+ * responder, respond.c, or the proxy's, proxy.c) runs it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "xhcad.h"
+
+/* The response's frame around what the request came in: addresses and
+ * tags swapped, the QP's remote QPN and P_Key. Returns the BTH offset. */
+int resp_reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
+		      struct xhca_pkt_spec *s, __u8 opcode)
+{
+	__u32 o = 12;
+	__u16 type;
+
+	xhca_pkt_spec_init(s, opcode);
+	memcpy(s->dmac, fr + 6, 6);
+	memcpy(s->smac, fr, 6);
+	type = (__u16)(fr[o] << 8 | fr[o + 1]);
+	while ((type == ETH_P_8021Q || type == ETH_P_8021AD) && s->nvlan < 2) {
+		s->vlan_tpid[s->nvlan] = type;
+		s->vlan_tci[s->nvlan++] = (__u16)(fr[o + 2] << 8 | fr[o + 3]);
+		o += 4;
+		type = (__u16)(fr[o] << 8 | fr[o + 1]);
+	}
+	o += 2;
+	if (type == ETH_P_IP && o + 20 <= len) {
+		s->src_ip[10] = s->src_ip[11] = s->dst_ip[10] = s->dst_ip[11] = 0xff;
+		memcpy(s->src_ip + 12, fr + o + 16, 4);
+		memcpy(s->dst_ip + 12, fr + o + 12, 4);
+		o += (fr[o] & 0xf) * 4u;
+	} else if (type == ETH_P_IPV6 && o + 40 <= len) {
+		s->ipv6 = 1;
+		memcpy(s->src_ip, fr + o + 24, 16);
+		memcpy(s->dst_ip, fr + o + 8, 16);
+		o += 40;
+	} else {
+		return -EINVAL;
+	}
+	if (o + 8 + sizeof(struct xhca_bth) > len)
+		return -EINVAL;
+	s->sport = (__u16)(fr[o] << 8 | fr[o + 1]); /* the flow's own entropy, back */
+	s->dqpn = c->dest_qpn;
+	s->pkey = c->pkey;
+	return (int)(o + 8);
+}
+
+/* Builds the frame of s and hands it to tx. */
+int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg)
+{
+	__u8 f[XHCA_PKT_MAX];
+	int len = xhca_pkt_build(s, f, sizeof(f));
+
+	if (len < 0)
+		return len;
+	return tx(arg, f, (__u32)len);
+}
+
+void resp_job_free(struct resp_job *j)
+{
+	free(j->span);
+	j->span = NULL;
+}
+
+int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *arg)
+{
+	struct xhca_pkt_spec *s = &j->s;
+	int err = 0;
+
+	if (j->op == XHCA_OP_READ_REQ) {
+		__u32 n = j->dlen ? (j->dlen + j->mtu - 1) / j->mtu : 1, sp = 0, sp_off = 0;
+		__u8 data[4096];
+
+		for (__u32 i = 0; i < n && !err; i++) {
+			__u32 k = j->dlen - i * j->mtu < j->mtu ? j->dlen - i * j->mtu : j->mtu;
+
+			s->opcode = XHCA_OPC_RC | (n == 1 ? XHCA_OP_READ_RESP_ONLY
+						   : !i ? XHCA_OP_READ_RESP_FIRST
+						   : i == n - 1 ? XHCA_OP_READ_RESP_LAST
+								: XHCA_OP_READ_RESP_MIDDLE);
+			s->psn = (j->psn + i) & XHCA_PSN_MASK;
+			s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
+			/* the packet's bytes, from the spans in order */
+			for (__u32 got = 0; j->dlen && got < k;) {
+				__u32 take = j->span[sp].len - sp_off;
+
+				if (take > k - got)
+					take = k - got;
+				memcpy(data + got, hostmem + j->span[sp].hoff + sp_off, take);
+				got += take;
+				sp_off += take;
+				if (sp_off == j->span[sp].len) {
+					sp++;
+					sp_off = 0;
+				}
+			}
+			s->payload = data;
+			s->payload_len = j->dlen ? k : 0;
+			s->pad = -1;
+			err = resp_send_spec(s, tx, arg);
+		}
+		return err;
+	}
+	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
+		__u64 orig;
+
+		/* atomic against each other, from either thread, and against
+		 * xhca_rx's placement, which stores aligned words whole */
+		if (j->op == XHCA_OP_FETCH_ADD) {
+			orig = __atomic_fetch_add(j->word, j->arg, __ATOMIC_SEQ_CST);
+		} else {
+			orig = j->cmp;
+			__atomic_compare_exchange_n(j->word, &orig, j->arg, 0, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		}
+		s->opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
+		s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
+		s->atomic_orig = orig;
+		return resp_send_spec(s, tx, arg);
+	}
+	return -EINVAL;
+}
+
+__u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low)
+{
+	__u32 now = __atomic_load_n(&c->msn, __ATOMIC_RELAXED);
+
+	return (now - (__u16)(now - low)) & XHCA_PSN_MASK;
+}
+
+int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
+	      __u8 syndrome, resp_tx_fn tx, void *arg)
+{
+	struct xhca_pkt_spec s;
+
+	if (resp_reply_spec(fr, len, c, &s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
+		return -EINVAL;
+	s.psn = psn & XHCA_PSN_MASK;
+	s.aeth_msn = msn & XHCA_PSN_MASK;
+	s.aeth_syndrome = syndrome;
+	return resp_send_spec(&s, tx, arg);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One round of the data path, as the loop (loop.c) runs it: the send queues
+ * (request.c), what the proxy sent back and the proxy queue to it
+ * (proxy.c), the replication queue (mcast.c), then up to a budget of frames
+ * from the flow queues in the order the scheduler (sched.c) picks, each
+ * placed by dispatch.c and counted under exactly one host reason (ctl.h); at
+ * the round's end the TX ring is kicked, the UMEM frames go back, and the
+ * applications and the proxy hear of their completions once. A bus model
+ * (--bus-rate) charges every frame's bytes to a token bucket.
+ */
+#include "xhcad.h"
+
+/* The head frame of each flow queue, as the scheduler last saw it. */
+struct head {
+	const struct xhca_rx_meta *m;
+	const __u8 *data;
+	__u32 len;
+};
+static struct head heads[XHCA_FLOWQ_MAX];
+
+static void count(struct xhcad *d, int reason, __u32 bytes)
+{
+	d->host[reason].packets++;
+	d->host[reason].bytes += bytes;
+}
+
+static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
+{
+	struct xhcad *d = ctx;
+	struct head *h = &heads[f];
+
+	if (!xsk_head(d, f, &h->m, &h->data, &h->len))
+		return 0;
+	*t = h->m->rx_ns;
+	return h->len ? h->len : 1;
+}
+
+/* Whether f's head frame can be placed now: its completion needs a slot.
+ * If not, f waits for that CQ's doorbell. */
+static int ready_cb(void *ctx, __u32 f)
+{
+	struct xhcad *d = ctx;
+	struct qp_host *qh;
+	struct cq *cq;
+
+	if (d->fq[f].blocked)
+		return 0;
+	qh = qp_host_of(d, heads[f].m);
+	if (!qh || !qh->cq || cq_room_or_wait(qh->cq))
+		return 1;
+	cq = qh->cq;
+	d->fq[f].blocked = 1;
+	d->fq[f].blocked_on = cq;
+	return 0;
+}
+
+static const struct sched_ops ops = { head_cb, ready_cb };
+
+static void tokens_refill(struct xhcad *d)
+{
+	__u64 now = now_ns();
+	double burst = (double)d->bus_rate / 100;
+
+	if (burst < TOKEN_BURST_MIN)
+		burst = TOKEN_BURST_MIN;
+	d->tokens += (double)(now - d->tokens_ns) * (double)d->bus_rate / 1e9;
+	if (d->tokens > burst)
+		d->tokens = burst;
+	d->tokens_ns = now;
+}
+
+int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
+{
+	int n = 0, taken;
+
+	*wait_ns = 0;
+	/* The send queues: new requests, retransmissions, completions. */
+	taken = sq_run(d, budget, &d->sq_more, &d->sq_deadline);
+	/* What the proxy sent back, and the proxy queue to it. */
+	taken += proxy_serve(d);
+	taken += proxy_drain(d, budget);
+	/* Multicast first: its copies join the flow queues they are for. */
+	taken += mcast_run(d, budget);
+	if (d->bus_rate)
+		tokens_refill(d);
+	while (n < budget) {
+		struct xhca_rx_meta m;
+		const __u8 *fr;
+		__u32 len, group;
+		int f = sched_next(&d->sched, &ops, d), r;
+
+		if (f < 0)
+			break;
+		len = heads[f].len;
+		if (d->bus_rate && d->tokens < len) {
+			*wait_ns = (__u64)(((double)len - d->tokens) * 1e9 / (double)d->bus_rate) + 1;
+			break;
+		}
+		m = *heads[f].m;
+		fr = heads[f].data;
+		xsk_take(d, (__u32)f);
+		r = deliver_frame(d, (__u32)f, &m, fr, len);
+		count(d, r, len);
+		if (xsk_taken_copy(d, &group))
+			mcast_delivered(d, group, r);
+		xsk_done(d);
+		d->fq[f].frames++;
+		sched_charge(&d->sched, (__u32)f, len);
+		if (d->bus_rate)
+			d->tokens -= len;
+		n++;
+	}
+	if (d->sq_kick) {
+		int more;
+
+		d->sq_kick = 0;
+		taken += sq_run(d, budget, &more, &d->sq_deadline);
+		d->sq_more |= more;
+	}
+	if (n || taken) {
+		xsk_tx_kick(d); /* the round's responses, one syscall */
+		xsk_flush(d);
+		xsk_refill(d);
+		cq_notify(d);
+		proxy_kick(d); /* and the completion records of proxy CQs */
+	}
+	return n;
+}

@@ -64,9 +64,16 @@ enum xhca_ctl_op {
 	XHCA_CTL_SRQ_DESTROY,	/* __u32 srq -> nothing (session) */
 };
 
+/* The control protocol's version: in every message's header. xhcad serves
+ * only its own and answers another with -EPROTO and a message, in the
+ * client's version; a client refuses a reply of another. (0: the clients
+ * from before versions, whose op was 32 bits.) */
+#define XHCA_CTL_VERSION 1
+
 struct xhca_ctl_hdr {
 	__u32 magic;
-	__u32 op;
+	__u16 op;
+	__u16 version;
 	__u32 len;
 	__s32 err;
 };
@@ -585,6 +592,10 @@ int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
  * SCM_RIGHTS; a received one lands in *fdp (else -1). */
 int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len);
 int xhca_ctl_send_fd(int fd, __u32 op, __s32 err, const void *buf, __u32 len, int pass_fd);
+/* A reply in the client's protocol version (an error to a client of
+ * another can be read by it). */
+int xhca_ctl_reply(int fd, __u32 op, __u16 version, __s32 err, const void *buf, __u32 len,
+		   int pass_fd);
 int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf);
 int xhca_ctl_recv_fd(int fd, struct xhca_ctl_hdr *hdr, void **buf, int *fdp);
 

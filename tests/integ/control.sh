@@ -39,14 +39,25 @@ elif what == "huge":
 elif what == "vanish":
     s.sendall(struct.pack("<IIIi", MAGIC, 5, 4, 0) + struct.pack("<I", 0))
     s.close()
-elif what == "unknown":
-    s.sendall(struct.pack("<IIIi", MAGIC, 999, 0, 0))
-    h = s.recv(16)
-    magic, op, ln, err = struct.unpack("<IIIi", h)
+else:
+    # one request (op, protocol version, payload), its reply's error and message
+    op, ver, payload = {
+        "unknown": (999, 1, b""),
+        "v0": (1, 0, b""),              # a client from before versions (32-bit op)
+        "v2": (1, 2, b""),              # one from a later release
+        "short": (4, 1, b"\0\0"),       # QP_DESTROY: a QPN is 4 bytes
+        "long": (1, 1, b"\0" * 8),       # STATUS: no payload
+        "nosession": (14, 1, b""),      # PD_ALLOC from the CLI
+    }[what]
+    s.sendall(struct.pack("<IHHIi", MAGIC, op, ver, len(payload), 0) + payload)
+    h = b""
+    while len(h) < 16:
+        h += s.recv(16 - len(h))
+    magic, rop, rver, ln, err = struct.unpack("<IHHIi", h)
     msg = b""
     while len(msg) < ln:
         msg += s.recv(ln - len(msg))
-    print(err, msg.rstrip(b"\0").decode())
+    print(err, rop == op and rver == ver, msg.rstrip(b"\0").decode())
 PY
 }
 
@@ -62,7 +73,47 @@ check_eq "control: garbage closes that connection" "$(client garbage)" closed
 check_eq "control: an oversized message closes that connection" "$(client huge)" closed
 client vanish
 out=$(client unknown)
-check "control: unknown request gets an error reply ($out)" grep -q "^-95 unknown request" <<<"$out"
+check "control: unknown request gets an error reply ($out)" grep -q "^-95 True unknown request" <<<"$out"
+# The protocol's version: another one's client gets -EPROTO and a message
+# it can read (the reply in its own version), and nothing is served.
+out=$(client v0)
+check "control: a client of protocol 0 is told ($out)" \
+	grep -q "^-71 True this client speaks control protocol 0, xhcad 1" <<<"$out"
+out=$(client v2)
+check "control: a client of protocol 2 is told ($out)" \
+	grep -q "^-71 True this client speaks control protocol 2, xhcad 1" <<<"$out"
+out=$(client short)
+check "control: a request of the wrong size is refused ($out)" \
+	grep -q "^-22 True qp destroy: bad request size 2 (4)" <<<"$out"
+out=$(client long)
+check "control: a payload where none belongs is refused ($out)" \
+	grep -q "^-22 True status: bad request size 8 (0)" <<<"$out"
+out=$(client nosession)
+check "control: a session's request from the CLI is refused ($out)" \
+	grep -q "^-1 True pd alloc: only an application session" <<<"$out"
+# The other way: a daemon of another protocol version, the CLI refuses its
+# reply with a message (a fake daemon on its own socket).
+FAKE=/run/xhca/xvfake$$.sock
+timeout 10 python3 - "$FAKE" <<'PY' &
+import os, socket, struct, sys
+path = sys.argv[1]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(1)
+c, _ = srv.accept()
+h = c.recv(16)
+magic, op, ver, ln, err = struct.unpack("<IHHIi", h)
+c.sendall(struct.pack("<IHHIi", magic, op, 2, 0, 0))
+c.close()
+os.unlink(path)
+PY
+fake=$!
+for _ in $(seq 50); do [ -S "$FAKE" ] && break; sleep 0.1; done
+out=$("$B/xhca" -i "xvfake$$" status 2>&1); rc=$?
+wait $fake
+rm -f "$FAKE"
+check "control: the CLI refuses a reply of protocol 2 (exit $rc: $out)" \
+	bash -c "[ $rc != 0 ] && grep -q 'xhcad speaks control protocol 2, this client 1' <<<'$out'"
 check "control: xhcad still running" kill -0 "$XHCAD_PID"
 check_eq "control: nothing changed" "$(xhca -j qp show)" "$before"
 
@@ -82,7 +133,7 @@ xbad() {
 	if [ "$rc" = 2 ] && grep -q -e "$re" <<<"$out"; then pass "control: $name"
 	else fail "control: $name (exit $rc: $out)"; fi
 }
-xbad "--flowqs 0" "--flowqs 0: use a number from 1 to 62" --flowqs 0
+xbad "--flowqs 0" "--flowqs 0: use 1 to 62" --flowqs 0
 xbad "--flowqs 63 (two are the replication and proxy queues)" "--flowqs 63" --flowqs 63
 xbad "--sched rr" "--sched rr: use drr or fifo" --sched rr
 xbad "--bus-rate fast" "--bus-rate fast" --bus-rate fast

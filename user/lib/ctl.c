@@ -145,7 +145,14 @@ int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len)
 
 int xhca_ctl_send_fd(int fd, __u32 op, __s32 err, const void *buf, __u32 len, int pass_fd)
 {
-	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = op, .len = len, .err = err };
+	return xhca_ctl_reply(fd, op, XHCA_CTL_VERSION, err, buf, len, pass_fd);
+}
+
+int xhca_ctl_reply(int fd, __u32 op, __u16 version, __s32 err, const void *buf, __u32 len,
+		   int pass_fd)
+{
+	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = (__u16)op, .version = version,
+				  .len = len, .err = err };
 	struct iovec iov[2] = {
 		{ .iov_base = &h, .iov_len = sizeof(h) },
 		{ .iov_base = (void *)buf, .iov_len = len },
@@ -284,6 +291,14 @@ int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_
 		goto out;
 	if (h.op != op) {
 		err = -EPROTO;
+		goto out;
+	}
+	if (h.version != XHCA_CTL_VERSION && !h.err) {
+		err = -EPROTO;
+		if (errmsg && errlen)
+			snprintf(errmsg, errlen, "xhcad speaks control protocol %u, this client %u: "
+				 "use the xhca tools and library of xhcad's release", h.version,
+				 XHCA_CTL_VERSION);
 		goto out;
 	}
 	if (h.err) {

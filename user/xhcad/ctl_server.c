@@ -49,11 +49,6 @@ int ctl_listen(struct xhcad *d)
 	return fd;
 }
 
-static int reply_err(int fd, __u32 op, int rc, const char *msg)
-{
-	return xhca_ctl_send(fd, op, rc, msg, strlen(msg) + 1);
-}
-
 void fill_status(struct xhcad *d, struct xhca_status *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -94,15 +89,186 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	xsk_account(d, s);
 }
 
+/* One request being served: what came, and what goes back. A handler
+ * returns 0 with the reply in out (malloc'd, freed once sent) or -errno
+ * with err saying why, for the user ("qp create: ...; do this"). */
+struct ctl_req {
+	struct xhcad *d;
+	struct client *c;
+	__u32 op;
+	const void *in;		/* the request's payload (its size checked) */
+	__u32 in_len;
+	int in_fd;		/* a descriptor that came with it, -1: none; a
+				 * handler that keeps it sets -1 */
+	char err[XHCA_ERRMSG_LEN];
+	void *out;
+	__u32 out_len;
+	int out_fd;		/* a descriptor to send along (not closed), -1: none */
+};
+
+typedef int (*ctl_fn)(struct ctl_req *r);
+
+/* The reply: a copy of len bytes at p. */
+static int reply(struct ctl_req *r, const void *p, __u32 len)
+{
+	r->out = malloc(len ? len : 1);
+	if (!r->out)
+		return errf(r->err, sizeof(r->err), -ENOMEM, "out of memory");
+	memcpy(r->out, p, len);
+	r->out_len = len;
+	return 0;
+}
+
+/* An array the handler made (malloc'd): the reply, as it is. */
+static int reply_array(struct ctl_req *r, void *v, __u32 n, size_t esize, int rc)
+{
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	r->out = v;
+	r->out_len = n * (__u32)esize;
+	return 0;
+}
+
+static __u32 in_u32(const struct ctl_req *r)
+{
+	__u32 v = 0;
+
+	if (r->in_len >= sizeof(v))
+		memcpy(&v, r->in, sizeof(v));
+	return v;
+}
+
+/* ---- status, QPs, statistics ---------------------------------------------- */
+
+static int op_status(struct ctl_req *r)
+{
+	struct xhca_status s;
+
+	fill_status(r->d, &s);
+	return reply(r, &s, sizeof(s));
+}
+
+static int op_qp_create(struct ctl_req *r)
+{
+	struct xhca_qp_attr a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = qp_create(r->d, &a, r->c->session, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+static int op_qp_modify(struct ctl_req *r)
+{
+	struct xhca_qp_attr a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = qp_modify(r->d, &a, r->c->session, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+static int op_qp_destroy(struct ctl_req *r)
+{
+	return qp_destroy(r->d, in_u32(r), r->c->session, r->err, sizeof(r->err));
+}
+
+static int op_qp_show(struct ctl_req *r)
+{
+	struct xhca_qp_info *qi = NULL;
+	__u32 n = 0;
+
+	int rc = qp_show(r->d, in_u32(r), &qi, &n, r->err, sizeof(r->err));
+
+	return reply_array(r, qi, n, sizeof(*qi), rc);
+}
+
+static int op_stats(struct ctl_req *r)
+{
+	struct xhca_stats_reply *out = calloc(1, sizeof(*out));
+	struct xhca_stats_req rq = {};
+	int rc;
+
+	if (!out)
+		return errf(r->err, sizeof(r->err), -ENOMEM, "stats: out of memory");
+	if (r->in_len)
+		memcpy(&rq, r->in, sizeof(rq));
+	rc = stats_get(r->d, &rq, out, r->err, sizeof(r->err));
+	return reply_array(r, out, 1, sizeof(*out), rc);
+}
+
+/* ---- sessions --------------------------------------------------------------- */
+
+/* HELLO: the connection becomes an application session (or resumes one of
+ * an earlier xhcad); the host memory map comes back with the reply. */
+static int op_hello(struct ctl_req *r)
+{
+	struct xhca_hello_reply out = { .page_size = XHCA_PAGE_SIZE };
+	struct xhcad *d = r->d;
+	struct xhca_hello hello;
+	struct session *s;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+
+	memcpy(&hello, r->in, sizeof(hello));
+	if (hello.version != XHCA_SESSION_VERSION)
+		return errf(r->err, sizeof(r->err), -EPROTO, "hello: session version %u, xhcad "
+			    "speaks %u; use the libxhca of this xhcad", hello.version,
+			    XHCA_SESSION_VERSION);
+	if (r->c->session)
+		return errf(r->err, sizeof(r->err), -EALREADY,
+			    "hello: this connection is a session already");
+	if (getsockopt(r->c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.pid <= 0)
+		return errf(r->err, sizeof(r->err), -EPERM, "hello: cannot tell who is calling");
+	if (hello.resume) {
+		s = session_find(d, hello.resume);
+		if (!s || s->fd >= 0 || s->pid != (__u32)cr.pid ||
+		    proc_start_time(s->pid) != s->start)
+			return errf(r->err, sizeof(r->err), -ESRCH, "hello: session %u cannot be "
+				    "resumed: it ended, or it is another process's", hello.resume);
+		s->fd = r->c->fd;
+		close(s->pidfd);
+		s->pidfd = -1;
+		pr_info("session %u: %s (pid %u) resumed\n", s->id, s->name, s->pid);
+	} else {
+		s = session_new(d, r->c->fd, &hello, (__u32)cr.pid);
+		if (!s)
+			return errf(r->err, sizeof(r->err), -ENOMEM, "hello: out of memory");
+	}
+	r->c->session = s->id;
+	out.session = s->id;
+	out.hostmem_bytes = d->hostmem_bytes;
+	r->out_fd = d->m.hostmem;
+	return reply(r, &out, sizeof(out));
+}
+
+/* The session's send doorbell: an eventfd it rings after posting. */
+static int op_sq_doorbell(struct ctl_req *r)
+{
+	struct session *s = session_find(r->d, r->c->session);
+
+	if (!s || r->in_fd < 0)
+		return errf(r->err, sizeof(r->err), -EINVAL,
+			    "sq doorbell: send an eventfd along");
+	if (s->sq_dbfd >= 0)
+		close(s->sq_dbfd);
+	s->sq_dbfd = r->in_fd; /* the session keeps it */
+	r->in_fd = -1;
+	return 0;
+}
+
+/* ---- host memory, PDs, memory regions ---------------------------------------- */
+
 /* An allocation's reply: its header, then its pages as runs. */
-static int send_alloc(int fd, __u32 op, const struct hm_alloc *al)
+static int reply_alloc(struct ctl_req *r, const struct hm_alloc *al)
 {
 	struct xhca_alloc a = { .id = al->id, .len = (__u64)al->npages * XHCA_PAGE_SIZE,
 				.npages = al->npages };
 	struct xhca_alloc_run *runs;
 	size_t sz;
 	__u8 *msg;
-	int rc;
 
 	for (__u32 i = 0; i < al->npages; i++)
 		if (!i || al->pages[i] != al->pages[i - 1] + 1)
@@ -110,513 +276,434 @@ static int send_alloc(int fd, __u32 op, const struct hm_alloc *al)
 	sz = sizeof(a) + (size_t)a.nruns * sizeof(*runs);
 	msg = calloc(1, sz);
 	if (!msg)
-		return reply_err(fd, op, -ENOMEM, "alloc: out of memory");
+		return errf(r->err, sizeof(r->err), -ENOMEM, "alloc: out of memory");
 	runs = (struct xhca_alloc_run *)(msg + sizeof(a));
-	for (__u32 i = 0, r = 0; i < al->npages; i++) {
+	for (__u32 i = 0, k = 0; i < al->npages; i++) {
 		if (i && al->pages[i] == al->pages[i - 1] + 1) {
-			runs[r - 1].count++;
+			runs[k - 1].count++;
 			continue;
 		}
-		runs[r].page = al->pages[i];
-		runs[r++].count = 1;
+		runs[k].page = al->pages[i];
+		runs[k++].count = 1;
 	}
 	a.flags = al->contiguous ? XHCA_ALLOC_CONTIG : 0;
 	memcpy(msg, &a, sizeof(a));
-	rc = xhca_ctl_send(fd, op, 0, msg, (__u32)sz);
-	free(msg);
-	return rc;
+	r->out = msg;
+	r->out_len = (__u32)sz;
+	return 0;
 }
 
-/* Requests only an application session may make. */
-static int need_session(struct client *c, __u32 op, const char *what)
-{
-	char msg[128];
-
-	if (c->session)
-		return 0;
-	snprintf(msg, sizeof(msg), "%s: only an application session (libxhca, after HELLO) may "
-		 "do this", what);
-	reply_err(c->fd, op, -EPERM, msg);
-	return 1;
-}
-
-/* Serves one request. Returns 0, or -errno when the connection is done. */
 /* ALLOC: a new allocation of the session, or (XHCA_ALLOC_JOIN, its list
  * after the request) one holding the pages of earlier ones too. */
-static int serve_alloc(struct xhcad *d, const struct client *c, int fd,
-		       const struct xhca_ctl_hdr *h, const void *buf)
+static int op_alloc(struct ctl_req *r)
 {
 	const struct xhca_alloc_join *join =
-		(const void *)((const __u8 *)buf + sizeof(struct xhca_alloc));
-	char err[XHCA_ERRMSG_LEN];
+		(const void *)((const __u8 *)r->in + sizeof(struct xhca_alloc));
+	struct xhcad *d = r->d;
 	struct xhca_alloc a;
 	struct hm_alloc *al;
 
-	if (h->len < sizeof(a))
-		return reply_err(fd, h->op, -EINVAL, "bad request size");
-	memcpy(&a, buf, sizeof(a));
+	memcpy(&a, r->in, sizeof(a));
 	if (a.flags == XHCA_ALLOC_JOIN) {
-		if (!a.nruns || h->len != sizeof(a) + (__u64)a.nruns * sizeof(*join))
-			return reply_err(fd, h->op, -EINVAL,
-					 "alloc: a join names its allocations after the request");
-		al = hm_alloc_join(d, a.len, c->session, join, a.nruns);
-		if (!al) {
-			snprintf(err, sizeof(err), "alloc: join of %u allocations in %llu bytes: %s",
-				 a.nruns, (unsigned long long)a.len, strerror(errno));
-			return reply_err(fd, h->op, -errno, err);
-		}
-		return send_alloc(fd, h->op, al);
+		if (!a.nruns || r->in_len != sizeof(a) + (__u64)a.nruns * sizeof(*join))
+			return errf(r->err, sizeof(r->err), -EINVAL,
+				    "alloc: a join names its allocations after the request");
+		al = hm_alloc_join(d, a.len, r->c->session, join, a.nruns);
+		if (!al)
+			return errf(r->err, sizeof(r->err), -errno, "alloc: join of %u allocations "
+				    "in %llu bytes: %s", a.nruns, (unsigned long long)a.len,
+				    strerror(errno));
+		return reply_alloc(r, al);
 	}
-	if (h->len != sizeof(a))
-		return reply_err(fd, h->op, -EINVAL, "bad request size");
+	if (r->in_len != sizeof(a))
+		return errf(r->err, sizeof(r->err), -EINVAL, "bad request size");
 	if (a.flags & ~(XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG) ||
-	    (a.flags & XHCA_ALLOC_SCATTER && a.flags & XHCA_ALLOC_CONTIG)) {
-		snprintf(err, sizeof(err), "alloc: bad flags 0x%x: give scatter or contig, not both",
-			 a.flags);
-		return reply_err(fd, h->op, -EINVAL, err);
-	}
-	al = a.len ? hm_alloc(d, a.len, c->session, a.flags) : NULL;
-	if (!al) {
-		snprintf(err, sizeof(err), a.len ? "alloc: no %llu bytes free in host memory (%llu of "
-			 "%llu in use); free buffers or start xhcad with a larger --hostmem-mb"
-			 : "alloc: length 0", (unsigned long long)a.len,
-			 (unsigned long long)d->hostmem_used, (unsigned long long)d->hostmem_bytes);
-		return reply_err(fd, h->op, a.len ? -ENOMEM : -EINVAL, err);
-	}
-	return send_alloc(fd, h->op, al);
+	    (a.flags & XHCA_ALLOC_SCATTER && a.flags & XHCA_ALLOC_CONTIG))
+		return errf(r->err, sizeof(r->err), -EINVAL, "alloc: bad flags 0x%x: give scatter "
+			    "or contig, not both", a.flags);
+	if (!a.len)
+		return errf(r->err, sizeof(r->err), -EINVAL, "alloc: length 0");
+	al = hm_alloc(d, a.len, r->c->session, a.flags);
+	if (!al)
+		return errf(r->err, sizeof(r->err), -ENOMEM, "alloc: no %llu bytes free in host "
+			    "memory (%llu of %llu in use); free buffers or start xhcad with a "
+			    "larger --hostmem-mb", (unsigned long long)a.len,
+			    (unsigned long long)d->hostmem_used, (unsigned long long)d->hostmem_bytes);
+	return reply_alloc(r, al);
 }
 
-int ctl_serve_one(struct xhcad *d, struct client *c)
+static int op_free(struct ctl_req *r)
 {
-	char err[XHCA_ERRMSG_LEN] = "";
-	struct xhca_ctl_hdr h;
-	void *buf = NULL;
-	int rc, fd = c->fd, in_fd = -1;
+	__u32 id = in_u32(r);
+	int rc = mem_free(r->d, id, r->c->session);
 
-	rc = xhca_ctl_recv_fd(fd, &h, &buf, &in_fd);
+	return rc ? errf(r->err, sizeof(r->err), rc, "free: no buffer %u in this session", id)
+		  : 0;
+}
+
+static int op_pd_alloc(struct ctl_req *r)
+{
+	__u32 id;
+	int rc = pd_alloc(r->d, r->c->session, &id);
+
+	return rc ? errf(r->err, sizeof(r->err), rc, "pd alloc: out of memory")
+		  : reply(r, &id, sizeof(id));
+}
+
+static int op_pd_dealloc(struct ctl_req *r)
+{
+	return pd_dealloc(r->d, r->c->session, in_u32(r), r->err, sizeof(r->err));
+}
+
+static int op_mr_reg(struct ctl_req *r)
+{
+	struct xhca_mr_attr a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = mr_reg(r->d, r->c->session, &a, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+static int op_mr_dereg(struct ctl_req *r)
+{
+	return mr_dereg(r->d, r->c->session, in_u32(r), r->err, sizeof(r->err));
+}
+
+static int op_mr_show(struct ctl_req *r)
+{
+	struct xhca_mr_info *mi = NULL;
+	__u32 n = 0;
+	int rc = mr_show(r->d, &mi, &n);
+
+	if (rc)
+		errf(r->err, sizeof(r->err), rc, "mr show: out of memory");
+	return reply_array(r, mi, n, sizeof(*mi), rc);
+}
+
+static int op_mr_read(struct ctl_req *r)
+{
+	struct xhca_mr_io io;
+	void *out = NULL;
+	int rc;
+
+	memcpy(&io, r->in, sizeof(io));
+	rc = mr_read(r->d, r->c->session, &io, &out, r->err, sizeof(r->err));
+	return reply_array(r, out, io.len, 1, rc);
+}
+
+/* ---- CQs and SRQs ----------------------------------------------------------- */
+
+static int op_cq_create(struct ctl_req *r)
+{
+	struct xhca_cq_attr a;
+	int rc, app = !!r->c->session;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = cq_create(r->d, r->c->session, &a, app ? r->in_fd : -1, r->err, sizeof(r->err));
 	if (rc)
 		return rc;
-#define WANT(type) \
-	if (h.len != sizeof(type)) { rc = reply_err(fd, h.op, -EINVAL, "bad request size"); break; }
-	switch (h.op) {
-	case XHCA_CTL_STATUS: {
-		struct xhca_status s;
-
-		fill_status(d, &s);
-		rc = xhca_ctl_send(fd, h.op, 0, &s, sizeof(s));
-		break;
-	}
-	case XHCA_CTL_QP_CREATE:
-	case XHCA_CTL_QP_MODIFY: {
-		struct xhca_qp_attr a;
-
-		WANT(a);
-		memcpy(&a, buf, sizeof(a));
-		rc = h.op == XHCA_CTL_QP_CREATE ? qp_create(d, &a, c->session, err, sizeof(err))
-						: qp_modify(d, &a, c->session, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
-		break;
-	}
-	case XHCA_CTL_QP_DESTROY: {
-		__u32 qpn;
-
-		WANT(qpn);
-		memcpy(&qpn, buf, sizeof(qpn));
-		rc = qp_destroy(d, qpn, c->session, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_QP_SHOW: {
-		struct xhca_qp_info *qi = NULL;
-		__u32 qpn = 0, n = 0;
-
-		if (h.len == sizeof(qpn))
-			memcpy(&qpn, buf, sizeof(qpn));
-		rc = qp_show(d, qpn, &qi, &n, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err[0] ? err : strerror(-rc))
-			: xhca_ctl_send(fd, h.op, 0, qi, n * sizeof(*qi));
-		free(qi);
-		break;
-	}
-	case XHCA_CTL_STATS: {
-		struct xhca_stats_reply *r = calloc(1, sizeof(*r));
-		struct xhca_stats_req rq = {};
-
-		if (!r) {
-			rc = reply_err(fd, h.op, -ENOMEM, "out of memory");
-			break;
-		}
-		if (h.len == sizeof(rq))
-			memcpy(&rq, buf, sizeof(rq));
-		rc = stats_get(d, &rq, r, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err[0] ? err : strerror(-rc))
-			: xhca_ctl_send(fd, h.op, 0, r, sizeof(*r));
-		free(r);
-		break;
-	}
-	case XHCA_CTL_HELLO: {
-		struct xhca_hello_reply r = { .page_size = XHCA_PAGE_SIZE };
-		struct xhca_hello hello;
-		struct session *s;
-
-		WANT(hello);
-		memcpy(&hello, buf, sizeof(hello));
-		if (hello.version != XHCA_SESSION_VERSION) {
-			snprintf(err, sizeof(err), "hello: session version %u, xhcad speaks %u; use "
-				 "the libxhca of this xhcad", hello.version, XHCA_SESSION_VERSION);
-			rc = reply_err(fd, h.op, -EPROTO, err);
-			break;
-		}
-		if (c->session) {
-			rc = reply_err(fd, h.op, -EALREADY, "hello: this connection is a session "
-				       "already");
-			break;
-		}
-		{
-			struct ucred cr;
-			socklen_t crlen = sizeof(cr);
-
-			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.pid <= 0) {
-				rc = reply_err(fd, h.op, -EPERM, "hello: cannot tell who is calling");
-				break;
-			}
-			if (hello.resume) {
-				s = session_find(d, hello.resume);
-				if (!s || s->fd >= 0 || s->pid != (__u32)cr.pid ||
-				    proc_start_time(s->pid) != s->start) {
-					snprintf(err, sizeof(err), "hello: session %u cannot be resumed: "
-						 "it ended, or it is another process's", hello.resume);
-					rc = reply_err(fd, h.op, -ESRCH, err);
-					break;
-				}
-				s->fd = fd;
-				close(s->pidfd);
-				s->pidfd = -1;
-				pr_info("session %u: %s (pid %u) resumed\n", s->id, s->name, s->pid);
-			} else {
-				s = session_new(d, fd, &hello, (__u32)cr.pid);
-			}
-		}
-		if (!s) {
-			rc = reply_err(fd, h.op, -ENOMEM, "hello: out of memory");
-			break;
-		}
-		c->session = s->id;
-		r.session = s->id;
-		r.hostmem_bytes = d->hostmem_bytes;
-		rc = xhca_ctl_send_fd(fd, h.op, 0, &r, sizeof(r), d->m.hostmem);
-		break;
-	}
-	case XHCA_CTL_MCAST_CREATE:
-	case XHCA_CTL_MCAST_DESTROY:
-	case XHCA_CTL_MCAST_ATTACH:
-	case XHCA_CTL_MCAST_DETACH: {
-		struct xhca_mcast_req r;
-		struct xhca_mcast_info *mi = NULL;
-
-		WANT(r);
-		memcpy(&r, buf, sizeof(r));
-		r.dev[sizeof(r.dev) - 1] = 0;
-		if (h.op == XHCA_CTL_MCAST_CREATE) {
-			mi = calloc(1, sizeof(*mi));
-			rc = mi ? mcast_create(d, &r, mi, err, sizeof(err)) : -ENOMEM;
-		} else if ((h.op == XHCA_CTL_MCAST_DESTROY) && c->session) {
-			rc = errf(err, sizeof(err), -EPERM, "mcast destroy: groups are the CLI's to "
-				  "destroy; detach the session's QPs instead");
-		} else {
-			rc = h.op == XHCA_CTL_MCAST_DESTROY ? mcast_destroy(d, &r, err, sizeof(err))
-			     : h.op == XHCA_CTL_MCAST_ATTACH
-				     ? mcast_attach(d, &r, c->session, err, sizeof(err))
-				     : mcast_detach(d, &r, c->session, err, sizeof(err));
-		}
-		rc = rc ? reply_err(fd, h.op, rc, err[0] ? err : strerror(-rc))
-			: xhca_ctl_send(fd, h.op, 0, mi, mi ? sizeof(*mi) : 0);
-		free(mi);
-		break;
-	}
-	case XHCA_CTL_MCAST_SHOW: {
-		struct xhca_mcast_info *mi = NULL;
-		__u32 n = 0;
-
-		rc = mcast_show(d, &mi, &n);
-		rc = rc ? reply_err(fd, h.op, rc, "mcast show: out of memory")
-			: xhca_ctl_send(fd, h.op, 0, mi, n * sizeof(*mi));
-		free(mi);
-		break;
-	}
-	case XHCA_CTL_FILTER_ADD: {
-		struct xhca_filter r;
-
-		WANT(r);
-		memcpy(&r, buf, sizeof(r));
-		rc = filter_add(d, &r, c->session, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &r, sizeof(r));
-		break;
-	}
-	case XHCA_CTL_FILTER_DEL: {
-		__u32 id;
-
-		WANT(id);
-		memcpy(&id, buf, sizeof(id));
-		rc = filter_del(d, id, c->session, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_FILTER_SHOW: {
-		struct xhca_filter *v = NULL;
-		__u32 qpn, n = 0;
-
-		WANT(qpn);
-		memcpy(&qpn, buf, sizeof(qpn));
-		rc = filter_show(d, qpn, &v, &n, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, v, n * sizeof(*v));
-		free(v);
-		break;
-	}
-	case XHCA_CTL_PROXY_SET: {
-		struct xhca_proxy_set r;
-		struct xhca_proxy_info pi;
-
-		WANT(r);
-		memcpy(&r, buf, sizeof(r));
-		if (r.paused > 1 || r.pad) {
-			rc = reply_err(fd, h.op, -EINVAL, "proxy set: paused is 0 or 1");
-			break;
-		}
-		proxy_set(d, &r);
-		proxy_info(d, &pi);
-		rc = xhca_ctl_send(fd, h.op, 0, &pi, sizeof(pi));
-		break;
-	}
-	case XHCA_CTL_PROXY_SHOW: {
-		struct xhca_proxy_info pi;
-
-		proxy_info(d, &pi);
-		rc = xhca_ctl_send(fd, h.op, 0, &pi, sizeof(pi));
-		break;
-	}
-	case XHCA_CTL_SQ_DOORBELL: {
-		struct session *s = c->session ? session_find(d, c->session) : NULL;
-
-		if (need_session(c, h.op, "sq doorbell"))
-			break;
-		if (!s || in_fd < 0) {
-			rc = reply_err(fd, h.op, -EINVAL, "sq doorbell: send an eventfd along");
-			break;
-		}
-		if (s->sq_dbfd >= 0)
-			close(s->sq_dbfd);
-		s->sq_dbfd = in_fd; /* the session keeps it */
-		in_fd = -1;
-		rc = xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_CQ_REBIND: {
-		__u32 id;
-
-		WANT(id);
-		if (need_session(c, h.op, "cq rebind"))
-			break;
-		memcpy(&id, buf, sizeof(id));
-		rc = cq_rebind(d, id, c->session, in_fd, err, sizeof(err));
-		if (!rc)
-			in_fd = -1; /* the CQ keeps it */
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_ALLOC:
-		if (!need_session(c, h.op, "alloc"))
-			rc = serve_alloc(d, c, fd, &h, buf);
-		break;
-	case XHCA_CTL_FREE: {
-		__u32 id;
-
-		WANT(id);
-		if (need_session(c, h.op, "free"))
-			break;
-		memcpy(&id, buf, sizeof(id));
-		rc = mem_free(d, id, c->session);
-		if (rc) {
-			snprintf(err, sizeof(err), "free: no buffer %u in this session", id);
-			rc = reply_err(fd, h.op, rc, err);
-			break;
-		}
-		rc = xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_PD_ALLOC: {
-		__u32 id;
-
-		if (need_session(c, h.op, "pd alloc"))
-			break;
-		rc = pd_alloc(d, c->session, &id);
-		rc = rc ? reply_err(fd, h.op, rc, "pd alloc: out of memory")
-			: xhca_ctl_send(fd, h.op, 0, &id, sizeof(id));
-		break;
-	}
-	case XHCA_CTL_PD_DEALLOC: {
-		__u32 id;
-
-		WANT(id);
-		if (need_session(c, h.op, "pd dealloc"))
-			break;
-		memcpy(&id, buf, sizeof(id));
-		rc = pd_dealloc(d, c->session, id, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_MR_REG: {
-		struct xhca_mr_attr a;
-
-		WANT(a);
-		memcpy(&a, buf, sizeof(a));
-		rc = mr_reg(d, c->session, &a, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
-		break;
-	}
-	case XHCA_CTL_MR_DEREG: {
-		__u32 rkey;
-
-		WANT(rkey);
-		memcpy(&rkey, buf, sizeof(rkey));
-		rc = mr_dereg(d, c->session, rkey, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_MR_SHOW: {
-		struct xhca_mr_info *mi = NULL;
-		__u32 n = 0;
-
-		rc = mr_show(d, &mi, &n);
-		rc = rc ? reply_err(fd, h.op, rc, "mr show: out of memory")
-			: xhca_ctl_send(fd, h.op, 0, mi, n * sizeof(*mi));
-		free(mi);
-		break;
-	}
-	case XHCA_CTL_MR_READ: {
-		struct xhca_mr_io io;
-		void *out = NULL;
-
-		WANT(io);
-		memcpy(&io, buf, sizeof(io));
-		rc = mr_read(d, c->session, &io, &out, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, out, io.len);
-		free(out);
-		break;
-	}
-	case XHCA_CTL_CQ_CREATE: {
-		struct xhca_cq_attr a;
-		struct cq *cq;
-
-		WANT(a);
-		memcpy(&a, buf, sizeof(a));
-		rc = cq_create(d, c->session, &a, c->session ? in_fd : -1, err, sizeof(err));
-		if (rc) {
-			rc = reply_err(fd, h.op, rc, err);
-			break;
-		}
-		if (c->session)
-			in_fd = -1; /* the CQ keeps it */
-		cq = cq_find(d, a.cq);
+	if (app) {
+		r->in_fd = -1; /* the CQ keeps it */
 		/* the doorbell: for an application (the CLI's CQs are xhcad's own) */
-		rc = xhca_ctl_send_fd(fd, h.op, 0, &a, sizeof(a), c->session ? cq->dbfd : -1);
-		break;
+		r->out_fd = cq_find(r->d, a.cq)->dbfd;
 	}
-	case XHCA_CTL_CQ_POLL: {
-		struct xhca_cq_entry *v = NULL;
-		struct xhca_cq_poll r;
-		__u32 n = 0;
+	return reply(r, &a, sizeof(a));
+}
 
-		WANT(r);
-		memcpy(&r, buf, sizeof(r));
-		rc = cq_poll(d, &r, &v, &n, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, v, n * sizeof(*v));
-		free(v);
-		break;
-	}
-	case XHCA_CTL_CQ_SHOW: {
-		struct xhca_cq_info *v = NULL;
-		__u32 n = 0;
+static int op_cq_destroy(struct ctl_req *r)
+{
+	return cq_destroy(r->d, in_u32(r), r->c->session, r->err, sizeof(r->err));
+}
 
-		rc = cq_show(d, &v, &n);
-		rc = rc ? reply_err(fd, h.op, rc, "cq show: out of memory")
-			: xhca_ctl_send(fd, h.op, 0, v, n * sizeof(*v));
-		free(v);
-		break;
-	}
-	case XHCA_CTL_SRQ_CREATE: {
-		struct xhca_srq_attr a;
+/* A resumed session's CQ: its application's eventfd again. */
+static int op_cq_rebind(struct ctl_req *r)
+{
+	int rc = cq_rebind(r->d, in_u32(r), r->c->session, r->in_fd, r->err, sizeof(r->err));
 
-		WANT(a);
-		memcpy(&a, buf, sizeof(a));
-		rc = srq_create(d, c->session, &a, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, &a, sizeof(a));
-		break;
-	}
-	case XHCA_CTL_SRQ_DESTROY: {
-		__u32 id;
+	if (!rc)
+		r->in_fd = -1; /* the CQ keeps it */
+	return rc;
+}
 
-		WANT(id);
-		memcpy(&id, buf, sizeof(id));
-		rc = srq_destroy(d, id, c->session, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_CQ_DESTROY: {
-		__u32 id;
+static int op_cq_poll(struct ctl_req *r)
+{
+	struct xhca_cq_entry *v = NULL;
+	struct xhca_cq_poll p;
+	__u32 n = 0;
+	int rc;
 
-		WANT(id);
-		memcpy(&id, buf, sizeof(id));
-		rc = cq_destroy(d, id, c->session, err, sizeof(err));
-		rc = rc ? reply_err(fd, h.op, rc, err) : xhca_ctl_send(fd, h.op, 0, NULL, 0);
-		break;
-	}
-	case XHCA_CTL_FLOWQ_SET: {
-		struct xhca_flowq_set r;
-		struct xhca_flowq_info fi;
+	memcpy(&p, r->in, sizeof(p));
+	rc = cq_poll(r->d, &p, &v, &n, r->err, sizeof(r->err));
+	return reply_array(r, v, n, sizeof(*v), rc);
+}
 
-		WANT(r);
-		memcpy(&r, buf, sizeof(r));
-		rc = flowq_set(d, &r, err, sizeof(err));
-		if (rc) {
-			rc = reply_err(fd, h.op, rc, err);
-			break;
-		}
-		flowq_info(d, r.flowq, &fi);
-		rc = xhca_ctl_send(fd, h.op, 0, &fi, sizeof(fi));
-		break;
-	}
-	case XHCA_CTL_FLOWQ_SHOW: {
-		struct xhca_flowq_info fi[XHCA_FLOWQ_MAX];
+static int op_cq_show(struct ctl_req *r)
+{
+	struct xhca_cq_info *v = NULL;
+	__u32 n = 0;
+	int rc = cq_show(r->d, &v, &n);
 
-		for (__u32 f = 0; f < d->nflowq; f++)
-			flowq_info(d, f, &fi[f]);
-		rc = xhca_ctl_send(fd, h.op, 0, fi, d->nflowq * sizeof(fi[0]));
-		break;
+	if (rc)
+		errf(r->err, sizeof(r->err), rc, "cq show: out of memory");
+	return reply_array(r, v, n, sizeof(*v), rc);
+}
+
+static int op_srq_create(struct ctl_req *r)
+{
+	struct xhca_srq_attr a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = srq_create(r->d, r->c->session, &a, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+static int op_srq_destroy(struct ctl_req *r)
+{
+	return srq_destroy(r->d, in_u32(r), r->c->session, r->err, sizeof(r->err));
+}
+
+/* ---- flow queues ------------------------------------------------------------- */
+
+static int op_flowq_set(struct ctl_req *r)
+{
+	struct xhca_flowq_set s;
+	struct xhca_flowq_info fi;
+	int rc;
+
+	memcpy(&s, r->in, sizeof(s));
+	rc = flowq_set(r->d, &s, r->err, sizeof(r->err));
+	if (rc)
+		return rc;
+	flowq_info(r->d, s.flowq, &fi);
+	return reply(r, &fi, sizeof(fi));
+}
+
+static int op_flowq_show(struct ctl_req *r)
+{
+	struct xhca_flowq_info fi[XHCA_FLOWQ_MAX];
+
+	for (__u32 f = 0; f < r->d->nflowq; f++)
+		flowq_info(r->d, f, &fi[f]);
+	return reply(r, fi, r->d->nflowq * (__u32)sizeof(fi[0]));
+}
+
+/* ---- multicast ----------------------------------------------------------------- */
+
+static void mcast_req(const struct ctl_req *r, struct xhca_mcast_req *m)
+{
+	memcpy(m, r->in, sizeof(*m));
+	m->dev[sizeof(m->dev) - 1] = 0;
+}
+
+static int op_mcast_create(struct ctl_req *r)
+{
+	struct xhca_mcast_info mi;
+	struct xhca_mcast_req m;
+	int rc;
+
+	mcast_req(r, &m);
+	rc = mcast_create(r->d, &m, &mi, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &mi, sizeof(mi));
+}
+
+static int op_mcast_destroy(struct ctl_req *r)
+{
+	struct xhca_mcast_req m;
+
+	if (r->c->session)
+		return errf(r->err, sizeof(r->err), -EPERM, "mcast destroy: groups are the CLI's "
+			    "to destroy; detach the session's QPs instead");
+	mcast_req(r, &m);
+	return mcast_destroy(r->d, &m, r->err, sizeof(r->err));
+}
+
+static int op_mcast_attach(struct ctl_req *r)
+{
+	struct xhca_mcast_req m;
+
+	mcast_req(r, &m);
+	return mcast_attach(r->d, &m, r->c->session, r->err, sizeof(r->err));
+}
+
+static int op_mcast_detach(struct ctl_req *r)
+{
+	struct xhca_mcast_req m;
+
+	mcast_req(r, &m);
+	return mcast_detach(r->d, &m, r->c->session, r->err, sizeof(r->err));
+}
+
+static int op_mcast_show(struct ctl_req *r)
+{
+	struct xhca_mcast_info *mi = NULL;
+	__u32 n = 0;
+	int rc = mcast_show(r->d, &mi, &n);
+
+	if (rc)
+		errf(r->err, sizeof(r->err), rc, "mcast show: out of memory");
+	return reply_array(r, mi, n, sizeof(*mi), rc);
+}
+
+/* ---- the proxy QP: filters, the proxy ------------------------------------------ */
+
+static int op_filter_add(struct ctl_req *r)
+{
+	struct xhca_filter f;
+	int rc;
+
+	memcpy(&f, r->in, sizeof(f));
+	rc = filter_add(r->d, &f, r->c->session, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &f, sizeof(f));
+}
+
+static int op_filter_del(struct ctl_req *r)
+{
+	return filter_del(r->d, in_u32(r), r->c->session, r->err, sizeof(r->err));
+}
+
+static int op_filter_show(struct ctl_req *r)
+{
+	struct xhca_filter *v = NULL;
+	__u32 n = 0;
+	int rc = filter_show(r->d, in_u32(r), &v, &n, r->err, sizeof(r->err));
+
+	return reply_array(r, v, n, sizeof(*v), rc);
+}
+
+static int op_proxy_show(struct ctl_req *r)
+{
+	struct xhca_proxy_info pi;
+
+	proxy_info(r->d, &pi);
+	return reply(r, &pi, sizeof(pi));
+}
+
+static int op_proxy_set(struct ctl_req *r)
+{
+	struct xhca_proxy_set s;
+
+	memcpy(&s, r->in, sizeof(s));
+	if (s.paused > 1 || s.pad)
+		return errf(r->err, sizeof(r->err), -EINVAL, "proxy set: paused is 0 or 1");
+	proxy_set(r->d, &s);
+	return op_proxy_show(r);
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+enum {
+	CTL_SESSION = 1 << 0,	/* an application session's only (after HELLO) */
+	CTL_RO = 1 << 1,	/* changes nothing a restart keeps (state.c) */
+	CTL_OPT = 1 << 2,	/* the payload is optional: size bytes or none */
+	CTL_MIN = 1 << 3,	/* size bytes at least: the handler checks the rest */
+};
+
+/* Every request xhcad serves: its handler, its payload's size (exactly,
+ * unless a flag says otherwise) and who may make it. */
+static const struct ctl_op {
+	const char *name;
+	ctl_fn fn;
+	__u32 size;
+	__u32 flags;
+} ops[] = {
+	[XHCA_CTL_STATUS] = { "status", op_status, 0, CTL_RO },
+	[XHCA_CTL_QP_CREATE] = { "qp create", op_qp_create, sizeof(struct xhca_qp_attr), 0 },
+	[XHCA_CTL_QP_MODIFY] = { "qp modify", op_qp_modify, sizeof(struct xhca_qp_attr), 0 },
+	[XHCA_CTL_QP_DESTROY] = { "qp destroy", op_qp_destroy, sizeof(__u32), 0 },
+	[XHCA_CTL_QP_SHOW] = { "qp show", op_qp_show, sizeof(__u32), CTL_RO | CTL_OPT },
+	[XHCA_CTL_STATS] = { "stats", op_stats, sizeof(struct xhca_stats_req), CTL_RO | CTL_OPT },
+	[XHCA_CTL_HELLO] = { "hello", op_hello, sizeof(struct xhca_hello), 0 },
+	[XHCA_CTL_ALLOC] = { "alloc", op_alloc, sizeof(struct xhca_alloc), CTL_SESSION | CTL_MIN },
+	[XHCA_CTL_FREE] = { "free", op_free, sizeof(__u32), CTL_SESSION },
+	[XHCA_CTL_CQ_CREATE] = { "cq create", op_cq_create, sizeof(struct xhca_cq_attr), 0 },
+	[XHCA_CTL_CQ_DESTROY] = { "cq destroy", op_cq_destroy, sizeof(__u32), 0 },
+	[XHCA_CTL_FLOWQ_SET] = { "flowq set", op_flowq_set, sizeof(struct xhca_flowq_set), 0 },
+	[XHCA_CTL_FLOWQ_SHOW] = { "flowq show", op_flowq_show, 0, CTL_RO },
+	[XHCA_CTL_PD_ALLOC] = { "pd alloc", op_pd_alloc, 0, CTL_SESSION },
+	[XHCA_CTL_PD_DEALLOC] = { "pd dealloc", op_pd_dealloc, sizeof(__u32), CTL_SESSION },
+	[XHCA_CTL_MR_REG] = { "mr reg", op_mr_reg, sizeof(struct xhca_mr_attr), 0 },
+	[XHCA_CTL_MR_DEREG] = { "mr dereg", op_mr_dereg, sizeof(__u32), 0 },
+	[XHCA_CTL_MR_SHOW] = { "mr show", op_mr_show, 0, CTL_RO },
+	[XHCA_CTL_MR_READ] = { "mr read", op_mr_read, sizeof(struct xhca_mr_io), CTL_RO },
+	[XHCA_CTL_CQ_REBIND] = { "cq rebind", op_cq_rebind, sizeof(__u32), CTL_SESSION },
+	[XHCA_CTL_MCAST_CREATE] = { "mcast create", op_mcast_create,
+				    sizeof(struct xhca_mcast_req), 0 },
+	[XHCA_CTL_MCAST_DESTROY] = { "mcast destroy", op_mcast_destroy,
+				     sizeof(struct xhca_mcast_req), 0 },
+	[XHCA_CTL_MCAST_ATTACH] = { "mcast attach", op_mcast_attach,
+				    sizeof(struct xhca_mcast_req), 0 },
+	[XHCA_CTL_MCAST_DETACH] = { "mcast detach", op_mcast_detach,
+				    sizeof(struct xhca_mcast_req), 0 },
+	[XHCA_CTL_MCAST_SHOW] = { "mcast show", op_mcast_show, 0, CTL_RO },
+	[XHCA_CTL_FILTER_ADD] = { "filter add", op_filter_add, sizeof(struct xhca_filter), 0 },
+	[XHCA_CTL_FILTER_DEL] = { "filter del", op_filter_del, sizeof(__u32), 0 },
+	[XHCA_CTL_FILTER_SHOW] = { "filter show", op_filter_show, sizeof(__u32), CTL_RO },
+	[XHCA_CTL_PROXY_SHOW] = { "proxy show", op_proxy_show, 0, CTL_RO },
+	[XHCA_CTL_PROXY_SET] = { "proxy set", op_proxy_set, sizeof(struct xhca_proxy_set), 0 },
+	[XHCA_CTL_CQ_POLL] = { "cq poll", op_cq_poll, sizeof(struct xhca_cq_poll), 0 },
+	[XHCA_CTL_CQ_SHOW] = { "cq show", op_cq_show, 0, CTL_RO },
+	[XHCA_CTL_SQ_DOORBELL] = { "sq doorbell", op_sq_doorbell, 0, CTL_SESSION },
+	[XHCA_CTL_SRQ_CREATE] = { "srq create", op_srq_create, sizeof(struct xhca_srq_attr), 0 },
+	[XHCA_CTL_SRQ_DESTROY] = { "srq destroy", op_srq_destroy, sizeof(__u32), 0 },
+};
+
+/* Whether the request may be served: 0, or -errno with r->err saying why. */
+static int admit(struct ctl_req *r, const struct xhca_ctl_hdr *h, const struct ctl_op **opp)
+{
+	const struct ctl_op *op = h->op < sizeof(ops) / sizeof(ops[0]) ? &ops[h->op] : NULL;
+
+	if (h->version != XHCA_CTL_VERSION)
+		return errf(r->err, sizeof(r->err), -EPROTO, "this client speaks control protocol "
+			    "%u, xhcad %u: use the xhca tools and library of xhcad's release",
+			    h->version, XHCA_CTL_VERSION);
+	if (!op || !op->fn)
+		return errf(r->err, sizeof(r->err), -EOPNOTSUPP,
+			    "unknown request %u: xhca and xhcad versions differ", h->op);
+	if (op->flags & CTL_OPT ? h->len && h->len != op->size
+	    : op->flags & CTL_MIN ? h->len < op->size : h->len != op->size)
+		return errf(r->err, sizeof(r->err), -EINVAL, "%s: bad request size %u (%s%u)",
+			    op->name, h->len, op->flags & CTL_MIN ? "at least " : "", op->size);
+	if ((op->flags & CTL_SESSION) && !r->c->session)
+		return errf(r->err, sizeof(r->err), -EPERM, "%s: only an application session "
+			    "(libxhca, after HELLO) may do this", op->name);
+	*opp = op;
+	return 0;
+}
+
+/* Serves one request. Returns 0, or -errno when the connection is done. */
+int ctl_serve_one(struct xhcad *d, struct client *c)
+{
+	struct ctl_req r = { .d = d, .c = c, .in_fd = -1, .out_fd = -1 };
+	const struct ctl_op *op = NULL;
+	struct xhca_ctl_hdr h;
+	void *buf = NULL;
+	int rc;
+
+	rc = xhca_ctl_recv_fd(c->fd, &h, &buf, &r.in_fd);
+	if (rc)
+		return rc;
+	r.op = h.op;
+	r.in = buf;
+	r.in_len = h.len;
+	rc = admit(&r, &h, &op);
+	if (!rc)
+		rc = op->fn(&r);
+	if (rc) {
+		const char *msg = r.err[0] ? r.err : strerror(-rc);
+
+		/* in the client's own version: one of another can read it */
+		rc = xhca_ctl_reply(c->fd, h.op, h.version, rc, msg, (__u32)strlen(msg) + 1, -1);
+	} else {
+		rc = xhca_ctl_reply(c->fd, h.op, h.version, 0, r.out, r.out_len, r.out_fd);
 	}
-	default:
-		snprintf(err, sizeof(err), "unknown request %u: xhca and xhcad versions differ", h.op);
-		rc = reply_err(fd, h.op, -EOPNOTSUPP, err);
-	}
-#undef WANT
-	/* What a restart must know changed (state.c): saved by the loop. */
-	switch (h.op) {
-	case XHCA_CTL_STATUS:
-	case XHCA_CTL_QP_SHOW:
-	case XHCA_CTL_STATS:
-	case XHCA_CTL_FLOWQ_SHOW:
-	case XHCA_CTL_MR_SHOW:
-	case XHCA_CTL_MR_READ:
-	case XHCA_CTL_MCAST_SHOW:
-	case XHCA_CTL_FILTER_SHOW:
-	case XHCA_CTL_PROXY_SHOW:
-	case XHCA_CTL_CQ_SHOW:
-		break;
-	default:
+	/* What a restart must know may have changed (state.c): saved by the loop. */
+	if (op && !(op->flags & CTL_RO))
 		d->state_dirty = 1;
-	}
-	if (in_fd >= 0)
-		close(in_fd);
+	if (r.in_fd >= 0)
+		close(r.in_fd);
+	free(r.out);
 	free(buf);
 	return rc;
 }

@@ -179,51 +179,41 @@ static __u32 mode_flags(const struct xhcad *d)
 	return d->native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 }
 
-int xhcad_load(struct xhcad *d)
+/* Whether xhca_rx may go on the interface: no other program is there, or
+ * only an earlier xhca_rx in the same mode. */
+static int check_attached(struct xhcad *d)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct xhca *skel = NULL;
-	int reused[NR_MAPS] = {};
+	char name[BPF_OBJ_NAME_LEN] = "";
+
+	if (bpf_xdp_query(d->ifindex, 0, &q) || !q.prog_id)
+		return 0;
+	prog_name_of(q.prog_id, name, sizeof(name), NULL);
+	if (strcmp(name, "xhca_rx")) {
+		pr_warn("%s already has XDP program %u (%s); detach it first (ip link set dev "
+			"%s xdp off) or stop the tool that attached it\n",
+			d->ifname, q.prog_id, name, d->ifname);
+		return -EBUSY;
+	}
+	if ((q.attach_mode == XDP_ATTACHED_DRV) != d->native) {
+		pr_warn("%s has xhca_rx attached in %s mode; start xhcad with --mode %s, "
+			"--adopt, or detach it first\n",
+			d->ifname, d->native ? "skb" : "native", d->native ? "skb" : "native");
+		return -EBUSY;
+	}
+	pr_info("replacing xhca_rx program %u on %s\n", q.prog_id, d->ifname);
+	return 0;
+}
+
+/* Restart: the maps an earlier xhcad pinned, with their state, are reused
+ * (all or none: reused[] says which); else the new ones are sized. */
+static int reuse_maps(struct xhcad *d, struct xhca *skel, int reused[NR_MAPS])
+{
 	__u32 pinned_qps = 0;
-	int nreused = 0, err;
 	char path[PATH_MAX];
+	int nreused = 0, err;
 	size_t i;
 
-	err = mkdir_p(d->pin_dir);
-	if (err) {
-		pr_warn("cannot create pin directory %s: %s\n", d->pin_dir, strerror(-err));
-		return err;
-	}
-
-	/* Refuse to replace somebody else's XDP program. */
-	err = bpf_xdp_query(d->ifindex, 0, &q);
-	if (!err && q.prog_id) {
-		char name[BPF_OBJ_NAME_LEN] = "";
-
-		prog_name_of(q.prog_id, name, sizeof(name), NULL);
-		if (strcmp(name, "xhca_rx")) {
-			pr_warn("%s already has XDP program %u (%s); detach it first (ip link set dev "
-				"%s xdp off) or stop the tool that attached it\n",
-				d->ifname, q.prog_id, name, d->ifname);
-			return -EBUSY;
-		}
-		if ((q.attach_mode == XDP_ATTACHED_DRV) != d->native) {
-			pr_warn("%s has xhca_rx attached in %s mode; start xhcad with --mode %s, "
-				"--adopt, or detach it first\n",
-				d->ifname, d->native ? "skb" : "native", d->native ? "skb" : "native");
-			return -EBUSY;
-		}
-		pr_info("replacing xhca_rx program %u on %s\n", q.prog_id, d->ifname);
-	}
-
-	skel = xhca__open();
-	if (!skel) {
-		err = -errno;
-		pr_warn("cannot open the xhca_rx object: %s\n", strerror(-err));
-		return err;
-	}
-
-	/* Restart: reuse the maps an earlier xhcad pinned, with their state. */
 	for (i = 0; i < NR_MAPS; i++) {
 		int fd;
 
@@ -236,15 +226,14 @@ int xhcad_load(struct xhcad *d)
 			err = bpf_map__reuse_fd(skel_map(skel, map_descs[i].name), fd);
 		close(fd);
 		if (err)
-			goto out;
+			return err;
 		reused[i] = 1;
 		nreused++;
 	}
 	if (nreused && nreused != (int)NR_MAPS) {
 		pr_warn("%s holds only some of xhca's maps; remove it (rm -r %s) and start again\n",
 			d->pin_dir, d->pin_dir);
-		err = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	if (nreused) {
 		if (d->max_qps && d->max_qps != pinned_qps)
@@ -253,27 +242,32 @@ int xhcad_load(struct xhcad *d)
 		d->max_qps = pinned_qps;
 		d->maps_reused = 1;
 		pr_info("reusing pinned maps in %s\n", d->pin_dir);
-	} else {
-		for (i = 0; i < NR_MAPS; i++) {
-			if (map_descs[i].sized_by == SIZED_QPS)
-				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name), d->max_qps);
-			if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hostmem_pages)
-				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name),
-							 d->hostmem_pages);
-			if (map_descs[i].sized_by == SIZED_MRS && d->max_mrs)
-				bpf_map__set_max_entries(skel_map(skel, map_descs[i].name),
-							 d->max_mrs);
-		}
+		return 0;
 	}
-
-	err = xhca__load(skel);
-	if (err) {
-		pr_warn("cannot load xhca_rx: %s (run with -v for the verifier log)\n", strerror(-err));
-		goto out;
-	}
-	d->prog_fd = bpf_program__fd(skel->progs.xhca_rx);
-
 	for (i = 0; i < NR_MAPS; i++) {
+		struct bpf_map *m = skel_map(skel, map_descs[i].name);
+
+		if (map_descs[i].sized_by == SIZED_QPS)
+			bpf_map__set_max_entries(m, d->max_qps);
+		if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hostmem_pages)
+			bpf_map__set_max_entries(m, d->hostmem_pages);
+		if (map_descs[i].sized_by == SIZED_MRS && d->max_mrs)
+			bpf_map__set_max_entries(m, d->max_mrs);
+	}
+	return 0;
+}
+
+/* Loaded: the maps' descriptors kept, the new ones pinned, the program
+ * attached. */
+static int pin_and_attach(struct xhcad *d, struct xhca *skel, const int reused[NR_MAPS])
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int err;
+
+	d->prog_fd = bpf_program__fd(skel->progs.xhca_rx);
+	for (size_t i = 0; i < NR_MAPS; i++) {
 		struct bpf_map *map = skel_map(skel, map_descs[i].name);
 
 		*map_fd(d, &map_descs[i]) = bpf_map__fd(map);
@@ -283,27 +277,56 @@ int xhcad_load(struct xhcad *d)
 		err = bpf_map__pin(map, path);
 		if (err) {
 			pr_warn("cannot pin %s: %s\n", path, strerror(-err));
-			goto out;
+			return err;
 		}
 	}
 	err = open_dstate(d);
 	if (err)
-		goto out;
-
+		return err;
 	err = bpf_xdp_attach(d->ifindex, d->prog_fd, mode_flags(d), NULL);
 	if (err) {
 		pr_warn("cannot attach xhca_rx to %s in %s mode: %s%s\n", d->ifname,
 			d->native ? "native" : "skb", strerror(-err),
 			d->native ? " (try --mode skb)" : "");
+		return err;
+	}
+	if (!bpf_obj_get_info_by_fd(d->prog_fd, &info, &len))
+		d->prog_id = info.id;
+	return 0;
+}
+
+int xhcad_load(struct xhcad *d)
+{
+	int reused[NR_MAPS] = {};
+	struct xhca *skel;
+	int err;
+
+	err = mkdir_p(d->pin_dir);
+	if (err) {
+		pr_warn("cannot create pin directory %s: %s\n", d->pin_dir, strerror(-err));
+		return err;
+	}
+	/* Refuse to replace somebody else's XDP program. */
+	err = check_attached(d);
+	if (err)
+		return err;
+	skel = xhca__open();
+	if (!skel) {
+		err = -errno;
+		pr_warn("cannot open the xhca_rx object: %s\n", strerror(-err));
+		return err;
+	}
+	err = reuse_maps(d, skel, reused);
+	if (err)
+		goto out;
+	err = xhca__load(skel);
+	if (err) {
+		pr_warn("cannot load xhca_rx: %s (run with -v for the verifier log)\n", strerror(-err));
 		goto out;
 	}
-	{
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (!bpf_obj_get_info_by_fd(d->prog_fd, &info, &len))
-			d->prog_id = info.id;
-	}
+	err = pin_and_attach(d, skel, reused);
+	if (err)
+		goto out;
 	d->attached = 1;
 	d->skel = skel;
 	return 0;
@@ -325,7 +348,7 @@ static int find_attached(struct xhcad *d, int *prog_fd)
 	err = bpf_xdp_query(d->ifindex, 0, &q);
 	if (err || !q.prog_id) {
 		pr_warn("adopt: no XDP program on %s; attach it first (ip link set dev %s xdpdrv obj "
-			"bpf/xhca.bpf.o sec xdp.frags) or start xhcad without --adopt\n",
+			"build/bpf/xhca.bpf.o sec xdp.frags) or start xhcad without --adopt\n",
 			d->ifname, d->ifname);
 		return -ENOENT;
 	}

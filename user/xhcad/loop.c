@@ -112,189 +112,237 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* The loop's state between two waits: its clients, and what the poll set
+ * holds this time (the doorbells, orphans and CQs polled, where each group
+ * starts in it). */
+struct loop {
+	struct xhcad *d;
+	int lfd;
+	struct ring_buffer *ev;
+	struct client cl[MAX_CLIENTS];
+	int ncl;
+	struct pollset ps;
+	int first_client, first_cq, first_orphan, first_db;
+	int dbs[MAX_CLIENTS]; /* a doorbell comes with a client: a session's */
+	int ndb;
+	struct session *orphans[64];
+	int norphan;
+	struct cq *cqs[256];
+	int ncq;
+	__u64 wait_ns, next_hk;
+	int more, stalled;
+};
+
+static void ps_add_xsks(struct pollset *ps, const struct xhcad *d, __u32 f)
+{
+	int fds[XHCA_RXQ_MAX], k = xsk_fds(d, f, fds, XHCA_RXQ_MAX);
+
+	for (int j = 0; j < k; j++)
+		ps_add(ps, fds[j]);
+}
+
+/* What to wait for: the listener, the event ring, the proxy, the clients,
+ * the doorbells of full CQs, the orphans' processes, the send doorbells,
+ * and the sockets only when reading them can lead somewhere. */
+static void poll_set(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+	struct pollset *ps = &lp->ps;
+
+	ps->n = 0;
+	ps_add(ps, lp->lfd);
+	ps_add(ps, ring_buffer__epoll_fd(lp->ev));
+	ps_add(ps, proxy_fd(d)); /* what the proxy sends back: round_run serves it */
+	lp->first_client = ps->n;
+	for (int i = 0; i < lp->ncl; i++)
+		ps_add(ps, lp->cl[i].fd);
+	lp->first_cq = ps->n;
+	lp->ncq = 0;
+	for (struct cq *cq = d->cqs; cq && lp->ncq < 256; cq = cq->next) {
+		if (!cq->waiting)
+			continue;
+		lp->cqs[lp->ncq++] = cq;
+		ps_add(ps, cq->dbfd);
+	}
+	/* Sessions of an earlier xhcad: they end with their process. */
+	lp->first_orphan = ps->n;
+	lp->norphan = 0;
+	for (struct session *s = d->sessions; s && lp->norphan < 64; s = s->next) {
+		if (s->fd >= 0)
+			continue;
+		lp->orphans[lp->norphan++] = s;
+		ps_add(ps, s->pidfd);
+	}
+	/* The sessions' send doorbells (rung when xhcad is armed). */
+	lp->first_db = ps->n;
+	lp->ndb = 0;
+	for (struct session *s = d->sessions; s && lp->ndb < MAX_CLIENTS; s = s->next) {
+		if (s->sq_dbfd < 0)
+			continue;
+		lp->dbs[lp->ndb++] = s->sq_dbfd;
+		ps_add(ps, s->sq_dbfd);
+	}
+	for (__u32 f = 0; !lp->wait_ns && !lp->stalled && f < d->nflowq; f++)
+		if (!d->fq[f].blocked)
+			ps_add_xsks(ps, d, f);
+	if (proxy_taking(d))
+		ps_add_xsks(ps, d, XHCA_FLOWQ_PROXY);
+	if (!mcast_pending(d)) /* the replication queue, unless a packet waits for credit */
+		ps_add_xsks(ps, d, XHCA_FLOWQ_MCAST);
+}
+
+/* How long to sleep: not at all with work left, else until the next timer
+ * (housekeeping, the bus model, the send queues' retransmissions). */
+static struct timespec sleep_time(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+	__u64 now = now_ns(), t;
+
+	/* Going to sleep: the send queues want their doorbells. */
+	if (!lp->more && d->sqs && sq_arm(d))
+		lp->more = 1;
+	if (lp->more)
+		return (struct timespec){ 0, 0 };
+	t = lp->next_hk > now ? lp->next_hk - now : 0;
+	if (lp->wait_ns && lp->wait_ns < t)
+		t = lp->wait_ns;
+	if (d->sq_deadline) {
+		__u64 w = d->sq_deadline > now ? d->sq_deadline - now : 0;
+
+		if (w < t)
+			t = w;
+	}
+	if (d->sq_poll && t > SQ_POLL_NS)
+		t = SQ_POLL_NS;
+	return (struct timespec){ (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+}
+
+static short revents(const struct loop *lp, int i)
+{
+	return lp->ps.p[i].revents;
+}
+
+/* What woke the loop: new clients, events, the proxy, doorbells, requests,
+ * CQs with room again, orphans whose process ended. */
+static void serve_ready(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+	__u64 v;
+
+	if (revents(lp, 0) & POLLIN)
+		accept_client(lp->lfd, lp->cl, &lp->ncl);
+	if (revents(lp, 1) & POLLIN)
+		ring_buffer__consume(lp->ev);
+	if (revents(lp, 2) & POLLIN)
+		proxy_ack(d); /* round_run serves what it announced */
+	/* (before the clients: one may end a session and its doorbell) */
+	for (int i = 0; i < lp->ndb; i++)
+		if ((revents(lp, lp->first_db + i) & POLLIN) &&
+		    read(lp->dbs[i], &v, sizeof(v)) < 0 && errno != EAGAIN)
+			pr_debug("send doorbell: %s\n", strerror(errno));
+	/* Backwards: a client that goes is replaced by the last one. */
+	for (int i = lp->first_cq - lp->first_client - 1; i >= 0; i--)
+		if (revents(lp, lp->first_client + i) && ctl_serve_one(d, &lp->cl[i]))
+			client_gone(d, lp->cl, &lp->ncl, i);
+	for (int i = 0; i < lp->ncq; i++) {
+		if (!(revents(lp, lp->first_cq + i) & POLLIN))
+			continue;
+		if (read(lp->cqs[i]->dbfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			pr_debug("cq %u doorbell: %s\n", lp->cqs[i]->id, strerror(errno));
+		/* The CQ may be gone: a client above may have closed it. */
+		for (struct cq *cq = d->cqs; cq; cq = cq->next)
+			if (cq == lp->cqs[i])
+				flowq_unblock(d, cq);
+	}
+	for (int i = 0; i < lp->norphan; i++) {
+		if (!revents(lp, lp->first_orphan + i))
+			continue;
+		pr_info("session %u: its process %u ended while it waited to be resumed\n",
+			lp->orphans[i]->id, lp->orphans[i]->pid);
+		session_close(d, lp->orphans[i]->id);
+		break; /* the list changed: the rest waits for the next round */
+	}
+}
+
+/* The data path's turn, then housekeeping when it is due. */
+static void run_round(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+	int n;
+
+	if (d->nflush)
+		qp_flush_run(d);
+	if (d->state_dirty)
+		state_save(d);
+	n = round_run(d, BUDGET, &lp->wait_ns);
+	lp->more = n == BUDGET || mcast_pending(d) || d->sq_more;
+	/* FIFO: an oldest frame that cannot move stops everything; wait for
+	 * its doorbell rather than spin on readable sockets. (Only a blocked
+	 * queue stops FIFO: frames counted in flight but not yet in a ring
+	 * must not put the loop to sleep.) */
+	lp->stalled = d->sched.mode == FQ_SCHED_FIFO && !n && !lp->wait_ns && any_blocked(d);
+	if (now_ns() >= lp->next_hk) {
+		xsk_sync_drops(d);
+		recheck_blocked(d);
+		lp->next_hk = now_ns() + HOUSEKEEP_NS;
+	}
+}
+
+/* The loop ends: with --keep everything stays for the next xhcad, the
+ * sessions too, for their applications to resume; else the clients go. */
+static void loop_end(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+
+	if (d->keep) {
+		for (int i = 0; i < lp->ncl; i++) {
+			struct session *s = session_find(d, lp->cl[i].session);
+
+			if (s)
+				s->fd = -1;
+			close(lp->cl[i].fd);
+		}
+		state_save(d);
+	} else {
+		for (int i = lp->ncl - 1; i >= 0; i--)
+			client_gone(d, lp->cl, &lp->ncl, i);
+	}
+	ring_buffer__free(lp->ev);
+	free(lp->ps.p);
+}
+
 int xhcad_run(struct xhcad *d, int lfd)
 {
-	struct client cl[MAX_CLIENTS];
-	struct pollset ps = {};
-	__u64 wait_ns = 0, next_hk = now_ns() + HOUSEKEEP_NS;
-	int ncl = 0, more = 0, stalled = 0, err = 0, evfd;
-	struct ring_buffer *ev;
+	struct loop *lp = calloc(1, sizeof(*lp));
+	int err = 0;
 
-	ev = ring_buffer__new(d->m.events, on_event, d, NULL);
-	if (!ev)
-		return -errno;
-	evfd = ring_buffer__epoll_fd(ev);
-	/* Events from before this xhcad (a restart) */
-	ring_buffer__consume(ev);
-
+	if (!lp)
+		return -ENOMEM;
+	lp->d = d;
+	lp->lfd = lfd;
+	lp->next_hk = now_ns() + HOUSEKEEP_NS;
+	lp->ev = ring_buffer__new(d->m.events, on_event, d, NULL);
+	if (!lp->ev) {
+		err = -errno;
+		free(lp);
+		return err;
+	}
+	ring_buffer__consume(lp->ev); /* events from before this xhcad (a restart) */
 	while (!xhcad_stop) {
-		int first_client, first_cq, first_orphan, first_db, norphan = 0, ncq = 0, ndb = 0, n,
-		    i;
-		int dbs[MAX_CLIENTS]; /* a doorbell comes with a client: a session's */
-		struct session *orphans[64];
-		struct cq *cqs[256];
 		struct timespec ts;
-		__u64 now;
 
-		ps.n = 0;
-		ps_add(&ps, lfd);
-		ps_add(&ps, evfd);
-		ps_add(&ps, proxy_fd(d)); /* what the proxy sends back: round_run serves it */
-		first_client = ps.n;
-		for (i = 0; i < ncl; i++)
-			ps_add(&ps, cl[i].fd);
-		first_cq = ps.n;
-		for (struct cq *cq = d->cqs; cq && ncq < 256; cq = cq->next) {
-			if (!cq->waiting)
-				continue;
-			cqs[ncq++] = cq;
-			ps_add(&ps, cq->dbfd);
-		}
-		/* Sessions of an earlier xhcad: they end with their process. */
-		first_orphan = ps.n;
-		for (struct session *s = d->sessions; s && norphan < 64; s = s->next) {
-			if (s->fd >= 0)
-				continue;
-			orphans[norphan++] = s;
-			ps_add(&ps, s->pidfd);
-		}
-		/* The sessions' send doorbells (rung when xhcad is armed). */
-		first_db = ps.n;
-		for (struct session *s = d->sessions; s && ndb < MAX_CLIENTS; s = s->next) {
-			if (s->sq_dbfd < 0)
-				continue;
-			dbs[ndb++] = s->sq_dbfd;
-			ps_add(&ps, s->sq_dbfd);
-		}
-		/* Sockets only when reading them can lead somewhere. */
-		if (!wait_ns && !stalled) {
-			for (__u32 f = 0; f < d->nflowq; f++) {
-				int fds[XHCA_RXQ_MAX], k;
-
-				if (d->fq[f].blocked)
-					continue;
-				k = xsk_fds(d, f, fds, XHCA_RXQ_MAX);
-				for (int j = 0; j < k; j++)
-					ps_add(&ps, fds[j]);
-			}
-		}
-		if (proxy_taking(d)) {
-			int fds[XHCA_RXQ_MAX], k = xsk_fds(d, XHCA_FLOWQ_PROXY, fds, XHCA_RXQ_MAX);
-
-			for (int j = 0; j < k; j++)
-				ps_add(&ps, fds[j]);
-		}
-		if (!mcast_pending(d)) {
-			/* the replication queue, unless a packet waits for credit */
-			int fds[XHCA_RXQ_MAX], k = xsk_fds(d, XHCA_FLOWQ_MCAST, fds, XHCA_RXQ_MAX);
-
-			for (int j = 0; j < k; j++)
-				ps_add(&ps, fds[j]);
-		}
-		/* Going to sleep: the send queues want their doorbells. */
-		if (!more && d->sqs && sq_arm(d))
-			more = 1;
-		now = now_ns();
-		if (more) {
-			ts = (struct timespec){ 0, 0 };
-		} else {
-			__u64 t = next_hk > now ? next_hk - now : 0;
-
-			if (wait_ns && wait_ns < t)
-				t = wait_ns;
-			if (d->sq_deadline) {
-				__u64 w = d->sq_deadline > now ? d->sq_deadline - now : 0;
-
-				if (w < t)
-					t = w;
-			}
-			if (d->sq_poll && t > SQ_POLL_NS)
-				t = SQ_POLL_NS;
-			ts.tv_sec = (time_t)(t / 1000000000ull);
-			ts.tv_nsec = (long)(t % 1000000000ull);
-		}
-		n = ppoll(ps.p, (nfds_t)ps.n, &ts, NULL);
-		if (n < 0) {
+		poll_set(lp);
+		ts = sleep_time(lp);
+		if (ppoll(lp->ps.p, (nfds_t)lp->ps.n, &ts, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
 			err = -errno;
 			break;
 		}
-		if (ps.p[0].revents & POLLIN)
-			accept_client(lfd, cl, &ncl);
-		if (ps.p[1].revents & POLLIN)
-			ring_buffer__consume(ev);
-		if (ps.p[2].revents & POLLIN)
-			proxy_ack(d); /* round_run serves what it announced */
-		/* (before the clients: one may end a session and its doorbell) */
-		for (i = 0; i < ndb; i++) {
-			__u64 v;
-
-			if ((ps.p[first_db + i].revents & POLLIN) &&
-			    read(dbs[i], &v, sizeof(v)) < 0 && errno != EAGAIN)
-				pr_debug("send doorbell: %s\n", strerror(errno));
-		}
-		/* Backwards: a client that goes is replaced by the last one. */
-		for (i = first_cq - first_client - 1; i >= 0; i--) {
-			if (!ps.p[first_client + i].revents)
-				continue;
-			if (ctl_serve_one(d, &cl[i]))
-				client_gone(d, cl, &ncl, i);
-		}
-		for (i = 0; i < ncq; i++) {
-			__u64 v;
-
-			if (!(ps.p[first_cq + i].revents & POLLIN))
-				continue;
-			if (read(cqs[i]->dbfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				pr_debug("cq %u doorbell: %s\n", cqs[i]->id, strerror(errno));
-			/* The CQ may be gone: a client above may have closed it. */
-			for (struct cq *cq = d->cqs; cq; cq = cq->next)
-				if (cq == cqs[i])
-					flowq_unblock(d, cq);
-		}
-		for (i = 0; i < norphan; i++) {
-			if (!ps.p[first_orphan + i].revents)
-				continue;
-			pr_info("session %u: its process %u ended while it waited to be resumed\n",
-				orphans[i]->id, orphans[i]->pid);
-			session_close(d, orphans[i]->id);
-			/* the list changed: the rest waits for the next round */
-			break;
-		}
-		if (d->nflush)
-			qp_flush_run(d);
-		if (d->state_dirty)
-			state_save(d);
-		n = round_run(d, BUDGET, &wait_ns);
-		more = n == BUDGET || mcast_pending(d) || d->sq_more;
-		/* FIFO: an oldest frame that cannot move stops everything; wait
-		 * for its doorbell rather than spin on readable sockets. (Only a
-		 * blocked queue stops FIFO: frames counted in flight but not yet
-		 * in a ring must not put the loop to sleep.) */
-		stalled = d->sched.mode == FQ_SCHED_FIFO && !n && !wait_ns && any_blocked(d);
-		if (now_ns() >= next_hk) {
-			xsk_sync_drops(d);
-			recheck_blocked(d);
-			next_hk = now_ns() + HOUSEKEEP_NS;
-		}
+		serve_ready(lp);
+		run_round(lp);
 	}
-	if (d->keep) {
-		/* Everything stays for the next xhcad: the sessions too, for
-		 * their applications to resume. */
-		for (int i = 0; i < ncl; i++) {
-			struct session *s = session_find(d, cl[i].session);
-
-			if (s)
-				s->fd = -1;
-			close(cl[i].fd);
-		}
-		state_save(d);
-	} else {
-		for (int i = ncl - 1; i >= 0; i--)
-			client_gone(d, cl, &ncl, i);
-	}
-	ring_buffer__free(ev);
-	free(ps.p);
+	loop_end(lp);
+	free(lp);
 	return err;
 }

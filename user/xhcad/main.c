@@ -35,50 +35,6 @@ static void on_signal(int sig)
 	xhcad_stop = sig;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xhcad IFNAME [options]\n"
-		"Loads xhca_rx on IFNAME, pins its maps and serves /run/xhca/IFNAME.sock.\n"
-		"  --mode native|skb   XDP attach mode (default native)\n"
-		"  --pin-dir DIR       where maps are pinned (default " XHCA_PIN_ROOT "/IFNAME)\n"
-		"  --max-qps N         local QPs, 1..%d (default %d); fixed once maps are pinned\n"
-		"  --adopt             take over xhca_rx attached by ip or xdp-loader\n"
-		"  --keep              leave the program attached and maps pinned on exit\n"
-		"  --flowqs N          flow queues, 1..%d (default %d; two more are the\n"
-		"                      multicast replication queue and the proxy queue)\n"
-		"  --sched drr|fifo    flow queue scheduling (default drr)\n"
-		"  --bus-rate BYTES    model a host bus of BYTES/s (k, M, G suffixes; default off)\n"
-		"  --watermarks H,L    backpressure per flow queue, frames (default %d,%d)\n"
-		"  --hostmem-mb N      host memory, MiB (default %d); fixed once maps are pinned\n"
-		"  --umem-frames N     AF_XDP UMEM frames of 4 KiB (default %d)\n"
-		"  --jumbo-slots N     8 KiB slots for received frames over one UMEM frame\n"
-		"                      (path MTU 4096), 0..65536 (default: a 16th of the frames)\n"
-		"  --max-mrs N         memory regions, 1..%d (default %d); fixed once maps are pinned\n"
-		"  --fragment          scatter every allocation over host memory: no region is\n"
-		"                      pre-translated, xhcad places every RDMA WRITE\n"
-		"  --canary            fill freed host memory with a pattern and report writes\n"
-		"                      into it (canary_violations in xhca status)\n"
-		"  --mcast-threshold N multicast packets that may wait for replication; above,\n"
-		"                      new ones are dropped (default %d, 0: no limit)\n"
-		"  --mcast-credits N   multicast copies a flow queue may hold; the replication\n"
-		"                      waits when they are used up (default %d)\n"
-		"  --proxy-limit N     the proxy's load limit: with N requests waiting for it,\n"
-		"                      xhca_rx stops offloading until it is down to N/2\n"
-		"                      (default %d)\n"
-		"  --proxy-timeout-ms N  a proxy CQ's completion missing this long completes\n"
-		"                      with an error and its QP goes to error (default %d)\n"
-		"  --proxy-handler FILE.so[:ARG]  load an application's proxy handler (include/\n"
-		"                      xhca/proxy_handler.h); filters name it (up to 6)\n"
-		"  -v, --verbose       more detail (libbpf and libxdp debug output)\n"
-		"  -h, --help          this text\n",
-		XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT, XHCA_FLOWQ_PROXY, XHCA_FLOWQ_DEFAULT,
-		HIGH_DEFAULT, HIGH_DEFAULT / 4,
-		XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20, UMEM_FRAMES_DEFAULT,
-		XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1, MCAST_THRESHOLD_DEFAULT,
-		MCAST_CREDITS_DEFAULT, PROXY_LIMIT_DEFAULT, PROXY_TIMEOUT_MS_DEFAULT);
-}
-
 /* "20M" -> 20000000; decimal suffixes, as rates are given. */
 static int parse_rate(const char *s, __u64 *v)
 {
@@ -200,266 +156,354 @@ static int parse_u32(const char *s, __u32 *v)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* ---- options: one table, which also writes the usage text ---------------- */
+
+/* What the options set: the daemon's settings, and a few that main keeps. */
+struct opts {
+	struct xhcad *d;
+	__u32 max_qps, high, low;
+	enum sched_mode mode;
+	int verbose;
+};
+
+/* One option. A number (arg "N") is parsed and checked against [min, max]
+ * before set sees it; a bad one gets hint, or "use MIN to MAX". */
+struct xopt {
+	const char *name;
+	const char *arg;	/* its argument's name, NULL: none */
+	const char *help;	/* lines joined by \n */
+	int (*set)(struct opts *o, const char *arg, __u32 v);
+	__u32 min, max, def;	/* a number's range and default (def: shown) */
+	const char *hint;	/* what to give instead of a bad argument */
+};
+
+static int set_mode(struct opts *o, const char *arg, __u32 v)
 {
-	static const struct option opts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "max-qps", required_argument, NULL, 'q' },
-		{ "adopt", no_argument, NULL, 'a' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "flowqs", required_argument, NULL, 'F' },
-		{ "sched", required_argument, NULL, 'S' },
-		{ "bus-rate", required_argument, NULL, 'B' },
-		{ "watermarks", required_argument, NULL, 'W' },
-		{ "hostmem-mb", required_argument, NULL, 'H' },
-		{ "umem-frames", required_argument, NULL, 'U' },
-		{ "jumbo-slots", required_argument, NULL, 'J' },
-		{ "max-mrs", required_argument, NULL, 'M' },
-		{ "fragment", no_argument, NULL, 'f' },
-		{ "canary", no_argument, NULL, 'c' },
-		{ "mcast-threshold", required_argument, NULL, 'T' },
-		{ "mcast-credits", required_argument, NULL, 'C' },
-		{ "proxy-limit", required_argument, NULL, 'L' },
-		{ "proxy-timeout-ms", required_argument, NULL, 'O' },
-		{ "proxy-handler", required_argument, NULL, 'P' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 }, .barrier_fd = -1,
-			   .barrier_inner = -1 };
-	struct sigaction sa = { .sa_handler = on_signal };
-	int verbose = 0, c, lfd = -1, err;
-	__u32 max_qps = 0, v, high = HIGH_DEFAULT, low = HIGH_DEFAULT / 4;
-	enum sched_mode mode = FQ_SCHED_DRR;
+	if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
+		o->d->native = 1;
+	else if (!strcmp(arg, "skb") || !strcmp(arg, "generic"))
+		o->d->native = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
 
-	d.nflowq = XHCA_FLOWQ_DEFAULT;
-	d.mcast_threshold = MCAST_THRESHOLD_DEFAULT;
-	d.mcast_credits = MCAST_CREDITS_DEFAULT;
-	d.umem_frames = UMEM_FRAMES_DEFAULT;
-	d.jumbo_slots = -1;
-	d.ring_size = RING_SIZE;
-	d.proxy_high = PROXY_LIMIT_DEFAULT;
-	d.proxy_low = PROXY_LIMIT_DEFAULT / 2;
-	d.proxy_timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull;
+static int set_pin_dir(struct opts *o, const char *arg, __u32 v)
+{
+	return snprintf(o->d->pin_dir, sizeof(o->d->pin_dir), "%s", arg) >=
+		       (int)sizeof(o->d->pin_dir) ? -EINVAL : 0;
+}
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (!strcmp(optarg, "native") || !strcmp(optarg, "drv"))
-				d.native = 1;
-			else if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic"))
-				d.native = 0;
-			else {
-				fprintf(stderr, "xhcad: --mode %s: use native or skb\n", optarg);
-				return 2;
-			}
-			break;
-		case 'p':
-			if (snprintf(d.pin_dir, sizeof(d.pin_dir), "%s", optarg) >=
-			    (int)sizeof(d.pin_dir)) {
-				fprintf(stderr, "xhcad: --pin-dir is too long\n");
-				return 2;
-			}
-			break;
-		case 'q':
-			if (parse_u32(optarg, &max_qps) || !max_qps || max_qps > XHCA_MAX_QPS_LIMIT) {
-				fprintf(stderr, "xhcad: --max-qps %s: use a number from 1 to %d\n",
-					optarg, XHCA_MAX_QPS_LIMIT);
-				return 2;
-			}
-			break;
-		case 'F':
-			if (parse_u32(optarg, &v) || !v || v > XHCA_FLOWQ_PROXY) {
-				fprintf(stderr, "xhcad: --flowqs %s: use a number from 1 to %d\n", optarg,
-					XHCA_FLOWQ_PROXY);
-				return 2;
-			}
-			d.nflowq = v;
-			break;
-		case 'S':
-			if (!strcmp(optarg, "drr"))
-				mode = FQ_SCHED_DRR;
-			else if (!strcmp(optarg, "fifo"))
-				mode = FQ_SCHED_FIFO;
-			else {
-				fprintf(stderr, "xhcad: --sched %s: use drr or fifo\n", optarg);
-				return 2;
-			}
-			break;
-		case 'B':
-			if (parse_rate(optarg, &d.bus_rate)) {
-				fprintf(stderr, "xhcad: --bus-rate %s: give bytes per second, 1k to "
-					"1000G, e.g. 20M\n", optarg);
-				return 2;
-			}
-			break;
-		case 'W': {
-			char *comma = strchr(optarg, ',');
+static int set_max_qps(struct opts *o, const char *arg, __u32 v) { o->max_qps = v; return 0; }
+static int set_adopt(struct opts *o, const char *arg, __u32 v) { o->d->adopt = 1; return 0; }
+static int set_keep(struct opts *o, const char *arg, __u32 v) { o->d->keep = 1; return 0; }
+static int set_flowqs(struct opts *o, const char *arg, __u32 v) { o->d->nflowq = v; return 0; }
 
-			if (!comma || (*comma = 0, parse_u32(optarg, &high)) ||
-			    parse_u32(comma + 1, &low) || !high || low >= high ||
-			    high > RING_SIZE / 2) {
-				fprintf(stderr, "xhcad: --watermarks: give HIGH,LOW frames with 0 < "
-					"LOW < HIGH <= %d\n", RING_SIZE / 2);
-				return 2;
-			}
-			break;
+static int set_sched(struct opts *o, const char *arg, __u32 v)
+{
+	if (!strcmp(arg, "drr"))
+		o->mode = FQ_SCHED_DRR;
+	else if (!strcmp(arg, "fifo"))
+		o->mode = FQ_SCHED_FIFO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int set_bus_rate(struct opts *o, const char *arg, __u32 v)
+{
+	return parse_rate(arg, &o->d->bus_rate);
+}
+
+static int set_watermarks(struct opts *o, const char *arg, __u32 v)
+{
+	char buf[64], *comma;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	comma = strchr(buf, ',');
+	if (!comma)
+		return -EINVAL;
+	*comma = 0;
+	if (parse_u32(buf, &o->high) || parse_u32(comma + 1, &o->low) || !o->high ||
+	    o->low >= o->high || o->high > RING_SIZE / 2)
+		return -EINVAL;
+	return 0;
+}
+
+static int set_hostmem(struct opts *o, const char *arg, __u32 v)
+{
+	o->d->hostmem_pages = v * (1024 * 1024 / XHCA_PAGE_SIZE);
+	return 0;
+}
+
+static int set_umem(struct opts *o, const char *arg, __u32 v) { o->d->umem_frames = v; return 0; }
+static int set_jumbo(struct opts *o, const char *arg, __u32 v) { o->d->jumbo_slots = (int)v; return 0; }
+static int set_max_mrs(struct opts *o, const char *arg, __u32 v)
+{
+	o->d->max_mrs = v + 1; /* index 0 is never used */
+	return 0;
+}
+static int set_fragment(struct opts *o, const char *arg, __u32 v) { o->d->fragment = 1; return 0; }
+static int set_canary(struct opts *o, const char *arg, __u32 v) { o->d->canary = 1; return 0; }
+static int set_mc_thresh(struct opts *o, const char *arg, __u32 v)
+{
+	o->d->mcast_threshold = v;
+	return 0;
+}
+static int set_mc_credits(struct opts *o, const char *arg, __u32 v)
+{
+	o->d->mcast_credits = v;
+	return 0;
+}
+
+static int set_px_limit(struct opts *o, const char *arg, __u32 v)
+{
+	o->d->proxy_high = v;
+	o->d->proxy_low = v / 2;
+	return 0;
+}
+
+static int set_px_timeout(struct opts *o, const char *arg, __u32 v)
+{
+	o->d->proxy_timeout_ns = v * 1000000ull;
+	return 0;
+}
+
+static int set_px_handler(struct opts *o, const char *arg, __u32 v)
+{
+	if (o->d->n_px_specs == XHCA_PXH_MAX - 2)
+		return -ENOSPC;
+	o->d->px_specs[o->d->n_px_specs++] = arg;
+	return 0;
+}
+
+static int set_verbose(struct opts *o, const char *arg, __u32 v) { o->verbose++; return 0; }
+
+#define NUM(lo, hi, d) .min = (lo), .max = (hi), .def = (d)
+#define OPT(n, a, h, fn, ...) { .name = (n), .arg = (a), .help = (h), .set = (fn), __VA_ARGS__ }
+static const struct xopt xopts[] = {
+	OPT("mode", "native|skb", "XDP attach mode (default native)", set_mode,
+	  .hint = "use native or skb"),
+	OPT("pin-dir", "DIR", "where maps are pinned (default " XHCA_PIN_ROOT "/IFNAME)",
+	  set_pin_dir, .hint = "the path is too long"),
+	OPT("max-qps", "N", "local QPs; fixed once maps are pinned", set_max_qps,
+	  NUM(1, XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT)),
+	OPT("adopt", NULL, "take over xhca_rx attached by ip or xdp-loader", set_adopt),
+	OPT("keep", NULL, "leave the program attached and maps pinned on exit", set_keep),
+	OPT("flowqs", "N", "flow queues (two more are the multicast replication queue and\n"
+	  "the proxy queue)", set_flowqs, NUM(1, XHCA_FLOWQ_PROXY, XHCA_FLOWQ_DEFAULT)),
+	OPT("sched", "drr|fifo", "flow queue scheduling (default drr)", set_sched,
+	  .hint = "use drr or fifo"),
+	OPT("bus-rate", "BYTES", "model a host bus of BYTES/s (k, M, G suffixes; default off)",
+	  set_bus_rate, .hint = "give bytes per second, 1k to 1000G, e.g. 20M"),
+	OPT("watermarks", "H,L", "backpressure per flow queue, frames (default 512,128)",
+	  set_watermarks, .hint = "give HIGH,LOW frames with 0 < LOW < HIGH <= 1024"),
+	OPT("hostmem-mb", "N", "host memory, MiB; fixed once maps are pinned", set_hostmem,
+	  NUM(1, 16384, XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20)),
+	OPT("umem-frames", "N", "AF_XDP UMEM frames of 4 KiB", set_umem,
+	  NUM(256, 1048576, UMEM_FRAMES_DEFAULT)),
+	OPT("jumbo-slots", "N", "8 KiB slots for received frames over one UMEM frame (path\n"
+	  "MTU 4096; default: a 16th of the frames)", set_jumbo, NUM(0, 65536, 0)),
+	OPT("max-mrs", "N", "memory regions; fixed once maps are pinned", set_max_mrs,
+	  NUM(1, XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1)),
+	OPT("fragment", NULL, "scatter every allocation over host memory: no region is\n"
+	  "pre-translated, xhcad places every RDMA WRITE", set_fragment),
+	OPT("canary", NULL, "fill freed host memory with a pattern and report writes into it\n"
+	  "(canary_violations in xhca status)", set_canary),
+	OPT("mcast-threshold", "N", "multicast packets that may wait for replication; above,\n"
+	  "new ones are dropped (0: no limit)", set_mc_thresh,
+	  NUM(0, RING_SIZE, MCAST_THRESHOLD_DEFAULT)),
+	OPT("mcast-credits", "N", "multicast copies a flow queue may hold; the replication\n"
+	  "waits when they are used up", set_mc_credits, NUM(1, 65536, MCAST_CREDITS_DEFAULT)),
+	OPT("proxy-limit", "N", "the proxy's load limit: with N requests waiting for it,\n"
+	  "xhca_rx stops offloading until it is down to N/2", set_px_limit,
+	  NUM(2, RING_SIZE / 2, PROXY_LIMIT_DEFAULT)),
+	OPT("proxy-timeout-ms", "N", "a proxy CQ's completion missing this long completes with\n"
+	  "an error and its QP goes to error", set_px_timeout,
+	  NUM(10, 600000, PROXY_TIMEOUT_MS_DEFAULT)),
+	OPT("proxy-handler", "FILE.so[:ARG]", "load an application's proxy handler\n"
+	  "(include/xhca/proxy_handler.h); filters name it (up to 6)", set_px_handler,
+	  .hint = "6 at most"),
+	OPT("verbose", NULL, "more detail (libbpf and libxdp debug output)", set_verbose),
+	OPT("help", NULL, "this text", NULL),
+};
+#define NOPTS (sizeof(xopts) / sizeof(xopts[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: xhcad IFNAME [options]\n"
+		   "Loads xhca_rx on IFNAME, pins its maps and serves " XHCA_RUN_DIR
+		   "/IFNAME.sock.\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct xopt *o = &xopts[i];
+		char head[48];
+		const char *h = o->help;
+
+		snprintf(head, sizeof(head), "%s--%s%s%s", !strcmp(o->name, "verbose") ? "-v, "
+							 : !strcmp(o->name, "help") ? "-h, " : "",
+			 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(f, "  %-22s", head);
+		if (strlen(head) > 22)
+			fprintf(f, "\n  %-22s", "");
+		while (h) { /* each line of the help, indented */
+			const char *nl = strchr(h, '\n');
+
+			fprintf(f, "%.*s", nl ? (int)(nl - h) : (int)strlen(h), h);
+			h = nl ? nl + 1 : NULL;
+			if (h)
+				fprintf(f, "\n  %-22s", "");
 		}
-		case 'H':
-			if (parse_u32(optarg, &v) || !v || v > 16384) {
-				fprintf(stderr, "xhcad: --hostmem-mb %s: use 1 to 16384\n", optarg);
-				return 2;
-			}
-			d.hostmem_pages = v * (1024 * 1024 / XHCA_PAGE_SIZE);
-			break;
-		case 'U':
-			if (parse_u32(optarg, &v) || v < 256 || v > 1048576) {
-				fprintf(stderr, "xhcad: --umem-frames %s: use 256 to 1048576\n", optarg);
-				return 2;
-			}
-			d.umem_frames = v;
-			break;
-		case 'J':
-			if (parse_u32(optarg, &v) || v > 65536) {
-				fprintf(stderr, "xhcad: --jumbo-slots %s: use 0 to 65536\n",
-					optarg);
-				return 2;
-			}
-			d.jumbo_slots = (int)v;
-			break;
-		case 'M':
-			if (parse_u32(optarg, &v) || !v || v >= XHCA_MR_MAX_LIMIT) {
-				fprintf(stderr, "xhcad: --max-mrs %s: use 1 to %d\n", optarg,
-					XHCA_MR_MAX_LIMIT - 1);
-				return 2;
-			}
-			d.max_mrs = v + 1; /* index 0 is never used */
-			break;
-		case 'T':
-			if (parse_u32(optarg, &v) || v > RING_SIZE) {
-				fprintf(stderr, "xhcad: --mcast-threshold %s: use 0 (no limit) to %d\n",
-					optarg, RING_SIZE);
-				return 2;
-			}
-			d.mcast_threshold = v;
-			break;
-		case 'C':
-			if (parse_u32(optarg, &v) || !v || v > 65536) {
-				fprintf(stderr, "xhcad: --mcast-credits %s: use 1 to 65536\n", optarg);
-				return 2;
-			}
-			d.mcast_credits = v;
-			break;
-		case 'L':
-			if (parse_u32(optarg, &v) || v < 2 || v > RING_SIZE / 2) {
-				fprintf(stderr, "xhcad: --proxy-limit %s: use 2 to %d requests\n",
-					optarg, RING_SIZE / 2);
-				return 2;
-			}
-			d.proxy_high = v;
-			d.proxy_low = v / 2;
-			break;
-		case 'O':
-			if (parse_u32(optarg, &v) || v < 10 || v > 600000) {
-				fprintf(stderr, "xhcad: --proxy-timeout-ms %s: use 10 to 600000\n",
-					optarg);
-				return 2;
-			}
-			d.proxy_timeout_ns = v * 1000000ull;
-			break;
-		case 'P':
-			if (d.n_px_specs == XHCA_PXH_MAX - 2) {
-				fprintf(stderr, "xhcad: --proxy-handler: %d at most\n",
-					XHCA_PXH_MAX - 2);
-				return 2;
-			}
-			d.px_specs[d.n_px_specs++] = optarg;
-			break;
-		case 'f': d.fragment = 1; break;
-		case 'c': d.canary = 1; break;
-		case 'a': d.adopt = 1; break;
-		case 'k': d.keep = 1; break;
-		case 'v': verbose++; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		if (o->max)
+			fprintf(f, o->def ? " [%u..%u, default %u]" : " [%u..%u]", o->min, o->max,
+				o->def);
+		fputc('\n', f);
+	}
+}
+
+/* Parses the options into o; returns 0 to go on, or main's exit code + 1. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	struct option lo[NOPTS + 1] = {};
+	int c, idx;
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		lo[i].name = xopts[i].name;
+		lo[i].has_arg = xopts[i].arg ? required_argument : no_argument;
+		lo[i].val = 0x100 + (int)i;
+	}
+	while ((c = getopt_long(argc, argv, "vh", lo, &idx)) != -1) {
+		const struct xopt *x;
+		__u32 v = 0;
+
+		if (c == 'h' || (c >= 0x100 && !xopts[c - 0x100].set)) {
+			usage(stdout);
+			return 1;
+		}
+		for (size_t i = 0; c == 'v' && i < NOPTS; i++)
+			if (!strcmp(xopts[i].name, "verbose"))
+				c = 0x100 + (int)i;
+		if (c < 0x100) {
+			usage(stderr);
+			return 3;
+		}
+		x = &xopts[c - 0x100];
+		if ((x->max && (parse_u32(optarg, &v) || v < x->min || v > x->max)) ||
+		    x->set(o, optarg, v)) {
+			if (x->hint)
+				fprintf(stderr, "xhcad: --%s %s: %s\n", x->name, optarg ? optarg : "",
+					x->hint);
+			else
+				fprintf(stderr, "xhcad: --%s %s: use %u to %u\n", x->name, optarg,
+					x->min, x->max);
+			return 3;
 		}
 	}
+	return 0;
+}
+
+/* Load (or adopt) the program, rebuild the tables, serve until a signal,
+ * and take it all down again. Returns main's exit code. */
+static int serve(struct xhcad *d, const struct opts *o, int lfd)
+{
+	int err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
+
+	if (err)
+		return 1;
+	err = qp_table_init(d);
+	if (!err)
+		err = qp_reconcile(d);
+	if (err)
+		pr_warn("cannot read the QP table: %s\n", strerror(-err));
+	if (!err) {
+		err = host_init(d, o->mode, o->high, o->low);
+		if (err)
+			pr_warn("cannot set up the host interface: %s\n", strerror(-err));
+	}
+	if (!err) {
+		pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n",
+			d->ifname, d->prog_id, d->native ? "native" : "skb", d->max_qps,
+			d->sock_path);
+		err = xhcad_run(d, lfd);
+		if (err)
+			pr_warn("main loop: %s\n", strerror(-err));
+		pr_info("stopping (%s)%s\n", strsignal(xhcad_stop ? xhcad_stop : SIGTERM),
+			d->keep ? ": program and maps kept" : "");
+	}
+	host_fini(d); /* the proxy still reaches CQs: sessions after */
+	sq_fini(d);
+	cq_fini(d);
+	session_fini(d);
+	qp_table_free(d);
+	if (!d->keep)
+		state_remove(d); /* the maps go: nothing to come back to */
+	xhcad_unload(d);
+	return err ? 1 : 0;
+}
+
+/* The interface and the names that follow from it; main's exit code, or 0. */
+static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
+{
+	if (strlen(ifname) >= sizeof(d->ifname)) {
+		fprintf(stderr, "xhcad: interface name %s is too long\n", ifname);
+		return 2;
+	}
+	strcpy(d->ifname, ifname);
+	d->ifindex = if_nametoindex(d->ifname);
+	if (!d->ifindex) {
+		fprintf(stderr, "xhcad: interface %s not found (ip link show)\n", d->ifname);
+		return 1;
+	}
+	if (!d->pin_dir[0])
+		snprintf(d->pin_dir, sizeof(d->pin_dir), XHCA_PIN_ROOT "/%s", d->ifname);
+	snprintf(d->sock_path, sizeof(d->sock_path), XHCA_RUN_DIR "/%s.sock", d->ifname);
+	d->max_qps = o->max_qps ? o->max_qps : XHCA_MAX_QPS_DEFAULT;
+	if (d->adopt && o->max_qps)
+		pr_warn("--max-qps is ignored with --adopt: the maps exist already\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 }, .barrier_fd = -1,
+			   .barrier_inner = -1, .nflowq = XHCA_FLOWQ_DEFAULT,
+			   .mcast_threshold = MCAST_THRESHOLD_DEFAULT,
+			   .mcast_credits = MCAST_CREDITS_DEFAULT, .umem_frames = UMEM_FRAMES_DEFAULT,
+			   .jumbo_slots = -1, .ring_size = RING_SIZE,
+			   .proxy_high = PROXY_LIMIT_DEFAULT, .proxy_low = PROXY_LIMIT_DEFAULT / 2,
+			   .proxy_timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull };
+	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
+			  .mode = FQ_SCHED_DRR };
+	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int lfd, err;
+
+	err = parse_opts(argc, argv, &o);
+	if (err)
+		return err - 1;
 	if (optind != argc - 1) {
 		fprintf(stderr, "xhcad: give exactly one interface name (xhcad IFNAME)\n");
 		usage(stderr);
 		return 2;
 	}
-	xhca_log_init("xhcad", verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
-	if (strlen(argv[optind]) >= sizeof(d.ifname)) {
-		fprintf(stderr, "xhcad: interface name %s is too long\n", argv[optind]);
-		return 2;
-	}
-	strcpy(d.ifname, argv[optind]);
-	d.ifindex = if_nametoindex(d.ifname);
-	if (!d.ifindex) {
-		fprintf(stderr, "xhcad: interface %s not found (ip link show)\n", d.ifname);
-		return 1;
-	}
-	if (!d.pin_dir[0])
-		snprintf(d.pin_dir, sizeof(d.pin_dir), XHCA_PIN_ROOT "/%s", d.ifname);
-	snprintf(d.sock_path, sizeof(d.sock_path), XHCA_RUN_DIR "/%s.sock", d.ifname);
-	d.max_qps = max_qps ? max_qps : XHCA_MAX_QPS_DEFAULT;
-	if (d.adopt && max_qps)
-		pr_warn("--max-qps is ignored with --adopt: the maps exist already\n");
+	xhca_log_init("xhcad", o.verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
+	err = interface(&d, &o, argv[optind]);
+	if (err)
+		return err;
 	d.start_ms = now_ms();
-
-	{
-		/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
-		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-
-		setrlimit(RLIMIT_MEMLOCK, &rl);
-	}
+	setrlimit(RLIMIT_MEMLOCK, &rl);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	err = ensure_bpffs(d.pin_dir);
-	if (err)
+	if (ensure_bpffs(d.pin_dir))
 		return 1;
 	/* Claim the socket first: a second xhcad for the same interface must
 	 * not touch the program or the maps. */
 	lfd = ctl_listen(&d);
 	if (lfd < 0)
 		return 1;
-	err = d.adopt ? xhcad_adopt(&d) : xhcad_load(&d);
-	if (err)
-		goto out_sock;
-	err = qp_table_init(&d);
-	if (!err)
-		err = qp_reconcile(&d);
-	if (err) {
-		pr_warn("cannot read the QP table: %s\n", strerror(-err));
-		goto out;
-	}
-	err = host_init(&d, mode, high, low);
-	if (err) {
-		pr_warn("cannot set up the host interface: %s\n", strerror(-err));
-		goto out;
-	}
-	pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n", d.ifname,
-		d.prog_id, d.native ? "native" : "skb", d.max_qps, d.sock_path);
-	err = xhcad_run(&d, lfd);
-	if (err)
-		pr_warn("main loop: %s\n", strerror(-err));
-	pr_info("stopping (%s)%s\n", strsignal(xhcad_stop ? xhcad_stop : SIGTERM),
-		d.keep ? ": program and maps kept" : "");
-out:
-	host_fini(&d); /* the proxy still reaches CQs: sessions after */
-	sq_fini(&d);
-	session_fini(&d);
-	qp_table_free(&d);
-	if (!d.keep)
-		state_remove(&d); /* the maps go: nothing to come back to */
-	xhcad_unload(&d);
-out_sock:
+	err = serve(&d, &o, lfd);
 	close(lfd);
 	unlink(d.sock_path);
-	return err ? 1 : 0;
+	return err;
 }

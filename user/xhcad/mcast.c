@@ -10,7 +10,7 @@
  * own checks (still the same QP, state, P_Key, Q_Key, loopback) injects a
  * descriptor into that member's flow queue: the same frame, a metadata block
  * of the member's own. Every injected copy holds a reference; delivery
- * (deliver.c, as for unicast) drops it whatever became of the copy. When
+ * (dispatch.c, as for unicast) drops it whatever became of the copy. When
  * all members are done the engine drops its own reference (the patent's
  * dummy copy): the frame goes back only when the last reference goes, and
  * at once if no member was eligible.

@@ -9,7 +9,7 @@
  * byte (the patent's address register) and the PRETRANSLATED flag, and
  * xhca_rx places WRITEs into it itself. Otherwise the entry stays
  * untranslated and xhcad places those WRITEs, walking the allocation's page
- * list (the slow path, deliver.c).
+ * list (the slow path, receive.c).
  *
  * Invalidation (deregistration, re-registration, freeing the memory): the
  * entry loses its VALID and PRETRANSLATED bits and gets a new generation, in

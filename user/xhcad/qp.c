@@ -307,18 +307,20 @@ out:
 	return err;
 }
 
-int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
+/* What a QP being created takes: its queues, and the rings and buffers
+ * made for it. */
+struct qp_new {
+	struct cq *cq, *scq;	/* receive and send completions */
+	struct srq *srq;
+	struct hm_alloc *rq, *bufs, *sq; /* its receive ring, the CLI's buffers, its send ring */
+	__u32 buf_size;
+};
+
+/* The attributes a QP is created with, alone. */
+static int create_check_attr(struct xhcad *d, const struct xhca_qp_attr *a, __u16 pkey,
+			     char *err, size_t errlen)
 {
-	struct xhca_cam_val v;
-	struct xhca_qp_ctx c;
-	__u32 lidx, qpn = a->qpn, flowq;
-	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
-	struct cq *cq = NULL, *scq = NULL;
-	struct srq *srq = NULL;
-	struct hm_alloc *rq = NULL, *bufs = NULL, *sq = NULL;
-	__u32 buf_size = a->buf_size ? a->buf_size : 4096;
-	__u8 pidx;
-	int rc;
+	__u32 qpn = a->qpn;
 
 	if (a->type != XHCA_QPT_RC && a->type != XHCA_QPT_UC && a->type != XHCA_QPT_UD)
 		return errf(err, errlen, -EINVAL, "qp create: unknown QP type %u; use rc, uc or ud",
@@ -339,44 +341,57 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -EINVAL,
 			    "qp create: flow queue %u does not exist; xhcad has %u (0..%u)", a->flowq,
 			    d->nflowq, d->nflowq - 1);
+	return 0;
+}
+
+/* Its receive side: an SRQ, or a CQ and a receive queue of its own. */
+static int create_check_recv(struct xhcad *d, const struct xhca_qp_attr *a, __u32 owner,
+			     struct qp_new *n, char *err, size_t errlen)
+{
 	if (a->srq) {
-		srq = srq_find(d, a->srq);
-		if (!owner || !srq || srq->owner != owner)
+		n->srq = srq_find(d, a->srq);
+		if (!owner || !n->srq || n->srq->owner != owner)
 			return errf(err, errlen, -ENOENT,
 				    "qp create: no shared receive queue %u in this session", a->srq);
 		if (a->type == XHCA_QPT_UC)
 			return errf(err, errlen, -EINVAL,
 				    "qp create: a UC QP cannot take a shared receive queue (verbs)");
 	}
-	if (owner || a->cq) {
-		cq = cq_find(d, a->cq);
-		if (!cq || cq->owner != owner)
-			return errf(err, errlen, -ENOENT,
-				    owner ? "qp create: no CQ %u in this session; create one first"
-					  : "qp create: no CQ %u of the CLI's; create one with: xhca cq "
-					    "create", a->cq);
-		if (!srq && (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
-			     (a->rq_depth & (a->rq_depth - 1))))
-			return errf(err, errlen, -EINVAL,
-				    "qp create: receive queue depth %u is not a power of 2 in 1..%u",
-				    a->rq_depth, XHCA_RING_DEPTH_MAX);
-		if (!owner && (a->buf_size > (1u << 20) ||
-			       (__u64)a->rq_depth * (a->buf_size ? a->buf_size : 4096) > (64ull << 20)))
-			return errf(err, errlen, -EINVAL,
-				    "qp create: receive buffers of %u bytes x %u: give at most 1 MiB "
-				    "each and 64 MiB in all", a->buf_size, a->rq_depth);
-	}
+	if (!owner && !a->cq)
+		return 0;
+	n->cq = cq_find(d, a->cq);
+	if (!n->cq || n->cq->owner != owner)
+		return errf(err, errlen, -ENOENT,
+			    owner ? "qp create: no CQ %u in this session; create one first"
+				  : "qp create: no CQ %u of the CLI's; create one with: xhca cq "
+				    "create", a->cq);
+	if (!n->srq && (!a->rq_depth || a->rq_depth > XHCA_RING_DEPTH_MAX ||
+			(a->rq_depth & (a->rq_depth - 1))))
+		return errf(err, errlen, -EINVAL,
+			    "qp create: receive queue depth %u is not a power of 2 in 1..%u",
+			    a->rq_depth, XHCA_RING_DEPTH_MAX);
+	if (!owner && (a->buf_size > (1u << 20) || (__u64)a->rq_depth * n->buf_size > (64ull << 20)))
+		return errf(err, errlen, -EINVAL,
+			    "qp create: receive buffers of %u bytes x %u: give at most 1 MiB "
+			    "each and 64 MiB in all", a->buf_size, a->rq_depth);
+	return 0;
+}
+
+/* Its send side (applications only), the proxy's CQ, its PD. */
+static int create_check_send(struct xhcad *d, const struct xhca_qp_attr *a, __u32 owner,
+			     struct qp_new *n, char *err, size_t errlen)
+{
 	if (a->send_cq) {
-		scq = cq_find(d, a->send_cq);
+		n->scq = cq_find(d, a->send_cq);
 		if (!owner)
 			return errf(err, errlen, -EINVAL,
 				    "qp create: the CLI's QPs have no send queue; applications send "
 				    "through libxhca (xhca_post_send)");
-		if (!scq || scq->owner != owner)
+		if (!n->scq || n->scq->owner != owner)
 			return errf(err, errlen, -ENOENT,
 				    "qp create: no CQ %u in this session for send completions; "
 				    "create one first", a->send_cq);
-		if (scq->proxy)
+		if (n->scq->proxy)
 			return errf(err, errlen, -EINVAL,
 				    "qp create: CQ %u is a proxy CQ, for receive completions only; "
 				    "give the send queue an ordinary CQ", a->send_cq);
@@ -386,11 +401,11 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				    "qp create: send queue depth %u is not a power of 2 in 1..%u",
 				    a->sq_depth, XHCA_RING_DEPTH_MAX);
 	}
-	if ((a->flags & XHCA_QPF_PROXY) && !cq)
+	if ((a->flags & XHCA_QPF_PROXY) && !n->cq)
 		return errf(err, errlen, -EINVAL,
 			    "qp create: a proxy QP needs a proxy CQ; give one (xhca cq create "
 			    "--proxy, then qp create --cq ID)");
-	if ((a->flags & XHCA_QPF_PROXY) && !cq->proxy)
+	if ((a->flags & XHCA_QPF_PROXY) && !n->cq->proxy)
 		return errf(err, errlen, -EINVAL,
 			    "qp create: a proxy QP needs a proxy CQ; CQ %u is not one (create it "
 			    "with XHCA_CQF_PROXY, xhca cq create --proxy)", a->cq);
@@ -400,87 +415,132 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				    "one first"
 				  : "qp create: protection domain %u is an application's; the CLI's "
 				    "QPs are in PD 0", a->pd);
-	if (qpn && !qp_cam_lookup(d, qpn, &v))
+	return 0;
+}
+
+static void rings_free(struct xhcad *d, __u32 owner, struct qp_new *n)
+{
+	if (n->bufs)
+		mem_free(d, n->bufs->id, 0);
+	if (n->rq)
+		mem_free(d, n->rq->id, owner);
+	if (n->sq)
+		mem_free(d, n->sq->id, owner);
+	n->bufs = n->rq = n->sq = NULL;
+}
+
+/* Its rings in host memory (and the CLI's QP, xhcad's buffers posted for it). */
+static int create_rings(struct xhcad *d, const struct xhca_qp_attr *a, __u32 owner,
+			struct qp_new *n, char *err, size_t errlen)
+{
+	if (n->cq && !n->srq) {
+		n->rq = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
+				 XHCA_ALLOC_CONTIG);
+		n->bufs = n->rq && !owner ? hm_alloc(d, (__u64)a->rq_depth * n->buf_size, 0, 0)
+					  : NULL;
+		if (!n->rq || (!owner && !n->bufs)) {
+			rings_free(d, owner, n);
+			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
+				    "receive queue of %u%s; free buffers or start xhcad with a larger "
+				    "--hostmem-mb", a->rq_depth, owner ? "" : " and its buffers");
+		}
+	}
+	if (n->scq) {
+		n->sq = hm_alloc(d, xhca_ring_bytes(a->sq_depth, sizeof(struct xhca_swqe)), owner,
+				 XHCA_ALLOC_CONTIG);
+		if (!n->sq) {
+			rings_free(d, owner, n);
+			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
+				    "send queue of %u; free buffers or start xhcad with a larger "
+				    "--hostmem-mb", a->sq_depth);
+		}
+	}
+	return 0;
+}
+
+/* A new context in slot lidx (its generation one more than the slot's). */
+static void ctx_new(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lidx, __u32 qpn,
+		    __u32 flowq, __u8 pidx, __u16 pkey, __u32 owner, const struct cq *cq,
+		    struct xhca_qp_ctx *c)
+{
+	__u32 gen;
+
+	qp_ctx_read(d, lidx, c);
+	gen = c->gen + 1;
+	memset(c, 0, sizeof(*c));
+	c->gen = gen;
+	c->gqpn = qpn;
+	c->valid = 1;
+	c->type = a->type;
+	c->state = XHCA_QPS_RESET;
+	/* An application's QP delivers to it, and the CLI's with a CQ; the
+	 * CLI's others start as pass. */
+	c->action = owner || cq ? XHCA_ACT_HOST : XHCA_ACT_PASS;
+	c->flowq = (__u8)flowq;
+	c->pkey_index = pidx;
+	c->pkey = pkey;
+	c->mtu_shift = 10;
+	if (a->type == XHCA_QPT_RC) { /* the responder's: RC only */
+		c->ack_every = XHCA_ACK_EVERY_DEFAULT;
+		c->rnr_timer = XHCA_RNR_TIMER_DEFAULT;
+	}
+	c->qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
+	c->pd = a->pd;
+	c->flags = a->flags & (XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY);
+	if (cq && cq->proxy)
+		c->flags |= XHCA_QPF_PROXY_CQ; /* every message gets a CSN */
+}
+
+/* Its slot, QPN and P_Key index: what create takes from the tables. */
+static int create_slot(struct xhcad *d, const struct xhca_qp_attr *a, __u16 pkey, __u32 *lidx,
+		       __u8 *pidx, char *err, size_t errlen)
+{
+	struct xhca_cam_val v;
+	int rc;
+
+	if (a->qpn && !qp_cam_lookup(d, a->qpn, &v))
 		return errf(err, errlen, -EEXIST,
 			    "qp create: QPN 0x%06x already exists on %s; pick another --qpn or omit it",
-			    qpn, d->ifname);
-	if (alloc_lidx(d, &lidx))
+			    a->qpn, d->ifname);
+	if (alloc_lidx(d, lidx))
 		return errf(err, errlen, -ENOSPC,
 			    "qp create: all %u local QPs are in use (table full); destroy a QP or "
 			    "restart xhcad with a larger --max-qps",
 			    d->max_qps);
-	rc = pkey_index(d, pkey, &pidx);
+	rc = pkey_index(d, pkey, pidx);
 	if (rc == -ENOSPC)
 		return errf(err, errlen, rc,
 			    "qp create: P_Key table full (%d partitions); reuse an existing --pkey",
 			    XHCA_PKEY_TBL_LEN);
 	if (rc)
 		return errf(err, errlen, rc, "qp create: P_Key table: %s", strerror(-rc));
-	if (cq && !srq) {
-		rq = hm_alloc(d, xhca_ring_bytes(a->rq_depth, sizeof(struct xhca_rwqe)), owner,
-			      XHCA_ALLOC_CONTIG);
-		/* the CLI's QP: xhcad's buffers, posted for it */
-		bufs = rq && !owner ? hm_alloc(d, (__u64)a->rq_depth * buf_size, 0, 0) : NULL;
-		if (!rq || (!owner && !bufs)) {
-			if (rq)
-				mem_free(d, rq->id, owner);
-			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
-				    "receive queue of %u%s; free buffers or start xhcad with a larger "
-				    "--hostmem-mb", a->rq_depth, owner ? "" : " and its buffers");
-		}
-	}
-	if (scq) {
-		sq = hm_alloc(d, xhca_ring_bytes(a->sq_depth, sizeof(struct xhca_swqe)), owner,
-			      XHCA_ALLOC_CONTIG);
-		if (!sq) {
-			if (rq)
-				mem_free(d, rq->id, owner);
-			return errf(err, errlen, -ENOMEM, "qp create: no room in host memory for a "
-				    "send queue of %u; free buffers or start xhcad with a larger "
-				    "--hostmem-mb", a->sq_depth);
-		}
-	}
-	if (!qpn) {
-		rc = alloc_qpn(d, &qpn);
-		if (rc) {
-			if (bufs)
-				mem_free(d, bufs->id, 0);
-			if (rq)
-				mem_free(d, rq->id, owner);
-			if (sq)
-				mem_free(d, sq->id, owner);
-			return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
-		}
+	return 0;
+}
+
+int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
+{
+	struct qp_new n = { .buf_size = a->buf_size ? a->buf_size : 4096 };
+	__u16 pkey = a->pkey ? a->pkey : XHCA_PKEY_DEFAULT;
+	__u32 lidx = 0, qpn = a->qpn, flowq;
+	struct xhca_cam_val v;
+	struct xhca_qp_ctx c;
+	struct qp_host *qh;
+	__u8 pidx = 0;
+	int rc;
+
+	rc = create_check_attr(d, a, pkey, err, errlen);
+	rc = rc ?: create_check_recv(d, a, owner, &n, err, errlen);
+	rc = rc ?: create_check_send(d, a, owner, &n, err, errlen);
+	rc = rc ?: create_slot(d, a, pkey, &lidx, &pidx, err, errlen);
+	rc = rc ?: create_rings(d, a, owner, &n, err, errlen);
+	if (rc)
+		return rc;
+	if (!qpn && (rc = alloc_qpn(d, &qpn))) {
+		rings_free(d, owner, &n);
+		return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 	}
 	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq : qp_default_flowq(d, qpn);
-
-	qp_ctx_read(d, lidx, &c);
-	{
-		__u32 gen = c.gen + 1;
-
-		memset(&c, 0, sizeof(c));
-		c.gen = gen;
-	}
-	c.gqpn = qpn;
-	c.valid = 1;
-	c.type = a->type;
-	c.state = XHCA_QPS_RESET;
-	/* An application's QP delivers to it, and the CLI's with a CQ; the
-	 * CLI's others start as pass. */
-	c.action = owner || cq ? XHCA_ACT_HOST : XHCA_ACT_PASS;
-	c.flowq = (__u8)flowq;
-	c.pkey_index = pidx;
-	c.pkey = pkey;
-	c.mtu_shift = 10;
-	if (a->type == XHCA_QPT_RC) { /* the responder's: RC only */
-		c.ack_every = XHCA_ACK_EVERY_DEFAULT;
-		c.rnr_timer = XHCA_RNR_TIMER_DEFAULT;
-	}
-	c.qkey = qpn == XHCA_QPN_GSI ? XHCA_GSI_QKEY : a->qkey;
-	c.pd = a->pd;
-	c.flags = a->flags & (XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY);
-	if (cq && cq->proxy)
-		c.flags |= XHCA_QPF_PROXY_CQ; /* every message gets a CSN */
+	ctx_new(d, a, lidx, qpn, flowq, pidx, pkey, owner, n.cq, &c);
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	qp_ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
@@ -488,35 +548,32 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
 		rc = -errno;
 		invalidate_slot(d, lidx, &c);
-		if (bufs)
-			mem_free(d, bufs->id, 0);
-		if (rq)
-			mem_free(d, rq->id, owner);
-		if (sq)
-			mem_free(d, sq->id, owner);
+		rings_free(d, owner, &n);
 		return errf(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
 	}
 	bm_set(d->bitmap, lidx, 1);
 	d->qps_in_use++;
-	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, cq, rq, a->rq_depth, srq);
-	d->qh[lidx].pd = a->pd;
-	if (sq && sq_attach(d, &d->qh[lidx], sq, a->sq_depth, scq)) {
+	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, n.cq, n.rq, a->rq_depth,
+		       n.srq);
+	qh = &d->qh[lidx];
+	qh->pd = a->pd;
+	if (n.sq && sq_attach(d, qh, n.sq, a->sq_depth, n.scq)) {
 		char e2[XHCA_ERRMSG_LEN];
 
 		qp_destroy(d, qpn, owner, e2, sizeof(e2));
-		mem_free(d, sq->id, owner);
+		mem_free(d, n.sq->id, owner);
 		return errf(err, errlen, -ENOMEM, "qp create: no memory for the send queue's state");
 	}
-	if (bufs) {
-		d->qh[lidx].cli_bufs = bufs->id;
-		d->qh[lidx].cli_buf_size = buf_size;
+	if (n.bufs) {
+		qh->cli_bufs = n.bufs->id;
+		qh->cli_buf_size = n.buf_size;
 		for (__u32 i = 0; i < a->rq_depth; i++)
-			cli_post(d, &d->qh[lidx], i);
+			cli_post(d, qh, i);
 	}
 	pd_ref(d, a->pd, 1);
 	attr_from_ctx(&c, a);
-	attr_from_host(d, &d->qh[lidx], a);
+	attr_from_host(d, qh, a);
 	pr_info("created %s QP 0x%06x (flow queue %u%s)\n", type_names[c.type], qpn, flowq,
 		owner ? ", application" : "");
 	return 0;
@@ -539,28 +596,17 @@ static __u32 link_mtu(const struct xhcad *d)
 	return mtu;
 }
 
-int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
+/* What a modify may set of the context, against the context c as it is. */
+static int modify_check_ctx(const struct xhca_qp_attr *a, const struct xhca_qp_ctx *c,
+			    char *err, size_t errlen)
 {
-	struct xhca_qp_ctx c;
-	__u32 lidx, m = a->mask;
-	__u8 pidx = 0;
-	int rc, set_rx = 0;
+	__u32 m = a->mask;
 
-	rc = qp_find(d, "qp modify", a->qpn, owner, &lidx, &c, err, errlen);
-	if (rc)
-		return rc;
-	if ((m & XHCA_QPA_FLOWQ))
-		return errf(err, errlen, -EINVAL,
-			    "qp modify: the flow queue is set at create; destroy and create the QP");
-	if ((m & XHCA_QPA_ACTION) && owner)
-		return errf(err, errlen, -EINVAL,
-			    "qp modify: an application's QP always delivers to it (action host)");
-	/* Validate everything first: a failed modify changes nothing. */
-	if ((m & XHCA_QPA_STATE) && (a->state > XHCA_QPS_ERR || !valid_transition(c.state, a->state)))
+	if ((m & XHCA_QPA_STATE) && (a->state > XHCA_QPS_ERR || !valid_transition(c->state, a->state)))
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x: invalid state transition %s -> %s; allowed: "
 			    "reset->init->rtr->rts, rts<->sqd, sqe->rts, any->reset|err",
-			    a->qpn, state_names[c.state],
+			    a->qpn, state_names[c->state],
 			    a->state <= XHCA_QPS_ERR ? state_names[a->state] : "?");
 	if ((m & XHCA_QPA_EPSN) && a->epsn > XHCA_PSN_MASK)
 		return errf(err, errlen, -ERANGE, "qp modify: ePSN 0x%x is out of range (24 bits)",
@@ -568,7 +614,7 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	if ((m & XHCA_QPA_MTU) && (a->mtu_shift < 8 || a->mtu_shift > 12))
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: MTU must be 256, 512, 1024, 2048 or 4096");
-	if ((m & XHCA_QPA_PROXY) && (a->flags & XHCA_QPF_PROXY) && !(c.flags & XHCA_QPF_PROXY_CQ))
+	if ((m & XHCA_QPA_PROXY) && (a->flags & XHCA_QPF_PROXY) && !(c->flags & XHCA_QPF_PROXY_CQ))
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x cannot be a proxy QP: its completions do not go "
 			    "to a proxy CQ (create the QP on a CQ made with XHCA_CQF_PROXY)", a->qpn);
@@ -581,10 +627,19 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -ERANGE,
 			    "qp modify: RNR timer code %u is out of range (0..31, IBA table 45)",
 			    a->rnr_timer);
-	if ((m & (XHCA_QPA_ACK_EVERY | XHCA_QPA_RNR_TIMER)) && c.type != XHCA_QPT_RC)
+	if ((m & (XHCA_QPA_ACK_EVERY | XHCA_QPA_RNR_TIMER)) && c->type != XHCA_QPT_RC)
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x is not RC: only an RC responder sends ACKs and "
 			    "RNR NAKs", a->qpn);
+	return 0;
+}
+
+/* The requester's settings, and a path MTU that fits the link. */
+static int modify_check_req(struct xhcad *d, const struct xhca_qp_attr *a,
+			    const struct xhca_qp_ctx *c, __u32 lidx, char *err, size_t errlen)
+{
+	__u32 m = a->mask;
+
 	if ((m & (XHCA_QPA_SQ_PSN | XHCA_QPA_TIMEOUT | XHCA_QPA_RETRY_CNT | XHCA_QPA_RNR_RETRY |
 		  XHCA_QPA_MAX_RD_ATOMIC)) && !d->qh[lidx].sq)
 		return errf(err, errlen, -EINVAL,
@@ -594,7 +649,7 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -ERANGE, "qp modify: SQ PSN 0x%x is out of range (24 bits)",
 			    a->sq_psn);
 	if ((m & (XHCA_QPA_TIMEOUT | XHCA_QPA_RETRY_CNT | XHCA_QPA_RNR_RETRY |
-		  XHCA_QPA_MAX_RD_ATOMIC)) && c.type != XHCA_QPT_RC)
+		  XHCA_QPA_MAX_RD_ATOMIC)) && c->type != XHCA_QPT_RC)
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x is not RC: only an RC requester waits for "
 			    "acknowledgements and retries", a->qpn);
@@ -617,10 +672,10 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 						    a->state == XHCA_QPS_RTS))) {
 		/* the requester's packets must fit the link (as RXE's path MTU
 		 * is at most the port's) */
-		__u32 mtu = 1u << ((m & XHCA_QPA_MTU) ? a->mtu_shift : c.mtu_shift);
-		int v6 = c.type == XHCA_QPT_UD ||
+		__u32 mtu = 1u << ((m & XHCA_QPA_MTU) ? a->mtu_shift : c->mtu_shift);
+		int v6 = c->type == XHCA_QPT_UD ||
 			 ((m & XHCA_QPA_REMOTE_IP) ? !xhca_ip_is_v4(a->remote_ip)
-						   : !!(c.flags & XHCA_QPF_IPV6));
+						   : !!(c->flags & XHCA_QPF_IPV6));
 		__u32 need = (v6 ? 40 : 20) + 8 + 12 + 16 + 4 + mtu + 4, link = link_mtu(d);
 
 		if (link && need > link)
@@ -629,14 +684,24 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 				    "request takes %u bytes): raise it (ip link set %s mtu %u) or use "
 				    "a smaller --mtu", mtu, d->ifname, link, need, d->ifname, need);
 	}
+	return 0;
+}
+
+/* Addresses, Q_Key and P_Key (its index in the table into *pidx). */
+static int modify_check_addr(struct xhcad *d, const struct xhca_qp_attr *a,
+			     const struct xhca_qp_ctx *c, __u8 *pidx, char *err, size_t errlen)
+{
+	__u32 m = a->mask;
+	int rc;
+
 	if ((m & XHCA_QPA_QKEY) && a->qpn == XHCA_QPN_GSI && a->qkey != XHCA_GSI_QKEY)
 		return errf(err, errlen, -EINVAL, "qp modify: QP1 always uses Q_Key 0x80010000");
-	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c.type == XHCA_QPT_UD)
+	if ((m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) && c->type == XHCA_QPT_UD)
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: UD QPs have no remote address; set addresses on RC/UC QPs");
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP)) {
-		const __u8 *l = (m & XHCA_QPA_LOCAL_IP) ? a->local_ip : c.local_ip;
-		const __u8 *r = (m & XHCA_QPA_REMOTE_IP) ? a->remote_ip : c.remote_ip;
+		const __u8 *l = (m & XHCA_QPA_LOCAL_IP) ? a->local_ip : c->local_ip;
+		const __u8 *r = (m & XHCA_QPA_REMOTE_IP) ? a->remote_ip : c->remote_ip;
 
 		if (ip_set(l) && ip_set(r) && xhca_ip_is_v4(l) != xhca_ip_is_v4(r))
 			return errf(err, errlen, -EINVAL,
@@ -648,51 +713,66 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		if ((a->pkey & 0x7fff) == 0)
 			return errf(err, errlen, -EINVAL, "qp modify: P_Key 0x%04x is invalid",
 				    a->pkey);
-		rc = pkey_index(d, a->pkey, &pidx);
+		rc = pkey_index(d, a->pkey, pidx);
 		if (rc)
 			return errf(err, errlen, rc, "qp modify: P_Key table full (%d partitions)",
 				    XHCA_PKEY_TBL_LEN);
 	}
+	return 0;
+}
+
+/* The new context; returns whether the receive state is set too. */
+static int modify_ctx(const struct xhca_qp_attr *a, __u8 pidx, struct xhca_qp_ctx *c)
+{
+	__u32 m = a->mask;
+	int set_rx = 0;
 
 	if (m & XHCA_QPA_STATE) {
 		if (a->state == XHCA_QPS_RESET) {
-			c.rx_psn = 0;
+			c->rx_psn = 0;
 			set_rx = 1;
 		}
-		c.state = a->state;
+		c->state = a->state;
 	}
 	if (m & XHCA_QPA_EPSN) {
-		c.rx_psn = a->epsn; /* and a UC message in progress is forgotten */
+		c->rx_psn = a->epsn; /* and a UC message in progress is forgotten */
 		set_rx = 1;
 	}
 	if (m & XHCA_QPA_MTU)
-		c.mtu_shift = a->mtu_shift;
+		c->mtu_shift = a->mtu_shift;
 	if (m & XHCA_QPA_ACTION)
-		c.action = a->action;
+		c->action = a->action;
 	if (m & XHCA_QPA_QKEY)
-		c.qkey = a->qkey;
+		c->qkey = a->qkey;
 	if (m & XHCA_QPA_DEST_QPN)
-		c.dest_qpn = a->dest_qpn;
+		c->dest_qpn = a->dest_qpn;
 	if (m & XHCA_QPA_ACK_EVERY)
-		c.ack_every = a->ack_every;
+		c->ack_every = a->ack_every;
 	if (m & XHCA_QPA_RNR_TIMER)
-		c.rnr_timer = a->rnr_timer;
+		c->rnr_timer = a->rnr_timer;
 	/* Off: no new message is offloaded; the ones already given to the
 	 * proxy, and the rest of a message it was given, still go there, and
 	 * every completion is still released in order. */
 	if (m & XHCA_QPA_PROXY)
-		c.flags = (c.flags & ~XHCA_QPF_PROXY) | (a->flags & XHCA_QPF_PROXY);
+		c->flags = (c->flags & ~XHCA_QPF_PROXY) | (a->flags & XHCA_QPF_PROXY);
 	if (m & XHCA_QPA_PKEY) {
-		c.pkey = a->pkey;
-		c.pkey_index = pidx;
+		c->pkey = a->pkey;
+		c->pkey_index = pidx;
 	}
 	if (m & XHCA_QPA_LOCAL_IP)
-		memcpy(c.local_ip, a->local_ip, 16);
+		memcpy(c->local_ip, a->local_ip, 16);
 	if (m & XHCA_QPA_REMOTE_IP)
-		memcpy(c.remote_ip, a->remote_ip, 16);
+		memcpy(c->remote_ip, a->remote_ip, 16);
 	if (m & (XHCA_QPA_LOCAL_IP | XHCA_QPA_REMOTE_IP))
-		c.flags = (c.flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
-	qp_ctx_write(d, lidx, &c, set_rx);
+		c->flags = (c->flags & ~XHCA_QPF_IPV6) | (a->flags & XHCA_QPF_IPV6);
+	return set_rx;
+}
+
+/* The host side: the requester's settings, a new sequence, the error state. */
+static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lidx, int set_rx)
+{
+	__u32 m = a->mask;
+
 	if (d->qh[lidx].sq) {
 		struct sq_state *s = d->qh[lidx].sq;
 
@@ -718,6 +798,33 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	}
 	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
 		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */
+}
+
+int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
+{
+	struct xhca_qp_ctx c;
+	__u32 lidx, m = a->mask;
+	__u8 pidx = 0;
+	int rc, set_rx;
+
+	rc = qp_find(d, "qp modify", a->qpn, owner, &lidx, &c, err, errlen);
+	if (rc)
+		return rc;
+	if ((m & XHCA_QPA_FLOWQ))
+		return errf(err, errlen, -EINVAL,
+			    "qp modify: the flow queue is set at create; destroy and create the QP");
+	if ((m & XHCA_QPA_ACTION) && owner)
+		return errf(err, errlen, -EINVAL,
+			    "qp modify: an application's QP always delivers to it (action host)");
+	/* Validate everything first: a failed modify changes nothing. */
+	rc = modify_check_ctx(a, &c, err, errlen);
+	rc = rc ?: modify_check_req(d, a, &c, lidx, err, errlen);
+	rc = rc ?: modify_check_addr(d, a, &c, &pidx, err, errlen);
+	if (rc)
+		return rc;
+	set_rx = modify_ctx(a, pidx, &c);
+	qp_ctx_write(d, lidx, &c, set_rx);
+	modify_host(d, a, lidx, set_rx);
 	qp_ctx_read(d, lidx, &c); /* the ePSN as it is now */
 	attr_from_ctx(&c, a);
 	attr_from_host(d, &d->qh[lidx], a);

@@ -488,6 +488,64 @@ static int outstanding(const struct sq_state *s)
 	       !ent(s, s->acked)->done;
 }
 
+/* Whether the next packet of e may go now (RC: the window inside a
+ * message, the READ/ATOMIC limits): 1 yes (*edge: it asks for an ACK), 0
+ * not now, -1 look again (a READ's chunks that responses filled meanwhile
+ * were skipped). */
+static int may_send(const struct sq_state *s, struct sq_ent *e, __u32 mtu, int rc, int *edge)
+{
+	__u32 end;
+
+	*edge = 0;
+	if (rc && !is_rdat(e->w.opcode) && !s->whole_only && tmo_ns(s)) {
+		/* the window inside a message; the packet before its edge
+		 * asks for an ACK */
+		int ahead = xhca_psn_diff(e->psn + e->sent, s->una_psn);
+
+		if (ahead >= (int)s->cwnd)
+			return 0;
+		*edge = ahead + 1 >= (int)s->cwnd && e->sent + 1 < e->npkts;
+	}
+	if (!rc || !is_rdat(e->w.opcode))
+		return 1;
+	/* READ/ATOMIC requests outstanding, and READ responses asked for, are
+	 * limited. After a go-back, responses of the earlier requests may have
+	 * filled chunks meanwhile: never ask for one that is complete. */
+	if (e->w.opcode == XHCA_WR_RDMA_READ && e->sent < e->rd_off / mtu / RD_CHUNK) {
+		e->sent = e->rd_off / mtu / RD_CHUNK;
+		return -1;
+	}
+	end = e->sent * RD_CHUNK + RD_CHUNK;
+	if (e->sent >= e->subs_hi && s->rd_out >= s->max_rd_atomic)
+		return 0;
+	if (end > e->npkts)
+		end = e->npkts;
+	if (e->w.opcode == XHCA_WR_RDMA_READ &&
+	    xhca_psn_diff(e->psn + end, s->una_psn) > RD_WINDOW &&
+	    xhca_psn_diff(e->psn + e->sent * RD_CHUNK, s->una_psn) > 0)
+		return 0;
+	return 1;
+}
+
+/* A packet of e could not be built or queued (r): the queue waits for a
+ * neighbour or for TX room, or the request fails. */
+static void packet_failed(struct xhcad *d, struct sq_state *s, struct sq_ent *e, int r,
+			  __u64 now, int *more)
+{
+	if (r == -EHOSTUNREACH || r == -EADDRNOTAVAIL) {
+		s->hold_until = now + NEIGH_RETRY_NS;
+		return;
+	}
+	if (r == -EAGAIN) {
+		*more = 1;
+		return;
+	}
+	/* its buffer freed meanwhile; a frame the UMEM cannot hold (path MTU
+	 * 4096) */
+	pr_debug("qp 0x%06x: request packet: %s\n", s->qh->gqpn, strerror(-r));
+	sq_fail(d, s->qh, e, r == -EFAULT ? XHCA_WC_LOC_PROT_ERR : XHCA_WC_LOC_QP_OP_ERR, 0);
+}
+
 /* Sends what it may of s's requests, up to budget packets. */
 static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c, int budget,
 		   __u64 now, int *more)
@@ -524,57 +582,16 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		want = e->w.opcode == XHCA_WR_RDMA_READ ? (e->npkts + RD_CHUNK - 1) / RD_CHUNK
 			: is_rdat(e->w.opcode) ? 1 : e->npkts;
 		while (e->sent < want && n < budget) {
-			int r, edge = 0;
+			int r, ok, edge;
 
-			if (rc && !is_rdat(e->w.opcode) && !s->whole_only && tmo_ns(s)) {
-				/* the window inside a message; the packet
-				 * before its edge asks for an ACK */
-				int ahead = xhca_psn_diff(e->psn + e->sent, s->una_psn);
-
-				if (ahead >= (int)s->cwnd)
-					break;
-				edge = ahead + 1 >= (int)s->cwnd && e->sent + 1 < e->npkts;
-			}
-			if (rc && is_rdat(e->w.opcode)) {
-				/* READ/ATOMIC requests outstanding, and READ
-				 * responses asked for, are limited */
-				__u32 end;
-
-				/* after a go-back, responses of the earlier
-				 * requests may have filled chunks meanwhile:
-				 * never ask for one that is complete */
-				if (e->w.opcode == XHCA_WR_RDMA_READ &&
-				    e->sent < e->rd_off / mtu / RD_CHUNK) {
-					e->sent = e->rd_off / mtu / RD_CHUNK;
-					continue;
-				}
-				end = e->sent * RD_CHUNK + RD_CHUNK;
-
-				if (e->sent >= e->subs_hi && s->rd_out >= s->max_rd_atomic)
-					break;
-				if (end > e->npkts)
-					end = e->npkts;
-				if (e->w.opcode == XHCA_WR_RDMA_READ &&
-				    xhca_psn_diff(e->psn + end, s->una_psn) > RD_WINDOW &&
-				    xhca_psn_diff(e->psn + e->sent * RD_CHUNK, s->una_psn) > 0)
-					break;
-			}
+			ok = may_send(s, e, mtu, rc, &edge);
+			if (ok < 0)
+				continue;
+			if (!ok)
+				break;
 			r = sq_packet(d, s, c, e, e->sent, edge);
-
-			if (r == -EHOSTUNREACH || r == -EADDRNOTAVAIL) {
-				s->hold_until = now + NEIGH_RETRY_NS;
-				return n;
-			}
-			if (r == -EAGAIN) {
-				*more = 1;
-				return n;
-			}
 			if (r) {
-				/* its buffer freed meanwhile; a frame the UMEM
-				 * cannot hold (path MTU 4096) */
-				pr_debug("qp 0x%06x: request packet: %s\n", qh->gqpn, strerror(-r));
-				sq_fail(d, qh, e, r == -EFAULT ? XHCA_WC_LOC_PROT_ERR : XHCA_WC_LOC_QP_OP_ERR,
-					0);
+				packet_failed(d, s, e, r, now, more);
 				return n;
 			}
 			if (is_rdat(e->w.opcode) && e->sent >= e->subs_hi) {

@@ -320,11 +320,106 @@ static int owner_alive(const struct xhcad *d, __u32 owner)
 	return 0;
 }
 
+/* The protection domains of sessions that live on. */
+static int restore_pds(struct xhcad *d, struct rbuf *r, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		struct st_pd e_;
+		const struct st_pd *e = take_copy(r, &e_, sizeof(e_));
+		struct pd_rt *p;
+
+		if (!e)
+			return -EINVAL;
+		if (!owner_alive(d, e->owner))
+			continue;
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->id = e->id;
+		p->owner = e->owner;
+		p->next = d->pds;
+		d->pds = p;
+	}
+	return 0;
+}
+
+/* Host memory allocations, memory regions and CQs of sessions that live on. */
+static int restore_memory(struct xhcad *d, struct rbuf *r, const struct st_hdr *h)
+{
+	for (__u32 i = 0; i < h->nalloc; i++) {
+		struct st_alloc e_;
+		const struct st_alloc *e = take_copy(r, &e_, sizeof(e_));
+		const __u32 *pages = e ? take(r, (size_t)e->npages * sizeof(*pages)) : NULL;
+
+		if (!e || !pages)
+			return -EINVAL;
+		if (owner_alive(d, e->owner) && hm_restore(d, e->id, e->owner, e->len, pages,
+							     e->npages))
+			pr_warn("state: allocation %u does not fit host memory: dropped\n", e->id);
+	}
+	for (__u32 i = 0; i < h->nmr; i++) {
+		struct st_mr e_;
+		const struct st_mr *e = take_copy(r, &e_, sizeof(e_));
+
+		if (!e)
+			return -EINVAL;
+		if (owner_alive(d, e->owner))
+			mr_restore(d, e->index, e->rkey, e->owner, e->alloc, e->own_alloc, e->off);
+	}
+	for (__u32 i = 0; i < h->ncq; i++) {
+		struct st_cq e_;
+		const struct st_cq *e = take_copy(r, &e_, sizeof(e_));
+
+		if (!e)
+			return -EINVAL;
+		if (owner_alive(d, e->owner))
+			cq_restore(d, e->id, e->owner, e->depth, e->alloc, e->flags);
+	}
+	return 0;
+}
+
+/* One QP's host side again: qp_reconcile() made it xhcad's; it goes back to
+ * its session with its queues, or, its session gone, is destroyed. */
+static void restore_qp(struct xhcad *d, const struct st_qp *e, __u32 *dropped_qps)
+{
+	struct qp_host *q = &d->qh[e->lidx];
+	__u8 type = q->type, flowq = q->flowq;
+
+	if (!owner_alive(d, e->owner)) {
+		char err[XHCA_ERRMSG_LEN];
+
+		if (!qp_destroy(d, e->gqpn, 0, err, sizeof(err)))
+			(*dropped_qps)++;
+		return;
+	}
+	sq_detach(d, q);
+	qp_host_detach(d, e->lidx);
+	qp_host_attach(d, e->lidx, e->gen, e->gqpn, type, flowq, e->owner,
+		       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),
+		       e->rq_depth, NULL /* SRQs are not kept (yet): no delivery */);
+	q->pd = e->pd;
+	if (e->sq_alloc) {
+		const __u8 at[4] = { e->timeout, e->retry_cnt, e->rnr_retry, e->max_rd_atomic };
+		struct hm_alloc *sa = hm_find(d, e->sq_alloc);
+		struct cq *scq = cq_find(d, e->send_cq);
+
+		if (!sa || !scq || sq_restore(d, q, sa, e->sq_depth, scq, at) < 0)
+			pr_warn("state: qp 0x%06x: its send queue could not be restored\n",
+				e->gqpn);
+	}
+	if (!e->owner && hm_find(d, e->cli_bufs)) {
+		q->cli_bufs = e->cli_bufs;
+		q->cli_buf_size = e->cli_buf_size;
+	}
+	pd_ref(d, e->pd, 1);
+}
+
 static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 {
 	struct st_hdr h_;
 	const struct st_hdr *h = take_copy(r, &h_, sizeof(h_));
 	__u32 i, kept = 0, gone = 0;
+	int err;
 
 	if (!h || h->magic != STATE_MAGIC || h->version != STATE_VERSION ||
 	    h->abi != XHCA_ABI_VERSION)
@@ -347,57 +442,14 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		else
 			gone++;
 	}
-	for (i = 0; i < h->npd; i++) {
-		struct st_pd e_;
-		const struct st_pd *e = take_copy(r, &e_, sizeof(e_));
-		struct pd_rt *p;
-
-		if (!e)
-			return -EINVAL;
-		if (!owner_alive(d, e->owner))
-			continue;
-		p = calloc(1, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		p->id = e->id;
-		p->owner = e->owner;
-		p->next = d->pds;
-		d->pds = p;
-	}
-	for (i = 0; i < h->nalloc; i++) {
-		struct st_alloc e_;
-		const struct st_alloc *e = take_copy(r, &e_, sizeof(e_));
-		const __u32 *pages = e ? take(r, (size_t)e->npages * sizeof(*pages)) : NULL;
-
-		if (!e || !pages)
-			return -EINVAL;
-		if (owner_alive(d, e->owner) && hm_restore(d, e->id, e->owner, e->len, pages,
-							     e->npages))
-			pr_warn("state: allocation %u does not fit host memory: dropped\n", e->id);
-	}
-	for (i = 0; i < h->nmr; i++) {
-		struct st_mr e_;
-		const struct st_mr *e = take_copy(r, &e_, sizeof(e_));
-
-		if (!e)
-			return -EINVAL;
-		if (owner_alive(d, e->owner))
-			mr_restore(d, e->index, e->rkey, e->owner, e->alloc, e->own_alloc, e->off);
-	}
-	for (i = 0; i < h->ncq; i++) {
-		struct st_cq e_;
-		const struct st_cq *e = take_copy(r, &e_, sizeof(e_));
-
-		if (!e)
-			return -EINVAL;
-		if (owner_alive(d, e->owner))
-			cq_restore(d, e->id, e->owner, e->depth, e->alloc, e->flags);
-	}
+	err = restore_pds(d, r, h->npd);
+	err = err ?: restore_memory(d, r, h);
+	if (err)
+		return err;
 	for (i = 0; i < h->nqp; i++) {
 		struct st_qp e_;
 		const struct st_qp *e = take_copy(r, &e_, sizeof(e_));
-		struct qp_host *q;
-		__u8 type, flowq;
+		const struct qp_host *q;
 
 		if (!e)
 			return -EINVAL;
@@ -406,35 +458,7 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		q = &d->qh[e->lidx];
 		if (!q->valid || q->gen != e->gen || q->gqpn != e->gqpn)
 			continue; /* the QP table moved on after the file was written */
-		if (!owner_alive(d, e->owner)) {
-			char err[XHCA_ERRMSG_LEN];
-
-			if (!qp_destroy(d, e->gqpn, 0, err, sizeof(err)))
-				(*dropped_qps)++;
-			continue;
-		}
-		type = q->type;
-		flowq = q->flowq;
-		sq_detach(d, &d->qh[e->lidx]);
-		qp_host_detach(d, e->lidx); /* qp_reconcile() made it xhcad's */
-		qp_host_attach(d, e->lidx, e->gen, e->gqpn, type, flowq, e->owner,
-			       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),
-			       e->rq_depth, NULL /* SRQs are not kept (yet): no delivery */);
-		d->qh[e->lidx].pd = e->pd;
-		if (e->sq_alloc) {
-			const __u8 at[4] = { e->timeout, e->retry_cnt, e->rnr_retry, e->max_rd_atomic };
-			struct hm_alloc *sa = hm_find(d, e->sq_alloc);
-			struct cq *scq = cq_find(d, e->send_cq);
-
-			if (!sa || !scq || sq_restore(d, &d->qh[e->lidx], sa, e->sq_depth, scq, at) < 0)
-				pr_warn("state: qp 0x%06x: its send queue could not be restored\n",
-					e->gqpn);
-		}
-		if (!e->owner && hm_find(d, e->cli_bufs)) {
-			d->qh[e->lidx].cli_bufs = e->cli_bufs;
-			d->qh[e->lidx].cli_buf_size = e->cli_buf_size;
-		}
-		pd_ref(d, e->pd, 1);
+		restore_qp(d, e, dropped_qps);
 	}
 	/* Reference counts again from what came back. */
 	for (__u32 k = 1; k < d->max_mrs; k++)

@@ -344,7 +344,7 @@ struct xhcad {
 	__u32 next_pd;
 	__u32 key_seed;
 
-	/* flow queues (xsk.c, deliver.c) */
+	/* flow queues (xsk.c, flowq.c, round.c) */
 	__u32 nflowq;
 	__u32 umem_frames;
 	int jumbo_slots;	/* --jumbo-slots; -1: umem_frames / 16 */

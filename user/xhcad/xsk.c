@@ -314,24 +314,14 @@ static __u32 key_fq(const struct xhcad *d, __u32 i)
 	return i == d->nflowq ? XHCA_FLOWQ_MCAST : i == d->nflowq + 1 ? XHCA_FLOWQ_PROXY : i;
 }
 
-int xsk_init(struct xhcad *d)
+/* The UMEM's area (frames, then jumbo slots) and the free stacks. */
+static int umem_alloc(struct xhcad *d, struct xsk_state *xs)
 {
-	struct xsk_state *xs;
-	struct xdp_umem_reg mr = {};
-	__u32 nsock, reserve;
-	int err, umem_fd;
-
-	xs = calloc(1, sizeof(*xs));
-	if (!xs)
-		return -ENOMEM;
-	d->xs = xs;
-	xs->rep.fd = -1;
-	xs->nrxq = device_rxqs(d->ifname);
-	xs->nframes = d->umem_frames;
 	/* Fill rings get what the flow queues' watermarks leave: each flow
 	 * queue can hold high frames without touching the fill buffers. */
-	reserve = d->nflowq * d->fqm[0].high + d->fqm[XHCA_FLOWQ_MCAST].high +
-		  d->fqm[XHCA_FLOWQ_PROXY].high;
+	__u32 reserve = d->nflowq * d->fqm[0].high + d->fqm[XHCA_FLOWQ_MCAST].high +
+			d->fqm[XHCA_FLOWQ_PROXY].high;
+
 	if (reserve + xs->nrxq * 64 > xs->nframes) {
 		pr_warn("--umem-frames %u is too few for %u flow queues on %u RX queues; give at "
 			"least %u\n", xs->nframes, d->nflowq, xs->nrxq, reserve + xs->nrxq * 64);
@@ -356,8 +346,7 @@ int xsk_init(struct xhcad *d)
 	xs->jfree = calloc(xs->njumbo, sizeof(*xs->jfree));
 	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
 	xs->nsq = d->nflowq + 2;
-	nsock = xs->nrxq * xs->nsq;
-	xs->socks = calloc(nsock, sizeof(*xs->socks));
+	xs->socks = calloc(xs->nrxq * xs->nsq, sizeof(*xs->socks));
 	if (!xs->free || !xs->refs || !xs->jfree || !xs->rxq || !xs->socks)
 		return -ENOMEM;
 	for (__u32 i = 0; i < xs->njumbo; i++)
@@ -368,26 +357,40 @@ int xsk_init(struct xhcad *d)
 		if (!xs->inj[f].d)
 			return -ENOMEM;
 	}
-	for (__u32 i = 0; i < nsock; i++)
+	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++)
 		xs->socks[i].fd = -1;
 	for (__u32 i = 0; i < xs->nframes; i++)
 		xs->free[xs->nfree++] = (__u64)(xs->nframes - 1 - i) * FRAME_SIZE;
+	return 0;
+}
 
-	/* The first socket registers the UMEM; it also sends (a TX ring). */
-	umem_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (umem_fd < 0)
+/* The first socket registers the UMEM; it also sends (a TX ring). */
+static int umem_register(struct xsk_state *xs)
+{
+	struct xdp_umem_reg mr = {};
+	int err, fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
 		return -errno;
-	xs->socks[0].fd = umem_fd;
+	xs->socks[0].fd = fd;
 	xs->socks[0].tx_map.len = 1;
 	mr.addr = (__u64)(unsigned long)xs->area;
 	mr.len = xs->area_len;
 	mr.chunk_size = FRAME_SIZE;
-	if (setsockopt(umem_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
+	if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
 		err = -errno;
 		pr_warn("cannot register the AF_XDP UMEM (%u frames): %s\n", xs->nframes,
 			strerror(-err));
 		return err;
 	}
+	return fd;
+}
+
+/* A socket per RX queue and flow queue, bound and put in xhca_xsks. */
+static int socks_open(struct xhcad *d, struct xsk_state *xs, int umem_fd)
+{
+	int err;
+
 	for (__u32 q = 0; q < xs->nrxq; q++) {
 		for (__u32 i = 0; i < xs->nsq; i++) {
 			struct fq_sock *s = &xs->socks[q * xs->nsq + i];
@@ -409,7 +412,6 @@ int xsk_init(struct xhcad *d)
 			}
 		}
 	}
-	xs->zerocopy = sock_zerocopy(umem_fd);
 	for (__u32 i = 0; i < xs->nsq; i++) {
 		__u32 f = key_fq(d, i);
 
@@ -421,11 +423,35 @@ int xsk_init(struct xhcad *d)
 			d->fq[f].socks[q] = &xs->socks[q * xs->nsq + i];
 		d->fq[f].nsocks = xs->nrxq;
 	}
+	return 0;
+}
+
+int xsk_init(struct xhcad *d)
+{
+	struct xsk_state *xs = calloc(1, sizeof(*xs));
+	int err, umem_fd;
+
+	if (!xs)
+		return -ENOMEM;
+	d->xs = xs;
+	xs->rep.fd = -1;
+	xs->nrxq = device_rxqs(d->ifname);
+	xs->nframes = d->umem_frames;
+	err = umem_alloc(d, xs);
+	if (err)
+		return err;
+	umem_fd = umem_register(xs);
+	if (umem_fd < 0)
+		return umem_fd;
+	err = socks_open(d, xs, umem_fd);
+	if (err)
+		return err;
+	xs->zerocopy = sock_zerocopy(umem_fd);
 	xsk_refill(d);
 	if (!xs->sg)
 		xs->njfree = 0;
 	pr_info("%u flow queues on %u RX queues: %u AF_XDP sockets (%s mode), %u UMEM frames, "
-		"%u in each fill ring, %u jumbo slots\n", d->nflowq, xs->nrxq, nsock,
+		"%u in each fill ring, %u jumbo slots\n", d->nflowq, xs->nrxq, xs->nrxq * xs->nsq,
 		xs->zerocopy ? "zero-copy" : "copy", xs->nframes, xs->fill_target, xs->njfree);
 	return 0;
 }

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # xhca: software RoCEv2 host channel adapter (XDP + AF_XDP).
-#   make            build everything (installs missing packages first)
+#   make            build everything (only builds: make deps installs packages)
 #   make test       layers checked, unit, integration and interop tests (SANITIZE=1: sanitized
 #                   programs; make test-sanitize: unit and integration so)
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
@@ -23,13 +23,17 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 OUT := $(if $(filter 1,$(SANITIZE)),build/sanitize,build)
-BPF_OBJS := $(patsubst %.c,%.o,$(wildcard bpf/*.bpf.c))
-SKELS := $(patsubst bpf/%.bpf.o,$(OUT)/%.skel.h,$(BPF_OBJS))
+# Every output under $(OUT): objects, their dependency files (-MMD: a header
+# change rebuilds the files that include it), the BPF objects, skeletons and
+# programs.
+BPF_OBJS := $(patsubst bpf/%.c,$(OUT)/bpf/%.o,$(wildcard bpf/*.bpf.c))
+SKELS := $(patsubst $(OUT)/bpf/%.bpf.o,$(OUT)/%.skel.h,$(BPF_OBJS))
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-fno-stack-protector -Ivmlinux -Iinclude
+	-fno-stack-protector -Ivmlinux -Iinclude -MMD -MP
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib
+CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib \
+	-MMD -MP
 LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -ldl
 # SANITIZE=1 (make test SANITIZE=1, make test-sanitize): every userspace
 # program of the project with AddressSanitizer (leak detection on) and
@@ -87,14 +91,21 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
 	cpio:cpio depmod:kmod
 
-.PHONY: all deps compile check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
+.PHONY: all deps compile ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: deps
-	$(Q)$(MAKE) --no-print-directory compile
+all: compile
 
 compile: $(BPF_OBJS) $(BINS) $(TEST_BINS) $(VERBS_LIB)
+
+# What the targets that run things need: the packages first (make deps
+# installs only what is missing), then the build.
+ready:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory compile
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
 deps:
 	$(Q)missing=""; for d in $(DEPS); do \
@@ -114,7 +125,8 @@ deps:
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
 
-bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/xhca/*.h) vmlinux/vmlinux.h
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux/vmlinux.h
+	@mkdir -p $(dir $@)
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -122,19 +134,21 @@ $(OUT)/impair.skel.h: $(OUT)/impair.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name impair_bpf > $@
 
-$(OUT)/%.skel.h: bpf/%.bpf.o | $(OUT)
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o | $(OUT)
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
 $(OUT):
 	$(Q)mkdir -p $(OUT)
 
-$(OUT)/%.o: %.c $(wildcard include/xhca/*.h) $(wildcard user/lib/*.h) $(wildcard user/xhcad/*.h) $(SKELS)
+# (the skeletons exist before the first compile; later, the .d files say who
+# includes them)
+$(OUT)/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUT)/pic/%.o: %.c $(wildcard include/xhca/*.h) $(wildcard user/verbs/*.h) | $(OUT)
+$(OUT)/pic/%.o: %.c | $(OUT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(PIC_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
@@ -152,7 +166,9 @@ $(OUT)/xhcad: $(XHCAD_OBJS) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(OUT)/xhca: $(OUT)/tools/xhca.o $(LIB)
+# the CLI: one file per object (tools/xhca/)
+CLI_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard tools/xhca/*.c))
+$(OUT)/xhca: $(CLI_OBJS) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -178,7 +194,7 @@ $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/u
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # An application's proxy handler, for the tests and the example of the ABI.
-$(OUT)/px_counter.so: tests/integ/px_counter.c include/xhca/proxy_handler.h
+$(OUT)/px_counter.so: tests/integ/px_counter.c
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@
 
@@ -197,11 +213,11 @@ $(OUT)/xhca-verbstest: tests/integ/verbstest.c | $(OUT)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -libverbs
 
 # The tests' netem-like impairment (tc ingress on a bridge's ports).
-$(OUT)/impair.bpf.o: tests/impair/impair.bpf.c tests/impair/impair.h vmlinux/vmlinux.h | $(OUT)
+$(OUT)/impair.bpf.o: tests/impair/impair.bpf.c vmlinux/vmlinux.h | $(OUT)
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/impair -c $< -o $@
 
-$(OUT)/xhca-impair: tests/impair/impair.c tests/impair/impair.h $(OUT)/impair.skel.h $(LIB)
+$(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
 
@@ -209,33 +225,34 @@ $(OUT)/xhca-impair: tests/impair/impair.c tests/impair/impair.h $(OUT)/impair.sk
 check-layers: $(XHCAD_OBJS)
 	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
 
-test: all check-layers
+test: ready
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh
 
 # The unit and integration tests with sanitized programs (SANITIZE=1).
 test-sanitize:
-	$(Q)$(MAKE) --no-print-directory SANITIZE=1 all
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 ready
 	$(Q)XHCA_BUILD=$(CURDIR)/build/sanitize SANITIZE=1 tests/run.sh unit integ
 
-test-unit test-integ test-interop: all
+test-unit test-integ test-interop: ready
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh $(patsubst test-%,%,$@)
 
 # The RXE interop harness alone, showing both ends' output and RXE's
 # counters per case (also part of make test).
-interop: all
+interop: ready
 	$(Q)RXE_VERBOSE=1 tests/run.sh rxe
 
 # FUZZ_N mutated and random frames through xhca_rx (BPF_PROG_TEST_RUN), from
 # FUZZ_SEED (default: the time; the result line names it, to replay a run).
 # make test runs a short pass from a fixed seed.
 FUZZ_N ?= 3000000
-fuzz: all
+fuzz: ready
 	$(Q)./$(OUT)/test_unit --fuzz $(FUZZ_N) $${FUZZ_SEED:-$$(date +%s)}
 
-demo: all
+demo: ready
 	$(Q)tests/demo.sh
 
-bench: all
+bench: ready
 	$(Q)tests/bench.sh
 
 install: compile
@@ -244,11 +261,11 @@ install: compile
 	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad
 	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc \
 		$(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
+	install -m 0644 $(OUT)/bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
 	install -m 0644 include/xhca/*.h $(DESTDIR)$(PREFIX)/include/xhca/
 	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a
 	install -d $(DESTDIR)$(PREFIX)/lib/xhca/verbs
 	install -m 0755 $(VERBS_LIB) $(DESTDIR)$(PREFIX)/lib/xhca/verbs/libibverbs.so.1
 
 clean:
-	rm -rf $(OUT) bpf/*.bpf.o
+	rm -rf build

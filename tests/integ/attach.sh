@@ -9,7 +9,7 @@ need_root integ/attach
 topo_setup || { fail "attach: topology"; t_done; }
 snap=$(mktemp)
 trap 'in_a xdp-loader unload -a "$IF_A" >/dev/null 2>&1; topo_cleanup; rm -f "$snap"' EXIT
-OBJ=$XHCA_TOP/bpf/xhca.bpf.o
+OBJ=$B/bpf/xhca.bpf.o
 
 # stat_by_map ID REASON: packets of a reason straight from the map (no daemon).
 stat_by_map() {
@@ -70,7 +70,7 @@ xhcad_stop TERM
 
 # 4. refusing to replace somebody else's program
 check "attach/foreign: ip attaches the generator's program" \
-	in_a ip link set dev "$IF_A" xdpdrv obj "$XHCA_TOP/bpf/xhca_gen.bpf.o" sec xdp
+	in_a ip link set dev "$IF_A" xdpdrv obj "$B/bpf/xhca_gen.bpf.o" sec xdp
 out=$(in_a "$B/xhcad" "$IF_A" 2>&1); rc=$?
 check_eq "attach/foreign: xhcad refuses (exit 1)" "$rc" 1
 check "attach/foreign: the message says how to detach" grep -q "xdp off" <<<"$out"

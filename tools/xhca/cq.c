@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca cq: the CLI's completion queues: create, destroy, poll, show.
+ */
+#include "cli.h"
+
+#define USAGE_CQ                                                                           \
+	"Usage: xhca -i IFNAME cq COMMAND ...\n"                                            \
+	"  cq create [--depth N] [--proxy]   a CQ of the CLI's (xhcad owns it)\n"          \
+	"  cq destroy ID\n"                                                                  \
+	"  cq poll ID [--max N] [--dump B]   take completions out of one of the CLI's CQs\n" \
+	"  cq show                       (the default) every CQ, applications' too\n"     \
+	"The CLI's QPs deliver to a CQ given at create (qp create --cq ID [--rq-depth N]\n" \
+	"[--buf-size B]): xhcad posts their receive buffers and posts them again when\n"   \
+	"cq poll takes their completions.\n"
+
+
+#define USAGE_CQ_CREATE                                                                    \
+	"Usage: xhca -i IFNAME cq create [--depth N] [--proxy]\n"                            \
+	"  --depth N   entries, a power of 2 (default 256)\n"                               \
+	"  --proxy     a proxy CQ: its completions are released by the proxy thread in\n"  \
+	"              message order; a proxy QP needs one\n"                               \
+	"Prints: created cq ID (depth N[, proxy]).\n"
+
+
+#define USAGE_CQ_POLL                                                                      \
+	"Usage: xhca [-j] -i IFNAME cq poll ID [--max N] [--dump B]\n"                        \
+	"Takes up to N completions (default 64) out of one of the CLI's CQs, with the first\n" \
+	"B bytes (at most 64) of each received message, and posts their buffers again.\n"  \
+	"One line each: wr, status, opcode (128 receive, 129 WRITE with immediate, 256\n"  \
+	"WRITE landed and 257 done by the proxy, on a proxy CQ), bytes, QP, result/imm.\n"
+
+
+/* ---- cq: the CLI's completion queues ---------------------------------------- */
+
+struct cq_args {
+	const char *op;
+	struct xhca_cq_attr a;
+	struct xhca_cq_poll p;
+};
+
+static int cq_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct cq_args *ca = ctx;
+	unsigned long long v;
+	int rc = 0;
+
+	switch (id) {
+	case O_DEPTH:
+		rc = num_arg(ca->op, "--depth", "depth", arg, 17, "a power of 2 up to 65536", &v);
+		if (!rc && (!v || v > XHCA_RING_DEPTH_MAX || (v & (v - 1))))
+			return usage_err(ca->op, "--depth %s: give a power of 2 from 1 to %d", arg,
+					 XHCA_RING_DEPTH_MAX);
+		ca->a.depth = (__u32)v;
+		break;
+	case O_PROXY:
+		ca->a.flags |= XHCA_CQF_PROXY;
+		break;
+	case O_MAX:
+		rc = num_arg(ca->op, "--max", "count", arg, 13, "1..4096", &v);
+		if (!rc && (!v || v > 4096))
+			return usage_err(ca->op, "--max %s: give 1 to 4096", arg);
+		ca->p.max = (__u32)v;
+		break;
+	case O_DUMP:
+		rc = num_arg(ca->op, "--dump", "bytes", arg, 7, "0..64", &v);
+		if (!rc && v > XHCA_CQ_DUMP_MAX)
+			return usage_err(ca->op, "--dump %s: at most %d bytes", arg, XHCA_CQ_DUMP_MAX);
+		ca->p.dump = (__u32)v;
+		break;
+	}
+	return rc;
+}
+
+static int do_cq_create(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "depth", 1, O_DEPTH }, { "proxy", 0, O_PROXY }, { NULL, 0, 0 },
+	};
+	struct cq_args ca = { .op = "cq create", .a = { .depth = 256 } };
+	struct xhca_cq_attr *r = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(ca.op, argc, argv, defs, cq_opt, &ca, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = request(ca.op, XHCA_CTL_CQ_CREATE, &ca.a, sizeof(ca.a), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*r)) {
+		rc = short_reply(ca.op, len, sizeof(*r));
+		goto out;
+	}
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("cq", r->cq);
+		jw_u64("depth", r->depth);
+		jw_bool("proxy", !!(r->flags & XHCA_CQF_PROXY));
+		jw_close('}');
+	} else {
+		printf("created cq %u (depth %u%s)\n", r->cq, r->depth,
+		       (r->flags & XHCA_CQF_PROXY) ? ", proxy" : "");
+	}
+out:
+	free(r);
+	return rc;
+}
+
+static int cq_id_arg(const char *op, int argc, char **argv, const struct opt_def *defs,
+		     struct cq_args *ca, __u32 *id)
+{
+	unsigned long long v;
+	char *pos[1];
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, defs, cq_opt, ca, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(op, "missing CQ id; list them with: xhca -i IFNAME cq show");
+	rc = num_arg(op, NULL, "CQ id", pos[0], 32, "a CQ id (xhca cq show)", &v);
+	if (!rc && !v)
+		return usage_err(op, "CQ ids start at 1; list them with: xhca cq show");
+	*id = (__u32)v;
+	return rc;
+}
+
+static int do_cq_destroy(int argc, char **argv)
+{
+	struct cq_args ca = { .op = "cq destroy" };
+	__u32 id;
+	int rc = cq_id_arg(ca.op, argc, argv, NULL, &ca, &id);
+
+	if (rc)
+		return rc;
+	rc = request(ca.op, XHCA_CTL_CQ_DESTROY, &id, sizeof(id), NULL, NULL);
+	if (!rc && !json)
+		printf("destroyed cq %u\n", id);
+	return rc;
+}
+
+static void wc_print(const struct xhca_cq_entry *e)
+{
+	const struct xhca_cqe *c = &e->c;
+
+	if (json) {
+		char hex[2 * XHCA_CQ_DUMP_MAX + 1];
+
+		for (__u32 i = 0; i < e->data_len && i < XHCA_CQ_DUMP_MAX; i++)
+			snprintf(hex + 2 * i, 3, "%02x", e->data[i]);
+		hex[2 * (e->data_len < XHCA_CQ_DUMP_MAX ? e->data_len : XHCA_CQ_DUMP_MAX)] = 0;
+		jw_open(NULL, '{');
+		jw_u64("wr_id", c->wr_id);
+		jw_u64("status", c->status);
+		jw_u64("opcode", c->opcode);
+		jw_u64("byte_len", c->byte_len);
+		jw_u64("qp_num", c->qp_num);
+		jw_u64("src_qp", c->src_qp);
+		jw_u64("flags", c->wc_flags);
+		if (c->opcode == XHCA_WC_PROXY)
+			jw_u64("result", c->imm_data);
+		else if (c->wc_flags & XHCA_WC_WITH_IMM)
+			jw_u64("imm", __builtin_bswap32(c->imm_data));
+		if (e->data_len)
+			jw_str("data", hex);
+		jw_close('}');
+		return;
+	}
+	printf("wr %llu status %u opcode %u bytes %u qp 0x%06x", (unsigned long long)c->wr_id,
+	       c->status, c->opcode, c->byte_len, c->qp_num);
+	if (c->opcode == XHCA_WC_PROXY)
+		printf(" result %u", c->imm_data);
+	else if (c->wc_flags & XHCA_WC_WITH_IMM)
+		printf(" imm 0x%08x", __builtin_bswap32(c->imm_data));
+	if (e->data_len) {
+		printf(" data ");
+		for (__u32 i = 0; i < e->data_len && i < XHCA_CQ_DUMP_MAX; i++)
+			printf("%02x", e->data[i]);
+	}
+	putchar('\n');
+}
+
+static int do_cq_poll(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "max", 1, O_MAX }, { "dump", 1, O_DUMP }, { NULL, 0, 0 },
+	};
+	struct cq_args ca = { .op = "cq poll" };
+	struct xhca_cq_entry *v = NULL;
+	__u32 len = 0, n;
+	int rc = cq_id_arg(ca.op, argc, argv, defs, &ca, &ca.p.cq);
+
+	if (rc)
+		return rc;
+	rc = request(ca.op, XHCA_CTL_CQ_POLL, &ca.p, sizeof(ca.p), (void **)&v, &len);
+	if (rc)
+		goto out;
+	n = len / sizeof(*v);
+	if (json) {
+		jw_open(NULL, '{');
+		jw_open("completions", '[');
+	}
+	for (__u32 i = 0; i < n; i++)
+		wc_print(&v[i]);
+	if (json) {
+		jw_close(']');
+		jw_close('}');
+	}
+out:
+	free(v);
+	return rc;
+}
+
+static const struct tbl_col cq_cols[] = {
+	{ "CQ", 1 }, { "OWNER", 1 }, { "DEPTH", 1 }, { "USED", 1 }, { "QPS", 1 }, { "STALLS", 1 },
+	{ "KIND", 0 },
+};
+
+static void cq_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct xhca_cq_info *x = (const struct xhca_cq_info *)ctx + row;
+
+	cell(c[0], "%u", x->cq);
+	cell(c[1], "%u", x->owner);
+	cell(c[2], "%u", x->depth);
+	cell(c[3], "%u", x->used);
+	cell(c[4], "%u", x->nqps);
+	cell(c[5], "%llu", (unsigned long long)x->stalls);
+	cell(c[6], "%s", (x->flags & XHCA_CQF_PROXY) ? "proxy" : "-");
+}
+
+static void cq_json(const void *p)
+{
+	const struct xhca_cq_info *x = p;
+
+	jw_open(NULL, '{');
+	jw_u64("cq", x->cq);
+	jw_u64("owner", x->owner);
+	jw_u64("depth", x->depth);
+	jw_u64("used", x->used);
+	jw_u64("qps", x->nqps);
+	jw_u64("stalls", x->stalls);
+	jw_bool("proxy", !!(x->flags & XHCA_CQF_PROXY));
+	jw_close('}');
+}
+
+static int do_cq_show(int argc, char **argv)
+{
+	const char *op = "cq show";
+	struct xhca_cq_info *v = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = request(op, XHCA_CTL_CQ_SHOW, NULL, 0, (void **)&v, &len);
+	if (!rc)
+		array_print("cqs", v, (__u32)(len / sizeof(*v)), sizeof(*v), cq_json, cq_cols, 7,
+			    cq_row);
+	free(v);
+	return rc;
+}
+
+const struct cmd cq_cmds[] = {
+	{ "show", do_cq_show, NULL, USAGE_CQ },
+	{ "list", do_cq_show, NULL, USAGE_CQ },
+	{ "create", do_cq_create, NULL, USAGE_CQ_CREATE },
+	{ "destroy", do_cq_destroy, NULL, USAGE_CQ },
+	{ "poll", do_cq_poll, NULL, USAGE_CQ_POLL },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const char cq_usage[] = USAGE_CQ;

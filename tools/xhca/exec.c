@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca exec: a libibverbs program, unmodified, on xhca.
+ */
+#include "cli.h"
+
+#define USAGE_EXEC                                                                         \
+	"Usage: xhca [-i IFNAME] exec [--proxy] [--] PROGRAM [ARGS...]\n"                    \
+	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 in place of the system's\n"  \
+	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"      \
+	"network namespace that an xhcad serves; with -i, that interface's only.\n"         \
+	"  --proxy   its CQs are proxy CQs (XHCA_VERBS_PROXY=1): xhca qp modify QPN\n"      \
+	"            --proxy on and xhca filter add make its QPs proxy QPs\n"               \
+	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"    \
+	"then in ../lib/xhca/verbs from it (make install).\n"                               \
+	"Exit: the program's; 1 when it cannot be started, 2 bad usage.\n"
+
+
+/* ---- exec: a verbs program on xhca ------------------------------------------ */
+
+/* The directory of xhca's libibverbs.so.1, or NULL. */
+static const char *verbs_dir(char *buf, size_t len)
+{
+	const char *env = getenv("XHCA_VERBS_DIR");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (int i = 0; i < 2; i++) {
+		char lib[PATH_MAX + 64];
+
+		if (snprintf(buf, len, "%.*s%s", PATH_MAX - 32, self,
+			     i ? "/../lib/xhca/verbs" : "/verbs") >= (int)len)
+			return NULL;
+		snprintf(lib, sizeof(lib), "%s/libibverbs.so.1", buf);
+		if (!access(lib, R_OK))
+			return buf;
+	}
+	return NULL;
+}
+
+int do_exec(int argc, char **argv)
+{
+	char dir[PATH_MAX], path[2 * PATH_MAX];
+	const char *d, *old = getenv("LD_LIBRARY_PATH");
+
+	if (argc && !strcmp(argv[0], "--proxy")) {
+		setenv("XHCA_VERBS_PROXY", "1", 1);
+		argc--;
+		argv++;
+	}
+	if (argc && !strcmp(argv[0], "--")) {
+		argc--;
+		argv++;
+	} else if (argc && argv[0][0] == '-') {
+		return usage_err("exec", "unknown option '%s'; --proxy is the one (then --, then "
+				 "the program)", argv[0]);
+	}
+	if (!argc)
+		return usage_err("exec", "no program given; e.g. xhca -i eth0 exec -- ibv_devinfo");
+	if (ifname) {
+		int fd = xhca_ctl_connect(ifname);
+
+		if (fd < 0) {
+			pr_warn("exec: no xhcad serves %s (%s); start one: xhcad %s\n", ifname,
+				strerror(-fd), ifname);
+			return EXIT_FAIL;
+		}
+		close(fd);
+		setenv("XHCA_DEVICES", ifname, 1);
+	}
+	d = verbs_dir(dir, sizeof(dir));
+	if (!d) {
+		pr_warn("exec: xhca's libibverbs.so.1 is not beside xhca nor installed; build it "
+			"(make) or set XHCA_VERBS_DIR\n");
+		return EXIT_FAIL;
+	}
+	snprintf(path, sizeof(path), "%s%s%s", d, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("LD_LIBRARY_PATH", path, 1);
+	execvp(argv[0], argv);
+	pr_warn("exec: %s: %s\n", argv[0], strerror(errno));
+	return EXIT_FAIL;
+}
+
+const char exec_usage[] = USAGE_EXEC;

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca qp: create, modify, destroy, show queue pairs.
+ */
+#include "cli.h"
+
+#define USAGE_QP                                                                           \
+	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
+	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K] [--flowq N]\n"       \
+	"            [--block-self-mcast-loopback] [--cq ID [--rq-depth N] [--buf-size B]]\n" \
+	"            [--proxy on|off]\n"                                                    \
+	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
+	"                [--action pass|drop|host] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
+	"                [--proxy on|off] [--ack-every N] [--rnr-timer T] [--sq-psn N]\n"   \
+	"                [--timeout T] [--retry-cnt N] [--rnr-retry N] [--max-rd-atomic N]\n" \
+	"  qp destroy QPN\n"                                                                \
+	"  qp show [QPN]                 (the default)\n"                                  \
+	"QPNs are global 24-bit queue pair numbers.\n"
+
+
+#define USAGE_QP_CREATE                                                                    \
+	"Usage: xhca -i IFNAME qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K]\n" \
+	"                                [--flowq N]\n"                                      \
+	"Creates a QP in state reset.\n"                                                    \
+	"  --type rc|uc|ud   transport (required)\n"                                       \
+	"  --qpn N           global QPN, 2..0xfffffe (1, the GSI QP, for ud only);\n"      \
+	"                    default: the daemon picks a free one\n"                        \
+	"  --pkey P          partition key, 16 bits (default 0xffff)\n"                    \
+	"  --qkey K          UD Q_Key, 32 bits (default 0)\n"                              \
+	"  --flowq N         flow queue of its packets with action host (default: a hash\n" \
+	"                    of the QPN)\n"                                                 \
+	"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"     \
+	"                    (source address of this host, source QPN its own)\n"           \
+	"  --cq ID           deliver to CQ ID, one of the CLI's (xhca cq create): the QP's\n" \
+	"                    action is host, xhcad posts --rq-depth N (default 64)\n"       \
+	"                    receive buffers of --buf-size B bytes (default 4096) for it,\n" \
+	"                    xhca cq poll takes the completions and posts them again\n"    \
+	"  --proxy on|off    a proxy QP: its CQ must be a proxy CQ (cq create --proxy)\n"   \
+	"Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON.\n"
+
+#define STR_(x) #x
+#define XSTR(x) STR_(x)
+
+
+#define USAGE_QP_MODIFY                                                                    \
+	"Usage: xhca -i IFNAME qp modify QPN [options]\n"                                   \
+	"Changes only what is given; a refused change changes nothing.\n"                  \
+	"  --state reset|init|rtr|rts|sqd|sqe|err\n"                                       \
+	"                    IB order: reset > init > rtr > rts; any state > reset|err\n"  \
+	"  --epsn N          expected PSN of the next request, 24 bits\n"                  \
+	"  --local-ip A      our address, IPv4 or IPv6 (RC/UC)\n"                          \
+	"  --remote-ip A     the peer's address, same family (RC/UC)\n"                    \
+	"  --mtu 256|512|1024|2048|4096  path MTU\n"                                        \
+	"  --action pass|drop|host  what happens to accepted packets: the kernel gets\n" \
+	"                    them, they are consumed, or xhcad delivers them (AF_XDP)\n"  \
+	"  --qkey K          UD Q_Key, 32 bits\n"                                          \
+	"  --pkey P          partition key, 16 bits\n"                                     \
+	"  --dest-qpn N      the peer's QPN (RC/UC), 24 bits\n"                          \
+	"  --proxy on|off    proxy QP: its filters offload messages to the proxy thread;\n" \
+	"                    its completions must go to a proxy CQ (xhca_cq_create_ex\n"   \
+	"                    with XHCA_CQF_PROXY, or xhca-recv --proxy). Off: no new\n"    \
+	"                    message is offloaded; none in flight is lost or reordered\n" \
+	"  --ack-every N     RC responder: an ACK at least every N request packets, and\n" \
+	"                    at each AckReq (0: only at AckReq; default " XSTR(XHCA_ACK_EVERY_DEFAULT) ")\n" \
+	"  --rnr-timer T     RC responder: the timer code of its RNR NAKs, 0..31 (IBA\n"   \
+	"                    table 45: 1 = 0.01 ms ... 14 = 1.28 ms ... 0 = 655 ms;\n"    \
+	"                    default " XSTR(XHCA_RNR_TIMER_DEFAULT) ")\n"                  \
+	"A QP with a send queue (an application's, xhca_post_send):\n"                   \
+	"  --sq-psn N        the PSN of its next new request packet, 24 bits\n"          \
+	"  --timeout T       RC: no response in 4.096 us * 2^T is a retry, 0..31 (0: no\n" \
+	"                    timer; default " XSTR(XHCA_TIMEOUT_DEFAULT) " = 67 ms)\n"      \
+	"  --retry-cnt N     RC: retries after a timeout or sequence NAK, 0..7 (default\n" \
+	"                    " XSTR(XHCA_RETRY_CNT_DEFAULT) "), then RETRY_EXC_ERR\n"       \
+	"  --rnr-retry N     RC: retries after an RNR NAK, 0..7 (7, the default: no end)\n" \
+	"  --max-rd-atomic N RC: READ/ATOMIC requests outstanding at once, 1..128 (default\n" \
+	"                    " XSTR(XHCA_MAX_RD_ATOMIC_DEFAULT) ")\n"
+
+
+#define USAGE_QP_DESTROY                                                                   \
+	"Usage: xhca -i IFNAME qp destroy QPN\n"                                            \
+	"Removes the QP; packets for it are then dropped as drop_cam_miss.\n"
+
+
+#define USAGE_QP_SHOW                                                                      \
+	"Usage: xhca [-j] [-v] -i IFNAME qp show [QPN]\n"                                   \
+	"Lists every QP (or one) with its counters; -v adds DEST_QPN, GEN, byte counts,\n"  \
+	"the owning session, its CQ and what xhcad delivered (frames, completions, RNR\n"   \
+	"drops, errors).\n"
+
+
+/* ---- qp ---------------------------------------------------------------- */
+
+static const char *ip_str(const __u8 ip[16], char *buf, size_t len)
+{
+	if (!ip_is_set(ip))
+		return NULL;
+	return xhca_ip_str(ip, buf, len);
+}
+
+/* The attribute fields every QP object has in JSON. */
+static void json_attr(const struct xhca_qp_attr *a)
+{
+	char lb[64], rb[64];
+
+	jw_u64("qpn", a->qpn);
+	jw_str("type", name_of(qp_types, a->type));
+	jw_str("state", name_of(qp_states, a->state));
+	jw_str("action", name_of(qp_actions, a->action));
+	jw_u64("pkey", a->pkey);
+	jw_u64("qkey", a->qkey);
+	jw_u64("epsn", a->epsn);
+	jw_u64("mtu", mtu_bytes(a->mtu_shift));
+	jw_u64("dest_qpn", a->dest_qpn);
+	jw_str("local_ip", ip_str(a->local_ip, lb, sizeof(lb)));
+	jw_str("remote_ip", ip_str(a->remote_ip, rb, sizeof(rb)));
+	jw_u64("flowq", a->flowq);
+	if (a->type == XHCA_QPT_RC) {
+		jw_u64("ack_every", a->ack_every);
+		jw_u64("rnr_timer", a->rnr_timer);
+	}
+	jw_u64("pd", a->pd);
+	jw_bool("block_self_mcast_loopback", !!(a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK));
+	jw_bool("proxy", !!(a->flags & XHCA_QPF_PROXY));
+	jw_bool("proxy_cq", !!(a->flags & XHCA_QPF_PROXY_CQ));
+	jw_u64("owner", a->owner);
+	jw_u64("cq", a->cq);
+	if (a->sq_depth) {
+		jw_open("send_queue", '{');
+		jw_u64("send_cq", a->send_cq);
+		jw_u64("depth", a->sq_depth);
+		jw_u64("sq_psn", a->sq_psn);
+		if (a->type == XHCA_QPT_RC) {
+			jw_u64("timeout", a->timeout);
+			jw_u64("retry_cnt", a->retry_cnt);
+			jw_u64("rnr_retry", a->rnr_retry);
+			jw_u64("max_rd_atomic", a->max_rd_atomic);
+		}
+		jw_close('}');
+	}
+}
+
+struct create_args {
+	const char *op;
+	struct xhca_qp_attr a;
+	int have_type;
+};
+
+static int create_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct create_args *c = ctx;
+	const char *op = c->op;
+	unsigned long long v;
+	unsigned int t;
+	int rc;
+
+	switch (id) {
+	case O_TYPE:
+		if (name_lookup(qp_types, arg, &t))
+			return usage_err(op, "unknown QP type '%s'; use rc, uc or ud", arg);
+		c->a.type = t;
+		c->have_type = 1;
+		return 0;
+	case O_QPN:
+		rc = num_arg(op, "--qpn", "QPN", arg, 24, "2..0xfffffe", &v);
+		if (rc)
+			return rc;
+		if (!v)
+			return usage_err(op, "QPN 0 is the SMI QP, which RoCE does not have; use "
+					 "2..0xfffffe, or omit --qpn to get a free one");
+		if (v == XHCA_QPN_MCAST)
+			return usage_err(op, "QPN 0xffffff is the multicast QPN; use 2..0xfffffe");
+		c->a.qpn = v;
+		return 0;
+	case O_PKEY:
+		rc = num_arg(op, "--pkey", "P_Key", arg, 16, "e.g. 0xffff", &v);
+		if (rc)
+			return rc;
+		/* On the wire 0 means "default"; an explicit partition 0 is a mistake. */
+		if (!(v & 0x7fff))
+			return usage_err(op, "P_Key 0x%04llx is invalid (partition 0); use e.g. 0xffff",
+					 v);
+		c->a.pkey = v;
+		return 0;
+	case O_QKEY:
+		rc = num_arg(op, "--qkey", "Q_Key", arg, 32, "0..0xffffffff", &v);
+		if (rc)
+			return rc;
+		c->a.qkey = v;
+		return 0;
+	case O_FLOWQ:
+		rc = num_arg(op, "--flowq", "flow queue", arg, 6, "0..63 (xhca status shows how "
+			     "many xhcad has)", &v);
+		if (rc)
+			return rc;
+		c->a.flowq = (__u8)v;
+		c->a.mask |= XHCA_QPA_FLOWQ;
+		return 0;
+	case O_BLOCK_LB:
+		c->a.flags |= XHCA_QPF_BLOCK_MC_LOOPBACK;
+		return 0;
+	case O_PROXY:
+		return proxy_arg(op, arg, &c->a.flags);
+	case O_CQ:
+		rc = num_arg(op, "--cq", "CQ", arg, 32, "a CQ id (xhca cq show)", &v);
+		if (!rc && !v)
+			return usage_err(op, "--cq 0: CQ ids start at 1 (xhca cq show)");
+		c->a.cq = (__u32)v;
+		return rc;
+	case O_RQ_DEPTH:
+		rc = num_arg(op, "--rq-depth", "receive queue depth", arg, 17, "a power of 2 up to 65536",
+			     &v);
+		if (!rc && (!v || v > XHCA_RING_DEPTH_MAX || (v & (v - 1))))
+			return usage_err(op, "--rq-depth %s: give a power of 2 from 1 to %d", arg,
+					 XHCA_RING_DEPTH_MAX);
+		c->a.rq_depth = (__u32)v;
+		return rc;
+	case O_BUF_SIZE:
+		rc = num_arg(op, "--buf-size", "buffer size", arg, 21, "1..1048576 bytes", &v);
+		if (!rc && (!v || v > (1u << 20)))
+			return usage_err(op, "--buf-size %s: give 1 to 1048576 bytes", arg);
+		c->a.buf_size = (__u32)v;
+		return rc;
+	}
+	return 0;
+}
+
+static int do_qp_create(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "type", 1, O_TYPE }, { "qpn", 1, O_QPN }, { "pkey", 1, O_PKEY },
+		{ "qkey", 1, O_QKEY }, { "flowq", 1, O_FLOWQ },
+		{ "block-self-mcast-loopback", 0, O_BLOCK_LB }, { "proxy", 1, O_PROXY },
+		{ "cq", 1, O_CQ }, { "rq-depth", 1, O_RQ_DEPTH }, { "buf-size", 1, O_BUF_SIZE },
+		{ NULL, 0, 0 },
+	};
+	struct create_args c = { .op = "qp create" };
+	struct xhca_qp_attr *r = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(c.op, argc, argv, defs, create_opt, &c, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	if (!c.have_type)
+		return usage_err(c.op, "--type is required; use --type rc, uc or ud");
+	if ((c.a.rq_depth || c.a.buf_size) && !c.a.cq)
+		return usage_err(c.op, "--rq-depth and --buf-size go with --cq: the QP's receive "
+				 "buffers complete on that CQ");
+	if (c.a.cq && !c.a.rq_depth)
+		c.a.rq_depth = 64;
+	rc = request(c.op, XHCA_CTL_QP_CREATE, &c.a, sizeof(c.a), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*r)) {
+		rc = short_reply(c.op, len, sizeof(*r));
+		goto out;
+	}
+	if (json) {
+		jw_open(NULL, '{');
+		json_attr(r);
+		jw_close('}');
+	} else {
+		printf("created qp 0x%06x (%s, flow queue %u)\n", r->qpn, name_of(qp_types, r->type),
+		       r->flowq);
+	}
+out:
+	free(r);
+	return rc;
+}
+
+struct modify_args {
+	const char *op;
+	struct xhca_qp_attr a;
+	int local_fam, remote_fam; /* 4 or 6 when given */
+};
+
+static int ip_opt(const char *op, const char *opt, const char *arg, __u8 out[16], int *fam)
+{
+	int rc = xhca_ip_parse(arg, out);
+
+	if (rc != 4 && rc != 6)
+		return usage_err(op, "%s '%s' is not an IPv4 or IPv6 address; use e.g. 10.0.0.2 or "
+				 "fd00::2", opt, arg);
+	*fam = rc;
+	return 0;
+}
+
+static int modify_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	struct modify_args *m = ctx;
+	struct xhca_qp_attr *a = &m->a;
+	const char *op = m->op;
+	unsigned long long v;
+	unsigned int t;
+	__u32 bit = 0;
+	int rc = 0;
+
+	switch (id) {
+	case O_STATE: bit = XHCA_QPA_STATE; break;
+	case O_EPSN: bit = XHCA_QPA_EPSN; break;
+	case O_REMOTE_IP: bit = XHCA_QPA_REMOTE_IP; break;
+	case O_LOCAL_IP: bit = XHCA_QPA_LOCAL_IP; break;
+	case O_MTU: bit = XHCA_QPA_MTU; break;
+	case O_ACTION: bit = XHCA_QPA_ACTION; break;
+	case O_QKEY: bit = XHCA_QPA_QKEY; break;
+	case O_PKEY: bit = XHCA_QPA_PKEY; break;
+	case O_DEST_QPN: bit = XHCA_QPA_DEST_QPN; break;
+	case O_PROXY: bit = XHCA_QPA_PROXY; break;
+	case O_ACK_EVERY: bit = XHCA_QPA_ACK_EVERY; break;
+	case O_RNR_TIMER: bit = XHCA_QPA_RNR_TIMER; break;
+	case O_SQ_PSN: bit = XHCA_QPA_SQ_PSN; break;
+	case O_TIMEOUT: bit = XHCA_QPA_TIMEOUT; break;
+	case O_RETRY_CNT: bit = XHCA_QPA_RETRY_CNT; break;
+	case O_RNR_RETRY: bit = XHCA_QPA_RNR_RETRY; break;
+	case O_MAX_RD_ATOMIC: bit = XHCA_QPA_MAX_RD_ATOMIC; break;
+	}
+	/* Which of two values was meant is a guess; refuse it. */
+	if (a->mask & bit)
+		return usage_err(op, "--%s is given twice; give it once", name);
+	switch (id) {
+	case O_STATE:
+		if (name_lookup(qp_states, arg, &t))
+			return usage_err(op, "unknown state '%s'; use reset, init, rtr, rts, sqd, sqe "
+					 "or err", arg);
+		a->state = t;
+		break;
+	case O_EPSN:
+		rc = num_arg(op, "--epsn", "ePSN", arg, 24, "0..0xffffff", &v);
+		a->epsn = v;
+		break;
+	case O_REMOTE_IP:
+		rc = ip_opt(op, "--remote-ip", arg, a->remote_ip, &m->remote_fam);
+		break;
+	case O_LOCAL_IP:
+		rc = ip_opt(op, "--local-ip", arg, a->local_ip, &m->local_fam);
+		break;
+	case O_MTU:
+		if (name_lookup(mtus, arg, &t))
+			return usage_err(op, "MTU '%s' is not an IB MTU; use 256, 512, 1024, 2048 or "
+					 "4096", arg);
+		a->mtu_shift = t;
+		break;
+	case O_ACTION:
+		if (name_lookup(qp_actions, arg, &t))
+			return usage_err(op, "unknown action '%s'; use pass, drop or host", arg);
+		a->action = t;
+		break;
+	case O_QKEY:
+		rc = num_arg(op, "--qkey", "Q_Key", arg, 32, "0..0xffffffff", &v);
+		a->qkey = v;
+		break;
+	case O_PKEY:
+		rc = num_arg(op, "--pkey", "P_Key", arg, 16, "e.g. 0xffff", &v);
+		if (!rc && !(v & 0x7fff))
+			return usage_err(op, "P_Key 0x%04llx is invalid (partition 0); use e.g. 0xffff",
+					 v);
+		a->pkey = v;
+		break;
+	case O_DEST_QPN:
+		rc = num_arg(op, "--dest-qpn", "dest QPN", arg, 24, "0..0xffffff", &v);
+		a->dest_qpn = v;
+		break;
+	case O_PROXY:
+		rc = proxy_arg(op, arg, &a->flags);
+		break;
+	case O_ACK_EVERY:
+		rc = num_arg(op, "--ack-every", "packets per ACK", arg, 16, "0..65535", &v);
+		a->ack_every = (__u16)v;
+		break;
+	case O_RNR_TIMER:
+		rc = num_arg(op, "--rnr-timer", "RNR timer code", arg, 5, "0..31 (IBA table 45)", &v);
+		a->rnr_timer = (__u8)v;
+		break;
+	case O_SQ_PSN:
+		rc = num_arg(op, "--sq-psn", "send PSN", arg, 24, "0..0xffffff", &v);
+		a->sq_psn = (__u32)v;
+		break;
+	case O_TIMEOUT:
+		rc = num_arg(op, "--timeout", "timeout code", arg, 5, "0..31 (4.096 us * 2^T, 0: none)",
+			     &v);
+		a->timeout = (__u8)v;
+		break;
+	case O_RETRY_CNT:
+		rc = num_arg(op, "--retry-cnt", "retry count", arg, 3, "0..7", &v);
+		a->retry_cnt = (__u8)v;
+		break;
+	case O_RNR_RETRY:
+		rc = num_arg(op, "--rnr-retry", "RNR retry count", arg, 3, "0..7 (7: no end)", &v);
+		a->rnr_retry = (__u8)v;
+		break;
+	case O_MAX_RD_ATOMIC:
+		rc = num_arg(op, "--max-rd-atomic", "READ/ATOMIC outstanding", arg, 5, "1..128", &v);
+		if (!rc && (v < 1 || v > XHCA_MAX_RD_ATOMIC))
+			return usage_err(op, "--max-rd-atomic %llu is out of range; use 1..128", v);
+		a->max_rd_atomic = (__u8)v;
+		break;
+	}
+	if (!rc)
+		a->mask |= bit;
+	return rc;
+}
+
+static int do_qp_modify(int argc, char **argv)
+{
+	static const struct opt_def defs[] = {
+		{ "state", 1, O_STATE },	 { "epsn", 1, O_EPSN },	    { "remote-ip", 1, O_REMOTE_IP },
+		{ "local-ip", 1, O_LOCAL_IP }, { "mtu", 1, O_MTU },	    { "action", 1, O_ACTION },
+		{ "qkey", 1, O_QKEY },	 { "pkey", 1, O_PKEY },	    { "dest-qpn", 1, O_DEST_QPN },
+		{ "proxy", 1, O_PROXY }, { "ack-every", 1, O_ACK_EVERY },
+		{ "rnr-timer", 1, O_RNR_TIMER }, { "sq-psn", 1, O_SQ_PSN }, { "timeout", 1, O_TIMEOUT },
+		{ "retry-cnt", 1, O_RETRY_CNT }, { "rnr-retry", 1, O_RNR_RETRY },
+		{ "max-rd-atomic", 1, O_MAX_RD_ATOMIC }, { NULL, 0, 0 },
+	};
+	struct modify_args m = { .op = "qp modify" };
+	struct xhca_qp_attr *r = NULL;
+	char *pos[1], lb[64], rb[64];
+	const char *l, *rm;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(m.op, argc, argv, defs, modify_opt, &m, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(m.op, "missing QPN; use xhca -i IFNAME qp modify QPN [options]");
+	rc = qpn_arg(m.op, NULL, pos[0], &m.a.qpn);
+	if (rc)
+		return rc;
+	if (!m.a.mask)
+		return usage_err(m.op, "nothing to change; give at least one of --state, --epsn, "
+				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn, "
+				 "--proxy, --ack-every, --rnr-timer, --sq-psn, --timeout, --retry-cnt, "
+				 "--rnr-retry, --max-rd-atomic");
+	if (m.local_fam && m.remote_fam && m.local_fam != m.remote_fam)
+		return usage_err(m.op, "--local-ip is IPv%d but --remote-ip is IPv%d; give both "
+				 "addresses in the same family", m.local_fam, m.remote_fam);
+	if (m.local_fam == 6 || m.remote_fam == 6)
+		m.a.flags |= XHCA_QPF_IPV6;
+	rc = request(m.op, XHCA_CTL_QP_MODIFY, &m.a, sizeof(m.a), (void **)&r, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*r)) {
+		rc = short_reply(m.op, len, sizeof(*r));
+		goto out;
+	}
+	if (json) {
+		jw_open(NULL, '{');
+		json_attr(r);
+		jw_close('}');
+		goto out;
+	}
+	l = ip_str(r->local_ip, lb, sizeof(lb));
+	rm = ip_str(r->remote_ip, rb, sizeof(rb));
+	printf("modified qp 0x%06x (%s): state %s, action %s, pkey 0x%04x, qkey 0x%08x, epsn %u, "
+	       "mtu %u, dest_qpn 0x%06x, local %s, remote %s, proxy %s\n",
+	       r->qpn, name_of(qp_types, r->type), name_of(qp_states, r->state),
+	       name_of(qp_actions, r->action), r->pkey, r->qkey, r->epsn, mtu_bytes(r->mtu_shift),
+	       r->dest_qpn, l ? l : "-", rm ? rm : "-",
+	       (r->flags & XHCA_QPF_PROXY) ? "on" : "off");
+out:
+	free(r);
+	return rc;
+}
+
+static int do_qp_destroy(int argc, char **argv)
+{
+	const char *op = "qp destroy";
+	char *pos[1];
+	__u32 qpn;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
+		return usage_err(op, "missing QPN; use xhca -i IFNAME qp destroy QPN");
+	rc = qpn_arg(op, NULL, pos[0], &qpn);
+	if (rc)
+		return rc;
+	rc = request(op, XHCA_CTL_QP_DESTROY, &qpn, sizeof(qpn), NULL, NULL);
+	if (rc)
+		return rc;
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("qpn", qpn);
+		jw_bool("destroyed", 1);
+		jw_close('}');
+	} else {
+		printf("destroyed qp 0x%06x\n", qpn);
+	}
+	return EXIT_OK;
+}
+
+static int cmp_info(const void *x, const void *y)
+{
+	const struct xhca_qp_info *a = x, *b = y;
+
+	return a->attr.qpn < b->attr.qpn ? -1 : a->attr.qpn > b->attr.qpn;
+}
+
+static const struct tbl_col show_cols[] = {
+	{ "QPN", 0 },	  { "TYPE", 0 },	{ "STATE", 0 },	   { "ACTION", 0 },
+	{ "PKEY", 0 },	  { "QKEY", 0 },	{ "EPSN", 1 },	   { "MTU", 1 },
+	{ "LOCAL", 0 },	  { "REMOTE", 0 },	{ "FLOWQ", 1 },	   { "ACCEPTED", 1 },
+	{ "DROPPED", 1 },
+	/* -v */
+	{ "DEST_QPN", 0 }, { "GEN", 1 },	{ "ACC_BYTES", 1 }, { "DROP_BYTES", 1 },
+	{ "OWNER", 1 },	  { "CQ", 1 },		{ "FRAMES", 1 },   { "COMPLETIONS", 1 },
+	{ "RNR", 1 },	  { "ERRORS", 1 },	{ "SEND_CQ", 1 },  { "SQ_DEPTH", 1 },
+	{ "SQ_PSN", 1 },  { "TIMEOUT", 1 },	{ "RETRY", 1 },	   { "RNR_RETRY", 1 },
+	{ "RD_ATOMIC", 1 },
+};
+#define SHOW_COLS 13
+
+static void show_row(const void *ctx, int row, char c[][TBL_CELL])
+{
+	const struct xhca_qp_info *qi = (const struct xhca_qp_info *)ctx + row;
+	const struct xhca_qp_attr *a = &qi->attr;
+	char ip[64];
+	const char *s;
+
+	cell(c[0], "0x%06x", a->qpn);
+	cell(c[1], "%s", name_of(qp_types, a->type));
+	cell(c[2], "%s", name_of(qp_states, a->state));
+	cell(c[3], "%s", name_of(qp_actions, a->action));
+	cell(c[4], "0x%04x", a->pkey);
+	cell(c[5], "0x%08x", a->qkey);
+	cell(c[6], "%u", a->epsn);
+	cell(c[7], "%u", mtu_bytes(a->mtu_shift));
+	s = ip_str(a->local_ip, ip, sizeof(ip));
+	cell(c[8], "%s", s ? s : "-");
+	s = ip_str(a->remote_ip, ip, sizeof(ip));
+	cell(c[9], "%s", s ? s : "-");
+	cell(c[10], "%u", a->flowq);
+	cell(c[11], "%llu", (unsigned long long)qi->cnt.accepted);
+	cell(c[12], "%llu", (unsigned long long)qi->cnt.dropped);
+	cell(c[13], "0x%06x", a->dest_qpn);
+	cell(c[14], "%u", qi->gen);
+	cell(c[15], "%llu", (unsigned long long)qi->cnt.accepted_bytes);
+	cell(c[16], "%llu", (unsigned long long)qi->cnt.dropped_bytes);
+	cell(c[17], "%u", a->owner);
+	cell(c[18], "%u", a->cq);
+	cell(c[19], "%llu", (unsigned long long)qi->host.frames);
+	cell(c[20], "%llu", (unsigned long long)qi->host.completions);
+	cell(c[21], "%llu", (unsigned long long)qi->host.rnr);
+	cell(c[22], "%llu", (unsigned long long)qi->host.errors);
+	if (!a->sq_depth) {
+		for (int k = 23; k < 30; k++)
+			cell(c[k], "-");
+		return;
+	}
+	cell(c[23], "%u", a->send_cq);
+	cell(c[24], "%u", a->sq_depth);
+	cell(c[25], "%u", a->sq_psn);
+	cell(c[26], "%u", a->timeout);
+	cell(c[27], "%u", a->retry_cnt);
+	cell(c[28], "%u", a->rnr_retry);
+	cell(c[29], "%u", a->max_rd_atomic);
+}
+
+static void show_json(const struct xhca_qp_info *qi, __u32 n)
+{
+	__u32 i;
+
+	jw_open(NULL, '{');
+	jw_open("qps", '[');
+	for (i = 0; i < n; i++) {
+		jw_open(NULL, '{');
+		json_attr(&qi[i].attr);
+		jw_u64("gen", qi[i].gen);
+		jw_u64("accepted", qi[i].cnt.accepted);
+		jw_u64("accepted_bytes", qi[i].cnt.accepted_bytes);
+		jw_u64("dropped", qi[i].cnt.dropped);
+		jw_u64("dropped_bytes", qi[i].cnt.dropped_bytes);
+		jw_open("host", '{');
+		jw_u64("frames", qi[i].host.frames);
+		jw_u64("completions", qi[i].host.completions);
+		jw_u64("rnr", qi[i].host.rnr);
+		jw_u64("errors", qi[i].host.errors);
+		jw_close('}');
+		jw_close('}');
+	}
+	jw_close(']');
+	jw_close('}');
+}
+
+static int do_qp_show(int argc, char **argv)
+{
+	const char *op = "qp show";
+	struct xhca_qp_info *qi = NULL;
+	__u32 qpn = 0, len = 0, n;
+	char *pos[1];
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
+	if (rc)
+		return rc;
+	if (npos) {
+		rc = qpn_arg(op, NULL, pos[0], &qpn);
+		if (rc)
+			return rc;
+	}
+	rc = request(op, XHCA_CTL_QP_SHOW, &qpn, sizeof(qpn), (void **)&qi, &len);
+	if (rc)
+		goto out;
+	if (len % sizeof(*qi)) {
+		rc = short_reply(op, len, (len / sizeof(*qi) + 1) * sizeof(*qi));
+		goto out;
+	}
+	n = len / sizeof(*qi);
+	if (n > 1)
+		qsort(qi, n, sizeof(*qi), cmp_info);
+	if (json)
+		show_json(qi, n);
+	else
+		tbl_print(show_cols, verbose ? (int)(sizeof(show_cols) / sizeof(show_cols[0])) : SHOW_COLS,
+			  n, show_row, qi);
+out:
+	free(qi);
+	return rc;
+}
+
+const struct cmd qp_cmds[] = {
+	{ "show", do_qp_show, NULL, USAGE_QP_SHOW }, /* first: the default */
+	{ "list", do_qp_show, NULL, USAGE_QP_SHOW },
+	{ "create", do_qp_create, NULL, USAGE_QP_CREATE },
+	{ "modify", do_qp_modify, NULL, USAGE_QP_MODIFY },
+	{ "destroy", do_qp_destroy, NULL, USAGE_QP_DESTROY },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const char qp_usage[] = USAGE_QP;

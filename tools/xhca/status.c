@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca status: the daemon, its program, maps, queues and counters.
+ */
+#include "cli.h"
+
+#define USAGE_STATUS                                                                       \
+	"Usage: xhca [-j] -i IFNAME status\n"                                               \
+	"Shows the daemon: interface, program, attach mode, pinned maps, QPs in use.\n"
+
+
+/* The daemon's status: one call per value, text or JSON (out.c). */
+static void status_print(const struct xhca_status *s, const char *ifn, const char *pin,
+			 const char *mode, const char *by, const char *sch, const char *xm)
+{
+	typedef unsigned long long ull;
+
+	out_open(NULL, NULL);
+	out_str("ifname", "ifname:       %s\n", ifn);
+	out_u64("ifindex", "ifindex:      %llu\n", s->ifindex);
+	out_u64("prog_id", "prog_id:      %llu\n", s->prog_id);
+	out_str("mode", "mode:         %s\n", mode);
+	out_str("attached_by", "attached_by:  %s\n", by);
+	out_str("pin_dir", "pin_dir:      %s\n", pin);
+	out_text("socket:       %s/%s.sock\n", XHCA_RUN_DIR, ifname);
+	out_u64("pid", "pid:          %llu\n", s->pid);
+	out_u64("uptime_ms", NULL, s->uptime_ms);
+	out_text("uptime:       %llu.%03llu s\n", (ull)s->uptime_ms / 1000,
+		 (ull)s->uptime_ms % 1000);
+	out_u64("qps_in_use", "qps_in_use:   %llu\n", s->qps_in_use);
+	out_u64("max_qps", "max_qps:      %llu\n", s->max_qps);
+	out_u64("next_qpn", "next_qpn:     0x%06llx\n", s->next_qpn);
+	out_u64("abi_version", "abi_version:  %llu\n", s->abi_version);
+	out_u64("keep", NULL, s->keep);
+	out_text("keep:         %s\n", s->keep ? "yes (program stays attached on exit)" : "no");
+	out_u64("repaired", "repaired:     %llu\n", s->repaired);
+	out_u64("sessions", "sessions:     %llu\n", s->sessions);
+	out_u64("flowqs", "flowqs:       %llu", s->nflowq);
+	out_u64("rx_queues", " on %llu RX queues", s->nrxq);
+	out_str("xsk_mode", ", AF_XDP %s mode", xm);
+	out_str("sched", ", scheduler %s\n", sch);
+	out_u64("bus_rate", s->bus_rate ? "bus_rate:     %llu bytes/s\n" : "bus_rate:     unlimited\n",
+		s->bus_rate);
+	out_u64("hostmem_used", "hostmem:      %llu", s->hostmem_used);
+	out_u64("hostmem_bytes", " of %llu bytes in use\n", s->hostmem_bytes);
+	out_u64("mrs_in_use", "mrs:          %llu", s->mrs_in_use);
+	out_u64("max_mrs", " of %llu in use", s->max_mrs);
+	out_bool("fragment", NULL, s->fragment);
+	out_text("%s", s->fragment ? ", --fragment (none pre-translated)" : "");
+	out_u64("barriers", "; %llu invalidation barriers\n", s->barriers);
+	out_bool("canary", NULL, s->canary);
+	out_u64("canary_violations", s->canary ? "canary:       on, %llu violations\n" : NULL,
+		s->canary_violations);
+	/* every frame xhcad sent: requests, responses, ACKs and NAKs */
+	out_u64("tx_frames", "transmit:     %llu frames sent (requests, responses, ACKs, NAKs)",
+		s->tx_frames);
+	out_u64("tx_full", ", %llu not sent (TX ring full)", s->tx_full);
+	out_u64("naks", "; %llu of them NAKs\n", s->naks);
+	out_open("responder", "responder:    ");
+	out_u64("acks", "%llu ACKs", s->resp.acks);
+	out_u64("seq_naks", ", %llu sequence NAKs", s->resp.seq_naks);
+	out_u64("rnr_naks", ", %llu RNR NAKs", s->resp.rnr_naks);
+	out_u64("dups", ", %llu duplicates answered", s->resp.dups);
+	out_u64("replays", " (%llu responses sent again", s->resp.replays);
+	out_u64("dup_unknown", ", %llu unknown)", s->resp.dup_unknown);
+	out_u64("rewinds", ", %llu rewinds", s->resp.rewinds);
+	out_u64("bad_icrc", ", %llu bad ICRC", s->resp.bad_icrc);
+	out_close("\n");
+	out_open("requester", "requester:    ");
+	out_u64("wqes", "%llu send requests", s->req.wqes);
+	out_u64("packets", ", %llu packets", s->req.packets);
+	out_u64("bytes", " (%llu payload bytes", s->req.bytes);
+	out_u64("retransmits", ", %llu sent again)", s->req.retransmits);
+	out_u64("completions", ", %llu completions;\n              ", s->req.completions);
+	out_u64("timeouts", "%llu timeouts", s->req.timeouts);
+	out_u64("seq_naks", ", %llu sequence NAKs", s->req.seq_naks);
+	out_u64("rnr_naks", " and %llu RNR NAKs received", s->req.rnr_naks);
+	out_u64("errors", ", %llu errors", s->req.errors);
+	out_u64("stale", ", %llu stale responses", s->req.stale);
+	out_u64("no_neigh", ", %llu waits for a neighbour", s->req.no_neigh);
+	out_close("\n");
+	out_open("mcast", "mcast:        ");
+	out_u64("groups", "%llu groups", s->mcast_groups);
+	out_u64("waiting", ", %llu packets waiting for replication", s->mcast_waiting);
+	out_u64("threshold", s->mcast_threshold ? " (threshold %llu),\n              "
+						: " (threshold %llu: none),\n              ",
+		s->mcast_threshold);
+	out_u64("replicated", "%llu replicated", s->mcast_replicated);
+	out_u64("max_refs", ", largest reference count %llu", s->mcast_max_refs);
+	out_u64("credit_stalls", ", %llu credit stalls", s->mcast_credit_stalls);
+	out_u64("credits", " (%llu credits a flow queue)", s->mcast_credits);
+	out_u64("stale", NULL, s->mcast_stale);
+	out_close("\n");
+	out_open("umem", "umem frames:  ");
+	out_u64("frames", "%llu", s->umem_frames);
+	out_u64("free", " = %llu free", s->frames_free);
+	out_u64("fill", " + %llu fill", s->frames_fill);
+	out_u64("kernel", " + %llu kernel", s->frames_kernel);
+	out_u64("rx", " + %llu rx", s->frames_rx);
+	out_u64("held", " + %llu held\n", s->frames_held);
+	out_u64("jumbo_slots", "jumbo slots:  %llu", s->jumbo_slots);
+	out_u64("jumbo_free", " (%llu free)", s->jumbo_free);
+	out_u64("jumbo_frames", ": %llu frames made one", s->jumbo_frames);
+	out_u64("jumbo_drops", ", %llu dropped (no slot free, or over one)\n", s->jumbo_drops);
+	out_close(NULL);
+	out_close(NULL);
+}
+
+int do_status(int argc, char **argv)
+{
+	const char *op = "status";
+	char ifn[FIELD_SIZE(struct xhca_status, ifname) + 1];
+	char pin[FIELD_SIZE(struct xhca_status, pin_dir) + 1];
+	char mode[FIELD_SIZE(struct xhca_status, mode) + 1];
+	char by[FIELD_SIZE(struct xhca_status, attached_by) + 1];
+	char sch[FIELD_SIZE(struct xhca_status, sched) + 1];
+	char xm[FIELD_SIZE(struct xhca_status, xsk_mode) + 1];
+	struct xhca_status *s = NULL;
+	__u32 len = 0;
+	int rc, npos;
+
+	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	rc = request(op, XHCA_CTL_STATUS, NULL, 0, (void **)&s, &len);
+	if (rc)
+		goto out;
+	if (len < sizeof(*s)) {
+		rc = short_reply(op, len, sizeof(*s));
+		goto out;
+	}
+	field_str(ifn, sizeof(ifn), s->ifname, sizeof(s->ifname));
+	field_str(pin, sizeof(pin), s->pin_dir, sizeof(s->pin_dir));
+	field_str(mode, sizeof(mode), s->mode, sizeof(s->mode));
+	field_str(by, sizeof(by), s->attached_by, sizeof(s->attached_by));
+	field_str(sch, sizeof(sch), s->sched, sizeof(s->sched));
+	field_str(xm, sizeof(xm), s->xsk_mode, sizeof(s->xsk_mode));
+	if (s->abi_version != XHCA_ABI_VERSION)
+		pr_warn("warning: xhcad uses map ABI %u, this xhca was built for %u; update one of "
+			"them\n", s->abi_version, XHCA_ABI_VERSION);
+	status_print(s, ifn, pin, mode, by, sch, xm);
+out:
+	free(s);
+	return rc;
+}
+
+const char status_usage[] = USAGE_STATUS;

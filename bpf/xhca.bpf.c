@@ -750,6 +750,123 @@ static __always_inline __u32 failed_state(__u32 cur, int rc)
 			    ~(XHCA_RXPSN_BUSY | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX);
 }
 
+/* Return values of the request helpers below, other than a reason: go on
+ * with the packet, or read the receive state again (it changed under us). */
+#define RQ_GO (-1)
+#define RQ_RETRY (-2)
+
+/* The PSN against the receive state cur (ePSN and flags): RQ_GO with
+ * *base the state the packet starts from, a reason, or RQ_RETRY. RC: a
+ * duplicate, and the first packet after a gap, go to xhcad in line behind
+ * what came before, so its re-ACK or sequence NAK never overtakes a request
+ * still on its way; the rest of the gap is silent. UC: a gap breaks the
+ * message in progress; the next FIRST/ONLY starts clean at any PSN. */
+static __always_inline int rq_psn(struct xhca_qp_ctx *c, const struct roce_pkt *p,
+				  struct verdict *vd, __u32 cur, int rc, int host, int start,
+				  __u32 *base)
+{
+	__u32 epsn = cur & XHCA_RXPSN_MASK;
+
+	*base = cur;
+	if (rc) {
+		int d = xhca_psn_cmp(p->psn, epsn);
+
+		if (d == 0)
+			return RQ_GO;
+		if (!host)
+			return d < 0 ? XHCA_R_DROP_PSN_DUP : XHCA_R_DROP_PSN_OOS;
+		if (d > 0 && (cur & XHCA_RXPSN_NAKED))
+			return XHCA_R_DROP_PSN_OOS;
+		/* what xhcad may acknowledge again: all before the ePSN (it
+		 * rewinds to a packet, never before one acknowledged) */
+		vd->msg_len = epsn;
+		vd->csn = READ_ONCE32(c->msn);
+		vd->mflags |= XHCA_MF_CSN;
+		if (d < 0)
+			return XHCA_R_DUP_TO_FLOWQ;
+		if (__sync_val_compare_and_swap(&c->rx_psn, cur, cur | XHCA_RXPSN_NAKED) != cur)
+			return RQ_RETRY;
+		return XHCA_R_SEQ_NAK_TO_FLOWQ;
+	}
+	if (!(cur & XHCA_RXPSN_UC_DROP) && p->psn == epsn)
+		return RQ_GO;
+	if (!start) {
+		__u32 next = failed_state(cur, 0);
+
+		if (next == cur || __sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
+			return XHCA_R_DROP_UC_GAP;
+		return RQ_RETRY;
+	}
+	*base &= ~(XHCA_RXPSN_UC_DROP | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX | XHCA_RXPSN_PROXY |
+		   XHCA_RXPSN_SEND);
+	return RQ_GO;
+}
+
+/* The opcode sequence and what the first packet's checks found: 0 or the
+ * reason. A WRITE's or SEND's MIDDLE/LAST need its FIRST; a new RC message
+ * may not cut one short (IBA 9.7.5.1.2, RXE's check_op_seq: missing
+ * FIRST/LAST); on UC a new FIRST/ONLY abandons the message in progress. */
+static __always_inline int rq_seq(const struct roce_pkt *p, __u32 base, int rc, int host,
+				  int start, int write, int cont, int pre, __u32 mtu)
+{
+	if (cont && !(base & XHCA_RXPSN_WRITE))
+		return XHCA_R_DROP_WRITE_SEQ;
+	if (rc && !cont && (base & XHCA_RXPSN_WRITE))
+		return XHCA_R_DROP_WRITE_SEQ;
+	if ((base & XHCA_RXPSN_SEND) ? rc && !send_cont(p, host, start) : send_cont(p, host, start))
+		return XHCA_R_DROP_SEND_SEQ;
+	if (start && pre)
+		return pre;
+	if (write && start && !write_len_ok(p, p->dma_len, mtu))
+		return XHCA_R_DROP_WRITE_LEN;
+	return 0;
+}
+
+/* A WRITE that owns the cursor (BUSY set in cur's place): where its bytes
+ * go, the cursor moved on, the receive state next released. RQ_GO, or the
+ * reason (the QP to the error state). */
+static __always_inline int rq_write_cursor(struct xdp_md *ctx, struct xhca_qp_ctx *c,
+					   const struct roce_pkt *p, struct verdict *vd,
+					   __u32 cur, __u32 next, int rc, int start, int end,
+					   __u32 mtu)
+{
+	struct mr_view *m = &vd->mr; /* start's region, or the WRITE's */
+	__u64 va = p->va, left = p->dma_len;
+	int r;
+
+	if (start) {
+		c->wc_mr = p->rkey >> 8;
+		c->wc_gen = m->gen;
+		c->wc_len = p->dma_len;
+		c->wc_psn = p->psn;
+	} else {
+		va = c->wc_va;
+		left = c->wc_left;
+		r = mr_view(c->wc_mr, m);
+		if (!r && m->gen != c->wc_gen)
+			r = XHCA_R_DROP_WRITE_SEQ; /* its MR changed meanwhile */
+		if (!r && !write_len_ok(p, left, mtu))
+			r = XHCA_R_DROP_WRITE_LEN;
+		if (r) {
+			__sync_lock_test_and_set(&c->rx_psn, failed_state(cur, rc));
+			if (rc)
+				qp_error_event(ctx, vd, p, r);
+			return r;
+		}
+	}
+	vd->place = m->base + (va - m->iova);
+	vd->msg_len = c->wc_len;
+	vd->first_psn = c->wc_psn;
+	c->wc_va = va + p->payload_len;
+	c->wc_left = left - p->payload_len;
+	if (!end)
+		next |= XHCA_RXPSN_WRITE | (vd->pretx ? XHCA_RXPSN_PRETX : 0);
+	/* An atomic exchange releases the cursor: a full barrier, its stores
+	 * are seen before the new word. */
+	__sync_lock_test_and_set(&c->rx_psn, next);
+	return RQ_GO;
+}
+
 /*
  * An RC or UC request against the QP's receive state (rx_psn and the WRITE
  * cursor): the PSN first (a duplicate is a duplicate whatever else is wrong
@@ -788,60 +905,12 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 			continue;
 		if (cur & XHCA_RXPSN_ERR)
 			return XHCA_R_DROP_QP_STATE;
-		base = cur;
-		if (rc) {
-			int d = xhca_psn_cmp(p->psn, epsn);
-
-			/* A duplicate, and the first packet after a gap, go
-			 * to xhcad in line behind what came before, so its
-			 * re-ACK or sequence NAK never overtakes a request
-			 * still on its way; the rest of the gap is silent. */
-			if (d != 0) {
-				if (!host)
-					return d < 0 ? XHCA_R_DROP_PSN_DUP : XHCA_R_DROP_PSN_OOS;
-				if (d > 0 && (cur & XHCA_RXPSN_NAKED))
-					return XHCA_R_DROP_PSN_OOS;
-				/* what xhcad may acknowledge again: all before
-				 * the ePSN (it rewinds to a packet, never
-				 * before one acknowledged) */
-				vd->msg_len = epsn;
-				vd->csn = READ_ONCE32(c->msn);
-				vd->mflags |= XHCA_MF_CSN;
-				if (d < 0)
-					return XHCA_R_DUP_TO_FLOWQ;
-				if (__sync_val_compare_and_swap(&c->rx_psn, cur,
-								cur | XHCA_RXPSN_NAKED) != cur)
-					continue;
-				return XHCA_R_SEQ_NAK_TO_FLOWQ;
-			}
-		} else if ((cur & XHCA_RXPSN_UC_DROP) || p->psn != epsn) {
-			/* UC: a gap breaks the message in progress; the next
-			 * FIRST/ONLY starts clean at any PSN. */
-			if (!start) {
-				next = failed_state(cur, 0);
-				if (next == cur ||
-				    __sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
-					return XHCA_R_DROP_UC_GAP;
-				continue;
-			}
-			base &= ~(XHCA_RXPSN_UC_DROP | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-				  XHCA_RXPSN_PROXY | XHCA_RXPSN_SEND);
-		}
-		/* A WRITE's or SEND's MIDDLE/LAST need its FIRST; a new RC
-		 * message may not cut one short (IBA 9.7.5.1.2, RXE's
-		 * check_op_seq: missing FIRST/LAST); on UC a new FIRST/ONLY
-		 * abandons the message in progress. */
-		if (cont && !(base & XHCA_RXPSN_WRITE))
-			err = XHCA_R_DROP_WRITE_SEQ;
-		else if (rc && !cont && (base & XHCA_RXPSN_WRITE))
-			err = XHCA_R_DROP_WRITE_SEQ;
-		else if ((base & XHCA_RXPSN_SEND) ? rc && !send_cont(p, host, start)
-						 : send_cont(p, host, start))
-			err = XHCA_R_DROP_SEND_SEQ;
-		else if (start && pre)
-			err = pre;
-		else if (write && start && !write_len_ok(p, p->dma_len, mtu))
-			err = XHCA_R_DROP_WRITE_LEN;
+		r = rq_psn(c, p, vd, cur, rc, host, start, &base);
+		if (r == RQ_RETRY)
+			continue;
+		if (r != RQ_GO)
+			return r;
+		err = rq_seq(p, base, rc, host, start, write, cont, pre, mtu);
 		if (err) {
 			if (__sync_val_compare_and_swap(&c->rx_psn, cur, failed_state(cur, rc)) != cur)
 				continue;
@@ -884,42 +953,7 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 		/* A WRITE: own the cursor while it moves. */
 		if (__sync_val_compare_and_swap(&c->rx_psn, cur, cur | XHCA_RXPSN_BUSY) != cur)
 			continue;
-		{
-			struct mr_view *m = &vd->mr; /* m0: start's region, or the WRITE's */
-			__u64 va = p->va, left = p->dma_len;
-
-			if (start) {
-				c->wc_mr = p->rkey >> 8;
-				c->wc_gen = m0->gen;
-				c->wc_len = p->dma_len;
-				c->wc_psn = p->psn;
-			} else {
-				va = c->wc_va;
-				left = c->wc_left;
-				r = mr_view(c->wc_mr, m);
-				if (!r && m->gen != c->wc_gen)
-					r = XHCA_R_DROP_WRITE_SEQ; /* its MR changed meanwhile */
-				if (!r && !write_len_ok(p, left, mtu))
-					r = XHCA_R_DROP_WRITE_LEN;
-				if (r) {
-					__sync_lock_test_and_set(&c->rx_psn, failed_state(cur, rc));
-					if (rc)
-						qp_error_event(ctx, vd, p, r);
-					return r;
-				}
-			}
-			vd->place = m->base + (va - m->iova);
-			vd->msg_len = c->wc_len;
-			vd->first_psn = c->wc_psn;
-			c->wc_va = va + p->payload_len;
-			c->wc_left = left - p->payload_len;
-			if (!end)
-				next |= XHCA_RXPSN_WRITE | (vd->pretx ? XHCA_RXPSN_PRETX : 0);
-			/* An atomic exchange releases the cursor: a full barrier,
-			 * its stores are seen before the new word. */
-			__sync_lock_test_and_set(&c->rx_psn, next);
-		}
-		return -1;
+		return rq_write_cursor(ctx, c, p, vd, cur, next, rc, start, end, mtu);
 	}
 	return XHCA_R_DROP_QP_BUSY;
 }

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # xhca: software RoCEv2 host channel adapter (XDP + AF_XDP).
 #   make            build everything (only builds: make deps installs packages)
-#   make test       layers checked, unit, integration and interop tests (SANITIZE=1: sanitized
+#   make test       layers checked, unit, integration and interop tests (T="control
+#                   unit/rx": only those; SANITIZE=1: sanitized
 #                   programs; make test-sanitize: unit and integration so)
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
@@ -89,7 +90,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
 	qemu-system-x86_64:qemu-system-x86 /usr/share/doc/busybox-static/copyright:busybox-static \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
-	cpio:cpio depmod:kmod
+	cpio:cpio depmod:kmod groff:groff-base
 
 .PHONY: all deps compile ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
 .DELETE_ON_ERROR:
@@ -225,9 +226,10 @@ $(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 check-layers: $(XHCAD_OBJS)
 	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
 
+# T="NAME ...": only those tests (tests/run.sh: unit/FILE, integ/NAME, a NAME)
 test: ready
 	$(Q)$(MAKE) --no-print-directory check-layers
-	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh
+	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh $(T)
 
 # The unit and integration tests with sanitized programs (SANITIZE=1).
 test-sanitize:
@@ -266,6 +268,8 @@ install: compile
 	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a
 	install -d $(DESTDIR)$(PREFIX)/lib/xhca/verbs
 	install -m 0755 $(VERBS_LIB) $(DESTDIR)$(PREFIX)/lib/xhca/verbs/libibverbs.so.1
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 man/xhcad.8 man/xhca.8 man/xhca-gen.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 
 clean:
 	rm -rf build

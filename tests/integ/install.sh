@@ -20,6 +20,20 @@ check "install: binaries are executable" test -x "$dest/opt/xhca/sbin/xhcad" -a 
 check "install: the installed CLI runs" bash -c "'$dest/opt/xhca/bin/xhca' --help >/dev/null"
 check "install: the installed object holds xhca_rx" bash -c \
 	"bpftool btf dump file '$dest/opt/xhca/lib/xhca/xhca.bpf.o' | grep -q \"FUNC 'xhca_rx'\""
+# man pages: installed, rendered without a warning, and naming every option
+# the programs' own usage texts name (xhcad's comes from its option table)
+for p in xhcad xhca xhca-gen; do
+	m=$dest/opt/xhca/share/man/man8/$p.8
+	check "install: man page $p(8)" test -s "$m"
+	out=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
+	check_eq "install: $p(8) renders without a warning" "$out" ""
+	missing=
+	for o in $("$dest/opt/xhca/$( [ $p = xhcad ] && echo sbin || echo bin)/$p" --help 2>&1 |
+		grep -oE -- '--[a-z][a-z0-9-]+' | sort -u); do
+		grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" "$m" || missing="$missing $o"
+	done
+	check_eq "install: $p(8) describes every option of $p --help" "$missing" ""
+done
 check "install: the verbs library in a directory of its own, not over the system's" \
 	test "$(readelf -d "$dest/opt/xhca/lib/xhca/verbs/libibverbs.so.1" |
 		awk '/SONAME/ {print $NF}')" = "[libibverbs.so.1]"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Runs the test suites (unit, integ, interop; all by default), counts the
-# "ok"/"not ok"/"skip" lines they print, and ends with "N passed, N failed".
+# Runs the test suites (unit, integ, interop; all by default), or single
+# tests: unit/FILE (pkt, rx, sched, reorder, locksvc), integ/NAME,
+# interop/NAME, rxe, or a bare NAME of any of them (make test T="control
+# unit/rx"). Counts the "ok"/"not ok"/"skip" lines they print, and ends with
+# "N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -44,8 +47,20 @@ for s in "${suites[@]}"; do
 			[ -e "$t" ] || continue
 			run_one "$s/$(basename "$t" .sh)" bash "$t"
 		done ;;
-	rxe) run_one interop/rxe bash tests/interop/rxe.sh ;;
-	*) echo "unknown suite $s"; exit 2 ;;
+	rxe|interop/rxe) run_one interop/rxe bash tests/interop/rxe.sh ;;
+	unit/*) run_one "$s" "$B/test_unit" --only "${s#unit/}" ;;
+	integ/*|interop/*)
+		if [ -e "tests/$s.sh" ]; then run_one "$s" bash "tests/$s.sh"
+		else echo "no test $s (tests/$s.sh)"; exit 2; fi ;;
+	*)
+		if [ -e "tests/integ/$s.sh" ]; then run_one "integ/$s" bash "tests/integ/$s.sh"
+		elif [ -e "tests/interop/$s.sh" ]; then run_one "interop/$s" bash "tests/interop/$s.sh"
+		elif [ -e "tests/unit/test_$s.c" ]; then run_one "unit/$s" "$B/test_unit" --only "$s"
+		else
+			echo "no suite or test $s: give unit, integ, interop, rxe, unit/FILE," \
+				"integ/NAME, interop/NAME or a NAME of tests/integ, tests/interop"
+			exit 2
+		fi ;;
 	esac
 done
 if [ -n "$san" ]; then

@@ -112,8 +112,9 @@ for _ in $(seq 50); do [ -S "$FAKE" ] && break; sleep 0.1; done
 out=$("$B/xhca" -i "xvfake$$" status 2>&1); rc=$?
 wait $fake
 rm -f "$FAKE"
-check "control: the CLI refuses a reply of protocol 2 (exit $rc: $out)" \
-	bash -c "[ $rc != 0 ] && grep -q 'xhcad speaks control protocol 2, this client 1' <<<'$out'"
+check_eq "control: the CLI refuses a reply of protocol 2: exit 1" "$rc" 1
+check "control: ... and says why ($out)" \
+	grep -q "xhcad speaks control protocol 2, this client 1" <<<"$out"
 check "control: xhcad still running" kill -0 "$XHCAD_PID"
 check_eq "control: nothing changed" "$(xhca -j qp show)" "$before"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The unit test binary: runs every test file's entry and exits 1 if any case
+/* The unit test binary: runs every test file's entry (or, with --only NAME,
+ * that file's: pkt, rx, sched, reorder, locksvc) and exits 1 if any case
  * failed. tests/run.sh counts the "ok"/"not ok"/"skip" lines. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,27 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "--fuzz"))
 		return test_rx_fuzz(strtoul(argv[2], NULL, 0),
 				    argc >= 4 ? strtoull(argv[3], NULL, 0) : 1) ? 1 : 0;
-	fails += test_pkt_run();
-	fails += test_rx_run();
-	fails += test_sched_run();
-	fails += test_reorder_run();
-	fails += test_locksvc_run();
+	static const struct {
+		const char *name;
+		int (*run)(void);
+	} files[] = {
+		{ "pkt", test_pkt_run },	 { "rx", test_rx_run },
+		{ "sched", test_sched_run },	 { "reorder", test_reorder_run },
+		{ "locksvc", test_locksvc_run },
+	};
+	const char *only = argc >= 3 && !strcmp(argv[1], "--only") ? argv[2] : NULL;
+	int ran = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (only && strcmp(only, files[i].name))
+			continue;
+		fails += files[i].run();
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "test_unit: no unit test file %s; there are pkt, rx, sched, reorder "
+			"and locksvc\n", only);
+		return 2;
+	}
 	return fails ? 1 : 0;
 }

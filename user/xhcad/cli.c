@@ -11,17 +11,17 @@
 
 void cli_post(struct xhcad *d, struct qp_host *qh, __u32 i)
 {
-	struct hm_alloc *a = hm_find(d, qh->cli_bufs);
-	__u32 prod = qh->rq->prod;
+	struct hm_alloc *a = hm_find(d, qh->rcv.cli_bufs);
+	__u32 prod = qh->rcv.rq->prod;
 	struct xhca_rwqe w = {
-		.wr_id = i, .off = (__u64)i * qh->cli_buf_size, .len = qh->cli_buf_size,
-		.alloc = qh->cli_bufs,
+		.wr_id = i, .off = (__u64)i * qh->rcv.cli_buf_size, .len = qh->rcv.cli_buf_size,
+		.alloc = qh->rcv.cli_bufs,
 	};
 
-	if (!a || prod - qh->rq->cons >= qh->rq_depth)
+	if (!a || prod - qh->rcv.rq->cons >= qh->rcv.rq_depth)
 		return;
-	qh->rqe[prod & (qh->rq_depth - 1)] = w;
-	__atomic_store_n(&qh->rq->prod, prod + 1, __ATOMIC_RELEASE);
+	qh->rcv.rqe[prod & (qh->rcv.rq_depth - 1)] = w;
+	__atomic_store_n(&qh->rcv.rq->prod, prod + 1, __ATOMIC_RELEASE);
 }
 
 /* The CLI QP a completion is for, if it has xhcad's buffers. */
@@ -33,7 +33,7 @@ static struct qp_host *cli_qp(struct xhcad *d, __u32 qpn)
 
 	if (qp_find(d, "cq poll", qpn, 0, &lidx, &c, err, sizeof(err)))
 		return NULL;
-	return d->qh[lidx].valid && d->qh[lidx].cli_bufs ? &d->qh[lidx] : NULL;
+	return d->qh[lidx].valid && d->qh[lidx].rcv.cli_bufs ? &d->qh[lidx] : NULL;
 }
 
 int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry **out, __u32 *n,
@@ -66,14 +66,14 @@ int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry 
 		struct qp_host *qh = took ? cli_qp(d, c->qp_num) : NULL;
 
 		v[k].c = *c;
-		if (!qh || c->wr_id >= qh->rq_depth)
+		if (!qh || c->wr_id >= qh->rcv.rq_depth)
 			continue;
 		if (c->opcode == XHCA_WC_RECV && !c->status && r->dump) {
 			__u32 len = c->byte_len < r->dump ? c->byte_len : r->dump;
 
 			if (len > XHCA_CQ_DUMP_MAX)
 				len = XHCA_CQ_DUMP_MAX;
-			hm_read(d, hm_find(d, qh->cli_bufs), c->wr_id * qh->cli_buf_size, v[k].data,
+			hm_read(d, hm_find(d, qh->rcv.cli_bufs), c->wr_id * qh->rcv.cli_buf_size, v[k].data,
 				len);
 			v[k].data_len = len;
 		}

@@ -20,7 +20,7 @@ void session_close(struct xhcad *d, __u32 id)
 	char err[XHCA_ERRMSG_LEN];
 	__u32 nqp = 0, ncq = 0;
 
-	for (pp = &d->sessions; *pp; pp = &(*pp)->next) {
+	for (pp = &d->app.sessions; *pp; pp = &(*pp)->next) {
 		if ((*pp)->id == id) {
 			s = *pp;
 			*pp = s->next;
@@ -43,7 +43,7 @@ void session_close(struct xhcad *d, __u32 id)
 		close(s->pidfd);
 	if (s->sq_dbfd >= 0)
 		close(s->sq_dbfd);
-	d->nsessions--;
+	d->app.nsessions--;
 	d->state_dirty = 1;
 	pr_info("session %u (%s) ended: freed %u QPs, %u CQs, its memory regions and host memory\n", id, s->name,
 		nqp, ncq);

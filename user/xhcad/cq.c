@@ -81,7 +81,7 @@ void cq_notify(struct xhcad *d)
 {
 	/* The application may be going to sleep: see ring.h. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (struct cq *cq = d->cqs; cq; cq = cq->next) {
+	for (struct cq *cq = d->app.cqs; cq; cq = cq->next) {
 		__u64 one = 1;
 
 		if (!cq->dirty)
@@ -98,7 +98,7 @@ void cq_notify(struct xhcad *d)
 
 struct cq *cq_find(struct xhcad *d, __u32 id)
 {
-	for (struct cq *c = d->cqs; c; c = c->next)
+	for (struct cq *c = d->app.cqs; c; c = c->next)
 		if (c->id == id)
 			return c;
 	return NULL;
@@ -134,8 +134,8 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	if (!al) {
 		snprintf(err, errlen, "cq create: no room for %llu bytes in host memory (%llu of "
 			 "%llu in use); free buffers or start xhcad with a larger --hostmem-mb",
-			 (unsigned long long)len, (unsigned long long)d->hostmem_used,
-			 (unsigned long long)d->hostmem_bytes);
+			 (unsigned long long)len, (unsigned long long)d->hm.used,
+			 (unsigned long long)d->hm.bytes);
 		return -ENOMEM;
 	}
 	cq = calloc(1, sizeof(*cq));
@@ -150,7 +150,7 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 		free(cq);
 		return rc;
 	}
-	cq->id = ++d->next_cq;
+	cq->id = ++d->app.next_cq;
 	cq->owner = owner;
 	cq->depth = a->depth;
 	cq->alloc = al->id;
@@ -160,8 +160,8 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	cq->proxy = !!(a->flags & XHCA_CQF_PROXY);
 	cq->claimed = cq->ring->prod;
 	cq->efd = efd;
-	cq->next = d->cqs;
-	d->cqs = cq;
+	cq->next = d->app.cqs;
+	d->app.cqs = cq;
 	a->cq = cq->id;
 	a->ring_off = hm_base(al, 0);
 	a->ring_len = len;
@@ -173,7 +173,7 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 	struct cq **pp;
 
 	flowq_unblock(d, cq);
-	for (pp = &d->cqs; *pp; pp = &(*pp)->next) {
+	for (pp = &d->app.cqs; *pp; pp = &(*pp)->next) {
 		if (*pp == cq) {
 			*pp = cq->next;
 			break;
@@ -189,7 +189,7 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 
 struct srq *srq_find(struct xhcad *d, __u32 id)
 {
-	for (struct srq *q = d->srqs; q; q = q->next)
+	for (struct srq *q = d->app.srqs; q; q = q->next)
 		if (q->id == id)
 			return q;
 	return NULL;
@@ -218,15 +218,15 @@ int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err,
 		mem_free(d, al->id, owner);
 		return -ENOMEM;
 	}
-	q->id = ++d->next_srq;
+	q->id = ++d->app.next_srq;
 	q->owner = owner;
 	q->depth = a->depth;
 	q->alloc = al->id;
 	q->ring = hm_contig_ptr(d, al);
 	q->e = (struct xhca_rwqe *)(q->ring + 1);
 	q->ring->depth = a->depth;
-	q->next = d->srqs;
-	d->srqs = q;
+	q->next = d->app.srqs;
+	d->app.srqs = q;
 	a->srq = q->id;
 	a->alloc = al->id;
 	a->ring_off = hm_base(al, 0);
@@ -237,7 +237,7 @@ static void srq_free(struct xhcad *d, struct srq *q)
 {
 	struct srq **pp;
 
-	for (pp = &d->srqs; *pp; pp = &(*pp)->next)
+	for (pp = &d->app.srqs; *pp; pp = &(*pp)->next)
 		if (*pp == q) {
 			*pp = q->next;
 			break;
@@ -287,8 +287,8 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 	cq->cons_cache = cq->ring->cons;
 	cq->proxy = !!(flags & XHCA_CQF_PROXY);
 	cq->claimed = cq->ring->prod; /* what an earlier proxy had not written is gone */
-	cq->next = d->cqs;
-	d->cqs = cq;
+	cq->next = d->app.cqs;
+	d->app.cqs = cq;
 	return 0;
 }
 
@@ -342,12 +342,12 @@ int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n)
 	__u32 k = 0, cnt = 0;
 	struct xhca_cq_info *v;
 
-	for (struct cq *cq = d->cqs; cq; cq = cq->next)
+	for (struct cq *cq = d->app.cqs; cq; cq = cq->next)
 		cnt++;
 	v = calloc(cnt ? cnt : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (struct cq *cq = d->cqs; cq; cq = cq->next, k++) {
+	for (struct cq *cq = d->app.cqs; cq; cq = cq->next, k++) {
 		v[k].cq = cq->id;
 		v[k].owner = cq->owner;
 		v[k].depth = cq->depth;
@@ -366,14 +366,14 @@ __u32 cq_free_owner(struct xhcad *d, __u32 owner)
 {
 	__u32 n = 0;
 
-	for (struct cq *c = d->cqs, *next; c; c = next) {
+	for (struct cq *c = d->app.cqs, *next; c; c = next) {
 		next = c->next;
 		if (c->owner == owner) {
 			cq_free(d, c);
 			n++;
 		}
 	}
-	for (struct srq *q = d->srqs, *next; q; q = next) {
+	for (struct srq *q = d->app.srqs, *next; q; q = next) {
 		next = q->next;
 		if (q->owner == owner)
 			srq_free(d, q);
@@ -385,19 +385,19 @@ __u32 cq_free_owner(struct xhcad *d, __u32 owner)
  * (gone with the process, or kept with --keep for the next xhcad). */
 void cq_fini(struct xhcad *d)
 {
-	while (d->cqs) {
-		struct cq *cq = d->cqs;
+	while (d->app.cqs) {
+		struct cq *cq = d->app.cqs;
 
-		d->cqs = cq->next;
+		d->app.cqs = cq->next;
 		if (cq->efd >= 0)
 			close(cq->efd);
 		close(cq->dbfd);
 		free(cq);
 	}
-	while (d->srqs) {
-		struct srq *q = d->srqs;
+	while (d->app.srqs) {
+		struct srq *q = d->app.srqs;
 
-		d->srqs = q->next;
+		d->app.srqs = q->next;
 		free(q);
 	}
 }

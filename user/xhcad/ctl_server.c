@@ -66,21 +66,21 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->next_qpn = d->next_qpn;
 	s->keep = d->keep;
 	s->repaired = d->repaired;
-	s->sessions = d->nsessions;
+	s->sessions = d->app.nsessions;
 	s->nflowq = d->nflowq;
 	s->nrxq = xsk_nrxq(d);
 	snprintf(s->sched, sizeof(s->sched), "%s", sched_mode_name(d->sched.mode));
 	snprintf(s->xsk_mode, sizeof(s->xsk_mode), "%s", xsk_zerocopy(d) ? "zerocopy" : "copy");
-	s->bus_rate = d->bus_rate;
-	s->hostmem_bytes = d->hostmem_bytes;
-	s->hostmem_used = d->hostmem_used;
-	s->max_mrs = d->max_mrs - 1;
-	s->mrs_in_use = d->mrs_in_use;
-	s->fragment = (__u32)d->fragment;
-	s->canary = (__u32)d->canary;
+	s->bus_rate = d->bus.rate;
+	s->hostmem_bytes = d->hm.bytes;
+	s->hostmem_used = d->hm.used;
+	s->max_mrs = d->mr.max - 1;
+	s->mrs_in_use = d->mr.in_use;
+	s->fragment = (__u32)d->hm.fragment;
+	s->canary = (__u32)d->hm.canary;
 	hm_canary_scan(d);
-	s->canary_violations = d->canary_violations;
-	s->barriers = d->barriers;
+	s->canary_violations = d->hm.canary_violations;
+	s->barriers = d->mr.barriers;
 	s->naks = d->naks;
 	s->resp = d->resp;
 	s->req = d->req;
@@ -239,7 +239,7 @@ static int op_hello(struct ctl_req *r)
 	}
 	r->c->session = s->id;
 	out.session = s->id;
-	out.hostmem_bytes = d->hostmem_bytes;
+	out.hostmem_bytes = d->hm.bytes;
 	r->out_fd = d->m.hostmem;
 	return reply(r, &out, sizeof(out));
 }
@@ -328,7 +328,7 @@ static int op_alloc(struct ctl_req *r)
 		return errf(r->err, sizeof(r->err), -ENOMEM, "alloc: no %llu bytes free in host "
 			    "memory (%llu of %llu in use); free buffers or start xhcad with a "
 			    "larger --hostmem-mb", (unsigned long long)a.len,
-			    (unsigned long long)d->hostmem_used, (unsigned long long)d->hostmem_bytes);
+			    (unsigned long long)d->hm.used, (unsigned long long)d->hm.bytes);
 	return reply_alloc(r, al);
 }
 

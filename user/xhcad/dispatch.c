@@ -61,7 +61,7 @@ static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const _
 	}
 	/* the ICRC, which xhca_rx does not check */
 	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(fr, len)) {
-		if (qh->type != XHCA_QPT_RC && (qh->in_msg || !(oi->flags & XHCA_O_END)))
+		if (qh->type != XHCA_QPT_RC && (qh->rcv.in_msg || !(oi->flags & XHCA_O_END)))
 			recv_msg_fail(qh, !!(oi->flags & XHCA_O_END), XHCA_H_BAD_ICRC);
 		return resp_bad_icrc(d, qh, m);
 	}
@@ -91,28 +91,28 @@ static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct x
 
 		/* RC: inside a message, any frame, a later message's too,
 		 * must be the next */
-		if (qh->psn_valid && m->psn != qh->next_psn && qh->in_msg &&
-		    (!start || (qh->type == XHCA_QPT_RC && !qh->px))) {
+		if (qh->rcv.psn_valid && m->psn != qh->rcv.next_psn && qh->rcv.in_msg &&
+		    (!start || (qh->type == XHCA_QPT_RC && !qh->px.on))) {
 			qh->cnt.errors++;
 			/* RC: what came before is placed (and may be
 			 * acknowledged); the message goes on from the
 			 * missing packet (rewind_msg) */
-			if (qh->type == XHCA_QPT_RC && !qh->px)
+			if (qh->type == XHCA_QPT_RC && !qh->px.on)
 				return XHCA_H_SEQ_ERR;
-			qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+			qh->rcv.next_psn = (m->psn + 1) & XHCA_PSN_MASK;
 			return recv_msg_fail(qh, end, XHCA_H_SEQ_ERR);
 		}
-		qh->psn_valid = 1;
-		qh->next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+		qh->rcv.psn_valid = 1;
+		qh->rcv.next_psn = (m->psn + 1) & XHCA_PSN_MASK;
 	}
 	if (m->reason == XHCA_R_PLACED_ACK)
 		return XHCA_H_ACKED; /* xhca_rx placed it: resp_after() acknowledges */
 	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
 		__u32 imm;
 
-		if (qh->in_msg)
+		if (qh->rcv.in_msg)
 			qh->cnt.errors++;
-		qh->in_msg = MSG_NONE;
+		qh->rcv.in_msg = MSG_NONE;
 		memcpy(&imm, fr + bth + oi->hdr_len - 4, 4);
 		return recv_write_imm(d, qh, m, imm, m->msg_len, XHCA_H_IMM_DONE);
 	}
@@ -139,22 +139,22 @@ int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const 
 
 	/* A duplicate or a gap's NAK completes nothing; a WRITE xhca_rx
 	 * placed and sends on for its ACK has its record from xhca_rx. */
-	if (qh && (!qh->px || m->reason == XHCA_R_DUP_TO_FLOWQ ||
+	if (qh && (!qh->px.on || m->reason == XHCA_R_DUP_TO_FLOWQ ||
 		   m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || m->reason == XHCA_R_PLACED_ACK))
 		qh = NULL;
-	if (qh && (!qh->px_open || m->csn != qh->px_csn)) {
-		if (qh->px_open && !qh->px_recorded) /* a message that never ended */
-			proxy_record(d, qh, qh->px_csn, NULL);
-		qh->px_csn = m->csn;
-		qh->px_open = 1;
-		qh->px_recorded = 0;
+	if (qh && (!qh->px.open || m->csn != qh->px.csn)) {
+		if (qh->px.open && !qh->px.recorded) /* a message that never ended */
+			proxy_record(d, qh, qh->px.csn, NULL);
+		qh->px.csn = m->csn;
+		qh->px.open = 1;
+		qh->px.recorded = 0;
 	}
 	r = place(d, f, m, fr, len);
-	if (qh && qh->valid && qh->px_open &&
+	if (qh && qh->valid && qh->px.open &&
 	    (xhca_opinfo_tbl[m->opcode].flags & XHCA_O_END) && r != XHCA_H_BAD_META) {
-		if (!qh->px_recorded)
-			proxy_record(d, qh, qh->px_csn, NULL);
-		qh->px_open = 0;
+		if (!qh->px.recorded)
+			proxy_record(d, qh, qh->px.csn, NULL);
+		qh->px.open = 0;
 	}
 	return r;
 }

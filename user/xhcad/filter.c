@@ -5,7 +5,7 @@
  * written whole with the context's generation (a QP made again in the slot
  * does not inherit them). xhca_rx evaluates them at the first packet of
  * each message (bpf/xhca.bpf.c, xhca_pf_eval). xhcad keeps what it wrote
- * (d->pfs) and reads it back at start, for a restart keeps the QPs.
+ * (d->flt.set) and reads it back at start, for a restart keeps the QPs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,18 +20,18 @@
 
 static int set_write(struct xhcad *d, __u32 lidx)
 {
-	return bpf_map_update_elem(d->m.pfilt, &lidx, &d->pfs[lidx], 0) ? -errno : 0;
+	return bpf_map_update_elem(d->m.pfilt, &lidx, &d->flt.set[lidx], 0) ? -errno : 0;
 }
 
 int filter_init(struct xhcad *d)
 {
-	d->pfs = calloc(d->max_qps, sizeof(*d->pfs));
-	if (!d->pfs)
+	d->flt.set = calloc(d->max_qps, sizeof(*d->flt.set));
+	if (!d->flt.set)
 		return -ENOMEM;
-	d->next_filter = 0;
-	d->nfilters = 0;
+	d->flt.next = 0;
+	d->flt.n = 0;
 	for (__u32 l = 0; l < d->max_qps; l++) {
-		struct xhca_pfilter_set *fs = &d->pfs[l];
+		struct xhca_pfilter_set *fs = &d->flt.set[l];
 		const struct qp_host *qh = &d->qh[l];
 
 		if (bpf_map_lookup_elem(d->m.pfilt, &l, fs))
@@ -47,24 +47,24 @@ int filter_init(struct xhcad *d)
 		for (int i = 0; i < XHCA_PFILT_PER_QP; i++) {
 			if (!fs->f[i].id)
 				continue;
-			d->nfilters++;
-			if (fs->f[i].id > d->next_filter)
-				d->next_filter = fs->f[i].id;
+			d->flt.n++;
+			if (fs->f[i].id > d->flt.next)
+				d->flt.next = fs->f[i].id;
 		}
-		d->qh[l].px_handler = filter_handler(d, l);
+		d->qh[l].px.handler = filter_handler(d, l);
 	}
 	return 0;
 }
 
 void filter_fini(struct xhcad *d)
 {
-	free(d->pfs);
-	d->pfs = NULL;
+	free(d->flt.set);
+	d->flt.set = NULL;
 }
 
 __u8 filter_handler(const struct xhcad *d, __u32 lidx)
 {
-	const struct xhca_pfilter_set *fs = &d->pfs[lidx];
+	const struct xhca_pfilter_set *fs = &d->flt.set[lidx];
 
 	for (int i = 0; i < XHCA_PFILT_PER_QP; i++)
 		if (fs->f[i].id && (fs->f[i].ops & XHCA_PF_OP_SEND))
@@ -136,7 +136,7 @@ int filter_add(struct xhcad *d, struct xhca_filter *r, __u32 owner, char *err, s
 		return errf(err, errlen, -EINVAL,
 			    "filter add: QP 0x%06x is not a proxy QP; make it one first (xhca qp "
 			    "modify 0x%06x --proxy on)", r->qpn, r->qpn);
-	fs = &d->pfs[lidx];
+	fs = &d->flt.set[lidx];
 	if (fs->gen != c.gen)
 		memset(fs, 0, sizeof(*fs));
 	for (int i = 0; i < XHCA_PFILT_PER_QP; i++) {
@@ -154,9 +154,9 @@ int filter_add(struct xhcad *d, struct xhca_filter *r, __u32 owner, char *err, s
 		return errf(err, errlen, -ENOSPC,
 			    "filter add: QP 0x%06x has %d filters already (the most); delete one "
 			    "(xhca filter del ID)", r->qpn, XHCA_PFILT_PER_QP);
-	if (++d->next_filter == 0)
-		d->next_filter = 1;
-	r->f.id = d->next_filter;
+	if (++d->flt.next == 0)
+		d->flt.next = 1;
+	r->f.id = d->flt.next;
 	r->f.pad = 0;
 	fs->gen = c.gen;
 	fs->f[slot] = r->f;
@@ -165,15 +165,15 @@ int filter_add(struct xhcad *d, struct xhca_filter *r, __u32 owner, char *err, s
 		memset(&fs->f[slot], 0, sizeof(fs->f[slot]));
 		return errf(err, errlen, rc, "filter add: %s: %s", XHCA_MAP_PFILT, strerror(-rc));
 	}
-	d->nfilters++;
-	d->qh[lidx].px_handler = filter_handler(d, lidx);
+	d->flt.n++;
+	d->qh[lidx].px.handler = filter_handler(d, lidx);
 	return 0;
 }
 
 int filter_del(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 {
 	for (__u32 l = 0; id && l < d->max_qps; l++) {
-		struct xhca_pfilter_set *fs = &d->pfs[l];
+		struct xhca_pfilter_set *fs = &d->flt.set[l];
 
 		if (!fs->gen)
 			continue;
@@ -185,8 +185,8 @@ int filter_del(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 					    "filter del: filter %u is on another session's QP", id);
 			memset(&fs->f[i], 0, sizeof(fs->f[i]));
 			set_write(d, l);
-			d->nfilters--;
-			d->qh[l].px_handler = filter_handler(d, l);
+			d->flt.n--;
+			d->qh[l].px.handler = filter_handler(d, l);
 			return 0;
 		}
 	}
@@ -197,7 +197,7 @@ int filter_del(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, char *err,
 		size_t errlen)
 {
-	struct xhca_filter *v = calloc(d->nfilters ? d->nfilters : 1, sizeof(*v));
+	struct xhca_filter *v = calloc(d->flt.n ? d->flt.n : 1, sizeof(*v));
 	struct xhca_qp_ctx c;
 	__u32 k = 0, want = 0;
 
@@ -211,8 +211,8 @@ int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, 
 			return rc;
 		}
 	}
-	for (__u32 l = 0; l < d->max_qps && k < d->nfilters; l++) {
-		const struct xhca_pfilter_set *fs = &d->pfs[l];
+	for (__u32 l = 0; l < d->max_qps && k < d->flt.n; l++) {
+		const struct xhca_pfilter_set *fs = &d->flt.set[l];
 
 		if (!fs->gen || (qpn && l != want))
 			continue;
@@ -232,14 +232,14 @@ void filter_clear(struct xhcad *d, __u32 lidx)
 {
 	struct xhca_pfilter_set *fs;
 
-	if (!d->pfs)
+	if (!d->flt.set)
 		return; /* (the restore, before filter_init: it drops other QPs' sets) */
-	fs = &d->pfs[lidx];
+	fs = &d->flt.set[lidx];
 	if (!fs->gen)
 		return;
 	for (int i = 0; i < XHCA_PFILT_PER_QP; i++)
 		if (fs->f[i].id)
-			d->nfilters--;
+			d->flt.n--;
 	memset(fs, 0, sizeof(*fs));
 	set_write(d, lidx);
 }

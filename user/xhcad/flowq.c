@@ -32,8 +32,8 @@ void flowq_init(struct xhcad *d)
 		d->fq[f].blocked = 0;
 		d->fq[f].blocked_on = NULL;
 	}
-	d->tokens = TOKEN_BURST_MIN;
-	d->tokens_ns = now_ns();
+	d->bus.tokens = TOKEN_BURST_MIN;
+	d->bus.tokens_ns = now_ns();
 }
 
 void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi)

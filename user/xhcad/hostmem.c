@@ -33,18 +33,18 @@ int hostmem_init(struct xhcad *d)
 
 	if (bpf_obj_get_info_by_fd(d->m.hostmem, &info, &ilen))
 		return -errno;
-	d->hostmem_pages = info.max_entries;
-	d->hostmem_bytes = (__u64)info.max_entries * XHCA_PAGE_SIZE;
-	m = mmap(NULL, d->hostmem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, d->m.hostmem, 0);
+	d->hm.pages = info.max_entries;
+	d->hm.bytes = (__u64)info.max_entries * XHCA_PAGE_SIZE;
+	m = mmap(NULL, d->hm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, d->m.hostmem, 0);
 	if (m == MAP_FAILED) {
 		pr_warn("cannot map host memory (%llu bytes): %s\n",
-			(unsigned long long)d->hostmem_bytes, strerror(errno));
+			(unsigned long long)d->hm.bytes, strerror(errno));
 		return -errno;
 	}
-	d->hostmem = m;
-	d->page_ref = calloc(d->hostmem_pages, sizeof(*d->page_ref));
-	d->allocs = calloc(HM_SLOTS, sizeof(*d->allocs));
-	if (!d->page_ref || !d->allocs)
+	d->hm.base = m;
+	d->hm.page_ref = calloc(d->hm.pages, sizeof(*d->hm.page_ref));
+	d->hm.allocs = calloc(HM_SLOTS, sizeof(*d->hm.allocs));
+	if (!d->hm.page_ref || !d->hm.allocs)
 		return -ENOMEM;
 	return 0;
 }
@@ -58,38 +58,38 @@ static void alloc_free(struct hm_alloc *a)
 
 void hostmem_fini(struct xhcad *d)
 {
-	for (__u32 i = 0; d->allocs && i < HM_SLOTS; i++)
-		if (d->allocs[i])
-			alloc_free(d->allocs[i]);
-	free(d->allocs);
-	d->allocs = NULL;
-	free(d->page_ref);
-	d->page_ref = NULL;
-	if (d->hostmem)
-		munmap(d->hostmem, d->hostmem_bytes);
-	d->hostmem = NULL;
-	d->hostmem_used = 0;
+	for (__u32 i = 0; d->hm.allocs && i < HM_SLOTS; i++)
+		if (d->hm.allocs[i])
+			alloc_free(d->hm.allocs[i]);
+	free(d->hm.allocs);
+	d->hm.allocs = NULL;
+	free(d->hm.page_ref);
+	d->hm.page_ref = NULL;
+	if (d->hm.base)
+		munmap(d->hm.base, d->hm.bytes);
+	d->hm.base = NULL;
+	d->hm.used = 0;
 }
 
 static int used(const struct xhcad *d, __u32 p)
 {
-	return d->page_ref[p] != 0;
+	return d->hm.page_ref[p] != 0;
 }
 
 /* One more (v) or one less allocation holds page p; returns how many do. */
 static __u32 set_used(struct xhcad *d, __u32 p, int v)
 {
 	if (v)
-		d->page_ref[p]++;
-	else if (d->page_ref[p])
-		d->page_ref[p]--;
-	return d->page_ref[p];
+		d->hm.page_ref[p]++;
+	else if (d->hm.page_ref[p])
+		d->hm.page_ref[p]--;
+	return d->hm.page_ref[p];
 }
 
 void hm_canary_fill(struct xhcad *d)
 {
-	for (__u32 p = 0; d->canary && p < d->hostmem_pages; p++) {
-		__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
+	for (__u32 p = 0; d->hm.canary && p < d->hm.pages; p++) {
+		__u64 *w = (__u64 *)(d->hm.base + (__u64)p * XHCA_PAGE_SIZE);
 
 		if (used(d, p))
 			continue;
@@ -103,7 +103,7 @@ static int find_run(const struct xhcad *d, __u32 n, __u32 *first)
 {
 	__u32 run = 0;
 
-	for (__u32 p = 0; p < d->hostmem_pages; p++) {
+	for (__u32 p = 0; p < d->hm.pages; p++) {
 		run = used(d, p) ? 0 : run + 1;
 		if (run == n) {
 			*first = p + 1 - n;
@@ -119,13 +119,13 @@ static int find_scattered(struct xhcad *d, __u32 n, __u32 *pages)
 {
 	__u32 got = 0;
 
-	for (__u32 p = 0; p < d->hostmem_pages && got < n; p++) {
+	for (__u32 p = 0; p < d->hm.pages && got < n; p++) {
 		if (used(d, p) || (got && pages[got - 1] + 1 == p))
 			continue;
 		pages[got++] = p;
 		set_used(d, p, 1);
 	}
-	for (__u32 p = 0; p < d->hostmem_pages && got < n; p++) {
+	for (__u32 p = 0; p < d->hm.pages && got < n; p++) {
 		if (!used(d, p)) {
 			pages[got++] = p;
 			set_used(d, p, 1);
@@ -141,12 +141,12 @@ static int find_scattered(struct xhcad *d, __u32 n, __u32 *pages)
  * reported, counted and filled again (each write counts once). */
 static int canary_check(struct xhcad *d, __u32 p)
 {
-	__u64 *w = (__u64 *)(d->hostmem + (__u64)p * XHCA_PAGE_SIZE);
+	__u64 *w = (__u64 *)(d->hm.base + (__u64)p * XHCA_PAGE_SIZE);
 
 	for (__u32 i = 0; i < XHCA_PAGE_SIZE / 8; i++) {
 		if (w[i] == CANARY_WORD)
 			continue;
-		d->canary_violations++;
+		d->hm.canary_violations++;
 		pr_warn("canary: page %u byte %u changed after it was freed\n", p, i * 8);
 		for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
 			w[k] = CANARY_WORD;
@@ -157,7 +157,7 @@ static int canary_check(struct xhcad *d, __u32 p)
 
 void hm_canary_scan(struct xhcad *d)
 {
-	for (__u32 p = 0; d->canary && p < d->hostmem_pages; p++)
+	for (__u32 p = 0; d->hm.canary && p < d->hm.pages; p++)
 		if (!used(d, p))
 			canary_check(d, p);
 }
@@ -165,11 +165,11 @@ void hm_canary_scan(struct xhcad *d)
 /* Checks the canary of a free page about to be handed out, then zeroes it. */
 static void claim_page(struct xhcad *d, __u32 p)
 {
-	if (d->canary)
+	if (d->hm.canary)
 		canary_check(d, p);
-	memset(d->hostmem + (__u64)p * XHCA_PAGE_SIZE, 0, XHCA_PAGE_SIZE);
+	memset(d->hm.base + (__u64)p * XHCA_PAGE_SIZE, 0, XHCA_PAGE_SIZE);
 	set_used(d, p, 1);
-	d->hostmem_used += XHCA_PAGE_SIZE;
+	d->hm.used += XHCA_PAGE_SIZE;
 }
 
 static struct hm_alloc *alloc_new(__u32 n)
@@ -190,7 +190,7 @@ static struct hm_alloc *alloc_new(__u32 n)
 static struct hm_alloc *alloc_enter(struct xhcad *d, struct hm_alloc *a, __u32 slot, __u64 len,
 				    __u32 n, __u32 owner)
 {
-	a->id = (++d->alloc_seq << 16 & 0x7fff0000u) | slot;
+	a->id = (++d->hm.alloc_seq << 16 & 0x7fff0000u) | slot;
 	a->owner = owner;
 	a->npages = n;
 	a->len = len;
@@ -198,13 +198,13 @@ static struct hm_alloc *alloc_enter(struct xhcad *d, struct hm_alloc *a, __u32 s
 	for (__u32 i = 1; i < n; i++)
 		if (a->pages[i] != a->pages[0] + i)
 			a->contiguous = 0;
-	d->allocs[slot] = a;
+	d->hm.allocs[slot] = a;
 	return a;
 }
 
 static int free_slot(struct xhcad *d, __u32 *slot)
 {
-	for (*slot = 1; *slot < HM_SLOTS && d->allocs[*slot]; (*slot)++)
+	for (*slot = 1; *slot < HM_SLOTS && d->hm.allocs[*slot]; (*slot)++)
 		;
 	return *slot < HM_SLOTS ? 0 : -ENOSPC;
 }
@@ -215,7 +215,7 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
 	__u32 n, slot, first;
 	int err;
 
-	if (!len || len > d->hostmem_bytes) {
+	if (!len || len > d->hm.bytes) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -227,7 +227,7 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
 	a = alloc_new(n);
 	if (!a)
 		return NULL;
-	if ((flags & XHCA_ALLOC_SCATTER) || (d->fragment && !(flags & XHCA_ALLOC_CONTIG))) {
+	if ((flags & XHCA_ALLOC_SCATTER) || (d->hm.fragment && !(flags & XHCA_ALLOC_CONTIG))) {
 		err = find_scattered(d, n, a->pages);
 	} else {
 		err = find_run(d, n, &first);
@@ -258,8 +258,8 @@ struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
 	struct hm_alloc *a;
 	__u8 *taken;
 
-	if (!len || len > d->hostmem_bytes || free_slot(d, &slot)) {
-		errno = !len || len > d->hostmem_bytes ? EINVAL : ENOSPC;
+	if (!len || len > d->hm.bytes || free_slot(d, &slot)) {
+		errno = !len || len > d->hm.bytes ? EINVAL : ENOSPC;
 		return NULL;
 	}
 	a = alloc_new(n);
@@ -294,7 +294,7 @@ struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
 		} else if (find_scattered(d, k - i, a->pages + i)) {
 			for (__u32 p = 0; p < i; p++) /* the gaps before, claimed */
 				if (!taken[p] && !set_used(d, a->pages[p], 0))
-					d->hostmem_used -= XHCA_PAGE_SIZE;
+					d->hm.used -= XHCA_PAGE_SIZE;
 			goto nomem;
 		}
 		for (__u32 p = i; p < k; p++)
@@ -321,7 +321,7 @@ nomem:
 
 struct hm_alloc *hm_find(const struct xhcad *d, __u32 id)
 {
-	struct hm_alloc *a = d->allocs ? d->allocs[id & (HM_SLOTS - 1)] : NULL;
+	struct hm_alloc *a = d->hm.allocs ? d->hm.allocs[id & (HM_SLOTS - 1)] : NULL;
 
 	return a && a->id == id ? a : NULL;
 }
@@ -329,16 +329,16 @@ struct hm_alloc *hm_find(const struct xhcad *d, __u32 id)
 static void release(struct xhcad *d, struct hm_alloc *a)
 {
 	for (__u32 i = 0; i < a->npages; i++) {
-		__u64 *w = (__u64 *)(d->hostmem + (__u64)a->pages[i] * XHCA_PAGE_SIZE);
+		__u64 *w = (__u64 *)(d->hm.base + (__u64)a->pages[i] * XHCA_PAGE_SIZE);
 
 		if (set_used(d, a->pages[i], 0))
 			continue; /* another allocation holds it still */
-		if (d->canary)
+		if (d->hm.canary)
 			for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
 				w[k] = CANARY_WORD;
-		d->hostmem_used -= XHCA_PAGE_SIZE;
+		d->hm.used -= XHCA_PAGE_SIZE;
 	}
-	d->allocs[a->id & (HM_SLOTS - 1)] = NULL;
+	d->hm.allocs[a->id & (HM_SLOTS - 1)] = NULL;
 	alloc_free(a);
 }
 
@@ -360,8 +360,8 @@ int hm_free(struct xhcad *d, __u32 id, __u32 owner)
 void hm_free_owner(struct xhcad *d, __u32 owner)
 {
 	for (__u32 i = 1; i < HM_SLOTS; i++)
-		if (d->allocs[i] && d->allocs[i]->owner == owner)
-			release(d, d->allocs[i]);
+		if (d->hm.allocs[i] && d->hm.allocs[i]->owner == owner)
+			release(d, d->hm.allocs[i]);
 }
 
 /* Where byte off of allocation a is in host memory. */
@@ -380,7 +380,7 @@ void hm_write(struct xhcad *d, const struct hm_alloc *a, __u64 off, const void *
 	const __u8 *s = src;
 
 	if (a->contiguous) {
-		memcpy(d->hostmem + hm_off(a, 0) + off, s, n);
+		memcpy(d->hm.base + hm_off(a, 0) + off, s, n);
 		return;
 	}
 	while (n) {
@@ -388,7 +388,7 @@ void hm_write(struct xhcad *d, const struct hm_alloc *a, __u64 off, const void *
 
 		if (chunk > n)
 			chunk = n;
-		memcpy(d->hostmem + hm_off(a, off), s, chunk);
+		memcpy(d->hm.base + hm_off(a, off), s, chunk);
 		s += chunk;
 		off += chunk;
 		n -= chunk;
@@ -404,7 +404,7 @@ void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *d
 
 		if (chunk > n)
 			chunk = n;
-		memcpy(t, d->hostmem + hm_off(a, off), chunk);
+		memcpy(t, d->hm.base + hm_off(a, off), chunk);
 		t += chunk;
 		off += chunk;
 		n -= chunk;
@@ -413,7 +413,7 @@ void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *d
 
 void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a)
 {
-	return a->contiguous ? d->hostmem + hm_off(a, 0) : NULL;
+	return a->contiguous ? d->hm.base + hm_off(a, 0) : NULL;
 }
 
 __u64 hm_base(const struct hm_alloc *a, __u64 off)
@@ -427,11 +427,11 @@ int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *p
 	__u32 slot = id & (HM_SLOTS - 1);
 	struct hm_alloc *a;
 
-	if (!slot || d->allocs[slot] || !npages ||
+	if (!slot || d->hm.allocs[slot] || !npages ||
 	    len > (__u64)npages * XHCA_PAGE_SIZE || len <= (__u64)(npages - 1) * XHCA_PAGE_SIZE)
 		return -EINVAL;
 	for (__u32 i = 0; i < npages; i++)
-		if (pages[i] >= d->hostmem_pages)
+		if (pages[i] >= d->hm.pages)
 			return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (a)
@@ -449,10 +449,10 @@ int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *p
 	for (__u32 i = 0; i < npages; i++) {
 		/* (a page two allocations share comes twice: XHCA_ALLOC_JOIN) */
 		if (set_used(d, pages[i], 1) == 1)
-			d->hostmem_used += XHCA_PAGE_SIZE;
+			d->hm.used += XHCA_PAGE_SIZE;
 		if (i && pages[i] != pages[0] + i)
 			a->contiguous = 0;
 	}
-	d->allocs[slot] = a;
+	d->hm.allocs[slot] = a;
 	return 0;
 }

@@ -249,10 +249,10 @@ static int reuse_maps(struct xhcad *d, struct xhca *skel, int reused[NR_MAPS])
 
 		if (map_descs[i].sized_by == SIZED_QPS)
 			bpf_map__set_max_entries(m, d->max_qps);
-		if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hostmem_pages)
-			bpf_map__set_max_entries(m, d->hostmem_pages);
-		if (map_descs[i].sized_by == SIZED_MRS && d->max_mrs)
-			bpf_map__set_max_entries(m, d->max_mrs);
+		if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hm.pages)
+			bpf_map__set_max_entries(m, d->hm.pages);
+		if (map_descs[i].sized_by == SIZED_MRS && d->mr.max)
+			bpf_map__set_max_entries(m, d->mr.max);
 	}
 	return 0;
 }
@@ -437,7 +437,7 @@ int xhcad_adopt(struct xhcad *d)
 
 			fd = bpf_map_create(map_descs[i].type, map_descs[i].name, 4,
 					    map_descs[i].value_size,
-					    d->hostmem_pages ? d->hostmem_pages
+					    d->hm.pages ? d->hm.pages
 							     : XHCA_HOSTMEM_PAGES_DEFAULT, &mo);
 			if (fd < 0) {
 				err = -errno;

@@ -92,7 +92,7 @@ static int any_blocked(const struct xhcad *d)
  * room again is let go even if no doorbell came. */
 static void recheck_blocked(struct xhcad *d)
 {
-	for (struct cq *cq = d->cqs; cq; cq = cq->next) {
+	for (struct cq *cq = d->app.cqs; cq; cq = cq->next) {
 		if (!cq->waiting)
 			continue;
 		if (cq_used(cq) < cq_room(cq))
@@ -158,7 +158,7 @@ static void poll_set(struct loop *lp)
 		ps_add(ps, lp->cl[i].fd);
 	lp->first_cq = ps->n;
 	lp->ncq = 0;
-	for (struct cq *cq = d->cqs; cq && lp->ncq < 256; cq = cq->next) {
+	for (struct cq *cq = d->app.cqs; cq && lp->ncq < 256; cq = cq->next) {
 		if (!cq->waiting)
 			continue;
 		lp->cqs[lp->ncq++] = cq;
@@ -167,7 +167,7 @@ static void poll_set(struct loop *lp)
 	/* Sessions of an earlier xhcad: they end with their process. */
 	lp->first_orphan = ps->n;
 	lp->norphan = 0;
-	for (struct session *s = d->sessions; s && lp->norphan < 64; s = s->next) {
+	for (struct session *s = d->app.sessions; s && lp->norphan < 64; s = s->next) {
 		if (s->fd >= 0)
 			continue;
 		lp->orphans[lp->norphan++] = s;
@@ -176,7 +176,7 @@ static void poll_set(struct loop *lp)
 	/* The sessions' send doorbells (rung when xhcad is armed). */
 	lp->first_db = ps->n;
 	lp->ndb = 0;
-	for (struct session *s = d->sessions; s && lp->ndb < MAX_CLIENTS; s = s->next) {
+	for (struct session *s = d->app.sessions; s && lp->ndb < MAX_CLIENTS; s = s->next) {
 		if (s->sq_dbfd < 0)
 			continue;
 		lp->dbs[lp->ndb++] = s->sq_dbfd;
@@ -199,20 +199,20 @@ static struct timespec sleep_time(struct loop *lp)
 	__u64 now = now_ns(), t;
 
 	/* Going to sleep: the send queues want their doorbells. */
-	if (!lp->more && d->sqs && sq_arm(d))
+	if (!lp->more && d->sq.list && sq_arm(d))
 		lp->more = 1;
 	if (lp->more)
 		return (struct timespec){ 0, 0 };
 	t = lp->next_hk > now ? lp->next_hk - now : 0;
 	if (lp->wait_ns && lp->wait_ns < t)
 		t = lp->wait_ns;
-	if (d->sq_deadline) {
-		__u64 w = d->sq_deadline > now ? d->sq_deadline - now : 0;
+	if (d->sq.deadline) {
+		__u64 w = d->sq.deadline > now ? d->sq.deadline - now : 0;
 
 		if (w < t)
 			t = w;
 	}
-	if (d->sq_poll && t > SQ_POLL_NS)
+	if (d->sq.poll && t > SQ_POLL_NS)
 		t = SQ_POLL_NS;
 	return (struct timespec){ (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
 }
@@ -250,7 +250,7 @@ static void serve_ready(struct loop *lp)
 		if (read(lp->cqs[i]->dbfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			pr_debug("cq %u doorbell: %s\n", lp->cqs[i]->id, strerror(errno));
 		/* The CQ may be gone: a client above may have closed it. */
-		for (struct cq *cq = d->cqs; cq; cq = cq->next)
+		for (struct cq *cq = d->app.cqs; cq; cq = cq->next)
 			if (cq == lp->cqs[i])
 				flowq_unblock(d, cq);
 	}
@@ -275,7 +275,7 @@ static void run_round(struct loop *lp)
 	if (d->state_dirty)
 		state_save(d);
 	n = round_run(d, BUDGET, &lp->wait_ns);
-	lp->more = n == BUDGET || mcast_pending(d) || d->sq_more;
+	lp->more = n == BUDGET || mcast_pending(d) || d->sq.more;
 	/* FIFO: an oldest frame that cannot move stops everything; wait for
 	 * its doorbell rather than spin on readable sockets. (Only a blocked
 	 * queue stops FIFO: frames counted in flight but not yet in a ring

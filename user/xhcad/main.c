@@ -69,8 +69,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 		err = mcast_init(d);
 	if (!err)
 		err = proxy_init(d); /* before the restore attaches QPs to proxy CQs */
-	for (int i = 0; !err && i < d->n_px_specs; i++)
-		err = proxy_handler_load(d, d->px_specs[i]);
+	for (int i = 0; !err && i < d->pxc.nspecs; i++)
+		err = proxy_handler_load(d, d->pxc.specs[i]);
 	if (err)
 		return err;
 	/* What an earlier xhcad left: sessions that live on keep their
@@ -101,8 +101,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 		}
 		if (f == XHCA_FLOWQ_PROXY) {
 			/* the load limit: no offload mode from high until low */
-			q->high = d->proxy_high;
-			q->low = d->proxy_low;
+			q->high = d->pxc.high;
+			q->low = d->pxc.low;
 		}
 		__atomic_store_n(&q->deq, __atomic_load_n(&q->enq, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
@@ -212,7 +212,7 @@ static int set_sched(struct opts *o, const char *arg, __u32 v)
 
 static int set_bus_rate(struct opts *o, const char *arg, __u32 v)
 {
-	return parse_rate(arg, &o->d->bus_rate);
+	return parse_rate(arg, &o->d->bus.rate);
 }
 
 static int set_watermarks(struct opts *o, const char *arg, __u32 v)
@@ -232,7 +232,7 @@ static int set_watermarks(struct opts *o, const char *arg, __u32 v)
 
 static int set_hostmem(struct opts *o, const char *arg, __u32 v)
 {
-	o->d->hostmem_pages = v * (1024 * 1024 / XHCA_PAGE_SIZE);
+	o->d->hm.pages = v * (1024 * 1024 / XHCA_PAGE_SIZE);
 	return 0;
 }
 
@@ -240,11 +240,11 @@ static int set_umem(struct opts *o, const char *arg, __u32 v) { o->d->umem_frame
 static int set_jumbo(struct opts *o, const char *arg, __u32 v) { o->d->jumbo_slots = (int)v; return 0; }
 static int set_max_mrs(struct opts *o, const char *arg, __u32 v)
 {
-	o->d->max_mrs = v + 1; /* index 0 is never used */
+	o->d->mr.max = v + 1; /* index 0 is never used */
 	return 0;
 }
-static int set_fragment(struct opts *o, const char *arg, __u32 v) { o->d->fragment = 1; return 0; }
-static int set_canary(struct opts *o, const char *arg, __u32 v) { o->d->canary = 1; return 0; }
+static int set_fragment(struct opts *o, const char *arg, __u32 v) { o->d->hm.fragment = 1; return 0; }
+static int set_canary(struct opts *o, const char *arg, __u32 v) { o->d->hm.canary = 1; return 0; }
 static int set_mc_thresh(struct opts *o, const char *arg, __u32 v)
 {
 	o->d->mcast_threshold = v;
@@ -258,22 +258,22 @@ static int set_mc_credits(struct opts *o, const char *arg, __u32 v)
 
 static int set_px_limit(struct opts *o, const char *arg, __u32 v)
 {
-	o->d->proxy_high = v;
-	o->d->proxy_low = v / 2;
+	o->d->pxc.high = v;
+	o->d->pxc.low = v / 2;
 	return 0;
 }
 
 static int set_px_timeout(struct opts *o, const char *arg, __u32 v)
 {
-	o->d->proxy_timeout_ns = v * 1000000ull;
+	o->d->pxc.timeout_ns = v * 1000000ull;
 	return 0;
 }
 
 static int set_px_handler(struct opts *o, const char *arg, __u32 v)
 {
-	if (o->d->n_px_specs == XHCA_PXH_MAX - 2)
+	if (o->d->pxc.nspecs == XHCA_PXH_MAX - 2)
 		return -ENOSPC;
-	o->d->px_specs[o->d->n_px_specs++] = arg;
+	o->d->pxc.specs[o->d->pxc.nspecs++] = arg;
 	return 0;
 }
 
@@ -464,13 +464,15 @@ static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
 
 int main(int argc, char **argv)
 {
-	struct xhcad d = { .native = 1, .prog_fd = -1, .m = { .dstate = -1 }, .barrier_fd = -1,
-			   .barrier_inner = -1, .nflowq = XHCA_FLOWQ_DEFAULT,
-			   .mcast_threshold = MCAST_THRESHOLD_DEFAULT,
-			   .mcast_credits = MCAST_CREDITS_DEFAULT, .umem_frames = UMEM_FRAMES_DEFAULT,
-			   .jumbo_slots = -1, .ring_size = RING_SIZE,
-			   .proxy_high = PROXY_LIMIT_DEFAULT, .proxy_low = PROXY_LIMIT_DEFAULT / 2,
-			   .proxy_timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull };
+	struct xhcad d = {
+		.native = 1, .prog_fd = -1, .m = { .dstate = -1 },
+		.mr = { .barrier_fd = -1, .barrier_inner = -1 },
+		.nflowq = XHCA_FLOWQ_DEFAULT, .mcast_threshold = MCAST_THRESHOLD_DEFAULT,
+		.mcast_credits = MCAST_CREDITS_DEFAULT, .umem_frames = UMEM_FRAMES_DEFAULT,
+		.jumbo_slots = -1, .ring_size = RING_SIZE,
+		.pxc = { .high = PROXY_LIMIT_DEFAULT, .low = PROXY_LIMIT_DEFAULT / 2,
+			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
+	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };
 	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */

@@ -532,14 +532,14 @@ static int replicate(struct xhcad *d)
 		m.flowq = d->qh[mb->lidx].flowq;
 		m.reason = XHCA_R_TO_FLOWQ;
 		m.flags |= XHCA_MF_MCAST;
-		if (d->qh[mb->lidx].px && xsk_injected(d, m.flowq) < d->mcast_credits) {
+		if (d->qh[mb->lidx].px.on && xsk_injected(d, m.flowq) < d->mcast_credits) {
 			/* a member on a proxy CQ: its copy is a message of the QP's,
 			 * numbered in the count xhca_rx keeps (atomic with it) */
 			m.csn = (__u16)__atomic_fetch_add(&d->ctxm[mb->lidx].msn, 1,
 							  __ATOMIC_SEQ_CST);
 			m.flags |= XHCA_MF_CSN;
 		}
-		if ((d->qh[mb->lidx].px && !(m.flags & XHCA_MF_CSN)) ||
+		if ((d->qh[mb->lidx].px.on && !(m.flags & XHCA_MF_CSN)) ||
 		    xsk_inject(d, m.flowq, &m, mc->addr, mc->len, g->index)) {
 			/* no credit: wait for the flow queue to drain, drop nothing */
 			if (!mc->stalled)

@@ -44,34 +44,34 @@ int mr_init(struct xhcad *d)
 
 	if (bpf_obj_get_info_by_fd(d->m.mr, &info, &ilen))
 		return -errno;
-	if (d->max_mrs && d->max_mrs != info.max_entries)
+	if (d->mr.max && d->mr.max != info.max_entries)
 		pr_warn("the pinned %s holds %u memory regions: --max-mrs %u ignored\n",
-			XHCA_MAP_MR, info.max_entries - 1, d->max_mrs - 1);
-	d->max_mrs = info.max_entries;
-	d->key_seed = (__u32)now_ns();
-	d->mrm = mmap(NULL, (size_t)d->max_mrs * sizeof(struct xhca_mr_ctx), PROT_READ | PROT_WRITE,
+			XHCA_MAP_MR, info.max_entries - 1, d->mr.max - 1);
+	d->mr.max = info.max_entries;
+	d->mr.key_seed = (__u32)now_ns();
+	d->mr.map = mmap(NULL, (size_t)d->mr.max * sizeof(struct xhca_mr_ctx), PROT_READ | PROT_WRITE,
 		      MAP_SHARED, d->m.mr, 0);
-	if (d->mrm == MAP_FAILED) {
-		d->mrm = NULL;
+	if (d->mr.map == MAP_FAILED) {
+		d->mr.map = NULL;
 		return -errno;
 	}
-	d->mrs = calloc(d->max_mrs, sizeof(*d->mrs));
-	d->mr_free = calloc(d->max_mrs, sizeof(*d->mr_free));
-	if (!d->mrs || !d->mr_free)
+	d->mr.e = calloc(d->mr.max, sizeof(*d->mr.e));
+	d->mr.free = calloc(d->mr.max, sizeof(*d->mr.free));
+	if (!d->mr.e || !d->mr.free)
 		return -ENOMEM;
 	/* The free indexes (the lowest on top; index 0 never: an R_Key of 0
 	 * names nothing) are stacked by mr_sweep(), after the restore. */
 
-	d->barrier_inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_barrier_in", 4, 4, 1, NULL);
-	if (d->barrier_inner < 0)
+	d->mr.barrier_inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_barrier_in", 4, 4, 1, NULL);
+	if (d->mr.barrier_inner < 0)
 		return -errno;
-	o.inner_map_fd = d->barrier_inner;
-	d->barrier_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, XHCA_MAP_BARRIER, 4, 4, 1, &o);
-	if (d->barrier_fd < 0)
+	o.inner_map_fd = d->mr.barrier_inner;
+	d->mr.barrier_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, XHCA_MAP_BARRIER, 4, 4, 1, &o);
+	if (d->mr.barrier_fd < 0)
 		return -errno;
 
-	for (__u32 i = 1; i < d->max_mrs; i++)
-		d->mrs[i].e = d->mrm[i]; /* keys and generations move on from there */
+	for (__u32 i = 1; i < d->mr.max; i++)
+		d->mr.e[i].e = d->mr.map[i]; /* keys and generations move on from there */
 	return 0;
 }
 
@@ -81,32 +81,32 @@ void mr_restore(struct xhcad *d, __u32 i, __u32 rkey, __u32 owner, __u32 alloc, 
 	struct xhca_mr_ctx e;
 	struct hm_alloc *a = hm_find(d, alloc);
 
-	if (!i || i >= d->max_mrs || idx_of(rkey) != i || d->mrs[i].rkey)
+	if (!i || i >= d->mr.max || idx_of(rkey) != i || d->mr.e[i].rkey)
 		return;
-	e = d->mrm[i]; /* xhcad is its only writer */
+	e = d->mr.map[i]; /* xhcad is its only writer */
 	if ((e.seq & 1) || !e.valid || e.key != (rkey & 0xff) || e.owner != owner || e.alloc != alloc || !a ||
 	    a->owner != owner || !hm_range(a, off, e.length))
 		return; /* changed after the state was saved: mr_sweep() invalidates it */
-	d->mrs[i].e = e;
-	d->mrs[i].rkey = rkey;
-	d->mrs[i].owner = owner;
-	d->mrs[i].alloc = alloc;
-	d->mrs[i].off = off;
-	d->mrs[i].own_alloc = own_alloc;
-	d->mrs_in_use++;
+	d->mr.e[i].e = e;
+	d->mr.e[i].rkey = rkey;
+	d->mr.e[i].owner = owner;
+	d->mr.e[i].alloc = alloc;
+	d->mr.e[i].off = off;
+	d->mr.e[i].own_alloc = own_alloc;
+	d->mr.in_use++;
 }
 
 void mr_sweep(struct xhcad *d)
 {
 	int stale = 0;
 
-	d->nmr_free = 0;
-	for (__u32 i = d->max_mrs - 1; i >= 1; i--) {
-		struct xhca_mr_ctx e = d->mrm[i];
+	d->mr.nfree = 0;
+	for (__u32 i = d->mr.max - 1; i >= 1; i--) {
+		struct xhca_mr_ctx e = d->mr.map[i];
 
-		if (d->mrs[i].rkey)
+		if (d->mr.e[i].rkey)
 			continue;
-		d->mr_free[d->nmr_free++] = i;
+		d->mr.free[d->mr.nfree++] = i;
 		if (!e.valid && !(e.seq & 1))
 			continue;
 		/* Registered by an earlier xhcad for a session that is gone,
@@ -114,36 +114,36 @@ void mr_sweep(struct xhcad *d)
 		e.valid = 0;
 		e.flags = 0;
 		e.gen++;
-		xhca_mr_store(&d->mrm[i], &e);
-		d->mrs[i].e = e;
+		xhca_mr_store(&d->mr.map[i], &e);
+		d->mr.e[i].e = e;
 		stale++;
 	}
 	if (stale) {
 		mr_barrier(d);
 		pr_info("invalidated %d memory regions of an earlier xhcad\n", stale);
 	}
-	if (d->mrs_in_use)
-		pr_info("kept %u memory regions of live sessions\n", d->mrs_in_use);
+	if (d->mr.in_use)
+		pr_info("kept %u memory regions of live sessions\n", d->mr.in_use);
 }
 
 void mr_fini(struct xhcad *d)
 {
-	if (d->mrm)
-		munmap(d->mrm, (size_t)d->max_mrs * sizeof(struct xhca_mr_ctx));
-	d->mrm = NULL;
-	free(d->mrs);
-	d->mrs = NULL;
-	free(d->mr_free);
-	d->mr_free = NULL;
-	if (d->barrier_fd >= 0)
-		close(d->barrier_fd);
-	if (d->barrier_inner >= 0)
-		close(d->barrier_inner);
-	d->barrier_fd = d->barrier_inner = -1;
-	while (d->pds) {
-		struct pd_rt *p = d->pds;
+	if (d->mr.map)
+		munmap(d->mr.map, (size_t)d->mr.max * sizeof(struct xhca_mr_ctx));
+	d->mr.map = NULL;
+	free(d->mr.e);
+	d->mr.e = NULL;
+	free(d->mr.free);
+	d->mr.free = NULL;
+	if (d->mr.barrier_fd >= 0)
+		close(d->mr.barrier_fd);
+	if (d->mr.barrier_inner >= 0)
+		close(d->mr.barrier_inner);
+	d->mr.barrier_fd = d->mr.barrier_inner = -1;
+	while (d->mr.pds) {
+		struct pd_rt *p = d->mr.pds;
 
-		d->pds = p->next;
+		d->mr.pds = p->next;
 		free(p);
 	}
 }
@@ -155,32 +155,32 @@ void mr_barrier(struct xhcad *d)
 	/* The kernel waits for an RCU grace period on every update of an
 	 * array of maps (maybe_wait_bpf_programs): every XDP run that began
 	 * before has ended when this returns. */
-	if (bpf_map_update_elem(d->barrier_fd, &k, &d->barrier_inner, 0)) {
+	if (bpf_map_update_elem(d->mr.barrier_fd, &k, &d->mr.barrier_inner, 0)) {
 		pr_warn("barrier: %s; waiting a second instead\n", strerror(errno));
 		sleep(1);
 	}
 	/* READs and ATOMICs handed to the proxy name host memory they were
 	 * resolved to before: it must have executed them. */
 	proxy_sync(d);
-	d->barriers++;
+	d->mr.barriers++;
 }
 
 struct mr_rt *mr_find(struct xhcad *d, __u32 rkey)
 {
 	__u32 i = idx_of(rkey);
 
-	if (!i || i >= d->max_mrs || d->mrs[i].rkey != rkey)
+	if (!i || i >= d->mr.max || d->mr.e[i].rkey != rkey)
 		return NULL;
-	return &d->mrs[i];
+	return &d->mr.e[i];
 }
 
 /* A new key byte for index i, never the one it had (RXE's rxe_get_next_key). */
 static __u8 next_key(struct xhcad *d, __u32 i)
 {
-	__u8 old = d->mrs[i].e.key;
+	__u8 old = d->mr.e[i].e.key;
 
-	d->key_seed = d->key_seed * 1103515245u + 12345u;
-	return (__u8)(old + 1 + (d->key_seed >> 16) % 255);
+	d->mr.key_seed = d->mr.key_seed * 1103515245u + 12345u;
+	return (__u8)(old + 1 + (d->mr.key_seed >> 16) % 255);
 }
 
 int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen)
@@ -202,9 +202,9 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 	if (!pd_usable(d, owner, a->pd))
 		return errf(err, errlen, -ENOENT, "mr reg: no protection domain %u in this session; "
 			    "allocate one first", a->pd);
-	if (!d->nmr_free)
+	if (!d->mr.nfree)
 		return errf(err, errlen, -ENOSPC, "mr reg: all %u memory regions are in use; "
-			    "deregister some or start xhcad with a larger --max-mrs", d->max_mrs - 1);
+			    "deregister some or start xhcad with a larger --max-mrs", d->mr.max - 1);
 	if (!owner) {
 		/* xhcad's own region (the CLI's): xhcad provides the memory. */
 		al = hm_alloc(d, a->len, 0, a->flags & (XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG));
@@ -230,8 +230,8 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 		if (al->pages[p] != al->pages[first] + (p - first))
 			pretx = 0;
 
-	i = d->mr_free[--d->nmr_free];
-	e.gen = d->mrs[i].e.gen + 1;
+	i = d->mr.free[--d->mr.nfree];
+	e.gen = d->mr.e[i].e.gen + 1;
 	e.valid = 1;
 	e.key = next_key(d, i);
 	e.flags = pretx ? XHCA_MRF_PRETRANSLATED : 0;
@@ -244,16 +244,16 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 	e.alloc = al->id;
 	/* Loaded and marked in one section: the bit is never seen without
 	 * its address (the patent's P5 and P6). */
-	xhca_mr_store(&d->mrm[i], &e);
-	d->mrs[i].rkey = i << 8 | e.key;
-	d->mrs[i].owner = owner;
-	d->mrs[i].alloc = al->id;
-	d->mrs[i].off = a->off;
-	d->mrs[i].own_alloc = own_alloc;
-	d->mrs[i].e = e;
-	d->mrs_in_use++;
+	xhca_mr_store(&d->mr.map[i], &e);
+	d->mr.e[i].rkey = i << 8 | e.key;
+	d->mr.e[i].owner = owner;
+	d->mr.e[i].alloc = al->id;
+	d->mr.e[i].off = a->off;
+	d->mr.e[i].own_alloc = own_alloc;
+	d->mr.e[i].e = e;
+	d->mr.in_use++;
 	pd_ref(d, a->pd, 1);
-	a->rkey = d->mrs[i].rkey;
+	a->rkey = d->mr.e[i].rkey;
 	a->flags = e.flags;
 	a->npages = last - first + 1;
 	pr_debug("registered MR 0x%08x: %llu bytes at iova 0x%llx, %s\n", a->rkey,
@@ -265,29 +265,29 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 /* Unmarks region i (the barrier is the caller's). */
 static void invalidate(struct xhcad *d, __u32 i)
 {
-	struct xhca_mr_ctx e = d->mrs[i].e;
+	struct xhca_mr_ctx e = d->mr.e[i].e;
 
 	e.valid = 0;
 	e.flags = 0;
 	e.gen++;
-	xhca_mr_store(&d->mrm[i], &e);
-	d->mrs[i].e = e;
+	xhca_mr_store(&d->mr.map[i], &e);
+	d->mr.e[i].e = e;
 }
 
 /* After the barrier: the index and what it held go back. */
 static void release(struct xhcad *d, __u32 i)
 {
-	int own = d->mrs[i].own_alloc;
+	int own = d->mr.e[i].own_alloc;
 
 	/* Gone from the table before its memory goes: mem_free() drops the
 	 * regions on the allocation, and this one is not among them any more. */
-	pd_ref(d, d->mrs[i].e.pd, -1);
-	d->mrs[i].rkey = 0;
-	d->mrs[i].own_alloc = 0;
-	d->mr_free[d->nmr_free++] = i;
-	d->mrs_in_use--;
+	pd_ref(d, d->mr.e[i].e.pd, -1);
+	d->mr.e[i].rkey = 0;
+	d->mr.e[i].own_alloc = 0;
+	d->mr.free[d->mr.nfree++] = i;
+	d->mr.in_use--;
 	if (own)
-		mem_free(d, d->mrs[i].alloc, 0);
+		mem_free(d, d->mr.e[i].alloc, 0);
 }
 
 int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
@@ -310,8 +310,8 @@ static void drop_where(struct xhcad *d, int by_alloc, __u32 v)
 {
 	__u32 n = 0;
 
-	for (__u32 i = 1; i < d->max_mrs; i++) {
-		if (!d->mrs[i].rkey || (by_alloc ? d->mrs[i].alloc : d->mrs[i].owner) != v)
+	for (__u32 i = 1; i < d->mr.max; i++) {
+		if (!d->mr.e[i].rkey || (by_alloc ? d->mr.e[i].alloc : d->mr.e[i].owner) != v)
 			continue;
 		invalidate(d, i);
 		n++;
@@ -319,9 +319,9 @@ static void drop_where(struct xhcad *d, int by_alloc, __u32 v)
 	if (!n)
 		return;
 	mr_barrier(d);
-	for (__u32 i = 1; i < d->max_mrs; i++)
-		if (d->mrs[i].rkey && (by_alloc ? d->mrs[i].alloc : d->mrs[i].owner) == v &&
-		    !d->mrs[i].e.valid)
+	for (__u32 i = 1; i < d->mr.max; i++)
+		if (d->mr.e[i].rkey && (by_alloc ? d->mr.e[i].alloc : d->mr.e[i].owner) == v &&
+		    !d->mr.e[i].e.valid)
 			release(d, i);
 }
 
@@ -364,13 +364,13 @@ int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, cha
 
 int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n)
 {
-	struct xhca_mr_info *mi = calloc(d->mrs_in_use ? d->mrs_in_use : 1, sizeof(*mi));
+	struct xhca_mr_info *mi = calloc(d->mr.in_use ? d->mr.in_use : 1, sizeof(*mi));
 	__u32 k = 0;
 
 	if (!mi)
 		return -ENOMEM;
-	for (__u32 i = 1; i < d->max_mrs && k < d->mrs_in_use; i++) {
-		const struct mr_rt *m = &d->mrs[i];
+	for (__u32 i = 1; i < d->mr.max && k < d->mr.in_use; i++) {
+		const struct mr_rt *m = &d->mr.e[i];
 		struct hm_alloc *al;
 
 		if (!m->rkey)
@@ -399,7 +399,7 @@ int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n)
 
 static struct pd_rt *pd_find(struct xhcad *d, __u32 id)
 {
-	for (struct pd_rt *p = d->pds; p; p = p->next)
+	for (struct pd_rt *p = d->mr.pds; p; p = p->next)
 		if (p->id == id)
 			return p;
 	return NULL;
@@ -411,10 +411,10 @@ int pd_alloc(struct xhcad *d, __u32 owner, __u32 *id)
 
 	if (!p)
 		return -ENOMEM;
-	p->id = ++d->next_pd;
+	p->id = ++d->mr.next_pd;
 	p->owner = owner;
-	p->next = d->pds;
-	d->pds = p;
+	p->next = d->mr.pds;
+	d->mr.pds = p;
 	*id = p->id;
 	return 0;
 }
@@ -429,7 +429,7 @@ int pd_dealloc(struct xhcad *d, __u32 owner, __u32 id, char *err, size_t errlen)
 	if (p->users)
 		return errf(err, errlen, -EBUSY, "pd dealloc: protection domain %u still has %u QPs "
 			    "and memory regions; destroy them first", id, p->users);
-	for (pp = &d->pds; *pp; pp = &(*pp)->next) {
+	for (pp = &d->mr.pds; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
 			break;
@@ -459,7 +459,7 @@ void pd_ref(struct xhcad *d, __u32 id, int delta)
 
 void pd_drop_owner(struct xhcad *d, __u32 owner)
 {
-	struct pd_rt **pp = &d->pds;
+	struct pd_rt **pp = &d->mr.pds;
 
 	while (*pp) {
 		struct pd_rt *p = *pp;
@@ -493,8 +493,8 @@ void mem_free_owner(struct xhcad *d, __u32 owner)
 	int any = 0;
 
 	for (__u32 i = 1; i < HM_SLOTS; i++) {
-		if (d->allocs[i] && d->allocs[i]->owner == owner) {
-			mr_drop_alloc(d, d->allocs[i]->id);
+		if (d->hm.allocs[i] && d->hm.allocs[i]->owner == owner) {
+			mr_drop_alloc(d, d->hm.allocs[i]->id);
 			any = 1;
 		}
 	}

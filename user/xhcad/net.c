@@ -23,14 +23,14 @@ int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 {
 	__u64 now = now_ms();
 
-	if (!d->laddr_ms || now - d->laddr_ms > 1000) {
+	if (!d->net.laddr_ms || now - d->net.laddr_ms > 1000) {
 		struct ifaddrs *ifa, *a;
 
-		d->nladdr = 0;
-		d->laddr_ms = now;
+		d->net.nladdr = 0;
+		d->net.laddr_ms = now;
 		if (!getifaddrs(&ifa)) {
-			for (a = ifa; a && d->nladdr < 16; a = a->ifa_next) {
-				__u8 *o = d->laddr[d->nladdr];
+			for (a = ifa; a && d->net.nladdr < 16; a = a->ifa_next) {
+				__u8 *o = d->net.laddr[d->net.nladdr];
 
 				if (!a->ifa_addr || strcmp(a->ifa_name, d->ifname))
 					continue;
@@ -38,17 +38,17 @@ int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 					memset(o, 0, 10);
 					o[10] = o[11] = 0xff;
 					memcpy(o + 12, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
-					d->nladdr++;
+					d->net.nladdr++;
 				} else if (a->ifa_addr->sa_family == AF_INET6) {
 					memcpy(o, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
-					d->nladdr++;
+					d->net.nladdr++;
 				}
 			}
 			freeifaddrs(ifa);
 		}
 	}
-	*out = (const __u8 (*)[16])d->laddr;
-	return d->nladdr;
+	*out = (const __u8 (*)[16])d->net.laddr;
+	return d->net.nladdr;
 }
 
 /* A UD send's source: the interface's first address of the destination's
@@ -83,7 +83,7 @@ int net_local_mac(struct xhcad *d)
 	struct ifreq ifr = {};
 	int fd;
 
-	if (d->mac_ms)
+	if (d->net.mac_ms)
 		return 0;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -94,8 +94,8 @@ int net_local_mac(struct xhcad *d)
 		return -errno;
 	}
 	close(fd);
-	memcpy(d->mac, ifr.ifr_hwaddr.sa_data, 6);
-	d->mac_ms = now_ms();
+	memcpy(d->net.mac, ifr.ifr_hwaddr.sa_data, 6);
+	d->net.mac_ms = now_ms();
 	return 0;
 }
 

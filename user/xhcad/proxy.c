@@ -405,7 +405,7 @@ static void take_job(struct proxy *p, struct px_msg *x)
 
 	CNT(p, frames);
 	p->tagging = x;
-	if (resp_execute(p->d->hostmem, &x->job, tx_out, p))
+	if (resp_execute(p->d->hm.base, &x->job, tx_out, p))
 		CNT(p, lost);
 	p->tagging = NULL;
 	if (x->job.op == XHCA_OP_READ_REQ)
@@ -530,7 +530,7 @@ static void expire_head(struct proxy *p, struct pxqp *q, __u64 now, int overflow
 /* Gaps too old. */
 static void gaps(struct proxy *p, struct pxqp *q, __u64 now)
 {
-	if (ro_gap_expired(&q->ro, now, p->d->proxy_timeout_ns))
+	if (ro_gap_expired(&q->ro, now, p->d->pxc.timeout_ns))
 		expire_head(p, q, now, 0);
 }
 
@@ -751,7 +751,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 	    !(m->flags & XHCA_MF_CSN) || !(oi->flags & XHCA_O_KNOWN) || m->lidx >= d->max_qps)
 		return XHCA_H_BAD_META;
 	qh = &d->qh[m->lidx];
-	if (!qh->valid || qh->gen != m->gen || qh->gqpn != m->gqpn || !qh->px)
+	if (!qh->valid || qh->gen != m->gen || qh->gqpn != m->gqpn || !qh->px.on)
 		return XHCA_H_STALE;
 	qh->cnt.frames++;
 	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
@@ -774,7 +774,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 			return XHCA_H_UNSUPPORTED;
 		memcpy(x->data, fr, len);
 		x->m = *m;
-		x->handler = qh->px_handler;
+		x->handler = qh->px.handler;
 	} else {
 		return XHCA_H_UNSUPPORTED;
 	}
@@ -842,35 +842,35 @@ static int replay(struct xhcad *d, struct px_msg *r)
 
 	if (!qh->valid || qh->gen != r->gen)
 		return 1; /* gone: nothing to place */
-	if (qh->in_msg)
+	if (qh->rcv.in_msg)
 		return 0;
 	/* a message from the past: the sequence the normal path follows
 	 * stays where it was */
-	saved_valid = qh->psn_valid;
-	saved_psn = qh->next_psn;
-	saved_open = qh->px_open;
-	saved_rec = qh->px_recorded;
-	saved_csn = qh->px_csn;
-	saved_discard = qh->discard;
-	qh->px_open = 0;
+	saved_valid = qh->rcv.psn_valid;
+	saved_psn = qh->rcv.next_psn;
+	saved_open = qh->px.open;
+	saved_rec = qh->px.recorded;
+	saved_csn = qh->px.csn;
+	saved_discard = qh->rcv.discard;
+	qh->px.open = 0;
 	for (struct px_msg *x = r->next; x; x = x->next) {
 		struct xhca_rx_meta m = x->m;
 		int k;
 
 		m.reason = XHCA_R_TO_FLOWQ;
 		m.flowq = qh->flowq;
-		qh->psn_valid = 0;
+		qh->rcv.psn_valid = 0;
 		k = deliver_frame(d, m.flowq, &m, x->data, x->len);
 		d->host[k].packets++;
 		d->host[k].bytes += x->len;
 		CNT(d->px, replayed);
 	}
-	qh->psn_valid = saved_valid;
-	qh->next_psn = saved_psn;
-	qh->px_open = saved_open;
-	qh->px_recorded = saved_rec;
-	qh->px_csn = saved_csn;
-	qh->discard = saved_discard;
+	qh->rcv.psn_valid = saved_valid;
+	qh->rcv.next_psn = saved_psn;
+	qh->px.open = saved_open;
+	qh->px.recorded = saved_rec;
+	qh->px.csn = saved_csn;
+	qh->rcv.discard = saved_discard;
 	return 1;
 }
 
@@ -961,7 +961,7 @@ void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi)
 	for (int k = 0; k < XHCA_PXH_MAX; k++)
 		memcpy(pi->handlers[k], p->h[k].name, sizeof(pi->handlers[k]));
 	for (__u32 l = 0; l < d->max_qps; l++)
-		pi->qps += (__u32)d->qh[l].px;
+		pi->qps += (__u32)d->qh[l].px.on;
 	pi->limit_high = q->high;
 	pi->limit_low = q->low;
 	pi->backlog = xsk_backlog(d, XHCA_FLOWQ_PROXY);
@@ -969,8 +969,8 @@ void proxy_info(struct xhcad *d, struct xhca_proxy_info *pi)
 	 * down to low: what it will do, not the flag it last left */
 	pi->gate = __atomic_load_n(&q->gate, __ATOMIC_RELAXED) && pi->backlog > q->low;
 	pi->gate_closes = __atomic_load_n(&q->gate_closes, __ATOMIC_RELAXED);
-	pi->timeout_ms = (__u32)(d->proxy_timeout_ns / 1000000);
-	pi->filters = d->nfilters;
+	pi->timeout_ms = (__u32)(d->pxc.timeout_ns / 1000000);
+	pi->filters = d->flt.n;
 	if (!bpf_map_lookup_elem(d->m.px_stats, &zero, v)) {
 		for (int i = 0; i < d->ncpus; i++) {
 			pi->offloaded += v[i].offloaded;

@@ -62,7 +62,7 @@ void proxy_qp_add(struct xhcad *d, __u32 lidx)
 	/* the CSN of the QP's next message: what xhca_rx counts */
 	x->csn = (__u16)__atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_ACQUIRE);
 	px_in_push_wait(d->px, x);
-	qh->px = 1;
+	qh->px.on = 1;
 	px_in_wake(d->px);
 }
 
@@ -70,9 +70,9 @@ void proxy_qp_del(struct xhcad *d, __u32 lidx)
 {
 	struct px_msg *x;
 
-	if (!d->qh[lidx].px)
+	if (!d->qh[lidx].px.on)
 		return;
-	d->qh[lidx].px = 0;
+	d->qh[lidx].px.on = 0;
 	x = msg_new(PX_QP_DEL, 0);
 	if (!x) {
 		pr_warn("proxy: out of memory: QP %u stays with the proxy\n", lidx);
@@ -88,7 +88,7 @@ void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct x
 {
 	struct px_msg *x;
 
-	if (!qh->px)
+	if (!qh->px.on)
 		return;
 	x = msg_new(PX_REC, 0);
 	if (!x)
@@ -108,7 +108,7 @@ void proxy_record(struct xhcad *d, struct qp_host *qh, __u16 csn, const struct x
 
 void proxy_flush_cqe(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
 {
-	struct px_msg *x = qh->px ? msg_new(PX_FLUSH, 0) : NULL;
+	struct px_msg *x = qh->px.on ? msg_new(PX_FLUSH, 0) : NULL;
 
 	if (!x)
 		return;

@@ -174,10 +174,10 @@ static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
 		return;
 	a->owner = qh->owner;
 	a->cq = qh->cq ? qh->cq->id : 0;
-	a->rq_depth = qh->rq_depth;
-	a->rq_alloc = qh->rq_alloc;
-	a->rq_off = qh->rq && !qh->srq ? hm_base(hm_find(d, qh->rq_alloc), 0) : 0;
-	a->srq = qh->srq ? qh->srq->id : 0;
+	a->rq_depth = qh->rcv.rq_depth;
+	a->rq_alloc = qh->rcv.rq_alloc;
+	a->rq_off = qh->rcv.rq && !qh->rcv.srq ? hm_base(hm_find(d, qh->rcv.rq_alloc), 0) : 0;
+	a->srq = qh->rcv.srq ? qh->rcv.srq->id : 0;
 	a->pd = qh->pd;
 	if (qh->sq) {
 		const struct sq_state *s = qh->sq;
@@ -566,8 +566,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, -ENOMEM, "qp create: no memory for the send queue's state");
 	}
 	if (n.bufs) {
-		qh->cli_bufs = n.bufs->id;
-		qh->cli_buf_size = n.buf_size;
+		qh->rcv.cli_bufs = n.bufs->id;
+		qh->rcv.cli_buf_size = n.buf_size;
 		for (__u32 i = 0; i < a->rq_depth; i++)
 			cli_post(d, qh, i);
 	}
@@ -791,9 +791,9 @@ static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lid
 	}
 	if (set_rx) {
 		/* a new sequence: the host side starts over too */
-		d->qh[lidx].psn_valid = 0;
-		d->qh[lidx].in_msg = 0;
-		d->qh[lidx].discard = 0;
+		d->qh[lidx].rcv.psn_valid = 0;
+		d->qh[lidx].rcv.in_msg = 0;
+		d->qh[lidx].rcv.discard = 0;
 		resp_reset(&d->qh[lidx]);
 	}
 	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
@@ -857,9 +857,9 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	filter_clear(d, lidx);
 	{
 		/* Detach first: it marks the ring dead, in its memory. */
-		__u32 rq_alloc = qh->rq && qh->owner == owner ? qh->rq_alloc : 0;
+		__u32 rq_alloc = qh->rcv.rq && qh->owner == owner ? qh->rcv.rq_alloc : 0;
 		__u32 sq_alloc = qh->sq && qh->owner == owner ? qh->sq->alloc : 0;
-		__u32 bufs = qh->cli_bufs;
+		__u32 bufs = qh->rcv.cli_bufs;
 
 		sq_detach(d, qh);
 		qp_host_detach(d, lidx);

@@ -41,23 +41,23 @@ static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
 {
 	__u32 cons, prod;
 
-	if (!qh->rq)
+	if (!qh->rcv.rq)
 		return 0;
-	cons = qh->rq->cons;
-	prod = qh->rq_prod_cache;
-	if (prod == cons || qh->srq) {
+	cons = qh->rcv.rq->cons;
+	prod = qh->rcv.rq_prod_cache;
+	if (prod == cons || qh->rcv.srq) {
 		/* read the application's index only when the cached one is used up */
-		prod = qh->rq_prod_cache = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE);
+		prod = qh->rcv.rq_prod_cache = __atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE);
 		if (prod == cons)
 			return 0;
 	}
-	*w = qh->rqe[cons & (qh->rq_depth - 1)];
+	*w = qh->rcv.rqe[cons & (qh->rcv.rq_depth - 1)];
 	return 1;
 }
 
 static void rq_pop(struct qp_host *qh)
 {
-	__atomic_store_n(&qh->rq->cons, qh->rq->cons + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&qh->rcv.rq->cons, qh->rcv.rq->cons + 1, __ATOMIC_RELEASE);
 }
 
 /* Writes a completion for the RQ head and consumes it. The ready check left
@@ -76,8 +76,8 @@ static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_c
 		if (flush) {
 			proxy_flush_cqe(d, qh, c);
 		} else {
-			proxy_record(d, qh, qh->px_csn, c);
-			qh->px_recorded = 1;
+			proxy_record(d, qh, qh->px.csn, c);
+			qh->px.recorded = 1;
 		}
 		qh->cnt.completions++;
 		return;
@@ -97,7 +97,7 @@ static void complete_err(struct xhcad *d, struct qp_host *qh, __u32 status, int 
 			 const struct xhca_rx_meta *m)
 {
 	struct xhca_cqe c = {
-		.wr_id = qh->wqe.wr_id, .status = status, .opcode = XHCA_WC_RECV,
+		.wr_id = qh->rcv.wqe.wr_id, .status = status, .opcode = XHCA_WC_RECV,
 		.qp_num = qh->gqpn, .vendor_err = (__u32)reason, .rx_ns = m->rx_ns,
 	};
 
@@ -161,37 +161,37 @@ int recv_bth_offset(const __u8 *fr, __u32 len, __u32 *off)
 
 /* The buffer of the receive in progress, if it is still the session's and
  * [off, off + n) is inside it (the application may have freed it since). */
-/* The pieces of the receive entry a message goes into (qh->wqe): its
+/* The pieces of the receive entry a message goes into (qh->rcv.wqe): its
  * buffer, or the scatter list it names (ring.h), each checked; wqe.len
  * becomes their sum. 0, or -EFAULT: an allocation that is not the
  * session's, a piece outside its allocation. */
 static int rq_load(struct xhcad *d, struct qp_host *qh)
 {
-	const struct xhca_rwqe *w = &qh->wqe;
+	const struct xhca_rwqe *w = &qh->rcv.wqe;
 	__u64 total = 0;
 
 	if (w->nsge <= 1) {
-		qh->seg[0] = (struct xhca_rsge){ .off = w->off, .len = w->len, .alloc = w->alloc };
-		qh->nseg = 1;
+		qh->rcv.seg[0] = (struct xhca_rsge){ .off = w->off, .len = w->len, .alloc = w->alloc };
+		qh->rcv.nseg = 1;
 	} else {
 		const struct hm_alloc *l = hm_find(d, w->alloc);
 
 		if (w->nsge > XHCA_SGE_MAX || !l || l->owner != qh->owner ||
 		    !hm_range(l, w->off, w->nsge * sizeof(struct xhca_rsge)))
 			return -EFAULT;
-		hm_read(d, l, w->off, qh->seg, w->nsge * sizeof(struct xhca_rsge));
-		qh->nseg = w->nsge;
+		hm_read(d, l, w->off, qh->rcv.seg, w->nsge * sizeof(struct xhca_rsge));
+		qh->rcv.nseg = w->nsge;
 	}
-	for (__u32 i = 0; i < qh->nseg; i++) {
-		const struct hm_alloc *a = hm_find(d, qh->seg[i].alloc);
+	for (__u32 i = 0; i < qh->rcv.nseg; i++) {
+		const struct hm_alloc *a = hm_find(d, qh->rcv.seg[i].alloc);
 
-		if (!a || a->owner != qh->owner || !hm_range(a, qh->seg[i].off, qh->seg[i].len))
+		if (!a || a->owner != qh->owner || !hm_range(a, qh->rcv.seg[i].off, qh->rcv.seg[i].len))
 			return -EFAULT;
-		total += qh->seg[i].len;
+		total += qh->rcv.seg[i].len;
 	}
 	if (total > 0xffffffffull)
 		return -EFAULT;
-	qh->wqe.len = (__u32)total;
+	qh->rcv.wqe.len = (__u32)total;
 	return 0;
 }
 
@@ -202,8 +202,8 @@ static int rq_write(struct xhcad *d, const struct qp_host *qh, __u64 off, const 
 {
 	const __u8 *s = src;
 
-	for (__u32 i = 0; i < qh->nseg && n; i++) {
-		const struct xhca_rsge *g = &qh->seg[i];
+	for (__u32 i = 0; i < qh->rcv.nseg && n; i++) {
+		const struct xhca_rsge *g = &qh->rcv.seg[i];
 		const struct hm_alloc *a;
 		__u64 k;
 
@@ -227,8 +227,8 @@ static int rq_write(struct xhcad *d, const struct qp_host *qh, __u64 off, const 
  * dropped under the same reason. */
 int recv_msg_fail(struct qp_host *qh, int end, int reason)
 {
-	qh->in_msg = MSG_NONE;
-	qh->discard = end ? 0 : reason;
+	qh->rcv.in_msg = MSG_NONE;
+	qh->rcv.discard = end ? 0 : reason;
 	return reason;
 }
 
@@ -236,14 +236,14 @@ int recv_msg_fail(struct qp_host *qh, int end, int reason)
  * progress, else its reason (the rest of a broken message, or no message). */
 static int msg_continues(struct qp_host *qh, int kind, int end)
 {
-	if (qh->discard) {
-		int r = qh->discard;
+	if (qh->rcv.discard) {
+		int r = qh->rcv.discard;
 
 		if (end)
-			qh->discard = 0;
+			qh->rcv.discard = 0;
 		return r;
 	}
-	if (qh->in_msg != kind) {
+	if (qh->rcv.in_msg != kind) {
 		qh->cnt.errors++;
 		return recv_msg_fail(qh, end, XHCA_H_SEQ_ERR);
 	}
@@ -260,11 +260,11 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
 
 	if (start) {
-		if (qh->in_msg) /* the last message never ended */
+		if (qh->rcv.in_msg) /* the last message never ended */
 			qh->cnt.errors++;
-		qh->in_msg = MSG_NONE;
-		qh->discard = 0;
-		if (!rq_head(qh, &qh->wqe)) {
+		qh->rcv.in_msg = MSG_NONE;
+		qh->rcv.discard = 0;
+		if (!rq_head(qh, &qh->rcv.wqe)) {
 			qh->cnt.rnr++;
 			return recv_msg_fail(qh, end, XHCA_H_RNR);
 		}
@@ -272,12 +272,12 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
 		}
-		qh->msg_off = 0;
-		qh->in_msg = MSG_SEND;
+		qh->rcv.msg_off = 0;
+		qh->rcv.in_msg = MSG_SEND;
 		if (qh->type == XHCA_QPT_UD) {
 			__u8 grh[GRH_LEN];
 
-			if (qh->wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
+			if (qh->rcv.wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
 				complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
 				return recv_msg_fail(qh, end, XHCA_H_LEN_ERR);
 			}
@@ -285,7 +285,7 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 				complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 				return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
 			}
-			qh->msg_off = GRH_LEN;
+			qh->rcv.msg_off = GRH_LEN;
 		}
 	} else {
 		int r = msg_continues(qh, MSG_SEND, end);
@@ -294,21 +294,21 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 			return r;
 	}
 
-	if (plen > qh->wqe.len - qh->msg_off) {
+	if (plen > qh->rcv.wqe.len - qh->rcv.msg_off) {
 		complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
 		return recv_msg_fail(qh, end, XHCA_H_LEN_ERR);
 	}
-	if (rq_write(d, qh, qh->msg_off, payload, plen)) {
+	if (rq_write(d, qh, qh->rcv.msg_off, payload, plen)) {
 		complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 		return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
 	}
-	qh->msg_off += plen;
+	qh->rcv.msg_off += plen;
 	d->fq[f].bytes += plen;
 
 	if (end) {
 		struct xhca_cqe c = {
-			.wr_id = qh->wqe.wr_id, .status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV,
-			.byte_len = qh->msg_off, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+			.wr_id = qh->rcv.wqe.wr_id, .status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV,
+			.byte_len = qh->rcv.msg_off, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
 		};
 
 		if (oi->flags & XHCA_H_IMM) {
@@ -325,7 +325,7 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
 			c.wc_flags |= XHCA_WC_GRH;
 		}
 		complete(d, qh, &c);
-		qh->in_msg = MSG_NONE;
+		qh->rcv.in_msg = MSG_NONE;
 	}
 	return XHCA_H_PLACED;
 }
@@ -341,11 +341,11 @@ int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_met
 		.qp_num = qh->gqpn, .rx_ns = m->rx_ns,
 	};
 
-	if (!rq_head(qh, &qh->wqe)) {
+	if (!rq_head(qh, &qh->rcv.wqe)) {
 		qh->cnt.rnr++;
 		return XHCA_H_RNR;
 	}
-	c.wr_id = qh->wqe.wr_id;
+	c.wr_id = qh->rcv.wqe.wr_id;
 	complete(d, qh, &c);
 	return reason;
 }
@@ -368,55 +368,55 @@ int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh,
 		__u64 va = be64(reth);
 		__u32 dlen = be32(reth + 12);
 
-		if (qh->in_msg)
+		if (qh->rcv.in_msg)
 			qh->cnt.errors++;
-		qh->in_msg = MSG_NONE;
-		qh->discard = 0;
+		qh->rcv.in_msg = MSG_NONE;
+		qh->rcv.discard = 0;
 		mr = mr_find(d, be32(reth + 8));
 		if (!mr || !mr->e.valid || va < mr->e.iova || dlen > mr->e.length ||
 		    va - mr->e.iova > mr->e.length - dlen) {
 			qh->cnt.errors++;
 			return recv_msg_fail(qh, end, XHCA_H_XLATE_ERR);
 		}
-		qh->wr_rkey = mr->rkey;
-		qh->wr_off = va - mr->e.iova;
-		qh->wr_left = dlen;
-		qh->wr_len = dlen;
-		qh->in_msg = MSG_WRITE;
+		qh->rcv.wr_rkey = mr->rkey;
+		qh->rcv.wr_off = va - mr->e.iova;
+		qh->rcv.wr_left = dlen;
+		qh->rcv.wr_len = dlen;
+		qh->rcv.in_msg = MSG_WRITE;
 	} else {
 		int r = msg_continues(qh, MSG_WRITE, end);
 
 		if (r >= 0)
 			return r;
 	}
-	mr = mr_find(d, qh->wr_rkey);
-	if (!mr || !mr->e.valid || plen > qh->wr_left) {
+	mr = mr_find(d, qh->rcv.wr_rkey);
+	if (!mr || !mr->e.valid || plen > qh->rcv.wr_left) {
 		qh->cnt.errors++;
 		return recv_msg_fail(qh, end, XHCA_H_XLATE_ERR);
 	}
-	hm_write(d, hm_find(d, mr->alloc), mr->off + qh->wr_off, payload, plen);
-	qh->wr_off += plen;
-	qh->wr_left -= plen;
+	hm_write(d, hm_find(d, mr->alloc), mr->off + qh->rcv.wr_off, payload, plen);
+	qh->rcv.wr_off += plen;
+	qh->rcv.wr_left -= plen;
 	d->fq[f].bytes += plen;
 	if (!end)
 		return XHCA_H_XLATE_PLACED;
-	qh->in_msg = MSG_NONE;
+	qh->rcv.in_msg = MSG_NONE;
 	if (oi->flags & XHCA_H_IMM) {
 		__u32 imm;
 
 		memcpy(&imm, payload - 4, 4);
-		return recv_write_imm(d, qh, m, imm, qh->wr_len, XHCA_H_XLATE_PLACED);
+		return recv_write_imm(d, qh, m, imm, qh->rcv.wr_len, XHCA_H_XLATE_PLACED);
 	}
-	if (qh->px) {
+	if (qh->px.on) {
 		/* a proxy CQ sees every WRITE land, in order (as xhca_rx's
 		 * records of the WRITEs it places) */
 		struct xhca_cqe c = {
 			.status = XHCA_WC_SUCCESS, .opcode = XHCA_WC_RECV_RDMA_WRITE,
-			.byte_len = qh->wr_len, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
+			.byte_len = qh->rcv.wr_len, .qp_num = qh->gqpn, .rx_ns = m->rx_ns,
 		};
 
-		proxy_record(d, qh, qh->px_csn, &c);
-		qh->px_recorded = 1;
+		proxy_record(d, qh, qh->px.csn, &c);
+		qh->px.recorded = 1;
 	}
 	return XHCA_H_XLATE_PLACED;
 }
@@ -447,17 +447,17 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 	if (cq && srq) {
 		cq->nqps++;
 		srq->nqps++;
-		qh->srq = srq;
-		qh->rq_depth = srq->depth;
-		qh->rq = srq->ring;
-		qh->rqe = srq->e;
+		qh->rcv.srq = srq;
+		qh->rcv.rq_depth = srq->depth;
+		qh->rcv.rq = srq->ring;
+		qh->rcv.rqe = srq->e;
 	} else if (cq && rq) {
 		cq->nqps++;
-		qh->rq_alloc = rq->id;
-		qh->rq_depth = rq_depth;
-		qh->rq = hm_contig_ptr(d, rq);
-		qh->rqe = (struct xhca_rwqe *)(qh->rq + 1);
-		qh->rq->depth = rq_depth;
+		qh->rcv.rq_alloc = rq->id;
+		qh->rcv.rq_depth = rq_depth;
+		qh->rcv.rq = hm_contig_ptr(d, rq);
+		qh->rcv.rqe = (struct xhca_rwqe *)(qh->rcv.rq + 1);
+		qh->rcv.rq->depth = rq_depth;
 	} else {
 		qh->cq = NULL;
 	}
@@ -480,19 +480,19 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 		 * are stale now: look again. */
 		flowq_unblock(d, qh->cq);
 	}
-	if (qh->srq)
-		qh->srq->nqps--; /* the ring lives on for its other QPs */
-	else if (qh->rq)
-		__atomic_store_n(&qh->rq->dead, 1, __ATOMIC_RELEASE);
-	qh->srq = NULL;
+	if (qh->rcv.srq)
+		qh->rcv.srq->nqps--; /* the ring lives on for its other QPs */
+	else if (qh->rcv.rq)
+		__atomic_store_n(&qh->rcv.rq->dead, 1, __ATOMIC_RELEASE);
+	qh->rcv.srq = NULL;
 	if (qh->flowq < d->nflowq)
 		d->fq[qh->flowq].nqps--;
-	if (qh->flush)
+	if (qh->rcv.flush)
 		d->nflush--;
-	qh->flush = 0;
+	qh->rcv.flush = 0;
 	qh->valid = 0;
 	qh->cq = NULL;
-	qh->rq = NULL;
+	qh->rcv.rq = NULL;
 }
 
 /* Completes every posted receive buffer of the QP with WR_FLUSH_ERR, as
@@ -519,9 +519,9 @@ void qp_flush_run(struct xhcad *d)
 	for (__u32 l = 0; d->nflush && l < d->max_qps; l++) {
 		struct qp_host *qh = &d->qh[l];
 
-		if (!qh->valid || !qh->flush || flush_rq(d, qh))
+		if (!qh->valid || !qh->rcv.flush || flush_rq(d, qh))
 			continue;
-		qh->flush = 0;
+		qh->rcv.flush = 0;
 		d->nflush--;
 	}
 	cq_notify(d);
@@ -530,11 +530,11 @@ void qp_flush_run(struct xhcad *d)
 
 void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 {
-	qh->in_msg = MSG_NONE;
-	qh->discard = 0;
+	qh->rcv.in_msg = MSG_NONE;
+	qh->rcv.discard = 0;
 	/* an SRQ's buffers are its other QPs' too: they stay (verbs) */
-	if (qh->rq && !qh->srq && !qh->flush) {
-		qh->flush = 1;
+	if (qh->rcv.rq && !qh->rcv.srq && !qh->rcv.flush) {
+		qh->rcv.flush = 1;
 		d->nflush++;
 	}
 	if (qh->sq) { /* and its send requests, flushed by sq_run */

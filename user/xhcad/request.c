@@ -117,8 +117,8 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->max_rd_atomic = XHCA_MAX_RD_ATOMIC_DEFAULT;
 	s->cwnd = SQ_WINDOW;
 	s->qh = qh;
-	s->next_sq = d->sqs;
-	d->sqs = s;
+	s->next_sq = d->sq.list;
+	d->sq.list = s;
 	qh->sq = s;
 	sq_note(d, s, s->cons);
 	return 0;
@@ -126,10 +126,10 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 
 void sq_fini(struct xhcad *d)
 {
-	while (d->sqs) {
-		struct sq_state *s = d->sqs;
+	while (d->sq.list) {
+		struct sq_state *s = d->sq.list;
 
-		d->sqs = s->next_sq;
+		d->sq.list = s->next_sq;
 		s->qh->sq = NULL;
 		free(s->ent);
 		free(s);
@@ -142,7 +142,7 @@ void sq_detach(struct xhcad *d, struct qp_host *qh)
 
 	if (!s)
 		return;
-	for (pp = &d->sqs; *pp; pp = &(*pp)->next_sq) {
+	for (pp = &d->sq.list; *pp; pp = &(*pp)->next_sq) {
 		if (*pp == s) {
 			*pp = s->next_sq;
 			break;
@@ -384,7 +384,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	int len, last, r;
 
 	xhca_pkt_spec_init(&p, (__u8)(qh->type << 5) | op);
-	memcpy(p.smac, d->mac, 6);
+	memcpy(p.smac, d->net.mac, 6);
 	p.pkey = c->pkey;
 	p.sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff)); /* the flow's entropy */
 	if (qh->type == XHCA_QPT_UD) {
@@ -837,7 +837,7 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		d->req.stale++;
 		return XHCA_H_RESP_STALE;
 	}
-	d->sq_kick = 1; /* completions to write, room in the windows */
+	d->sq.kick = 1; /* completions to write, room in the windows */
 	if (oi->flags & XHCA_H_AETH)
 		aeth = be32(bth + 12);
 	if (op == XHCA_OP_ACK) {
@@ -1013,9 +1013,9 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 
 	*more = 0;
 	*deadline = 0;
-	if (d->sqs && net_local_mac(d))
+	if (d->sq.list && net_local_mac(d))
 		return 0;
-	for (struct sq_state *s = d->sqs; s; s = s->next_sq) {
+	for (struct sq_state *s = d->sq.list; s; s = s->next_sq) {
 		const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];
 
 		sq_fetch(d, s, c);
@@ -1039,8 +1039,8 @@ int sq_arm(struct xhcad *d)
 {
 	int again = 0;
 
-	d->sq_poll = 0;
-	for (struct sq_state *s = d->sqs; s; s = s->next_sq) {
+	d->sq.poll = 0;
+	for (struct sq_state *s = d->sq.list; s; s = s->next_sq) {
 		struct session *se = s->qh->owner ? session_find(d, s->qh->owner) : NULL;
 
 		/* A session kept across a restart has not sent this xhcad its
@@ -1049,7 +1049,7 @@ int sq_arm(struct xhcad *d)
 		 * ring the old xhcad's doorbell). */
 		if (se && se->sq_dbfd < 0) {
 			__atomic_store_n(&s->ring->armed, 0, __ATOMIC_SEQ_CST);
-			d->sq_poll = 1;
+			d->sq.poll = 1;
 			continue;
 		}
 		if (__atomic_load_n(&s->ring->armed, __ATOMIC_RELAXED))
@@ -1057,7 +1057,7 @@ int sq_arm(struct xhcad *d)
 		__atomic_store_n(&s->ring->armed, 1, __ATOMIC_SEQ_CST);
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (struct sq_state *s = d->sqs; s; s = s->next_sq)
+	for (struct sq_state *s = d->sq.list; s; s = s->next_sq)
 		if (__atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE) != s->fetched)
 			again = 1;
 	return again;

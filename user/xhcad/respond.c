@@ -56,7 +56,7 @@ static __u64 *atomic_target(struct xhcad *d, const struct mr_rt *mr, __u64 va)
 	if (!a || va < mr->e.iova || va - mr->e.iova > mr->e.length - 8 || mr->e.length < 8)
 		return NULL;
 	off = hm_base(a, mr->off + (va - mr->e.iova));
-	return off % 8 ? NULL : (__u64 *)(d->hostmem + off);
+	return off % 8 ? NULL : (__u64 *)(d->hm.base + off);
 }
 
 /* Where a READ's bytes are in host memory, page by page, in order. */
@@ -103,7 +103,7 @@ static int read_job(struct xhcad *d, __u32 rkey, __u64 va, __u32 dlen, struct re
 /* Keeps what a READ or ATOMIC was, for its duplicates (the oldest goes). */
 static void res_add(struct qp_host *qh, const struct resp_job *j, __u32 rkey, __u64 va)
 {
-	struct resp_res *r = &qh->res[qh->res_next++ % RESP_RES];
+	struct resp_res *r = &qh->resp.res[qh->resp.res_next++ % RESP_RES];
 
 	memset(r, 0, sizeof(*r));
 	r->op = j->op;
@@ -122,7 +122,7 @@ void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 o
 	if (!qh || !qh->valid || qh->gen != gen)
 		return;
 	for (int i = 0; i < RESP_RES; i++) {
-		struct resp_res *r = &qh->res[i];
+		struct resp_res *r = &qh->resp.res[i];
 
 		if ((r->op == XHCA_OP_CMP_SWAP || r->op == XHCA_OP_FETCH_ADD) && r->psn == psn) {
 			r->orig = orig;
@@ -190,7 +190,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, c
 
 	if (r)
 		return r;
-	r = resp_execute(d->hostmem, &j, tx_xsk, d);
+	r = resp_execute(d->hm.base, &j, tx_xsk, d);
 	if (j.op != XHCA_OP_READ_REQ) /* executed, even if its response did not leave */
 		resp_atomic_done(d, m->lidx, m->gen, j.psn, j.s.atomic_orig);
 	resp_job_free(&j);
@@ -237,9 +237,9 @@ static __u8 credit_code(const struct qp_host *qh)
 	__u32 posted;
 	__u8 k = 0;
 
-	if (!qh->rq)
+	if (!qh->rcv.rq)
 		return XHCA_AETH_ACK_NO_CREDIT; /* no receive queue here: no flow control */
-	posted = __atomic_load_n(&qh->rq->prod, __ATOMIC_ACQUIRE) - qh->rq->cons;
+	posted = __atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) - qh->rcv.rq->cons;
 	while (k < 30 && credit_tbl[k + 1] <= posted)
 		k++;
 	return k;
@@ -285,19 +285,19 @@ static int rx_take(struct xhca_qp_ctx *c, __u32 *cur)
 static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *c, __u32 word,
 		       __u32 psn, __u32 msn, int keep)
 {
-	if (!qh->px)
+	if (!qh->px.on)
 		__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->rx_psn, word, __ATOMIC_RELEASE);
-	qh->rewound = 1;
-	qh->rw_psn = psn & XHCA_PSN_MASK;
-	qh->rw_msn = msn & XHCA_PSN_MASK;
-	qh->rw_ns = now_ns(); /* bpf_ktime_get_ns()'s clock, read after the store */
-	qh->discard = 0;
-	qh->psn_valid = keep;
-	qh->next_psn = psn & XHCA_PSN_MASK;
+	qh->resp.rewound = 1;
+	qh->resp.rw_psn = psn & XHCA_PSN_MASK;
+	qh->resp.rw_msn = msn & XHCA_PSN_MASK;
+	qh->resp.rw_ns = now_ns(); /* bpf_ktime_get_ns()'s clock, read after the store */
+	qh->rcv.discard = 0;
+	qh->rcv.psn_valid = keep;
+	qh->rcv.next_psn = psn & XHCA_PSN_MASK;
 	if (!keep)
-		qh->in_msg = MSG_NONE;
+		qh->rcv.in_msg = MSG_NONE;
 	d->resp.rewinds++;
 }
 
@@ -348,7 +348,7 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 	c->wc_va -= c->wc_len - c->wc_left - off;
 	c->wc_left = c->wc_len - off;
 	if (!pretx)
-		qh->in_msg = MSG_WRITE;
+		qh->rcv.in_msg = MSG_WRITE;
 	rx_rewound(d, qh, c,
 		   (cur & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED |
 			    XHCA_RXPSN_UC_DROP | XHCA_RXPSN_PRETX | XHCA_RXPSN_SEND)) |
@@ -369,13 +369,13 @@ static int rewind_write(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 static int rewind_in_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
 			 __u32 *psn, __u32 *msn, __u32 quiet)
 {
-	__u32 next = qh->next_psn, m0 = msn_full(d, m->lidx, qh->msg_csn);
+	__u32 next = qh->rcv.next_psn, m0 = msn_full(d, m->lidx, qh->resp.msg_csn);
 
-	if (qh->px || !qh->psn_valid || !qh->in_msg || next == qh->msg_psn)
+	if (qh->px.on || !qh->rcv.psn_valid || !qh->rcv.in_msg || next == qh->resp.msg_psn)
 		return -1;
-	if (qh->in_msg == MSG_SEND)
+	if (qh->rcv.in_msg == MSG_SEND)
 		rewind_to(d, qh, m->lidx, next, m0, 1, quiet);
-	else if (rewind_write(d, qh, m, qh->msg_psn, next, m0, 0, quiet))
+	else if (rewind_write(d, qh, m, qh->resp.msg_psn, next, m0, 0, quiet))
 		return -1;
 	*psn = next;
 	*msn = m0;
@@ -403,17 +403,17 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 	if (!rewind_in_msg(d, qh, m, psn, msn, quiet))
 		return;
 	*msn = msn_full(d, m->lidx, m->csn);
-	if (!(oi->flags & XHCA_O_START) && !qh->px && m->reason == XHCA_R_TO_XLATE &&
-	    qh->in_msg == MSG_NONE && (oi->flags & XHCA_O_END) && (oi->flags & XHCA_H_IMM) &&
-	    qh->wr_off >= m->payload_len) {
+	if (!(oi->flags & XHCA_O_START) && !qh->px.on && m->reason == XHCA_R_TO_XLATE &&
+	    qh->rcv.in_msg == MSG_NONE && (oi->flags & XHCA_O_END) && (oi->flags & XHCA_H_IMM) &&
+	    qh->rcv.wr_off >= m->payload_len) {
 		/* the LAST of a WRITE xhcad placed, its immediate without a
 		 * receive buffer: that LAST again, its bytes placed once more */
-		__u32 woff = qh->wr_off - m->payload_len, wleft = qh->wr_left + m->payload_len;
+		__u32 woff = qh->rcv.wr_off - m->payload_len, wleft = qh->rcv.wr_left + m->payload_len;
 
-		if (m->psn != qh->msg_psn &&
-		    !rewind_write(d, qh, m, qh->msg_psn, m->psn, *msn, 0, quiet)) {
-			qh->wr_off = woff;
-			qh->wr_left = wleft;
+		if (m->psn != qh->resp.msg_psn &&
+		    !rewind_write(d, qh, m, qh->resp.msg_psn, m->psn, *msn, 0, quiet)) {
+			qh->rcv.wr_off = woff;
+			qh->rcv.wr_left = wleft;
 			*psn = m->psn;
 			return;
 		}
@@ -436,7 +436,7 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 	else if (m->reason == XHCA_R_PLACED_TO_FLOWQ) /* its FIRST placed by xhca_rx */
 		*psn = m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
 	else
-		*psn = qh->msg_psn;
+		*psn = qh->resp.msg_psn;
 	rewind_to(d, qh, m->lidx, *psn, *msn, 0, quiet);
 }
 
@@ -451,7 +451,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 	int err;
 
 	for (int i = 0; i < RESP_RES && !r; i++) {
-		struct resp_res *x = &qh->res[i];
+		struct resp_res *x = &qh->resp.res[i];
 
 		if (x->op == op && (op == XHCA_OP_READ_REQ
 					    ? xhca_psn_cmp(m->psn, x->psn) >= 0 &&
@@ -488,7 +488,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		d->resp.replays += !err;
 		return XHCA_H_DUP;
 	}
-	err = resp_execute(d->hostmem, &j, tx_xsk, d);
+	err = resp_execute(d->hm.base, &j, tx_xsk, d);
 	resp_job_free(&j);
 	d->resp.replays += !err;
 	return XHCA_H_DUP;
@@ -503,7 +503,7 @@ unknown:
  * (lost after xhca_rx took it). Acknowledging the ePSN would cover it. */
 static int behind(const struct qp_host *qh, const struct xhca_rx_meta *m)
 {
-	return !qh->px && qh->in_msg && qh->psn_valid && xhca_psn_cmp(m->msg_len, qh->next_psn) > 0;
+	return !qh->px.on && qh->rcv.in_msg && qh->rcv.psn_valid && xhca_psn_cmp(m->msg_len, qh->rcv.next_psn) > 0;
 }
 
 int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
@@ -516,14 +516,14 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 
 	/* after a class C error nothing from its PSN on is placed; what
 	 * came before it still is (its NAK acknowledges that) */
-	if (qh->err_psn_set ? xhca_psn_cmp(m->psn, qh->err_psn) >= 0
+	if (qh->resp.err_psn_set ? xhca_psn_cmp(m->psn, qh->resp.err_psn) >= 0
 			    : d->ctxm[m->lidx].state == XHCA_QPS_ERR)
 		return XHCA_H_QP_ERR;
 	/* A frame xhca_rx took after a rewind is current: whether it is the
 	 * retry or comes after it (the retry placed by xhca_rx, or
 	 * offloaded), the rewind is over. Older ones are stale. */
-	if (qh->rewound && m->rx_ns > qh->rw_ns)
-		qh->rewound = 0;
+	if (qh->resp.rewound && m->rx_ns > qh->resp.rw_ns)
+		qh->resp.rewound = 0;
 	if (m->reason == XHCA_R_DUP_TO_FLOWQ) {
 		o = resp_reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK);
 		if (o < 0)
@@ -535,7 +535,7 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		 * (everything before it came through this queue already), or
 		 * the start of the message xhcad is in on a proxy QP, or where
 		 * it rewound to */
-		if (!qh->rewound && behind(qh, m)) {
+		if (!qh->resp.rewound && behind(qh, m)) {
 			__u32 p, n;
 
 			if (!rewind_in_msg(d, qh, m, &p, &n, 0)) {
@@ -543,15 +543,15 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 				return XHCA_H_DUP;
 			}
 		}
-		if (qh->rewound)
-			reply_aeth(d, m, fr, len, qh->rw_psn - 1, qh->rw_msn, credit_code(qh));
+		if (qh->resp.rewound)
+			reply_aeth(d, m, fr, len, qh->resp.rw_psn - 1, qh->resp.rw_msn, credit_code(qh));
 		else
 			reply_aeth(d, m, fr, len,
-				   (qh->in_msg && qh->px ? qh->msg_psn : m->msg_len) - 1,
+				   (qh->rcv.in_msg && qh->px.on ? qh->resp.msg_psn : m->msg_len) - 1,
 				   msn_full(d, m->lidx, m->csn), credit_code(qh));
 		return XHCA_H_DUP;
 	}
-	if (qh->rewound)
+	if (qh->resp.rewound)
 		return XHCA_H_REWOUND; /* in line behind the frame that made it */
 	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
 		__u32 p = m->msg_len, n = msn_full(d, m->lidx, m->csn);
@@ -563,8 +563,8 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 		return XHCA_H_SEQ_NAK;
 	}
 	if (oi->flags & XHCA_O_START) {
-		qh->msg_psn = m->psn;
-		qh->msg_csn = m->csn;
+		qh->resp.msg_psn = m->psn;
+		qh->resp.msg_csn = m->csn;
 	}
 	return -1;
 }
@@ -587,10 +587,10 @@ int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m
 		 * the message */
 		if (!(m->flags & XHCA_MF_ACKREQ))
 			return r;
-		if ((oi->flags & XHCA_O_END) || r == XHCA_H_ACKED || !qh->px)
+		if ((oi->flags & XHCA_O_END) || r == XHCA_H_ACKED || !qh->px.on)
 			psn = m->psn;
 		else
-			psn = qh->msg_psn - 1;
+			psn = qh->resp.msg_psn - 1;
 		reply_aeth(d, m, fr, len, psn,
 			   msn_full(d, m->lidx, m->csn) + !!(oi->flags & XHCA_O_END),
 			   credit_code(qh));
@@ -639,7 +639,7 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 
 	d->resp.bad_icrc++;
 	if (qh->type != XHCA_QPT_RC || m->reason == XHCA_R_DUP_TO_FLOWQ ||
-	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || (qh->rewound && m->rx_ns <= qh->rw_ns))
+	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || (qh->resp.rewound && m->rx_ns <= qh->resp.rw_ns))
 		return XHCA_H_BAD_ICRC; /* nothing moved for it, or stale anyway */
 	/* xhca_rx took it: the PSN moved on; the requester must send it
 	 * again, and will (timeout), if xhca_rx expects it */
@@ -649,17 +649,17 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 
 void resp_reset(struct qp_host *qh)
 {
-	qh->rewound = 0;
-	qh->err_psn_set = 0;
-	qh->msg_psn = 0;
-	memset(qh->res, 0, sizeof(qh->res));
-	qh->res_next = 0;
+	qh->resp.rewound = 0;
+	qh->resp.err_psn_set = 0;
+	qh->resp.msg_psn = 0;
+	memset(qh->resp.res, 0, sizeof(qh->resp.res));
+	qh->resp.res_next = 0;
 }
 
 void resp_error_at(struct qp_host *qh, __u32 psn)
 {
-	qh->err_psn_set = 1;
-	qh->err_psn = psn & XHCA_PSN_MASK;
+	qh->resp.err_psn_set = 1;
+	qh->resp.err_psn = psn & XHCA_PSN_MASK;
 }
 
 #define REASON_STR(name, str, desc) str,

@@ -60,14 +60,14 @@ static const struct sched_ops ops = { head_cb, ready_cb };
 static void tokens_refill(struct xhcad *d)
 {
 	__u64 now = now_ns();
-	double burst = (double)d->bus_rate / 100;
+	double burst = (double)d->bus.rate / 100;
 
 	if (burst < TOKEN_BURST_MIN)
 		burst = TOKEN_BURST_MIN;
-	d->tokens += (double)(now - d->tokens_ns) * (double)d->bus_rate / 1e9;
-	if (d->tokens > burst)
-		d->tokens = burst;
-	d->tokens_ns = now;
+	d->bus.tokens += (double)(now - d->bus.tokens_ns) * (double)d->bus.rate / 1e9;
+	if (d->bus.tokens > burst)
+		d->bus.tokens = burst;
+	d->bus.tokens_ns = now;
 }
 
 int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
@@ -76,13 +76,13 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
 
 	*wait_ns = 0;
 	/* The send queues: new requests, retransmissions, completions. */
-	taken = sq_run(d, budget, &d->sq_more, &d->sq_deadline);
+	taken = sq_run(d, budget, &d->sq.more, &d->sq.deadline);
 	/* What the proxy sent back, and the proxy queue to it. */
 	taken += proxy_serve(d);
 	taken += proxy_drain(d, budget);
 	/* Multicast first: its copies join the flow queues they are for. */
 	taken += mcast_run(d, budget);
-	if (d->bus_rate)
+	if (d->bus.rate)
 		tokens_refill(d);
 	while (n < budget) {
 		struct xhca_rx_meta m;
@@ -93,8 +93,8 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		if (f < 0)
 			break;
 		len = heads[f].len;
-		if (d->bus_rate && d->tokens < len) {
-			*wait_ns = (__u64)(((double)len - d->tokens) * 1e9 / (double)d->bus_rate) + 1;
+		if (d->bus.rate && d->bus.tokens < len) {
+			*wait_ns = (__u64)(((double)len - d->bus.tokens) * 1e9 / (double)d->bus.rate) + 1;
 			break;
 		}
 		m = *heads[f].m;
@@ -107,16 +107,16 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		xsk_done(d);
 		d->fq[f].frames++;
 		sched_charge(&d->sched, (__u32)f, len);
-		if (d->bus_rate)
-			d->tokens -= len;
+		if (d->bus.rate)
+			d->bus.tokens -= len;
 		n++;
 	}
-	if (d->sq_kick) {
+	if (d->sq.kick) {
 		int more;
 
-		d->sq_kick = 0;
-		taken += sq_run(d, budget, &more, &d->sq_deadline);
-		d->sq_more |= more;
+		d->sq.kick = 0;
+		taken += sq_run(d, budget, &more, &d->sq.deadline);
+		d->sq.more |= more;
 	}
 	if (n || taken) {
 		xsk_tx_kick(d); /* the round's responses, one syscall */

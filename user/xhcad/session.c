@@ -16,7 +16,7 @@
 
 struct session *session_find(struct xhcad *d, __u32 id)
 {
-	for (struct session *s = d->sessions; s; s = s->next)
+	for (struct session *s = d->app.sessions; s; s = s->next)
 		if (s->id == id)
 			return s;
 	return NULL;
@@ -28,7 +28,7 @@ struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h,
 
 	if (!s)
 		return NULL;
-	s->id = ++d->next_session;
+	s->id = ++d->app.next_session;
 	s->fd = fd;
 	s->pidfd = -1;
 	s->sq_dbfd = -1;
@@ -36,24 +36,24 @@ struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h,
 	s->start = proc_start_time(pid);
 	snprintf(s->name, sizeof(s->name), "%.*s", (int)strnlen(h->name, sizeof(h->name)),
 		 h->name);
-	s->next = d->sessions;
-	d->sessions = s;
-	d->nsessions++;
+	s->next = d->app.sessions;
+	d->app.sessions = s;
+	d->app.nsessions++;
 	pr_info("session %u: %s (pid %u)\n", s->id, s->name, s->pid);
 	return s;
 }
 
 void session_fini(struct xhcad *d)
 {
-	while (d->sessions) {
-		struct session *s = d->sessions;
+	while (d->app.sessions) {
+		struct session *s = d->app.sessions;
 
-		d->sessions = s->next;
+		d->app.sessions = s->next;
 		if (s->pidfd >= 0)
 			close(s->pidfd);
 		if (s->sq_dbfd >= 0)
 			close(s->sq_dbfd);
 		free(s);
 	}
-	d->nsessions = 0;
+	d->app.nsessions = 0;
 }

@@ -123,8 +123,8 @@ int state_save(struct xhcad *d)
 	struct st_hdr h = {
 		.magic = STATE_MAGIC, .version = STATE_VERSION, .abi = XHCA_ABI_VERSION,
 		.hostmem_id = map_id(d->m.hostmem), .mr_id = map_id(d->m.mr),
-		.alloc_seq = d->alloc_seq, .next_pd = d->next_pd, .next_session = d->next_session,
-		.next_cq = d->next_cq, .key_seed = d->key_seed,
+		.alloc_seq = d->hm.alloc_seq, .next_pd = d->mr.next_pd, .next_session = d->app.next_session,
+		.next_cq = d->app.next_cq, .key_seed = d->mr.key_seed,
 	};
 	struct wbuf w = {};
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
@@ -132,21 +132,21 @@ int state_save(struct xhcad *d)
 
 	d->state_dirty = 0;
 	put(&w, &h, sizeof(h));
-	for (struct session *s = d->sessions; s; s = s->next) {
+	for (struct session *s = d->app.sessions; s; s = s->next) {
 		struct st_sess e = { .id = s->id, .pid = s->pid, .start = s->start };
 
 		memcpy(e.name, s->name, sizeof(e.name));
 		put(&w, &e, sizeof(e));
 		h.nsess++;
 	}
-	for (struct pd_rt *p = d->pds; p; p = p->next) {
+	for (struct pd_rt *p = d->mr.pds; p; p = p->next) {
 		struct st_pd e = { .id = p->id, .owner = p->owner, .users = p->users };
 
 		put(&w, &e, sizeof(e));
 		h.npd++;
 	}
 	for (__u32 i = 1; i < HM_SLOTS; i++) {
-		const struct hm_alloc *a = d->allocs[i];
+		const struct hm_alloc *a = d->hm.allocs[i];
 		struct st_alloc e;
 
 		if (!a)
@@ -157,8 +157,8 @@ int state_save(struct xhcad *d)
 		put(&w, a->pages, (size_t)a->npages * sizeof(*a->pages));
 		h.nalloc++;
 	}
-	for (__u32 i = 1; i < d->max_mrs; i++) {
-		const struct mr_rt *m = &d->mrs[i];
+	for (__u32 i = 1; i < d->mr.max; i++) {
+		const struct mr_rt *m = &d->mr.e[i];
 		struct st_mr e;
 
 		if (!m->rkey)
@@ -168,7 +168,7 @@ int state_save(struct xhcad *d)
 		put(&w, &e, sizeof(e));
 		h.nmr++;
 	}
-	for (struct cq *c = d->cqs; c; c = c->next) {
+	for (struct cq *c = d->app.cqs; c; c = c->next) {
 		struct st_cq e = { .id = c->id, .owner = c->owner, .depth = c->depth,
 				   .alloc = c->alloc, .flags = c->proxy ? XHCA_CQF_PROXY : 0 };
 
@@ -182,9 +182,9 @@ int state_save(struct xhcad *d)
 		if (!q->valid || (!q->owner && !q->pd && !q->cq))
 			continue;
 		e = (struct st_qp){ .lidx = l, .gen = q->gen, .gqpn = q->gqpn, .owner = q->owner,
-				    .cq = q->cq ? q->cq->id : 0, .rq_alloc = q->rq ? q->rq_alloc : 0,
-				    .rq_depth = q->rq_depth, .pd = q->pd, .cli_bufs = q->cli_bufs,
-				    .cli_buf_size = q->cli_buf_size };
+				    .cq = q->cq ? q->cq->id : 0, .rq_alloc = q->rcv.rq ? q->rcv.rq_alloc : 0,
+				    .rq_depth = q->rcv.rq_depth, .pd = q->pd, .cli_bufs = q->rcv.cli_bufs,
+				    .cli_buf_size = q->rcv.cli_buf_size };
 		if (q->sq) {
 			e.sq_alloc = q->sq->alloc;
 			e.sq_depth = q->sq->depth;
@@ -304,9 +304,9 @@ static struct session *sess_restore(struct xhcad *d, const struct st_sess *e)
 	s->start = e->start;
 	memcpy(s->name, e->name, sizeof(s->name));
 	s->name[sizeof(s->name) - 1] = 0;
-	s->next = d->sessions;
-	d->sessions = s;
-	d->nsessions++;
+	s->next = d->app.sessions;
+	d->app.sessions = s;
+	d->app.nsessions++;
 	return s;
 }
 
@@ -314,7 +314,7 @@ static int owner_alive(const struct xhcad *d, __u32 owner)
 {
 	if (!owner)
 		return 1;
-	for (const struct session *s = d->sessions; s; s = s->next)
+	for (const struct session *s = d->app.sessions; s; s = s->next)
 		if (s->id == owner)
 			return 1;
 	return 0;
@@ -337,8 +337,8 @@ static int restore_pds(struct xhcad *d, struct rbuf *r, __u32 n)
 			return -ENOMEM;
 		p->id = e->id;
 		p->owner = e->owner;
-		p->next = d->pds;
-		d->pds = p;
+		p->next = d->mr.pds;
+		d->mr.pds = p;
 	}
 	return 0;
 }
@@ -408,8 +408,8 @@ static void restore_qp(struct xhcad *d, const struct st_qp *e, __u32 *dropped_qp
 				e->gqpn);
 	}
 	if (!e->owner && hm_find(d, e->cli_bufs)) {
-		q->cli_bufs = e->cli_bufs;
-		q->cli_buf_size = e->cli_buf_size;
+		q->rcv.cli_bufs = e->cli_bufs;
+		q->rcv.cli_buf_size = e->cli_buf_size;
 	}
 	pd_ref(d, e->pd, 1);
 }
@@ -426,11 +426,11 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		return -EINVAL;
 	if (h->hostmem_id != map_id(d->m.hostmem) || h->mr_id != map_id(d->m.mr))
 		return -ESTALE;
-	d->alloc_seq = h->alloc_seq;
-	d->next_pd = h->next_pd;
-	d->next_session = h->next_session;
-	d->next_cq = h->next_cq;
-	d->key_seed = h->key_seed;
+	d->hm.alloc_seq = h->alloc_seq;
+	d->mr.next_pd = h->next_pd;
+	d->app.next_session = h->next_session;
+	d->app.next_cq = h->next_cq;
+	d->mr.key_seed = h->key_seed;
 	for (i = 0; i < h->nsess; i++) {
 		struct st_sess e_;
 		const struct st_sess *e = take_copy(r, &e_, sizeof(e_));
@@ -461,9 +461,9 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 		restore_qp(d, e, dropped_qps);
 	}
 	/* Reference counts again from what came back. */
-	for (__u32 k = 1; k < d->max_mrs; k++)
-		if (d->mrs[k].rkey)
-			pd_ref(d, d->mrs[k].e.pd, 1);
+	for (__u32 k = 1; k < d->mr.max; k++)
+		if (d->mr.e[k].rkey)
+			pd_ref(d, d->mr.e[k].e.pd, 1);
 	if (kept || gone)
 		pr_info("state: %u sessions alive, to be resumed; %u ended while xhcad was down\n",
 			kept, gone);

@@ -103,7 +103,6 @@ struct cq {
 	struct cq *next;
 };
 
-/* What xhcad keeps per local QP beside its context: where its messages go. */
 /* A READ or ATOMIC the responder answered, kept so that a duplicate is
  * answered again, never executed twice (RXE's resp_res; as many as an
  * RC QP's max_dest_rd_atomic). */
@@ -175,15 +174,9 @@ struct sq_state {
 	struct sq_state *next_sq;
 };
 
-struct qp_host {
-	int valid;
-	__u32 gen;		/* of the context this belongs to */
-	__u32 gqpn;
-	__u32 owner;		/* session, 0 = xhcad's own */
-	__u32 pd;
-	__u8 type;
-	__u8 flowq;
-	struct cq *cq;		/* NULL: nowhere to deliver (CLI QPs): RNR */
+/* A QP's receive side (receive.c): its receive queue and the message being
+ * placed into it. */
+struct qp_recv {
 	struct xhca_ring_ctl *rq; /* receive queue ring, NULL with no CQ */
 	struct xhca_rwqe *rqe;
 	__u32 rq_alloc;		/* the receive queue's allocation (0: an SRQ's) */
@@ -205,21 +198,17 @@ struct qp_host {
 	int flush;		/* in the error state with receive buffers to flush */
 	int psn_valid;
 	__u32 next_psn;		/* RC/UC: what the next frame should carry */
-	/* on a proxy CQ: the message whose frames come now, by its CSN */
-	int px;			/* it has a reorderer in the proxy */
-	int px_open;		/* a message of px_csn is being placed */
-	int px_recorded;	/* ... and its completion went to the proxy */
-	__u16 px_csn;
-	__u8 px_handler;	/* XHCA_PXH_* of its SEND filters */
 	/* a CLI QP with a CQ: the buffers xhcad posts for it (xhca cq poll
 	 * posts them again) */
 	__u32 cli_bufs;		/* their allocation, 0: none */
 	__u32 cli_buf_size;
-	struct xhca_qp_host cnt;
-	/* RC responder (respond.c): the PSN the message in progress started
-	 * at, for a rewind; a rewind in force (frames dropped until the
-	 * retry of rw_psn comes); the READ and ATOMIC responses kept for
-	 * duplicates */
+};
+
+/* The RC responder's (respond.c): the PSN the message in progress started
+ * at, for a rewind; a rewind in force (frames dropped until the retry of
+ * rw_psn comes); a class C error; the READ and ATOMIC responses kept for
+ * duplicates. */
+struct qp_resp {
 	__u32 msg_psn;
 	__u16 msg_csn;		/* the message in progress: the MSN before it (low 16 bits) */
 	int rewound;
@@ -229,6 +218,34 @@ struct qp_host {
 	__u32 err_psn;
 	struct resp_res res[RESP_RES];
 	__u32 res_next;
+};
+
+/* On a proxy CQ (pxq.c, proxy.c, dispatch.c): the message whose frames come
+ * now, by its CSN. */
+struct qp_proxy {
+	int on;			/* it has a reorderer in the proxy */
+	int open;		/* a message of csn is being placed */
+	int recorded;		/* ... and its completion went to the proxy */
+	__u16 csn;
+	__u8 handler;		/* XHCA_PXH_* of its SEND filters */
+};
+
+/* What xhcad keeps per local QP beside its context, by role, as rxe_qp:
+ * where its messages go, its receive side, its responder, its requester
+ * and its place in the proxy. */
+struct qp_host {
+	int valid;
+	__u32 gen;		/* of the context this belongs to */
+	__u32 gqpn;
+	__u32 owner;		/* session, 0 = xhcad's own */
+	__u32 pd;
+	__u8 type;
+	__u8 flowq;
+	struct cq *cq;		/* NULL: nowhere to deliver (CLI QPs): RNR */
+	struct xhca_qp_host cnt;
+	struct qp_recv rcv;
+	struct qp_resp resp;
+	struct qp_proxy px;
 	struct sq_state *sq;	/* the requester: NULL without a send queue */
 };
 
@@ -289,6 +306,88 @@ struct pd_rt {
 	struct pd_rt *next;
 };
 
+/* host memory (hostmem.c) */
+struct hostmem {
+	__u8 *base;
+	__u64 bytes;
+	__u32 pages;		/* from --hostmem-mb, or the pinned map */
+	__u64 used;
+	__u16 *page_ref;	/* allocations holding each page (0: free); more than
+				 * one after XHCA_ALLOC_JOIN */
+	struct hm_alloc **allocs; /* by slot */
+	__u32 alloc_seq;
+	int fragment;		/* --fragment: scatter every allocation */
+	int canary;		/* --canary: check freed pages are not written */
+	__u64 canary_violations;
+};
+
+/* memory regions and protection domains (mr.c) */
+struct mr_table {
+	struct xhca_mr_ctx *map;	/* the xhca_mr map, mapped */
+	struct mr_rt *e;	/* by index */
+	__u32 max;
+	__u32 *free;		/* free indexes, a stack */
+	__u32 nfree;
+	__u32 in_use;
+	int barrier_fd;		/* an array of maps: updating it waits for an RCU grace period */
+	int barrier_inner;
+	__u64 barriers;
+	struct pd_rt *pds;
+	__u32 next_pd;
+	__u32 key_seed;
+};
+
+/* the bus model (--bus-rate, round.c) */
+struct bus_model {
+	__u64 rate;		/* bytes/s, 0: unlimited */
+	double tokens;		/* the token bucket, bytes */
+	__u64 tokens_ns;
+};
+
+/* the requester (request.c) */
+struct requester {
+	struct sq_state *list;	/* QPs with a send queue */
+	int more;		/* sq_run stopped with work left */
+	int kick;		/* responses came: sq_run again, at the round's end */
+	__u64 deadline;		/* its next timer (ns), 0: none */
+	int poll;		/* a send queue is looked at every SQ_POLL_NS (sq_arm) */
+};
+
+/* the interface as frames need it (net.c) */
+struct net_cache {
+	__u8 mac[6];		/* the interface's (requests' source) */
+	__u64 mac_ms;
+	__u8 laddr[16][16];	/* its addresses (UD sends' source), looked up */
+	int nladdr;
+	__u64 laddr_ms;
+};
+
+/* the proxy's settings (main.c, proxy.c) */
+struct proxy_cfg {
+	__u32 high, low;	/* the load limit, requests */
+	__u64 timeout_ns;	/* a sequence gap older than this is an error */
+	const char *specs[XHCA_PXH_MAX];	/* --proxy-handler, loaded at start */
+	int nspecs;
+};
+
+/* the proxy QP's filters (filter.c) */
+struct filters {
+	struct xhca_pfilter_set *set;	/* xhca_pfilt, as written (by local index) */
+	__u32 next;
+	__u32 n;
+};
+
+/* applications (session.c, cq.c) */
+struct apps {
+	struct session *sessions;
+	__u32 nsessions;
+	__u32 next_session;
+	struct cq *cqs;
+	__u32 next_cq;
+	struct srq *srqs;
+	__u32 next_srq;
+};
+
 struct xhcad {
 	char ifname[16];
 	int ifindex;
@@ -317,39 +416,11 @@ struct xhcad {
 	__u64 start_ms;
 	struct qp_host *qh;	/* per local index */
 
-	/* host memory (hostmem.c) */
-	__u8 *hostmem;
-	__u64 hostmem_bytes;
-	__u32 hostmem_pages;	/* from --hostmem-mb, or the pinned map */
-	__u64 hostmem_used;
-	__u16 *page_ref;	/* allocations holding each page (0: free); more than
-				 * one after XHCA_ALLOC_JOIN */
-	struct hm_alloc **allocs; /* by slot */
-	__u32 alloc_seq;
-	int fragment;		/* --fragment: scatter every allocation */
-	int canary;		/* --canary: check freed pages are not written */
-	__u64 canary_violations;
-
-	/* memory regions and protection domains (mr.c) */
-	struct xhca_mr_ctx *mrm;	/* the xhca_mr map, mapped */
-	struct mr_rt *mrs;	/* by index */
-	__u32 max_mrs;
-	__u32 *mr_free;		/* free indexes, a stack */
-	__u32 nmr_free;
-	__u32 mrs_in_use;
-	int barrier_fd;		/* an array of maps: updating it waits for an RCU grace period */
-	int barrier_inner;
-	__u64 barriers;
-	struct pd_rt *pds;
-	__u32 next_pd;
-	__u32 key_seed;
-
 	/* flow queues (xsk.c, flowq.c, round.c) */
 	__u32 nflowq;
 	__u32 umem_frames;
 	int jumbo_slots;	/* --jumbo-slots; -1: umem_frames / 16 */
 	__u32 ring_size;	/* RX, fill and completion ring entries */
-	__u64 bus_rate;		/* bytes/s, 0: unlimited */
 	__u32 mcast_credits;	/* injected copies a flow queue may hold */
 	__u32 mcast_threshold;	/* multicast packets waiting for replication, 0: no limit */
 	struct mcast_state *mc;	/* mcast.c */
@@ -357,42 +428,23 @@ struct xhcad {
 	struct flowq_rt fq[XHCA_FLOWQ_MAX];
 	struct sched sched;
 	struct xsk_state *xs;
-	double tokens;		/* bus-rate token bucket, bytes */
-	__u64 tokens_ns;
 	struct xhca_counter host[XHCA_H_MAX];
 	__u64 naks;
 	struct xhca_resp_stats resp;
 	struct xhca_req_stats req;
-	struct sq_state *sqs;	/* QPs with a send queue */
-	int sq_more;		/* sq_run stopped with work left */
-	int sq_kick;		/* responses came: sq_run again, at the round's end */
-	__u64 sq_deadline;	/* its next timer (ns), 0: none */
-	int sq_poll;		/* a send queue is looked at every SQ_POLL_NS (sq_arm) */
-	__u8 mac[6];		/* the interface's (requests' source) */
-	__u64 mac_ms;
-	__u8 laddr[16][16];	/* its addresses (UD sends' source), looked up */
-	int nladdr;
-	__u64 laddr_ms;
 	__u32 nflush;		/* QPs with buffers to flush */
 
-	/* the proxy QP (proxy.c, filter.c) */
-	struct proxy *px;
-	__u32 proxy_high, proxy_low;	/* the load limit, requests */
-	__u64 proxy_timeout_ns;	/* a sequence gap older than this is an error */
-	struct xhca_pfilter_set *pfs;	/* xhca_pfilt, as written (by local index) */
-	__u32 next_filter;
-	__u32 nfilters;
-	const char *px_specs[XHCA_PXH_MAX];	/* --proxy-handler, loaded at start */
-	int n_px_specs;
+	struct proxy *px;	/* the proxy thread (proxy.c, pxq.c) */
 
-	/* applications */
-	struct session *sessions;
-	__u32 nsessions;
-	__u32 next_session;
-	struct cq *cqs;
-	__u32 next_cq;
-	struct srq *srqs;
-	__u32 next_srq;
+	/* the state of the other layers, each its own */
+	struct hostmem hm;
+	struct mr_table mr;
+	struct bus_model bus;
+	struct requester sq;
+	struct net_cache net;
+	struct proxy_cfg pxc;
+	struct filters flt;
+	struct apps app;
 };
 
 /* One bit per index (QP slots, host memory pages). */

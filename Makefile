@@ -222,6 +222,10 @@ $(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
 
+# make -s print-VAR: a variable's value (tests/integ/build.sh)
+print-%:
+	@echo $($*)
+
 # xhcad's files call only downward (XHCAD_LAYERS).
 check-layers: $(XHCAD_OBJS)
 	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The build as users expect it: xhcad's layers checked (a call upward or a
+# file in no layer fails, naming it), a header's change rebuilds only the
+# files that include it, make alone never installs packages, V=1 shows the
+# commands (one object is compiled again, as it was).
+set -u
+. "$(dirname "$0")/../lib.sh"
+cd "$XHCA_TOP" || exit 1
+mk() { make --no-print-directory SANITIZE="${SANITIZE:-0}" "$@"; }
+layers=$(mk -s print-XHCAD_LAYERS)
+objs=$(for n in $layers; do echo "$B/user/xhcad/$n.o"; done)
+check "build: the layers list every file of user/xhcad" \
+	test "$(ls user/xhcad/*.c | wc -l)" = "$(wc -w <<<"$layers")"
+out=$(tests/check_layers.sh "$layers" $objs 2>&1)
+check "build: check-layers passes with XHCAD_LAYERS ($out)" grep -q "every call downward" <<<"$out"
+# hostmem.c below mr.c: mr.c's calls into it are upward the other way round
+swapped=$(sed 's/ hostmem mr / mr hostmem /' <<<" $layers ")
+out=$(tests/check_layers.sh "$swapped" $objs 2>&1); rc=$?
+check_eq "build: an upward call fails check-layers" "$rc" 1
+check "build: ... naming the call (mr.c calls hm_alloc() of hostmem.c)" \
+	grep -q "mr.c calls hm_alloc() of hostmem.c, a higher layer" <<<"$out"
+out=$(tests/check_layers.sh "$(sed 's/ util / /' <<<" $layers ")" $objs 2>&1); rc=$?
+check_eq "build: a file in no layer fails check-layers" "$rc" 1
+check "build: ... naming it" grep -q "user/xhcad/util.c is in no layer" <<<"$out"
+# -MMD: what a header's change rebuilds (make -W: as if it were new)
+out=$(mk -n -W user/xhcad/proxy_int.h compile 2>&1 | grep -oE -- '-c [^ ]+\.c' | sort | tr '\n' ' ')
+check_eq "build: proxy_int.h rebuilds its two users only" "$out" \
+	"-c user/xhcad/proxy.c -c user/xhcad/pxq.c "
+out=$(mk -n -W tools/xhca/cli.h compile 2>&1 | grep -oE -- '-c [^ ]+\.c' | grep -vc tools/xhca/)
+check_eq "build: the CLI's header rebuilds the CLI's files, nothing else" "$out" 0
+# make alone: no package manager
+out=$(mk -n 2>&1)
+check "build: make (all) runs no apt-get" bash -c "! grep -q 'apt-get' <<<\"\$1\"" _ "$out"
+out=$(mk -n test T=none 2>&1)
+check "build: make test installs what is missing first (make deps)" grep -q 'apt-get' <<<"$out"
+# V=1: the commands (one object made again, as it was)
+obj=${B#"$XHCA_TOP"/}/user/xhcad/util.o
+out=$(mk -W user/xhcad/util.c "$obj" 2>&1)
+check_eq "build: without V=1 one short line" "$out" "  CC      $obj"
+out=$(mk V=1 -W user/xhcad/util.c "$obj" 2>&1)
+check "build: V=1 shows the compiler's command" grep -q -- "-c user/xhcad/util.c" <<<"$out"
+t_done

@@ -13,74 +13,83 @@
 #include <xhca/wire.h>
 #include "xhcad.h"
 
-static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
-		    const __u8 *fr, __u32 len, __u32 bth);
+/* Whether the metadata can be what xhca_rx says of this frame. */
+static int meta_ok(const struct pkt_info *pi, __u32 f)
+{
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
+
+	if (m->flowq != f || !(oi->flags & XHCA_O_KNOWN) || !pi->bth)
+		return 0;
+	switch (m->reason) {
+	case XHCA_R_PLACED_TO_FLOWQ:
+		return (m->flags & XHCA_MF_PLACED) && (oi->flags & XHCA_H_IMM);
+	case XHCA_R_PLACED_ACK:
+		return (m->flags & XHCA_MF_PLACED) && pi->op >= XHCA_OP_WRITE_FIRST &&
+		       pi->op <= XHCA_OP_WRITE_ONLY;
+	case XHCA_R_DUP_TO_FLOWQ:
+	case XHCA_R_SEQ_NAK_TO_FLOWQ:
+		return (oi->flags & XHCA_O_REQ) && (m->opcode >> 5) == XHCA_QPT_RC;
+	case XHCA_R_TO_FLOWQ:
+		/* READ, ATOMIC: no payload; respond() reads the headers */
+		if (m->flags & XHCA_MF_MSN)
+			return !!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH));
+		/* fall through */
+	case XHCA_R_TO_XLATE:
+		/* the payload where the headers end, inside the frame */
+		return !(m->flags & XHCA_MF_PLACED) &&
+		       (__u32)m->payload_off + m->payload_len <= pi->len &&
+		       m->payload_off == pi->bth_off + oi->hdr_len;
+	default:
+		return 0;
+	}
+}
+
+static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi);
 
 /* Places one frame; returns its host reason. */
-static int place(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
-		 __u32 len)
+static int place(struct xhcad *d, __u32 f, const struct pkt_info *pi)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
-	__u8 op = m->opcode & 0x1f;
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
 	struct qp_host *qh;
-	__u32 bth = 0;
 
-	if (m->flowq != f || !(oi->flags & XHCA_O_KNOWN))
+	if (!meta_ok(pi, f))
 		return XHCA_H_BAD_META;
-	if (m->reason == XHCA_R_PLACED_TO_FLOWQ) {
-		if (!(m->flags & XHCA_MF_PLACED) || !(oi->flags & XHCA_H_IMM) ||
-		    recv_bth_offset(fr, len, &bth) || bth + oi->hdr_len > len)
-			return XHCA_H_BAD_META;
-	} else if (m->reason == XHCA_R_PLACED_ACK) {
-		if (!(m->flags & XHCA_MF_PLACED) || op < XHCA_OP_WRITE_FIRST ||
-		    op > XHCA_OP_WRITE_ONLY)
-			return XHCA_H_BAD_META;
-	} else if (m->reason == XHCA_R_DUP_TO_FLOWQ || m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
-		if (!(oi->flags & XHCA_O_REQ) || (m->opcode >> 5) != XHCA_QPT_RC)
-			return XHCA_H_BAD_META;
-	} else if (m->reason == XHCA_R_TO_FLOWQ && (m->flags & XHCA_MF_MSN)) {
-		/* READ, ATOMIC: no payload; respond() finds the headers */
-		if (!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH)))
-			return XHCA_H_BAD_META;
-	} else if ((m->reason != XHCA_R_TO_FLOWQ && m->reason != XHCA_R_TO_XLATE) ||
-		   (m->flags & XHCA_MF_PLACED) || (__u32)m->payload_off + m->payload_len > len ||
-		   m->payload_off < oi->hdr_len) {
-		return XHCA_H_BAD_META;
-	}
 	qh = qp_host_of(d, m);
 	if (!qh)
 		return XHCA_H_STALE;
 	qh->cnt.frames++;
 	if (!(oi->flags & XHCA_O_REQ)) {
 		/* a response to this QP's requests: the requester's */
-		if (xhca_icrc_check_frame(fr, len)) {
+		if (xhca_icrc_check_frame(pi->fr, pi->len)) {
 			d->resp.bad_icrc++;
 			return XHCA_H_BAD_ICRC;
 		}
-		return sq_response(d, qh, m, fr);
+		return sq_response(d, qh, pi);
 	}
 	/* the ICRC, which xhca_rx does not check */
-	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(fr, len)) {
+	if (!(m->flags & XHCA_MF_MCAST) && xhca_icrc_check_frame(pi->fr, pi->len)) {
 		if (qh->type != XHCA_QPT_RC && (qh->rcv.in_msg || !(oi->flags & XHCA_O_END)))
 			recv_msg_fail(qh, !!(oi->flags & XHCA_O_END), XHCA_H_BAD_ICRC);
 		return resp_bad_icrc(d, qh, m);
 	}
 	if (qh->type == XHCA_QPT_RC) {
-		int r = resp_before(d, qh, m, fr, len);
+		int r = resp_before(d, qh, pi);
 
 		if (r >= 0)
 			return r;
-		return resp_after(d, qh, m, fr, len, place_qp(d, f, qh, m, fr, len, bth));
+		return resp_after(d, qh, pi, place_qp(d, f, qh, pi));
 	}
-	return place_qp(d, f, qh, m, fr, len, bth);
+	return place_qp(d, f, qh, pi);
 }
 
 /* place() for the frame's QP, qh. */
-static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
-		    const __u8 *fr, __u32 len, __u32 bth)
+static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
-	__u8 op = m->opcode & 0x1f;
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
+	__u8 op = pi->op;
 
 	/* RC and UC: a PSN that does not follow means a frame of this message
 	 * was lost between xhca_rx and here (an RX ring full): the message
@@ -113,30 +122,33 @@ static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct x
 		if (qh->rcv.in_msg)
 			qh->cnt.errors++;
 		qh->rcv.in_msg = MSG_NONE;
-		memcpy(&imm, fr + bth + oi->hdr_len - 4, 4);
+		memcpy(&imm, pi->bth + oi->hdr_len - 4, 4);
 		return recv_write_imm(d, qh, m, imm, m->msg_len, XHCA_H_IMM_DONE);
 	}
 	if (m->reason == XHCA_R_TO_XLATE) {
 		if (op < XHCA_OP_WRITE_FIRST || op > XHCA_OP_WRITE_ONLY_IMM)
 			return XHCA_H_BAD_META;
-		return recv_write(d, f, qh, m, fr);
+		return recv_write(d, f, qh, pi);
 	}
 	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
-		return respond(d, qh, m, fr, len);
+		return respond(d, qh, pi);
 	if (!recv_is_send(op) || !(oi->flags & XHCA_O_REQ))
 		return XHCA_H_UNSUPPORTED;
-	return recv_send(d, f, qh, m, fr, len);
+	return recv_send(d, f, qh, pi);
 }
 
 /* place(), and on a proxy CQ the message's end told to the proxy: its
  * completion went there, or it has none (no receive buffer, a READ or
- * ATOMIC answered, a broken message): a no-op in the sequence. */
+ * ATOMIC answered, a broken message): a no-op in the sequence. The frame is
+ * parsed here, once; every stage after reads its pkt_info. */
 int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const __u8 *fr,
 		  __u32 len)
 {
 	struct qp_host *qh = (m->flags & XHCA_MF_CSN) ? qp_host_of(d, m) : NULL;
+	struct pkt_info pi;
 	int r;
 
+	pkt_parse(&pi, m, fr, len);
 	/* A duplicate or a gap's NAK completes nothing; a WRITE xhca_rx
 	 * placed and sends on for its ACK has its record from xhca_rx. */
 	if (qh && (!qh->px.on || m->reason == XHCA_R_DUP_TO_FLOWQ ||
@@ -149,9 +161,9 @@ int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const 
 		qh->px.open = 1;
 		qh->px.recorded = 0;
 	}
-	r = place(d, f, m, fr, len);
-	if (qh && qh->valid && qh->px.open &&
-	    (xhca_opinfo_tbl[m->opcode].flags & XHCA_O_END) && r != XHCA_H_BAD_META) {
+	r = place(d, f, &pi);
+	if (qh && qh->valid && qh->px.open && (pi.oi->flags & XHCA_O_END) &&
+	    r != XHCA_H_BAD_META) {
 		if (!qh->px.recorded)
 			proxy_record(d, qh, qh->px.csn, NULL);
 		qh->px.open = 0;

@@ -743,6 +743,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
 	struct proxy *p = d->px;
 	__u8 op = m->opcode & 0x1f;
+	struct pkt_info pi;
 	struct qp_host *qh;
 	struct px_msg *x;
 	int r;
@@ -758,7 +759,8 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 		x = msg_new(PX_JOB, 0);
 		if (!x)
 			return XHCA_H_RESP_FAIL;
-		r = resp_resolve(d, qh, m, fr, len, &x->job);
+		pkt_parse(&pi, m, fr, len);
+		r = resp_resolve(d, qh, &pi, &x->job);
 		if (r) {
 			/* refused here (NAK sent): no completion either way */
 			msg_free(x);

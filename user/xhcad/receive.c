@@ -134,6 +134,19 @@ int recv_is_send(__u8 op)
 	       op == XHCA_OP_SEND_ONLY_INV;
 }
 
+void pkt_parse(struct pkt_info *pi, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
+{
+	pi->m = m;
+	pi->fr = fr;
+	pi->len = len;
+	pi->oi = &xhca_opinfo_tbl[m->opcode];
+	pi->op = m->opcode & 0x1f;
+	pi->bth = NULL;
+	pi->bth_off = 0;
+	if (!recv_bth_offset(fr, len, &pi->bth_off) && pi->bth_off + pi->oi->hdr_len <= len)
+		pi->bth = fr + pi->bth_off;
+}
+
 /* Where the BTH starts: after Ethernet, VLAN tags, IP and UDP (xhca_rx
  * passed IPv6 extension headers to the kernel, so none are here). */
 int recv_bth_offset(const __u8 *fr, __u32 len, __u32 *off)
@@ -251,11 +264,12 @@ static int msg_continues(struct qp_host *qh, int kind, int end)
 }
 
 /* A SEND (any of its packets) into the QP's receive buffer. */
-int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh,
-		      const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
+int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
-	const __u8 *payload = fr + m->payload_off;
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
+	const __u8 *fr = pi->fr, *payload = fr + m->payload_off;
+	__u32 len = pi->len;
 	__u32 plen = m->payload_len;
 	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
 
@@ -354,11 +368,11 @@ int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_met
  * manager's side. xhca_rx checked the R_Key, the bounds and the sequence;
  * the region may have been deregistered since, which is looked at again on
  * every packet. The payload goes page by page (hm_write). */
-int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh,
-		       const struct xhca_rx_meta *m, const __u8 *fr)
+int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
-	const __u8 *payload = fr + m->payload_off, *bth = payload - oi->hdr_len;
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
+	const __u8 *payload = pi->fr + m->payload_off, *bth = pi->bth;
 	__u32 plen = m->payload_len;
 	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
 	struct mr_rt *mr;

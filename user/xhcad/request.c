@@ -822,14 +822,14 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	return XHCA_H_RESP_NAK;
 }
 
-int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		const __u8 *fr)
+int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
 	struct sq_state *s = qh->sq;
 	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift, psn = m->psn, aeth = 0;
-	const __u8 *bth = fr + m->payload_off - oi->hdr_len;
-	__u8 op = m->opcode & 0x1f;
+	const __u8 *fr = pi->fr, *bth = pi->bth;
+	__u8 op = pi->op;
 	__u64 now = now_ns();
 	struct sq_ent *e;
 

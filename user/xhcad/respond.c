@@ -131,22 +131,21 @@ void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 o
 	}
 }
 
-int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		 const __u8 *fr, __u32 len, struct resp_job *j)
+int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi,
+		 struct resp_job *j)
 {
+	const struct xhca_rx_meta *m = pi->m;
 	const struct xhca_qp_ctx *c = &d->ctxm[m->lidx];
 	struct xhca_pkt_spec *s = &j->s;
-	const __u8 *bth;
+	const __u8 *bth = pi->bth;
 	struct mr_rt *mr;
-	int o, r;
+	int r;
 
 	memset(j, 0, sizeof(*j));
-	o = resp_reply_spec(fr, len, c, s, XHCA_OPC_RC | XHCA_OP_ACK);
-	if (o < 0 || !(m->flags & XHCA_MF_MSN) ||
-	    (__u32)o + xhca_opinfo_tbl[m->opcode].hdr_len > len)
+	if (!bth || !(m->flags & XHCA_MF_MSN) ||
+	    resp_reply_spec(pi->fr, pi->len, c, s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
 		return XHCA_H_BAD_META;
-	bth = fr + o;
-	j->op = m->opcode & 0x1f;
+	j->op = pi->op;
 	j->psn = m->psn;
 	s->aeth_msn = m->msg_len & XHCA_PSN_MASK;
 	s->psn = m->psn;
@@ -182,11 +181,11 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta 
 	return XHCA_H_UNSUPPORTED;
 }
 
-int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
-	    __u32 len)
+int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 {
+	const struct xhca_rx_meta *m = pi->m;
 	struct resp_job j;
-	int r = resp_resolve(d, qh, m, fr, len, &j);
+	int r = resp_resolve(d, qh, pi, &j);
 
 	if (r)
 		return r;
@@ -506,13 +505,13 @@ static int behind(const struct qp_host *qh, const struct xhca_rx_meta *m)
 	return !qh->px.on && qh->rcv.in_msg && qh->rcv.psn_valid && xhca_psn_cmp(m->msg_len, qh->rcv.next_psn) > 0;
 }
 
-int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		const __u8 *fr, __u32 len)
+int resp_before(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
-	__u8 op = m->opcode & 0x1f;
-	struct xhca_pkt_spec s;
-	int o;
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
+	const __u8 *fr = pi->fr;
+	__u32 len = pi->len;
+	__u8 op = pi->op;
 
 	/* after a class C error nothing from its PSN on is placed; what
 	 * came before it still is (its NAK acknowledges that) */
@@ -525,12 +524,9 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	if (qh->resp.rewound && m->rx_ns > qh->resp.rw_ns)
 		qh->resp.rewound = 0;
 	if (m->reason == XHCA_R_DUP_TO_FLOWQ) {
-		o = resp_reply_spec(fr, len, &d->ctxm[m->lidx], &s, XHCA_OPC_RC | XHCA_OP_ACK);
-		if (o < 0)
-			return XHCA_H_BAD_META;
 		d->resp.dups++;
 		if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
-			return resend_saved(d, qh, m, fr, len, o);
+			return resend_saved(d, qh, m, fr, len, (int)pi->bth_off);
 		/* a SEND or WRITE: acknowledged again up to xhca_rx's ePSN
 		 * (everything before it came through this queue already), or
 		 * the start of the message xhcad is in on a proxy QP, or where
@@ -569,10 +565,12 @@ int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *
 	return -1;
 }
 
-int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-	       const __u8 *fr, __u32 len, int r)
+int resp_after(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, int r)
 {
-	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[m->opcode];
+	const struct xhca_rx_meta *m = pi->m;
+	const struct xhca_opinfo *oi = pi->oi;
+	const __u8 *fr = pi->fr;
+	__u32 len = pi->len;
 	__u32 psn, msn;
 	__u8 nak = 0;
 

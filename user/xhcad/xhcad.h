@@ -685,6 +685,19 @@ int net_local_mac(struct xhcad *d);
 int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
 
 /* receive.c: a QP's receive side on the host, SEND and WRITE placement */
+/* A frame of a flow queue as every stage after the dispatch reads it:
+ * parsed once (pkt_parse), beside the metadata xhca_rx wrote. */
+struct pkt_info {
+	const struct xhca_rx_meta *m;
+	const __u8 *fr;
+	__u32 len;
+	const struct xhca_opinfo *oi;	/* its opcode's */
+	__u8 op;			/* the opcode's low 5 bits */
+	const __u8 *bth;		/* NULL: the headers do not parse */
+	__u32 bth_off;
+};
+/* Fills pi for the frame fr of len bytes and its metadata m. */
+void pkt_parse(struct pkt_info *pi, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len);
 /* rq: the QP's own receive ring (rq_depth entries), or srq's ring. */
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
 		    __u32 owner, struct cq *cq, struct hm_alloc *rq, __u32 rq_depth,
@@ -703,10 +716,8 @@ void qp_flush_run(struct xhcad *d);
 /* The placement of one frame (dispatch.c chose it; host reasons back): a
  * SEND into the next receive buffer, a WRITE xhca_rx left to xhcad, a
  * WRITE with immediate xhca_rx placed (its completion). */
-int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
-	      const __u8 *fr, __u32 len);
-int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh, const struct xhca_rx_meta *m,
-	       const __u8 *fr);
+int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi);
+int recv_write(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi);
 int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, __u32 imm,
 		   __u32 len, int reason);
 /* A broken message: the rest of it is dropped by reason (end: it ended). */
@@ -751,10 +762,9 @@ int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn,
  * rewinds, ACKs and NAKs */
 /* 0 with j filled (free it with resp_job_free), or the host reason: a
  * region gone since xhca_rx looked (NAK sent), bad metadata. */
-int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		 const __u8 *fr, __u32 len, struct resp_job *j);
-int respond(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m, const __u8 *fr,
-	    __u32 len);
+int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi,
+		 struct resp_job *j);
+int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 void respond_nak(struct xhcad *d, const struct xhca_event *e);
 /* An ATOMIC executed (by the proxy, too): its result kept for duplicates. */
 void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 orig);
@@ -763,10 +773,8 @@ void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 o
  * or returns -1 to place the frame; resp_after sends its ACK, or the RNR
  * or error NAK of the placement's reason r (returned). resp_bad_icrc: the
  * frame's ICRC was wrong (an RC QP is rewound to receive it again). */
-int resp_before(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		const __u8 *fr, __u32 len);
-int resp_after(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-	       const __u8 *fr, __u32 len, int r);
+int resp_before(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
+int resp_after(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, int r);
 int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m);
 /* A QP's sequence starts over (reset, a new ePSN): no rewind, error or
  * saved response of the old one applies. */
@@ -804,8 +812,7 @@ int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u3
 int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline);
 /* A response frame (ACK, NAK, READ response, ATOMIC ACK) of an RC QP's
  * requests: its host reason. */
-int sq_response(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m,
-		const __u8 *fr);
+int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 /* Sleep: every send queue drained arms its doorbell; returns 1 if one got
  * entries meanwhile (do not sleep). */
 int sq_arm(struct xhcad *d);

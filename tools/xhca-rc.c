@@ -838,7 +838,8 @@ static long num(const char *s, long lo, long hi)
 	return errno || end == s || *end || v < lo || v > hi ? -1 : v;
 }
 
-int main(int argc, char **argv)
+/* The options into o: -1 to go on, else main's exit code. */
+static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{ "interface", required_argument, NULL, 'i' },
@@ -856,6 +857,76 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	int c;
+	long v;
+
+	while ((c = getopt_long(argc, argv, "i:a:c:p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'i': o->ifname = optarg; break;
+		case 'a': o->local = optarg; break;
+		case 'c': o->server = optarg; break;
+		case 'p':
+			if ((v = num(optarg, 1, 65535)) < 0)
+				return usage("--port: 1 to 65535");
+			o->port = (int)v;
+			break;
+		case 'm':
+			if ((v = num(optarg, 256, 4096)) < 0 || (v & (v - 1)))
+				return usage("--mtu: 256, 512, 1024, 2048 or 4096");
+			o->mtu = (int)v;
+			break;
+		case 'w':
+			if ((v = num(optarg, 1, 1024)) < 0)
+				return usage("--write-mib: 1 to 1024");
+			o->write_len = (size_t)v << 20;
+			break;
+		case 'n':
+			if ((v = num(optarg, 1, 1000000)) < 0)
+				return usage("--pingpong: 1 to 1000000");
+			o->pingpong = (int)v;
+			break;
+		case 'k':
+			if ((v = num(optarg, 1, 1000)) < 0)
+				return usage("--counter: 1 to 1000");
+			o->counter = (int)v;
+			break;
+		case 'g': o->group_str = optarg; break;
+		case 'M':
+			if ((v = num(optarg, 0, 1000)) < 0)
+				return usage("--mcast-msgs: 0 to 1000");
+			o->mcast_msgs = (int)v;
+			break;
+		case 'E': o->expect_all = 1; break;
+		case 'B':
+			if ((v = num(optarg, 1, 60)) < 0)
+				return usage("--bench: 1 to 60 seconds");
+			o->bench = (int)v;
+			break;
+		case 'h': usage(NULL); return 0;
+		default: return usage(NULL);
+		}
+	}
+	return -1;
+}
+
+/* The peer's address as the side channel sees it (IPv4 v4-mapped). */
+static void peer_addr(int fd, uint8_t ip[16])
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	getpeername(fd, (struct sockaddr *)&ss, &sl);
+	if (ss.ss_family == AF_INET) {
+		memset(ip, 0, 10);
+		ip[10] = ip[11] = 0xff;
+		memcpy(ip + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+	} else {
+		memcpy(ip, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+	}
+}
+
+int main(int argc, char **argv)
+{
 	struct opts o = {
 		.port = 18515, .mtu = 1024, .pingpong = 1000, .counter = 1000, .mcast_msgs = 100,
 		.write_len = 64u << 20, .group_str = "239.1.1.1",
@@ -863,55 +934,11 @@ int main(int argc, char **argv)
 	struct hello me = { .magic = HELLO_MAGIC }, peer;
 	uint8_t peer_ip[16];
 	struct host h = {};
-	int c, fd, client;
-	long v;
+	int fd, client, rc;
 
-	while ((c = getopt_long(argc, argv, "i:a:c:p:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'i': o.ifname = optarg; break;
-		case 'a': o.local = optarg; break;
-		case 'c': o.server = optarg; break;
-		case 'p':
-			if ((v = num(optarg, 1, 65535)) < 0)
-				return usage("--port: 1 to 65535");
-			o.port = (int)v;
-			break;
-		case 'm':
-			if ((v = num(optarg, 256, 4096)) < 0 || (v & (v - 1)))
-				return usage("--mtu: 256, 512, 1024, 2048 or 4096");
-			o.mtu = (int)v;
-			break;
-		case 'w':
-			if ((v = num(optarg, 1, 1024)) < 0)
-				return usage("--write-mib: 1 to 1024");
-			o.write_len = (size_t)v << 20;
-			break;
-		case 'n':
-			if ((v = num(optarg, 1, 1000000)) < 0)
-				return usage("--pingpong: 1 to 1000000");
-			o.pingpong = (int)v;
-			break;
-		case 'k':
-			if ((v = num(optarg, 1, 1000)) < 0)
-				return usage("--counter: 1 to 1000");
-			o.counter = (int)v;
-			break;
-		case 'g': o.group_str = optarg; break;
-		case 'M':
-			if ((v = num(optarg, 0, 1000)) < 0)
-				return usage("--mcast-msgs: 0 to 1000");
-			o.mcast_msgs = (int)v;
-			break;
-		case 'E': o.expect_all = 1; break;
-		case 'B':
-			if ((v = num(optarg, 1, 60)) < 0)
-				return usage("--bench: 1 to 60 seconds");
-			o.bench = (int)v;
-			break;
-		case 'h': usage(NULL); return 0;
-		default: return usage(NULL);
-		}
-	}
+	rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
 	if (!o.ifname || !o.local || optind != argc)
 		return usage("-i and -a are needed");
 	if (xhca_ip_parse(o.local, h.ip) < 0)
@@ -938,19 +965,7 @@ int main(int argc, char **argv)
 	xfer(fd, &peer, sizeof(peer), 0);
 	if (peer.magic != HELLO_MAGIC || peer.mtu != me.mtu)
 		die("the peer is not an xhca-rc of the same --mtu");
-	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-
-		getpeername(fd, (struct sockaddr *)&ss, &sl);
-		if (ss.ss_family == AF_INET) {
-			memset(peer_ip, 0, 10);
-			peer_ip[10] = peer_ip[11] = 0xff;
-			memcpy(peer_ip + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
-		} else {
-			memcpy(peer_ip, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
-		}
-	}
+	peer_addr(fd, peer_ip);
 	host_connect(&h, &me, &peer, peer_ip);
 	say("RC QP 0x%06x connected to the peer's 0x%06x, path MTU %d\n", me.qpn, peer.qpn, o.mtu);
 

@@ -305,213 +305,258 @@ static void print_hex(const uint8_t *p, uint32_t n)
 	}
 }
 
+/* The receiver: its session, queues and buffers, and what it counted. */
+struct rx {
+	struct opts o;
+	struct xhca_ctx *ctx;
+	struct xhca_cq *cq;
+	struct xhca_qp *qp;
+	uint8_t *bufs, *mrbuf;
+	struct xhca_mr *mr;
+	uint64_t got, bytes, errors, ooo;
+	uint32_t last_psn, nlat;
+	int have_psn;
+	uint64_t *lat;
+	double tlast, tfirst;
+};
+
+/* The session, buffers, an optional MR, the CQ and the QP, brought up with
+ * every buffer posted. 0, or -1 with the message printed. */
+static int rx_setup(struct rx *r)
+{
+	struct opts *o = &r->o;
+	int err;
+
+	r->ctx = xhca_open(o->ifname);
+	if (!r->ctx) {
+		fprintf(stderr, "xhca-recv: cannot open a session on %s: %s; is xhcad running (xhcad "
+			"%s)?\n", o->ifname, strerror(errno), o->ifname);
+		return -1;
+	}
+	r->bufs = xhca_alloc(r->ctx, (size_t)o->bufs * o->buf_size);
+	if (r->bufs && o->mr_len) {
+		struct xhca_pd *pd = xhca_pd_alloc(r->ctx);
+
+		r->mrbuf = pd ? xhca_alloc_ex(r->ctx, o->mr_len, XHCA_ALLOC_CONTIG) : NULL;
+		r->mr = r->mrbuf ? xhca_mr_reg(pd, r->mrbuf, o->mr_len, XHCA_ACCESS_ALL) : NULL;
+		if (!r->mr) {
+			fprintf(stderr, "xhca-recv: --mr: %s\n", xhca_errmsg(r->ctx));
+			return -1;
+		}
+		o->qa.pd = pd;
+	}
+	r->cq = r->bufs ? xhca_cq_create_ex(r->ctx, o->cq_depth, o->cq_flags) : NULL;
+	o->qa.recv_cq = r->cq;
+	o->qa.rq_depth = o->bufs;
+	r->qp = r->cq ? xhca_qp_create(r->ctx, &o->qa) : NULL;
+	err = r->qp ? bring_up(r->qp, o) : -1;
+	for (int i = 0; !err && i < o->nmgid; i++)
+		err = xhca_mcast_attach(r->qp, o->mgid[i]);
+	if (err) {
+		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(r->ctx));
+		return -1;
+	}
+	for (unsigned int i = 0; i < o->bufs; i++) {
+		err = xhca_post_recv(r->qp, i, r->bufs + (size_t)i * o->buf_size, o->buf_size);
+		if (err) {
+			fprintf(stderr, "xhca-recv: post buffer %u: %s\n", i, strerror(-err));
+			return -1;
+		}
+	}
+	if (o->latency && !(r->lat = malloc(LAT_MAX * sizeof(*r->lat)))) {
+		fprintf(stderr, "xhca-recv: --latency: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void rx_ready(const struct rx *r)
+{
+	uint32_t qpn = xhca_qp_num(r->qp);
+
+	if (r->o.json && r->mr)
+		printf("{\"ready\": true, \"qpn\": %u, \"rkey\": %u, \"iova\": %" PRIu64 "}\n", qpn,
+		       xhca_mr_rkey(r->mr), (uint64_t)(uintptr_t)r->mrbuf);
+	else if (r->o.json)
+		printf("{\"ready\": true, \"qpn\": %u}\n", qpn);
+	else if (r->mr)
+		printf("ready qpn 0x%06x rkey 0x%08x iova 0x%" PRIx64 "\n", qpn, xhca_mr_rkey(r->mr),
+		       (uint64_t)(uintptr_t)r->mrbuf);
+	else
+		printf("ready qpn 0x%06x\n", qpn);
+}
+
+/* One completion, as a line of text or JSON (data: its message, dlen bytes,
+ * or NULL). */
+static void wc_print(const struct opts *o, const struct xhca_wc *wc, const uint8_t *data,
+		     uint32_t dlen)
+{
+	if (!o->json) {
+		printf("wr %" PRIu64 " status %u opcode %u bytes %u qp 0x%06x src_qp 0x%06x flags "
+		       "0x%x", (uint64_t)wc->wr_id, wc->status, wc->opcode, wc->byte_len, wc->qp_num,
+		       wc->src_qp, wc->wc_flags);
+		if (wc->wc_flags & XHCA_WC_WITH_IMM)
+			printf(" imm 0x%08x", __builtin_bswap32(wc->imm_data));
+		if (wc->wc_flags & XHCA_WC_WITH_INV)
+			printf(" inv_rkey 0x%08x", wc->imm_data);
+		if (wc->opcode == XHCA_WC_PROXY)
+			printf(" result %u", wc->imm_data);
+		putchar('\n');
+		return;
+	}
+	printf("{\"wr_id\": %" PRIu64 ", \"status\": %u, \"opcode\": %u, \"byte_len\": %u, "
+	       "\"qp_num\": %u, \"src_qp\": %u, \"flags\": %u, \"vendor_err\": %u",
+	       (uint64_t)wc->wr_id, wc->status, wc->opcode, wc->byte_len, wc->qp_num, wc->src_qp,
+	       wc->wc_flags, wc->vendor_err);
+	if (wc->wc_flags & XHCA_WC_WITH_IMM)
+		printf(", \"imm\": %u", __builtin_bswap32(wc->imm_data));
+	if (wc->wc_flags & XHCA_WC_WITH_INV)
+		printf(", \"inv_rkey\": %u", wc->imm_data);
+	if (wc->opcode == XHCA_WC_PROXY)
+		printf(", \"result\": %u", wc->imm_data);
+	printf(", \"rx_ns\": %" PRIu64, (uint64_t)wc->rx_ns);
+	if (o->dump && data) {
+		printf(", \"data\": \"");
+		print_hex(data, dlen < o->dump ? dlen : o->dump);
+		putchar('"');
+	}
+	printf("}\n");
+}
+
+/* A batch of completions: counted, checked, printed, their buffers posted
+ * again. 0, or -1 with the message printed. */
+static int rx_batch(struct rx *r, const struct xhca_wc *wc, int n)
+{
+	const struct opts *o = &r->o;
+
+	if (r->lat) {
+		uint64_t t = mono_ns();
+
+		for (int i = 0; i < n && r->nlat < LAT_MAX; i++)
+			if (wc[i].rx_ns && t > wc[i].rx_ns)
+				r->lat[r->nlat++] = t - wc[i].rx_ns;
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t *buf = r->bufs + wc[i].wr_id * o->buf_size;
+		/* a proxy CQ's WRITE and proxy completions take no buffer */
+		int nobuf = wc[i].opcode == XHCA_WC_RECV_RDMA_WRITE || wc[i].opcode == XHCA_WC_PROXY ||
+			    wc[i].status == XHCA_WC_RESP_TIMEOUT_ERR, err;
+		uint32_t hdr = (wc[i].wc_flags & XHCA_WC_GRH) ? 40 : 0;
+		uint32_t dlen = wc[i].byte_len > hdr ? wc[i].byte_len - hdr : 0;
+
+		r->got++;
+		if (wc[i].status) {
+			r->errors++;
+		} else {
+			r->bytes += dlen;
+			if (o->check_psn && dlen >= 4 && !nobuf) {
+				uint8_t *p = buf + hdr;
+				uint32_t psn = (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+
+				if (r->have_psn && (int32_t)((psn - r->last_psn) << 8) <= 0)
+					r->ooo++;
+				r->last_psn = psn;
+				r->have_psn = 1;
+			}
+		}
+		if (!o->quiet)
+			wc_print(o, &wc[i], !wc[i].status && !nobuf ? buf + hdr : NULL, dlen);
+		err = nobuf ? 0 : xhca_post_recv(r->qp, wc[i].wr_id, buf, o->buf_size);
+		if (err) {
+			fprintf(stderr, "xhca-recv: repost: %s\n", strerror(-err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Polls until --count, --duration, the timeout or a signal. */
+static int rx_loop(struct rx *r)
+{
+	const struct opts *o = &r->o;
+	double t0 = now_sec();
+
+	r->tlast = t0;
+	while (!stop) {
+		struct xhca_wc wc[64];
+		double now = now_sec();
+		int n;
+
+		if ((o->duration && now - t0 >= o->duration) || (o->count && r->got >= o->count))
+			break;
+		if (o->stop_after && r->got >= o->stop_after) {
+			/* A stalled application: the session stays, nothing is polled. */
+			usleep(10000);
+			continue;
+		}
+		if (!o->duration && now - r->tlast >= o->timeout)
+			break;
+		n = xhca_poll_cq(r->cq, wc, o->stop_after && o->stop_after - r->got < 64
+						    ? (int)(o->stop_after - r->got) : 64);
+		if (n < 0) {
+			fprintf(stderr, "xhca-recv: poll: %s\n", strerror(-n));
+			return -1;
+		}
+		if (!n) {
+			n = xhca_cq_wait(r->cq, 100);
+			if (n < 0) {
+				fprintf(stderr, "xhca-recv: the CQ is gone: %s\n", strerror(-n));
+				return -1;
+			}
+			continue;
+		}
+		r->tlast = now_sec();
+		if (!r->got)
+			r->tfirst = r->tlast;
+		if (rx_batch(r, wc, n))
+			return -1;
+	}
+	return 0;
+}
+
+static void rx_summary(struct rx *r)
+{
+	double span = r->got > 1 ? r->tlast - r->tfirst : 0;
+	double rate = span > 0 ? (double)(r->got - 1) / span : 0;
+	uint64_t p50 = 0, p99 = 0;
+
+	if (r->nlat) {
+		qsort(r->lat, r->nlat, sizeof(*r->lat), cmp_u64);
+		p50 = r->lat[r->nlat / 2];
+		p99 = r->lat[(uint64_t)r->nlat * 99 / 100];
+	}
+	if (r->o.json)
+		printf("{\"received\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"errors\": %" PRIu64
+		       ", \"out_of_order\": %" PRIu64 ", \"seconds\": %.6f, \"msgs_per_s\": %.1f, "
+		       "\"cq_stalls\": %" PRIu64 ", \"lat_p50_ns\": %" PRIu64 ", \"lat_p99_ns\": %"
+		       PRIu64 "}\n", r->got, r->bytes, r->errors, r->ooo, span, rate,
+		       xhca_cq_stalls(r->cq), p50, p99);
+	else
+		printf("received %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " errors, %" PRIu64
+		       " out of order, %.0f msgs/s\n", r->got, r->bytes, r->errors, r->ooo, rate);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t got = 0, bytes = 0, errors = 0, ooo = 0;
-	struct xhca_ctx *ctx = NULL;
-	struct xhca_cq *cq = NULL;
-	struct xhca_qp *qp = NULL;
-	uint8_t *bufs = NULL, *mrbuf = NULL;
-	struct xhca_mr *mr = NULL;
-	uint32_t last_psn = 0, nlat = 0;
-	uint64_t *lat = NULL;
-	int have_psn = 0, rc = 1, err;
-	double t0, tlast, tfirst = 0;
-	struct opts o;
+	struct rx r = {};
+	int rc = 1;
 
-	if (parse(argc, argv, &o)) {
+	if (parse(argc, argv, &r.o)) {
 		usage(stderr);
 		return 2;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ctx = xhca_open(o.ifname);
-	if (!ctx) {
-		fprintf(stderr, "xhca-recv: cannot open a session on %s: %s; is xhcad running (xhcad "
-			"%s)?\n", o.ifname, strerror(errno), o.ifname);
-		return 1;
-	}
-	bufs = xhca_alloc(ctx, (size_t)o.bufs * o.buf_size);
-	if (bufs && o.mr_len) {
-		struct xhca_pd *pd = xhca_pd_alloc(ctx);
-
-		mrbuf = pd ? xhca_alloc_ex(ctx, o.mr_len, XHCA_ALLOC_CONTIG) : NULL;
-		mr = mrbuf ? xhca_mr_reg(pd, mrbuf, o.mr_len, XHCA_ACCESS_ALL) : NULL;
-		if (!mr) {
-			fprintf(stderr, "xhca-recv: --mr: %s\n", xhca_errmsg(ctx));
-			goto out;
-		}
-		o.qa.pd = pd;
-	}
-	cq = bufs ? xhca_cq_create_ex(ctx, o.cq_depth, o.cq_flags) : NULL;
-	o.qa.recv_cq = cq;
-	o.qa.rq_depth = o.bufs;
-	qp = cq ? xhca_qp_create(ctx, &o.qa) : NULL;
-	if (!qp) {
-		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(ctx));
-		goto out;
-	}
-	err = bring_up(qp, &o);
-	for (int i = 0; !err && i < o.nmgid; i++)
-		err = xhca_mcast_attach(qp, o.mgid[i]);
-	if (err) {
-		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(ctx));
-		goto out;
-	}
-	for (unsigned int i = 0; i < o.bufs; i++) {
-		err = xhca_post_recv(qp, i, bufs + (size_t)i * o.buf_size, o.buf_size);
-		if (err) {
-			fprintf(stderr, "xhca-recv: post buffer %u: %s\n", i, strerror(-err));
-			goto out;
+	if (!rx_setup(&r)) {
+		rx_ready(&r);
+		if (!rx_loop(&r)) {
+			rx_summary(&r);
+			rc = 0;
 		}
 	}
-	if (o.json && mr)
-		printf("{\"ready\": true, \"qpn\": %u, \"rkey\": %u, \"iova\": %" PRIu64 "}\n",
-		       xhca_qp_num(qp), xhca_mr_rkey(mr), (uint64_t)(uintptr_t)mrbuf);
-	else if (o.json)
-		printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
-	else if (mr)
-		printf("ready qpn 0x%06x rkey 0x%08x iova 0x%" PRIx64 "\n", xhca_qp_num(qp),
-		       xhca_mr_rkey(mr), (uint64_t)(uintptr_t)mrbuf);
-	else
-		printf("ready qpn 0x%06x\n", xhca_qp_num(qp));
-	if (o.latency && !(lat = malloc(LAT_MAX * sizeof(*lat)))) {
-		fprintf(stderr, "xhca-recv: --latency: out of memory\n");
-		goto out;
-	}
-	t0 = tlast = now_sec();
-	while (!stop) {
-		struct xhca_wc wc[64];
-		double now = now_sec();
-		int n;
-
-		if (o.duration && now - t0 >= o.duration)
-			break;
-		if (o.count && got >= o.count)
-			break;
-		if (o.stop_after && got >= o.stop_after) {
-			/* A stalled application: the session stays, nothing is polled. */
-			usleep(10000);
-			continue;
-		}
-		if (!o.duration && now - tlast >= o.timeout)
-			break;
-		n = xhca_poll_cq(cq, wc, o.stop_after && o.stop_after - got < 64
-					      ? (int)(o.stop_after - got) : 64);
-		if (n < 0) {
-			fprintf(stderr, "xhca-recv: poll: %s\n", strerror(-n));
-			goto out;
-		}
-		if (!n) {
-			n = xhca_cq_wait(cq, 100);
-			if (n < 0) {
-				fprintf(stderr, "xhca-recv: the CQ is gone: %s\n", strerror(-n));
-				goto out;
-			}
-			continue;
-		}
-		tlast = now_sec();
-		if (!got)
-			tfirst = tlast;
-		if (lat) {
-			uint64_t t = mono_ns();
-
-			for (int i = 0; i < n && nlat < LAT_MAX; i++)
-				if (wc[i].rx_ns && t > wc[i].rx_ns)
-					lat[nlat++] = t - wc[i].rx_ns;
-		}
-		for (int i = 0; i < n; i++) {
-			uint8_t *buf = bufs + wc[i].wr_id * o.buf_size;
-			/* a proxy CQ's WRITE and proxy completions take no buffer */
-			int nobuf = wc[i].opcode == XHCA_WC_RECV_RDMA_WRITE ||
-				    wc[i].opcode == XHCA_WC_PROXY ||
-				    wc[i].status == XHCA_WC_RESP_TIMEOUT_ERR;
-			uint32_t hdr = (wc[i].wc_flags & XHCA_WC_GRH) ? 40 : 0;
-			uint32_t dlen = wc[i].byte_len > hdr ? wc[i].byte_len - hdr : 0;
-
-			got++;
-			if (wc[i].status) {
-				errors++;
-			} else {
-				bytes += dlen;
-				if (o.check_psn && dlen >= 4 && !nobuf) {
-					uint8_t *p = buf + hdr;
-					uint32_t psn = (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-
-					if (have_psn && (int32_t)((psn - last_psn) << 8) <= 0)
-						ooo++;
-					last_psn = psn;
-					have_psn = 1;
-				}
-			}
-			if (!o.quiet) {
-				if (o.json) {
-					printf("{\"wr_id\": %" PRIu64 ", \"status\": %u, \"opcode\": %u, "
-					       "\"byte_len\": %u, \"qp_num\": %u, \"src_qp\": %u, "
-					       "\"flags\": %u, \"vendor_err\": %u",
-					       (uint64_t)wc[i].wr_id, wc[i].status, wc[i].opcode,
-					       wc[i].byte_len, wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags,
-					       wc[i].vendor_err);
-					if (wc[i].wc_flags & XHCA_WC_WITH_IMM)
-						printf(", \"imm\": %u", __builtin_bswap32(wc[i].imm_data));
-					if (wc[i].wc_flags & XHCA_WC_WITH_INV)
-						printf(", \"inv_rkey\": %u", wc[i].imm_data);
-					if (wc[i].opcode == XHCA_WC_PROXY)
-						printf(", \"result\": %u", wc[i].imm_data);
-					printf(", \"rx_ns\": %" PRIu64, (uint64_t)wc[i].rx_ns);
-					if (o.dump && !wc[i].status && !nobuf) {
-						printf(", \"data\": \"");
-						print_hex(buf + hdr, dlen < o.dump ? dlen : o.dump);
-						putchar('"');
-					}
-					printf("}\n");
-				} else {
-					printf("wr %" PRIu64 " status %u opcode %u bytes %u qp 0x%06x "
-					       "src_qp 0x%06x flags 0x%x",
-					       (uint64_t)wc[i].wr_id, wc[i].status, wc[i].opcode,
-					       wc[i].byte_len, wc[i].qp_num, wc[i].src_qp, wc[i].wc_flags);
-					if (wc[i].wc_flags & XHCA_WC_WITH_IMM)
-						printf(" imm 0x%08x", __builtin_bswap32(wc[i].imm_data));
-					if (wc[i].wc_flags & XHCA_WC_WITH_INV)
-						printf(" inv_rkey 0x%08x", wc[i].imm_data);
-					if (wc[i].opcode == XHCA_WC_PROXY)
-						printf(" result %u", wc[i].imm_data);
-					putchar('\n');
-				}
-			}
-			err = nobuf ? 0 : xhca_post_recv(qp, wc[i].wr_id, buf, o.buf_size);
-			if (err) {
-				fprintf(stderr, "xhca-recv: repost: %s\n", strerror(-err));
-				goto out;
-			}
-		}
-	}
-	{
-		double span = got > 1 ? tlast - tfirst : 0;
-		uint64_t p50 = 0, p99 = 0;
-
-		if (nlat) {
-			qsort(lat, nlat, sizeof(*lat), cmp_u64);
-			p50 = lat[nlat / 2];
-			p99 = lat[(uint64_t)nlat * 99 / 100];
-		}
-		if (o.json)
-			printf("{\"received\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"errors\": %" PRIu64
-			       ", \"out_of_order\": %" PRIu64 ", \"seconds\": %.6f, \"msgs_per_s\": "
-			       "%.1f, \"cq_stalls\": %" PRIu64 ", \"lat_p50_ns\": %" PRIu64
-			       ", \"lat_p99_ns\": %" PRIu64 "}\n",
-			       got, bytes, errors, ooo, span, span > 0 ? (double)(got - 1) / span : 0,
-			       xhca_cq_stalls(cq), p50, p99);
-		else
-			printf("received %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " errors, %"
-			       PRIu64 " out of order, %.0f msgs/s\n", got, bytes, errors, ooo,
-			       span > 0 ? (double)(got - 1) / span : 0);
-	}
-	rc = 0;
-out:
-	free(lat);
-	xhca_close(ctx);
+	free(r.lat);
+	xhca_close(r.ctx);
 	return rc;
 }

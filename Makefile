@@ -189,8 +189,12 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# the unit tests: with xhcad's pure modules, and the responder with every
+# layer below it but the AF_XDP one (tests/unit/test_resp.c stands in for it)
+RESP_LAYERS := util resp_exec pxq hostmem mr qptab flowq cq receive respond
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o \
-		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o $(LIB)
+		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o \
+		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(RESP_LAYERS)) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

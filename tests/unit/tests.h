@@ -12,5 +12,7 @@ int test_rx_fuzz(unsigned long n, unsigned long long seed);
 int test_sched_run(void);
 int test_reorder_run(void);
 int test_locksvc_run(void);
+/* the RC responder of xhcad, without a network (test_resp.c) */
+int test_resp_run(void);
 
 #endif /* XHCA_TESTS_H */

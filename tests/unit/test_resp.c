@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The RC responder (user/xhcad/respond.c) without a network: xhcad's layers
+ * below it, as they are, and in place of the AF_XDP layer (xsk.c) three
+ * functions that keep the frames the responder sends. A QP's context lives
+ * in plain memory, as xhcad's mapping of xhca_qp_ctx; each case hands
+ * resp_before/resp_after a request frame with the metadata xhca_rx would
+ * have written, and reads the acknowledgement that came out of it: its
+ * opcode, PSN, AETH syndrome and MSN, the counters, and the QP's receive
+ * state (a rewind, the error state).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xhca/pkt.h>
+#include <xhca/qpctx.h>
+#include <xhca/wire.h>
+#include "../../user/xhcad/xhcad.h"
+#include "tests.h"
+
+#define LIDX 1
+#define GQPN 0x000123u
+#define PEER_QPN 0x000456u
+#define GEN 7u
+
+/* ---- xsk.c, as the responder sees it: the frames it sends are kept ------- */
+
+static __u8 sent[8][XHCA_PKT_MAX];
+static __u32 sent_len[8];
+static int nsent;
+
+int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
+{
+	if (nsent < 8 && len <= XHCA_PKT_MAX) {
+		memcpy(sent[nsent], frame, len);
+		sent_len[nsent] = len;
+	}
+	nsent++;
+	return 0;
+}
+
+void xsk_tx_kick(struct xhcad *d)
+{
+}
+
+__u32 xsk_backlog(const struct xhcad *d, __u32 f)
+{
+	return 0;
+}
+
+/* ---- one responder ------------------------------------------------------------ */
+
+static struct xhcad D;
+static int fails;
+
+static void res(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void res(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - resp: ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fails += !ok;
+}
+
+/* An RC QP in RTS at LIDX, its next PSN epsn, msn messages received. */
+static void qp_reset(__u32 epsn, __u32 msn)
+{
+	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
+	struct qp_host *qh = &D.qh[LIDX];
+
+	memset(c, 0, sizeof(*c));
+	c->valid = 1;
+	c->gen = GEN;
+	c->gqpn = GQPN;
+	c->type = XHCA_QPT_RC;
+	c->state = XHCA_QPS_RTS;
+	c->action = XHCA_ACT_HOST;
+	c->dest_qpn = PEER_QPN;
+	c->pkey = 0xffff;
+	c->mtu_shift = 10;
+	c->rnr_timer = 14;
+	c->rx_psn = epsn;
+	c->msn = msn;
+	memset(qh, 0, sizeof(*qh));
+	qh->valid = 1;
+	qh->gen = GEN;
+	qh->gqpn = GQPN;
+	qh->type = XHCA_QPT_RC;
+	memset(&D.resp, 0, sizeof(D.resp));
+	D.naks = 0;
+	nsent = 0;
+}
+
+/* A request frame (op, psn, ackreq) from the peer, with xhca_rx's metadata
+ * (reason, msg_len as the reason wants it) and its parse. */
+struct req {
+	__u8 fr[XHCA_PKT_MAX];
+	struct xhca_rx_meta m;
+	struct pkt_info pi;
+};
+
+static void req_make(struct req *q, __u8 op, __u32 psn, int ackreq, __u8 reason, __u32 msg_len)
+{
+	static const __u8 payload[64];
+	struct xhca_pkt_spec s;
+	int len;
+
+	xhca_pkt_spec_init(&s, XHCA_OPC_RC | op);
+	xhca_ip_parse("10.9.0.2", s.src_ip);
+	xhca_ip_parse("10.9.0.1", s.dst_ip);
+	memcpy(s.smac, "\x02\x00\x00\x00\x00\x02", 6);
+	memcpy(s.dmac, "\x02\x00\x00\x00\x00\x01", 6);
+	s.dqpn = GQPN;
+	s.psn = psn;
+	s.ackreq = (__u8)ackreq;
+	s.payload = payload;
+	s.payload_len = sizeof(payload);
+	len = xhca_pkt_build(&s, q->fr, sizeof(q->fr));
+	memset(&q->m, 0, sizeof(q->m));
+	q->m.lidx = LIDX;
+	q->m.gen = GEN;
+	q->m.gqpn = GQPN;
+	q->m.opcode = XHCA_OPC_RC | op;
+	q->m.psn = psn;
+	q->m.reason = reason;
+	q->m.flags = XHCA_MF_CSN | (ackreq ? XHCA_MF_ACKREQ : 0);
+	q->m.csn = (__u16)D.ctxm[LIDX].msn;
+	q->m.rx_ns = now_ns();
+	if (msg_len)
+		q->m.msg_len = msg_len;
+	pkt_parse(&q->pi, &q->m, q->fr, len > 0 ? (__u32)len : 0);
+}
+
+/* The acknowledgement frame i sent: 0, or -1 when it is not one. */
+static int ack_of(int i, __u32 *psn, __u8 *syn, __u32 *msn, __u32 *dqpn)
+{
+	__u32 off;
+	const __u8 *bth;
+
+	if (i >= nsent || recv_bth_offset(sent[i], sent_len[i], &off) ||
+	    off + 16 > sent_len[i])
+		return -1;
+	bth = sent[i] + off;
+	if (bth[0] != (XHCA_OPC_RC | XHCA_OP_ACK))
+		return -1;
+	*dqpn = (__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7];
+	*psn = (__u32)bth[9] << 16 | (__u32)bth[10] << 8 | bth[11];
+	*syn = bth[12];
+	*msn = (__u32)bth[13] << 16 | (__u32)bth[14] << 8 | bth[15];
+	return xhca_icrc_check_frame(sent[i], sent_len[i]) ? -1 : 0;
+}
+
+/* Exactly one acknowledgement went, with these fields. */
+static int one_ack(const char *what, __u32 psn, __u8 syn, __u32 msn)
+{
+	__u32 p, m, q;
+	__u8 s;
+
+	if (nsent != 1 || ack_of(0, &p, &s, &m, &q)) {
+		res(0, "%s: one ACKNOWLEDGE with a good ICRC (%d frames sent)", what, nsent);
+		return -1;
+	}
+	res(p == psn && s == syn && m == msn && q == PEER_QPN,
+	    "%s: ACKNOWLEDGE to QP 0x%06x, PSN 0x%06x, AETH 0x%02x MSN %u (want 0x%06x 0x%02x %u)",
+	    what, q, p, s, m, psn, syn, msn);
+	return 0;
+}
+
+static void case_acks(void)
+{
+	struct req q;
+	int r;
+
+	qp_reset(0x100, 5);
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x100, 1, XHCA_R_TO_FLOWQ, 0);
+	r = resp_before(&D, &D.qh[LIDX], &q.pi);
+	res(r == -1, "a SEND at the ePSN is for placement (%d)", r);
+	r = resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
+	/* no receive queue here: the credit field says none (31) */
+	one_ack("SEND ONLY placed, AckReq", 0x100, 0x1f, 6);
+	res(r == XHCA_H_PLACED && D.resp.acks == 1, "... counted as one ACK (%llu)",
+	    (unsigned long long)D.resp.acks);
+	nsent = 0;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x101, 0, XHCA_R_TO_FLOWQ, 0);
+	resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
+	res(nsent == 0, "SEND ONLY placed without AckReq: no ACK of its own (%d sent)", nsent);
+}
+
+static void case_duplicate_and_gap(void)
+{
+	struct req q;
+	int r;
+
+	/* xhca_rx's ePSN is 0x200: a duplicate of 0x1f0 is acknowledged again
+	 * up to 0x1ff, with the MSN as it is */
+	qp_reset(0x200, 9);
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x1f0, 0, XHCA_R_DUP_TO_FLOWQ, 0x200);
+	r = resp_before(&D, &D.qh[LIDX], &q.pi);
+	res(r == XHCA_H_DUP, "a duplicate SEND is answered, not placed (%d)", r);
+	one_ack("duplicate", 0x1ff, 0x1f, 9);
+	res(D.resp.dups == 1, "... counted as a duplicate");
+	/* a gap: one sequence NAK at the ePSN */
+	qp_reset(0x300, 2);
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x305, 0, XHCA_R_SEQ_NAK_TO_FLOWQ, 0x300);
+	r = resp_before(&D, &D.qh[LIDX], &q.pi);
+	res(r == XHCA_H_SEQ_NAK, "a PSN gap gets a NAK, nothing placed (%d)", r);
+	one_ack("gap", 0x300, XHCA_AETH_NAK_SEQ, 2);
+	res(D.resp.seq_naks == 1 && D.naks == 1, "... counted as a sequence NAK");
+}
+
+static void case_rnr(void)
+{
+	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
+	struct req q;
+	int r;
+
+	/* xhca_rx took 0x400 (ePSN now 0x401); no receive buffer here */
+	qp_reset(0x401, 3);
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x400, 1, XHCA_R_TO_FLOWQ, 0);
+	r = resp_before(&D, &D.qh[LIDX], &q.pi);
+	r = r == -1 ? resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_RNR) : r;
+	one_ack("no receive buffer", 0x400, XHCA_AETH_RNR | 14, 3);
+	res(r == XHCA_H_RNR && D.resp.rnr_naks == 1, "... counted as an RNR NAK");
+	res((c->rx_psn & XHCA_RXPSN_MASK) == 0x400 && (c->rx_psn & XHCA_RXPSN_NAKED),
+	    "xhca_rx rewound to the NAKed PSN, quiet until it comes again (rx_psn 0x%08x)",
+	    c->rx_psn);
+}
+
+static void case_class_c(void)
+{
+	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
+	struct req q;
+	int r;
+
+	/* a message that cannot be placed (longer than its buffer): NAK
+	 * invalid request, the QP to the error state */
+	qp_reset(0x501, 4);
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x500, 0, XHCA_R_TO_FLOWQ, 0);
+	r = resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_LEN_ERR);
+	one_ack("a SEND longer than its buffer", 0x500, XHCA_AETH_NAK_INVALID, 4);
+	res(r == XHCA_H_LEN_ERR && c->state == XHCA_QPS_ERR && (c->rx_psn & XHCA_RXPSN_ERR),
+	    "... and the QP is in the error state (state %u, rx_psn 0x%08x)", c->state,
+	    c->rx_psn);
+	nsent = 0;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x501, 1, XHCA_R_TO_FLOWQ, 0);
+	r = resp_before(&D, &D.qh[LIDX], &q.pi);
+	res(r == XHCA_H_QP_ERR && nsent == 0,
+	    "after it, a later request is neither placed nor answered (%d, %d sent)", r, nsent);
+}
+
+int test_resp_run(void)
+{
+	D.max_qps = 4;
+	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
+	D.qh = calloc(D.max_qps, sizeof(*D.qh));
+	if (!D.ctxm || !D.qh) {
+		res(0, "memory for the QP table");
+		return 1;
+	}
+	case_acks();
+	case_duplicate_and_gap();
+	case_rnr();
+	case_class_c();
+	free(D.ctxm);
+	free(D.qh);
+	return fails;
+}

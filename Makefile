@@ -189,9 +189,9 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-# the unit tests: with xhcad's pure modules, and the responder with every
-# layer below it but the AF_XDP one (tests/unit/test_resp.c stands in for it)
-RESP_LAYERS := util resp_exec pxq hostmem mr qptab flowq cq receive respond
+# the unit tests: with xhcad's pure modules, and the responder and the
+# requester with every layer below them but the AF_XDP one (fake_xsk.c)
+RESP_LAYERS := util resp_exec pxq hostmem mr qptab flowq cq session net receive respond request
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o \
 		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(RESP_LAYERS)) $(LIB)

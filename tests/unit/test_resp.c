@@ -2,7 +2,7 @@
 /*
  * The RC responder (user/xhcad/respond.c) without a network: xhcad's layers
  * below it, as they are, and in place of the AF_XDP layer (xsk.c) three
- * functions that keep the frames the responder sends. A QP's context lives
+ * functions that keep the frames the responder sends (fake_xsk.c). A QP's context lives
  * in plain memory, as xhcad's mapping of xhca_qp_ctx; each case hands
  * resp_before/resp_after a request frame with the metadata xhca_rx would
  * have written, and reads the acknowledgement that came out of it: its
@@ -17,37 +17,13 @@
 #include <xhca/qpctx.h>
 #include <xhca/wire.h>
 #include "../../user/xhcad/xhcad.h"
+#include "fake_xsk.h"
 #include "tests.h"
 
 #define LIDX 1
 #define GQPN 0x000123u
 #define PEER_QPN 0x000456u
 #define GEN 7u
-
-/* ---- xsk.c, as the responder sees it: the frames it sends are kept ------- */
-
-static __u8 sent[8][XHCA_PKT_MAX];
-static __u32 sent_len[8];
-static int nsent;
-
-int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
-{
-	if (nsent < 8 && len <= XHCA_PKT_MAX) {
-		memcpy(sent[nsent], frame, len);
-		sent_len[nsent] = len;
-	}
-	nsent++;
-	return 0;
-}
-
-void xsk_tx_kick(struct xhcad *d)
-{
-}
-
-__u32 xsk_backlog(const struct xhcad *d, __u32 f)
-{
-	return 0;
-}
 
 /* ---- one responder ------------------------------------------------------------ */
 
@@ -93,7 +69,7 @@ static void qp_reset(__u32 epsn, __u32 msn)
 	qh->type = XHCA_QPT_RC;
 	memset(&D.resp, 0, sizeof(D.resp));
 	D.naks = 0;
-	nsent = 0;
+	fx_n = 0;
 }
 
 /* A request frame (op, psn, ackreq) from the peer, with xhca_rx's metadata
@@ -142,17 +118,17 @@ static int ack_of(int i, __u32 *psn, __u8 *syn, __u32 *msn, __u32 *dqpn)
 	__u32 off;
 	const __u8 *bth;
 
-	if (i >= nsent || recv_bth_offset(sent[i], sent_len[i], &off) ||
-	    off + 16 > sent_len[i])
+	if (i >= fx_n || recv_bth_offset(fx_frame[i], fx_len[i], &off) ||
+	    off + 16 > fx_len[i])
 		return -1;
-	bth = sent[i] + off;
+	bth = fx_frame[i] + off;
 	if (bth[0] != (XHCA_OPC_RC | XHCA_OP_ACK))
 		return -1;
 	*dqpn = (__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7];
 	*psn = (__u32)bth[9] << 16 | (__u32)bth[10] << 8 | bth[11];
 	*syn = bth[12];
 	*msn = (__u32)bth[13] << 16 | (__u32)bth[14] << 8 | bth[15];
-	return xhca_icrc_check_frame(sent[i], sent_len[i]) ? -1 : 0;
+	return xhca_icrc_check_frame(fx_frame[i], fx_len[i]) ? -1 : 0;
 }
 
 /* Exactly one acknowledgement went, with these fields. */
@@ -161,8 +137,8 @@ static int one_ack(const char *what, __u32 psn, __u8 syn, __u32 msn)
 	__u32 p, m, q;
 	__u8 s;
 
-	if (nsent != 1 || ack_of(0, &p, &s, &m, &q)) {
-		res(0, "%s: one ACKNOWLEDGE with a good ICRC (%d frames sent)", what, nsent);
+	if (fx_n != 1 || ack_of(0, &p, &s, &m, &q)) {
+		res(0, "%s: one ACKNOWLEDGE with a good ICRC (%d frames sent)", what, fx_n);
 		return -1;
 	}
 	res(p == psn && s == syn && m == msn && q == PEER_QPN,
@@ -185,10 +161,10 @@ static void case_acks(void)
 	one_ack("SEND ONLY placed, AckReq", 0x100, 0x1f, 6);
 	res(r == XHCA_H_PLACED && D.resp.acks == 1, "... counted as one ACK (%llu)",
 	    (unsigned long long)D.resp.acks);
-	nsent = 0;
+	fx_n = 0;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x101, 0, XHCA_R_TO_FLOWQ, 0);
 	resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
-	res(nsent == 0, "SEND ONLY placed without AckReq: no ACK of its own (%d sent)", nsent);
+	res(fx_n == 0, "SEND ONLY placed without AckReq: no ACK of its own (%d sent)", fx_n);
 }
 
 static void case_duplicate_and_gap(void)
@@ -246,11 +222,11 @@ static void case_class_c(void)
 	res(r == XHCA_H_LEN_ERR && c->state == XHCA_QPS_ERR && (c->rx_psn & XHCA_RXPSN_ERR),
 	    "... and the QP is in the error state (state %u, rx_psn 0x%08x)", c->state,
 	    c->rx_psn);
-	nsent = 0;
+	fx_n = 0;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x501, 1, XHCA_R_TO_FLOWQ, 0);
 	r = resp_before(&D, &D.qh[LIDX], &q.pi);
-	res(r == XHCA_H_QP_ERR && nsent == 0,
-	    "after it, a later request is neither placed nor answered (%d, %d sent)", r, nsent);
+	res(r == XHCA_H_QP_ERR && fx_n == 0,
+	    "after it, a later request is neither placed nor answered (%d, %d sent)", r, fx_n);
 }
 
 int test_resp_run(void)

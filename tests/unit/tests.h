@@ -14,5 +14,7 @@ int test_reorder_run(void);
 int test_locksvc_run(void);
 /* the RC responder of xhcad, without a network (test_resp.c) */
 int test_resp_run(void);
+/* its requester and completer, without a network (test_req.c) */
+int test_req_run(void);
 
 #endif /* XHCA_TESTS_H */

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The requester and completer (user/xhcad/request.c) without a network:
+ * xhcad's layers below it as they are, host memory in plain memory, the
+ * AF_XDP layer replaced by fake_xsk.c. A send request posted into a send
+ * queue ring goes out as the packet it should be; the responses that come
+ * back (an ACK, a NAK, nothing until the timer) complete it as verbs say,
+ * in the CQ ring.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "../../user/xhcad/xhcad.h"
+#include "fake_xsk.h"
+#include "tests.h"
+
+#define LIDX 2
+#define GQPN 0x000321u
+#define PEER_QPN 0x000654u
+#define GEN 3u
+#define SQ_DEPTH 16
+#define PSN0 0x700u
+
+static struct xhcad D;
+static struct cq *cq;
+static struct sq_state *sq;
+static struct hm_alloc *payload;
+static int fails;
+
+static void res(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void res(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - req: ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fails += !ok;
+}
+
+/* Host memory as hostmem_init leaves it, in plain memory. */
+static int hostmem_plain(__u32 pages)
+{
+	D.hm.pages = pages;
+	D.hm.bytes = (__u64)pages * XHCA_PAGE_SIZE;
+	D.hm.base = aligned_alloc(XHCA_PAGE_SIZE, D.hm.bytes);
+	D.hm.page_ref = calloc(pages, sizeof(*D.hm.page_ref));
+	D.hm.allocs = calloc(HM_SLOTS, sizeof(*D.hm.allocs));
+	if (!D.hm.base || !D.hm.page_ref || !D.hm.allocs)
+		return -1;
+	memset(D.hm.base, 0, D.hm.bytes);
+	return 0;
+}
+
+/* An RC QP in RTS with a send queue of SQ_DEPTH on a CQ of the CLI's. */
+static int setup(void)
+{
+	struct xhca_cq_attr ca = { .depth = 16 };
+	struct xhca_qp_ctx *c;
+	struct qp_host *qh;
+	struct hm_alloc *ring;
+	char err[XHCA_ERRMSG_LEN];
+
+	D.max_qps = 4;
+	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
+	D.qh = calloc(D.max_qps, sizeof(*D.qh));
+	D.net.mac_ms = 1; /* the interface's MAC: known (net.c asks no ioctl) */
+	if (!D.ctxm || !D.qh || hostmem_plain(64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)))
+		return -1;
+	cq = cq_find(&D, ca.cq);
+	c = &D.ctxm[LIDX];
+	c->valid = 1;
+	c->gen = GEN;
+	c->gqpn = GQPN;
+	c->type = XHCA_QPT_RC;
+	c->state = XHCA_QPS_RTS;
+	c->action = XHCA_ACT_HOST;
+	c->dest_qpn = PEER_QPN;
+	c->pkey = 0xffff;
+	c->mtu_shift = 10;
+	xhca_ip_parse("10.9.0.1", c->local_ip);
+	xhca_ip_parse("10.9.0.2", c->remote_ip);
+	qh = &D.qh[LIDX];
+	qh->valid = 1;
+	qh->gen = GEN;
+	qh->gqpn = GQPN;
+	qh->type = XHCA_QPT_RC;
+	ring = hm_alloc(&D, xhca_ring_bytes(SQ_DEPTH, sizeof(struct xhca_swqe)), 0,
+			XHCA_ALLOC_CONTIG);
+	payload = hm_alloc(&D, 4 * XHCA_PAGE_SIZE, 0, XHCA_ALLOC_CONTIG);
+	if (!cq || !ring || !payload || sq_attach(&D, qh, ring, SQ_DEPTH, cq))
+		return -1;
+	sq = qh->sq;
+	sq->timeout = 14;
+	sq->retry_cnt = sq->retry_left = 7;
+	sq->rnr_retry = sq->rnr_left = 7;
+	sq->max_rd_atomic = 16;
+	sq_set_psn(&D, sq, PSN0);
+	sq->dmac_ok = 1; /* the peer's MAC: known (no neighbour table here) */
+	memcpy(sq->dmac, "\x02\x00\x00\x00\x00\x02", 6);
+	return 0;
+}
+
+/* A SEND of len bytes of the payload allocation, signaled. */
+static void post_send(__u64 wr_id, __u32 len)
+{
+	struct xhca_swqe *e = (struct xhca_swqe *)(sq->ring + 1);
+	struct xhca_swqe w = {
+		.wr_id = wr_id, .opcode = XHCA_WR_SEND, .flags = XHCA_SEND_SIGNALED, .nsge = 1,
+		.len = len, .sge = { { .off = 0, .len = len, .alloc = payload->id } },
+	};
+
+	e[sq->ring->prod & (SQ_DEPTH - 1)] = w;
+	__atomic_store_n(&sq->ring->prod, sq->ring->prod + 1, __ATOMIC_RELEASE);
+}
+
+/* A round of the requester. The peer's MAC stays known: a timeout makes
+ * the requester look it up again, and there is no neighbour table here. */
+static int run(void)
+{
+	int more;
+	__u64 deadline;
+
+	sq->dmac_ok = 1;
+	return sq_run(&D, 64, &more, &deadline);
+}
+
+/* Frame i as a request: its opcode and PSN, its payload's length. */
+static int frame_of(int i, __u8 *op, __u32 *psn, __u32 *dqpn, __u32 *plen)
+{
+	struct xhca_rx_meta m = { .opcode = 0 };
+	struct pkt_info pi;
+
+	if (i >= fx_n || i >= FX_MAX || xhca_icrc_check_frame(fx_frame[i], fx_len[i]))
+		return -1;
+	m.opcode = fx_frame[i][0]; /* (pkt_parse reads the opcode's header length) */
+	pkt_parse(&pi, &m, fx_frame[i], fx_len[i]);
+	if (!pi.bth)
+		return -1;
+	m.opcode = pi.bth[0];
+	pkt_parse(&pi, &m, fx_frame[i], fx_len[i]);
+	*op = pi.bth[0];
+	*dqpn = (__u32)pi.bth[5] << 16 | (__u32)pi.bth[6] << 8 | pi.bth[7];
+	*psn = (__u32)pi.bth[9] << 16 | (__u32)pi.bth[10] << 8 | pi.bth[11];
+	*plen = fx_len[i] - pi.bth_off - pi.oi->hdr_len - (pi.bth[1] >> 4 & 3) - 4;
+	return 0;
+}
+
+/* The peer's acknowledgement of psn (syndrome, msn) comes in. */
+static int peer_ack(__u32 psn, __u8 syn, __u32 msn)
+{
+	static __u8 fr[256];
+	struct xhca_rx_meta m = {
+		.lidx = LIDX, .gen = GEN, .gqpn = GQPN, .opcode = XHCA_OPC_RC | XHCA_OP_ACK,
+		.psn = psn, .reason = XHCA_R_TO_FLOWQ,
+	};
+	struct xhca_pkt_spec s;
+	struct pkt_info pi;
+	int len;
+
+	xhca_pkt_spec_init(&s, XHCA_OPC_RC | XHCA_OP_ACK);
+	xhca_ip_parse("10.9.0.2", s.src_ip);
+	xhca_ip_parse("10.9.0.1", s.dst_ip);
+	s.dqpn = GQPN;
+	s.psn = psn;
+	s.aeth_syndrome = syn;
+	s.aeth_msn = msn;
+	len = xhca_pkt_build(&s, fr, sizeof(fr));
+	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
+	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len);
+	m.rx_ns = now_ns();
+	return sq_response(&D, &D.qh[LIDX], &pi);
+}
+
+/* The completion at the CQ's consumer index, taken. */
+static int take_cqe(struct xhca_cqe *c)
+{
+	__u32 cons = cq->ring->cons;
+
+	if (__atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE) == cons)
+		return -1;
+	*c = cq->e[cons & (cq->depth - 1)];
+	__atomic_store_n(&cq->ring->cons, cons + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void case_send_acked(void)
+{
+	struct xhca_cqe c = { .wr_id = 0 };
+	int ok;
+	__u32 psn = 0, dqpn = 0, plen = 0;
+	__u8 op;
+
+	fx_reset();
+	post_send(42, 100);
+	run();
+	res(fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen) &&
+		    op == (XHCA_OPC_RC | XHCA_OP_SEND_ONLY) && psn == PSN0 && dqpn == PEER_QPN &&
+		    plen == 100,
+	    "a SEND of 100 bytes goes out as one SEND ONLY at the QP's PSN to the peer's QP "
+	    "(%d frames)", fx_n);
+	res(take_cqe(&c) != 0, "no completion before the ACK");
+	peer_ack(PSN0, 0x1f, 1);
+	run();
+	ok = !take_cqe(&c);
+	res(ok && c.wr_id == 42 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_SEND &&
+		    c.byte_len == 100 && c.qp_num == GQPN,
+	    "its ACK completes it: wr 42, success, SEND, 100 bytes (wr %llu status %u)",
+	    (unsigned long long)c.wr_id, c.status);
+}
+
+static void case_retry_on_timeout(void)
+{
+	__u32 psn = 0, dqpn = 0, plen = 0;
+	__u8 op;
+	__u64 before = D.req.timeouts;
+	struct xhca_cqe c = { .wr_id = 0 };
+	int ok;
+
+	fx_reset();
+	sq->timeout = 1; /* 4.096 us * 2: the timer goes off at once */
+	post_send(43, 64);
+	run();
+	/* the timer goes off; the retry leaves once the QP's hold after a
+	 * timeout is over (at most a few ms) */
+	for (int i = 0; i < 200 && fx_n < 2; i++) {
+		usleep(1000);
+		run();
+	}
+	ok = fx_n == 2 && !frame_of(1, &op, &psn, &dqpn, &plen);
+	res(ok && psn == PSN0 + 1 && D.req.timeouts == before + 1,
+	    "no ACK: after the timeout the request goes again at the same PSN (%d frames, "
+	    "PSN 0x%06x)", fx_n, fx_n > 1 ? psn : 0);
+	peer_ack(PSN0 + 1, 0x1f, 2);
+	run();
+	res(!take_cqe(&c) && c.wr_id == 43 && c.status == XHCA_WC_SUCCESS,
+	    "the ACK of the retry completes it once");
+	res(take_cqe(&c) != 0, "... and nothing else");
+}
+
+static void case_nak_access(void)
+{
+	struct xhca_cqe c = { .wr_id = 0 };
+	int ok;
+
+	fx_reset();
+	sq->timeout = 14;
+	post_send(44, 10);
+	post_send(45, 10);
+	run();
+	peer_ack(PSN0 + 2, XHCA_AETH_NAK_ACCESS, 2);
+	run();
+	ok = !take_cqe(&c);
+	res(ok && c.wr_id == 44 && c.status == XHCA_WC_REM_ACCESS_ERR &&
+		    c.vendor_err == XHCA_AETH_NAK_ACCESS,
+	    "a remote access NAK completes the request with REM_ACCESS_ERR (wr %llu status %u)",
+	    (unsigned long long)c.wr_id, c.status);
+	ok = !take_cqe(&c);
+	res(ok && c.wr_id == 45 && c.status == XHCA_WC_WR_FLUSH_ERR,
+	    "what follows it completes flushed (wr %llu status %u)", (unsigned long long)c.wr_id,
+	    c.status);
+	res(D.ctxm[LIDX].state == XHCA_QPS_ERR, "the QP is in the error state");
+}
+
+int test_req_run(void)
+{
+	if (setup()) {
+		res(0, "a send queue in plain host memory");
+		return fails;
+	}
+	case_send_acked();
+	case_retry_on_timeout();
+	case_nak_access();
+	return fails;
+}

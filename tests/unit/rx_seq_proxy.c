@@ -76,27 +76,13 @@ static int px_on_rec(void *ctx, void *data, size_t len)
  * decided at the first packet and followed by the rest of the message; a
  * CSN per message on either path; the load limit; a placed WRITE's record.
  */
-int seq_proxy(char *why)
+/* SEND filters: size, generation, a multi-packet SEND following its FIRST,
+ * value/mask and invert. */
+static int px_seq_filters(__u32 *psn, char *why)
 {
-	const __u32 key = 0 * XHCA_FLOWQ_MAX + XHCA_FLOWQ_PROXY;
 	struct xhca_pfilter f[2] = {};
-	struct xhca_proxy_rec rec = {};
-	struct ring_buffer *rb;
-	struct xhca_pkt_spec s;
-	struct xhca_flowq pq;
-	__u32 psn = EPSN0;
 	__u64 n0;
 
-	if (qps_reset() || fq_set(FQ_SOCK, 0, 0, 0) || fq_set(XHCA_FLOWQ_PROXY, 0, 0, 0) ||
-	    bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &key, &xsk_fd, 0))
-		return snprintf(why, WHY_LEN, "setup: %s", strerror(errno)), -1;
-	mrs_reset();
-	/* a proxy QP on an ordinary CQ: discarded, PSN kept */
-	px_flags(L_RCW, XHCA_QPF_PROXY);
-	if (px_send(XHCA_OP_SEND_ONLY, psn, "", 8, XHCA_R_DROP_PROXY_NOCQ, 0, why))
-		return -1;
-	if (E.ctxm[L_RCW].rx_psn != EPSN0)
-		return snprintf(why, WHY_LEN, "the discarded packet moved the PSN"), -1;
 	/* SENDs below 100 bytes go to the proxy; the threshold is not below */
 	px_flags(L_RCW, XHCA_QPF_PROXY | XHCA_QPF_PROXY_CQ);
 	f[0] = (struct xhca_pfilter){ .id = 1, .ops = XHCA_PF_OP_SEND,
@@ -104,62 +90,82 @@ int seq_proxy(char *why)
 	if (px_filters(L_RCW, 10, f, 1))
 		return snprintf(why, WHY_LEN, "filters: %s", strerror(errno)), -1;
 	n0 = px_count(offsetof(struct xhca_proxy_counter, offloaded));
-	if (px_send(XHCA_OP_SEND_ONLY, psn++, "", 99, XHCA_R_TO_PROXY, 0, why) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "", 100, XHCA_R_TO_FLOWQ, 1, why) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "", 101, XHCA_R_TO_FLOWQ, 2, why))
+	if (px_send(XHCA_OP_SEND_ONLY, (*psn)++, "", 99, XHCA_R_TO_PROXY, 0, why) ||
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "", 100, XHCA_R_TO_FLOWQ, 1, why) ||
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "", 101, XHCA_R_TO_FLOWQ, 2, why))
 		return -1;
 	if (px_count(offsetof(struct xhca_proxy_counter, offloaded)) != n0 + 1)
 		return snprintf(why, WHY_LEN, "offloaded not counted once"), -1;
 	/* a filter of another QP generation is not this QP's */
 	if (px_filters(L_RCW, 9, f, 1) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "", 10, XHCA_R_TO_FLOWQ, 3, why))
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "", 10, XHCA_R_TO_FLOWQ, 3, why))
 		return -1;
 	/* a multi-packet SEND follows its FIRST both ways; one CSN for all */
 	f[0] = (struct xhca_pfilter){ .id = 1, .ops = XHCA_PF_OP_SEND, .flags = XHCA_PF_MATCH,
 				      .match_len = 4, .value = "LOCK" };
 	if (px_filters(L_RCW, 10, f, 1) ||
-	    px_send(XHCA_OP_SEND_FIRST, psn++, "LOCK", 1024, XHCA_R_TO_PROXY, 4, why) ||
-	    px_send(XHCA_OP_SEND_MIDDLE, psn++, "UNLO", 1024, XHCA_R_TO_PROXY, 4, why) ||
-	    px_send(XHCA_OP_SEND_LAST, psn++, "UNLO", 10, XHCA_R_TO_PROXY, 4, why) ||
-	    px_send(XHCA_OP_SEND_FIRST, psn++, "UNLO", 1024, XHCA_R_TO_FLOWQ, 5, why) ||
-	    px_send(XHCA_OP_SEND_LAST, psn++, "LOCK", 10, XHCA_R_TO_FLOWQ, 5, why))
+	    px_send(XHCA_OP_SEND_FIRST, (*psn)++, "LOCK", 1024, XHCA_R_TO_PROXY, 4, why) ||
+	    px_send(XHCA_OP_SEND_MIDDLE, (*psn)++, "UNLO", 1024, XHCA_R_TO_PROXY, 4, why) ||
+	    px_send(XHCA_OP_SEND_LAST, (*psn)++, "UNLO", 10, XHCA_R_TO_PROXY, 4, why) ||
+	    px_send(XHCA_OP_SEND_FIRST, (*psn)++, "UNLO", 1024, XHCA_R_TO_FLOWQ, 5, why) ||
+	    px_send(XHCA_OP_SEND_LAST, (*psn)++, "LOCK", 10, XHCA_R_TO_FLOWQ, 5, why))
 		return -1;
 	/* value/mask: mask bits ignore; invert offloads what does not match; a
 	 * payload shorter than the value does not match */
 	f[0] = (struct xhca_pfilter){ .id = 1, .ops = XHCA_PF_OP_SEND, .flags = XHCA_PF_MATCH,
 				      .match_len = 4, .value = "LXXK", .mask = { 0, 0xff, 0xff } };
 	if (px_filters(L_RCW, 10, f, 1) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "LOCK", 8, XHCA_R_TO_PROXY, 6, why) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "LOCL", 8, XHCA_R_TO_FLOWQ, 7, why) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "LOC", 3, XHCA_R_TO_FLOWQ, 8, why))
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "LOCK", 8, XHCA_R_TO_PROXY, 6, why) ||
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "LOCL", 8, XHCA_R_TO_FLOWQ, 7, why) ||
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "LOC", 3, XHCA_R_TO_FLOWQ, 8, why))
 		return -1;
 	f[0].flags |= XHCA_PF_INVERT;
 	if (px_filters(L_RCW, 10, f, 1) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "LOCK", 8, XHCA_R_TO_FLOWQ, 9, why) ||
-	    px_send(XHCA_OP_SEND_ONLY, psn++, "LOCL", 8, XHCA_R_TO_PROXY, 10, why))
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "LOCK", 8, XHCA_R_TO_FLOWQ, 9, why) ||
+	    px_send(XHCA_OP_SEND_ONLY, (*psn)++, "LOCL", 8, XHCA_R_TO_PROXY, 10, why))
 		return -1;
+	return 0;
+}
+
+/* The opcode set: FETCH_ADD offloaded, CMP_SWAP not; a second filter. */
+static int px_seq_opcodes(__u32 *psn, char *why)
+{
+	struct xhca_pfilter f[2] = {};
+	struct xhca_pkt_spec s;
+
 	/* opcode set: FETCH_ADD offloaded, CMP_SWAP not; a second filter */
 	f[0] = (struct xhca_pfilter){ .id = 1, .ops = XHCA_PF_OP_READ, .flags = XHCA_PF_SINGLE };
 	f[1] = (struct xhca_pfilter){ .id = 2, .ops = XHCA_PF_OP_FETCH_ADD };
 	if (px_filters(L_RCW, 10, f, 2))
 		return -1;
-	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, psn++, MR_PRE, 0, 0, 0);
+	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, (*psn)++, MR_PRE, 0, 0, 0);
 	s.atomic_rkey = rkey_of(MR_PRE);
 	s.atomic_va = PRE_IOVA + 8;
 	if (step(&s, XHCA_R_TO_PROXY, L_RCW, -1, why))
 		return -1;
 	s.opcode = XHCA_OPC_RC | XHCA_OP_CMP_SWAP;
-	s.psn = psn++;
+	s.psn = (*psn)++;
 	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, -1, why))
 		return -1;
 	if (last_meta.csn != 12 || !(last_meta.flags & XHCA_MF_MSN))
 		return snprintf(why, WHY_LEN, "CMP_SWAP: CSN %u flags 0x%x", last_meta.csn,
 				last_meta.flags), -1;
+	return 0;
+}
+
+/* The load limit: the proxy queue's gate closes, nothing offloaded, counted;
+ * it opens again at the low watermark. */
+static int px_seq_load_limit(__u32 *psn, char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_flowq pq;
+	__u64 n0;
+
 	/* the load limit: the proxy queue's gate closed, no offload, counted */
 	n0 = px_count(offsetof(struct xhca_proxy_counter, no_offload));
 	if (fq_set(XHCA_FLOWQ_PROXY, 1, 0, 0))
 		return -1;
-	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, psn++, MR_PRE, 0, 0, 0);
+	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, (*psn)++, MR_PRE, 0, 0, 0);
 	s.atomic_rkey = rkey_of(MR_PRE);
 	s.atomic_va = PRE_IOVA + 8;
 	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, -1, why))
@@ -172,14 +178,14 @@ int seq_proxy(char *why)
 	/* it stays closed while the backlog is above low, opens at low */
 	if (fq_set(XHCA_FLOWQ_PROXY, 4, 0, pq.enq - 1))
 		return -1;
-	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, psn++, MR_PRE, 0, 0, 0);
+	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, (*psn)++, MR_PRE, 0, 0, 0);
 	s.atomic_rkey = rkey_of(MR_PRE);
 	s.atomic_va = PRE_IOVA + 8;
 	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, -1, why))
 		return snprintf(why + strlen(why), WHY_LEN - strlen(why), " (backlog 1 > low 0)"), -1;
 	if (fq_get(XHCA_FLOWQ_PROXY, &pq) || fq_set(XHCA_FLOWQ_PROXY, 4, 0, pq.enq))
 		return -1;
-	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, psn++, MR_PRE, 0, 0, 0);
+	wspec(&s, L_RCW, XHCA_OP_FETCH_ADD, (*psn)++, MR_PRE, 0, 0, 0);
 	s.atomic_rkey = rkey_of(MR_PRE);
 	s.atomic_va = PRE_IOVA + 8;
 	if (step(&s, XHCA_R_TO_PROXY, L_RCW, -1, why))
@@ -188,11 +194,21 @@ int seq_proxy(char *why)
 		return snprintf(why, WHY_LEN, "load limit: the gate did not open at low"), -1;
 	if (fq_set(XHCA_FLOWQ_PROXY, 0, 0, 0))
 		return -1;
+	return 0;
+}
+
+/* A WRITE placed by xhca_rx: its record, with its CSN and length. */
+static int px_seq_write_record(__u32 *psn, char *why)
+{
+	struct xhca_proxy_rec rec = {};
+	struct ring_buffer *rb;
+	struct xhca_pkt_spec s;
+
 	/* a WRITE placed by xhca_rx: its record, with its CSN and length */
 	rb = ring_buffer__new(bpf_map__fd(E.skel->maps.xhca_proxy_rb), px_on_rec, &rec, NULL);
 	if (!rb)
 		return snprintf(why, WHY_LEN, "ring buffer: %s", strerror(errno)), -1;
-	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, psn++, MR_PRE, PRE_IOVA, 200, 200);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, (*psn)++, MR_PRE, PRE_IOVA, 200, 200);
 	if (step(&s, XHCA_R_PLACED, L_RCW, -1, why)) {
 		ring_buffer__free(rb);
 		return -1;
@@ -203,6 +219,27 @@ int seq_proxy(char *why)
 	    rec.len != 200)
 		return snprintf(why, WHY_LEN, "WRITE record: lidx %u gen %u qpn 0x%x csn %u len %u",
 				rec.lidx, rec.gen, rec.gqpn, rec.csn, rec.len), -1;
+	return 0;
+}
+
+int seq_proxy(char *why)
+{
+	const __u32 key = 0 * XHCA_FLOWQ_MAX + XHCA_FLOWQ_PROXY;
+	__u32 psn = EPSN0;
+
+	if (qps_reset() || fq_set(FQ_SOCK, 0, 0, 0) || fq_set(XHCA_FLOWQ_PROXY, 0, 0, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &key, &xsk_fd, 0))
+		return snprintf(why, WHY_LEN, "setup: %s", strerror(errno)), -1;
+	mrs_reset();
+	/* a proxy QP on an ordinary CQ: discarded, PSN kept */
+	px_flags(L_RCW, XHCA_QPF_PROXY);
+	if (px_send(XHCA_OP_SEND_ONLY, psn, "", 8, XHCA_R_DROP_PROXY_NOCQ, 0, why))
+		return -1;
+	if (E.ctxm[L_RCW].rx_psn != EPSN0)
+		return snprintf(why, WHY_LEN, "the discarded packet moved the PSN"), -1;
+	if (px_seq_filters(&psn, why) || px_seq_opcodes(&psn, why) ||
+	    px_seq_load_limit(&psn, why) || px_seq_write_record(&psn, why))
+		return -1;
 	px_flags(L_RCW, 0);
 	return 0;
 }

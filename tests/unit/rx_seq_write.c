@@ -107,6 +107,39 @@ int seq_write_slow(char *why)
 
 /* Every R_Key and length failure: its own reason, nothing written, the RC
  * QP in the error state (and xhcad told), a UC message dropped. */
+/* What an error depends on: a duplicate's is none, an RC message cut short
+ * moves the QP to the error state, a UC one only drops the message. */
+static int write_errors_sequence(char *why)
+{
+	struct xhca_pkt_spec s;
+
+	/* A duplicate with a bad R_Key is a duplicate: no error. */
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 - 1, 9, 0, 16, 16);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why) || (rx_word(L_RCW) & XHCA_RXPSN_ERR))
+		return -1;
+	/* An RC message cut short by another one. */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why))
+		return -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 1);
+	if (step(&s, XHCA_R_DROP_WRITE_SEQ, L_RCW, -1, why) || !(rx_word(L_RCW) & XHCA_RXPSN_ERR))
+		return -1;
+	/* UC: a bad key drops the message, quietly; the next one is placed. */
+	mrs_reset();
+	wspec(&s, L_UCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
+	s.reth_rkey = 1 << 8 | 0x77;
+	if (step(&s, XHCA_R_DROP_MR_KEY, L_UCW, -1, why) || (rx_word(L_UCW) & XHCA_RXPSN_ERR))
+		return -1;
+	wspec(&s, L_UCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
+	if (step(&s, XHCA_R_DROP_UC_GAP, L_UCW, -1, why) || hm_only(0, NULL, 0, why))
+		return -1;
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0 + 2, MR_PRE, PRE_IOVA, 4, 4);
+	return step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 3, why);
+}
+
 int seq_write_errors(char *why)
 {
 	static const struct {
@@ -190,31 +223,7 @@ int seq_write_errors(char *why)
 	ring_buffer__free(rb);
 	if (err)
 		return -1;
-	/* A duplicate with a bad R_Key is a duplicate: no error. */
-	if (qps_reset())
-		return -1;
-	mrs_reset();
-	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 - 1, 9, 0, 16, 16);
-	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why) || (rx_word(L_RCW) & XHCA_RXPSN_ERR))
-		return -1;
-	/* An RC message cut short by another one. */
-	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
-	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why))
-		return -1;
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 1);
-	if (step(&s, XHCA_R_DROP_WRITE_SEQ, L_RCW, -1, why) || !(rx_word(L_RCW) & XHCA_RXPSN_ERR))
-		return -1;
-	/* UC: a bad key drops the message, quietly; the next one is placed. */
-	mrs_reset();
-	wspec(&s, L_UCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
-	s.reth_rkey = 1 << 8 | 0x77;
-	if (step(&s, XHCA_R_DROP_MR_KEY, L_UCW, -1, why) || (rx_word(L_UCW) & XHCA_RXPSN_ERR))
-		return -1;
-	wspec(&s, L_UCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
-	if (step(&s, XHCA_R_DROP_UC_GAP, L_UCW, -1, why) || hm_only(0, NULL, 0, why))
-		return -1;
-	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0 + 2, MR_PRE, PRE_IOVA, 4, 4);
-	return step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 3, why);
+	return write_errors_sequence(why);
 }
 
 /* The region is deregistered (its generation moves) in the middle of a
@@ -379,33 +388,10 @@ int seq_op_sequence(char *why)
  * nothing; the first packet of a gap goes for the sequence NAK, the rest
  * of the gap is silent until the expected PSN comes; a placed WRITE whose
  * ACK is due (AckReq, or every ack_every packets) goes on to xhcad too. */
-int seq_ack_nak(char *why)
+static int ack_nak_gap_ends(char *why)
 {
 	struct xhca_pkt_spec s;
-	struct xhca_qp_ctx c;
 
-	if (qps_reset())
-		return snprintf(why, WHY_LEN, "setup"), -1;
-	mrs_reset();
-	E.ctxm[L_RCW].msn = 5;
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 3);
-	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why))
-		return -1;
-	if (last_meta.reason != XHCA_R_DUP_TO_FLOWQ || last_meta.msg_len != EPSN0 ||
-	    last_meta.csn != 5 || last_meta.psn != EPSN0 - 3 || !(last_meta.flags & XHCA_MF_CSN))
-		return snprintf(why, WHY_LEN, "duplicate's meta: reason %u ePSN 0x%x MSN %u flags 0x%x",
-				last_meta.reason, last_meta.msg_len, last_meta.csn,
-				last_meta.flags), -1;
-	/* a gap: the first goes, with the ePSN; then silence */
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 2);
-	if (step(&s, XHCA_R_SEQ_NAK_TO_FLOWQ, L_RCW, EPSN0, why) || !(rx_word(L_RCW) & XHCA_RXPSN_NAKED))
-		return snprintf(why, WHY_LEN, "gap: NAKED not set"), -1;
-	if (last_meta.msg_len != EPSN0 || last_meta.psn != EPSN0 + 2)
-		return snprintf(why, WHY_LEN, "gap's meta: ePSN 0x%x psn 0x%x", last_meta.msg_len,
-				last_meta.psn), -1;
-	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 3);
-	if (step(&s, XHCA_R_DROP_PSN_OOS, L_RCW, EPSN0, why))
-		return -1;
 	/* a duplicate inside the gap is still answered */
 	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 1);
 	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why))
@@ -417,6 +403,13 @@ int seq_ack_nak(char *why)
 	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 5);
 	if (step(&s, XHCA_R_SEQ_NAK_TO_FLOWQ, L_RCW, EPSN0 + 1, why))
 		return -1;
+	return 0;
+}
+
+static int ack_nak_writes(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
 
 	/* ACKs of WRITEs placed here: at AckReq, and every 3rd packet */
 	if (qps_reset())
@@ -455,6 +448,14 @@ int seq_ack_nak(char *why)
 			return snprintf(why, WHY_LEN, "unacked %u after an ACK that could not go, want 1",
 					E.ctxm[L_RCW].unacked), -1;
 	}
+	return 0;
+}
+
+static int ack_nak_in_write(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
+
 	/* inside a WRITE placed here: the meta names its FIRST (for
 	 * xhcad's rewind of its cursor), a duplicate meanwhile the ePSN
 	 * (every packet before it placed: xhcad may acknowledge them) */
@@ -497,6 +498,38 @@ int seq_ack_nak(char *why)
 	}
 	return 0;
 }
+
+int seq_ack_nak(char *why)
+{
+	struct xhca_pkt_spec s;
+
+	if (qps_reset())
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	mrs_reset();
+	E.ctxm[L_RCW].msn = 5;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 - 3);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0, why))
+		return -1;
+	if (last_meta.reason != XHCA_R_DUP_TO_FLOWQ || last_meta.msg_len != EPSN0 ||
+	    last_meta.csn != 5 || last_meta.psn != EPSN0 - 3 || !(last_meta.flags & XHCA_MF_CSN))
+		return snprintf(why, WHY_LEN, "duplicate's meta: reason %u ePSN 0x%x MSN %u flags 0x%x",
+				last_meta.reason, last_meta.msg_len, last_meta.csn,
+				last_meta.flags), -1;
+	/* a gap: the first goes, with the ePSN; then silence */
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 2);
+	if (step(&s, XHCA_R_SEQ_NAK_TO_FLOWQ, L_RCW, EPSN0, why) || !(rx_word(L_RCW) & XHCA_RXPSN_NAKED))
+		return snprintf(why, WHY_LEN, "gap: NAKED not set"), -1;
+	if (last_meta.msg_len != EPSN0 || last_meta.psn != EPSN0 + 2)
+		return snprintf(why, WHY_LEN, "gap's meta: ePSN 0x%x psn 0x%x", last_meta.msg_len,
+				last_meta.psn), -1;
+	spec_to(&s, RC_SEND, L_RCW, EPSN0 + 3);
+	if (step(&s, XHCA_R_DROP_PSN_OOS, L_RCW, EPSN0, why))
+		return -1;
+	return ack_nak_gap_ends(why) ||
+	       ack_nak_writes(why) ||
+	       ack_nak_in_write(why) ? -1 : 0;
+}
+
 
 /* READ and ATOMIC that pass the checks go to the flow queue (xhcad holds
  * them for the proxy); a READ costs its response count of PSNs. */

@@ -83,7 +83,18 @@ static int sum_stats(int fd, __u32 dir, struct impair_stats *out)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The two ports, tc's hooks on them, and what was made there (undone on
+ * exit). */
+struct ports {
+	const char *name[2];
+	unsigned int ifi[2];
+	struct bpf_tc_hook hook[2];
+	struct bpf_tc_opts topt[2];
+	int made[2], attached[2];
+};
+
+/* --drop, --dup, --reorder into ppm; -1 to go on, else main's exit code. */
+static int parse_opts(int argc, char **argv, long ppm[3])
 {
 	static const struct option opts[] = {
 		{ "drop", required_argument, NULL, 'd' },
@@ -92,15 +103,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	long ppm[3] = { 0, 0, 0 };
-	const char *port[2];
-	unsigned int ifi[2];
-	struct impair_bpf *skel = NULL;
-	struct bpf_tc_hook hook[2] = { { .sz = sizeof(hook[0]) }, { .sz = sizeof(hook[0]) } };
-	struct bpf_tc_opts topt[2] = { { .sz = sizeof(topt[0]) }, { .sz = sizeof(topt[0]) } };
-	int made[2] = { 0, 0 }, attached[2] = { 0, 0 }, c, i, rc = 1, err;
+	int c;
 
-	xhca_log_init("xhca-impair", XHCA_LOG_WARN);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		int k = c == 'd' ? 0 : c == 'u' ? 1 : c == 'r' ? 2 : -1;
 
@@ -117,30 +121,114 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
+
+/* The program on both ports' ingress (a clsact qdisc made where none was). */
+static int ports_attach(struct ports *pt, int prog_fd)
+{
+	for (int i = 0; i < 2; i++) {
+		int err;
+
+		pt->hook[i].ifindex = pt->ifi[i];
+		pt->hook[i].attach_point = BPF_TC_INGRESS;
+		err = bpf_tc_hook_create(&pt->hook[i]);
+		if (err && err != -EEXIST) {
+			fprintf(stderr, "xhca-impair: clsact on %s: %s\n", pt->name[i], strerror(-err));
+			return -1;
+		}
+		pt->made[i] = !err;
+		pt->topt[i].prog_fd = prog_fd;
+		err = bpf_tc_attach(&pt->hook[i], &pt->topt[i]);
+		pt->attached[i] = !err;
+		if (err) {
+			fprintf(stderr, "xhca-impair: attach to %s ingress: %s\n", pt->name[i],
+				strerror(-err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A clsact qdisc made here goes, with the filter; one that was there keeps
+ * what else it has, the filter only goes. */
+static void ports_detach(struct ports *pt)
+{
+	for (int i = 0; i < 2; i++) {
+		if (pt->made[i]) {
+			pt->hook[i].attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&pt->hook[i]);
+		} else if (pt->attached[i]) {
+			pt->topt[i].prog_fd = 0;
+			pt->topt[i].prog_id = 0;
+			pt->topt[i].flags = 0;
+			bpf_tc_detach(&pt->hook[i], &pt->topt[i]);
+		}
+	}
+}
+
+/* What each direction saw and did; 0, or 1 when the counters cannot be read. */
+static int report(const struct ports *pt, int stats_fd)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct impair_stats s;
+		int err = sum_stats(stats_fd, i, &s);
+
+		if (err) {
+			fprintf(stderr, "xhca-impair: read the counters: %s\n", strerror(-err));
+			rc = 1;
+			continue;
+		}
+		printf("%s>%s seen %llu passed %llu dropped %llu duplicated %llu held %llu "
+		       "reordered %llu errors %llu\n", pt->name[i], pt->name[!i],
+		       (unsigned long long)s.seen, (unsigned long long)s.passed,
+		       (unsigned long long)s.dropped, (unsigned long long)s.duplicated,
+		       (unsigned long long)s.held, (unsigned long long)s.reordered,
+		       (unsigned long long)s.errors);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ports pt = {
+		.hook = { { .sz = sizeof(pt.hook[0]) }, { .sz = sizeof(pt.hook[0]) } },
+		.topt = { { .sz = sizeof(pt.topt[0]) }, { .sz = sizeof(pt.topt[0]) } },
+	};
+	long ppm[3] = { 0, 0, 0 };
+	struct impair_bpf *skel;
+	int rc, err;
+
+	xhca_log_init("xhca-impair", XHCA_LOG_WARN);
+	rc = parse_opts(argc, argv, ppm);
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 2)
 		return usage("two ports are needed");
-	for (i = 0; i < 2; i++) {
-		port[i] = argv[optind + i];
-		ifi[i] = if_nametoindex(port[i]);
-		if (!ifi[i]) {
+	for (int i = 0; i < 2; i++) {
+		pt.name[i] = argv[optind + i];
+		pt.ifi[i] = if_nametoindex(pt.name[i]);
+		if (!pt.ifi[i]) {
 			fprintf(stderr, "xhca-impair: port %s: %s (run it in the ports' namespace)\n",
-				port[i], strerror(errno));
+				pt.name[i], strerror(errno));
 			return 2;
 		}
 	}
-	if (ifi[0] == ifi[1])
+	if (pt.ifi[0] == pt.ifi[1])
 		return usage("the two ports must differ");
-
 	skel = impair_bpf__open();
 	if (!skel) {
 		fprintf(stderr, "xhca-impair: open the BPF object: %s\n", strerror(errno));
 		return 1;
 	}
-	skel->rodata->ifindex_a = ifi[0];
-	skel->rodata->ifindex_b = ifi[1];
+	skel->rodata->ifindex_a = pt.ifi[0];
+	skel->rodata->ifindex_b = pt.ifi[1];
 	skel->rodata->drop_ppm = ppm[0];
 	skel->rodata->dup_ppm = ppm[1];
 	skel->rodata->reorder_ppm = ppm[2];
+	rc = 1;
 	err = impair_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "xhca-impair: load the BPF program: %s\n", strerror(-err));
@@ -148,60 +236,16 @@ int main(int argc, char **argv)
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	for (i = 0; i < 2; i++) {
-		hook[i].ifindex = ifi[i];
-		hook[i].attach_point = BPF_TC_INGRESS;
-		err = bpf_tc_hook_create(&hook[i]);
-		if (err && err != -EEXIST) {
-			fprintf(stderr, "xhca-impair: clsact on %s: %s\n", port[i], strerror(-err));
-			goto out;
-		}
-		made[i] = !err;
-		topt[i].prog_fd = bpf_program__fd(skel->progs.impair);
-		err = bpf_tc_attach(&hook[i], &topt[i]);
-		attached[i] = !err;
-		if (err) {
-			fprintf(stderr, "xhca-impair: attach to %s ingress: %s\n", port[i],
-				strerror(-err));
-			goto out;
-		}
-	}
-	printf("attached: %s %s drop %.4f%% dup %.4f%% reorder %.4f%%\n", port[0], port[1],
+	if (ports_attach(&pt, bpf_program__fd(skel->progs.impair)))
+		goto out;
+	printf("attached: %s %s drop %.4f%% dup %.4f%% reorder %.4f%%\n", pt.name[0], pt.name[1],
 	       ppm[0] / 1e4, ppm[1] / 1e4, ppm[2] / 1e4);
 	fflush(stdout);
 	while (!stop)
 		pause();
-	rc = 0;
-	for (i = 0; i < 2; i++) {
-		struct impair_stats s;
-
-		err = sum_stats(bpf_map__fd(skel->maps.stats), i, &s);
-		if (err) {
-			fprintf(stderr, "xhca-impair: read the counters: %s\n", strerror(-err));
-			rc = 1;
-			continue;
-		}
-		printf("%s>%s seen %llu passed %llu dropped %llu duplicated %llu held %llu "
-		       "reordered %llu errors %llu\n", port[i], port[!i],
-		       (unsigned long long)s.seen, (unsigned long long)s.passed,
-		       (unsigned long long)s.dropped, (unsigned long long)s.duplicated,
-		       (unsigned long long)s.held, (unsigned long long)s.reordered,
-		       (unsigned long long)s.errors);
-	}
+	rc = report(&pt, bpf_map__fd(skel->maps.stats));
 out:
-	/* A clsact qdisc made here goes, with the filter; one that was
-	 * there keeps what else it has, the filter only goes. */
-	for (i = 0; i < 2; i++) {
-		if (made[i]) {
-			hook[i].attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-			bpf_tc_hook_destroy(&hook[i]);
-		} else if (attached[i]) {
-			topt[i].prog_fd = 0;
-			topt[i].prog_id = 0;
-			topt[i].flags = 0;
-			bpf_tc_detach(&hook[i], &topt[i]);
-		}
-	}
+	ports_detach(&pt);
 	impair_bpf__destroy(skel);
 	return rc;
 }

@@ -552,136 +552,161 @@ static int mode_atomic2(const char *ifname, const char *lip, const char *rip)
 	return 0;
 }
 
-static int mode_mcast(char **a, int argc)
-{
-	struct xhca_ctx *ctx = xhca_open(a[0]);
+/* mcast: nq UD QPs in one group, each with bufs receive buffers, and what
+ * their copies came with. */
+struct mc_app {
+	struct xhca_ctx *ctx;
 	uint8_t mgid[16];
-	int nq = atoi(a[2]), bufs = atoi(a[3]), hold = 0, block = -1, nobuf = -1, flowq = -1;
-	unsigned int cqd = 0;
-	int nocheck = 0;
-	uint32_t seed = (uint32_t)strtoul(a[4], NULL, 0);
-	unsigned int depth = 1;
+	int fam, nq, bufs, hold, block, nobuf, flowq, nocheck;
+	unsigned int cqd;
+	uint32_t seed;
 	struct xhca_qp **qp;
-	uint64_t *per, copies = 0, bad_payload = 0, bad_grh = 0, bad_src = 0, errors = 0;
-	uint8_t *mem;
 	struct xhca_cq *cq;
-	int fam = xhca_ip_parse(a[1], mgid);
+	uint8_t *mem;
+	uint64_t *per, copies, bad_payload, bad_grh, bad_src, errors;
+};
 
+static void mc_args(struct mc_app *m, char **a, int argc)
+{
+	m->block = m->nobuf = m->flowq = -1;
 	for (int i = 5; i < argc; i++) {
 		if (!strcmp(a[i], "hold"))
-			hold = 1;
+			m->hold = 1;
 		else if (!strncmp(a[i], "block:", 6))
-			block = atoi(a[i] + 6);
+			m->block = atoi(a[i] + 6);
 		else if (!strncmp(a[i], "nobuf:", 6))
-			nobuf = atoi(a[i] + 6);
+			m->nobuf = atoi(a[i] + 6);
 		else if (!strncmp(a[i], "flowq:", 6))
-			flowq = atoi(a[i] + 6);
+			m->flowq = atoi(a[i] + 6);
 		else if (!strncmp(a[i], "cq:", 3))
-			cqd = (unsigned int)atoi(a[i] + 3);
+			m->cqd = (unsigned int)atoi(a[i] + 3);
 		else if (!strcmp(a[i], "nocheck"))
-			nocheck = 1;
+			m->nocheck = 1;
 	}
-	if (!ctx || fam < 0 || nq < 1 || bufs < 1)
-		return 2;
-	while (depth < (unsigned int)(nq * bufs) && depth < XHCA_RING_DEPTH_MAX)
-		depth <<= 1;
-	if (cqd)
-		depth = cqd;
-	cq = xhca_cq_create(ctx, depth);
-	mem = xhca_alloc(ctx, (size_t)nq * bufs * 2048);
-	qp = calloc((size_t)nq, sizeof(*qp));
-	per = calloc((size_t)nq, sizeof(*per));
-	if (!cq || !mem || !qp || !per) {
-		fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
-		return 1;
-	}
-	for (int i = 0; i < nq; i++) {
-		struct xhca_qp_init_attr ia = {
-			.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = flowq, .recv_cq = cq,
-			.rq_depth = 1,
-		};
-		struct xhca_qp_attr at = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
+}
 
-		while (ia.rq_depth < (unsigned int)bufs)
-			ia.rq_depth <<= 1;
-		if (i == block)
-			ia.create_flags = XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB;
-		qp[i] = xhca_qp_create(ctx, &ia);
-		if (!qp[i] || xhca_qp_modify(qp[i], &at))
-			goto fail;
-		at.mask = XHCA_QPA_STATE;
-		at.state = XHCA_QPS_RTR;
-		if (xhca_qp_modify(qp[i], &at) || xhca_mcast_attach(qp[i], mgid))
-			goto fail;
-		for (int b = 0; b < bufs && i != nobuf; b++)
-			if (xhca_post_recv(qp[i], (uint64_t)i << 32 | (uint64_t)b,
-					   mem + ((size_t)i * bufs + b) * 2048, 2048))
-				goto fail;
+/* QP i: created, to RTR, in the group, its buffers posted (QP nobuf: none). */
+static int mc_qp(struct mc_app *m, int i)
+{
+	struct xhca_qp_init_attr ia = {
+		.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = m->flowq, .recv_cq = m->cq,
+		.rq_depth = 1,
+	};
+	struct xhca_qp_attr at = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
+
+	while (ia.rq_depth < (unsigned int)m->bufs)
+		ia.rq_depth <<= 1;
+	if (i == m->block)
+		ia.create_flags = XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	m->qp[i] = xhca_qp_create(m->ctx, &ia);
+	if (!m->qp[i] || xhca_qp_modify(m->qp[i], &at))
+		return -1;
+	at.mask = XHCA_QPA_STATE;
+	at.state = XHCA_QPS_RTR;
+	if (xhca_qp_modify(m->qp[i], &at) || xhca_mcast_attach(m->qp[i], m->mgid))
+		return -1;
+	for (int b = 0; b < m->bufs && i != m->nobuf; b++)
+		if (xhca_post_recv(m->qp[i], (uint64_t)i << 32 | (uint64_t)b,
+				   m->mem + ((size_t)i * m->bufs + b) * 2048, 2048))
+			return -1;
+	return 0;
+}
+
+/* One copy's completion: counted, its source, GRH and payload checked, its
+ * buffer posted again. */
+static void mc_copy(struct mc_app *m, const struct xhca_wc *wc)
+{
+	int i = (int)(wc->wr_id >> 32), b = (int)(wc->wr_id & 0xffffffff), ok = 1;
+	uint8_t *buf;
+
+	if (wc->status || i >= m->nq) {
+		m->errors++;
+		return;
 	}
-	printf("{\"ready\": true, \"qpn\": %u, \"qpns\": [", xhca_qp_num(qp[0]));
-	for (int i = 0; i < nq; i++)
-		printf("%s%u", i ? ", " : "", xhca_qp_num(qp[i]));
+	buf = m->mem + ((size_t)i * m->bufs + b) * 2048;
+	m->copies++;
+	m->per[i]++;
+	if (!m->nocheck) {
+		if (wc->qp_num != xhca_qp_num(m->qp[i]) || wc->src_qp != 0x77)
+			m->bad_src++;
+		if (memcmp(buf + (m->fam == 4 ? 36 : 24), m->mgid + (m->fam == 4 ? 12 : 0),
+			   m->fam == 4 ? 4 : 16))
+			m->bad_grh++;
+		for (uint32_t j = 0; j + 40 < wc->byte_len && ok; j++)
+			ok = buf[40 + j] == xhca_msg_pattern(m->seed, j);
+		if (!ok || wc->byte_len < 41)
+			m->bad_payload++;
+	}
+	xhca_post_recv(m->qp[i], wc->wr_id, buf, 2048);
+}
+
+static void mc_report(const struct mc_app *m)
+{
+	printf("{\"copies\": %llu, \"errors\": %llu, \"bad_payload\": %llu, \"bad_grh\": %llu, "
+	       "\"bad_src\": %llu, \"per_qp\": [", (unsigned long long)m->copies,
+	       (unsigned long long)m->errors, (unsigned long long)m->bad_payload,
+	       (unsigned long long)m->bad_grh, (unsigned long long)m->bad_src);
+	for (int i = 0; i < m->nq; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)m->per[i]);
 	printf("]}\n");
 	fflush(stdout);
-	if (hold && wait_go())
-		return 1;
+}
+
+static int mode_mcast(char **a, int argc)
+{
+	struct mc_app m = { .ctx = xhca_open(a[0]), .nq = atoi(a[2]), .bufs = atoi(a[3]),
+			    .seed = (uint32_t)strtoul(a[4], NULL, 0) };
+	unsigned int depth = 1;
+	int rc = 1;
+
+	m.fam = xhca_ip_parse(a[1], m.mgid);
+	mc_args(&m, a, argc);
+	if (!m.ctx || m.fam < 0 || m.nq < 1 || m.bufs < 1)
+		return 2;
+	while (depth < (unsigned int)(m.nq * m.bufs) && depth < XHCA_RING_DEPTH_MAX)
+		depth <<= 1;
+	m.cq = xhca_cq_create(m.ctx, m.cqd ? m.cqd : depth);
+	m.mem = xhca_alloc(m.ctx, (size_t)m.nq * m.bufs * 2048);
+	m.qp = calloc((size_t)m.nq, sizeof(*m.qp));
+	m.per = calloc((size_t)m.nq, sizeof(*m.per));
+	for (int i = 0; m.cq && m.mem && m.qp && m.per && i < m.nq; i++)
+		if (mc_qp(&m, i))
+			goto fail;
+	if (!m.cq || !m.mem || !m.qp || !m.per)
+		goto fail;
+	printf("{\"ready\": true, \"qpn\": %u, \"qpns\": [", xhca_qp_num(m.qp[0]));
+	for (int i = 0; i < m.nq; i++)
+		printf("%s%u", i ? ", " : "", xhca_qp_num(m.qp[i]));
+	printf("]}\n");
+	fflush(stdout);
+	if (m.hold && wait_go())
+		goto out;
 	for (;;) {
 		struct xhca_wc wc[64];
-		int n = xhca_poll_cq(cq, wc, 64);
+		int n = xhca_poll_cq(m.cq, wc, 64);
 
 		if (n < 0)
-			return 1;
+			goto out;
 		if (!n) {
-			if (xhca_cq_wait(cq, 1500) <= 0)
+			if (xhca_cq_wait(m.cq, 1500) <= 0)
 				break;
 			continue;
 		}
-		for (int k = 0; k < n; k++) {
-			int i = (int)(wc[k].wr_id >> 32), b = (int)(wc[k].wr_id & 0xffffffff);
-			uint8_t *buf = mem + ((size_t)i * bufs + b) * 2048;
-			int ok = 1;
-
-			if (wc[k].status || i >= nq) {
-				errors++;
-				continue;
-			}
-			copies++;
-			per[i]++;
-			if (nocheck) {
-				xhca_post_recv(qp[i], wc[k].wr_id, buf, 2048);
-				continue;
-			}
-			if (wc[k].qp_num != xhca_qp_num(qp[i]) || wc[k].src_qp != 0x77)
-				bad_src++;
-			if (memcmp(buf + (fam == 4 ? 36 : 24), mgid + (fam == 4 ? 12 : 0),
-				   fam == 4 ? 4 : 16))
-				bad_grh++;
-			for (uint32_t j = 0; j + 40 < wc[k].byte_len && ok; j++)
-				ok = buf[40 + j] == xhca_msg_pattern(seed, j);
-			if (!ok || wc[k].byte_len < 41)
-				bad_payload++;
-			xhca_post_recv(qp[i], wc[k].wr_id, buf, 2048);
-		}
+		for (int k = 0; k < n; k++)
+			mc_copy(&m, &wc[k]);
 	}
-	printf("{\"copies\": %llu, \"errors\": %llu, \"bad_payload\": %llu, \"bad_grh\": %llu, "
-	       "\"bad_src\": %llu, \"per_qp\": [", (unsigned long long)copies,
-	       (unsigned long long)errors, (unsigned long long)bad_payload,
-	       (unsigned long long)bad_grh, (unsigned long long)bad_src);
-	for (int i = 0; i < nq; i++)
-		printf("%s%llu", i ? ", " : "", (unsigned long long)per[i]);
-	printf("]}\n");
-	fflush(stdout);
-	if (hold)
+	mc_report(&m);
+	if (m.hold)
 		wait_go();
-	xhca_close(ctx);
-	free(qp);
-	free(per);
-	return 0;
+	xhca_close(m.ctx);
+	rc = 0;
+	goto out;
 fail:
-	fprintf(stderr, "apptest: %s\n", xhca_errmsg(ctx));
-	free(qp);
-	free(per);
-	return 1;
+	fprintf(stderr, "apptest: %s\n", xhca_errmsg(m.ctx));
+out:
+	free(m.qp);
+	free(m.per);
+	return rc;
 }
 
 static double now_s(void)

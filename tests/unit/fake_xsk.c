@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The three functions of xsk.c the responder and the requester call (see
  * fake_xsk.h): frames are kept, nothing leaves. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include "fake_xsk.h"
 
@@ -36,4 +38,16 @@ void xsk_tx_kick(struct xhcad *d)
 __u32 xsk_backlog(const struct xhcad *d, __u32 f)
 {
 	return 0;
+}
+
+int fx_check(const char *who, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - %s: ", ok ? "ok" : "not ok", who);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	return !ok;
 }

@@ -31,18 +31,7 @@ static struct sq_state *sq;
 static struct hm_alloc *payload;
 static int fails;
 
-static void res(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void res(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - req: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fails += !ok;
-}
+#define res(ok, ...) (fails += fx_check("req", (ok), __VA_ARGS__))
 
 /* Host memory as hostmem_init leaves it, in plain memory. */
 static int hostmem_plain(__u32 pages)

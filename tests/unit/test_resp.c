@@ -30,18 +30,7 @@
 static struct xhcad D;
 static int fails;
 
-static void res(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void res(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - resp: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fails += !ok;
-}
+#define res(ok, ...) (fails += fx_check("resp", (ok), __VA_ARGS__))
 
 /* An RC QP in RTS at LIDX, its next PSN epsn, msn messages received. */
 static void qp_reset(__u32 epsn, __u32 msn)

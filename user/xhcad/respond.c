@@ -505,130 +505,253 @@ static int behind(const struct qp_host *qh, const struct xhca_rx_meta *m)
 	return !qh->px.on && qh->rcv.in_msg && qh->rcv.psn_valid && xhca_psn_cmp(m->msg_len, qh->rcv.next_psn) > 0;
 }
 
-int resp_before(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
+/*
+ * The RC responder around the placement of a frame, as a state machine (as
+ * rxe_resp.c's): one function per state, each returning the next. Before
+ * the placement (resp_before) it runs from RS_CHECK_ERROR until RS_EXECUTE
+ * (the frame is placed: dispatch.c) or RS_DONE (answered here: a duplicate,
+ * a gap, a frame dropped); after it (resp_after) from the state the
+ * placement's result names until RS_DONE.
+ */
+enum resp_state {
+	RS_CHECK_ERROR,		/* a class C error before it: nothing from its PSN on */
+	RS_CHECK_REWIND,	/* a rewind over, or this frame stale behind it */
+	RS_DUPLICATE,		/* answered again, never executed twice */
+	RS_SEQ_NAK,		/* the first frame after a gap */
+	RS_START,		/* a message starts: where a rewind goes back to */
+	RS_EXECUTE,		/* placed or executed by the caller */
+	RS_ACKNOWLEDGE,		/* placed: an ACK if it asked for one */
+	RS_RNR,			/* no receive buffer: RNR NAK, received again later */
+	RS_REWIND,		/* a frame of the message went missing here */
+	RS_NAK_ERROR,		/* class C: NAK, the QP to the error state */
+	RS_DONE,
+};
+
+/* One frame's way through the responder. */
+struct resp_run {
+	struct xhcad *d;
+	struct qp_host *qh;
+	const struct pkt_info *pi;
+	int r;			/* the host reason it ends with */
+	__u8 nak;		/* RS_NAK_ERROR: the AETH syndrome */
+};
+
+static enum resp_state rs_check_error(struct resp_run *x)
 {
-	const struct xhca_rx_meta *m = pi->m;
-	const struct xhca_opinfo *oi = pi->oi;
-	const __u8 *fr = pi->fr;
-	__u32 len = pi->len;
-	__u8 op = pi->op;
+	const struct xhca_rx_meta *m = x->pi->m;
+	struct qp_host *qh = x->qh;
 
 	/* after a class C error nothing from its PSN on is placed; what
 	 * came before it still is (its NAK acknowledges that) */
 	if (qh->resp.err_psn_set ? xhca_psn_cmp(m->psn, qh->resp.err_psn) >= 0
-			    : d->ctxm[m->lidx].state == XHCA_QPS_ERR)
-		return XHCA_H_QP_ERR;
-	/* A frame xhca_rx took after a rewind is current: whether it is the
-	 * retry or comes after it (the retry placed by xhca_rx, or
-	 * offloaded), the rewind is over. Older ones are stale. */
-	if (qh->resp.rewound && m->rx_ns > qh->resp.rw_ns)
-		qh->resp.rewound = 0;
-	if (m->reason == XHCA_R_DUP_TO_FLOWQ) {
-		d->resp.dups++;
-		if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
-			return resend_saved(d, qh, m, fr, len, (int)pi->bth_off);
-		/* a SEND or WRITE: acknowledged again up to xhca_rx's ePSN
-		 * (everything before it came through this queue already), or
-		 * the start of the message xhcad is in on a proxy QP, or where
-		 * it rewound to */
-		if (!qh->resp.rewound && behind(qh, m)) {
-			__u32 p, n;
-
-			if (!rewind_in_msg(d, qh, m, &p, &n, 0)) {
-				reply_aeth(d, m, fr, len, p - 1, n, credit_code(qh));
-				return XHCA_H_DUP;
-			}
-		}
-		if (qh->resp.rewound)
-			reply_aeth(d, m, fr, len, qh->resp.rw_psn - 1, qh->resp.rw_msn, credit_code(qh));
-		else
-			reply_aeth(d, m, fr, len,
-				   (qh->rcv.in_msg && qh->px.on ? qh->resp.msg_psn : m->msg_len) - 1,
-				   msn_full(d, m->lidx, m->csn), credit_code(qh));
-		return XHCA_H_DUP;
+				 : x->d->ctxm[m->lidx].state == XHCA_QPS_ERR) {
+		x->r = XHCA_H_QP_ERR;
+		return RS_DONE;
 	}
-	if (qh->resp.rewound)
-		return XHCA_H_REWOUND; /* in line behind the frame that made it */
-	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ) {
-		__u32 p = m->msg_len, n = msn_full(d, m->lidx, m->csn);
-
-		/* a NAK acknowledges what is before its PSN */
-		if (behind(qh, m))
-			rewind_in_msg(d, qh, m, &p, &n, 0);
-		reply_aeth(d, m, fr, len, p, n, XHCA_AETH_NAK_SEQ);
-		return XHCA_H_SEQ_NAK;
-	}
-	if (oi->flags & XHCA_O_START) {
-		qh->resp.msg_psn = m->psn;
-		qh->resp.msg_csn = m->csn;
-	}
-	return -1;
+	return RS_CHECK_REWIND;
 }
 
-int resp_after(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, int r)
+static enum resp_state rs_check_rewind(struct resp_run *x)
 {
-	const struct xhca_rx_meta *m = pi->m;
-	const struct xhca_opinfo *oi = pi->oi;
-	const __u8 *fr = pi->fr;
-	__u32 len = pi->len;
-	__u32 psn, msn;
-	__u8 nak = 0;
+	const struct xhca_rx_meta *m = x->pi->m;
+	struct qp_host *qh = x->qh;
 
-	switch (r) {
+	/* A frame xhca_rx took after a rewind is current: whether it is the
+	 * retry or comes after it (the retry placed by xhca_rx, or
+	 * offloaded), the rewind is over. Older ones are stale, but a
+	 * duplicate is still answered. */
+	if (qh->resp.rewound && m->rx_ns > qh->resp.rw_ns)
+		qh->resp.rewound = 0;
+	if (m->reason == XHCA_R_DUP_TO_FLOWQ)
+		return RS_DUPLICATE;
+	if (qh->resp.rewound) {
+		x->r = XHCA_H_REWOUND; /* in line behind the frame that made it */
+		return RS_DONE;
+	}
+	if (m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ)
+		return RS_SEQ_NAK;
+	return RS_START;
+}
+
+static enum resp_state rs_duplicate(struct resp_run *x)
+{
+	const struct pkt_info *pi = x->pi;
+	const struct xhca_rx_meta *m = pi->m;
+	struct qp_host *qh = x->qh;
+	struct xhcad *d = x->d;
+	__u32 p, n;
+
+	d->resp.dups++;
+	x->r = XHCA_H_DUP;
+	if (pi->op == XHCA_OP_READ_REQ || pi->op == XHCA_OP_CMP_SWAP ||
+	    pi->op == XHCA_OP_FETCH_ADD) {
+		x->r = resend_saved(d, qh, m, pi->fr, pi->len, (int)pi->bth_off);
+		return RS_DONE;
+	}
+	/* a SEND or WRITE: acknowledged again up to xhca_rx's ePSN
+	 * (everything before it came through this queue already), or the
+	 * start of the message xhcad is in on a proxy QP, or where it
+	 * rewound to */
+	if (!qh->resp.rewound && behind(qh, m) && !rewind_in_msg(d, qh, m, &p, &n, 0)) {
+		reply_aeth(d, m, pi->fr, pi->len, p - 1, n, credit_code(qh));
+		return RS_DONE;
+	}
+	if (qh->resp.rewound)
+		reply_aeth(d, m, pi->fr, pi->len, qh->resp.rw_psn - 1, qh->resp.rw_msn,
+			   credit_code(qh));
+	else
+		reply_aeth(d, m, pi->fr, pi->len,
+			   (qh->rcv.in_msg && qh->px.on ? qh->resp.msg_psn : m->msg_len) - 1,
+			   msn_full(d, m->lidx, m->csn), credit_code(qh));
+	return RS_DONE;
+}
+
+static enum resp_state rs_seq_nak(struct resp_run *x)
+{
+	const struct xhca_rx_meta *m = x->pi->m;
+	__u32 p = m->msg_len, n = msn_full(x->d, m->lidx, m->csn);
+
+	/* a NAK acknowledges what is before its PSN */
+	if (behind(x->qh, m))
+		rewind_in_msg(x->d, x->qh, m, &p, &n, 0);
+	reply_aeth(x->d, m, x->pi->fr, x->pi->len, p, n, XHCA_AETH_NAK_SEQ);
+	x->r = XHCA_H_SEQ_NAK;
+	return RS_DONE;
+}
+
+static enum resp_state rs_start(struct resp_run *x)
+{
+	const struct xhca_rx_meta *m = x->pi->m;
+
+	if (x->pi->oi->flags & XHCA_O_START) {
+		x->qh->resp.msg_psn = m->psn;
+		x->qh->resp.msg_csn = m->csn;
+	}
+	return RS_EXECUTE;
+}
+
+static enum resp_state rs_acknowledge(struct resp_run *x)
+{
+	const struct pkt_info *pi = x->pi;
+	const struct xhca_rx_meta *m = pi->m;
+	int end = !!(pi->oi->flags & XHCA_O_END);
+	__u32 psn;
+
+	/* the packet itself: rewinds inside a message go to the packet
+	 * missing (rewind_msg), never before one acknowledged; on a proxy QP
+	 * (offloaded messages) only what came before the message */
+	if (!(m->flags & XHCA_MF_ACKREQ))
+		return RS_DONE;
+	if (end || x->r == XHCA_H_ACKED || !x->qh->px.on)
+		psn = m->psn;
+	else
+		psn = x->qh->resp.msg_psn - 1;
+	reply_aeth(x->d, m, pi->fr, pi->len, psn, msn_full(x->d, m->lidx, m->csn) + end,
+		   credit_code(x->qh));
+	return RS_DONE;
+}
+
+static enum resp_state rs_rnr(struct resp_run *x)
+{
+	const struct xhca_rx_meta *m = x->pi->m;
+	__u32 psn, msn;
+
+	/* the packet that wanted a receive buffer (a SEND's FIRST, a WRITE's
+	 * LAST with immediate) is received again after the RNR timer; the
+	 * NAK names it, and no sequence NAK follows for what comes behind it
+	 * (xhca_rx drops it, quiet) until it does: a requester would spend
+	 * its retry_cnt on what is only an RNR condition */
+	rewind_msg(x->d, x->qh, m, &psn, &msn, XHCA_RXPSN_NAKED);
+	reply_aeth(x->d, m, x->pi->fr, x->pi->len, psn, msn,
+		   XHCA_AETH_RNR | (x->d->ctxm[m->lidx].rnr_timer & 0x1f));
+	return RS_DONE;
+}
+
+static enum resp_state rs_rewind(struct resp_run *x)
+{
+	__u32 psn, msn;
+
+	/* a frame of the message was lost between xhca_rx and here: received
+	 * again (the requester times out, or NAKs see the gap) */
+	rewind_msg(x->d, x->qh, x->pi->m, &psn, &msn, 0);
+	return RS_DONE;
+}
+
+static enum resp_state rs_nak_error(struct resp_run *x)
+{
+	const struct xhca_rx_meta *m = x->pi->m;
+	struct xhcad *d = x->d;
+
+	/* class C errors: NAK at the request's PSN, the QP to the error state */
+	reply_aeth(d, m, x->pi->fr, x->pi->len, m->psn, msn_full(d, m->lidx, m->csn), x->nak);
+	resp_error_at(x->qh, m->psn);
+	if (!qp_set_error(d, m->lidx, m->gen)) {
+		__atomic_fetch_or(&d->ctxm[m->lidx].rx_psn, XHCA_RXPSN_ERR, __ATOMIC_ACQ_REL);
+		qp_host_to_error(d, x->qh);
+	}
+	return RS_DONE;
+}
+
+static enum resp_state (*const resp_states[RS_DONE])(struct resp_run *) = {
+	[RS_CHECK_ERROR] = rs_check_error,
+	[RS_CHECK_REWIND] = rs_check_rewind,
+	[RS_DUPLICATE] = rs_duplicate,
+	[RS_SEQ_NAK] = rs_seq_nak,
+	[RS_START] = rs_start,
+	[RS_ACKNOWLEDGE] = rs_acknowledge,
+	[RS_RNR] = rs_rnr,
+	[RS_REWIND] = rs_rewind,
+	[RS_NAK_ERROR] = rs_nak_error,
+};
+
+/* Runs the machine from st until the frame is to be executed (-1) or done
+ * (its host reason). */
+static int resp_run(struct resp_run *x, enum resp_state st)
+{
+	while (st != RS_DONE && st != RS_EXECUTE)
+		st = resp_states[st](x);
+	return st == RS_EXECUTE ? -1 : x->r;
+}
+
+int resp_before(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
+{
+	struct resp_run x = { .d = d, .qh = qh, .pi = pi };
+
+	return resp_run(&x, RS_CHECK_ERROR);
+}
+
+/* The state the placement's result leads to. */
+static enum resp_state after_state(struct resp_run *x)
+{
+	switch (x->r) {
 	case XHCA_H_PLACED:
 	case XHCA_H_XLATE_PLACED:
 	case XHCA_H_IMM_DONE:
 	case XHCA_H_ACKED:
-		/* the packet itself: rewinds inside a message go to the
-		 * packet missing (rewind_msg), never before one acknowledged;
-		 * on a proxy QP (offloaded messages) only what came before
-		 * the message */
-		if (!(m->flags & XHCA_MF_ACKREQ))
-			return r;
-		if ((oi->flags & XHCA_O_END) || r == XHCA_H_ACKED || !qh->px.on)
-			psn = m->psn;
-		else
-			psn = qh->resp.msg_psn - 1;
-		reply_aeth(d, m, fr, len, psn,
-			   msn_full(d, m->lidx, m->csn) + !!(oi->flags & XHCA_O_END),
-			   credit_code(qh));
-		return r;
+		return RS_ACKNOWLEDGE;
 	case XHCA_H_RNR:
-		/* the packet that wanted a receive buffer (a SEND's FIRST, a
-		 * WRITE's LAST with immediate) is received again after the
-		 * RNR timer; the NAK names it, and no sequence NAK follows
-		 * for what comes behind it (xhca_rx drops it, quiet) until
-		 * it does: a requester would spend its retry_cnt on what is
-		 * only an RNR condition */
-		rewind_msg(d, qh, m, &psn, &msn, XHCA_RXPSN_NAKED);
-		reply_aeth(d, m, fr, len, psn, msn, XHCA_AETH_RNR | (d->ctxm[m->lidx].rnr_timer & 0x1f));
-		return r;
+		return RS_RNR;
 	case XHCA_H_SEQ_ERR:
-		/* a frame of the message was lost between xhca_rx and here:
-		 * received again (the requester times out, or NAKs see the
-		 * gap) */
-		rewind_msg(d, qh, m, &psn, &msn, 0);
-		return r;
+		return RS_REWIND;
 	case XHCA_H_LEN_ERR:
-		nak = XHCA_AETH_NAK_INVALID;
-		break;
+		x->nak = XHCA_AETH_NAK_INVALID;
+		return RS_NAK_ERROR;
 	case XHCA_H_BAD_BUF:
-		nak = XHCA_AETH_NAK_REMOTE_OP;
-		break;
+		x->nak = XHCA_AETH_NAK_REMOTE_OP;
+		return RS_NAK_ERROR;
 	case XHCA_H_XLATE_ERR:
-		nak = XHCA_AETH_NAK_ACCESS;
-		break;
+		x->nak = XHCA_AETH_NAK_ACCESS;
+		return RS_NAK_ERROR;
 	default:
-		return r;
+		return RS_DONE;
 	}
-	/* class C errors: NAK at the request's PSN, the QP to the error state */
-	reply_aeth(d, m, fr, len, m->psn, msn_full(d, m->lidx, m->csn), nak);
-	resp_error_at(qh, m->psn);
-	if (!qp_set_error(d, m->lidx, m->gen)) {
-		__atomic_fetch_or(&d->ctxm[m->lidx].rx_psn, XHCA_RXPSN_ERR, __ATOMIC_ACQ_REL);
-		qp_host_to_error(d, qh);
-	}
-	return r;
+}
+
+int resp_after(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, int r)
+{
+	struct resp_run x = { .d = d, .qh = qh, .pi = pi, .r = r };
+
+	return resp_run(&x, after_state(&x));
 }
 
 int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m)

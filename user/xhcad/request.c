@@ -822,104 +822,171 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	return XHCA_H_RESP_NAK;
 }
 
+/*
+ * The completer, as a state machine (as rxe_comp.c): a response frame of an
+ * RC QP's requests goes from CS_CHECK_QP through the states its opcode and
+ * PSN lead to, each a function returning the next, until CS_DONE with its
+ * host reason.
+ */
+enum comp_state {
+	CS_CHECK_QP,		/* an RC QP with a send queue, not in error */
+	CS_ACK,			/* an ACKNOWLEDGE: an ACK, */
+	CS_NAK,			/* ... or a NAK (RNR, sequence, class C) */
+	CS_CHECK_PSN,		/* a READ response or ATOMIC ACK: inside the window */
+	CS_ATOMIC,		/* the ATOMIC ACK of the oldest request */
+	CS_READ,		/* a READ response packet, in order */
+	CS_STALE,		/* for nothing outstanding */
+	CS_DONE,
+};
+
+struct comp_run {
+	struct xhcad *d;
+	struct qp_host *qh;
+	struct sq_state *s;
+	const struct pkt_info *pi;
+	__u32 psn, aeth;
+	__u64 now;
+	struct sq_ent *e;	/* the oldest request (READ, ATOMIC) */
+	int r;
+};
+
+static enum comp_state cs_check_qp(struct comp_run *x)
+{
+	x->s = x->qh->sq;
+	if (!x->s || x->qh->type != XHCA_QPT_RC || x->s->error)
+		return CS_STALE;
+	x->d->sq.kick = 1; /* completions to write, room in the windows */
+	if (x->pi->oi->flags & XHCA_H_AETH)
+		x->aeth = be32(x->pi->bth + 12);
+	if (x->pi->op == XHCA_OP_ACK)
+		return XHCA_AETH_KIND((__u8)(x->aeth >> 24)) ? CS_NAK : CS_ACK;
+	return CS_CHECK_PSN;
+}
+
+/* Inside what was sent and not yet acknowledged. */
+static int in_window(const struct sq_state *s, __u32 psn)
+{
+	return xhca_psn_diff(psn, s->una_psn) >= 0 && xhca_psn_diff(psn, s->psn) < 0;
+}
+
+static enum comp_state cs_ack(struct comp_run *x)
+{
+	if (!in_window(x->s, x->psn))
+		return CS_STALE;
+	ack_through(x->d, x->s, x->psn, 1, x->now);
+	x->r = XHCA_H_RESP_ACK;
+	return CS_DONE;
+}
+
+static enum comp_state cs_nak(struct comp_run *x)
+{
+	x->r = on_nak(x->d, x->s, x->psn, (__u8)(x->aeth >> 24), x->now);
+	return CS_DONE;
+}
+
+static enum comp_state cs_check_psn(struct comp_run *x)
+{
+	/* READ responses and the ATOMIC ACK answer the oldest request */
+	if (!in_window(x->s, x->psn))
+		return CS_STALE;
+	ack_through(x->d, x->s, x->psn - 1, 0, x->now);
+	x->e = oldest(x->s);
+	if (x->pi->op == XHCA_OP_ATOMIC_ACK)
+		return CS_ATOMIC;
+	if (x->pi->op >= XHCA_OP_READ_RESP_FIRST && x->pi->op <= XHCA_OP_READ_RESP_ONLY)
+		return CS_READ;
+	return CS_STALE;
+}
+
+static enum comp_state cs_atomic(struct comp_run *x)
+{
+	struct sq_ent *e = x->e;
+	__u64 orig;
+
+	if (!e || e->psn != x->psn || (e->w.opcode != XHCA_WR_ATOMIC_CMP_AND_SWP &&
+				       e->w.opcode != XHCA_WR_ATOMIC_FETCH_AND_ADD))
+		return CS_STALE;
+	orig = (__u64)be32(x->pi->bth + 16) << 32 | be32(x->pi->bth + 20);
+	x->s->rd_out--;
+	x->r = XHCA_H_RESP_ACK;
+	if (sge_io(x->d, &e->w, 0, &orig, 8, 1)) /* host order, as verbs */
+		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
+	else
+		rdat_done(x->s, e, x->psn, x->now);
+	return CS_DONE;
+}
+
+static enum comp_state cs_read(struct comp_run *x)
+{
+	const struct xhca_rx_meta *m = x->pi->m;
+	__u32 mtu = 1u << x->d->ctxm[m->lidx].mtu_shift, plen = m->payload_len, exp;
+	__u8 op = x->pi->op;
+	int end = op == XHCA_OP_READ_RESP_LAST || op == XHCA_OP_READ_RESP_ONLY;
+	struct sq_state *s = x->s;
+	struct sq_ent *e = x->e;
+	__u64 chunk_end;
+
+	if (!e || e->w.opcode != XHCA_WR_RDMA_READ)
+		return CS_STALE;
+	exp = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
+	if (x->psn != exp) {
+		/* a response lost before this one: the rest again */
+		if (xhca_psn_diff(x->psn, exp) > 0)
+			retry(x->d, s, e, exp);
+		return CS_STALE;
+	}
+	/* the request this response answers ends at its chunk's end */
+	chunk_end = ((__u64)(e->rd_off / mtu) / RD_CHUNK + 1) * RD_CHUNK * mtu;
+	if (chunk_end > e->w.len)
+		chunk_end = e->w.len;
+	if (plen > chunk_end - e->rd_off || (!end && plen != mtu) ||
+	    (end && e->rd_off + plen != chunk_end) || (!end && e->rd_off + plen >= chunk_end)) {
+		sq_fail(x->d, x->qh, e, XHCA_WC_BAD_RESP_ERR, 0);
+		x->r = XHCA_H_RESP_NAK;
+		return CS_DONE;
+	}
+	x->r = XHCA_H_RESP_READ;
+	if (plen && sge_io(x->d, &e->w, e->rd_off, (void *)(x->pi->fr + m->payload_off), plen, 1)) {
+		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
+		return CS_DONE;
+	}
+	e->rd_off += plen;
+	if (end)
+		s->rd_out--;
+	if (end && e->rd_off == e->w.len) {
+		rdat_done(s, e, x->psn, x->now);
+	} else {
+		una_to(s, x->psn + 1);
+		progress(s, x->now);
+	}
+	return CS_DONE;
+}
+
+static enum comp_state cs_stale(struct comp_run *x)
+{
+	x->d->req.stale++;
+	x->r = XHCA_H_RESP_STALE;
+	return CS_DONE;
+}
+
+static enum comp_state (*const comp_states[CS_DONE])(struct comp_run *) = {
+	[CS_CHECK_QP] = cs_check_qp,
+	[CS_ACK] = cs_ack,
+	[CS_NAK] = cs_nak,
+	[CS_CHECK_PSN] = cs_check_psn,
+	[CS_ATOMIC] = cs_atomic,
+	[CS_READ] = cs_read,
+	[CS_STALE] = cs_stale,
+};
+
 int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 {
-	const struct xhca_rx_meta *m = pi->m;
-	const struct xhca_opinfo *oi = pi->oi;
-	struct sq_state *s = qh->sq;
-	__u32 mtu = 1u << d->ctxm[m->lidx].mtu_shift, psn = m->psn, aeth = 0;
-	const __u8 *fr = pi->fr, *bth = pi->bth;
-	__u8 op = pi->op;
-	__u64 now = now_ns();
-	struct sq_ent *e;
+	struct comp_run x = { .d = d, .qh = qh, .pi = pi, .psn = pi->m->psn, .now = now_ns() };
+	enum comp_state st = CS_CHECK_QP;
 
-	if (!s || qh->type != XHCA_QPT_RC || s->error) {
-		d->req.stale++;
-		return XHCA_H_RESP_STALE;
-	}
-	d->sq.kick = 1; /* completions to write, room in the windows */
-	if (oi->flags & XHCA_H_AETH)
-		aeth = be32(bth + 12);
-	if (op == XHCA_OP_ACK) {
-		__u8 syn = (__u8)(aeth >> 24);
-
-		if (!XHCA_AETH_KIND(syn)) {
-			if (xhca_psn_diff(psn, s->una_psn) < 0 || xhca_psn_diff(psn, s->psn) >= 0) {
-				d->req.stale++;
-				return XHCA_H_RESP_STALE;
-			}
-			ack_through(d, s, psn, 1, now);
-			return XHCA_H_RESP_ACK;
-		}
-		return on_nak(d, s, psn, syn, now);
-	}
-	/* READ responses and the ATOMIC ACK answer the oldest request */
-	if (xhca_psn_diff(psn, s->una_psn) < 0 || xhca_psn_diff(psn, s->psn) >= 0) {
-		d->req.stale++;
-		return XHCA_H_RESP_STALE;
-	}
-	ack_through(d, s, psn - 1, 0, now);
-	e = oldest(s);
-	if (op == XHCA_OP_ATOMIC_ACK) {
-		__u64 orig;
-
-		if (!e || e->psn != psn || (e->w.opcode != XHCA_WR_ATOMIC_CMP_AND_SWP &&
-					    e->w.opcode != XHCA_WR_ATOMIC_FETCH_AND_ADD)) {
-			d->req.stale++;
-			return XHCA_H_RESP_STALE;
-		}
-		orig = (__u64)be32(bth + 16) << 32 | be32(bth + 20);
-		s->rd_out--;
-		if (sge_io(d, &e->w, 0, &orig, 8, 1)) { /* host order, as verbs */
-			sq_fail(d, qh, e, XHCA_WC_LOC_PROT_ERR, 0);
-			return XHCA_H_RESP_ACK;
-		}
-		rdat_done(s, e, psn, now);
-		return XHCA_H_RESP_ACK;
-	}
-	if (op >= XHCA_OP_READ_RESP_FIRST && op <= XHCA_OP_READ_RESP_ONLY) {
-		__u32 exp, plen = m->payload_len;
-		__u64 chunk_end;
-		int end = op == XHCA_OP_READ_RESP_LAST || op == XHCA_OP_READ_RESP_ONLY;
-
-		if (!e || e->w.opcode != XHCA_WR_RDMA_READ) {
-			d->req.stale++;
-			return XHCA_H_RESP_STALE;
-		}
-		exp = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
-		if (psn != exp) {
-			/* a response lost before this one: the rest again */
-			if (xhca_psn_diff(psn, exp) > 0)
-				retry(d, s, e, exp);
-			d->req.stale++;
-			return XHCA_H_RESP_STALE;
-		}
-		/* the request this response answers ends at its chunk's end */
-		chunk_end = ((__u64)(e->rd_off / mtu) / RD_CHUNK + 1) * RD_CHUNK * mtu;
-		if (chunk_end > e->w.len)
-			chunk_end = e->w.len;
-		if (plen > chunk_end - e->rd_off || (!end && plen != mtu) ||
-		    (end && e->rd_off + plen != chunk_end) || (!end && e->rd_off + plen >= chunk_end)) {
-			sq_fail(d, qh, e, XHCA_WC_BAD_RESP_ERR, 0);
-			return XHCA_H_RESP_NAK;
-		}
-		if (plen && sge_io(d, &e->w, e->rd_off, (void *)(fr + m->payload_off), plen, 1)) {
-			sq_fail(d, qh, e, XHCA_WC_LOC_PROT_ERR, 0);
-			return XHCA_H_RESP_READ;
-		}
-		e->rd_off += plen;
-		if (end)
-			s->rd_out--;
-		if (end && e->rd_off == e->w.len) {
-			rdat_done(s, e, psn, now);
-		} else {
-			una_to(s, psn + 1);
-			progress(s, now);
-		}
-		return XHCA_H_RESP_READ;
-	}
-	d->req.stale++;
-	return XHCA_H_RESP_STALE;
+	while (st != CS_DONE)
+		st = comp_states[st](&x);
+	return x.r;
 }
 
 /* ---- completions, timers, the round ------------------------------------------- */

@@ -4,8 +4,9 @@
  * xhcad's layers below it as they are, host memory in plain memory, the
  * AF_XDP layer replaced by fake_xsk.c. A send request posted into a send
  * queue ring goes out as the packet it should be; the responses that come
- * back (an ACK, a NAK, nothing until the timer) complete it as verbs say,
- * in the CQ ring.
+ * back (an ACK, a READ response, an ATOMIC ACK, a NAK, nothing until the
+ * timer) complete it as verbs say, in the CQ ring, with a READ's bytes and
+ * an ATOMIC's value in its buffer.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,17 +97,24 @@ static int setup(void)
 	return 0;
 }
 
-/* A SEND of len bytes of the payload allocation, signaled. */
-static void post_send(__u64 wr_id, __u32 len)
+/* A request (opcode) of len bytes at off in the payload allocation,
+ * signaled; READ and ATOMIC at the peer's va. */
+static void post(__u64 wr_id, __u8 opcode, __u32 off, __u32 len, __u64 va, __u64 add)
 {
 	struct xhca_swqe *e = (struct xhca_swqe *)(sq->ring + 1);
 	struct xhca_swqe w = {
-		.wr_id = wr_id, .opcode = XHCA_WR_SEND, .flags = XHCA_SEND_SIGNALED, .nsge = 1,
-		.len = len, .sge = { { .off = 0, .len = len, .alloc = payload->id } },
+		.wr_id = wr_id, .opcode = opcode, .flags = XHCA_SEND_SIGNALED, .nsge = 1,
+		.len = len, .remote_va = va, .rkey = 0x1234, .compare_add = add,
+		.sge = { { .off = off, .len = len, .alloc = payload->id } },
 	};
 
 	e[sq->ring->prod & (SQ_DEPTH - 1)] = w;
 	__atomic_store_n(&sq->ring->prod, sq->ring->prod + 1, __ATOMIC_RELEASE);
+}
+
+static void post_send(__u64 wr_id, __u32 len)
+{
+	post(wr_id, XHCA_WR_SEND, 0, len, 0, 0);
 }
 
 /* A round of the requester. The peer's MAC stays known: a timeout makes
@@ -141,30 +149,42 @@ static int frame_of(int i, __u8 *op, __u32 *psn, __u32 *dqpn, __u32 *plen)
 	return 0;
 }
 
-/* The peer's acknowledgement of psn (syndrome, msn) comes in. */
-static int peer_ack(__u32 psn, __u8 syn, __u32 msn)
+/* A response of the peer's (op: ACK, READ RESPONSE, ATOMIC ACKNOWLEDGE) at
+ * psn comes in: its AETH (syndrome, msn), its payload, an ATOMIC's value. */
+static int peer_response(__u8 op, __u32 psn, __u8 syn, __u32 msn, const void *payload,
+			 __u32 plen, __u64 orig)
 {
-	static __u8 fr[256];
+	static __u8 fr[XHCA_PKT_MAX];
 	struct xhca_rx_meta m = {
-		.lidx = LIDX, .gen = GEN, .gqpn = GQPN, .opcode = XHCA_OPC_RC | XHCA_OP_ACK,
+		.lidx = LIDX, .gen = GEN, .gqpn = GQPN, .opcode = XHCA_OPC_RC | op,
 		.psn = psn, .reason = XHCA_R_TO_FLOWQ,
 	};
 	struct xhca_pkt_spec s;
 	struct pkt_info pi;
 	int len;
 
-	xhca_pkt_spec_init(&s, XHCA_OPC_RC | XHCA_OP_ACK);
+	xhca_pkt_spec_init(&s, XHCA_OPC_RC | op);
 	xhca_ip_parse("10.9.0.2", s.src_ip);
 	xhca_ip_parse("10.9.0.1", s.dst_ip);
 	s.dqpn = GQPN;
 	s.psn = psn;
 	s.aeth_syndrome = syn;
 	s.aeth_msn = msn;
+	s.atomic_orig = orig;
+	s.payload = payload;
+	s.payload_len = plen;
+	s.pad = -1;
 	len = xhca_pkt_build(&s, fr, sizeof(fr));
 	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
 	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len);
+	m.payload_len = (__u16)plen;
 	m.rx_ns = now_ns();
 	return sq_response(&D, &D.qh[LIDX], &pi);
+}
+
+static int peer_ack(__u32 psn, __u8 syn, __u32 msn)
+{
+	return peer_response(XHCA_OP_ACK, psn, syn, msn, NULL, 0, 0);
 }
 
 /* The completion at the CQ's consumer index, taken. */
@@ -233,6 +253,49 @@ static void case_retry_on_timeout(void)
 	res(take_cqe(&c) != 0, "... and nothing else");
 }
 
+/* A READ: its request leaves, its response's bytes land in the request's
+ * buffer, it completes; an ATOMIC: its ACK's value lands (host order). */
+static void case_read_atomic(void)
+{
+	__u8 data[100], *buf = D.hm.base + hm_base(payload, 0);
+	__u32 psn = 0, dqpn = 0, plen = 0;
+	struct xhca_cqe c = { .wr_id = 0 };
+	__u64 orig = 0;
+	__u8 op = 0;
+	int ok;
+
+	for (int i = 0; i < 100; i++)
+		data[i] = (__u8)(i * 7 + 1);
+	fx_reset();
+	post(50, XHCA_WR_RDMA_READ, 1000, 100, 0x10000, 0);
+	run();
+	ok = fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen);
+	res(ok && op == (XHCA_OPC_RC | XHCA_OP_READ_REQ) && psn == PSN0 + 2,
+	    "a READ of 100 bytes goes out as a READ request at the next PSN (opcode 0x%02x PSN "
+	    "0x%06x)", op, psn);
+	peer_response(XHCA_OP_READ_RESP_ONLY, PSN0 + 2, 0x1f, 3, data, sizeof(data), 0);
+	run();
+	ok = !take_cqe(&c);
+	res(ok && c.wr_id == 50 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_RDMA_READ &&
+		    !memcmp(buf + 1000, data, sizeof(data)),
+	    "its response's bytes are in the buffer, the READ completes (wr %llu status %u)",
+	    (unsigned long long)c.wr_id, c.status);
+	fx_reset();
+	post(51, XHCA_WR_ATOMIC_FETCH_AND_ADD, 2000, 8, 0x10008, 5);
+	run();
+	ok = fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen);
+	res(ok && op == (XHCA_OPC_RC | XHCA_OP_FETCH_ADD) && psn == PSN0 + 3,
+	    "a FETCH_ADD goes out at the next PSN (opcode 0x%02x PSN 0x%06x)", op, psn);
+	peer_response(XHCA_OP_ATOMIC_ACK, PSN0 + 3, 0x1f, 4, NULL, 0, 0x1122334455667788ull);
+	run();
+	ok = !take_cqe(&c);
+	memcpy(&orig, buf + 2000, 8);
+	res(ok && c.wr_id == 51 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_FETCH_ADD &&
+		    orig == 0x1122334455667788ull,
+	    "its ACK's original value is in the buffer, it completes (0x%llx)",
+	    (unsigned long long)orig);
+}
+
 static void case_nak_access(void)
 {
 	struct xhca_cqe c = { .wr_id = 0 };
@@ -243,7 +306,7 @@ static void case_nak_access(void)
 	post_send(44, 10);
 	post_send(45, 10);
 	run();
-	peer_ack(PSN0 + 2, XHCA_AETH_NAK_ACCESS, 2);
+	peer_ack(PSN0 + 4, XHCA_AETH_NAK_ACCESS, 4);
 	run();
 	ok = !take_cqe(&c);
 	res(ok && c.wr_id == 44 && c.status == XHCA_WC_REM_ACCESS_ERR &&
@@ -265,6 +328,7 @@ int test_req_run(void)
 	}
 	case_send_acked();
 	case_retry_on_timeout();
+	case_read_atomic();
 	case_nak_access();
 	return fails;
 }

@@ -16,5 +16,7 @@ int test_locksvc_run(void);
 int test_resp_run(void);
 /* its requester and completer, without a network (test_req.c) */
 int test_req_run(void);
+/* its receive side: placement and completions, without a network (test_recv.c) */
+int test_recv_run(void);
 
 #endif /* XHCA_TESTS_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A QP's receive side (user/xhcad/receive.c) without a network: SENDs placed
+ * into the receive buffers an application posted, in plain host memory, and
+ * their completions in the CQ ring: one packet, a message of three, the
+ * 40-byte GRH of UD, a message longer than its buffer, no buffer (RNR), and
+ * the buffers still posted when the QP goes to the error state (flushed).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xhca/pkt.h>
+#include <xhca/wire.h>
+#include "../../user/xhcad/xhcad.h"
+#include "fake_xsk.h"
+#include "tests.h"
+
+#define RQ_DEPTH 8
+#define BUF 4096
+#define LRC 1
+#define LUD 2
+
+static struct xhcad D;
+static struct cq *cq;
+static struct hm_alloc *bufs;
+static __u32 posted[3]; /* by local index: buffers posted so far */
+static int fails;
+
+#define res(ok, ...) (fails += fx_check("recv", (ok), __VA_ARGS__))
+
+static int hostmem_plain(__u32 pages)
+{
+	D.hm.pages = pages;
+	D.hm.bytes = (__u64)pages * XHCA_PAGE_SIZE;
+	D.hm.base = aligned_alloc(XHCA_PAGE_SIZE, D.hm.bytes);
+	D.hm.page_ref = calloc(pages, sizeof(*D.hm.page_ref));
+	D.hm.allocs = calloc(HM_SLOTS, sizeof(*D.hm.allocs));
+	if (!D.hm.base || !D.hm.page_ref || !D.hm.allocs)
+		return -1;
+	memset(D.hm.base, 0, D.hm.bytes);
+	return 0;
+}
+
+/* QP lidx of type, with a receive queue of RQ_DEPTH on the CQ. */
+static int qp_make(__u32 lidx, __u8 type)
+{
+	struct hm_alloc *rq = hm_alloc(&D, xhca_ring_bytes(RQ_DEPTH, sizeof(struct xhca_rwqe)), 0,
+				       XHCA_ALLOC_CONTIG);
+
+	if (!rq)
+		return -1;
+	qp_host_attach(&D, lidx, 1, 0x100 + lidx, type, 0, 0, cq, rq, RQ_DEPTH, NULL);
+	return D.qh[lidx].valid ? 0 : -1;
+}
+
+/* The application posts buffer k (BUF bytes, or len) of QP lidx. */
+static void post_recv(__u32 lidx, __u64 wr_id, __u32 k, __u32 len)
+{
+	struct qp_host *qh = &D.qh[lidx];
+	__u32 prod = qh->rcv.rq->prod;
+	struct xhca_rwqe w = { .wr_id = wr_id, .off = (__u64)k * BUF, .len = len,
+			       .alloc = bufs->id };
+
+	qh->rcv.rqe[prod & (RQ_DEPTH - 1)] = w;
+	__atomic_store_n(&qh->rcv.rq->prod, prod + 1, __ATOMIC_RELEASE);
+	posted[lidx]++;
+}
+
+static __u8 *buf_at(__u32 k)
+{
+	return D.hm.base + hm_base(bufs, (__u64)k * BUF);
+}
+
+/* A SEND packet (op) of plen pattern bytes from offset start of message
+ * seed, to QP lidx, through the receive side: its host reason. */
+static int deliver(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u32 seed)
+{
+	static __u8 fr[XHCA_PKT_MAX], data[XHCA_PKT_MAX];
+	struct xhca_rx_meta m = { .lidx = (__u16)lidx, .gen = 1, .gqpn = 0x100 + lidx,
+				  .opcode = opc, .psn = psn, .reason = XHCA_R_TO_FLOWQ };
+	struct xhca_pkt_spec s;
+	struct pkt_info pi;
+	int len;
+
+	for (__u32 i = 0; i < plen; i++)
+		data[i] = xhca_msg_pattern(seed, start + i);
+	xhca_pkt_spec_init(&s, opc);
+	xhca_ip_parse("10.9.0.2", s.src_ip);
+	xhca_ip_parse("10.9.0.1", s.dst_ip);
+	s.dqpn = 0x100 + lidx;
+	s.psn = psn;
+	s.deth_sqp = 0x77;
+	s.payload = data;
+	s.payload_len = plen;
+	s.pad = -1;
+	len = xhca_pkt_build(&s, fr, sizeof(fr));
+	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
+	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len);
+	m.payload_len = (__u16)plen;
+	m.rx_ns = now_ns();
+	return recv_send(&D, 0, &D.qh[lidx], &pi);
+}
+
+static int take_cqe(struct xhca_cqe *c)
+{
+	__u32 cons = cq->ring->cons;
+
+	if (__atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE) == cons)
+		return -1;
+	*c = cq->e[cons & (cq->depth - 1)];
+	__atomic_store_n(&cq->ring->cons, cons + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Whether buffer k holds message seed's first n bytes from offset off. */
+static int holds(__u32 k, __u32 off, __u32 n, __u32 seed)
+{
+	for (__u32 i = 0; i < n; i++)
+		if (buf_at(k)[off + i] != xhca_msg_pattern(seed, i))
+			return 0;
+	return 1;
+}
+
+static void case_rc(void)
+{
+	struct xhca_cqe c = { .wr_id = 0 };
+	int r, ok;
+
+	post_recv(LRC, 10, 0, BUF);
+	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 1, 100, 0, 5);
+	ok = !take_cqe(&c);
+	res(r == XHCA_H_PLACED && ok && c.wr_id == 10 && c.status == XHCA_WC_SUCCESS &&
+		    c.opcode == XHCA_WC_RECV && c.byte_len == 100 && holds(0, 0, 100, 5),
+	    "a SEND ONLY lands in the posted buffer, one completion of its 100 bytes "
+	    "(reason %d, wr %llu, %u bytes)", r, (unsigned long long)c.wr_id, c.byte_len);
+	post_recv(LRC, 11, 1, BUF);
+	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_FIRST, 2, 1024, 0, 6);
+	r = r == XHCA_H_PLACED ? deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_MIDDLE, 3, 1024, 1024, 6)
+			       : r;
+	ok = take_cqe(&c) != 0;
+	r = r == XHCA_H_PLACED ? deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_LAST, 4, 100, 2048, 6) : r;
+	ok = ok && !take_cqe(&c);
+	res(r == XHCA_H_PLACED && ok && c.wr_id == 11 && c.byte_len == 2148 && holds(1, 0, 2148, 6),
+	    "FIRST, MIDDLE and LAST in one buffer, completed at the LAST only (%u bytes)",
+	    c.byte_len);
+	post_recv(LRC, 12, 2, 1500);
+	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_FIRST, 5, 1024, 0, 7);
+	r = r == XHCA_H_PLACED ? deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_LAST, 6, 1024, 1024, 7) : r;
+	ok = !take_cqe(&c);
+	res(r == XHCA_H_LEN_ERR && ok && c.wr_id == 12 && c.status == XHCA_WC_LOC_LEN_ERR,
+	    "a message longer than its buffer: LOC_LEN_ERR (reason %d, status %u)", r, c.status);
+	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 7, 10, 0, 8);
+	res(r == XHCA_H_RNR && take_cqe(&c) != 0, "no buffer posted: RNR, no completion (%d)", r);
+}
+
+static void case_ud(void)
+{
+	struct xhca_cqe c = { .wr_id = 0 };
+	__u8 *b = buf_at(3);
+	int r, ok;
+
+	post_recv(LUD, 20, 3, BUF);
+	r = deliver(LUD, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, 9, 64, 0, 9);
+	ok = !take_cqe(&c);
+	res(r == XHCA_H_PLACED && ok && c.byte_len == 40 + 64 && (c.wc_flags & XHCA_WC_GRH) &&
+		    c.src_qp == 0x77 && b[20 + 9] == 17 && !memcmp(b + 20 + 12, "\x0a\x09\x00\x02", 4) &&
+		    holds(3, 40, 64, 9),
+	    "UD: the buffer starts with the 40-byte GRH (the IPv4 header, the sender's "
+	    "address), the payload after it, src_qp from the DETH (%u bytes, src_qp 0x%x)",
+	    c.byte_len, c.src_qp);
+}
+
+static void case_flush(void)
+{
+	struct xhca_cqe c = { .wr_id = 0 };
+	int n = 0, flushed = 0;
+
+	post_recv(LRC, 30, 4, BUF);
+	post_recv(LRC, 31, 5, BUF);
+	qp_host_to_error(&D, &D.qh[LRC]);
+	while (!take_cqe(&c)) {
+		n++;
+		flushed += c.status == XHCA_WC_WR_FLUSH_ERR && (c.wr_id == 30 || c.wr_id == 31);
+	}
+	res(n == 2 && flushed == 2, "the QP to the error state: its 2 posted buffers complete "
+	    "WR_FLUSH_ERR (%d completions, %d flushed)", n, flushed);
+}
+
+int test_recv_run(void)
+{
+	struct xhca_cq_attr ca = { .depth = 16 };
+	char err[XHCA_ERRMSG_LEN];
+
+	D.max_qps = 4;
+	D.nflowq = 1;
+	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
+	D.qh = calloc(D.max_qps, sizeof(*D.qh));
+	if (!D.ctxm || !D.qh || hostmem_plain(64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)) ||
+	    !(cq = cq_find(&D, ca.cq)) ||
+	    !(bufs = hm_alloc(&D, 8 * BUF, 0, XHCA_ALLOC_CONTIG)) || qp_make(LRC, XHCA_QPT_RC) ||
+	    qp_make(LUD, XHCA_QPT_UD)) {
+		res(0, "QPs with receive queues in plain host memory");
+		return fails;
+	}
+	case_rc();
+	case_ud();
+	case_flush();
+	return fails;
+}

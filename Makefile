@@ -191,7 +191,8 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 
 # the unit tests: with xhcad's pure modules, and the responder and the
 # requester with every layer below them but the AF_XDP one (fake_xsk.c)
-RESP_LAYERS := util resp_exec pxq hostmem mr qptab flowq cq session net receive respond request
+RESP_LAYERS := util resp_exec pxq hostmem mr qptab flowq cq session net receive respond request \
+	dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o \
 		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(RESP_LAYERS)) $(LIB)

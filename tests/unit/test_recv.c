@@ -4,7 +4,9 @@
  * into the receive buffers an application posted, in plain host memory, and
  * their completions in the CQ ring: one packet, a message of three, the
  * 40-byte GRH of UD, a message longer than its buffer, no buffer (RNR), and
- * the buffers still posted when the QP goes to the error state (flushed).
+ * the buffers still posted when the QP goes to the error state (flushed);
+ * and through the dispatch (dispatch.c): metadata that disagrees with the
+ * frame, a wrong ICRC.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,15 +74,21 @@ static __u8 *buf_at(__u32 k)
 }
 
 /* A SEND packet (op) of plen pattern bytes from offset start of message
- * seed, to QP lidx, through the receive side: its host reason. */
-static int deliver(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u32 seed)
+ * seed, to QP lidx, with the metadata xhca_rx writes (its payload offset
+ * moved by skew) and its parse. */
+static __u8 fr[XHCA_PKT_MAX];
+static struct xhca_rx_meta m;
+static struct pkt_info pi;
+
+static void frame(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u32 seed, int skew)
 {
-	static __u8 fr[XHCA_PKT_MAX], data[XHCA_PKT_MAX];
-	struct xhca_rx_meta m = { .lidx = (__u16)lidx, .gen = 1, .gqpn = 0x100 + lidx,
-				  .opcode = opc, .psn = psn, .reason = XHCA_R_TO_FLOWQ };
+	static __u8 data[XHCA_PKT_MAX];
 	struct xhca_pkt_spec s;
-	struct pkt_info pi;
 	int len;
+
+	m = (struct xhca_rx_meta){ .lidx = (__u16)lidx, .gen = 1, .gqpn = 0x100 + lidx,
+				   .opcode = opc, .psn = psn, .reason = XHCA_R_TO_FLOWQ,
+				   .flags = XHCA_MF_CSN };
 
 	for (__u32 i = 0; i < plen; i++)
 		data[i] = xhca_msg_pattern(seed, start + i);
@@ -95,9 +103,15 @@ static int deliver(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u
 	s.pad = -1;
 	len = xhca_pkt_build(&s, fr, sizeof(fr));
 	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
-	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len);
+	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len + skew);
 	m.payload_len = (__u16)plen;
 	m.rx_ns = now_ns();
+}
+
+/* ... through the receive side: its host reason. */
+static int deliver(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u32 seed)
+{
+	frame(lidx, opc, psn, plen, start, seed, 0);
 	return recv_send(&D, 0, &D.qh[lidx], &pi);
 }
 
@@ -170,6 +184,32 @@ static void case_ud(void)
 	    c.byte_len, c.src_qp);
 }
 
+/* Through the dispatch (dispatch.c, the RC responder around it): what
+ * xhca_rx's metadata says must be what the parse finds. */
+static void case_dispatch(void)
+{
+	struct xhca_cqe c = { .wr_id = 0 };
+	int r, ok;
+
+	post_recv(LRC, 40, 6, BUF);
+	memset(buf_at(6), 0xee, 64);
+	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 20, 64, 0, 11, 4);
+	r = deliver_frame(&D, 0, &m, fr, pi.len);
+	res(r == XHCA_H_BAD_META && take_cqe(&c) != 0 && buf_at(6)[0] == 0xee,
+	    "metadata whose payload is not where the headers end: bad metadata, nothing placed, "
+	    "no completion (%d)", r);
+	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 20, 64, 0, 11, 0);
+	r = deliver_frame(&D, 0, &m, fr, pi.len);
+	ok = !take_cqe(&c);
+	res(r == XHCA_H_PLACED && ok && c.wr_id == 40 && holds(6, 0, 64, 11),
+	    "the same frame with its metadata right: placed through the dispatch (%d)", r);
+	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 21, 64, 0, 12, 0);
+	fr[pi.len - 1] ^= 1; /* the ICRC's last byte */
+	r = deliver_frame(&D, 0, &m, fr, pi.len);
+	res(r == XHCA_H_BAD_ICRC && take_cqe(&c) != 0, "a wrong ICRC: dropped before placement "
+	    "(%d)", r);
+}
+
 static void case_flush(void)
 {
 	struct xhca_cqe c = { .wr_id = 0 };
@@ -204,6 +244,7 @@ int test_recv_run(void)
 	}
 	case_rc();
 	case_ud();
+	case_dispatch();
 	case_flush();
 	return fails;
 }

@@ -189,13 +189,12 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-# the unit tests: with xhcad's pure modules, and the responder and the
-# requester with every layer below them but the AF_XDP one (fake_xsk.c)
-RESP_LAYERS := util resp_exec pxq hostmem mr qptab flowq cq session net receive respond request \
-	dispatch
-$(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) $(OUT)/user/xhcad/sched.o \
-		  $(OUT)/user/xhcad/reorder.o $(OUT)/user/xhcad/locksvc.o \
-		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(RESP_LAYERS)) $(LIB)
+# the unit tests: xhcad's layers up to the dispatch, as they are, but the
+# device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in)
+UNIT_LAYERS := util sched reorder locksvc resp_exec pxq hostmem mr qptab flowq cq session net \
+	receive respond request dispatch
+$(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
+		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -137,23 +137,27 @@ static int secs(const char *opt, const char *s, double *v)
 	return 0;
 }
 
+/* xhca-recv's long options (usage() says what each is for). */
+static const struct option lo[] = {
+	{ "interface", 1, NULL, 'i' }, { "type", 1, NULL, O_TYPE }, { "qpn", 1, NULL, O_QPN },
+	{ "qkey", 1, NULL, O_QKEY },   { "pkey", 1, NULL, O_PKEY }, { "flowq", 1, NULL, O_FLOWQ },
+	{ "local-ip", 1, NULL, O_LIP }, { "remote-ip", 1, NULL, O_RIP },
+	{ "epsn", 1, NULL, O_EPSN },   { "mtu", 1, NULL, O_MTU },   { "bufs", 1, NULL, O_BUFS },
+	{ "buf-size", 1, NULL, O_BUFSZ }, { "cq-depth", 1, NULL, O_CQD },
+	{ "count", 1, NULL, O_COUNT }, { "timeout", 1, NULL, O_TIMEOUT },
+	{ "duration", 1, NULL, O_DURATION }, { "stop-after", 1, NULL, O_STOPAFTER },
+	{ "check-psn", 0, NULL, O_CHECKPSN }, { "dump", 1, NULL, O_DUMP },
+	{ "mcast", 1, NULL, O_MCAST }, { "block-self-mcast-loopback", 0, NULL, O_BLOCKLB },
+	{ "proxy", 0, NULL, O_PROXY }, { "proxy-cq", 0, NULL, O_PROXY_CQ },
+	{ "proxy-qp", 0, NULL, O_PROXY_QP }, { "mr", 1, NULL, O_MR },
+	{ "latency", 0, NULL, O_LATENCY },
+	{ "json", 0, NULL, 'j' },      { "help", 0, NULL, 'h' },    {}
+};
+
+static int parse_check(struct opts *o);
+
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "interface", 1, NULL, 'i' }, { "type", 1, NULL, O_TYPE }, { "qpn", 1, NULL, O_QPN },
-		{ "qkey", 1, NULL, O_QKEY },   { "pkey", 1, NULL, O_PKEY }, { "flowq", 1, NULL, O_FLOWQ },
-		{ "local-ip", 1, NULL, O_LIP }, { "remote-ip", 1, NULL, O_RIP },
-		{ "epsn", 1, NULL, O_EPSN },   { "mtu", 1, NULL, O_MTU },   { "bufs", 1, NULL, O_BUFS },
-		{ "buf-size", 1, NULL, O_BUFSZ }, { "cq-depth", 1, NULL, O_CQD },
-		{ "count", 1, NULL, O_COUNT }, { "timeout", 1, NULL, O_TIMEOUT },
-		{ "duration", 1, NULL, O_DURATION }, { "stop-after", 1, NULL, O_STOPAFTER },
-		{ "check-psn", 0, NULL, O_CHECKPSN }, { "dump", 1, NULL, O_DUMP },
-		{ "mcast", 1, NULL, O_MCAST }, { "block-self-mcast-loopback", 0, NULL, O_BLOCKLB },
-		{ "proxy", 0, NULL, O_PROXY }, { "proxy-cq", 0, NULL, O_PROXY_CQ },
-		{ "proxy-qp", 0, NULL, O_PROXY_QP }, { "mr", 1, NULL, O_MR },
-		{ "latency", 0, NULL, O_LATENCY },
-		{ "json", 0, NULL, 'j' },      { "help", 0, NULL, 'h' },    {}
-	};
 	uint64_t v;
 	int c;
 
@@ -245,6 +249,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "xhca-recv: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	return parse_check(o);
+}
+
+/* What the options must say together; the CQ's depth from the buffers'. */
+static int parse_check(struct opts *o)
+{
 	if (!o->ifname || !o->have_type) {
 		fprintf(stderr, "xhca-recv: give -i IFNAME and --type rc|uc|ud\n");
 		return -1;

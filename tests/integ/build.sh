@@ -3,7 +3,8 @@
 # The build as users expect it: xhcad's layers checked (a call upward or a
 # file in no layer fails, naming it), a header's change rebuilds only the
 # files that include it, make alone never installs packages, V=1 shows the
-# commands (one object is compiled again, as it was).
+# commands (one object is compiled again, as it was), make test T= runs
+# single tests and refuses a name it does not know.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cd "$XHCA_TOP" || exit 1
@@ -40,4 +41,15 @@ out=$(mk -W user/xhcad/util.c "$obj" 2>&1)
 check_eq "build: without V=1 one short line" "$out" "  CC      $obj"
 out=$(mk V=1 -W user/xhcad/util.c "$obj" 2>&1)
 check "build: V=1 shows the compiler's command" grep -q -- "-c user/xhcad/util.c" <<<"$out"
+# make test T=...: single tests by name (tests/run.sh), a unit file alone
+out=$(tests/run.sh unit/sched 2>&1)
+check "build: T=unit/sched runs the scheduler's cases alone" \
+	bash -c 'grep -q "^  ok - sched" <<<"$1" && ! grep -q "^  ok - rx:" <<<"$1" &&
+		 grep -q " passed, 0 failed" <<<"$1"' _ "$out"
+out=$(tests/run.sh nosuchtest 2>&1); rc=$?
+check_eq "build: T= with an unknown name fails (exit 2)" "$rc" 2
+check "build: ... naming what it takes" grep -q "no suite or test nosuchtest" <<<"$out"
+out=$("$B/test_unit" --only nosuch 2>&1); rc=$?
+check_eq "build: test_unit --only of no file fails (exit 2)" "$rc" 2
+check "build: ... listing the files" grep -q "there are pkt, rx" <<<"$out"
 t_done

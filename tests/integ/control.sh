@@ -146,6 +146,15 @@ xbad "--hostmem-mb 0" "--hostmem-mb 0" --hostmem-mb 0
 xbad "--umem-frames 10" "--umem-frames 10" --umem-frames 10
 xbad "--jumbo-slots 70000" "--jumbo-slots 70000: use 0 to 65536" --jumbo-slots 70000
 xbad "--jumbo-slots many" "--jumbo-slots many: use 0 to 65536" --jumbo-slots many
+xbad "--pin-dir longer than a path" "--pin-dir x*: the path is too long" \
+	--pin-dir "$(printf 'x%.0s' $(seq 300))"
+xbad "--proxy-handler a 7th time" "--proxy-handler /h7.so: 6 at most" \
+	$(for i in 1 2 3 4 5 6 7; do echo --proxy-handler /h$i.so; done)
+xbad "an option it does not have" "unrecognized option" --turbo
+out=$("$B/xhcad" --help 2>&1); rc=$?
+check_eq "control: xhcad --help exits 0" "$rc" 0
+check "control: ... its usage from the option table, with ranges and defaults" \
+	grep -q -- "--max-qps N .*\[1\.\.65536, default 4096\]" <<<"$out"
 check_eq "control: the running daemon did not notice" "$(xhca -j qp show)" "$before"
 xhcad_stop TERM
 check_eq "control: xhcad exits 0" "$XHCAD_RC" 0

@@ -13,8 +13,7 @@
 #include <string.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
-#include "../../user/xhcad/xhcad.h"
-#include "fake_xsk.h"
+#include "layers.h"
 #include "tests.h"
 
 #define RQ_DEPTH 8
@@ -29,19 +28,6 @@ static __u32 posted[3]; /* by local index: buffers posted so far */
 static int fails;
 
 #define res(ok, ...) (fails += fx_check("recv", (ok), __VA_ARGS__))
-
-static int hostmem_plain(__u32 pages)
-{
-	D.hm.pages = pages;
-	D.hm.bytes = (__u64)pages * XHCA_PAGE_SIZE;
-	D.hm.base = aligned_alloc(XHCA_PAGE_SIZE, D.hm.bytes);
-	D.hm.page_ref = calloc(pages, sizeof(*D.hm.page_ref));
-	D.hm.allocs = calloc(HM_SLOTS, sizeof(*D.hm.allocs));
-	if (!D.hm.base || !D.hm.page_ref || !D.hm.allocs)
-		return -1;
-	memset(D.hm.base, 0, D.hm.bytes);
-	return 0;
-}
 
 /* QP lidx of type, with a receive queue of RQ_DEPTH on the CQ. */
 static int qp_make(__u32 lidx, __u8 type)
@@ -102,10 +88,10 @@ static void frame(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u3
 	s.payload_len = plen;
 	s.pad = -1;
 	len = xhca_pkt_build(&s, fr, sizeof(fr));
-	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
-	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len + skew);
-	m.payload_len = (__u16)plen;
+	fx_meta_payload(&m, fr, len > 0 ? (__u32)len : 0, plen);
+	m.payload_off = (__u16)(m.payload_off + skew);
 	m.rx_ns = now_ns();
+	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
 }
 
 /* ... through the receive side: its host reason. */
@@ -113,17 +99,6 @@ static int deliver(__u32 lidx, __u8 opc, __u32 psn, __u32 plen, __u32 start, __u
 {
 	frame(lidx, opc, psn, plen, start, seed, 0);
 	return recv_send(&D, 0, &D.qh[lidx], &pi);
-}
-
-static int take_cqe(struct xhca_cqe *c)
-{
-	__u32 cons = cq->ring->cons;
-
-	if (__atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE) == cons)
-		return -1;
-	*c = cq->e[cons & (cq->depth - 1)];
-	__atomic_store_n(&cq->ring->cons, cons + 1, __ATOMIC_RELEASE);
-	return 0;
 }
 
 /* Whether buffer k holds message seed's first n bytes from offset off. */
@@ -142,7 +117,7 @@ static void case_rc(void)
 
 	post_recv(LRC, 10, 0, BUF);
 	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 1, 100, 0, 5);
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(r == XHCA_H_PLACED && ok && c.wr_id == 10 && c.status == XHCA_WC_SUCCESS &&
 		    c.opcode == XHCA_WC_RECV && c.byte_len == 100 && holds(0, 0, 100, 5),
 	    "a SEND ONLY lands in the posted buffer, one completion of its 100 bytes "
@@ -151,20 +126,20 @@ static void case_rc(void)
 	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_FIRST, 2, 1024, 0, 6);
 	r = r == XHCA_H_PLACED ? deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_MIDDLE, 3, 1024, 1024, 6)
 			       : r;
-	ok = take_cqe(&c) != 0;
+	ok = fx_take_cqe(cq, &c) != 0;
 	r = r == XHCA_H_PLACED ? deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_LAST, 4, 100, 2048, 6) : r;
-	ok = ok && !take_cqe(&c);
+	ok = ok && !fx_take_cqe(cq, &c);
 	res(r == XHCA_H_PLACED && ok && c.wr_id == 11 && c.byte_len == 2148 && holds(1, 0, 2148, 6),
 	    "FIRST, MIDDLE and LAST in one buffer, completed at the LAST only (%u bytes)",
 	    c.byte_len);
 	post_recv(LRC, 12, 2, 1500);
 	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_FIRST, 5, 1024, 0, 7);
 	r = r == XHCA_H_PLACED ? deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_LAST, 6, 1024, 1024, 7) : r;
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(r == XHCA_H_LEN_ERR && ok && c.wr_id == 12 && c.status == XHCA_WC_LOC_LEN_ERR,
 	    "a message longer than its buffer: LOC_LEN_ERR (reason %d, status %u)", r, c.status);
 	r = deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 7, 10, 0, 8);
-	res(r == XHCA_H_RNR && take_cqe(&c) != 0, "no buffer posted: RNR, no completion (%d)", r);
+	res(r == XHCA_H_RNR && fx_take_cqe(cq, &c) != 0, "no buffer posted: RNR, no completion (%d)", r);
 }
 
 static void case_ud(void)
@@ -175,7 +150,7 @@ static void case_ud(void)
 
 	post_recv(LUD, 20, 3, BUF);
 	r = deliver(LUD, XHCA_OPC_UD | XHCA_OP_SEND_ONLY, 9, 64, 0, 9);
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(r == XHCA_H_PLACED && ok && c.byte_len == 40 + 64 && (c.wc_flags & XHCA_WC_GRH) &&
 		    c.src_qp == 0x77 && b[20 + 9] == 17 && !memcmp(b + 20 + 12, "\x0a\x09\x00\x02", 4) &&
 		    holds(3, 40, 64, 9),
@@ -193,20 +168,20 @@ static void case_dispatch(void)
 
 	post_recv(LRC, 40, 6, BUF);
 	memset(buf_at(6), 0xee, 64);
-	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 20, 64, 0, 11, 4);
+	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 20, 64, 0, 11, 40);
 	r = deliver_frame(&D, 0, &m, fr, pi.len);
-	res(r == XHCA_H_BAD_META && take_cqe(&c) != 0 && buf_at(6)[0] == 0xee,
-	    "metadata whose payload is not where the headers end: bad metadata, nothing placed, "
-	    "no completion (%d)", r);
+	res(r == XHCA_H_BAD_META && fx_take_cqe(cq, &c) != 0 && buf_at(6)[0] == 0xee,
+	    "metadata whose payload runs past the frame: bad metadata, nothing placed, no "
+	    "completion (%d)", r);
 	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 20, 64, 0, 11, 0);
 	r = deliver_frame(&D, 0, &m, fr, pi.len);
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(r == XHCA_H_PLACED && ok && c.wr_id == 40 && holds(6, 0, 64, 11),
 	    "the same frame with its metadata right: placed through the dispatch (%d)", r);
 	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 21, 64, 0, 12, 0);
 	fr[pi.len - 1] ^= 1; /* the ICRC's last byte */
 	r = deliver_frame(&D, 0, &m, fr, pi.len);
-	res(r == XHCA_H_BAD_ICRC && take_cqe(&c) != 0, "a wrong ICRC: dropped before placement "
+	res(r == XHCA_H_BAD_ICRC && fx_take_cqe(cq, &c) != 0, "a wrong ICRC: dropped before placement "
 	    "(%d)", r);
 }
 
@@ -218,7 +193,7 @@ static void case_flush(void)
 	post_recv(LRC, 30, 4, BUF);
 	post_recv(LRC, 31, 5, BUF);
 	qp_host_to_error(&D, &D.qh[LRC]);
-	while (!take_cqe(&c)) {
+	while (!fx_take_cqe(cq, &c)) {
 		n++;
 		flushed += c.status == XHCA_WC_WR_FLUSH_ERR && (c.wr_id == 30 || c.wr_id == 31);
 	}
@@ -235,7 +210,7 @@ int test_recv_run(void)
 	D.nflowq = 1;
 	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
 	D.qh = calloc(D.max_qps, sizeof(*D.qh));
-	if (!D.ctxm || !D.qh || hostmem_plain(64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)) ||
+	if (!D.ctxm || !D.qh || fx_hostmem(&D, 64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)) ||
 	    !(cq = cq_find(&D, ca.cq)) ||
 	    !(bufs = hm_alloc(&D, 8 * BUF, 0, XHCA_ALLOC_CONTIG)) || qp_make(LRC, XHCA_QPT_RC) ||
 	    qp_make(LUD, XHCA_QPT_UD)) {

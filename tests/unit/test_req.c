@@ -2,7 +2,7 @@
 /*
  * The requester and completer (user/xhcad/request.c) without a network:
  * xhcad's layers below it as they are, host memory in plain memory, the
- * AF_XDP layer replaced by fake_xsk.c. A send request posted into a send
+ * AF_XDP layer replaced by layers.c. A send request posted into a send
  * queue ring goes out as the packet it should be; the responses that come
  * back (an ACK, a READ response, an ATOMIC ACK, a NAK, nothing until the
  * timer) complete it as verbs say, in the CQ ring, with a READ's bytes and
@@ -15,8 +15,7 @@
 #include <unistd.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
-#include "../../user/xhcad/xhcad.h"
-#include "fake_xsk.h"
+#include "layers.h"
 #include "tests.h"
 
 #define LIDX 2
@@ -34,20 +33,6 @@ static int fails;
 
 #define res(ok, ...) (fails += fx_check("req", (ok), __VA_ARGS__))
 
-/* Host memory as hostmem_init leaves it, in plain memory. */
-static int hostmem_plain(__u32 pages)
-{
-	D.hm.pages = pages;
-	D.hm.bytes = (__u64)pages * XHCA_PAGE_SIZE;
-	D.hm.base = aligned_alloc(XHCA_PAGE_SIZE, D.hm.bytes);
-	D.hm.page_ref = calloc(pages, sizeof(*D.hm.page_ref));
-	D.hm.allocs = calloc(HM_SLOTS, sizeof(*D.hm.allocs));
-	if (!D.hm.base || !D.hm.page_ref || !D.hm.allocs)
-		return -1;
-	memset(D.hm.base, 0, D.hm.bytes);
-	return 0;
-}
-
 /* An RC QP in RTS with a send queue of SQ_DEPTH on a CQ of the CLI's. */
 static int setup(void)
 {
@@ -61,7 +46,7 @@ static int setup(void)
 	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
 	D.qh = calloc(D.max_qps, sizeof(*D.qh));
 	D.net.mac_ms = 1; /* the interface's MAC: known (net.c asks no ioctl) */
-	if (!D.ctxm || !D.qh || hostmem_plain(64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)))
+	if (!D.ctxm || !D.qh || fx_hostmem(&D, 64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)))
 		return -1;
 	cq = cq_find(&D, ca.cq);
 	c = &D.ctxm[LIDX];
@@ -131,21 +116,17 @@ static int run(void)
 /* Frame i as a request: its opcode and PSN, its payload's length. */
 static int frame_of(int i, __u8 *op, __u32 *psn, __u32 *dqpn, __u32 *plen)
 {
-	struct xhca_rx_meta m = { .opcode = 0 };
-	struct pkt_info pi;
+	const __u8 *bth;
+	__u32 off;
 
-	if (i >= fx_n || i >= FX_MAX || xhca_icrc_check_frame(fx_frame[i], fx_len[i]))
+	if (i >= fx_n || i >= FX_MAX || xhca_icrc_check_frame(fx_frame[i], fx_len[i]) ||
+	    recv_bth_offset(fx_frame[i], fx_len[i], &off))
 		return -1;
-	m.opcode = fx_frame[i][0]; /* (pkt_parse reads the opcode's header length) */
-	pkt_parse(&pi, &m, fx_frame[i], fx_len[i]);
-	if (!pi.bth)
-		return -1;
-	m.opcode = pi.bth[0];
-	pkt_parse(&pi, &m, fx_frame[i], fx_len[i]);
-	*op = pi.bth[0];
-	*dqpn = (__u32)pi.bth[5] << 16 | (__u32)pi.bth[6] << 8 | pi.bth[7];
-	*psn = (__u32)pi.bth[9] << 16 | (__u32)pi.bth[10] << 8 | pi.bth[11];
-	*plen = fx_len[i] - pi.bth_off - pi.oi->hdr_len - (pi.bth[1] >> 4 & 3) - 4;
+	bth = fx_frame[i] + off;
+	*op = bth[0];
+	*dqpn = (__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7];
+	*psn = (__u32)bth[9] << 16 | (__u32)bth[10] << 8 | bth[11];
+	*plen = fx_len[i] - off - xhca_opinfo_tbl[bth[0]].hdr_len - (bth[1] >> 4 & 3) - 4;
 	return 0;
 }
 
@@ -175,28 +156,15 @@ static int peer_response(__u8 op, __u32 psn, __u8 syn, __u32 msn, const void *pa
 	s.payload_len = plen;
 	s.pad = -1;
 	len = xhca_pkt_build(&s, fr, sizeof(fr));
-	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
-	m.payload_off = (__u16)(pi.bth_off + pi.oi->hdr_len);
-	m.payload_len = (__u16)plen;
+	fx_meta_payload(&m, fr, len > 0 ? (__u32)len : 0, plen);
 	m.rx_ns = now_ns();
+	pkt_parse(&pi, &m, fr, len > 0 ? (__u32)len : 0);
 	return sq_response(&D, &D.qh[LIDX], &pi);
 }
 
 static int peer_ack(__u32 psn, __u8 syn, __u32 msn)
 {
 	return peer_response(XHCA_OP_ACK, psn, syn, msn, NULL, 0, 0);
-}
-
-/* The completion at the CQ's consumer index, taken. */
-static int take_cqe(struct xhca_cqe *c)
-{
-	__u32 cons = cq->ring->cons;
-
-	if (__atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE) == cons)
-		return -1;
-	*c = cq->e[cons & (cq->depth - 1)];
-	__atomic_store_n(&cq->ring->cons, cons + 1, __ATOMIC_RELEASE);
-	return 0;
 }
 
 static void case_send_acked(void)
@@ -214,10 +182,10 @@ static void case_send_acked(void)
 		    plen == 100,
 	    "a SEND of 100 bytes goes out as one SEND ONLY at the QP's PSN to the peer's QP "
 	    "(%d frames)", fx_n);
-	res(take_cqe(&c) != 0, "no completion before the ACK");
+	res(fx_take_cqe(cq, &c) != 0, "no completion before the ACK");
 	peer_ack(PSN0, 0x1f, 1);
 	run();
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 42 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_SEND &&
 		    c.byte_len == 100 && c.qp_num == GQPN,
 	    "its ACK completes it: wr 42, success, SEND, 100 bytes (wr %llu status %u)",
@@ -248,9 +216,9 @@ static void case_retry_on_timeout(void)
 	    "PSN 0x%06x)", fx_n, fx_n > 1 ? psn : 0);
 	peer_ack(PSN0 + 1, 0x1f, 2);
 	run();
-	res(!take_cqe(&c) && c.wr_id == 43 && c.status == XHCA_WC_SUCCESS,
+	res(!fx_take_cqe(cq, &c) && c.wr_id == 43 && c.status == XHCA_WC_SUCCESS,
 	    "the ACK of the retry completes it once");
-	res(take_cqe(&c) != 0, "... and nothing else");
+	res(fx_take_cqe(cq, &c) != 0, "... and nothing else");
 }
 
 /* A READ: its request leaves, its response's bytes land in the request's
@@ -275,7 +243,7 @@ static void case_read_atomic(void)
 	    "0x%06x)", op, psn);
 	peer_response(XHCA_OP_READ_RESP_ONLY, PSN0 + 2, 0x1f, 3, data, sizeof(data), 0);
 	run();
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 50 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_RDMA_READ &&
 		    !memcmp(buf + 1000, data, sizeof(data)),
 	    "its response's bytes are in the buffer, the READ completes (wr %llu status %u)",
@@ -288,7 +256,7 @@ static void case_read_atomic(void)
 	    "a FETCH_ADD goes out at the next PSN (opcode 0x%02x PSN 0x%06x)", op, psn);
 	peer_response(XHCA_OP_ATOMIC_ACK, PSN0 + 3, 0x1f, 4, NULL, 0, 0x1122334455667788ull);
 	run();
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	memcpy(&orig, buf + 2000, 8);
 	res(ok && c.wr_id == 51 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_FETCH_ADD &&
 		    orig == 0x1122334455667788ull,
@@ -308,12 +276,12 @@ static void case_nak_access(void)
 	run();
 	peer_ack(PSN0 + 4, XHCA_AETH_NAK_ACCESS, 4);
 	run();
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 44 && c.status == XHCA_WC_REM_ACCESS_ERR &&
 		    c.vendor_err == XHCA_AETH_NAK_ACCESS,
 	    "a remote access NAK completes the request with REM_ACCESS_ERR (wr %llu status %u)",
 	    (unsigned long long)c.wr_id, c.status);
-	ok = !take_cqe(&c);
+	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 45 && c.status == XHCA_WC_WR_FLUSH_ERR,
 	    "what follows it completes flushed (wr %llu status %u)", (unsigned long long)c.wr_id,
 	    c.status);

@@ -2,7 +2,7 @@
 /*
  * The RC responder (user/xhcad/respond.c) without a network: xhcad's layers
  * below it, as they are, and in place of the AF_XDP layer (xsk.c) three
- * functions that keep the frames the responder sends (fake_xsk.c). A QP's context lives
+ * functions that keep the frames the responder sends (layers.c). A QP's context lives
  * in plain memory, as xhcad's mapping of xhca_qp_ctx; each case hands
  * resp_before/resp_after a request frame with the metadata xhca_rx would
  * have written, and reads the acknowledgement that came out of it: its
@@ -16,8 +16,7 @@
 #include <xhca/pkt.h>
 #include <xhca/qpctx.h>
 #include <xhca/wire.h>
-#include "../../user/xhcad/xhcad.h"
-#include "fake_xsk.h"
+#include "layers.h"
 #include "tests.h"
 
 #define LIDX 1
@@ -96,8 +95,10 @@ static void req_make(struct req *q, __u8 op, __u32 psn, int ackreq, __u8 reason,
 	q->m.flags = XHCA_MF_CSN | (ackreq ? XHCA_MF_ACKREQ : 0);
 	q->m.csn = (__u16)D.ctxm[LIDX].msn;
 	q->m.rx_ns = now_ns();
-	if (msg_len)
+	if (msg_len) /* dup_to_flowq, seq_nak_to_flowq: in the union */
 		q->m.msg_len = msg_len;
+	else
+		fx_meta_payload(&q->m, q->fr, (__u32)len, sizeof(payload));
 	pkt_parse(&q->pi, &q->m, q->fr, len > 0 ? (__u32)len : 0);
 }
 

@@ -115,15 +115,97 @@ static int hex_bytes(const char *s, __u8 *out, int max)
 	return n;
 }
 
+/* --va START-END (END excluded). */
+static int va_range_arg(const char *op, const char *arg, struct xhca_pfilter *f)
+{
+	unsigned long long v, hi;
+	char buf[128], *dash;
+	int rc;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	dash = strchr(buf, '-');
+	if (!dash)
+		return usage_err(op, "--va '%s': give a range START-END (END excluded), e.g. "
+				 "0x1000-0x2000", arg);
+	*dash = 0;
+	rc = num_arg(op, "--va", "start address", buf, 64, "a 64-bit address", &v);
+	if (!rc)
+		rc = num_arg(op, "--va", "end address", dash + 1, 64, "a 64-bit address", &hi);
+	if (rc)
+		return rc;
+	if (v >= hi)
+		return usage_err(op, "--va %s: the range is empty; START must be below END", arg);
+	f->va_lo = v;
+	f->va_hi = hi;
+	f->flags |= XHCA_PF_VA;
+	return 0;
+}
+
+/* --match VALUE[/MASK] (hex) or text:STRING. */
+static int match_arg(const char *op, const char *arg, struct xhca_pfilter *f)
+{
+	char buf[128], *slash;
+	int n;
+
+	if (!strncmp(arg, "text:", 5)) {
+		n = (int)strlen(arg + 5);
+		if (n < 1 || n > XHCA_PFILT_MATCH_MAX)
+			return usage_err(op, "--match text: give 1 to %d characters",
+					 XHCA_PFILT_MATCH_MAX);
+		memcpy(f->value, arg + 5, (size_t)n);
+	} else {
+		snprintf(buf, sizeof(buf), "%s", arg);
+		slash = strchr(buf, '/');
+		if (slash)
+			*slash = 0;
+		n = hex_bytes(buf, f->value, XHCA_PFILT_MATCH_MAX);
+		if (n < 0)
+			return usage_err(op, "--match '%s': give 1 to %d bytes in hex (e.g. 4c4f434b, "
+					 "or 4c4f434b/000000ff to ignore bits set in the mask), or "
+					 "text:STRING", arg, XHCA_PFILT_MATCH_MAX);
+		if (slash && hex_bytes(slash + 1, f->mask, XHCA_PFILT_MATCH_MAX) != n)
+			return usage_err(op, "--match '%s': the mask must have as many bytes as the "
+					 "value (%d)", arg, n);
+	}
+	f->match_len = (__u8)n;
+	f->flags |= XHCA_PF_MATCH;
+	return 0;
+}
+
+/* --handler lock|none|NAME of one xhcad loaded (its id from xhcad). */
+static int handler_arg(const char *op, const char *arg, struct xhca_pfilter *f)
+{
+	char (*names)[16];
+	unsigned int t;
+	int k;
+
+	if (!name_lookup(pf_handlers, arg, &t)) {
+		f->handler = (__u8)t;
+		return 0;
+	}
+	names = handler_names();
+	if (!names)
+		return EXIT_FAIL;
+	for (k = 0; k < XHCA_PXH_MAX; k++)
+		if (names[k][0] && !strcmp(names[k], arg))
+			break;
+	free(names);
+	if (k == XHCA_PXH_MAX)
+		return usage_err(op, "--handler '%s': no such handler; lock, none, or one xhcad "
+				 "loaded (xhca proxy show lists them)", arg);
+	f->handler = (__u8)k;
+	return 0;
+}
+
 static int filter_opt(void *ctx, int id, const char *name, const char *arg)
 {
 	struct filter_args *fa = ctx;
 	struct xhca_pfilter *f = &fa->r.f;
 	const char *op = fa->op;
-	unsigned long long v, hi;
+	unsigned long long v;
 	unsigned int t;
-	char buf[128], *tok, *save, *dash;
-	int rc = 0, n;
+	char buf[128], *tok, *save;
+	int rc = 0;
 
 	switch (id) {
 	case O_F_OP:
@@ -152,84 +234,20 @@ static int filter_opt(void *ctx, int id, const char *name, const char *arg)
 		f->flags |= XHCA_PF_RKEY;
 		break;
 	case O_F_VA:
-		snprintf(buf, sizeof(buf), "%s", arg);
-		dash = strchr(buf, '-');
-		if (!dash)
-			return usage_err(op, "--va '%s': give a range START-END (END excluded), e.g. "
-					 "0x1000-0x2000", arg);
-		*dash = 0;
-		rc = num_arg(op, "--va", "start address", buf, 64, "a 64-bit address", &v);
-		if (!rc)
-			rc = num_arg(op, "--va", "end address", dash + 1, 64, "a 64-bit address", &hi);
-		if (rc)
-			return rc;
-		if (v >= hi)
-			return usage_err(op, "--va %s: the range is empty; START must be below END",
-					 arg);
-		f->va_lo = v;
-		f->va_hi = hi;
-		f->flags |= XHCA_PF_VA;
-		break;
+		return va_range_arg(op, arg, f);
 	case O_F_SQPN:
 		rc = num_arg(op, "--src-qpn", "source QPN", arg, 24, "0..0xffffff", &v);
 		f->sqpn = (__u32)v;
 		f->flags |= XHCA_PF_SQPN;
 		break;
 	case O_F_MATCH:
-		/* VALUE[/MASK], hex; or text:STRING */
-		if (!strncmp(arg, "text:", 5)) {
-			n = (int)strlen(arg + 5);
-			if (n < 1 || n > XHCA_PFILT_MATCH_MAX)
-				return usage_err(op, "--match text: give 1 to %d characters",
-						 XHCA_PFILT_MATCH_MAX);
-			memcpy(f->value, arg + 5, (size_t)n);
-		} else {
-			char *slash;
-
-			snprintf(buf, sizeof(buf), "%s", arg);
-			slash = strchr(buf, '/');
-			if (slash)
-				*slash = 0;
-			n = hex_bytes(buf, f->value, XHCA_PFILT_MATCH_MAX);
-			if (n < 0)
-				return usage_err(op, "--match '%s': give 1 to %d bytes in hex (e.g. "
-						 "4c4f434b, or 4c4f434b/000000ff to ignore bits set in "
-						 "the mask), or text:STRING", arg, XHCA_PFILT_MATCH_MAX);
-			if (slash) {
-				int m = hex_bytes(slash + 1, f->mask, XHCA_PFILT_MATCH_MAX);
-
-				if (m != n)
-					return usage_err(op, "--match '%s': the mask must have as many "
-							 "bytes as the value (%d)", arg, n);
-			}
-		}
-		f->match_len = (__u8)n;
-		f->flags |= XHCA_PF_MATCH;
-		break;
+		return match_arg(op, arg, f);
 	case O_F_INVERT:
 		f->flags |= XHCA_PF_INVERT;
 		break;
 	case O_F_HANDLER:
-		if (!name_lookup(pf_handlers, arg, &t)) {
-			f->handler = (__u8)t;
-		} else {
-			/* one xhcad loaded (--proxy-handler): its id from xhcad */
-			char (*names)[16] = handler_names();
-			int k;
-
-			for (k = 0; names && k < XHCA_PXH_MAX; k++)
-				if (names[k][0] && !strcmp(names[k], arg))
-					break;
-			free(names);
-			if (!names)
-				return EXIT_FAIL;
-			if (k == XHCA_PXH_MAX)
-				return usage_err(op, "--handler '%s': no such handler; lock, none, or one "
-						 "xhcad loaded (xhca proxy show lists them)", arg);
-			f->handler = (__u8)k;
-		}
 		fa->have_handler = 1;
-		break;
+		return handler_arg(op, arg, f);
 	}
 	return rc;
 }

@@ -285,6 +285,18 @@ static int ip_opt(const char *op, const char *opt, const char *arg, __u8 out[16]
 	return 0;
 }
 
+/* The attribute each option of qp modify sets (its bit of the mask). */
+static const __u32 qpa_of[O_MAX_RD_ATOMIC + 1] = {
+	[O_STATE] = XHCA_QPA_STATE, [O_EPSN] = XHCA_QPA_EPSN,
+	[O_REMOTE_IP] = XHCA_QPA_REMOTE_IP, [O_LOCAL_IP] = XHCA_QPA_LOCAL_IP,
+	[O_MTU] = XHCA_QPA_MTU, [O_ACTION] = XHCA_QPA_ACTION, [O_QKEY] = XHCA_QPA_QKEY,
+	[O_PKEY] = XHCA_QPA_PKEY, [O_DEST_QPN] = XHCA_QPA_DEST_QPN,
+	[O_PROXY] = XHCA_QPA_PROXY, [O_ACK_EVERY] = XHCA_QPA_ACK_EVERY,
+	[O_RNR_TIMER] = XHCA_QPA_RNR_TIMER, [O_SQ_PSN] = XHCA_QPA_SQ_PSN,
+	[O_TIMEOUT] = XHCA_QPA_TIMEOUT, [O_RETRY_CNT] = XHCA_QPA_RETRY_CNT,
+	[O_RNR_RETRY] = XHCA_QPA_RNR_RETRY, [O_MAX_RD_ATOMIC] = XHCA_QPA_MAX_RD_ATOMIC,
+};
+
 static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 {
 	struct modify_args *m = ctx;
@@ -292,28 +304,9 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 	const char *op = m->op;
 	unsigned long long v;
 	unsigned int t;
-	__u32 bit = 0;
+	__u32 bit = id >= 0 && id <= O_MAX_RD_ATOMIC ? qpa_of[id] : 0;
 	int rc = 0;
 
-	switch (id) {
-	case O_STATE: bit = XHCA_QPA_STATE; break;
-	case O_EPSN: bit = XHCA_QPA_EPSN; break;
-	case O_REMOTE_IP: bit = XHCA_QPA_REMOTE_IP; break;
-	case O_LOCAL_IP: bit = XHCA_QPA_LOCAL_IP; break;
-	case O_MTU: bit = XHCA_QPA_MTU; break;
-	case O_ACTION: bit = XHCA_QPA_ACTION; break;
-	case O_QKEY: bit = XHCA_QPA_QKEY; break;
-	case O_PKEY: bit = XHCA_QPA_PKEY; break;
-	case O_DEST_QPN: bit = XHCA_QPA_DEST_QPN; break;
-	case O_PROXY: bit = XHCA_QPA_PROXY; break;
-	case O_ACK_EVERY: bit = XHCA_QPA_ACK_EVERY; break;
-	case O_RNR_TIMER: bit = XHCA_QPA_RNR_TIMER; break;
-	case O_SQ_PSN: bit = XHCA_QPA_SQ_PSN; break;
-	case O_TIMEOUT: bit = XHCA_QPA_TIMEOUT; break;
-	case O_RETRY_CNT: bit = XHCA_QPA_RETRY_CNT; break;
-	case O_RNR_RETRY: bit = XHCA_QPA_RNR_RETRY; break;
-	case O_MAX_RD_ATOMIC: bit = XHCA_QPA_MAX_RD_ATOMIC; break;
-	}
 	/* Which of two values was meant is a guess; refuse it. */
 	if (a->mask & bit)
 		return usage_err(op, "--%s is given twice; give it once", name);

@@ -95,7 +95,6 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 struct ctl_req {
 	struct xhcad *d;
 	struct client *c;
-	__u32 op;
 	const void *in;		/* the request's payload (its size checked) */
 	__u32 in_len;
 	int in_fd;		/* a descriptor that came with it, -1: none; a
@@ -684,7 +683,6 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	rc = xhca_ctl_recv_fd(c->fd, &h, &buf, &r.in_fd);
 	if (rc)
 		return rc;
-	r.op = h.op;
 	r.in = buf;
 	r.in_len = h.len;
 	rc = admit(&r, &h, &op);

@@ -13,7 +13,8 @@
 #include <xhca/wire.h>
 #include "xhcad.h"
 
-/* Whether the metadata can be what xhca_rx says of this frame. */
+/* Whether the metadata can be what xhca_rx says of this frame (pkt_parse
+ * found the headers where it says). */
 static int meta_ok(const struct pkt_info *pi, __u32 f)
 {
 	const struct xhca_rx_meta *m = pi->m;
@@ -36,10 +37,8 @@ static int meta_ok(const struct pkt_info *pi, __u32 f)
 			return !!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH));
 		/* fall through */
 	case XHCA_R_TO_XLATE:
-		/* the payload where the headers end, inside the frame */
-		return !(m->flags & XHCA_MF_PLACED) &&
-		       (__u32)m->payload_off + m->payload_len <= pi->len &&
-		       m->payload_off == pi->bth_off + oi->hdr_len;
+		/* its payload inside the frame, after the headers (pkt_parse) */
+		return !(m->flags & XHCA_MF_PLACED);
 	default:
 		return 0;
 	}

@@ -188,10 +188,9 @@ static inline void claim(struct cq *cq, int n)
 	__atomic_fetch_add(&cq->claimed, (__u32)n, __ATOMIC_RELAXED);
 }
 
-/* The mailbox to the proxy (pxq.c): a message it may lose (counted), one
- * it must get (waits for room), and the wakeup of what was pushed. */
+/* The mailbox to the proxy (pxq.c): a message it may lose (counted), and
+ * the wakeup of what was pushed. */
 int px_in_push(struct proxy *p, struct px_msg *x);
-void px_in_push_wait(struct proxy *p, struct px_msg *x);
 void px_in_wake(struct proxy *p);
 
 #endif /* XHCAD_PROXY_INT_H */

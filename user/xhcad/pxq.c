@@ -24,7 +24,7 @@ int px_in_push(struct proxy *p, struct px_msg *x)
 
 /* A message the proxy must get (a QP added or gone, a sync): waits for
  * room rather than lose it. */
-void px_in_push_wait(struct proxy *p, struct px_msg *x)
+static void px_in_push_wait(struct proxy *p, struct px_msg *x)
 {
 	while (spsc_push(&p->in, x)) {
 		wake(p->in_efd);

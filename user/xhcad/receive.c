@@ -136,15 +136,22 @@ int recv_is_send(__u8 op)
 
 void pkt_parse(struct pkt_info *pi, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len)
 {
+	__u32 hdr = xhca_opinfo_tbl[m->opcode].hdr_len, off;
+
+	pi->oi = &xhca_opinfo_tbl[m->opcode];
 	pi->m = m;
 	pi->fr = fr;
 	pi->len = len;
-	pi->oi = &xhca_opinfo_tbl[m->opcode];
 	pi->op = m->opcode & 0x1f;
 	pi->bth = NULL;
-	pi->bth_off = 0;
-	if (!recv_bth_offset(fr, len, &pi->bth_off) && pi->bth_off + pi->oi->hdr_len <= len)
-		pi->bth = fr + pi->bth_off;
+	if (!(m->flags & (XHCA_MF_PLACED | XHCA_MF_MSN)) && m->reason != XHCA_R_DUP_TO_FLOWQ &&
+	    m->reason != XHCA_R_SEQ_NAK_TO_FLOWQ) {
+		/* payload_off and payload_len (xhca_rx_meta's union) */
+		if (m->payload_off >= hdr && (__u32)m->payload_off + m->payload_len <= len)
+			pi->bth = fr + m->payload_off - hdr;
+	} else if (!recv_bth_offset(fr, len, &off) && off + hdr <= len) {
+		pi->bth = fr + off;
+	}
 }
 
 /* Where the BTH starts: after Ethernet, VLAN tags, IP and UDP (xhca_rx
@@ -551,9 +558,7 @@ void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 		qh->rcv.flush = 1;
 		d->nflush++;
 	}
-	if (qh->sq) { /* and its send requests, flushed by sq_run */
-		qh->sq->error = 1;
-		qh->sq->deadline = 0;
-	}
+	if (qh->sq) /* and its send requests, flushed by sq_run */
+		sq_mark_error(qh->sq);
 	qp_flush_run(d);
 }

@@ -969,15 +969,20 @@ static enum comp_state cs_stale(struct comp_run *x)
 	return CS_DONE;
 }
 
-static enum comp_state (*const comp_states[CS_DONE])(struct comp_run *) = {
-	[CS_CHECK_QP] = cs_check_qp,
-	[CS_ACK] = cs_ack,
-	[CS_NAK] = cs_nak,
-	[CS_CHECK_PSN] = cs_check_psn,
-	[CS_ATOMIC] = cs_atomic,
-	[CS_READ] = cs_read,
-	[CS_STALE] = cs_stale,
-};
+/* One state's work; the next state (a switch: direct calls, per response). */
+static enum comp_state comp_step(struct comp_run *x, enum comp_state st)
+{
+	switch (st) {
+	case CS_CHECK_QP: return cs_check_qp(x);
+	case CS_ACK: return cs_ack(x);
+	case CS_NAK: return cs_nak(x);
+	case CS_CHECK_PSN: return cs_check_psn(x);
+	case CS_ATOMIC: return cs_atomic(x);
+	case CS_READ: return cs_read(x);
+	case CS_STALE: return cs_stale(x);
+	default: return CS_DONE;
+	}
+}
 
 int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 {
@@ -985,7 +990,7 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 	enum comp_state st = CS_CHECK_QP;
 
 	while (st != CS_DONE)
-		st = comp_states[st](&x);
+		st = comp_step(&x, st);
 	return x.r;
 }
 

@@ -199,7 +199,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 /* The NAK of a request xhca_rx refused (it moved the QP to the error
  * state): back the way the request came (the event carries its Ethernet
  * addresses), to the QP's remote address. */
-void respond_nak(struct xhcad *d, const struct xhca_event *e)
+static void respond_nak(struct xhcad *d, const struct xhca_event *e)
 {
 	const struct xhca_qp_ctx *c = &d->ctxm[e->lidx];
 	struct xhca_pkt_spec s;
@@ -505,6 +505,14 @@ static int behind(const struct qp_host *qh, const struct xhca_rx_meta *m)
 	return !qh->px.on && qh->rcv.in_msg && qh->rcv.psn_valid && xhca_psn_cmp(m->msg_len, qh->rcv.next_psn) > 0;
 }
 
+/* The class C error xhca_rx or the responder found at psn: frames in line
+ * before it are still placed, none from it on. */
+static void resp_error_at(struct qp_host *qh, __u32 psn)
+{
+	qh->resp.err_psn_set = 1;
+	qh->resp.err_psn = psn & XHCA_PSN_MASK;
+}
+
 /*
  * The RC responder around the placement of a frame, as a state machine (as
  * rxe_resp.c's): one function per state, each returning the next. Before
@@ -585,7 +593,7 @@ static enum resp_state rs_duplicate(struct resp_run *x)
 	x->r = XHCA_H_DUP;
 	if (pi->op == XHCA_OP_READ_REQ || pi->op == XHCA_OP_CMP_SWAP ||
 	    pi->op == XHCA_OP_FETCH_ADD) {
-		x->r = resend_saved(d, qh, m, pi->fr, pi->len, (int)pi->bth_off);
+		x->r = resend_saved(d, qh, m, pi->fr, pi->len, (int)(pi->bth - pi->fr));
 		return RS_DONE;
 	}
 	/* a SEND or WRITE: acknowledged again up to xhca_rx's ePSN
@@ -692,24 +700,30 @@ static enum resp_state rs_nak_error(struct resp_run *x)
 	return RS_DONE;
 }
 
-static enum resp_state (*const resp_states[RS_DONE])(struct resp_run *) = {
-	[RS_CHECK_ERROR] = rs_check_error,
-	[RS_CHECK_REWIND] = rs_check_rewind,
-	[RS_DUPLICATE] = rs_duplicate,
-	[RS_SEQ_NAK] = rs_seq_nak,
-	[RS_START] = rs_start,
-	[RS_ACKNOWLEDGE] = rs_acknowledge,
-	[RS_RNR] = rs_rnr,
-	[RS_REWIND] = rs_rewind,
-	[RS_NAK_ERROR] = rs_nak_error,
-};
+/* One state's work; the next state. A switch, not a table of pointers: the
+ * calls are direct (this runs for every RC request frame). */
+static enum resp_state resp_step(struct resp_run *x, enum resp_state st)
+{
+	switch (st) {
+	case RS_CHECK_ERROR: return rs_check_error(x);
+	case RS_CHECK_REWIND: return rs_check_rewind(x);
+	case RS_DUPLICATE: return rs_duplicate(x);
+	case RS_SEQ_NAK: return rs_seq_nak(x);
+	case RS_START: return rs_start(x);
+	case RS_ACKNOWLEDGE: return rs_acknowledge(x);
+	case RS_RNR: return rs_rnr(x);
+	case RS_REWIND: return rs_rewind(x);
+	case RS_NAK_ERROR: return rs_nak_error(x);
+	default: return RS_DONE;
+	}
+}
 
 /* Runs the machine from st until the frame is to be executed (-1) or done
  * (its host reason). */
 static int resp_run(struct resp_run *x, enum resp_state st)
 {
 	while (st != RS_DONE && st != RS_EXECUTE)
-		st = resp_states[st](x);
+		st = resp_step(x, st);
 	return st == RS_EXECUTE ? -1 : x->r;
 }
 
@@ -775,12 +789,6 @@ void resp_reset(struct qp_host *qh)
 	qh->resp.msg_psn = 0;
 	memset(qh->resp.res, 0, sizeof(qh->resp.res));
 	qh->resp.res_next = 0;
-}
-
-void resp_error_at(struct qp_host *qh, __u32 psn)
-{
-	qh->resp.err_psn_set = 1;
-	qh->resp.err_psn = psn & XHCA_PSN_MASK;
 }
 
 #define REASON_STR(name, str, desc) str,

@@ -174,6 +174,15 @@ struct sq_state {
 	struct sq_state *next_sq;
 };
 
+/* The QP went to the error state: what the send queue holds is flushed by
+ * the next sq_run, no timer runs (request.c's state; the receive side marks
+ * it, as the QP's error reaches it first). */
+static inline void sq_mark_error(struct sq_state *s)
+{
+	s->error = 1;
+	s->deadline = 0;
+}
+
 /* A QP's receive side (receive.c): its receive queue and the message being
  * placed into it. */
 struct qp_recv {
@@ -685,18 +694,20 @@ int net_local_mac(struct xhcad *d);
 int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
 
 /* receive.c: a QP's receive side on the host, SEND and WRITE placement */
-/* A frame of a flow queue as every stage after the dispatch reads it:
- * parsed once (pkt_parse), beside the metadata xhca_rx wrote. */
+/* A frame of a flow queue as every stage after the dispatch reads it,
+ * beside the metadata xhca_rx wrote: its headers found once (pkt_parse). */
 struct pkt_info {
 	const struct xhca_rx_meta *m;
 	const __u8 *fr;
 	__u32 len;
 	const struct xhca_opinfo *oi;	/* its opcode's */
 	__u8 op;			/* the opcode's low 5 bits */
-	const __u8 *bth;		/* NULL: the headers do not parse */
-	__u32 bth_off;
+	const __u8 *bth;		/* NULL: the metadata and the frame disagree */
 };
-/* Fills pi for the frame fr of len bytes and its metadata m. */
+/* Fills pi for the frame fr of len bytes and its metadata m. Where the
+ * metadata carries the payload's place (xhca_rx parsed the headers), the
+ * BTH is found from it; the other frames (placed WRITEs, duplicates, gaps,
+ * READ and ATOMIC requests) are parsed here. */
 void pkt_parse(struct pkt_info *pi, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len);
 /* rq: the QP's own receive ring (rq_depth entries), or srq's ring. */
 void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 type, __u8 flowq,
@@ -765,7 +776,6 @@ int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn,
 int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi,
 		 struct resp_job *j);
 int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
-void respond_nak(struct xhcad *d, const struct xhca_event *e);
 /* An ATOMIC executed (by the proxy, too): its result kept for duplicates. */
 void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 orig);
 /* The RC responder around the placement of a frame: resp_before answers
@@ -779,9 +789,6 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 /* A QP's sequence starts over (reset, a new ePSN): no rewind, error or
  * saved response of the old one applies. */
 void resp_reset(struct qp_host *qh);
-/* The class C error xhca_rx found at psn (its event): frames in line
- * before it are still placed. */
-void resp_error_at(struct qp_host *qh, __u32 psn);
 /* xhca_rx put the QP in the error state (its event): the context says so
  * too, the requester gets its NAK, the application its async event, and its
  * posted receive buffers complete with WR_FLUSH_ERR. */

@@ -31,9 +31,9 @@ BPF_OBJS := $(patsubst bpf/%.c,$(OUT)/bpf/%.o,$(wildcard bpf/*.bpf.c))
 SKELS := $(patsubst $(OUT)/bpf/%.bpf.o,$(OUT)/%.skel.h,$(BPF_OBJS))
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-fno-stack-protector -Ivmlinux -Iinclude -MMD -MP
+	-fno-stack-protector -Ivmlinux -Iinclude -Iinclude/priv -MMD -MP
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I$(OUT) -Iuser/lib \
+CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Iinclude/priv -I$(OUT) -Iuser/lib \
 	-MMD -MP
 LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -ldl
 # SANITIZE=1 (make test SANITIZE=1, make test-sanitize): every userspace

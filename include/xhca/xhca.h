@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <xhca/abi.h>
-#include <xhca/ctl.h>
+#include <xhca/attr.h>
 #include <xhca/ring.h>
 
 struct xhca_ctx;
@@ -101,7 +101,7 @@ uint32_t xhca_mr_rkey(const struct xhca_mr *mr);
 int xhca_mr_pretranslated(const struct xhca_mr *mr);
 
 /* Completion queues. depth: a power of 2 up to XHCA_RING_DEPTH_MAX.
- * xhca_cq_create_ex() takes XHCA_CQF_PROXY (ctl.h): a proxy CQ, whose
+ * xhca_cq_create_ex() takes XHCA_CQF_PROXY (attr.h): a proxy CQ, whose
  * completions the proxy releases in message order; there every RDMA WRITE
  * that lands completes too (XHCA_WC_RECV_RDMA_WRITE), and requests the
  * proxy handled complete as XHCA_WC_PROXY (ring.h). */
@@ -150,7 +150,7 @@ struct xhca_qp_init_attr {
 
 struct xhca_qp *xhca_qp_create(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *attr);
 uint32_t xhca_qp_num(const struct xhca_qp *qp);
-/* attr->mask says which fields change (XHCA_QPA_* in ctl.h); attr->qpn is
+/* attr->mask says which fields change (XHCA_QPA_* in attr.h); attr->qpn is
  * filled in. On success attr holds the QP as xhcad has it now. */
 int xhca_qp_modify(struct xhca_qp *qp, struct xhca_qp_attr *attr);
 int xhca_qp_query(struct xhca_qp *qp, struct xhca_qp_attr *attr);

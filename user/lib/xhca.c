@@ -22,6 +22,7 @@
 #include <net/if.h>
 #include <time.h>
 #include <xhca/xhca.h>
+#include <xhca/ctl.h>
 
 #define CTL_TIMEOUT_S 10
 #define RESUME_WAIT_MS 10000	/* how long a restarting xhcad may take to come back */

@@ -22,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <xhca/ctl.h>
 #include "xverbs.h"
 
 static struct xv_device *devices;	/* every device seen; never freed (apps keep pointers) */

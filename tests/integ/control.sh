@@ -150,7 +150,7 @@ xbad "--pin-dir longer than a path" "--pin-dir x*: the path is too long" \
 	--pin-dir "$(printf 'x%.0s' $(seq 300))"
 xbad "--proxy-handler a 7th time" "--proxy-handler /h7.so: 6 at most" \
 	$(for i in 1 2 3 4 5 6 7; do echo --proxy-handler /h$i.so; done)
-xbad "an option it does not have" "unrecognized option" --turbo
+xbad "an option it does not have" "unknown option '--turbo'" --turbo
 out=$("$B/xhcad" --help 2>&1); rc=$?
 check_eq "control: xhcad --help exits 0" "$rc" 0
 check "control: ... its usage from the option table, with ranges and defaults" \

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include "log.h"
+#include "opt.h"
 #include "xhcad.h"
 
 #define RING_SIZE 2048
@@ -166,56 +167,48 @@ struct opts {
 	int verbose;
 };
 
-/* One option. A number (arg "N") is parsed and checked against [min, max]
- * before set sees it; a bad one gets hint, or "use MIN to MAX". */
-struct xopt {
-	const char *name;
-	const char *arg;	/* its argument's name, NULL: none */
-	const char *help;	/* lines joined by \n */
-	int (*set)(struct opts *o, const char *arg, __u32 v);
-	__u32 min, max, def;	/* a number's range and default (def: shown) */
-	const char *hint;	/* what to give instead of a bad argument */
-};
+/* The options' setters (struct xhca_opt's set: ctx is struct opts; v a
+ * number already checked against the option's range). */
+#define SETTER(fn) static int fn(void *ctx, const struct xhca_opt *x, const char *arg, \
+				 unsigned long long v)
+#define O ((struct opts *)ctx)
 
-static int set_mode(struct opts *o, const char *arg, __u32 v)
+SETTER(set_mode)
 {
 	if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
-		o->d->native = 1;
+		O->d->native = 1;
 	else if (!strcmp(arg, "skb") || !strcmp(arg, "generic"))
-		o->d->native = 0;
+		O->d->native = 0;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-static int set_pin_dir(struct opts *o, const char *arg, __u32 v)
+SETTER(set_pin_dir)
 {
-	return snprintf(o->d->pin_dir, sizeof(o->d->pin_dir), "%s", arg) >=
-		       (int)sizeof(o->d->pin_dir) ? -EINVAL : 0;
+	return snprintf(O->d->pin_dir, sizeof(O->d->pin_dir), "%s", arg) >=
+		       (int)sizeof(O->d->pin_dir) ? -EINVAL : 0;
 }
 
-static int set_max_qps(struct opts *o, const char *arg, __u32 v) { o->max_qps = v; return 0; }
-static int set_adopt(struct opts *o, const char *arg, __u32 v) { o->d->adopt = 1; return 0; }
-static int set_keep(struct opts *o, const char *arg, __u32 v) { o->d->keep = 1; return 0; }
-static int set_flowqs(struct opts *o, const char *arg, __u32 v) { o->d->nflowq = v; return 0; }
+SETTER(set_max_qps) { O->max_qps = (__u32)v; return 0; }
+SETTER(set_adopt) { O->d->adopt = 1; return 0; }
+SETTER(set_keep) { O->d->keep = 1; return 0; }
+SETTER(set_flowqs) { O->d->nflowq = (__u32)v; return 0; }
 
-static int set_sched(struct opts *o, const char *arg, __u32 v)
+SETTER(set_sched)
 {
 	if (!strcmp(arg, "drr"))
-		o->mode = FQ_SCHED_DRR;
+		O->mode = FQ_SCHED_DRR;
 	else if (!strcmp(arg, "fifo"))
-		o->mode = FQ_SCHED_FIFO;
+		O->mode = FQ_SCHED_FIFO;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-static int set_bus_rate(struct opts *o, const char *arg, __u32 v)
-{
-	return parse_rate(arg, &o->d->bus.rate);
-}
+SETTER(set_bus_rate) { return parse_rate(arg, &O->d->bus.rate); }
 
-static int set_watermarks(struct opts *o, const char *arg, __u32 v)
+SETTER(set_watermarks)
 {
 	char buf[64], *comma;
 
@@ -224,181 +217,113 @@ static int set_watermarks(struct opts *o, const char *arg, __u32 v)
 	if (!comma)
 		return -EINVAL;
 	*comma = 0;
-	if (parse_u32(buf, &o->high) || parse_u32(comma + 1, &o->low) || !o->high ||
-	    o->low >= o->high || o->high > RING_SIZE / 2)
+	if (parse_u32(buf, &O->high) || parse_u32(comma + 1, &O->low) || !O->high ||
+	    O->low >= O->high || O->high > RING_SIZE / 2)
 		return -EINVAL;
 	return 0;
 }
 
-static int set_hostmem(struct opts *o, const char *arg, __u32 v)
+SETTER(set_hostmem) { O->d->hm.pages = (__u32)v * (1024 * 1024 / XHCA_PAGE_SIZE); return 0; }
+SETTER(set_umem) { O->d->umem_frames = (__u32)v; return 0; }
+SETTER(set_jumbo) { O->d->jumbo_slots = (int)v; return 0; }
+SETTER(set_max_mrs) { O->d->mr.max = (__u32)v + 1; /* index 0 is never used */ return 0; }
+SETTER(set_fragment) { O->d->hm.fragment = 1; return 0; }
+SETTER(set_canary) { O->d->hm.canary = 1; return 0; }
+SETTER(set_mc_thresh) { O->d->mcast_threshold = (__u32)v; return 0; }
+SETTER(set_mc_credits) { O->d->mcast_credits = (__u32)v; return 0; }
+
+SETTER(set_px_limit)
 {
-	o->d->hm.pages = v * (1024 * 1024 / XHCA_PAGE_SIZE);
+	O->d->pxc.high = (__u32)v;
+	O->d->pxc.low = (__u32)v / 2;
 	return 0;
 }
 
-static int set_umem(struct opts *o, const char *arg, __u32 v) { o->d->umem_frames = v; return 0; }
-static int set_jumbo(struct opts *o, const char *arg, __u32 v) { o->d->jumbo_slots = (int)v; return 0; }
-static int set_max_mrs(struct opts *o, const char *arg, __u32 v)
-{
-	o->d->mr.max = v + 1; /* index 0 is never used */
-	return 0;
-}
-static int set_fragment(struct opts *o, const char *arg, __u32 v) { o->d->hm.fragment = 1; return 0; }
-static int set_canary(struct opts *o, const char *arg, __u32 v) { o->d->hm.canary = 1; return 0; }
-static int set_mc_thresh(struct opts *o, const char *arg, __u32 v)
-{
-	o->d->mcast_threshold = v;
-	return 0;
-}
-static int set_mc_credits(struct opts *o, const char *arg, __u32 v)
-{
-	o->d->mcast_credits = v;
-	return 0;
-}
+SETTER(set_px_timeout) { O->d->pxc.timeout_ns = v * 1000000ull; return 0; }
 
-static int set_px_limit(struct opts *o, const char *arg, __u32 v)
+SETTER(set_px_handler)
 {
-	o->d->pxc.high = v;
-	o->d->pxc.low = v / 2;
-	return 0;
-}
-
-static int set_px_timeout(struct opts *o, const char *arg, __u32 v)
-{
-	o->d->pxc.timeout_ns = v * 1000000ull;
-	return 0;
-}
-
-static int set_px_handler(struct opts *o, const char *arg, __u32 v)
-{
-	if (o->d->pxc.nspecs == XHCA_PXH_MAX - 2)
+	if (O->d->pxc.nspecs == XHCA_PXH_MAX - 2)
 		return -ENOSPC;
-	o->d->pxc.specs[o->d->pxc.nspecs++] = arg;
+	O->d->pxc.specs[O->d->pxc.nspecs++] = arg;
 	return 0;
 }
 
-static int set_verbose(struct opts *o, const char *arg, __u32 v) { o->verbose++; return 0; }
+SETTER(set_verbose) { O->verbose++; return 0; }
+#undef O
 
-#define NUM(lo, hi, d) .min = (lo), .max = (hi), .def = (d)
-#define OPT(n, a, h, fn, ...) { .name = (n), .arg = (a), .help = (h), .set = (fn), __VA_ARGS__ }
-static const struct xopt xopts[] = {
-	OPT("mode", "native|skb", "XDP attach mode (default native)", set_mode,
+#define NUM(lo, hi, d) .flags = XHCA_OPT_NUM, .min = (lo), .max = (hi), .def = (d)
+#define OPT(i, n, a, h, fn, ...) \
+	{ .name = (n), .key = XHCA_OPT_KEY(i), .arg = (a), .help = (h), .set = (fn), __VA_ARGS__ }
+static const struct xhca_opt xopts[] = {
+	OPT(0, "mode", "native|skb", "XDP attach mode (default native)", set_mode,
 	  .hint = "use native or skb"),
-	OPT("pin-dir", "DIR", "where maps are pinned (default " XHCA_PIN_ROOT "/IFNAME)",
+	OPT(1, "pin-dir", "DIR", "where maps are pinned (default " XHCA_PIN_ROOT "/IFNAME)",
 	  set_pin_dir, .hint = "the path is too long"),
-	OPT("max-qps", "N", "local QPs; fixed once maps are pinned", set_max_qps,
+	OPT(2, "max-qps", "N", "local QPs; fixed once maps are pinned", set_max_qps,
 	  NUM(1, XHCA_MAX_QPS_LIMIT, XHCA_MAX_QPS_DEFAULT)),
-	OPT("adopt", NULL, "take over xhca_rx attached by ip or xdp-loader", set_adopt),
-	OPT("keep", NULL, "leave the program attached and maps pinned on exit", set_keep),
-	OPT("flowqs", "N", "flow queues (two more are the multicast replication queue and\n"
+	OPT(3, "adopt", NULL, "take over xhca_rx attached by ip or xdp-loader", set_adopt),
+	OPT(4, "keep", NULL, "leave the program attached and maps pinned on exit", set_keep),
+	OPT(5, "flowqs", "N", "flow queues (two more are the multicast replication queue and\n"
 	  "the proxy queue)", set_flowqs, NUM(1, XHCA_FLOWQ_PROXY, XHCA_FLOWQ_DEFAULT)),
-	OPT("sched", "drr|fifo", "flow queue scheduling (default drr)", set_sched,
+	OPT(6, "sched", "drr|fifo", "flow queue scheduling (default drr)", set_sched,
 	  .hint = "use drr or fifo"),
-	OPT("bus-rate", "BYTES", "model a host bus of BYTES/s (k, M, G suffixes; default off)",
+	OPT(7, "bus-rate", "BYTES", "model a host bus of BYTES/s (k, M, G suffixes; default off)",
 	  set_bus_rate, .hint = "give bytes per second, 1k to 1000G, e.g. 20M"),
-	OPT("watermarks", "H,L", "backpressure per flow queue, frames (default 512,128)",
+	OPT(8, "watermarks", "H,L", "backpressure per flow queue, frames (default 512,128)",
 	  set_watermarks, .hint = "give HIGH,LOW frames with 0 < LOW < HIGH <= 1024"),
-	OPT("hostmem-mb", "N", "host memory, MiB; fixed once maps are pinned", set_hostmem,
+	OPT(9, "hostmem-mb", "N", "host memory, MiB; fixed once maps are pinned", set_hostmem,
 	  NUM(1, 16384, XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20)),
-	OPT("umem-frames", "N", "AF_XDP UMEM frames of 4 KiB", set_umem,
+	OPT(10, "umem-frames", "N", "AF_XDP UMEM frames of 4 KiB", set_umem,
 	  NUM(256, 1048576, UMEM_FRAMES_DEFAULT)),
-	OPT("jumbo-slots", "N", "8 KiB slots for received frames over one UMEM frame (path\n"
+	OPT(11, "jumbo-slots", "N", "8 KiB slots for received frames over one UMEM frame (path\n"
 	  "MTU 4096; default: a 16th of the frames)", set_jumbo, NUM(0, 65536, 0)),
-	OPT("max-mrs", "N", "memory regions; fixed once maps are pinned", set_max_mrs,
+	OPT(12, "max-mrs", "N", "memory regions; fixed once maps are pinned", set_max_mrs,
 	  NUM(1, XHCA_MR_MAX_LIMIT - 1, XHCA_MR_MAX_DEFAULT - 1)),
-	OPT("fragment", NULL, "scatter every allocation over host memory: no region is\n"
+	OPT(13, "fragment", NULL, "scatter every allocation over host memory: no region is\n"
 	  "pre-translated, xhcad places every RDMA WRITE", set_fragment),
-	OPT("canary", NULL, "fill freed host memory with a pattern and report writes into it\n"
+	OPT(14, "canary", NULL, "fill freed host memory with a pattern and report writes into it\n"
 	  "(canary_violations in xhca status)", set_canary),
-	OPT("mcast-threshold", "N", "multicast packets that may wait for replication; above,\n"
+	OPT(15, "mcast-threshold", "N", "multicast packets that may wait for replication; above,\n"
 	  "new ones are dropped (0: no limit)", set_mc_thresh,
 	  NUM(0, RING_SIZE, MCAST_THRESHOLD_DEFAULT)),
-	OPT("mcast-credits", "N", "multicast copies a flow queue may hold; the replication\n"
+	OPT(16, "mcast-credits", "N", "multicast copies a flow queue may hold; the replication\n"
 	  "waits when they are used up", set_mc_credits, NUM(1, 65536, MCAST_CREDITS_DEFAULT)),
-	OPT("proxy-limit", "N", "the proxy's load limit: with N requests waiting for it,\n"
+	OPT(17, "proxy-limit", "N", "the proxy's load limit: with N requests waiting for it,\n"
 	  "xhca_rx stops offloading until it is down to N/2", set_px_limit,
 	  NUM(2, RING_SIZE / 2, PROXY_LIMIT_DEFAULT)),
-	OPT("proxy-timeout-ms", "N", "a proxy CQ's completion missing this long completes with\n"
-	  "an error and its QP goes to error", set_px_timeout,
+	OPT(18, "proxy-timeout-ms", "N", "a proxy CQ's completion missing this long completes\n"
+	  "with an error and its QP goes to error", set_px_timeout,
 	  NUM(10, 600000, PROXY_TIMEOUT_MS_DEFAULT)),
-	OPT("proxy-handler", "FILE.so[:ARG]", "load an application's proxy handler\n"
+	OPT(19, "proxy-handler", "FILE.so[:ARG]", "load an application's proxy handler\n"
 	  "(include/xhca/proxy_handler.h); filters name it (up to 6)", set_px_handler,
 	  .hint = "6 at most"),
-	OPT("verbose", NULL, "more detail (libbpf and libxdp debug output)", set_verbose),
-	OPT("help", NULL, "this text", NULL),
+	{ .name = "verbose", .key = 'v', .help = "more detail (libbpf and libxdp debug output)",
+	  .set = set_verbose },
+	{ .name = "help", .key = 'h', .help = "this text" },
+	{ 0 },
 };
-#define NOPTS (sizeof(xopts) / sizeof(xopts[0]))
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: xhcad IFNAME [options]\n"
 		   "Loads xhca_rx on IFNAME, pins its maps and serves " XHCA_RUN_DIR
 		   "/IFNAME.sock.\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		const struct xopt *o = &xopts[i];
-		char head[48];
-		const char *h = o->help;
-
-		snprintf(head, sizeof(head), "%s--%s%s%s", !strcmp(o->name, "verbose") ? "-v, "
-							 : !strcmp(o->name, "help") ? "-h, " : "",
-			 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(f, "  %-22s", head);
-		if (strlen(head) > 22)
-			fprintf(f, "\n  %-22s", "");
-		while (h) { /* each line of the help, indented */
-			const char *nl = strchr(h, '\n');
-
-			fprintf(f, "%.*s", nl ? (int)(nl - h) : (int)strlen(h), h);
-			h = nl ? nl + 1 : NULL;
-			if (h)
-				fprintf(f, "\n  %-22s", "");
-		}
-		if (o->max)
-			fprintf(f, o->def ? " [%u..%u, default %u]" : " [%u..%u]", o->min, o->max,
-				o->def);
-		fputc('\n', f);
-	}
+	xhca_opt_usage(f, xopts, 25);
 }
 
 /* Parses the options into o; returns 0 to go on, or main's exit code + 1. */
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int parse_opts(int argc, char **argv, struct opts *o, int *next)
 {
-	struct option lo[NOPTS + 1] = {};
-	int c, idx;
-
-	for (size_t i = 0; i < NOPTS; i++) {
-		lo[i].name = xopts[i].name;
-		lo[i].has_arg = xopts[i].arg ? required_argument : no_argument;
-		lo[i].val = 0x100 + (int)i;
+	switch (xhca_opt_parse("xhcad", xopts, argc, argv, 0, o, next)) {
+	case 0:
+		return 0;
+	case XHCA_OPT_HELP:
+		usage(stdout);
+		return 1;
+	default:
+		return 3;
 	}
-	while ((c = getopt_long(argc, argv, "vh", lo, &idx)) != -1) {
-		const struct xopt *x;
-		__u32 v = 0;
-
-		if (c == 'h' || (c >= 0x100 && !xopts[c - 0x100].set)) {
-			usage(stdout);
-			return 1;
-		}
-		for (size_t i = 0; c == 'v' && i < NOPTS; i++)
-			if (!strcmp(xopts[i].name, "verbose"))
-				c = 0x100 + (int)i;
-		if (c < 0x100) {
-			usage(stderr);
-			return 3;
-		}
-		x = &xopts[c - 0x100];
-		if ((x->max && (parse_u32(optarg, &v) || v < x->min || v > x->max)) ||
-		    x->set(o, optarg, v)) {
-			if (x->hint)
-				fprintf(stderr, "xhcad: --%s %s: %s\n", x->name, optarg ? optarg : "",
-					x->hint);
-			else
-				fprintf(stderr, "xhcad: --%s %s: use %u to %u\n", x->name, optarg,
-					x->min, x->max);
-			return 3;
-		}
-	}
-	return 0;
 }
 
 /* Load (or adopt) the program, rebuild the tables, serve until a signal,
@@ -478,18 +403,18 @@ int main(int argc, char **argv)
 	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	struct sigaction sa = { .sa_handler = on_signal };
-	int lfd, err;
+	int lfd, err, next;
 
-	err = parse_opts(argc, argv, &o);
+	err = parse_opts(argc, argv, &o, &next);
 	if (err)
 		return err - 1;
-	if (optind != argc - 1) {
+	if (next != argc - 1) {
 		fprintf(stderr, "xhcad: give exactly one interface name (xhcad IFNAME)\n");
 		usage(stderr);
 		return 2;
 	}
 	xhca_log_init("xhcad", o.verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
-	err = interface(&d, &o, argv[optind]);
+	err = interface(&d, &o, argv[next]);
 	if (err)
 		return err;
 	d.start_ms = now_ms();

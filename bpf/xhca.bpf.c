@@ -394,44 +394,6 @@ static __always_inline int mr_check(const struct roce_pkt *p, __u32 pd, __u32 ne
 	return 0;
 }
 
-/*
- * Admission to a flow queue, before the PSN commits the packet: it needs a
- * socket on this RX queue, a flow queue under its high watermark (with
- * hysteresis down to the low one), and room for the metadata block.
- */
-static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, __u32 *key)
-{
-	__u32 fq = flowq & (XHCA_FLOWQ_MAX - 1);
-	struct xhca_flowq_counter *fc = bpf_map_lookup_elem(&xhca_fq_stats, &fq);
-	struct xhca_flowq *q;
-	__u64 backlog;
-
-	*key = ctx->rx_queue_index * XHCA_FLOWQ_MAX + fq;
-	if (ctx->rx_queue_index >= XHCA_RXQ_MAX || !bpf_map_lookup_elem(&xhca_xsks, key)) {
-		if (fc)
-			fc->nosock_drops++;
-		return XHCA_R_DROP_NO_SOCKET;
-	}
-	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
-	if (!q)
-		return XHCA_R_DROP_NO_SOCKET;
-	backlog = READ_ONCE64(q->enq) - READ_ONCE64(q->deq);
-	if (q->gate ? backlog > q->low : (q->high && backlog >= q->high)) {
-		if (!q->gate) {
-			q->gate = 1;
-			__sync_fetch_and_add(&q->gate_closes, 1);
-		}
-		if (fc)
-			fc->gate_drops++;
-		return XHCA_R_DROP_FLOWQ_GATE;
-	}
-	if (q->gate)
-		q->gate = 0;
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct xhca_rx_meta)))
-		return XHCA_R_DROP_META;
-	return -1;
-}
-
 /* What the checks decided, for what xhca_rx does next. */
 struct verdict {
 	__u64 place;	/* host memory offset of the payload (PLACED*) */
@@ -442,6 +404,8 @@ struct verdict {
 	__u8 flowq;
 	__u8 mflags;	/* XHCA_MF_* to add */
 	__u8 admitted;	/* flowq_admit() said yes */
+	__u8 fq_tried;	/* flowq_admit() ran: fq_drop's counters take its refusal */
+	__u8 fq_drop;
 	__u8 pretx;	/* a WRITE into a pre-translated region (or of no bytes) */
 	__u8 offload;	/* the message goes to the proxy (decided at its first packet) */
 	__u32 csn;	/* XHCA_MF_CSN: the message's completion sequence number */
@@ -451,6 +415,44 @@ struct verdict {
 	int pre;	/* what the R_Key check of a FIRST/ONLY/READ/ATOMIC found */
 	struct mr_view mr; /* ... and that region */
 };
+
+/*
+ * Admission to a flow queue, before the PSN commits the packet: it needs a
+ * socket on this RX queue, a flow queue under its high watermark (with
+ * hysteresis down to the low one), and room for the metadata block. The
+ * flow queue's drop counters move with the packet's final reason
+ * (count_flowq): a refusal here need not be the packet's verdict (a WRITE
+ * placed here goes on without its ACK; a later check may drop it).
+ */
+static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, struct verdict *vd)
+{
+	__u32 fq = flowq & (XHCA_FLOWQ_MAX - 1);
+	struct xhca_flowq *q;
+	__u64 backlog;
+
+	vd->fq_tried = 1;
+	vd->fq_drop = (__u8)fq;
+	vd->key = ctx->rx_queue_index * XHCA_FLOWQ_MAX + fq;
+	if (ctx->rx_queue_index >= XHCA_RXQ_MAX || !bpf_map_lookup_elem(&xhca_xsks, &vd->key))
+		return XHCA_R_DROP_NO_SOCKET;
+	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
+	if (!q)
+		return XHCA_R_DROP_NO_SOCKET;
+	backlog = READ_ONCE64(q->enq) - READ_ONCE64(q->deq);
+	if (q->gate ? backlog > q->low : (q->high && backlog >= q->high)) {
+		if (!q->gate) {
+			q->gate = 1;
+			__sync_fetch_and_add(&q->gate_closes, 1);
+		}
+		return XHCA_R_DROP_FLOWQ_GATE;
+	}
+	if (q->gate)
+		q->gate = 0;
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct xhca_rx_meta)))
+		return XHCA_R_DROP_META;
+	return -1;
+}
+
 
 /* ---- the proxy QP (US 9,069,633) ------------------------------------------ */
 
@@ -649,6 +651,10 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 	m->flags = p->mflags | vd->mflags;
 	m->flowq = (__u8)fq;
 	m->reason = (__u8)reason;
+	/* counted once the redirect is set up: a frame that goes nowhere
+	 * must not grow the backlog xhcad drains */
+	if (bpf_redirect_map(&xhca_xsks, vd->key, XDP_DROP) != XDP_REDIRECT)
+		return XHCA_R_DROP_NO_SOCKET;
 	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
 	if (q)
 		__sync_fetch_and_add(&q->enq, 1);
@@ -657,8 +663,7 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 		fc->packets++;
 		fc->bytes += bytes;
 	}
-	return bpf_redirect_map(&xhca_xsks, vd->key, XDP_DROP) == XDP_REDIRECT ? reason
-									     : XHCA_R_DROP_NO_SOCKET;
+	return reason;
 }
 
 /* Copies the payload into host memory at off, where a pre-translated region
@@ -930,7 +935,7 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 		vd->flowq = (__u8)(off ? XHCA_FLOWQ_PROXY : v->flowq);
 		if (host && !vd->admitted &&
 		    (!write || !vd->pretx || (end && (f & XHCA_H_IMM)) || vd->ack_due)) {
-			r = flowq_admit(ctx, vd->flowq, &vd->key);
+			r = flowq_admit(ctx, vd->flowq, vd);
 			if (r >= 0 && (!write || !vd->pretx || (end && (f & XHCA_H_IMM))))
 				return r;
 			/* a WRITE placed here only for its ACK: placed
@@ -1029,7 +1034,7 @@ static __always_inline int unsequenced(struct xdp_md *ctx, struct xhca_qp_ctx *c
 
 	if (v->action != XHCA_ACT_HOST)
 		return v->action == XHCA_ACT_DROP ? XHCA_R_ACCEPT_DROP : XHCA_R_ACCEPT_PASS;
-	r = flowq_admit(ctx, vd->offload ? XHCA_FLOWQ_PROXY : v->flowq, &vd->key);
+	r = flowq_admit(ctx, vd->offload ? XHCA_FLOWQ_PROXY : v->flowq, vd);
 	if (r >= 0)
 		return r;
 	if (vd->offload)
@@ -1143,7 +1148,7 @@ __noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const st
 	vd->pre = pre;
 	r = xhca_rx_request(ctx, c, &v, p, vd);
 	if (r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ) {
-		int a = flowq_admit(ctx, v.flowq, &vd->key);
+		int a = flowq_admit(ctx, v.flowq, vd);
 
 		if (a < 0)
 			return r; /* vd->flowq is the QP's */
@@ -1215,7 +1220,7 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 		mc->dev_packets++;
 		return XHCA_R_TO_MCAST_DEVS;
 	}
-	r = flowq_admit(ctx, XHCA_FLOWQ_MCAST, &vd->key);
+	r = flowq_admit(ctx, XHCA_FLOWQ_MCAST, vd);
 	if (r == XHCA_R_DROP_FLOWQ_GATE) {
 		mc->threshold_drops++;
 		return XHCA_R_DROP_MCAST_THRESHOLD;
@@ -1225,9 +1230,12 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 	vd->lidx = idx;
 	vd->gen = g->gen;
 	vd->flowq = XHCA_FLOWQ_MCAST;
-	mc->packets++;
-	mc->bytes += bytes;
-	return flowq_send(ctx, p, vd, XHCA_R_TO_MCAST, bytes);
+	r = flowq_send(ctx, p, vd, XHCA_R_TO_MCAST, bytes);
+	if (r == XHCA_R_TO_MCAST) {
+		mc->packets++;
+		mc->bytes += bytes;
+	}
+	return r;
 }
 
 /* Parses the packet (len bytes, fragments included) up to the BTH and its
@@ -1344,6 +1352,27 @@ static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_
 	}
 }
 
+/* A flow queue's drop counters, by the packet's final reason: each refused
+ * packet once, under the flow queue that refused it (the redirected ones
+ * flowq_send counted). */
+static __always_inline void count_flowq(__u32 reason, const struct verdict *vd)
+{
+	__u32 fq = vd->fq_drop & (XHCA_FLOWQ_MAX - 1);
+	struct xhca_flowq_counter *fc;
+
+	if (!vd->fq_tried || (reason != XHCA_R_DROP_FLOWQ_GATE &&
+			      reason != XHCA_R_DROP_MCAST_THRESHOLD &&
+			      reason != XHCA_R_DROP_NO_SOCKET))
+		return;
+	fc = bpf_map_lookup_elem(&xhca_fq_stats, &fq);
+	if (!fc)
+		return;
+	if (reason == XHCA_R_DROP_NO_SOCKET)
+		fc->nosock_drops++;
+	else
+		fc->gate_drops++;
+}
+
 /* xhca_rx's packet and verdict: per CPU, not on the stack, which the
  * global functions it calls need (512 bytes for the whole chain). Not
  * pinned: each loaded program has its own. */
@@ -1413,6 +1442,7 @@ int xhca_rx(struct xdp_md *ctx)
 		r = flowq_send(ctx, p, vd, r, bytes);
 out:
 	count(r, bytes, lidx, qp_hit);
+	count_flowq(r, vd);
 	switch (r) {
 	case XHCA_R_PASS_NOT_ROCE:
 	case XHCA_R_PASS_TRUNCATED:
@@ -1477,8 +1507,9 @@ int xhca_rep(struct xdp_md *ctx)
 	vd.lidx = idx;
 	vd.gen = g->gen;
 	vd.flowq = XHCA_FLOWQ_MCAST;
+	if (flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bytes) != XHCA_R_TO_MCAST)
+		return XDP_DROP;
 	mc->packets++;
 	mc->bytes += bytes;
-	return flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bytes) ==
-		       XHCA_R_TO_MCAST ? XDP_REDIRECT : XDP_DROP;
+	return XDP_REDIRECT;
 }

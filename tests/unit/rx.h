@@ -80,6 +80,8 @@ struct qp_def {
 struct snap {
 	struct xhca_counter r[XHCA_R_MAX];
 	struct xhca_qp_counter q[L_NQP];
+	struct xhca_flowq_counter fq;	/* summed over the flow queues */
+	__u64 enq;			/* the flow queues' enq, summed */
 };
 
 struct rx_env {
@@ -118,6 +120,7 @@ int ctx_set_epsn(__u32 lidx, __u32 epsn);
 int snap_take(struct snap *s);
 int is_pass_reason(int r);
 int is_redirect_reason(int r);
+int flowq_reason(int r);
 int answered_reason(int r);
 int qp_accepted_reason(int r);
 int qp_dropped_reason(int r);
@@ -160,6 +163,7 @@ int seq_concurrent_psn(char *why);
 int seq_flowq_meta(char *why);
 int seq_flowq_gate(char *why);
 int seq_flowq_no_meta_room(char *why);
+int seq_flowq_late_drop(char *why);
 int seq_write_placed(char *why);
 int seq_write_slow(char *why);
 int seq_write_errors(char *why);

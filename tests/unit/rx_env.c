@@ -126,6 +126,34 @@ int ctx_set_epsn(__u32 lidx, __u32 epsn)
 
 /* ---- counters ------------------------------------------------------------ */
 
+/* The flow queues' counters and enq, summed (whichever flow queue a packet
+ * was for, it is counted once there). */
+static int snap_flowqs(struct snap *s)
+{
+	static struct xhca_flowq_counter fv[XHCA_FLOWQ_MAX * 512];
+	static struct xhca_flowq qv[XHCA_FLOWQ_MAX];
+	static __u32 keys[XHCA_FLOWQ_MAX];
+	__u32 n = XHCA_FLOWQ_MAX, out;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+
+	if (bpf_map_lookup_batch(bpf_map__fd(E.skel->maps.xhca_fq_stats), NULL, &out, keys, fv, &n,
+				 &bo) && errno != ENOENT)
+		return -errno;
+	for (__u32 k = 0; k < n * (__u32)E.ncpus; k++) {
+		s->fq.packets += fv[k].packets;
+		s->fq.bytes += fv[k].bytes;
+		s->fq.gate_drops += fv[k].gate_drops;
+		s->fq.nosock_drops += fv[k].nosock_drops;
+	}
+	n = XHCA_FLOWQ_MAX;
+	if (bpf_map_lookup_batch(bpf_map__fd(E.skel->maps.xhca_flowq), NULL, &out, keys, qv, &n,
+				 &bo) && errno != ENOENT)
+		return -errno;
+	for (__u32 k = 0; k < n; k++)
+		s->enq += qv[k].enq;
+	return 0;
+}
+
 int snap_take(struct snap *s)
 {
 	static struct xhca_qp_counter qv[TQ * 512];
@@ -162,7 +190,7 @@ int snap_take(struct snap *s)
 			s->q[keys[k]].dropped_bytes += c->dropped_bytes;
 		}
 	}
-	return 0;
+	return snap_flowqs(s);
 }
 
 int is_pass_reason(int r)
@@ -178,6 +206,13 @@ int is_redirect_reason(int r)
 	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
 	       r == XHCA_R_TO_MCAST || r == XHCA_R_TO_MCAST_DEVS || r == XHCA_R_TO_PROXY ||
 	       r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ;
+}
+
+/* Redirected into a flow queue's socket (the function ports' copies go
+ * elsewhere). */
+int flowq_reason(int r)
+{
+	return is_redirect_reason(r) && r != XHCA_R_TO_MCAST_DEVS;
 }
 
 /* Redirected to be answered, not taken: they count as the QP's drops. */
@@ -201,6 +236,33 @@ int qp_dropped_reason(int r)
 	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META || r == XHCA_R_DROP_PROXY_NOCQ ||
 	       answered_reason(r) ||
 	       (r >= XHCA_R_DROP_MR_RKEY && r <= XHCA_R_DROP_ATOMIC_ALIGN);
+}
+
+/* The flow queues' counters moved as the packet's reason says, and only
+ * so: redirected into one (packets, bytes and enq by one frame), refused by
+ * its gate or the multicast threshold (gate_drops), or for want of a
+ * socket (nosock_drops); every other reason leaves them alone. */
+static int flowq_moved(const struct snap *a, const struct snap *b, int got, __u32 len,
+		       char *why)
+{
+	__u64 in = flowq_reason(got), bytes = in ? len : 0;
+	__u64 gate = got == XHCA_R_DROP_FLOWQ_GATE || got == XHCA_R_DROP_MCAST_THRESHOLD;
+	__u64 nosock = got == XHCA_R_DROP_NO_SOCKET;
+
+	if (b->fq.packets - a->fq.packets == in && b->fq.bytes - a->fq.bytes == bytes &&
+	    b->enq - a->enq == in && b->fq.gate_drops - a->fq.gate_drops == gate &&
+	    b->fq.nosock_drops - a->fq.nosock_drops == nosock)
+		return 0;
+	snprintf(why, WHY_LEN, "reason %s: flow queues' packets +%llu bytes +%llu enq +%llu "
+		 "gate_drops +%llu nosock_drops +%llu, want +%llu +%llu +%llu +%llu +%llu",
+		 rname[got], (unsigned long long)(b->fq.packets - a->fq.packets),
+		 (unsigned long long)(b->fq.bytes - a->fq.bytes),
+		 (unsigned long long)(b->enq - a->enq),
+		 (unsigned long long)(b->fq.gate_drops - a->fq.gate_drops),
+		 (unsigned long long)(b->fq.nosock_drops - a->fq.nosock_drops),
+		 (unsigned long long)in, (unsigned long long)bytes, (unsigned long long)in,
+		 (unsigned long long)gate, (unsigned long long)nosock);
+	return -1;
 }
 
 /*
@@ -264,6 +326,10 @@ int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 	/* (the function ports get the frame as it came) */
 	mlen = is_redirect_reason(got) && got != XHCA_R_TO_MCAST_DEVS ? sizeof(struct xhca_rx_meta)
 								       : 0;
+	/* a frame dropped after its flow queue admitted it may keep the
+	 * room made for the block: nobody sees a dropped frame */
+	if (o.retval == XDP_DROP && o.data_size_out == len + sizeof(struct xhca_rx_meta))
+		mlen = sizeof(struct xhca_rx_meta);
 	if (mlen && o.data_size_out >= mlen)
 		memcpy(&last_meta, out, mlen);
 	if (o.data_size_out != len + mlen || memcmp(out + mlen, frame, len)) {
@@ -271,6 +337,8 @@ int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 			 len);
 		return -1;
 	}
+	if (flowq_moved(&a, &b, got, len, why))
+		return -1;
 	for (__u32 l = 0; l < L_NQP; l++) {
 		__u64 da = b.q[l].accepted - a.q[l].accepted, dd = b.q[l].dropped - a.q[l].dropped;
 		__u64 wa = l && l == qp_lidx && qp_accepted_reason(got);

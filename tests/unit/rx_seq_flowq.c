@@ -162,3 +162,41 @@ int seq_flowq_no_meta_room(char *why)
 	}
 	return snprintf(why, WHY_LEN, "test_run takes no metadata at all"), -1;
 }
+
+/* A WRITE decided after its flow queue was asked: each packet is counted
+ * once, under its final reason, and the flow queue's counters say only
+ * what happened to it there (run() checks them for every packet). A LAST
+ * placed here whose ACK finds the gate closed is placed, not a gate drop;
+ * a LAST with immediate that the gate admitted and the length check then
+ * refused is a length drop that never entered the flow queue. */
+int seq_flowq_late_drop(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_flowq q;
+
+	if (qps_reset() || fq_get(FQ_SOCK, &q))
+		return snprintf(why, WHY_LEN, "setup"), -1;
+	mrs_reset();
+	if (fq_set(FQ_SOCK, 1, 0, q.enq - 5)) /* backlog 5, over high: the gate closes */
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA, 2048, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, MR_PRE, 0, 0, 1024);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 2, why))
+		return -1;
+	if (fq_get(FQ_SOCK, &q) || !q.gate)
+		return snprintf(why, WHY_LEN, "the gate is open; the backlog should have closed it"),
+		       -1;
+	/* the gate open again: a LAST with immediate one byte short */
+	if (fq_set(FQ_SOCK, 0, 0, q.enq))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0 + 2, MR_PRE, PRE_IOVA, 2048, 1024);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 3, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST_IMM, EPSN0 + 3, MR_PRE, 0, 0, 1023);
+	if (step(&s, XHCA_R_DROP_WRITE_LEN, L_RCW, -1, why))
+		return -1;
+	return fq_set(FQ_SOCK, 0, 0, 0) ? -1 : 0;
+}

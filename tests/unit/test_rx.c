@@ -371,6 +371,7 @@ void run_sequences(void)
 		{ "flow queue: metadata block in front, redirect to the socket", seq_flowq_meta },
 		{ "flow queue: gate closes at high, opens at low, PSN untouched", seq_flowq_gate },
 		{ "flow queue: no room for the metadata block", seq_flowq_no_meta_room },
+		{ "flow queue: a WRITE LAST decided after its flow queue was asked, counted once", seq_flowq_late_drop },
 		{ "WRITE into a pre-translated MR: placed exactly, across pages, multi-packet",
 		  seq_write_placed },
 		{ "WRITE into a fragmented MR: to the translation manager, nothing written",

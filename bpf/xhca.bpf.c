@@ -1178,7 +1178,7 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 	struct xhca_mcast_counter *mc;
 	struct xhca_mcast_grp *g;
 	__u32 idx;
-	int r;
+	int r, reason = XHCA_R_TO_MCAST;
 
 	if (!ip_is_mcast(p->daddr))
 		return XHCA_R_DROP_MCAST_ADDR;
@@ -1201,19 +1201,20 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 		mc->pkey_drops++;
 		return XHCA_R_DROP_MCAST_PKEY;
 	}
-	if (g->ndevs) {
-		/* Second level: a copy to every function port, in the kernel;
-		 * the QP members' through the replication port. */
+	/* Second level: a copy to every function port, in the kernel; the QP
+	 * members' through the replication port. The broadcast copies the
+	 * frame for every port but the last (xdpf_clone), which a frame of
+	 * several buffers cannot be (it would reach no port, uncounted): such
+	 * a frame goes to the replication queue, stored once, and xhcad sends
+	 * each port and QP its copy. (One port: no copy.) */
+	if (g->ndevs && g->ndevs + (g->nmembers ? 1 : 0) > 1 &&
+	    bytes > (__u64)(ctx->data_end - ctx->data)) {
+		reason = XHCA_R_TO_MCAST_PORTS;
+	} else if (g->ndevs) {
 		void *ports = bpf_map_lookup_elem(&xhca_mc_devs, &idx);
 
 		if (!ports)
 			return XHCA_R_DROP_MCAST_GROUP;
-		/* The broadcast copies the frame for every port but the last
-		 * (xdpf_clone), which a frame of several buffers cannot be:
-		 * it would reach no port, uncounted. (One port: no copy.) */
-		if (g->ndevs + (g->nmembers ? 1 : 0) > 1 &&
-		    bytes > (__u64)(ctx->data_end - ctx->data))
-			return XHCA_R_DROP_MCAST_FRAGS;
 		if (bpf_redirect_map(ports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) !=
 		    XDP_REDIRECT)
 			return XHCA_R_DROP_NO_SOCKET;
@@ -1230,8 +1231,8 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 	vd->lidx = idx;
 	vd->gen = g->gen;
 	vd->flowq = XHCA_FLOWQ_MCAST;
-	r = flowq_send(ctx, p, vd, XHCA_R_TO_MCAST, bytes);
-	if (r == XHCA_R_TO_MCAST) {
+	r = flowq_send(ctx, p, vd, reason, bytes);
+	if (r == reason) {
 		mc->packets++;
 		mc->bytes += bytes;
 	}
@@ -1460,6 +1461,7 @@ out:
 	case XHCA_R_SEQ_NAK_TO_FLOWQ:
 	case XHCA_R_TO_MCAST:
 	case XHCA_R_TO_MCAST_DEVS:
+	case XHCA_R_TO_MCAST_PORTS:
 		return XDP_REDIRECT;
 	default:
 		return XDP_DROP;

@@ -97,8 +97,8 @@
 	X(DROP_MCAST_PKEY, "drop_mcast_pkey", "P_Key does not match the multicast group's") \
 	X(DROP_MCAST_THRESHOLD, "drop_mcast_threshold",                                     \
 	  "too many multicast packets waiting for replication: early drop, unicast flows on") \
-	X(DROP_MCAST_FRAGS, "drop_mcast_frags",                                             \
-	  "multicast frame over a page (multi-buffer) for several ports: the kernel cannot copy it") \
+	X(TO_MCAST_PORTS, "to_mcast_ports",                                                 \
+	  "multicast frame over a page for several ports (the kernel cannot copy it): to xhcad, which sends each port and QP its copy") \
 	X(DROP_CAM_MISS, "drop_cam_miss", "destination QPN not in the QP CAM (quiet drop)") \
 	X(DROP_STALE, "drop_stale", "CAM entry generation does not match the QP context")  \
 	X(DROP_QP_BUSY, "drop_qp_busy",                                                     \

@@ -114,38 +114,61 @@ for kind in pretranslated fragmented; do
 	xhca mr dereg "$R" >/dev/null
 done
 
-# --- multicast to function ports: a frame over a page to one port; to a
-# port and a QP member (two copies in the kernel) a counted drop ---
+# --- multicast to function ports: a frame over a page to one port (in the
+# kernel); to a port and a QP member, or to two ports, the kernel cannot
+# copy it: xhcad sends each its copy from the one stored frame ---
 ip netns add "$NS_C"
-ip link add xf1a netns "$NS_A" type veth peer name xf1 netns "$NS_C"
-ip -n "$NS_A" link set xf1a mtu 4200 up
-ip -n "$NS_C" link set xf1 mtu 4200 up
-ip netns exec "$NS_C" ethtool -K xf1 gro on >/dev/null # NAPI for redirected frames
+for p in 1 2; do
+	ip link add xf${p}a netns "$NS_A" type veth peer name xf$p netns "$NS_C"
+	ip -n "$NS_A" link set xf${p}a mtu 4200 up
+	ip -n "$NS_C" link set xf$p mtu 4200 up
+	ip netns exec "$NS_C" ethtool -K xf$p gro on >/dev/null # NAPI for redirected frames
+done
 G=239.10.10.10
 xhca mcast create "$G" >/dev/null
 xhca mcast attach "$G" --dev xf1a >/dev/null
 mcsend() { gen --op ud-send-only --qpn 0xffffff --dst "$G" --qkey 0x5151 --msg-len "$1" \
 	--mtu 4096 --pattern 4; }
-port_frames() { "${TSHARK_ROCE[@]}" -r "$tmp/port.pcap" -T fields -e frame.len 2>/dev/null | tr '\n' ' '; }
+# the frames port N got: their lengths
+port_frames() { "${TSHARK_ROCE[@]}" -r "$tmp/port$1.pcap" -T fields -e frame.len 2>/dev/null | tr '\n' ' '; }
 tshark_roce_init
-cap_start "$NS_C" xf1 "$tmp/port.pcap" "udp port 4791"
+cap_start "$NS_C" xf1 "$tmp/port1.pcap" "udp port 4791"
 stats_snap "$tmp/mc.snap"
 mcsend 4000
 cap_stop
 check_eq "mtu4k: multicast, one function port: the 4066 B frame reaches it (in the kernel)" \
-	"$(port_frames)/$(stats_changed "$tmp/mc.snap")" "4066 /to_mcast_devs"
+	"$(port_frames 1)/$(stats_changed "$tmp/mc.snap")" "4066 /to_mcast_devs"
 app mc "$RECV" -i "$IF_A" --type ud --qkey 0x5151 --mcast "$G" --mtu 4096 --buf-size 8192 -j \
-	--count 1 --timeout 3
+	--count 2 --timeout 3
 ready mc >/dev/null
-cap_start "$NS_C" xf1 "$tmp/port.pcap" "udp port 4791"
+cap_start "$NS_C" xf1 "$tmp/port1.pcap" "udp port 4791"
 stats_snap "$tmp/mc.snap"
 mcsend 4000
+sleep 0.2
 mcsend 200
 cap_stop
 wait "$PID_mc"
-check_eq "mtu4k: multicast, a port and a QP member: the 4066 B frame a counted drop, the 266 B one reaches both" \
-	"$(port_frames)/$(stats_changed "$tmp/mc.snap")/$(comps mc '[x["byte_len"] for x in c]')" \
-	"266 /drop_mcast_frags to_mcast_devs/[240]"
+check_eq "mtu4k: multicast, a port and a QP member: the 4066 B frame through xhcad's copies (to_mcast_ports), the 266 B one in the kernel (to_mcast_devs), both reach both" \
+	"$(port_frames 1)/$(stats_changed "$tmp/mc.snap")/$(comps mc '[x["byte_len"] for x in c]')" \
+	"4066 266 /to_mcast_devs to_mcast_ports/[4040, 240]"
+check_eq "mtu4k: both frames on the port whole (scapy checks their ICRCs)" \
+	"$(/usr/bin/python3 "$XHCA_TOP/tests/pcap_icrc.py" "$tmp/port1.pcap" 2>&1)" \
+	"2 roce frames, 0 bad ICRC"
+xhca mcast attach "$G" --dev xf2a >/dev/null
+cap_start "$NS_C" xf1 "$tmp/port1.pcap" "udp port 4791"
+cap1=$CAP
+cap_start "$NS_C" xf2 "$tmp/port2.pcap" "udp port 4791"
+stats_snap "$tmp/mc.snap"
+mcsend 4000
+cap_stop
+CAP=$cap1 cap_stop
+check_eq "mtu4k: multicast, two ports (the member gone): the 4066 B frame reaches both, from xhcad" \
+	"$(port_frames 1)/$(port_frames 2)/$(stats_changed "$tmp/mc.snap")" \
+	"4066 /4066 /to_mcast_ports"
+check_eq "mtu4k: mcast show counts the ports' copies (xhca_rx's 2 + xhcad's 3), no error" \
+	"$(xhca -j mcast show | json_get '[(g["dev_packets"], g["drops"]["errors"]) for g in d["groups"]]')" \
+	"[(5, 0)]"
+xhca mcast destroy "$G" >/dev/null
 
 # --- a frame of three descriptors (link MTU 9000) is more than a slot holds:
 # dropped, counted; the next one delivered. A UD payload over the path MTU

@@ -50,14 +50,15 @@ int seq_mcast_ports(char *why)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .repeat = 1);
 	static __u8 f[XHCA_PKT_MAX], out[XHCA_PKT_MAX + 64];
 	__u32 idx = 9, lo = if_nametoindex("lo"), rkey = XHCA_XSK_REP_KEY;
+	__u32 mkey = 0 * XHCA_FLOWQ_MAX + XHCA_FLOWQ_MCAST; /* RX queue 0's */
 	struct xhca_mcast_grp g = { .index = 9, .gen = 4, .nmembers = 1, .ndevs = 1,
 				    .pkey = 0xffff };
 	struct xhca_pkt_spec s;
 	struct xhca_mgid k;
 	struct xhca_rx_meta m;
 	struct xhca_flowq q;
-	int inner, len, rep = bpf_program__fd(E.skel->progs.xhca_rep);
-	__u64 d0;
+	int inner, len, rc, rep = bpf_program__fd(E.skel->progs.xhca_rep);
+	__u64 d0, p0;
 
 	inner = bpf_map_create(BPF_MAP_TYPE_DEVMAP_HASH, "ports", 4, 4, XHCA_MCAST_DEVS + 1, NULL);
 	xhca_ip_parse("239.5.5.5", k.gid);
@@ -74,12 +75,25 @@ int seq_mcast_ports(char *why)
 		return snprintf(why, WHY_LEN, "dev_packets did not move"), -1;
 	/* Over a page, the test run makes the frame multi-buffer (xdp.frags):
 	 * for the port and the QPs (two targets) the kernel could not copy
-	 * it; counted, not sent. */
+	 * it; stored once in the replication queue for xhcad to copy, not
+	 * broadcast. */
 	s.payload_len = 4000;
-	if (step(&s, XHCA_R_DROP_MCAST_FRAGS, 0, -1, why))
+	p0 = mc_count(9, offsetof(struct xhca_mcast_counter, packets));
+	if (bpf_map_update_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &mkey, &xsk_fd, 0))
+		return snprintf(why, WHY_LEN, "replication queue socket: %s", strerror(errno)), -1;
+	rc = step(&s, XHCA_R_TO_MCAST_PORTS, 0, -1, why);
+	bpf_map_delete_elem(bpf_map__fd(E.skel->maps.xhca_xsks), &mkey);
+	if (rc)
 		return -1;
-	if (mc_count(9, offsetof(struct xhca_mcast_counter, dev_packets)) != d0 + 1)
-		return snprintf(why, WHY_LEN, "dev_packets moved for a frame not sent"), -1;
+	if (last_meta.reason != XHCA_R_TO_MCAST_PORTS || last_meta.flowq != XHCA_FLOWQ_MCAST ||
+	    last_meta.lidx != 9 || last_meta.gen != 4)
+		return snprintf(why, WHY_LEN, "frame over a page: metadata reason %u flowq %u lidx %u "
+				"gen %u", last_meta.reason, last_meta.flowq, last_meta.lidx,
+				last_meta.gen), -1;
+	if (mc_count(9, offsetof(struct xhca_mcast_counter, dev_packets)) != d0 + 1 ||
+	    mc_count(9, offsetof(struct xhca_mcast_counter, packets)) != p0 + 1)
+		return snprintf(why, WHY_LEN, "frame over a page: broadcast to the ports, or not "
+				"counted as stored for replication"), -1;
 	s.payload_len = 100;
 	/* xhca_rep: to its socket with the metadata, or dropped at the threshold */
 	len = xhca_pkt_build(&s, f, sizeof(f));

@@ -24,6 +24,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <sys/wait.h>
 #include <linux/if_link.h>
 #include <bpf/libbpf.h>
@@ -60,6 +63,7 @@ struct mc_group {
 	__u64 replicated, copies;
 	__u64 skip_state, skip_qkey, skip_pkey, skip_loopback, skip_stale;
 	__u64 rnr, errors;
+	__u64 port_sends, port_errors;	/* frames of several buffers sent to the ports here */
 };
 
 struct mcast_state {
@@ -82,6 +86,7 @@ struct mcast_state {
 	/* the replication port: a veth pair, xhca_rep on the peer */
 	int rep_ifindex, peer_ifindex;
 	char rep_name[IF_NAMESIZE];
+	int port_sock;		/* AF_PACKET: the ports' copies of frames of several buffers */
 };
 
 static int mgid_eq(const struct xhca_mgid *a, const struct xhca_mgid *b)
@@ -110,6 +115,7 @@ int mcast_init(struct xhcad *d)
 	d->mc = calloc(1, sizeof(*d->mc));
 	if (!d->mc)
 		return -ENOMEM;
+	d->mc->port_sock = -1;
 	/* Groups an earlier xhcad made: their members are not known here. */
 	while (!bpf_map_get_next_key(d->m.mcast, NULL, &next)) {
 		k = next;
@@ -134,6 +140,8 @@ void mcast_fini(struct xhcad *d)
 		free(d->mc->g[i]);
 	}
 	rep_down(d);
+	if (d->mc->port_sock >= 0)
+		close(d->mc->port_sock);
 	free(d->mc);
 	d->mc = NULL;
 }
@@ -393,7 +401,8 @@ void mcast_info(struct xhcad *d, __u32 index, struct xhca_mcast_info *mi)
 	mi->skip_loopback = g->skip_loopback;
 	mi->skip_stale = g->skip_stale;
 	mi->rnr = g->rnr;
-	mi->errors = g->errors;
+	mi->errors = g->errors + g->port_errors;
+	mi->dev_packets += g->port_sends;
 	for (__u32 i = 0; i < g->nmembers; i++)
 		mi->qpns[i] = g->m[i].gqpn;
 	for (__u32 i = 0; i < g->ndevs; i++)
@@ -566,6 +575,29 @@ static int replicate(struct xhcad *d)
 	return 1;
 }
 
+/* A frame of several buffers for a group with ports (xhca_rx's
+ * to_mcast_ports: the kernel's broadcast cannot copy it): each port gets
+ * its copy from the one stored frame, a send each, as the broadcast would
+ * have given it (the QP members' copies follow as for any group). */
+static void ports_send(struct xhcad *d, struct mc_group *g, const __u8 *fr, __u32 len)
+{
+	struct mcast_state *mc = d->mc;
+
+	if (mc->port_sock < 0)
+		mc->port_sock = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0); /* sends only */
+	for (__u32 i = 0; i < g->ndevs; i++) {
+		struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = (int)g->devs[i],
+					  .sll_halen = ETH_ALEN };
+
+		memcpy(to.sll_addr, fr, ETH_ALEN);
+		if (mc->port_sock >= 0 && sendto(mc->port_sock, fr, len, MSG_DONTWAIT,
+						 (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len)
+			g->port_sends++;
+		else
+			g->port_errors++;
+	}
+}
+
 int mcast_run(struct xhcad *d, int budget)
 {
 	struct mcast_state *mc = d->mc;
@@ -586,13 +618,15 @@ int mcast_run(struct xhcad *d, int budget)
 			mc->busy = 1;
 			mc->next = 0;
 			g = m->lidx < XHCA_MCAST_GROUPS ? mc->g[m->lidx] : NULL;
-			if (m->reason != XHCA_R_TO_MCAST || !g || g->gen != m->gen ||
-			    pkt_fields(mc, fr, mc->len)) {
+			if ((m->reason != XHCA_R_TO_MCAST && m->reason != XHCA_R_TO_MCAST_PORTS) ||
+			    !g || g->gen != m->gen || pkt_fields(mc, fr, mc->len)) {
 				mc->stale++; /* destroyed (or re-created) since */
 				g = NULL;
 			} else if (xhca_icrc_check_frame(fr, mc->len)) {
 				d->resp.bad_icrc++; /* checked once here, for every copy */
 				g = NULL;
+			} else if (m->reason == XHCA_R_TO_MCAST_PORTS) {
+				ports_send(d, g, fr, mc->len);
 			}
 			mc->grp = g;
 		}

@@ -313,10 +313,13 @@ struct xhca_mcast_info {
 	__u32 nmembers;
 	__u32 ndevs;
 	__u32 pad;
-	/* xhca_rx's counters */
+	/* xhca_rx's counters (dev_packets: frames that went to the function
+	 * ports, by xhca_rx's broadcast or, for frames of several buffers, by
+	 * xhcad's sends) */
 	__u64 packets, bytes, dev_packets, threshold_drops, pkey_drops, empty_drops;
 	/* xhcad's: packets replicated, copies delivered into receive buffers,
-	 * members skipped, copies that found no buffer or an error */
+	 * members skipped, copies that found no buffer or an error (or a
+	 * port copy xhcad could not send) */
 	__u64 replicated, copies;
 	__u64 skip_state, skip_qkey, skip_pkey, skip_loopback, skip_stale;
 	__u64 rnr, errors;

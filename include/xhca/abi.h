@@ -282,7 +282,11 @@ struct xhca_qp_ctx {
 	 * requests of the send queue's ring were started (a ring index). */
 	__u32 sq_psn;
 	__u32 sq_started;
-	__u8 rsvd[4];	/* room for the later issues without an ABI bump */
+	/* The proxy (xhcad's proxy thread, the one writer, as it releases a
+	 * proxy CQ's completions; read when a new xhcad takes over the
+	 * maps): the CSN of this QP's next completion in order. */
+	__u16 px_csn;
+	__u8 rsvd[2];	/* room for the later issues without an ABI bump */
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");

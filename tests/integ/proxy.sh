@@ -482,17 +482,26 @@ KQ=$(xhca -j qp create --type rc --cq "$KCQ" --rq-depth 4 --proxy on | json_get 
 xhca qp modify "$KQ" --state init >/dev/null
 xhca qp modify "$KQ" --state rtr --local-ip "$IP_A" --remote-ip "$IP_B" >/dev/null
 xhca filter add "$KQ" --op send --match text:LOCK >/dev/null
+KR=$(xhca -j mr reg --len 8192 | json_get 'd["rkey"]')
+QPN=$KQ
+send 0 "before"
+sleep 0.3
 xhcad_stop TERM
+# while no xhcad runs, xhca_rx places WRITEs into the pre-translated region
+# itself and numbers them in the QP's completion sequence: the xhcad that
+# takes over goes on from where the proxy had released (px_csn), not from
+# xhca_rx's count, so they complete, in order, before what comes next
+gen --op rc-rdma-write-only --qpn "$KQ" --psn 1 --va 0 --rkey "$KR" --size 100
+gen --op rc-rdma-write-only --qpn "$KQ" --psn 2 --va 100 --rkey "$KR" --size 200
 check "proxy: restart: xhcad starts again on the kept maps" xhcad_start
 check_eq "proxy: restart: the proxy CQ, the proxy QP on it and its filter are back" \
 	"$(xhca -j cq show | json_get '[(c["cq"], c["proxy"]) for c in d["cqs"]]') $(xhca -j qp show "$KQ" | json_get 'd["qps"][0]["proxy"], d["qps"][0]["cq"]') $(xhca -j filter show "$KQ" | json_get 'len(d["filters"])')" \
 	"[($KCQ, True)] True $KCQ 1"
-QPN=$KQ
-send 0 "LOCK k1 kept"; send 1 "after restart"
+send 3 "LOCK k1 kept"; send 4 "after restart"
 sleep 0.3
-check_eq "proxy: restart: its requests are offloaded and completed in order, buffers posted" \
-	"$(xhca -j cq poll "$KCQ" --dump 16 | json_get '[(c["opcode"], c.get("result"), c.get("data")) for c in d["completions"]]')" \
-	"[(257, 1, None), (128, None, '$(printf 'after restart' | od -An -tx1 | tr -d ' \n')')]"
+check_eq "proxy: restart: the completion before, the WRITEs placed while xhcad was down, then the requests after, in order" \
+	"$(xhca -j cq poll "$KCQ" --dump 16 | json_get '[(c["opcode"], c.get("result"), c.get("byte_len"), c.get("data")) for c in d["completions"]]')" \
+	"[(128, None, 6, '$(printf 'before' | od -An -tx1 | tr -d ' \n')'), (256, None, 100, None), (256, None, 200, None), (257, 1, 12, None), (128, None, 13, '$(printf 'after restart' | od -An -tx1 | tr -d ' \n')')]"
 xhcad_stop
 err=$(in_a "$B/xhcad" "$IF_A" --proxy-handler /nonexistent/h.so 2>&1); rc=$?
 check "proxy: --proxy-handler of a file that is not there: xhcad exits 1, saying why" \

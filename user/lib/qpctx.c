@@ -11,13 +11,15 @@
 #include <sys/mman.h>
 #include <xhca/qpctx.h>
 
-/* The configuration: [gen, rx_psn), pd, and the tail from ack_every. The receive
- * state (rx_psn and the WRITE cursor) is xhca_rx's. */
+/* The configuration: [gen, rx_psn), pd, and the tail from ack_every up to
+ * px_csn. The receive state (rx_psn and the WRITE cursor) is xhca_rx's;
+ * px_csn the proxy thread's, which stores it alone. */
 #define CFG_START offsetof(struct xhca_qp_ctx, gen)
 #define CFG_END offsetof(struct xhca_qp_ctx, rx_psn)
 #define RX_START offsetof(struct xhca_qp_ctx, wc_mr)
 #define RX_END offsetof(struct xhca_qp_ctx, ack_every)
 #define TAIL_START offsetof(struct xhca_qp_ctx, ack_every)
+#define TAIL_END offsetof(struct xhca_qp_ctx, px_csn)
 
 _Static_assert(offsetof(struct xhca_qp_ctx, pd) == CFG_END + 4, "pd follows rx_psn");
 _Static_assert(offsetof(struct xhca_qp_ctx, wc_mr) == CFG_END + 8, "the cursor follows pd");
@@ -71,8 +73,7 @@ void xhca_qpctx_store(struct xhca_qp_ctx *slot, const struct xhca_qp_ctx *c, int
 
 	memcpy((char *)slot + CFG_START, (const char *)c + CFG_START, CFG_END - CFG_START);
 	slot->pd = c->pd;
-	memcpy((char *)slot + TAIL_START, (const char *)c + TAIL_START,
-	       sizeof(*c) - TAIL_START);
+	memcpy((char *)slot + TAIL_START, (const char *)c + TAIL_START, TAIL_END - TAIL_START);
 	if (set_rx) {
 		/* Nothing else is in flight for a QP being reset: the cursor
 		 * goes with the word. */

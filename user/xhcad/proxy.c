@@ -80,6 +80,7 @@ static void flush_add(struct pxqp *q, struct px_msg *x)
 static void expire_head(struct proxy *p, struct pxqp *q, __u64 now, int overflow);
 static __u64 cookie_of(__u32 lidx, __u32 gen, __u16 csn);
 static int emit(void *arg, __u16 csn, const struct xhca_cqe *c);
+static void csn_keep(struct proxy *p, const struct pxqp *q);
 
 /* A record into q's reorderer; a completion that will not be written
  * gives its claim back. A record beyond the window (RO_WINDOW messages
@@ -93,6 +94,7 @@ static void put(struct proxy *p, struct pxqp *q, __u16 csn, enum ro_kind kind,
 	for (int tries = 0; rc == -ERANGE && tries < RO_WINDOW && ro_head_empty(&q->ro); tries++) {
 		expire_head(p, q, now, 1);
 		ro_release(&q->ro, emit, q, now);
+		csn_keep(p, q);
 		rc = ro_put(&q->ro, csn, kind, c, now);
 	}
 	if (!rc)
@@ -134,12 +136,20 @@ static int emit(void *arg, __u16 csn, const struct xhca_cqe *c)
 	return 0;
 }
 
+/* Where the QP's completions stand, kept in its context for an xhcad that
+ * takes over the maps (the proxy thread is its one writer). */
+static void csn_keep(struct proxy *p, const struct pxqp *q)
+{
+	__atomic_store_n(&p->d->ctxm[q - p->qp].px_csn, q->ro.next, __ATOMIC_RELAXED);
+}
+
 /* In order, what can go; then the flushed buffers, once nothing waits. */
 static void release(struct proxy *p, struct pxqp *q, __u64 now)
 {
 	__u64 before = q->ro.released, skipped = q->ro.skipped;
 
 	ro_release(&q->ro, emit, q, now);
+	csn_keep(p, q);
 	__atomic_fetch_add(&p->st.released, q->ro.released - before, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->st.skipped, q->ro.skipped - skipped, __ATOMIC_RELAXED);
 	while (q->flush && !q->ro.waiting) {
@@ -190,6 +200,7 @@ static void qp_add(struct proxy *p, struct px_msg *x)
 		pr_warn("proxy: no memory for the reorderer of QP 0x%06x\n", x->gqpn);
 		return;
 	}
+	csn_keep(p, q);
 	q->active = 1;
 	q->gen = x->gen;
 	q->gqpn = x->gqpn;

@@ -47,7 +47,7 @@ void proxy_kick(struct xhcad *d)
 		px_in_wake(d->px);
 }
 
-void proxy_qp_add(struct xhcad *d, __u32 lidx)
+void proxy_qp_add(struct xhcad *d, __u32 lidx, __u16 first)
 {
 	struct qp_host *qh = &d->qh[lidx];
 	struct px_msg *x = msg_new(PX_QP_ADD, 0);
@@ -59,8 +59,7 @@ void proxy_qp_add(struct xhcad *d, __u32 lidx)
 	x->gqpn = qh->gqpn;
 	x->qtype = qh->type;
 	x->cq = qh->cq;
-	/* the CSN of the QP's next message: what xhca_rx counts */
-	x->csn = (__u16)__atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_ACQUIRE);
+	x->csn = first;
 	px_in_push_wait(d->px, x);
 	qh->px.on = 1;
 	px_in_wake(d->px);

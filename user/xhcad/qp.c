@@ -557,6 +557,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	qp_host_attach(d, lidx, c.gen, qpn, c.type, c.flowq, owner, n.cq, n.rq, a->rq_depth,
 		       n.srq);
 	qh = &d->qh[lidx];
+	if (qh->cq && qh->cq->proxy) /* its first message: what xhca_rx counts from */
+		proxy_qp_add(d, lidx, (__u16)__atomic_load_n(&d->ctxm[lidx].msn, __ATOMIC_ACQUIRE));
 	qh->pd = a->pd;
 	if (n.sq && sq_attach(d, qh, n.sq, a->sq_depth, n.scq)) {
 		char e2[XHCA_ERRMSG_LEN];

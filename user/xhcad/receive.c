@@ -484,8 +484,6 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 	}
 	if (flowq < d->nflowq)
 		d->fq[flowq].nqps++;
-	if (qh->cq && qh->cq->proxy)
-		proxy_qp_add(d, lidx);
 }
 
 void qp_host_detach(struct xhcad *d, __u32 lidx)

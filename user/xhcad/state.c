@@ -398,6 +398,11 @@ static void restore_qp(struct xhcad *d, const struct st_qp *e, __u32 *dropped_qp
 		       e->cq ? cq_find(d, e->cq) : NULL, hm_find(d, e->rq_alloc),
 		       e->rq_depth, NULL /* SRQs are not kept (yet): no delivery */);
 	q->pd = e->pd;
+	/* the completions from where the proxy had released them: messages
+	 * xhca_rx numbered while no xhcad ran (WRITEs it placed) come next */
+	if (q->cq && q->cq->proxy)
+		proxy_qp_add(d, e->lidx, __atomic_load_n(&d->ctxm[e->lidx].px_csn,
+							 __ATOMIC_RELAXED));
 	if (e->sq_alloc) {
 		const __u8 at[4] = { e->timeout, e->retry_cnt, e->rnr_retry, e->max_rd_atomic };
 		struct hm_alloc *sa = hm_find(d, e->sq_alloc);

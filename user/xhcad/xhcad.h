@@ -513,7 +513,10 @@ __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn);
 /* pxq.c: the proxy's mailbox, as the layers above tell the proxy thread
  * (no-ops while there is no proxy) */
 /* A QP on a proxy CQ: its reorderer, from the CSN xhca_rx counts now. */
-void proxy_qp_add(struct xhcad *d, __u32 lidx);
+/* The QP (on a proxy CQ) to the proxy: its completions in order from CSN
+ * first (a new QP: the count xhca_rx keeps; a QP a restart kept: where the
+ * proxy had released up to, px_csn). */
+void proxy_qp_add(struct xhcad *d, __u32 lidx, __u16 first);
 void proxy_qp_del(struct xhcad *d, __u32 lidx);
 /* The normal path's end of a message of a QP on a proxy CQ: its
  * completion, or (c NULL) none. A flushed buffer's completion (no CSN)

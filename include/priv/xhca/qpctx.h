@@ -22,7 +22,7 @@ void xhca_qpctx_unmap(struct xhca_qp_ctx *m, __u32 n);
  * atomically. */
 void xhca_qpctx_load(const struct xhca_qp_ctx *slot, struct xhca_qp_ctx *out);
 
-/* Writes the configuration of c (everything but seq and rx_psn) into slot,
+/* Writes the configuration of c (everything but seq, rx_psn and px_csn) into slot,
  * inside a write section; with set_rx, rx_psn too, inside the same section.
  * Without it, rx_psn keeps whatever xhca_rx made of it. */
 void xhca_qpctx_store(struct xhca_qp_ctx *slot, const struct xhca_qp_ctx *c, int set_rx);

@@ -112,6 +112,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	sched_init(&d->sched, mode, d->nflowq, XSK_FRAME_SIZE);
 	flowq_init(d);
 	err = xsk_init(d);
+	if (!err)
+		mcast_start(d);
 	return err ? err : proxy_start(d);
 }
 

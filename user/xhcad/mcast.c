@@ -101,33 +101,63 @@ static void mgid_str(const struct xhca_mgid *g, char *buf, size_t len)
 
 static int dev_attach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
 		      __u32 owner, char *err, size_t errlen);
+static void ports_drop(struct xhcad *d, struct mc_group *g);
 static int dev_detach(struct xhcad *d, struct mc_group *g, const struct xhca_mcast_req *r,
 		      char *err, size_t errlen);
 static void dev_detach_all(struct xhcad *d, struct mc_group *g);
 static void ports_sync(struct xhcad *d, struct mc_group *g);
+static int rep_up(struct xhcad *d, char *err, size_t errlen);
 static void rep_down(struct xhcad *d);
 
 int mcast_init(struct xhcad *d)
 {
-	struct xhca_mgid k, next;
-	int n = 0;
-
 	d->mc = calloc(1, sizeof(*d->mc));
 	if (!d->mc)
 		return -ENOMEM;
 	d->mc->port_sock = -1;
-	/* Groups an earlier xhcad made: their members are not known here. */
-	while (!bpf_map_get_next_key(d->m.mcast, NULL, &next)) {
+	return 0;
+}
+
+/* Groups in the maps that no record brought back (an earlier xhcad's
+ * whose state was lost): their members are not known here. */
+static void sweep_maps(struct xhcad *d)
+{
+	struct xhca_mgid k, next;
+	struct xhca_mcast_grp v;
+	int n = 0;
+
+	for (int more = !bpf_map_get_next_key(d->m.mcast, NULL, &next); more;) {
 		k = next;
-		if (bpf_map_delete_elem(d->m.mcast, &k))
-			break;
-		n++;
+		more = !bpf_map_get_next_key(d->m.mcast, &k, &next);
+		if (!bpf_map_lookup_elem(d->m.mcast, &k, &v) && v.index < XHCA_MCAST_GROUPS &&
+		    d->mc->g[v.index] && d->mc->g[v.index]->gen == v.gen)
+			continue;
+		if (!bpf_map_delete_elem(d->m.mcast, &k))
+			n++;
 	}
 	if (n)
 		pr_info("removed %d multicast groups of an earlier xhcad\n", n);
 	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++)
-		bpf_map_delete_elem(d->m.mc_devs, &i);
-	return 0;
+		if (!d->mc->g[i] || d->mc->g[i]->ports <= 0)
+			bpf_map_delete_elem(d->m.mc_devs, &i);
+}
+
+void mcast_start(struct xhcad *d)
+{
+	char err[XHCA_ERRMSG_LEN];
+
+	if (!d->mc)
+		return;
+	sweep_maps(d);
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++) {
+		struct mc_group *g = d->mc->g[i];
+
+		if (!g || g->ports <= 0 || !g->nmembers)
+			continue;
+		if (rep_up(d, err, sizeof(err)))
+			pr_warn("multicast group %u: %s\n", g->index, err);
+		ports_sync(d, g);
+	}
 }
 
 void mcast_fini(struct xhcad *d)
@@ -408,6 +438,109 @@ void mcast_info(struct xhcad *d, __u32 index, struct xhca_mcast_info *mi)
 	for (__u32 i = 0; i < g->ndevs; i++)
 		if (!if_indextoname(g->devs[i], mi->devs[i]))
 			snprintf(mi->devs[i], sizeof(mi->devs[i]), "#%u", g->devs[i]);
+}
+
+/* The counters a record keeps, in its cnt[] order. */
+#define MC_COUNTERS(g) { &(g)->replicated, &(g)->copies, &(g)->skip_state, &(g)->skip_qkey, \
+			 &(g)->skip_pkey, &(g)->skip_loopback, &(g)->skip_stale, &(g)->rnr, \
+			 &(g)->errors, &(g)->port_sends, &(g)->port_errors }
+
+int mcast_save(const struct xhcad *d, __u32 i, struct mcast_rec *r)
+{
+	struct mc_group *g = d->mc && i < XHCA_MCAST_GROUPS ? d->mc->g[i] : NULL;
+
+	if (!g)
+		return -ENOENT;
+	__u64 *cnt[] = MC_COUNTERS(g);
+
+	_Static_assert(sizeof(cnt) / sizeof(cnt[0]) == MCAST_REC_COUNTERS, "mcast_rec counters");
+	memset(r, 0, sizeof(*r));
+	r->mgid = g->mgid;
+	r->index = g->index;
+	r->gen = g->gen;
+	r->gen_seq = d->mc->gen_seq;
+	r->pkey = g->pkey;
+	r->flags = g->flags;
+	r->nmembers = g->nmembers;
+	r->ndevs = g->ndevs;
+	for (int k = 0; k < MCAST_REC_COUNTERS; k++)
+		r->cnt[k] = *cnt[k];
+	for (__u32 k = 0; k < g->nmembers; k++) {
+		r->m[k].lidx = g->m[k].lidx;
+		r->m[k].gen = g->m[k].gen;
+		r->m[k].gqpn = g->m[k].gqpn;
+	}
+	memcpy(r->devs, g->devs, sizeof(r->devs));
+	return 0;
+}
+
+/* The group's port map as the earlier xhcad left it in xhca_mc_devs (the
+ * kernel took the ports that went away out of it). */
+static int ports_reopen(struct xhcad *d, struct mc_group *g)
+{
+	__u32 id;
+
+	if (bpf_map_lookup_elem(d->m.mc_devs, &g->index, &id))
+		return -errno;
+	g->ports = bpf_map_get_fd_by_id(id);
+	if (g->ports < 0) {
+		g->ports = 0;
+		return -errno;
+	}
+	return 0;
+}
+
+int mcast_restore(struct xhcad *d, const struct mcast_rec *r)
+{
+	struct xhca_mcast_grp v;
+	struct mc_group *g;
+
+	if (r->index >= XHCA_MCAST_GROUPS || d->mc->g[r->index] ||
+	    r->nmembers > XHCA_MCAST_MEMBERS || r->ndevs > XHCA_MCAST_DEVS)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(d->m.mcast, &r->mgid, &v) || v.index != r->index || v.gen != r->gen)
+		return -ESTALE; /* the maps moved on after the record was written */
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->mgid = r->mgid;
+	g->index = r->index;
+	g->gen = r->gen;
+	g->pkey = r->pkey;
+	g->flags = r->flags;
+	__u64 *cnt[] = MC_COUNTERS(g);
+
+	for (int k = 0; k < MCAST_REC_COUNTERS; k++)
+		*cnt[k] = r->cnt[k];
+	/* members whose QP came back (a session that ended took its QPs) */
+	for (__u32 k = 0; k < r->nmembers; k++) {
+		const struct qp_host *qh = r->m[k].lidx < d->max_qps ? &d->qh[r->m[k].lidx] : NULL;
+
+		if (qh && qh->valid && qh->gen == r->m[k].gen && qh->gqpn == r->m[k].gqpn)
+			g->m[g->nmembers++] = (struct mc_member){ r->m[k].lidx, r->m[k].gen,
+								  r->m[k].gqpn };
+	}
+	/* ports still there, in the port map the group had */
+	if (r->ndevs && !ports_reopen(d, g)) {
+		for (__u32 k = 0; k < r->ndevs; k++) {
+			char name[IF_NAMESIZE];
+			__u32 ifx = r->devs[k];
+
+			if (if_indextoname(ifx, name) && !bpf_map_update_elem(g->ports, &ifx, &ifx, 0))
+				g->devs[g->ndevs++] = ifx;
+		}
+	}
+	if (!g->ndevs && g->ports > 0)
+		ports_drop(d, g);
+	if (r->gen_seq > d->mc->gen_seq)
+		d->mc->gen_seq = r->gen_seq;
+	d->mc->g[g->index] = g;
+	d->mc->ngroups++;
+	if ((g->flags & XHCA_MCF_AUTO) && !g->nmembers && !g->ndevs) {
+		destroy(d, g); /* made by an attach, its last member gone */
+		return 0;
+	}
+	return publish(d, g) ? -EIO : 0;
 }
 
 int mcast_show(struct xhcad *d, struct xhca_mcast_info **out, __u32 *n)

@@ -2,8 +2,9 @@
 /*
  * What xhcad keeps across a restart beside the pinned maps: sessions,
  * protection domains, host memory allocations, the translation record of
- * the memory regions, CQs and which QP delivers where. The maps hold the
- * data (host memory, MR contexts, QP contexts); this holds who owns it.
+ * the memory regions, CQs, which QP delivers where, and the multicast
+ * groups' members and ports. The maps hold the data (host memory, MR
+ * contexts, QP contexts, groups); this holds who owns it.
  *
  * It is written to XHCA_RUN_DIR/IFNAME.state (a tmpfs, as the pins live no
  * longer than the boot) after every request that changed it, replacing the
@@ -34,12 +35,12 @@
 #include "xhcad.h"
 
 #define STATE_MAGIC 0x58484341u /* "XHCA" */
-#define STATE_VERSION 4
+#define STATE_VERSION 5
 
 struct st_hdr {
 	__u32 magic, version, abi;
 	__u32 hostmem_id, mr_id;	/* the maps this goes with */
-	__u32 nsess, npd, nalloc, nmr, ncq, nqp;
+	__u32 nsess, npd, nalloc, nmr, ncq, nqp, nmc;
 	__u32 alloc_seq, next_pd, next_session, next_cq, key_seed;
 };
 
@@ -116,6 +117,26 @@ static void put(struct wbuf *w, const void *src, size_t n)
 	}
 	memcpy(w->p + w->len, src, n);
 	w->len += n;
+}
+
+/* The multicast groups (struct mcast_rec each); returns how many. */
+static __u32 save_mcast(const struct xhcad *d, struct wbuf *w)
+{
+	struct mcast_rec *r = malloc(sizeof(*r));
+	__u32 n = 0;
+
+	if (!r) {
+		w->err = -ENOMEM;
+		return 0;
+	}
+	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++) {
+		if (mcast_save(d, i, r))
+			continue;
+		put(w, r, sizeof(*r));
+		n++;
+	}
+	free(r);
+	return n;
 }
 
 int state_save(struct xhcad *d)
@@ -197,6 +218,7 @@ int state_save(struct xhcad *d)
 		put(&w, &e, sizeof(e));
 		h.nqp++;
 	}
+	h.nmc = save_mcast(d, &w);
 	if (w.err) {
 		free(w.p);
 		return w.err;
@@ -419,6 +441,28 @@ static void restore_qp(struct xhcad *d, const struct st_qp *e, __u32 *dropped_qp
 	pd_ref(d, e->pd, 1);
 }
 
+/* The multicast groups the maps still hold, with the members whose QPs came
+ * back (after the QPs). */
+static int restore_mcast(struct xhcad *d, struct rbuf *r, __u32 n)
+{
+	struct mcast_rec *e = malloc(sizeof(*e));
+	__u32 kept = 0;
+	int err = 0;
+
+	if (!e)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !err; i++) {
+		if (!take_copy(r, e, sizeof(*e)))
+			err = -EINVAL;
+		else if (!mcast_restore(d, e))
+			kept++;
+	}
+	free(e);
+	if (kept)
+		pr_info("state: %u multicast groups kept\n", kept);
+	return err;
+}
+
 static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 {
 	struct st_hdr h_;
@@ -465,6 +509,9 @@ static int restore(struct xhcad *d, struct rbuf *r, __u32 *dropped_qps)
 			continue; /* the QP table moved on after the file was written */
 		restore_qp(d, e, dropped_qps);
 	}
+	err = restore_mcast(d, r, h->nmc);
+	if (err)
+		return err;
 	/* Reference counts again from what came back. */
 	for (__u32 k = 1; k < d->mr.max; k++)
 		if (d->mr.e[k].rkey)

@@ -880,7 +880,27 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns);
 /* mcast.c: multicast groups and the replication engine */
 struct mcast_state;
 int mcast_init(struct xhcad *d);
+/* Once the sockets are up: the groups of an earlier xhcad that no record
+ * brought back leave the maps; the replication port for the rest. */
+void mcast_start(struct xhcad *d);
 void mcast_fini(struct xhcad *d);
+/* What a restart keeps of a group (state.c writes the record, then gives
+ * it back to an xhcad that takes over the maps). */
+#define MCAST_REC_COUNTERS 11
+struct mcast_rec {
+	struct xhca_mgid mgid;
+	__u32 index, gen, gen_seq;
+	__u16 pkey, flags;
+	__u32 nmembers, ndevs;
+	__u64 cnt[MCAST_REC_COUNTERS];
+	struct { __u32 lidx, gen, gqpn; } m[XHCA_MCAST_MEMBERS];
+	__u32 devs[XHCA_MCAST_DEVS];	/* ifindexes */
+};
+/* The record of group slot i: 0, or -ENOENT for an empty slot. */
+int mcast_save(const struct xhcad *d, __u32 i, struct mcast_rec *r);
+/* The group again, if the maps still hold it (same index and generation):
+ * the members whose QPs came back, the ports still there. 0 or -errno. */
+int mcast_restore(struct xhcad *d, const struct mcast_rec *r);
 int mcast_create(struct xhcad *d, const struct xhca_mcast_req *r, struct xhca_mcast_info *out,
 		 char *err, size_t errlen);
 int mcast_destroy(struct xhcad *d, const struct xhca_mcast_req *r, char *err, size_t errlen);

@@ -926,7 +926,9 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 		/* To xhcad: everything but a WRITE into a pre-translated region
 		 * that needs no completion. */
 		if (write)
-			vd->pretx = start ? (!p->dma_len || (m0->flags & XHCA_MRF_PRETRANSLATED))
+			vd->pretx = start ? (!p->dma_len ||
+					     ((m0->flags & XHCA_MRF_PRETRANSLATED) &&
+					      !(v->flags & XHCA_QPF_ICRC_FIRST)))
 					  : !!(base & XHCA_RXPSN_PRETX);
 		/* An offloaded message's later packets follow its first (never
 		 * a WRITE: the proxy executes no WRITEs). Arithmetic, not

@@ -123,15 +123,20 @@ echo "== RDMA WRITE bandwidth into a memory region (${SECONDS_RUN} s each, UC WR
 # through a 32 MiB region. The receive side gets one CPU for both paths:
 # the veth's NAPI runs threaded, pinned to CPU 1 with xhcad; the sender has
 # CPU 0. Bandwidth = payload bytes placed / the sender's seconds. The
-# ceiling: memcpy of the same chunks through the same area on CPU 1.
+# ceiling: memcpy of the same chunks through the same area on CPU 1. Then
+# the pre-translated region again under --icrc first (xhcad checks every
+# WRITE's ICRC before it places a byte): the cost of that mode.
 ip -n "$NS_A" link set "$IF_A" mtu 3000
 ip -n "$NS_B" link set "$IF_B" mtu 3000
 ip netns exec "$NS_A" sh -c "echo 1 > /sys/class/net/$IF_A/threaded" ||
 	{ echo "bench: no threaded NAPI on $IF_A" >&2; exit 1; }
-xhcad_start --hostmem-mb 128 || { echo "bench: xhcad did not start" >&2; exit 1; }
-for p in $(ps -eo pid,comm | awk -v n="napi/$IF_A-" 'index($2, n) == 1 {print $1}') "$XHCAD_PID"; do
-	taskset -p -c 1 "$p" >/dev/null
-done
+pin_rx() {
+	for p in $(ps -eo pid,comm | awk -v n="napi/$IF_A-" 'index($2, n) == 1 {print $1}') "$XHCAD_PID"; do
+		taskset -p -c 1 "$p" >/dev/null
+	done
+}
+xhcad_start --hostmem-mb 128 --keep || { echo "bench: xhcad did not start" >&2; exit 1; }
+pin_rx
 UC=$(qp_up uc --action host --mtu 2048)
 AREA=$((32 << 20))
 PRE=$(xhca -j mr reg --len $AREA --contig | json_get 'd["rkey"]')
@@ -149,15 +154,22 @@ wbench() { # RKEY -> "sent seconds placed_by_xhca_rx placed_by_xhcad gate_drops"
 }
 read -r ps pt pp px pg <<<"$(wbench "$PRE")"
 read -r fs ft fp fx fg <<<"$(wbench "$FRAG")"
+xhcad_stop TERM
+xhcad_start --hostmem-mb 128 --icrc first || { echo "bench: xhcad --icrc first did not start" >&2; exit 1; }
+pin_rx
+read -r is it ip ix ig <<<"$(wbench "$PRE")"
 mc=$(taskset -c 1 "$B/xhca-bench" memcpy -c 2048 -a $AREA -s 1 -j) || exit 1
-"$SCAPY_PY" - "$ps" "$pt" "$pp" "$fs" "$ft" "$fx" "$fg" "$(jf "$mc" 'd["gbytes_per_s"]')" <<'PY'
+"$SCAPY_PY" - "$ps" "$pt" "$pp" "$fs" "$ft" "$fx" "$fg" "$is" "$it" "$ix" \
+	"$(jf "$mc" 'd["gbytes_per_s"]')" <<'PY'
 import sys
-ps, pt, pp, fs, ft, fx, fg, mc = (float(x) for x in sys.argv[1:])
-pre, frag = pp * 2048 / pt / 1e9, fx * 2048 / ft / 1e9
+ps, pt, pp, fs, ft, fx, fg, is_, it, ix, mc = (float(x) for x in sys.argv[1:])
+pre, frag, first = pp * 2048 / pt / 1e9, fx * 2048 / ft / 1e9, ix * 2048 / it / 1e9
 print(f"{'placement':46s} {'sent':>9s} {'placed':>9s} {'GB/s':>7s} {'ratio':>7s}")
 print(f"{'fragmented region, by xhcad (baseline)':46s} {fs:9.0f} {fx:9.0f} {frag:7.2f} {1:6.2f}x")
 print(f"{'pre-translated region, by xhca_rx':46s} {ps:9.0f} {pp:9.0f} {pre:7.2f} {pre / frag if frag else 0:6.2f}x")
+print(f"{'pre-translated, --icrc first (xhcad checks)':46s} {is_:9.0f} {ix:9.0f} {first:7.2f} {first / frag if frag else 0:6.2f}x")
 print(f"{'memcpy, same chunks and area (ceiling)':46s} {'':9s} {'':9s} {mc:7.2f} {mc / frag if frag else 0:6.2f}x")
+print(f"(--icrc first places at {first / pre if pre else 0:.2f}x the rate of --icrc after, xhca_rx's placement)")
 print(f"(the fragmented run's flow queue shed {fg:.0f} WRITEs at its gate: xhcad could not keep up;"
       f" the rest of what was sent and not placed was lost in the veth ring)")
 PY

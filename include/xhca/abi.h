@@ -191,6 +191,9 @@ enum xhca_qp_action {
 #define XHCA_QPF_BLOCK_MC_LOOPBACK (1u << 2) /* no copy of its own multicast sends (xhcad) */
 #define XHCA_QPF_PROXY (1u << 3)	/* a proxy QP: its filters may offload messages */
 #define XHCA_QPF_PROXY_CQ (1u << 4)	/* its CQ is a proxy CQ: every message gets a CSN */
+/* xhcad --icrc first: xhca_rx places none of this QP's WRITEs itself; they
+ * go to xhcad, which checks the ICRC before it places a byte */
+#define XHCA_QPF_ICRC_FIRST (1u << 5)
 
 /*
  * xhca_qp_ctx.rx_psn: the receive state xhca_rx updates per packet, with

@@ -166,6 +166,7 @@ int seq_flowq_no_meta_room(char *why);
 int seq_flowq_late_drop(char *why);
 int seq_write_placed(char *why);
 int seq_write_slow(char *why);
+int seq_write_icrc_first(char *why);
 int seq_write_errors(char *why);
 int seq_write_invalidated(char *why);
 int seq_op_sequence(char *why);

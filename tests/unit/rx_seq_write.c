@@ -571,3 +571,31 @@ int seq_read_atomic(char *why)
 				E.ctxm[L_RCW].msn, msn0 + 1), -1;
 	return 0;
 }
+
+/* xhcad --icrc first (XHCA_QPF_ICRC_FIRST on the QP): xhca_rx places none
+ * of the QP's WRITEs, pre-translated region or not; each goes to xhcad,
+ * which checks the ICRC first. Not a byte of host memory moves here. */
+int seq_write_icrc_first(char *why)
+{
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
+	int err;
+
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
+	c.flags |= XHCA_QPF_ICRC_FIRST;
+	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 0);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA, 64, 64);
+	err = step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 1, why) || hm_only(0, NULL, 0, why);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0 + 1, MR_PRE, PRE_IOVA, 2048, 1024);
+	err = err || step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 2, why);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 2, MR_PRE, 0, 0, 1024);
+	err = err || step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 3, why) || hm_only(0, NULL, 0, why);
+	/* a zero-length WRITE moves no byte: xhca_rx still takes it alone */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0 + 3, MR_PRE, PRE_IOVA, 0, 0);
+	err = err || step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 4, why);
+	qps_reset();
+	return err ? -1 : 0;
+}

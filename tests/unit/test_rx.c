@@ -376,6 +376,7 @@ void run_sequences(void)
 		  seq_write_placed },
 		{ "WRITE into a fragmented MR: to the translation manager, nothing written",
 		  seq_write_slow },
+		{ "WRITE of a QP under --icrc first: to xhcad, nothing placed here", seq_write_icrc_first },
 		{ "every R_Key and length failure: own reason, nothing written, RC QP to error",
 		  seq_write_errors },
 		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },

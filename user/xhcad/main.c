@@ -251,6 +251,17 @@ SETTER(set_px_handler)
 	return 0;
 }
 
+SETTER(set_icrc)
+{
+	if (!strcmp(arg, "first"))
+		O->d->icrc_first = 1;
+	else if (!strcmp(arg, "after"))
+		O->d->icrc_first = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 SETTER(set_verbose) { O->verbose++; return 0; }
 #undef O
 
@@ -300,6 +311,11 @@ static const struct xhca_opt xopts[] = {
 	OPT(19, "proxy-handler", "FILE.so[:ARG]", "load an application's proxy handler\n"
 	  "(include/xhca/proxy_handler.h); filters name it (up to 6)", set_px_handler,
 	  .hint = "6 at most"),
+	OPT(20, "icrc", "first|after", "first: no byte is placed or executed before its ICRC\n"
+	  "checked (xhcad places every WRITE); after: xhca_rx places WRITEs\n"
+	  "into pre-translated regions at once, the ICRC checked by xhcad\n"
+	  "for the frames it takes (default after: docs/running.md)", set_icrc,
+	  .hint = "use first or after"),
 	{ .name = "verbose", .key = 'v', .help = "more detail (libbpf and libxdp debug output)",
 	  .set = set_verbose },
 	{ .name = "help", .key = 'h', .help = "this text" },

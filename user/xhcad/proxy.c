@@ -448,6 +448,12 @@ static void inbox(struct proxy *p)
 			continue;
 		case PX_REC:
 			q = px_qp(p, x->lidx, x->gen);
+			if (q && x->kind == RO_SKIP && q->in_msg && q->csn == x->csn) {
+				/* the SEND it assembles ended here (a bad frame):
+				 * nothing of it happens, the rest of it is dropped */
+				qp_drop_msg(q);
+				CNT(p, lost);
+			}
 			if (q)
 				put(p, q, x->csn, (enum ro_kind)x->kind, &x->cqe);
 			else if (x->kind == RO_CQE)
@@ -765,7 +771,21 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 	qh = &d->qh[m->lidx];
 	if (!qh->valid || qh->gen != m->gen || qh->gqpn != m->gqpn || !qh->px.on)
 		return XHCA_H_STALE;
+	/* taken before a rewind: it comes again, under the same CSN */
+	if (qh->type == XHCA_QPT_RC && qh->resp.rewound && m->rx_ns <= qh->resp.rw_ns)
+		return XHCA_H_STALE;
 	qh->cnt.frames++;
+	/* nothing is executed before its ICRC checked out: the message goes
+	 * (the proxy drops what it has of it, its CSN skipped); an RC one is
+	 * received again, under a new CSN (xhca_rx rewound: a proxy QP's
+	 * count goes on) */
+	if (xhca_icrc_check_frame(fr, len)) {
+		proxy_record(d, qh, m->csn, NULL);
+		if (qh->type == XHCA_QPT_RC)
+			return resp_bad_icrc(d, qh, m);
+		d->resp.bad_icrc++;
+		return XHCA_H_BAD_ICRC;
+	}
 	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
 		x = msg_new(PX_JOB, 0);
 		if (!x)

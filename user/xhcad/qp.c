@@ -155,7 +155,7 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	a->mtu_shift = c->mtu_shift;
 	a->pkey = c->pkey;
 	a->flags = c->flags & (XHCA_QPF_IPV6 | XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY |
-			       XHCA_QPF_PROXY_CQ);
+			       XHCA_QPF_PROXY_CQ | XHCA_QPF_ICRC_FIRST);
 	a->qkey = c->qkey;
 	a->epsn = c->rx_psn & XHCA_RXPSN_MASK;
 	a->dest_qpn = c->dest_qpn;
@@ -283,6 +283,11 @@ int qp_reconcile(struct xhcad *d)
 		if (claimed[i]) {
 			bm_set(d->bitmap, i, 1);
 			d->qps_in_use++;
+			/* this xhcad's --icrc, whatever the last one's was */
+			if (!!(c.flags & XHCA_QPF_ICRC_FIRST) != !!d->icrc_first) {
+				c.flags ^= XHCA_QPF_ICRC_FIRST;
+				qp_ctx_write(d, i, &c, 0);
+			}
 			/* Sessions did not survive the restart: the QP is
 			 * xhcad's now, with nowhere to deliver (RNR). */
 			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, NULL, 0, NULL);
@@ -489,6 +494,8 @@ static void ctx_new(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lidx, _
 	c->flags = a->flags & (XHCA_QPF_BLOCK_MC_LOOPBACK | XHCA_QPF_PROXY);
 	if (cq && cq->proxy)
 		c->flags |= XHCA_QPF_PROXY_CQ; /* every message gets a CSN */
+	if (d->icrc_first)
+		c->flags |= XHCA_QPF_ICRC_FIRST;
 }
 
 /* Its slot, QPN and P_Key index: what create takes from the tables. */

@@ -404,6 +404,7 @@ struct xhcad {
 	int adopt;
 	int keep;
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
+	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	int state_dirty;	/* state.c: something to save */
 	__u32 max_qps;
 	char pin_dir[256];

@@ -77,7 +77,7 @@ VERBS_SRCS := $(wildcard user/verbs/*.c) user/lib/xhca.c user/lib/ctl.c
 VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
-TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/px_counter.so \
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest $(OUT)/px_counter.so \
 	$(OUT)/xhca-impair $(OUT)/xhca-verbstest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
@@ -208,6 +208,10 @@ $(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-rctest: $(OUT)/tests/integ/rctest.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-ctltest: $(OUT)/tests/integ/ctltest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

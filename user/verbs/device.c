@@ -107,16 +107,24 @@ struct xv_device *xv_device_find(const char *ifname)
 }
 
 /* An xhcad answers on ifname's socket, and the interface is in this
- * namespace (every namespace sees /run/xhca). */
+ * namespace (every namespace sees /run/xhca). A socket this user may not
+ * use (xhcad --group, a group the user is not in) is a device all the
+ * same, as a uverbs device file without permission: opening it fails with
+ * EACCES; stderr says so once, as libibverbs' warnings do. */
 static int served(const char *ifname)
 {
+	static int warned;
 	int fd;
 
 	if (!if_nametoindex(ifname))
 		return 0;
 	fd = xhca_ctl_connect(ifname);
+	if (fd == -EACCES && !warned++)
+		fprintf(stderr, "libibverbs: Warning: no permission to use xhca_%s (%s/%s.sock): "
+			"xhcad --group GROUP lets a group's members in\n", ifname, XHCA_RUN_DIR,
+			ifname);
 	if (fd < 0)
-		return 0;
+		return fd == -EACCES;
 	close(fd);
 	return 1;
 }

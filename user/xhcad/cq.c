@@ -337,7 +337,7 @@ int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 	return 0;
 }
 
-int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n)
+int cq_show(struct xhcad *d, __u32 owner, struct xhca_cq_info **out, __u32 *n)
 {
 	__u32 k = 0, cnt = 0;
 	struct xhca_cq_info *v;
@@ -347,14 +347,16 @@ int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n)
 	v = calloc(cnt ? cnt : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (struct cq *cq = d->app.cqs; cq; cq = cq->next, k++) {
+	for (struct cq *cq = d->app.cqs; cq; cq = cq->next) {
+		if (owner && cq->owner != owner)
+			continue; /* a session sees its own CQs only */
 		v[k].cq = cq->id;
 		v[k].owner = cq->owner;
 		v[k].depth = cq->depth;
 		v[k].flags = cq->proxy ? XHCA_CQF_PROXY : 0;
 		v[k].used = cq_used(cq);
 		v[k].nqps = cq->nqps;
-		v[k].stalls = cq->ring->stalls;
+		v[k++].stalls = cq->ring->stalls;
 	}
 	*out = v;
 	*n = k;

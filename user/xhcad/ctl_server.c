@@ -45,7 +45,16 @@ int ctl_listen(struct xhcad *d)
 		pr_warn("cannot listen on %s: %s\n", d->sock_path, strerror(-err));
 		return err;
 	}
-	chmod(d->sock_path, 0600);
+	/* root's alone, or its group's too (xhcad --group): who may connect */
+	if ((d->ctl_group && (chown(d->sock_path, (uid_t)-1, (gid_t)d->ctl_gid) ||
+			      chmod(d->sock_path, 0660))) ||
+	    (!d->ctl_group && chmod(d->sock_path, 0600))) {
+		err = -errno;
+		close(fd);
+		unlink(d->sock_path);
+		pr_warn("cannot set who may use %s: %s\n", d->sock_path, strerror(-err));
+		return err;
+	}
 	return fd;
 }
 
@@ -179,7 +188,7 @@ static int op_qp_show(struct ctl_req *r)
 	struct xhca_qp_info *qi = NULL;
 	__u32 n = 0;
 
-	int rc = qp_show(r->d, in_u32(r), &qi, &n, r->err, sizeof(r->err));
+	int rc = qp_show(r->d, in_u32(r), r->c->session, &qi, &n, r->err, sizeof(r->err));
 
 	return reply_array(r, qi, n, sizeof(*qi), rc);
 }
@@ -194,7 +203,12 @@ static int op_stats(struct ctl_req *r)
 		return errf(r->err, sizeof(r->err), -ENOMEM, "stats: out of memory");
 	if (r->in_len)
 		memcpy(&rq, r->in, sizeof(rq));
-	rc = stats_get(r->d, &rq, out, r->err, sizeof(r->err));
+	if ((rq.flags & XHCA_STATS_F_RESET) && r->c->session) {
+		free(out);
+		return errf(r->err, sizeof(r->err), -EPERM, "stats --reset: the counters are "
+			    "xhcad's (every session's): only root resets them");
+	}
+	rc = stats_get(r->d, &rq, r->c->session, out, r->err, sizeof(r->err));
 	return reply_array(r, out, 1, sizeof(*out), rc);
 }
 
@@ -373,7 +387,7 @@ static int op_mr_show(struct ctl_req *r)
 {
 	struct xhca_mr_info *mi = NULL;
 	__u32 n = 0;
-	int rc = mr_show(r->d, &mi, &n);
+	int rc = mr_show(r->d, r->c->session, &mi, &n);
 
 	if (rc)
 		errf(r->err, sizeof(r->err), rc, "mr show: out of memory");
@@ -441,7 +455,7 @@ static int op_cq_show(struct ctl_req *r)
 {
 	struct xhca_cq_info *v = NULL;
 	__u32 n = 0;
-	int rc = cq_show(r->d, &v, &n);
+	int rc = cq_show(r->d, r->c->session, &v, &n);
 
 	if (rc)
 		errf(r->err, sizeof(r->err), rc, "cq show: out of memory");
@@ -511,9 +525,6 @@ static int op_mcast_destroy(struct ctl_req *r)
 {
 	struct xhca_mcast_req m;
 
-	if (r->c->session)
-		return errf(r->err, sizeof(r->err), -EPERM, "mcast destroy: groups are the CLI's "
-			    "to destroy; detach the session's QPs instead");
 	mcast_req(r, &m);
 	return mcast_destroy(r->d, &m, r->err, sizeof(r->err));
 }
@@ -566,7 +577,7 @@ static int op_filter_show(struct ctl_req *r)
 {
 	struct xhca_filter *v = NULL;
 	__u32 n = 0;
-	int rc = filter_show(r->d, in_u32(r), &v, &n, r->err, sizeof(r->err));
+	int rc = filter_show(r->d, in_u32(r), r->c->session, &v, &n, r->err, sizeof(r->err));
 
 	return reply_array(r, v, n, sizeof(*v), rc);
 }
@@ -592,11 +603,17 @@ static int op_proxy_set(struct ctl_req *r)
 
 /* ---- the table ------------------------------------------------------------------ */
 
+/* Who may make a request: by default root's client (the CLI: every object)
+ * and application sessions (each on its own objects only); flags narrow or
+ * widen that. Anyone else the socket lets in may only say hello and ask the
+ * status. */
 enum {
 	CTL_SESSION = 1 << 0,	/* an application session's only (after HELLO) */
 	CTL_RO = 1 << 1,	/* changes nothing a restart keeps (state.c) */
 	CTL_OPT = 1 << 2,	/* the payload is optional: size bytes or none */
 	CTL_MIN = 1 << 3,	/* size bytes at least: the handler checks the rest */
+	CTL_ADMIN = 1 << 4,	/* root's client only: it changes what every session shares */
+	CTL_ANYONE = 1 << 5,	/* anyone connected */
 };
 
 /* Every request xhcad serves: its handler, its payload's size (exactly,
@@ -607,18 +624,19 @@ static const struct ctl_op {
 	__u32 size;
 	__u32 flags;
 } ops[] = {
-	[XHCA_CTL_STATUS] = { "status", op_status, 0, CTL_RO },
+	[XHCA_CTL_STATUS] = { "status", op_status, 0, CTL_RO | CTL_ANYONE },
 	[XHCA_CTL_QP_CREATE] = { "qp create", op_qp_create, sizeof(struct xhca_qp_attr), 0 },
 	[XHCA_CTL_QP_MODIFY] = { "qp modify", op_qp_modify, sizeof(struct xhca_qp_attr), 0 },
 	[XHCA_CTL_QP_DESTROY] = { "qp destroy", op_qp_destroy, sizeof(__u32), 0 },
 	[XHCA_CTL_QP_SHOW] = { "qp show", op_qp_show, sizeof(__u32), CTL_RO | CTL_OPT },
 	[XHCA_CTL_STATS] = { "stats", op_stats, sizeof(struct xhca_stats_req), CTL_RO | CTL_OPT },
-	[XHCA_CTL_HELLO] = { "hello", op_hello, sizeof(struct xhca_hello), 0 },
+	[XHCA_CTL_HELLO] = { "hello", op_hello, sizeof(struct xhca_hello), CTL_ANYONE },
 	[XHCA_CTL_ALLOC] = { "alloc", op_alloc, sizeof(struct xhca_alloc), CTL_SESSION | CTL_MIN },
 	[XHCA_CTL_FREE] = { "free", op_free, sizeof(__u32), CTL_SESSION },
 	[XHCA_CTL_CQ_CREATE] = { "cq create", op_cq_create, sizeof(struct xhca_cq_attr), 0 },
 	[XHCA_CTL_CQ_DESTROY] = { "cq destroy", op_cq_destroy, sizeof(__u32), 0 },
-	[XHCA_CTL_FLOWQ_SET] = { "flowq set", op_flowq_set, sizeof(struct xhca_flowq_set), 0 },
+	[XHCA_CTL_FLOWQ_SET] = { "flowq set", op_flowq_set, sizeof(struct xhca_flowq_set),
+				 CTL_ADMIN },
 	[XHCA_CTL_FLOWQ_SHOW] = { "flowq show", op_flowq_show, 0, CTL_RO },
 	[XHCA_CTL_PD_ALLOC] = { "pd alloc", op_pd_alloc, 0, CTL_SESSION },
 	[XHCA_CTL_PD_DEALLOC] = { "pd dealloc", op_pd_dealloc, sizeof(__u32), CTL_SESSION },
@@ -628,9 +646,9 @@ static const struct ctl_op {
 	[XHCA_CTL_MR_READ] = { "mr read", op_mr_read, sizeof(struct xhca_mr_io), CTL_RO },
 	[XHCA_CTL_CQ_REBIND] = { "cq rebind", op_cq_rebind, sizeof(__u32), CTL_SESSION },
 	[XHCA_CTL_MCAST_CREATE] = { "mcast create", op_mcast_create,
-				    sizeof(struct xhca_mcast_req), 0 },
+				    sizeof(struct xhca_mcast_req), CTL_ADMIN },
 	[XHCA_CTL_MCAST_DESTROY] = { "mcast destroy", op_mcast_destroy,
-				     sizeof(struct xhca_mcast_req), 0 },
+				     sizeof(struct xhca_mcast_req), CTL_ADMIN },
 	[XHCA_CTL_MCAST_ATTACH] = { "mcast attach", op_mcast_attach,
 				    sizeof(struct xhca_mcast_req), 0 },
 	[XHCA_CTL_MCAST_DETACH] = { "mcast detach", op_mcast_detach,
@@ -640,8 +658,10 @@ static const struct ctl_op {
 	[XHCA_CTL_FILTER_DEL] = { "filter del", op_filter_del, sizeof(__u32), 0 },
 	[XHCA_CTL_FILTER_SHOW] = { "filter show", op_filter_show, sizeof(__u32), CTL_RO },
 	[XHCA_CTL_PROXY_SHOW] = { "proxy show", op_proxy_show, 0, CTL_RO },
-	[XHCA_CTL_PROXY_SET] = { "proxy set", op_proxy_set, sizeof(struct xhca_proxy_set), 0 },
-	[XHCA_CTL_CQ_POLL] = { "cq poll", op_cq_poll, sizeof(struct xhca_cq_poll), 0 },
+	[XHCA_CTL_PROXY_SET] = { "proxy set", op_proxy_set, sizeof(struct xhca_proxy_set),
+				 CTL_ADMIN },
+	/* the CLI's CQs, which xhcad owns (an application polls its rings) */
+	[XHCA_CTL_CQ_POLL] = { "cq poll", op_cq_poll, sizeof(struct xhca_cq_poll), CTL_ADMIN },
 	[XHCA_CTL_CQ_SHOW] = { "cq show", op_cq_show, 0, CTL_RO },
 	[XHCA_CTL_SQ_DOORBELL] = { "sq doorbell", op_sq_doorbell, 0, CTL_SESSION },
 	[XHCA_CTL_SRQ_CREATE] = { "srq create", op_srq_create, sizeof(struct xhca_srq_attr), 0 },
@@ -667,6 +687,12 @@ static int admit(struct ctl_req *r, const struct xhca_ctl_hdr *h, const struct c
 	if ((op->flags & CTL_SESSION) && !r->c->session)
 		return errf(r->err, sizeof(r->err), -EPERM, "%s: only an application session "
 			    "(libxhca, after HELLO) may do this", op->name);
+	if ((op->flags & CTL_ADMIN) && (r->c->session || !r->c->admin))
+		return errf(r->err, sizeof(r->err), -EPERM, "%s: it changes what every "
+			    "application shares: only root's xhca may do this", op->name);
+	if (!(op->flags & CTL_ANYONE) && !r->c->session && !r->c->admin)
+		return errf(r->err, sizeof(r->err), -EPERM, "%s: only root, or an application "
+			    "session (libxhca), may do this; run xhca as root", op->name);
 	*opp = op;
 	return 0;
 }

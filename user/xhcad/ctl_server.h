@@ -10,6 +10,7 @@ struct xhcad;
 struct client {
 	int fd;
 	__u32 session;	/* 0: not an application session (the CLI) */
+	int admin;	/* the peer is root (or xhcad's own user): the CLI's rights */
 };
 
 int ctl_serve_one(struct xhcad *d, struct client *c);

@@ -194,8 +194,8 @@ int filter_del(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 		    "show", id);
 }
 
-int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, char *err,
-		size_t errlen)
+int filter_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_filter **out, __u32 *n,
+		char *err, size_t errlen)
 {
 	struct xhca_filter *v = calloc(d->flt.n ? d->flt.n : 1, sizeof(*v));
 	struct xhca_qp_ctx c;
@@ -204,7 +204,7 @@ int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, 
 	if (!v)
 		return -ENOMEM;
 	if (qpn) {
-		int rc = qp_find(d, "filter show", qpn, 0, &want, &c, err, errlen);
+		int rc = qp_find(d, "filter show", qpn, owner, &want, &c, err, errlen);
 
 		if (rc) {
 			free(v);
@@ -214,8 +214,8 @@ int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, 
 	for (__u32 l = 0; l < d->max_qps && k < d->flt.n; l++) {
 		const struct xhca_pfilter_set *fs = &d->flt.set[l];
 
-		if (!fs->gen || (qpn && l != want))
-			continue;
+		if (!fs->gen || (qpn && l != want) || (owner && d->qh[l].owner != owner))
+			continue; /* a session sees its own QPs' filters only */
 		for (int i = 0; i < XHCA_PFILT_PER_QP; i++) {
 			if (!fs->f[i].id)
 				continue;

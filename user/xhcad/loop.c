@@ -60,6 +60,8 @@ static void client_gone(struct xhcad *d, struct client *cl, int *ncl, int i)
 static void accept_client(int lfd, struct client *cl, int *ncl)
 {
 	int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
 	/* A client that stalls mid-message must not stall the daemon: it gets
 	 * a second, then is dropped. */
 	struct timeval tv = { .tv_sec = 1 };
@@ -75,6 +77,10 @@ static void accept_client(int lfd, struct client *cl, int *ncl)
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	cl[*ncl].fd = cfd;
 	cl[*ncl].session = 0;
+	/* who connected: root has the CLI's rights; anyone else the socket's
+	 * permissions let in (xhcad --group) may make a session of its own */
+	cl[*ncl].admin = !getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) &&
+			 (cr.uid == 0 || cr.uid == geteuid());
 	(*ncl)++;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
@@ -262,6 +263,19 @@ SETTER(set_icrc)
 	return 0;
 }
 
+SETTER(set_group)
+{
+	struct group *g = getgrnam(arg);
+	char *end;
+	unsigned long gid = strtoul(arg, &end, 10);
+
+	if (!g && (!*arg || *end || gid >= (gid_t)-1))
+		return -ENOENT;
+	O->d->ctl_group = 1;
+	O->d->ctl_gid = g ? (__u32)g->gr_gid : (__u32)gid;
+	return 0;
+}
+
 SETTER(set_verbose) { O->verbose++; return 0; }
 #undef O
 
@@ -316,6 +330,10 @@ static const struct xhca_opt xopts[] = {
 	  "into pre-translated regions at once, the ICRC checked by xhcad\n"
 	  "for the frames it takes (default after: docs/running.md)", set_icrc,
 	  .hint = "use first or after"),
+	OPT(21, "group", "GROUP", "the control socket is this group's too (mode 0660): its\n"
+	  "members run verbs programs, each on its own objects only;\n"
+	  "default: root alone (0600)", set_group,
+	  .hint = "no such group (see getent group)"),
 	{ .name = "verbose", .key = 'v', .help = "more detail (libbpf and libxdp debug output)",
 	  .set = set_verbose },
 	{ .name = "help", .key = 'h', .help = "this text" },

@@ -362,7 +362,7 @@ int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, cha
 	return 0;
 }
 
-int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n)
+int mr_show(struct xhcad *d, __u32 owner, struct xhca_mr_info **out, __u32 *n)
 {
 	struct xhca_mr_info *mi = calloc(d->mr.in_use ? d->mr.in_use : 1, sizeof(*mi));
 	__u32 k = 0;
@@ -373,8 +373,8 @@ int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n)
 		const struct mr_rt *m = &d->mr.e[i];
 		struct hm_alloc *al;
 
-		if (!m->rkey)
-			continue;
+		if (!m->rkey || (owner && m->owner != owner))
+			continue; /* a session sees its own regions only */
 		al = hm_find(d, m->alloc);
 		mi[k].attr.pd = m->e.pd;
 		mi[k].attr.alloc = m->alloc;

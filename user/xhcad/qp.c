@@ -918,8 +918,8 @@ static void info_of(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c,
 		qi->host = d->qh[lidx].cnt;
 }
 
-int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
-	    size_t errlen)
+int qp_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_qp_info **out, __u32 *n,
+	    char *err, size_t errlen)
 {
 	struct xhca_qp_info *qi;
 	struct xhca_qp_ctx c;
@@ -927,7 +927,7 @@ int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, cha
 	int rc;
 
 	if (qpn) {
-		rc = qp_find(d, "qp show", qpn, 0, &lidx, &c, err, errlen);
+		rc = qp_find(d, "qp show", qpn, owner, &lidx, &c, err, errlen);
 		if (rc)
 			return rc;
 		qi = calloc(1, sizeof(*qi));
@@ -942,8 +942,9 @@ int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, cha
 	if (!qi)
 		return -ENOMEM;
 	for (lidx = 0; lidx < d->max_qps && cnt < d->qps_in_use; lidx++) {
-		if (!bm_test(d->bitmap, lidx) || qp_ctx_read(d, lidx, &c) || !c.valid)
-			continue;
+		if (!bm_test(d->bitmap, lidx) || qp_ctx_read(d, lidx, &c) || !c.valid ||
+		    (owner && d->qh[lidx].owner != owner))
+			continue; /* a session sees its own QPs only */
 		info_of(d, lidx, &c, &qi[cnt++]);
 	}
 	*out = qi;
@@ -951,8 +952,8 @@ int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, cha
 	return 0;
 }
 
-int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stats_reply *out,
-	      char *err, size_t errlen)
+int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, __u32 owner,
+	      struct xhca_stats_reply *out, char *err, size_t errlen)
 {
 	struct xhca_counter *v;
 	struct xhca_qp_ctx c;
@@ -964,7 +965,7 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stat
 	out->nr_host = XHCA_H_MAX;
 	memcpy(out->host, d->host, sizeof(out->host));
 	if (rq->flags & XHCA_STATS_F_QP) {
-		rc = qp_find(d, "stats", rq->qpn, 0, &lidx, &c, err, errlen);
+		rc = qp_find(d, "stats", rq->qpn, owner, &lidx, &c, err, errlen);
 		if (rc)
 			return rc;
 		out->qpn = rq->qpn;

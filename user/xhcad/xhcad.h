@@ -405,6 +405,8 @@ struct xhcad {
 	int keep;
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
+	int ctl_group;		/* --group: the control socket is its members' too */
+	__u32 ctl_gid;
 	int state_dirty;	/* state.c: something to save */
 	__u32 max_qps;
 	char pin_dir[256];
@@ -505,10 +507,12 @@ int qp_reconcile(struct xhcad *d);
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen);
-int qp_show(struct xhcad *d, __u32 qpn, struct xhca_qp_info **out, __u32 *n, char *err,
-	    size_t errlen);
-int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, struct xhca_stats_reply *out,
-	      char *err, size_t errlen);
+/* The views take the caller: a session (owner) sees its own objects only,
+ * xhcad's own client (0) all of them. */
+int qp_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_qp_info **out, __u32 *n,
+	    char *err, size_t errlen);
+int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, __u32 owner,
+	      struct xhca_stats_reply *out, char *err, size_t errlen);
 __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn);
 
 /* pxq.c: the proxy's mailbox, as the layers above tell the proxy thread
@@ -576,7 +580,7 @@ void mr_drop_owner(struct xhcad *d, __u32 owner);
  * this one uses to free host memory); every allocation of owner. */
 int mem_free(struct xhcad *d, __u32 id, __u32 owner);
 void mem_free_owner(struct xhcad *d, __u32 owner);
-int mr_show(struct xhcad *d, struct xhca_mr_info **out, __u32 *n);
+int mr_show(struct xhcad *d, __u32 owner, struct xhca_mr_info **out, __u32 *n);
 /* io->len bytes of the region at io->off, in a buffer for the caller to free. */
 int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, char *err,
 	    size_t errlen);
@@ -654,7 +658,7 @@ int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen
 int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
 	      size_t errlen);
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
-int cq_show(struct xhcad *d, struct xhca_cq_info **out, __u32 *n);
+int cq_show(struct xhcad *d, __u32 owner, struct xhca_cq_info **out, __u32 *n);
 /* A CQ of an earlier xhcad (state.c). */
 int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 	       __u32 flags);
@@ -860,8 +864,8 @@ int filter_init(struct xhcad *d);
 void filter_fini(struct xhcad *d);
 int filter_add(struct xhcad *d, struct xhca_filter *r, __u32 owner, char *err, size_t errlen);
 int filter_del(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
-int filter_show(struct xhcad *d, __u32 qpn, struct xhca_filter **out, __u32 *n, char *err,
-		size_t errlen);
+int filter_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_filter **out, __u32 *n,
+		char *err, size_t errlen);
 void filter_clear(struct xhcad *d, __u32 lidx);
 /* The handler of the QP's SEND filters (XHCA_PXH_*). */
 __u8 filter_handler(const struct xhcad *d, __u32 lidx);

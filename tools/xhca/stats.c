@@ -85,6 +85,48 @@ const struct xhca_opt stats_opts[] = {
 	{ 0 },
 };
 
+/* The reply as one JSON object; tp, tb: the reasons' total. */
+static void stats_json(const struct xhca_stats_req *rq, const struct xhca_stats_reply *r,
+		       unsigned long long tp, unsigned long long tb)
+{
+	char name[32];
+
+	jw_open(NULL, '{');
+	jw_open("reasons", '{');
+	for (__u32 i = 0; i < XHCA_R_MAX; i++) {
+		reason_name(i, name, sizeof(name));
+		jw_open(name, '{');
+		jw_u64("packets", r->reason[i].packets);
+		jw_u64("bytes", r->reason[i].bytes);
+		jw_close('}');
+	}
+	jw_close('}');
+	jw_open("total", '{');
+	jw_u64("packets", tp);
+	jw_u64("bytes", tb);
+	jw_close('}');
+	jw_open("host", '{');
+	for (__u32 i = 0; i < XHCA_H_MAX; i++) {
+		jw_open(host_names[i], '{');
+		jw_u64("frames", r->host[i].packets);
+		jw_u64("bytes", r->host[i].bytes);
+		jw_close('}');
+	}
+	jw_close('}');
+	if (rq->flags & XHCA_STATS_F_QP) {
+		jw_open("qp", '{');
+		jw_u64("qpn", rq->qpn);
+		jw_u64("accepted", r->qp.accepted);
+		jw_u64("accepted_bytes", r->qp.accepted_bytes);
+		jw_u64("dropped", r->qp.dropped);
+		jw_u64("dropped_bytes", r->qp.dropped_bytes);
+		jw_close('}');
+	}
+	if (rq->flags & XHCA_STATS_F_RESET)
+		jw_bool("reset", 1);
+	jw_close('}');
+}
+
 int do_stats(const struct call *call, int argc, char **argv)
 {
 	static const struct tbl_col cols[] = {
@@ -96,7 +138,6 @@ int do_stats(const struct call *call, int argc, char **argv)
 	struct stats_args s = { .op = call->op };
 	struct xhca_stats_reply *r = NULL;
 	unsigned long long tp = 0, tb = 0;
-	char name[32];
 	__u32 len = 0, i;
 	int rc, npos;
 
@@ -115,40 +156,7 @@ int do_stats(const struct call *call, int argc, char **argv)
 		tb += r->reason[i].bytes;
 	}
 	if (json) {
-		jw_open(NULL, '{');
-		jw_open("reasons", '{');
-		for (i = 0; i < XHCA_R_MAX; i++) {
-			reason_name(i, name, sizeof(name));
-			jw_open(name, '{');
-			jw_u64("packets", r->reason[i].packets);
-			jw_u64("bytes", r->reason[i].bytes);
-			jw_close('}');
-		}
-		jw_close('}');
-		jw_open("total", '{');
-		jw_u64("packets", tp);
-		jw_u64("bytes", tb);
-		jw_close('}');
-		jw_open("host", '{');
-		for (i = 0; i < XHCA_H_MAX; i++) {
-			jw_open(host_names[i], '{');
-			jw_u64("frames", r->host[i].packets);
-			jw_u64("bytes", r->host[i].bytes);
-			jw_close('}');
-		}
-		jw_close('}');
-		if (s.rq.flags & XHCA_STATS_F_QP) {
-			jw_open("qp", '{');
-			jw_u64("qpn", s.rq.qpn);
-			jw_u64("accepted", r->qp.accepted);
-			jw_u64("accepted_bytes", r->qp.accepted_bytes);
-			jw_u64("dropped", r->qp.dropped);
-			jw_u64("dropped_bytes", r->qp.dropped_bytes);
-			jw_close('}');
-		}
-		if (s.rq.flags & XHCA_STATS_F_RESET)
-			jw_bool("reset", 1);
-		jw_close('}');
+		stats_json(&s.rq, r, tp, tb);
 		goto out;
 	}
 	tbl_print(cols, verbose ? 4 : 3, XHCA_R_MAX + 1, stats_row,

@@ -164,6 +164,8 @@ extern const struct xhca_opt global_opts[];
 int global_opt(void *ctx, int id, const char *name, const char *arg);
 int parse_args(const struct call *call, int argc, char **argv, opt_fn on_opt, void *ctx,
 	       char **pos, int max_pos, int *npos);
+int parse_word(const struct call *call, int argc, char **argv, char **word);
+int parse_qpn(const struct call *call, int argc, char **argv, int need, __u32 *qpn);
 void field_str(char *dst, size_t dlen, const char *src, size_t slen);
 
 /* out.c: the output layer: one call writes a value as text or JSON (key

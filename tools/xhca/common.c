@@ -605,6 +605,31 @@ int parse_args(const struct call *call, int argc, char **argv, opt_fn on_opt, vo
 	return 0;
 }
 
+/* A command without options, and its one positional word (word NULL: it
+ * takes none; *word NULL: none was given). Returns 0 or an exit code. */
+int parse_word(const struct call *call, int argc, char **argv, char **word)
+{
+	int n;
+
+	if (word)
+		*word = NULL;
+	return parse_args(call, argc, argv, NULL, NULL, word, word ? 1 : 0, &n);
+}
+
+/* ... and that word a QPN (need: it must be there; else *qpn stays). */
+int parse_qpn(const struct call *call, int argc, char **argv, int need, __u32 *qpn)
+{
+	char *w;
+	int rc = parse_word(call, argc, argv, &w);
+
+	if (!rc && !w && need)
+		return usage_err(call->op, "missing QPN; use xhca -i IFNAME %s %s", call->op,
+				 call->cmd->args);
+	if (!rc && w)
+		rc = qpn_arg(call->op, NULL, w, qpn);
+	return rc;
+}
+
 /* ---- strings ----------------------------------------------------------- */
 
 /* Copies a fixed-size string field that the daemon should have terminated. */

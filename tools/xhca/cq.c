@@ -233,9 +233,9 @@ static int do_cq_show(const struct call *call, int argc, char **argv)
 	const char *op = call->op;
 	struct xhca_cq_info *v = NULL;
 	__u32 len = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(call, argc, argv, NULL, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (rc)
 		return rc;
 	rc = request(op, XHCA_CTL_CQ_SHOW, NULL, 0, (void **)&v, &len);

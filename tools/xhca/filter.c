@@ -342,16 +342,15 @@ static int do_filter_del(const struct call *call, int argc, char **argv)
 {
 	const char *op = call->op;
 	unsigned long long v;
-	char *pos[1];
+	char *w;
 	__u32 id;
-	int rc, npos;
+	int rc = parse_word(call, argc, argv, &w);
 
-	rc = parse_args(call, argc, argv, NULL, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (!npos)
+	if (!w)
 		return usage_err(op, "missing filter ID; list them with: xhca -i IFNAME filter show");
-	rc = num_arg(op, NULL, "filter ID", pos[0], 32, "1..4294967295", &v);
+	rc = num_arg(op, NULL, "filter ID", w, 32, "1..4294967295", &v);
 	if (rc)
 		return rc;
 	if (!v)
@@ -390,17 +389,10 @@ static int do_filter_show(const struct call *call, int argc, char **argv)
 	const char *op = call->op;
 	struct xhca_filter *v = NULL;
 	__u32 qpn = 0, len = 0;
-	char *pos[1];
-	int rc, npos;
+	int rc = parse_qpn(call, argc, argv, 0, &qpn);
 
-	rc = parse_args(call, argc, argv, NULL, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (npos) {
-		rc = qpn_arg(op, NULL, pos[0], &qpn);
-		if (rc)
-			return rc;
-	}
 	rc = request(op, XHCA_CTL_FILTER_SHOW, &qpn, sizeof(qpn), (void **)&v, &len);
 	if (!rc) {
 		shown_handlers = handler_names();

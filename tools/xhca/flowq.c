@@ -68,9 +68,9 @@ static int do_flowq_show(const struct call *call, int argc, char **argv)
 	const char *op = call->op;
 	struct xhca_flowq_info *fi = NULL;
 	__u32 n = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(call, argc, argv, NULL, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (!rc)
 		rc = array_request(op, XHCA_CTL_FLOWQ_SHOW, sizeof(*fi), (void **)&fi, &n);
 	if (!rc)

@@ -127,9 +127,9 @@ static int do_mcast_show(const struct call *call, int argc, char **argv)
 	const char *op = call->op;
 	struct xhca_mcast_info *mi = NULL;
 	__u32 n = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(call, argc, argv, NULL, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (!rc)
 		rc = array_request(op, XHCA_CTL_MCAST_SHOW, sizeof(*mi), (void **)&mi, &n);
 	if (!rc)

@@ -195,16 +195,15 @@ static int rkey_arg(const char *op, const char *s, __u32 *rkey)
 static int do_mr_dereg(const struct call *call, int argc, char **argv)
 {
 	const char *op = call->op;
-	char *pos[1];
+	char *w;
 	__u32 rkey;
-	int rc, npos;
+	int rc = parse_word(call, argc, argv, &w);
 
-	rc = parse_args(call, argc, argv, NULL, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (!npos)
+	if (!w)
 		return usage_err(op, "missing R_Key; use xhca -i IFNAME mr dereg RKEY");
-	rc = rkey_arg(op, pos[0], &rkey);
+	rc = rkey_arg(op, w, &rkey);
 	if (rc)
 		return rc;
 	rc = request(op, XHCA_CTL_MR_DEREG, &rkey, sizeof(rkey), NULL, NULL);
@@ -260,9 +259,9 @@ static int do_mr_show(const struct call *call, int argc, char **argv)
 	const char *op = call->op;
 	struct xhca_mr_info *mi = NULL;
 	__u32 n = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(call, argc, argv, NULL, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (!rc)
 		rc = array_request(op, XHCA_CTL_MR_SHOW, sizeof(*mi), (void **)&mi, &n);
 	if (!rc)

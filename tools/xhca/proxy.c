@@ -69,9 +69,9 @@ static int proxy_cmd(const struct call *call, int argc, char **argv, int set, __
 	struct xhca_proxy_info *p = NULL;
 	const char *op = call->op;
 	__u32 len = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(call, argc, argv, NULL, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (rc)
 		return rc;
 	rc = set ? request(op, XHCA_CTL_PROXY_SET, &r, sizeof(r), (void **)&p, &len)

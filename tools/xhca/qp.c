@@ -420,20 +420,12 @@ out:
 
 static int do_qp_destroy(const struct call *call, int argc, char **argv)
 {
-	const char *op = call->op;
-	char *pos[1];
 	__u32 qpn;
-	int rc, npos;
+	int rc = parse_qpn(call, argc, argv, 1, &qpn);
 
-	rc = parse_args(call, argc, argv, NULL, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (!npos)
-		return usage_err(op, "missing QPN; use xhca -i IFNAME qp destroy QPN");
-	rc = qpn_arg(op, NULL, pos[0], &qpn);
-	if (rc)
-		return rc;
-	rc = request(op, XHCA_CTL_QP_DESTROY, &qpn, sizeof(qpn), NULL, NULL);
+	rc = request(call->op, XHCA_CTL_QP_DESTROY, &qpn, sizeof(qpn), NULL, NULL);
 	if (rc)
 		return rc;
 	if (json) {
@@ -545,17 +537,10 @@ static int do_qp_show(const struct call *call, int argc, char **argv)
 	const char *op = call->op;
 	struct xhca_qp_info *qi = NULL;
 	__u32 qpn = 0, len = 0, n;
-	char *pos[1];
-	int rc, npos;
+	int rc = parse_qpn(call, argc, argv, 0, &qpn);
 
-	rc = parse_args(call, argc, argv, NULL, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (npos) {
-		rc = qpn_arg(op, NULL, pos[0], &qpn);
-		if (rc)
-			return rc;
-	}
 	rc = request(op, XHCA_CTL_QP_SHOW, &qpn, sizeof(qpn), (void **)&qi, &len);
 	if (rc)
 		goto out;

@@ -117,9 +117,9 @@ int do_status(const struct call *call, int argc, char **argv)
 	char xm[FIELD_SIZE(struct xhca_status, xsk_mode) + 1];
 	struct xhca_status *s = NULL;
 	__u32 len = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(call, argc, argv, NULL, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (rc)
 		return rc;
 	rc = request(op, XHCA_CTL_STATUS, NULL, 0, (void **)&s, &len);

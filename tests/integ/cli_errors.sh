@@ -3,8 +3,10 @@
 # The xhca CLI against the real xhcad: every bad request fails with the right
 # exit code (2 bad usage, 1 refused or failed), one line on stderr that names
 # the problem, nothing on stdout, and changes nothing (the QP table and the
-# counters are compared before and after). Also --help at every level and the
-# happy paths of create/modify/show/destroy/stats/status, text and JSON.
+# counters are compared before and after). Also --help at every level, which
+# is made from the command and option tables: what it lists is what the
+# commands take and what their messages name, and the man page names it too;
+# and the happy paths of create/modify/show/destroy/stats/status, text and JSON.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root cli_errors
@@ -187,6 +189,90 @@ help_case mcast show --help
 	fail "help: qp create lists --type"
 "$B/xhca" qp modify --help | grep -q -- '--remote-ip' && pass "help: qp modify lists --remote-ip" ||
 	fail "help: qp modify lists --remote-ip"
+
+# --- the usage texts and the messages come from the command and option tables ---
+# For every object and command: the commands its --help lists are the ones
+# "unknown command" names; the options a command's --help lists are the ones
+# "unknown option" names (its table), every one of them is taken (nothing
+# reaches a daemon: NOIF has none), and man/xhca.8 and docs/cli.md name it.
+
+NOIF=xhcanone0
+# help_list FILE SECTION: the first words of SECTION's entries ("Commands:",
+# "Options:"; an option's long name).
+help_list() {
+	sed -n "/^$2\$/,/^[^ ]/p" "$1" | grep -oE '^  ((-[a-z], )?--)?[a-z][a-z0-9-]*' |
+		sed -E 's/^  (-[a-z], )?//' | sort
+}
+# used_list FILE: the names in "...; use a, b or c (see xhca ...)" on stderr.
+used_list() {
+	sed -n 's/.*; use \(.*\) (see xhca.*/\1/p' "$1" | sed 's/, / /g; s/ or / /g' | tr ' ' '\n' |
+		grep . | sort
+}
+
+# check_cmds WORDS...: the object WORDS names (none: the top level).
+check_cmds() {
+	local what="xhca${*:+ $*}" want got
+	"$B/xhca" "$@" --help >"$OUT/help" 2>&1
+	cat "$OUT/help" >>"$OUT/allhelp"
+	want=$(help_list "$OUT/help" Commands:)
+	"$B/xhca" -i "$NOIF" "$@" frobnicate >/dev/null 2>"$OUT/err"
+	got=$(used_list "$OUT/err")
+	if [ -n "$want" ] && [ "$want" = "$got" ] && grep -q "unknown command 'frobnicate'" "$OUT/err"; then
+		pass "tables: $what: 'unknown command' names the commands its --help lists"
+	else
+		fail "tables: $what: --help lists [$(echo $want)], 'unknown command' names [$(echo $got)]: $(cat "$OUT/err")"
+	fi
+}
+
+# check_opts WORDS...: the command WORDS names.
+check_opts() {
+	local what="xhca${*:+ $*}" want got o rc bad= undoc=
+	"$B/xhca" "$@" --help >"$OUT/help" 2>&1
+	cat "$OUT/help" >>"$OUT/allhelp"
+	want=$(help_list "$OUT/help" Options:)
+	"$B/xhca" -i "$NOIF" "$@" --no-such-option >/dev/null 2>"$OUT/err"
+	rc=$?
+	got=$(used_list "$OUT/err")
+	if [ "$rc" = 2 ] && [ "$want" = "$got" ] &&
+		{ [ -n "$want" ] || grep -q "$* takes none" "$OUT/err"; }; then
+		pass "tables: $what: 'unknown option' names the options its --help lists"
+	else
+		fail "tables: $what: --help lists [$(echo $want)], 'unknown option' names [$(echo $got)], exit $rc: $(cat "$OUT/err")"
+	fi
+	for o in $want; do
+		"$B/xhca" -i "$NOIF" "$@" "$o" 1 >"$OUT/out" 2>"$OUT/err"
+		rc=$?
+		# exit 0 only for --help: nothing else may have happened
+		{ [ "$rc" = 0 -a "$o" != --help ] || grep -q "unknown option" "$OUT/err"; } &&
+			bad+=" $o(exit $rc: $(cat "$OUT/err"))"
+		grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" "$XHCA_TOP/man/xhca.8" || undoc+=" $o(man)"
+		grep -qF -- "$o" "$XHCA_TOP/docs/cli.md" || undoc+=" $o(docs)"
+	done
+	check_eq "tables: $what: takes every option its --help lists" "${bad:-none}" none
+	check_eq "tables: $what: man/xhca.8 and docs/cli.md name its options" "${undoc:-none}" none
+}
+
+check_cmds
+check_opts
+for top in $(help_list <("$B/xhca" --help) Commands:); do
+	"$B/xhca" "$top" --help >"$OUT/help" 2>&1
+	if ! grep -q '^Commands:$' "$OUT/help"; then
+		check_opts "$top"
+		continue
+	fi
+	check_cmds "$top"
+	for c in $(help_list "$OUT/help" Commands:); do
+		check_opts "$top" "$c"
+	done
+done
+check "tables: an alias gets its command's usage (qp list)" \
+	diff <("$B/xhca" qp list --help) <("$B/xhca" qp show --help)
+check "tables: a required option is shown so, bare in the synopsis" \
+	grep -q -- '^Usage: .* mr reg --len N \[--access LIST\]' <("$B/xhca" mr reg --help)
+check "tables: ... and marked in its help" grep -q -- '--len N .*(required)$' <("$B/xhca" mr reg --help)
+check "tables: exec runs without -i: the synopsis says so" \
+	grep -q -- '^Usage: xhca \[-i IFNAME\] .*exec \[--proxy\] \[--\] PROGRAM' <("$B/xhca" exec --help)
+check_eq "tables: no line of any --help is over 80 columns" "$(awk 'length > 80' "$OUT/allhelp")" ""
 
 # --- happy paths -----------------------------------------------------------------
 

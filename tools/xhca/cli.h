@@ -3,7 +3,8 @@
  * The xhca CLI's insides: what its object files (one per object: status.c,
  * qp.c, stats.c, flowq.c, mr.c, mcast.c, cq.c, filter.c, proxy.c, exec.c)
  * share from common.c: messages, argument parsing, the request to xhcad,
- * the JSON writer and the table printer. main.c dispatches.
+ * the JSON writer and the table printer; from help.c: the usage texts, made
+ * from the command and option tables. main.c dispatches.
  */
 #ifndef XHCA_TOOLS_CLI_H
 #define XHCA_TOOLS_CLI_H
@@ -23,6 +24,7 @@
 #include <xhca/ctl.h>
 #include <xhca/pkt.h>
 #include "log.h"
+#include "opt.h"
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
 #define EXIT_OK 0
@@ -55,20 +57,56 @@ struct tbl_col {
 	int right; /* numbers are right-aligned */
 };
 
-struct opt_def {
-	const char *name; /* long name, without "--" */
-	int has_arg;
-	int id;
-};
+struct call;
 
+/* A command's handler: argv holds the words after its name. Returns an exit
+ * code. */
+typedef int (*cmd_fn)(const struct call *call, int argc, char **argv);
+
+/* One command, or an object and its commands (sub), as the dispatcher walks
+ * them; the usage texts are made from these fields (help.c), so no usage
+ * string is kept apart from what it describes. */
 struct cmd {
 	const char *name;
-	int (*fn)(int argc, char **argv);	/* leaf */
-	const struct cmd *sub;			/* group */
-	const char *usage;
+	const char *alias;		/* another name it answers to ("list"), or NULL */
+	cmd_fn fn;			/* a command; NULL for an object */
+	const struct cmd *sub;		/* an object's commands: the first is its default */
+	const char *args;		/* its positional words ("RKEY", "[QPN]"), or NULL */
+	const char *summary;		/* one line, for the list of its object's commands */
+	const char *text;		/* what it does and prints, lines joined by \n; NULL:
+					 * its usage shows the summary */
+	const struct xhca_opt *opts;	/* its options (OPT() below), or NULL */
+	unsigned int flags;		/* CMD_* */
 };
 
-/* The ids of every command's options (struct opt_def). */
+/* The first word that is not an option ends the options, and every word from
+ * it on is positional: exec's are the program's, and before a command they
+ * are the command's. */
+#define CMD_OPTS_FIRST (1u << 0)
+/* Runs without -i (exec: -i only narrows it): the usage shows it in brackets. */
+#define CMD_ANY_IF (1u << 1)
+/* Not run without a command (the top level): no default. */
+#define CMD_NO_DEFAULT (1u << 2)
+
+/* A command as the dispatcher found it. */
+struct call {
+	const char *op;			/* "mr reg": the words that name it, for messages */
+	const struct cmd *cmd;		/* its entry: the options parse_args walks */
+};
+
+/* What a command's options tell it: id is the O_* id the option's entry
+ * names (a global option's: its letter), name its long name, arg its value
+ * (NULL: it takes none). Returns 0 or an exit code (parsing stops). */
+typedef int (*opt_fn)(void *ctx, int id, const char *name, const char *arg);
+
+/* A command's option: its O_* id, long name, argument's name (NULL: none)
+ * and help (lines joined by \n); then, optionally, .flags =
+ * XHCA_OPT_REQUIRED. The key is XHCA_OPT_KEY(id): opt.h keeps the keys below
+ * 0x100 for short options, which only the global options have. */
+#define OPT(id, n, a, h, ...) \
+	{ .name = (n), .key = XHCA_OPT_KEY(id), .arg = (a), .help = (h), __VA_ARGS__ }
+
+/* The ids of every command's options (OPT()'s id: what its callback gets). */
 enum {
 	O_TYPE = 1, O_QPN, O_PKEY, O_QKEY, O_STATE, O_EPSN, O_REMOTE_IP, O_LOCAL_IP, O_MTU,
 	O_ACTION, O_DEST_QPN, O_QP, O_RESET, O_FLOWQ, O_WEIGHT, O_LEN, O_ACCESS, O_SCATTER,
@@ -122,10 +160,12 @@ void array_print(const char *key, const void *v, __u32 n, size_t esize,
 			void (*jfn)(const void *), const struct tbl_col *cols, int ncols,
 			tbl_row_fn row);
 int proxy_arg(const char *op, const char *arg, __u8 *flags);
-int parse_args(const char *op, int argc, char **argv, const struct opt_def *defs,
-		      int (*on_opt)(void *ctx, int id, const char *name, const char *arg),
-		      void *ctx, char **pos, int max_pos, int *npos);
-int no_opts(void *ctx, int id, const char *name, const char *arg);
+extern const struct xhca_opt global_opts[];
+int global_opt(void *ctx, int id, const char *name, const char *arg);
+int parse_args(const struct call *call, int argc, char **argv, opt_fn on_opt, void *ctx,
+	       char **pos, int max_pos, int *npos);
+int parse_word(const struct call *call, int argc, char **argv, char **word);
+int parse_qpn(const struct call *call, int argc, char **argv, int need, __u32 *qpn);
 void field_str(char *dst, size_t dlen, const char *src, size_t slen);
 
 /* out.c: the output layer: one call writes a value as text or JSON (key
@@ -138,7 +178,13 @@ void out_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_open(const char *key, const char *text);
 void out_close(const char *text);
 
-/* The objects: their commands and usage texts. */
+/* help.c: the usage texts, made from the tables. */
+void cmd_help(FILE *f, const char *path, const struct cmd *c);
+int cmd_names(const struct cmd *cmds, char *buf, size_t len);
+const struct cmd *cmd_find(const struct cmd *cmds, const char *name);
+
+/* The objects (their commands, and what their usage says besides) and the
+ * commands of the top level, for main.c's table. */
 extern const struct cmd qp_cmds[];
 extern const struct cmd flowq_cmds[];
 extern const struct cmd mr_cmds[];
@@ -146,18 +192,20 @@ extern const struct cmd mcast_cmds[];
 extern const struct cmd cq_cmds[];
 extern const struct cmd filter_cmds[];
 extern const struct cmd proxy_cmds[];
-extern const char status_usage[];
-extern const char qp_usage[];
-extern const char stats_usage[];
-extern const char flowq_usage[];
-extern const char mr_usage[];
-extern const char mcast_usage[];
-extern const char cq_usage[];
-extern const char filter_usage[];
-extern const char proxy_usage[];
-extern const char exec_usage[];
-int do_status(int argc, char **argv);
-int do_stats(int argc, char **argv);
-int do_exec(int argc, char **argv);
+extern const char qp_text[];
+extern const char flowq_text[];
+extern const char mr_text[];
+extern const char mcast_text[];
+extern const char cq_text[];
+extern const char filter_text[];
+extern const char proxy_text[];
+extern const char status_text[];
+extern const char stats_text[];
+extern const char exec_text[];
+extern const struct xhca_opt stats_opts[];
+extern const struct xhca_opt exec_opts[];
+int do_status(const struct call *call, int argc, char **argv);
+int do_stats(const struct call *call, int argc, char **argv);
+int do_exec(const struct call *call, int argc, char **argv);
 
 #endif /* XHCA_CLI_H */

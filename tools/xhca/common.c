@@ -404,7 +404,6 @@ void array_print(const char *key, const void *v, __u32 n, size_t esize,
 
 /* ---- options ----------------------------------------------------------- */
 
-
 /* --proxy on|off: the flag in flags, the answer in *on. */
 int proxy_arg(const char *op, const char *arg, __u8 *flags)
 {
@@ -417,83 +416,224 @@ int proxy_arg(const char *op, const char *arg, __u8 *flags)
 	return 0;
 }
 
-/* Walks argv (the words after the command): global options may appear here
- * too (lib.sh runs "xhca stats -j"); the command's options are reported by id
- * to on_opt; other words are positional. Returns 0 or an exit code. */
-int parse_args(const char *op, int argc, char **argv, const struct opt_def *defs,
-		      int (*on_opt)(void *ctx, int id, const char *name, const char *arg),
-		      void *ctx, char **pos, int max_pos, int *npos)
+/* ---- the argv walker ------------------------------------------------------ */
+
+/* Before the command (main.c) and, those that take no value, anywhere after
+ * it. The interface comes first: the usage shows it before the command. */
+const struct xhca_opt global_opts[] = {
+	{ .name = "interface", .key = 'i', .arg = "IFNAME",
+	  .help = "the interface xhcad serves (exec runs without:\nthen all of them)" },
+	{ .name = "json", .key = 'j', .help = "one JSON object on stdout" },
+	{ .name = "verbose", .key = 'v', .help = "more detail (more columns; twice: protocol trace)" },
+	{ .name = "help", .key = 'h', .help = "this text (also after any command)" },
+	{ 0 },
+};
+
+static int set_ifname(const char *s)
 {
-	int i, only_pos = 0;
+	if (strlen(s) >= IFNAMSIZ)
+		return usage_err(NULL, "interface name '%s' is longer than %d characters; use the "
+				 "name shown by ip link", s, IFNAMSIZ - 1);
+	if (strpbrk(s, "/: \t\n") || !strcmp(s, ".") || !strcmp(s, ".."))
+		return usage_err(NULL, "'%s' is not a valid interface name; use the name shown by "
+				 "ip link", s);
+	ifname = s;
+	return 0;
+}
 
-	*npos = 0;
-	for (i = 0; i < argc; i++) {
-		const char *a = argv[i], *val = NULL, *eq;
-		const struct opt_def *d;
-		char name[64];
-		int rc;
+/* -h is the dispatcher's (and main.c's, before the command). */
+int global_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	switch (id) {
+	case 'i':
+		return set_ifname(arg);
+	case 'j':
+		json = 1;
+		break;
+	case 'v':
+		verbose++;
+		xhca_log_init("xhca", verbose);
+		break;
+	}
+	return 0;
+}
 
-		if (only_pos || a[0] != '-' || !a[1]) {
-			if (*npos >= max_pos)
-				return usage_err(op, "unexpected argument '%s'; see xhca %s --help", a,
-						 op);
-			pos[(*npos)++] = argv[i];
-			continue;
+struct walk {
+	const struct call *call;
+	opt_fn on_opt;
+	void *ctx;
+	int argc;
+	char **argv;
+	int i;		/* the word being read */
+};
+
+/* "see xhca mr reg --help" (before a command: "see xhca --help") */
+#define SEE "; see xhca %s%s--help"
+#define SEE_ARGS(c) (c)->op ? (c)->op : "", (c)->op ? " " : ""
+
+/* The entry of the option a word names, by long name (name, n long) or, name
+ * NULL, by short key: in the command's table, then, after a command, among
+ * the global options that take no value (-j, -v: they change how anything
+ * prints, wherever they are; -i names the daemon, before the command).
+ * *global: found there. */
+static const struct xhca_opt *opt_lookup(const struct call *call, const char *name, size_t n,
+					 int key, int *global)
+{
+	const struct xhca_opt *tabs[2] = {
+		call->cmd->opts, call->cmd->opts == global_opts ? NULL : global_opts,
+	};
+
+	for (int t = 0; t < 2; t++) {
+		for (const struct xhca_opt *o = tabs[t]; o && o->name; o++) {
+			if (t && o->arg)
+				continue;
+			if (name ? strlen(o->name) == n && !strncmp(o->name, name, n)
+				 : o->key == key) {
+				*global = t;
+				return o;
+			}
 		}
-		if (!strcmp(a, "--")) {
-			only_pos = 1;
-			continue;
-		}
-		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
-			json = 1;
-			continue;
-		}
-		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			verbose++;
-			xhca_log_init("xhca", verbose);
-			continue;
-		}
-		if (a[1] != '-')
-			return usage_err(op, "unknown option '%s'; see xhca %s --help", a, op);
-		eq = strchr(a, '=');
-		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2),
-			 a + 2);
-		for (d = defs; d && d->name; d++)
-			if (!strcmp(d->name, name))
-				break;
-		if (!d || !d->name)
-			return usage_err(op, "unknown option '%s'; see xhca %s --help", a, op);
-		if (d->has_arg) {
-			if (eq)
-				val = eq + 1;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			else
-				return usage_err(op, "--%s needs a value; see xhca %s --help", name, op);
-			if (!*val)
-				return usage_err(op, "--%s needs a value, got an empty one; see xhca %s "
-						 "--help", name, op);
-		} else if (eq) {
-			return usage_err(op, "--%s takes no value; see xhca %s --help", name, op);
-		}
-		rc = on_opt(ctx, d->id, name, val);
+	}
+	return NULL;
+}
+
+/* "unknown option '--x'; use --a, --b or --c": the command's table names them. */
+static int opt_unknown(const struct call *call, const char *word)
+{
+	char names[512];
+
+	if (!call->cmd->opts)
+		return usage_err(call->op, "unknown option '%s'; %s takes none (see xhca %s --help)",
+				 word, call->op, call->op);
+	xhca_opt_names(call->cmd->opts, names, sizeof(names));
+	return usage_err(call->op, "unknown option '%s'; use %s (see xhca %s%s--help)", word,
+			 names, SEE_ARGS(call));
+}
+
+/* Gives the option o (as the user wrote it: word) and its value to whoever
+ * takes it. */
+static int opt_take(const struct walk *w, const struct xhca_opt *o, int global, const char *word,
+		    const char *val)
+{
+	const struct call *c = w->call;
+
+	if (o->arg && !val)
+		return usage_err(c->op, "%s needs a value (%s)" SEE, word, o->arg, SEE_ARGS(c));
+	if (o->arg && !*val)
+		return usage_err(c->op, "%s needs a value, got an empty one" SEE, word, SEE_ARGS(c));
+	if (global)
+		return global_opt(NULL, o->key, o->name, val);
+	/* opt.h's keys of options without a short form start at 0x100 */
+	return w->on_opt(w->ctx, o->key >= XHCA_OPT_KEY(0) ? o->key - XHCA_OPT_KEY(0) : o->key,
+			 o->name, val);
+}
+
+/* "--name", "--name=value" or "--name value". */
+static int walk_long(struct walk *w)
+{
+	const char *a = w->argv[w->i], *eq = strchr(a, '='), *val = NULL;
+	size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+	char word[64];
+	const struct xhca_opt *o;
+	int global;
+
+	snprintf(word, sizeof(word), "--%.*s", (int)n, a + 2);
+	o = opt_lookup(w->call, a + 2, n, 0, &global);
+	if (!o)
+		return opt_unknown(w->call, a);
+	if (!o->arg && eq)
+		return usage_err(w->call->op, "%s takes no value" SEE, word, SEE_ARGS(w->call));
+	if (o->arg)
+		val = eq ? eq + 1 : w->i + 1 < w->argc ? w->argv[++w->i] : NULL;
+	return opt_take(w, o, global, word, val);
+}
+
+/* "-jv", "-i IFNAME", "-iIFNAME": short options, as getopt reads them. */
+static int walk_short(struct walk *w)
+{
+	const char *a = w->argv[w->i];
+
+	for (const char *k = a + 1; *k; k++) {
+		char word[3] = { '-', *k, 0 };
+		const struct xhca_opt *o;
+		int global, rc;
+
+		o = opt_lookup(w->call, NULL, 0, (unsigned char)*k, &global);
+		if (!o)
+			return opt_unknown(w->call, a);
+		if (o->arg)
+			return opt_take(w, o, global, word,
+					k[1] ? k + 1 : w->i + 1 < w->argc ? w->argv[++w->i] : NULL);
+		rc = opt_take(w, o, global, word, NULL);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-/* ---- status ------------------------------------------------------------ */
-
-int no_opts(void *ctx, int id, const char *name, const char *arg)
+/* Walks argv (the words after the command) by the command's option table:
+ * options may follow positional words, and "--" ends them (CMD_OPTS_FIRST:
+ * the first positional word does); the global -j and -v may be anywhere
+ * (lib.sh runs "xhca stats -j"). The options go by id to on_opt; at most
+ * max_pos positional words go to pos. Returns 0 or an exit code. */
+int parse_args(const struct call *call, int argc, char **argv, opt_fn on_opt, void *ctx,
+	       char **pos, int max_pos, int *npos)
 {
+	struct walk w = { .call = call, .on_opt = on_opt, .ctx = ctx, .argc = argc, .argv = argv };
+	int only_pos = 0, rc;
+
+	*npos = 0;
+	for (w.i = 0; w.i < argc; w.i++) {
+		const char *a = argv[w.i];
+
+		if (only_pos || a[0] != '-' || !a[1]) {
+			if (*npos >= max_pos)
+				return usage_err(call->op, "unexpected argument '%s'" SEE, a,
+						 SEE_ARGS(call));
+			pos[(*npos)++] = argv[w.i];
+			only_pos = !!(call->cmd->flags & CMD_OPTS_FIRST);
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = 1;
+			continue;
+		}
+		rc = a[1] == '-' ? walk_long(&w) : walk_short(&w);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
+
+/* A command without options, and its one positional word (word NULL: it
+ * takes none; *word NULL: none was given). Returns 0 or an exit code. */
+int parse_word(const struct call *call, int argc, char **argv, char **word)
+{
+	int n;
+
+	if (word)
+		*word = NULL;
+	return parse_args(call, argc, argv, NULL, NULL, word, word ? 1 : 0, &n);
+}
+
+/* ... and that word a QPN (need: it must be there; else *qpn stays). */
+int parse_qpn(const struct call *call, int argc, char **argv, int need, __u32 *qpn)
+{
+	char *w;
+	int rc = parse_word(call, argc, argv, &w);
+
+	if (!rc && !w && need)
+		return usage_err(call->op, "missing QPN; use xhca -i IFNAME %s %s", call->op,
+				 call->cmd->args);
+	if (!rc && w)
+		rc = qpn_arg(call->op, NULL, w, qpn);
+	return rc;
+}
+
+/* ---- strings ----------------------------------------------------------- */
 
 /* Copies a fixed-size string field that the daemon should have terminated. */
 void field_str(char *dst, size_t dlen, const char *src, size_t slen)
 {
 	snprintf(dst, dlen, "%.*s", (int)strnlen(src, slen), src);
 }
-
-/* ---- commands ----------------------------------------------------------- */

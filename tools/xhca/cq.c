@@ -4,33 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_CQ                                                                           \
-	"Usage: xhca -i IFNAME cq COMMAND ...\n"                                            \
-	"  cq create [--depth N] [--proxy]   a CQ of the CLI's (xhcad owns it)\n"          \
-	"  cq destroy ID\n"                                                                  \
-	"  cq poll ID [--max N] [--dump B]   take completions out of one of the CLI's CQs\n" \
-	"  cq show                       (the default) every CQ, applications' too\n"     \
-	"The CLI's QPs deliver to a CQ given at create (qp create --cq ID [--rq-depth N]\n" \
-	"[--buf-size B]): xhcad posts their receive buffers and posts them again when\n"   \
-	"cq poll takes their completions.\n"
-
-
-#define USAGE_CQ_CREATE                                                                    \
-	"Usage: xhca -i IFNAME cq create [--depth N] [--proxy]\n"                            \
-	"  --depth N   entries, a power of 2 (default 256)\n"                               \
-	"  --proxy     a proxy CQ: its completions are released by the proxy thread in\n"  \
-	"              message order; a proxy QP needs one\n"                               \
-	"Prints: created cq ID (depth N[, proxy]).\n"
-
-
-#define USAGE_CQ_POLL                                                                      \
-	"Usage: xhca [-j] -i IFNAME cq poll ID [--max N] [--dump B]\n"                        \
-	"Takes up to N completions (default 64) out of one of the CLI's CQs, with the first\n" \
-	"B bytes (at most 64) of each received message, and posts their buffers again.\n"  \
-	"One line each: wr, status, opcode (128 receive, 129 WRITE with immediate, 256\n"  \
-	"WRITE landed and 257 done by the proxy, on a proxy CQ), bytes, QP, result/imm.\n"
-
-
 /* ---- cq: the CLI's completion queues ---------------------------------------- */
 
 struct cq_args {
@@ -72,17 +45,21 @@ static int cq_opt(void *ctx, int id, const char *name, const char *arg)
 	return rc;
 }
 
-static int do_cq_create(int argc, char **argv)
+static const struct xhca_opt cq_create_opts[] = {
+	OPT(O_DEPTH, "depth", "N", "entries, a power of 2 up to 65536 (default 256)"),
+	OPT(O_PROXY, "proxy", NULL, "a proxy CQ: its completions are released by the proxy\n"
+	    "thread in message order; a proxy QP needs one"),
+	{ 0 },
+};
+
+static int do_cq_create(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "depth", 1, O_DEPTH }, { "proxy", 0, O_PROXY }, { NULL, 0, 0 },
-	};
-	struct cq_args ca = { .op = "cq create", .a = { .depth = 256 } };
+	struct cq_args ca = { .op = call->op, .a = { .depth = 256 } };
 	struct xhca_cq_attr *r = NULL;
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(ca.op, argc, argv, defs, cq_opt, &ca, NULL, 0, &npos);
+	rc = parse_args(call, argc, argv, cq_opt, &ca, NULL, 0, &npos);
 	if (rc)
 		return rc;
 	rc = request(ca.op, XHCA_CTL_CQ_CREATE, &ca.a, sizeof(ca.a), (void **)&r, &len);
@@ -107,14 +84,16 @@ out:
 	return rc;
 }
 
-static int cq_id_arg(const char *op, int argc, char **argv, const struct opt_def *defs,
-		     struct cq_args *ca, __u32 *id)
+/* The CQ id of destroy and poll, after their options. */
+static int cq_id_arg(const struct call *call, int argc, char **argv, struct cq_args *ca,
+		     __u32 *id)
 {
+	const char *op = call->op;
 	unsigned long long v;
 	char *pos[1];
 	int rc, npos;
 
-	rc = parse_args(op, argc, argv, defs, cq_opt, ca, pos, 1, &npos);
+	rc = parse_args(call, argc, argv, cq_opt, ca, pos, 1, &npos);
 	if (rc)
 		return rc;
 	if (!npos)
@@ -126,11 +105,11 @@ static int cq_id_arg(const char *op, int argc, char **argv, const struct opt_def
 	return rc;
 }
 
-static int do_cq_destroy(int argc, char **argv)
+static int do_cq_destroy(const struct call *call, int argc, char **argv)
 {
-	struct cq_args ca = { .op = "cq destroy" };
+	struct cq_args ca = { .op = call->op };
 	__u32 id;
-	int rc = cq_id_arg(ca.op, argc, argv, NULL, &ca, &id);
+	int rc = cq_id_arg(call, argc, argv, &ca, &id);
 
 	if (rc)
 		return rc;
@@ -181,15 +160,19 @@ static void wc_print(const struct xhca_cq_entry *e)
 	putchar('\n');
 }
 
-static int do_cq_poll(int argc, char **argv)
+static const struct xhca_opt cq_poll_opts[] = {
+	OPT(O_MAX, "max", "N", "completions to take, 1..4096 (default 64)"),
+	OPT(O_DUMP, "dump", "B", "the first B bytes of each received message, at\n"
+	    "most 64 (default 0)"),
+	{ 0 },
+};
+
+static int do_cq_poll(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "max", 1, O_MAX }, { "dump", 1, O_DUMP }, { NULL, 0, 0 },
-	};
-	struct cq_args ca = { .op = "cq poll" };
+	struct cq_args ca = { .op = call->op };
 	struct xhca_cq_entry *v = NULL;
 	__u32 len = 0, n;
-	int rc = cq_id_arg(ca.op, argc, argv, defs, &ca, &ca.p.cq);
+	int rc = cq_id_arg(call, argc, argv, &ca, &ca.p.cq);
 
 	if (rc)
 		return rc;
@@ -245,14 +228,14 @@ static void cq_json(const void *p)
 	jw_close('}');
 }
 
-static int do_cq_show(int argc, char **argv)
+static int do_cq_show(const struct call *call, int argc, char **argv)
 {
-	const char *op = "cq show";
+	const char *op = call->op;
 	struct xhca_cq_info *v = NULL;
 	__u32 len = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (rc)
 		return rc;
 	rc = request(op, XHCA_CTL_CQ_SHOW, NULL, 0, (void **)&v, &len);
@@ -263,13 +246,29 @@ static int do_cq_show(int argc, char **argv)
 	return rc;
 }
 
-const struct cmd cq_cmds[] = {
-	{ "show", do_cq_show, NULL, USAGE_CQ },
-	{ "list", do_cq_show, NULL, USAGE_CQ },
-	{ "create", do_cq_create, NULL, USAGE_CQ_CREATE },
-	{ "destroy", do_cq_destroy, NULL, USAGE_CQ },
-	{ "poll", do_cq_poll, NULL, USAGE_CQ_POLL },
-	{ NULL, NULL, NULL, NULL },
-};
+const char cq_text[] =
+	"Completion queues. The CLI's QPs deliver to a CQ given at create (qp create\n"
+	"--cq ID [--rq-depth N] [--buf-size B]): xhcad posts their receive buffers and\n"
+	"posts them again when cq poll takes their completions.";
 
-const char cq_usage[] = USAGE_CQ;
+const struct cmd cq_cmds[] = {
+	{ .name = "show", .alias = "list", .fn = do_cq_show,
+	  .summary = "every CQ, applications' too",
+	  .text = "Lists every CQ, applications' too: owner, depth, completions not yet\n"
+		  "consumed, QPs, stalls, whether it is a proxy CQ." },
+	{ .name = "create", .fn = do_cq_create, .opts = cq_create_opts,
+	  .summary = "a CQ of the CLI's (xhcad owns it)",
+	  .text = "Creates a CQ of the CLI's, which xhcad owns.\n"
+		  "Prints: created cq ID (depth N[, proxy])." },
+	{ .name = "destroy", .fn = do_cq_destroy, .args = "ID",
+	  .summary = "remove one of the CLI's CQs",
+	  .text = "Removes one of the CLI's CQs; xhcad refuses one that QPs still complete on." },
+	{ .name = "poll", .fn = do_cq_poll, .args = "ID", .opts = cq_poll_opts,
+	  .summary = "take completions out of one of the CLI's CQs",
+	  .text = "Takes up to N completions out of one of the CLI's CQs, with the first B\n"
+		  "bytes of each received message, and posts their buffers again.\n"
+		  "One line each: wr, status, opcode (128 receive, 129 WRITE with immediate,\n"
+		  "256 WRITE landed and 257 done by the proxy, on a proxy CQ), bytes, QP,\n"
+		  "result/imm." },
+	{ 0 },
+};

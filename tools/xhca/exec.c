@@ -4,18 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_EXEC                                                                         \
-	"Usage: xhca [-i IFNAME] exec [--proxy] [--] PROGRAM [ARGS...]\n"                    \
-	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 in place of the system's\n"  \
-	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"      \
-	"network namespace that an xhcad serves; with -i, that interface's only.\n"         \
-	"  --proxy   its CQs are proxy CQs (XHCA_VERBS_PROXY=1): xhca qp modify QPN\n"      \
-	"            --proxy on and xhca filter add make its QPs proxy QPs\n"               \
-	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"    \
-	"then in ../lib/xhca/verbs from it (make install).\n"                               \
-	"Exit: the program's; 1 when it cannot be started, 2 bad usage.\n"
-
-
 /* ---- exec: a verbs program on xhca ------------------------------------------ */
 
 /* The directory of xhca's libibverbs.so.1, or NULL. */
@@ -48,47 +36,78 @@ static const char *verbs_dir(char *buf, size_t len)
 	return NULL;
 }
 
-int do_exec(int argc, char **argv)
+const char exec_text[] =
+	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 in place of the system's\n"
+	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"
+	"network namespace that an xhcad serves; with -i, that interface's only.\n"
+	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"
+	"then in ../lib/xhca/verbs from it (make install).\n"
+	"Exit: the program's; 1 when it cannot be started, 2 bad usage.";
+
+/* Before the program (CMD_OPTS_FIRST): what follows it is the program's. */
+const struct xhca_opt exec_opts[] = {
+	OPT(O_PROXY, "proxy", NULL, "its CQs are proxy CQs (XHCA_VERBS_PROXY=1): xhca\n"
+	    "qp modify QPN --proxy on and xhca filter add make\n"
+	    "its QPs proxy QPs"),
+	{ 0 },
+};
+
+static int exec_opt(void *ctx, int id, const char *name, const char *arg)
+{
+	setenv("XHCA_VERBS_PROXY", "1", 1);	/* --proxy, its one option */
+	return 0;
+}
+
+/* Only a daemon that is there: a program that found no device would say less. */
+static int exec_ifname(void)
+{
+	int fd;
+
+	if (!ifname)
+		return 0;
+	fd = xhca_ctl_connect(ifname);
+	if (fd < 0) {
+		pr_warn("exec: no xhcad serves %s (%s); start one: xhcad %s\n", ifname,
+			strerror(-fd), ifname);
+		return EXIT_FAIL;
+	}
+	close(fd);
+	setenv("XHCA_DEVICES", ifname, 1);
+	return 0;
+}
+
+int do_exec(const struct call *call, int argc, char **argv)
 {
 	char dir[PATH_MAX], path[2 * PATH_MAX];
 	const char *d, *old = getenv("LD_LIBRARY_PATH");
+	/* the program and its arguments, NULL-terminated for execvp */
+	char **prog = calloc(argc + 1, sizeof(*prog));
+	int rc, n;
 
-	if (argc && !strcmp(argv[0], "--proxy")) {
-		setenv("XHCA_VERBS_PROXY", "1", 1);
-		argc--;
-		argv++;
+	if (!prog) {
+		pr_warn("exec: out of memory\n");
+		return EXIT_FAIL;
 	}
-	if (argc && !strcmp(argv[0], "--")) {
-		argc--;
-		argv++;
-	} else if (argc && argv[0][0] == '-') {
-		return usage_err("exec", "unknown option '%s'; --proxy is the one (then --, then "
-				 "the program)", argv[0]);
-	}
-	if (!argc)
-		return usage_err("exec", "no program given; e.g. xhca -i eth0 exec -- ibv_devinfo");
-	if (ifname) {
-		int fd = xhca_ctl_connect(ifname);
-
-		if (fd < 0) {
-			pr_warn("exec: no xhcad serves %s (%s); start one: xhcad %s\n", ifname,
-				strerror(-fd), ifname);
-			return EXIT_FAIL;
-		}
-		close(fd);
-		setenv("XHCA_DEVICES", ifname, 1);
-	}
+	rc = parse_args(call, argc, argv, exec_opt, NULL, prog, argc, &n);
+	if (!rc && !n)
+		rc = usage_err("exec", "no program given; e.g. xhca -i eth0 exec -- ibv_devinfo");
+	if (!rc)
+		rc = exec_ifname();
+	if (rc)
+		goto out;
 	d = verbs_dir(dir, sizeof(dir));
 	if (!d) {
 		pr_warn("exec: xhca's libibverbs.so.1 is not beside xhca nor installed; build it "
 			"(make) or set XHCA_VERBS_DIR\n");
-		return EXIT_FAIL;
+		rc = EXIT_FAIL;
+		goto out;
 	}
 	snprintf(path, sizeof(path), "%s%s%s", d, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_LIBRARY_PATH", path, 1);
-	execvp(argv[0], argv);
-	pr_warn("exec: %s: %s\n", argv[0], strerror(errno));
-	return EXIT_FAIL;
+	execvp(prog[0], prog);
+	pr_warn("exec: %s: %s\n", prog[0], strerror(errno));
+	rc = EXIT_FAIL;
+out:
+	free(prog);
+	return rc;
 }
-
-const char exec_usage[] = USAGE_EXEC;

@@ -4,44 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_FILTER                                                                       \
-	"Usage: xhca -i IFNAME filter COMMAND ...\n"                                        \
-	"  filter add QPN --op OPS [criteria]   offload matching messages to the proxy\n"  \
-	"  filter del ID\n"                                                                 \
-	"  filter show [QPN]             (the default)\n"
-
-
-#define USAGE_FILTER_ADD                                                                   \
-	"Usage: xhca -i IFNAME filter add QPN --op OPS [criteria]\n"                         \
-	"A filter of proxy QP QPN (at most 4): a message is offloaded to the proxy when\n"  \
-	"one filter matches at its first packet, all of that filter's criteria holding.\n"  \
-	"  --op send,read,cmp-swap,fetch-add   the requests it takes (required)\n"          \
-	"  --size-below N    message size < N bytes (a multi-packet SEND's size is not\n"  \
-	"                    known at its first packet: it never is below)\n"              \
-	"  --size-above N    message size >= N bytes\n"                                     \
-	"  --single          single-packet messages only\n"                                 \
-	"  --rkey K          READ/ATOMIC: the request's R_Key\n"                            \
-	"  --va START-END    READ/ATOMIC: the whole access within [START, END)\n"           \
-	"  --src-qpn N       UD: the sender's QPN\n"                                        \
-	"  --match HEX[/MASK] | text:STRING  the first payload bytes (up to 16); mask\n"  \
-	"                    bits set are ignored (the patent's TCAM)\n"                    \
-	"  --invert          offload when --match does NOT match\n"                        \
-	"  --handler NAME    what the proxy does with a SEND: lock (the default, the lock\n" \
-	"                    service), none (declined to the normal path), or a handler\n" \
-	"                    xhcad loaded with --proxy-handler (xhca proxy show)\n"       \
-	"Prints: added filter ID to qp 0xNNNNNN.\n"
-
-
-#define USAGE_FILTER_DEL                                                                   \
-	"Usage: xhca -i IFNAME filter del ID\n"                                              \
-	"Removes a filter; messages already offloaded are still finished by the proxy.\n"
-
-
-#define USAGE_FILTER_SHOW                                                                  \
-	"Usage: xhca [-j] -i IFNAME filter show [QPN]\n"                                     \
-	"Lists the filters (of one QP): ID, QPN, requests, handler, criteria.\n"
-
-
 /* ---- proxy QP filters and the proxy --------------------------------------- */
 
 static const struct name_val pf_ops[] = {
@@ -312,21 +274,37 @@ static void filter_json(const struct xhca_filter *x)
 	jw_close('}');
 }
 
-static int do_filter_add(int argc, char **argv)
+/* --op, then the criteria. */
+static const struct xhca_opt add_opts[] = {
+	OPT(O_F_OP, "op", "OPS", "the requests it takes, comma-separated: send, read,\n"
+	    "cmp-swap, fetch-add", .flags = XHCA_OPT_REQUIRED),
+	OPT(O_F_BELOW, "size-below", "N", "message size < N bytes (a multi-packet SEND's size is\n"
+	    "not known at its first packet: it never is below)"),
+	OPT(O_F_ABOVE, "size-above", "N", "message size >= N bytes (not with --size-below)"),
+	OPT(O_F_SINGLE, "single", NULL, "single-packet messages only"),
+	OPT(O_F_RKEY, "rkey", "K", "READ/ATOMIC: the request's R_Key"),
+	OPT(O_F_VA, "va", "START-END", "READ/ATOMIC: the whole access within [START, END)"),
+	OPT(O_F_SQPN, "src-qpn", "N", "UD: the sender's QPN"),
+	OPT(O_F_MATCH, "match", "HEX[/MASK]|text:STRING", "the first payload bytes (up to 16);\n"
+	    "mask bits set are ignored (the patent's\n"
+	    "TCAM)"),
+	OPT(O_F_INVERT, "invert", NULL, "offload when --match does NOT match"),
+	OPT(O_F_HANDLER, "handler", "NAME", "what the proxy does with a SEND: lock (the default,\n"
+	    "the lock service), none (declined to the normal\n"
+	    "path), or a handler xhcad loaded with\n"
+	    "--proxy-handler (xhca proxy show)"),
+	{ 0 },
+};
+
+static int do_filter_add(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "op", 1, O_F_OP }, { "size-below", 1, O_F_BELOW }, { "size-above", 1, O_F_ABOVE },
-		{ "single", 0, O_F_SINGLE }, { "rkey", 1, O_F_RKEY }, { "va", 1, O_F_VA },
-		{ "src-qpn", 1, O_F_SQPN }, { "match", 1, O_F_MATCH }, { "invert", 0, O_F_INVERT },
-		{ "handler", 1, O_F_HANDLER }, { NULL, 0, 0 },
-	};
-	struct filter_args fa = { .op = "filter add" };
+	struct filter_args fa = { .op = call->op };
 	struct xhca_filter *r = NULL;
 	char *pos[1];
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(fa.op, argc, argv, defs, filter_opt, &fa, pos, 1, &npos);
+	rc = parse_args(call, argc, argv, filter_opt, &fa, pos, 1, &npos);
 	if (rc)
 		return rc;
 	if (!npos)
@@ -360,20 +338,19 @@ out:
 	return rc;
 }
 
-static int do_filter_del(int argc, char **argv)
+static int do_filter_del(const struct call *call, int argc, char **argv)
 {
-	const char *op = "filter del";
+	const char *op = call->op;
 	unsigned long long v;
-	char *pos[1];
+	char *w;
 	__u32 id;
-	int rc, npos;
+	int rc = parse_word(call, argc, argv, &w);
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (!npos)
+	if (!w)
 		return usage_err(op, "missing filter ID; list them with: xhca -i IFNAME filter show");
-	rc = num_arg(op, NULL, "filter ID", pos[0], 32, "1..4294967295", &v);
+	rc = num_arg(op, NULL, "filter ID", w, 32, "1..4294967295", &v);
 	if (rc)
 		return rc;
 	if (!v)
@@ -407,22 +384,15 @@ static void filter_json_v(const void *x)
 	filter_json(x);
 }
 
-static int do_filter_show(int argc, char **argv)
+static int do_filter_show(const struct call *call, int argc, char **argv)
 {
-	const char *op = "filter show";
+	const char *op = call->op;
 	struct xhca_filter *v = NULL;
 	__u32 qpn = 0, len = 0;
-	char *pos[1];
-	int rc, npos;
+	int rc = parse_qpn(call, argc, argv, 0, &qpn);
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (npos) {
-		rc = qpn_arg(op, NULL, pos[0], &qpn);
-		if (rc)
-			return rc;
-	}
 	rc = request(op, XHCA_CTL_FILTER_SHOW, &qpn, sizeof(qpn), (void **)&v, &len);
 	if (!rc) {
 		shown_handlers = handler_names();
@@ -435,13 +405,22 @@ static int do_filter_show(int argc, char **argv)
 	return rc;
 }
 
-const struct cmd filter_cmds[] = {
-	{ "show", do_filter_show, NULL, USAGE_FILTER_SHOW },
-	{ "list", do_filter_show, NULL, USAGE_FILTER_SHOW },
-	{ "add", do_filter_add, NULL, USAGE_FILTER_ADD },
-	{ "del", do_filter_del, NULL, USAGE_FILTER_DEL },
-	{ "delete", do_filter_del, NULL, USAGE_FILTER_DEL },
-	{ NULL, NULL, NULL, NULL },
-};
+const char filter_text[] =
+	"Proxy QP filters: which messages of a proxy QP go to the proxy thread.";
 
-const char filter_usage[] = USAGE_FILTER;
+const struct cmd filter_cmds[] = {
+	{ .name = "show", .alias = "list", .fn = do_filter_show, .args = "[QPN]",
+	  .summary = "the filters (of one QP)",
+	  .text = "Lists the filters (of one QP): ID, QPN, requests, handler, criteria." },
+	{ .name = "add", .fn = do_filter_add, .args = "QPN", .opts = add_opts,
+	  .summary = "offload matching messages to the proxy",
+	  .text = "A filter of proxy QP QPN (at most 4): a message is offloaded to the proxy\n"
+		  "when one filter matches at its first packet, all of that filter's criteria\n"
+		  "(the options after --op) holding.\n"
+		  "Prints: added filter ID to qp 0xNNNNNN." },
+	{ .name = "del", .alias = "delete", .fn = do_filter_del, .args = "ID",
+	  .summary = "remove a filter",
+	  .text = "Removes a filter; messages already offloaded are still finished by the\n"
+		  "proxy." },
+	{ 0 },
+};

@@ -4,26 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_FLOWQ                                                                        \
-	"Usage: xhca -i IFNAME flowq COMMAND ...\n"                                        \
-	"  flowq show                    (the default) weights, backlog, gate, counters\n" \
-	"  flowq set N --weight W        the share of flow queue N, 1..1000\n"           \
-	"Flow queues are AF_XDP sockets xhcad drains by weighted deficit round robin.\n"
-
-
-#define USAGE_FLOWQ_SHOW                                                                   \
-	"Usage: xhca [-j] [-v] -i IFNAME flowq show\n"                                      \
-	"Lists the flow queues: weight, QPs, frames waiting, whether the gate (early drop\n" \
-	"above the high watermark) is closed, whether xhcad waits for an application, and\n" \
-	"frames, bytes and drops. -v adds the watermarks and the raw counters.\n"
-
-
-#define USAGE_FLOWQ_SET                                                                    \
-	"Usage: xhca -i IFNAME flowq set N --weight W\n"                                    \
-	"Sets the DRR weight of flow queue N (1..1000, default 1): while queues are\n"     \
-	"backlogged, each gets bytes in proportion to its weight.\n"
-
-
 /* ---- flow queues ---------------------------------------------------------- */
 
 static const struct tbl_col fq_cols[] = {
@@ -83,14 +63,14 @@ static void fq_json_any(const void *p)
 	fq_json(p);
 }
 
-static int do_flowq_show(int argc, char **argv)
+static int do_flowq_show(const struct call *call, int argc, char **argv)
 {
-	const char *op = "flowq show";
+	const char *op = call->op;
 	struct xhca_flowq_info *fi = NULL;
 	__u32 n = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (!rc)
 		rc = array_request(op, XHCA_CTL_FLOWQ_SHOW, sizeof(*fi), (void **)&fi, &n);
 	if (!rc)
@@ -122,17 +102,22 @@ static int flowq_opt(void *ctx, int id, const char *name, const char *arg)
 	return 0;
 }
 
-static int do_flowq_set(int argc, char **argv)
+static const struct xhca_opt flowq_set_opts[] = {
+	OPT(O_WEIGHT, "weight", "W", "its DRR weight, 1..1000 (default 1)",
+	    .flags = XHCA_OPT_REQUIRED),
+	{ 0 },
+};
+
+static int do_flowq_set(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = { { "weight", 1, O_WEIGHT }, { NULL, 0, 0 } };
-	struct flowq_args f = { .op = "flowq set" };
+	struct flowq_args f = { .op = call->op };
 	struct xhca_flowq_info *fi = NULL;
 	unsigned long long v;
 	char *pos[1];
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(f.op, argc, argv, defs, flowq_opt, &f, pos, 1, &npos);
+	rc = parse_args(call, argc, argv, flowq_opt, &f, pos, 1, &npos);
 	if (rc)
 		return rc;
 	if (!npos)
@@ -159,10 +144,18 @@ out:
 	return rc;
 }
 
-const struct cmd flowq_cmds[] = {
-	{ "show", do_flowq_show, NULL, USAGE_FLOWQ_SHOW },
-	{ "set", do_flowq_set, NULL, USAGE_FLOWQ_SET },
-	{ NULL, NULL, NULL, NULL },
-};
+const char flowq_text[] =
+	"Flow queues are AF_XDP sockets xhcad drains by weighted deficit round robin.";
 
-const char flowq_usage[] = USAGE_FLOWQ;
+const struct cmd flowq_cmds[] = {
+	{ .name = "show", .fn = do_flowq_show, .summary = "weights, backlog, gate, counters",
+	  .text = "Lists the flow queues: weight, QPs, frames waiting, whether the gate (early\n"
+		  "drop above the high watermark) is closed, whether xhcad waits for an\n"
+		  "application, and frames, bytes and drops. -v adds the watermarks and the\n"
+		  "raw counters." },
+	{ .name = "set", .fn = do_flowq_set, .args = "N", .opts = flowq_set_opts,
+	  .summary = "the share of flow queue N",
+	  .text = "Sets the DRR weight of flow queue N: while queues are backlogged, each gets\n"
+		  "bytes in proportion to its weight. Prints: flow queue N: weight W." },
+	{ 0 },
+};

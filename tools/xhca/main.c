@@ -9,40 +9,33 @@
  */
 #include "cli.h"
 
-#define USAGE_TOP                                                                          \
-	"Usage: xhca [-j|--json] [-v] -i|--interface IFNAME COMMAND ...\n"                  \
-	"Client of xhcad, the daemon of the xhca software RoCEv2 HCA.\n"                    \
-	"Commands:\n"                                                                       \
-	"  status                        the daemon, its program and maps\n"               \
-	"  qp create|modify|destroy|show queue pairs (see xhca qp --help)\n"               \
-	"  stats [--qp QPN] [--reset]    reason counters of xhca_rx and xhcad\n"           \
-	"  flowq show|set                flow queues (see xhca flowq --help)\n"            \
-	"  mr reg|dereg|show|read        memory regions (see xhca mr --help)\n"            \
-	"  mcast create|destroy|attach|detach|show   multicast groups (xhca mcast --help)\n" \
-	"  cq create|destroy|poll|show   completion queues (see xhca cq --help)\n"        \
-	"  filter add|del|show           proxy QP filters (see xhca filter --help)\n"      \
-	"  proxy show|pause|resume       the proxy thread (see xhca proxy --help)\n"       \
-	"  exec [--] PROGRAM [ARGS...]   run a libibverbs program on xhca (xhca exec --help)\n" \
-	"Options:\n"                                                                        \
-	"  -i, --interface IFNAME        the interface xhcad serves\n"                     \
-	"  -j, --json                    one JSON object on stdout\n"                      \
-	"  -v, --verbose                 more detail (more columns; twice: protocol trace)\n" \
-	"  -h, --help                    this text (also after any command)\n"            \
-	"Numbers are decimal or 0x hex. Exit codes: 0 ok, 1 failed, 2 bad usage.\n"
-
-
+/* The top level: objects, and the commands that are one of their own. */
 static const struct cmd top_cmds[] = {
-	{ "status", do_status, NULL, status_usage },
-	{ "qp", NULL, qp_cmds, qp_usage },
-	{ "stats", do_stats, NULL, stats_usage },
-	{ "flowq", NULL, flowq_cmds, flowq_usage },
-	{ "mr", NULL, mr_cmds, mr_usage },
-	{ "mcast", NULL, mcast_cmds, mcast_usage },
-	{ "cq", NULL, cq_cmds, cq_usage },
-	{ "filter", NULL, filter_cmds, filter_usage },
-	{ "proxy", NULL, proxy_cmds, proxy_usage },
-	{ "exec", do_exec, NULL, exec_usage },
-	{ NULL, NULL, NULL, NULL },
+	{ .name = "status", .fn = do_status, .summary = "the daemon, its program and maps",
+	  .text = status_text },
+	{ .name = "qp", .sub = qp_cmds, .summary = "queue pairs", .text = qp_text },
+	{ .name = "stats", .fn = do_stats, .summary = "reason counters of xhca_rx and xhcad",
+	  .text = stats_text, .opts = stats_opts },
+	{ .name = "flowq", .sub = flowq_cmds, .summary = "flow queues", .text = flowq_text },
+	{ .name = "mr", .sub = mr_cmds, .summary = "memory regions", .text = mr_text },
+	{ .name = "mcast", .sub = mcast_cmds, .summary = "multicast groups", .text = mcast_text },
+	{ .name = "cq", .sub = cq_cmds, .summary = "completion queues", .text = cq_text },
+	{ .name = "filter", .sub = filter_cmds, .summary = "proxy QP filters",
+	  .text = filter_text },
+	{ .name = "proxy", .sub = proxy_cmds, .summary = "the proxy thread", .text = proxy_text },
+	{ .name = "exec", .fn = do_exec, .args = "[--] PROGRAM [ARGS...]",
+	  .summary = "run a libibverbs program on xhca", .text = exec_text, .opts = exec_opts,
+	  .flags = CMD_OPTS_FIRST | CMD_ANY_IF },
+	{ 0 },
+};
+
+/* xhca itself: its options are the global ones, up to the command. */
+static const struct cmd top = {
+	.sub = top_cmds,
+	.text = "Client of xhcad, the daemon of the xhca software RoCEv2 HCA.\n"
+		"Numbers are decimal or 0x hex. Exit codes: 0 ok, 1 failed, 2 bad usage.",
+	.opts = global_opts,
+	.flags = CMD_OPTS_FIRST | CMD_NO_DEFAULT,
 };
 
 static int is_help(const char *s)
@@ -50,127 +43,89 @@ static int is_help(const char *s)
 	return !strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help");
 }
 
-/* path: the words that led here ("qp"), for messages. A group without a
- * subcommand (or with only options) runs its first entry, as "ip link" does. */
-static int dispatch(const char *path, const char *usage, const struct cmd *cmds, int argc,
-		    char **argv)
+/* An object's command named by argv[0] (*named: 1), or, none named, its
+ * default (*named: 0); NULL after saying what is wrong. path: the object's
+ * words, NULL at the top. */
+static const struct cmd *select_cmd(const char *path, const struct cmd *obj, int argc,
+				    char **argv, int *named)
 {
-	const struct cmd *c = NULL;
+	const struct cmd *c;
+	char names[256];
+
+	*named = argc && argv[0][0] != '-';
+	/* A group without a subcommand (or with only options) runs its first
+	 * entry, as "ip link" does. */
+	if (!*named && !(obj->flags & CMD_NO_DEFAULT))
+		return obj->sub;
+	c = *named ? cmd_find(obj->sub, argv[0]) : NULL;
+	if (c)
+		return c;
+	cmd_names(obj->sub, names, sizeof(names));
+	if (*named)
+		usage_err(path, "unknown command '%s'; use %s (see xhca %s%s--help)", argv[0],
+			  names, path ? path : "", path ? " " : "");
+	else
+		usage_err(path, "no command given; use %s (see xhca %s%s--help)", names,
+			  path ? path : "", path ? " " : "");
+	return NULL;
+}
+
+static int dispatch(const char *path, const struct cmd *obj, int argc, char **argv)
+{
+	const struct cmd *c;
 	char sub[64];
-	int i;
+	int i, named;
 
 	if (argc && is_help(argv[0])) {
-		fputs(usage, stdout);
+		cmd_help(stdout, path, obj);
 		return EXIT_OK;
 	}
-	if (!argc || argv[0][0] == '-') {
-		if (!path)
-			return usage_err(NULL, "no command given; use status, qp, stats, flowq, mr, "
-					 "mcast, cq, filter, proxy or exec (see xhca --help)");
-		c = &cmds[0];
-	} else {
-		for (c = cmds; c->name; c++)
-			if (!strcmp(c->name, argv[0]))
-				break;
-		if (!c->name) {
-			if (!path)
-				return usage_err(NULL, "unknown command '%s'; use status, qp, stats, "
-						 "flowq, mr, mcast, cq, filter, proxy or exec (see xhca "
-						 "--help)",
-						 argv[0]);
-			if (!strcmp(path, "flowq"))
-				return usage_err(path, "unknown command '%s'; use show or set (see xhca "
-						 "flowq --help)", argv[0]);
-			if (!strcmp(path, "mr"))
-				return usage_err(path, "unknown command '%s'; use reg, dereg, show or "
-						 "read (see xhca mr --help)", argv[0]);
-			if (!strcmp(path, "mcast"))
-				return usage_err(path, "unknown command '%s'; use create, destroy, "
-						 "attach, detach or show (see xhca mcast --help)",
-						 argv[0]);
-			if (!strcmp(path, "cq"))
-				return usage_err(path, "unknown command '%s'; use create, destroy, poll "
-						 "or show (see xhca cq --help)", argv[0]);
-			if (!strcmp(path, "filter"))
-				return usage_err(path, "unknown command '%s'; use add, del or show "
-						 "(see xhca filter --help)", argv[0]);
-			if (!strcmp(path, "proxy"))
-				return usage_err(path, "unknown command '%s'; use show, pause or resume "
-						 "(see xhca proxy --help)", argv[0]);
-			return usage_err(path, "unknown command '%s'; use create, modify, destroy or "
-					 "show (see xhca %s --help)", argv[0], path);
-		}
-		argc--;
-		argv++;
-	}
+	c = select_cmd(path, obj, argc, argv, &named);
+	if (!c)
+		return EXIT_USAGE;
+	argc -= named;
+	argv += named;
 	snprintf(sub, sizeof(sub), "%s%s%s", path ? path : "", path ? " " : "", c->name);
 	if (c->sub)
-		return dispatch(sub, c->usage, c->sub, argc, argv);
+		return dispatch(sub, c, argc, argv);
 	/* --help anywhere wins over everything else, as in ip and bpftool. */
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(c->usage, stdout);
+			cmd_help(stdout, sub, c);
 			return EXIT_OK;
 		}
 	}
-	return c->fn(argc, argv);
+	return c->fn(&(struct call){ .op = sub, .cmd = c }, argc, argv);
 }
 
-static int set_ifname(const char *s)
+/* The global options before the command: -h answers at once. */
+#define HELP_SHOWN (-1)
+static int top_opt(void *ctx, int id, const char *name, const char *arg)
 {
-	if (!*s)
-		return usage_err(NULL, "-i needs an interface name; see ip link");
-	if (strlen(s) >= IFNAMSIZ)
-		return usage_err(NULL, "interface name '%s' is longer than %d characters; use the "
-				 "name shown by ip link", s, IFNAMSIZ - 1);
-	if (strpbrk(s, "/: \t\n") || !strcmp(s, ".") || !strcmp(s, ".."))
-		return usage_err(NULL, "'%s' is not a valid interface name; use the name shown by "
-				 "ip link", s);
-	ifname = s;
-	return 0;
+	if (id != 'h')
+		return global_opt(ctx, id, name, arg);
+	cmd_help(stdout, NULL, &top);
+	return HELP_SHOWN;
 }
 
 int main(int argc, char **argv)
 {
-	int i, rc;
+	char **words = calloc(argc > 1 ? argc : 1, sizeof(*words));
+	int n = 0, rc;
 
 	xhca_log_init("xhca", XHCA_LOG_WARN);
-	/* Global options, up to the first word that is not one. */
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			verbose++;
-		} else if (!strcmp(a, "-vv")) {
-			verbose += 2;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(USAGE_TOP, stdout);
-			return EXIT_OK;
-		} else if (!strcmp(a, "-i") || !strcmp(a, "--interface")) {
-			if (i + 1 >= argc)
-				return usage_err(NULL, "%s needs an interface name; e.g. xhca -i eth0 "
-						 "status", a);
-			rc = set_ifname(argv[++i]);
-			if (rc)
-				return rc;
-		} else if (!strncmp(a, "--interface=", 12)) {
-			rc = set_ifname(a + 12);
-			if (rc)
-				return rc;
-		} else if (!strncmp(a, "-i", 2)) {
-			rc = set_ifname(a + 2);
-			if (rc)
-				return rc;
-		} else if (a[0] == '-' && a[1]) {
-			return usage_err(NULL, "unknown option '%s'; see xhca --help", a);
-		} else {
-			break;
-		}
+	if (!words) {
+		pr_warn("out of memory\n");
+		return EXIT_FAIL;
 	}
-	xhca_log_init("xhca", verbose);
-	return dispatch(NULL, USAGE_TOP, top_cmds, argc - i, argv + i);
+	rc = parse_args(&(struct call){ .cmd = &top }, argc - 1, argv + 1, top_opt, NULL, words,
+			argc, &n);
+	if (!rc) {
+		xhca_log_init("xhca", verbose);
+		rc = dispatch(NULL, &top, n, words);
+	}
+	free(words);
+	return rc == HELP_SHOWN ? EXIT_OK : rc;
 }

@@ -4,49 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_MCAST                                                                        \
-	"Usage: xhca -i IFNAME mcast COMMAND ...\n"                                         \
-	"  mcast show                    (the default) groups, members, counters\n"        \
-	"  mcast create MGID [--pkey P]\n"                                                   \
-	"  mcast destroy MGID\n"                                                             \
-	"  mcast attach MGID QPN | --dev IFNAME\n"                                          \
-	"  mcast detach MGID QPN | --dev IFNAME\n"                                          \
-	"An MGID is a multicast address: IPv4 (239.1.1.1, kept v4-mapped) or IPv6 (ff0e::1).\n" \
-	"Members are UD QPs (a copy each, the payload stored once) and function ports:\n"  \
-	"interfaces xhca_rx sends the packet to, in the kernel.\n"
-
-
-#define USAGE_MCAST_CREATE                                                                 \
-	"Usage: xhca -i IFNAME mcast create MGID [--pkey P]\n"                               \
-	"Creates an empty group; packets to it are dropped (drop_mcast_empty) until a\n"   \
-	"member attaches. --pkey: the group's partition (default 0xffff), checked for\n"   \
-	"every packet.\n"
-
-
-#define USAGE_MCAST_DESTROY                                                                \
-	"Usage: xhca -i IFNAME mcast destroy MGID\n"                                         \
-	"Removes the group and its members; copies already made are still delivered.\n"
-
-
-#define USAGE_MCAST_ATTACH                                                                 \
-	"Usage: xhca -i IFNAME mcast attach MGID QPN | --dev IFNAME\n"                       \
-	"Adds a UD QP (its Q_Key, P_Key and state are checked per packet), or a function\n" \
-	"port: a network interface that gets a copy of every packet from xhca_rx.\n"
-
-
-#define USAGE_MCAST_DETACH                                                                 \
-	"Usage: xhca -i IFNAME mcast detach MGID QPN | --dev IFNAME\n"                       \
-	"Removes a member; a destroyed QP leaves its groups by itself.\n"
-
-
-#define USAGE_MCAST_SHOW                                                                   \
-	"Usage: xhca [-j] [-v] -i IFNAME mcast show\n"                                       \
-	"Lists the groups: P_Key, members, function ports, packets, copies delivered and\n" \
-	"drops; -v adds the index, threshold drops, members skipped (state, Q_Key, P_Key,\n" \
-	"loopback, gone), copies without a receive buffer and the member QPNs.\n"
-
-
-
 /* ---- mcast --------------------------------------------------------------- */
 
 /* An MGID: an IPv6 multicast address, or an IPv4 one (v4-mapped). */
@@ -165,14 +122,14 @@ static void mcast_row(const void *ctx, int row, char c[][TBL_CELL])
 				      mi->qpns[i]);
 }
 
-static int do_mcast_show(int argc, char **argv)
+static int do_mcast_show(const struct call *call, int argc, char **argv)
 {
-	const char *op = "mcast show";
+	const char *op = call->op;
 	struct xhca_mcast_info *mi = NULL;
 	__u32 n = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (!rc)
 		rc = array_request(op, XHCA_CTL_MCAST_SHOW, sizeof(*mi), (void **)&mi, &n);
 	if (!rc)
@@ -182,21 +139,31 @@ static int do_mcast_show(int argc, char **argv)
 	return rc;
 }
 
+static const struct xhca_opt create_opts[] = {
+	OPT(O_PKEY, "pkey", "P", "the group's partition (default 0xffff), checked\n"
+	    "for every packet"),
+	{ 0 },
+};
+
+/* attach and detach */
+static const struct xhca_opt member_opts[] = {
+	OPT(O_DEV, "dev", "IFNAME", "a function port in place of a QP: a network interface\n"
+	    "that gets a copy of every packet from xhca_rx"),
+	{ 0 },
+};
+
 /* create, destroy, attach, detach: MGID [QPN] [--dev IF] [--pkey P] */
-static int mcast_cmd(const char *op, __u32 code, int argc, char **argv)
+static int mcast_cmd(const struct call *call, __u32 code, int argc, char **argv)
 {
-	static const struct opt_def create_defs[] = { { "pkey", 1, O_PKEY }, { NULL, 0, 0 } };
-	static const struct opt_def member_defs[] = { { "dev", 1, O_DEV }, { NULL, 0, 0 } };
 	int member = code == XHCA_CTL_MCAST_ATTACH || code == XHCA_CTL_MCAST_DETACH;
+	const char *op = call->op;
 	struct mcast_args m = { .op = op };
 	struct xhca_mcast_info *mi = NULL;
 	char *pos[2];
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(op, argc, argv,
-			code == XHCA_CTL_MCAST_CREATE ? create_defs : member ? member_defs : NULL,
-			mcast_opt, &m, pos, member ? 2 : 1, &npos);
+	rc = parse_args(call, argc, argv, mcast_opt, &m, pos, member ? 2 : 1, &npos);
 	if (rc)
 		return rc;
 	if (!npos)
@@ -250,34 +217,54 @@ static int mcast_cmd(const char *op, __u32 code, int argc, char **argv)
 	return EXIT_OK;
 }
 
-static int do_mcast_create(int argc, char **argv)
+static int do_mcast_create(const struct call *call, int argc, char **argv)
 {
-	return mcast_cmd("mcast create", XHCA_CTL_MCAST_CREATE, argc, argv);
+	return mcast_cmd(call, XHCA_CTL_MCAST_CREATE, argc, argv);
 }
 
-static int do_mcast_destroy(int argc, char **argv)
+static int do_mcast_destroy(const struct call *call, int argc, char **argv)
 {
-	return mcast_cmd("mcast destroy", XHCA_CTL_MCAST_DESTROY, argc, argv);
+	return mcast_cmd(call, XHCA_CTL_MCAST_DESTROY, argc, argv);
 }
 
-static int do_mcast_attach(int argc, char **argv)
+static int do_mcast_attach(const struct call *call, int argc, char **argv)
 {
-	return mcast_cmd("mcast attach", XHCA_CTL_MCAST_ATTACH, argc, argv);
+	return mcast_cmd(call, XHCA_CTL_MCAST_ATTACH, argc, argv);
 }
 
-static int do_mcast_detach(int argc, char **argv)
+static int do_mcast_detach(const struct call *call, int argc, char **argv)
 {
-	return mcast_cmd("mcast detach", XHCA_CTL_MCAST_DETACH, argc, argv);
+	return mcast_cmd(call, XHCA_CTL_MCAST_DETACH, argc, argv);
 }
+
+const char mcast_text[] =
+	"Multicast groups. An MGID is a multicast address: IPv4 (239.1.1.1, kept\n"
+	"v4-mapped) or IPv6 (ff0e::1). Members are UD QPs (a copy each, the payload\n"
+	"stored once) and function ports: interfaces xhca_rx sends the packet to, in\n"
+	"the kernel.";
 
 const struct cmd mcast_cmds[] = {
-	{ "show", do_mcast_show, NULL, USAGE_MCAST_SHOW },
-	{ "list", do_mcast_show, NULL, USAGE_MCAST_SHOW },
-	{ "create", do_mcast_create, NULL, USAGE_MCAST_CREATE },
-	{ "destroy", do_mcast_destroy, NULL, USAGE_MCAST_DESTROY },
-	{ "attach", do_mcast_attach, NULL, USAGE_MCAST_ATTACH },
-	{ "detach", do_mcast_detach, NULL, USAGE_MCAST_DETACH },
-	{ NULL, NULL, NULL, NULL },
+	{ .name = "show", .alias = "list", .fn = do_mcast_show,
+	  .summary = "groups, members, counters",
+	  .text = "Lists the groups: P_Key, members, function ports, packets, copies delivered\n"
+		  "and drops; -v adds the index, threshold drops, members skipped (state,\n"
+		  "Q_Key, P_Key, loopback, gone), copies without a receive buffer and the\n"
+		  "member QPNs." },
+	{ .name = "create", .fn = do_mcast_create, .args = "MGID", .opts = create_opts,
+	  .summary = "an empty group",
+	  .text = "Creates an empty group; packets to it are dropped (drop_mcast_empty) until\n"
+		  "a member attaches." },
+	{ .name = "destroy", .fn = do_mcast_destroy, .args = "MGID",
+	  .summary = "remove a group and its members",
+	  .text = "Removes the group and its members; copies already made are still\n"
+		  "delivered." },
+	{ .name = "attach", .fn = do_mcast_attach, .args = "MGID [QPN]", .opts = member_opts,
+	  .summary = "add a UD QP, or a port with --dev",
+	  .text = "Adds a UD QP (its Q_Key, P_Key and state are checked per packet), or a\n"
+		  "function port: give a QPN or --dev, not both." },
+	{ .name = "detach", .fn = do_mcast_detach, .args = "MGID [QPN]", .opts = member_opts,
+	  .summary = "remove a member",
+	  .text = "Removes a member (a QPN or --dev, not both); a destroyed QP leaves its\n"
+		  "groups by itself." },
+	{ 0 },
 };
-
-const char mcast_usage[] = USAGE_MCAST;

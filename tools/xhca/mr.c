@@ -4,49 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_MR                                                                           \
-	"Usage: xhca -i IFNAME mr COMMAND ...\n"                                            \
-	"  mr show                       (the default) every memory region, applications'\n" \
-	"                                too: R_Key, PD, owner, iova, length, translation\n" \
-	"  mr reg --len N [--access LIST] [--scatter|--contig] [--iova VA]\n"              \
-	"  mr dereg RKEY\n"                                                                  \
-	"  mr read RKEY --len N [--offset N] [--out FILE|-]\n"                              \
-	"Regions the CLI registers are xhcad's own (PD 0, for the CLI's QPs with action\n" \
-	"host); xhcad allocates their host memory.\n"
-
-
-#define USAGE_MR_REG                                                                       \
-	"Usage: xhca -i IFNAME mr reg --len N [--access LIST] [--scatter|--contig] [--iova VA]\n" \
-	"Allocates N bytes of host memory and registers them as a memory region of PD 0.\n" \
-	"  --len N          bytes, 1 or more\n"                                            \
-	"  --access LIST    comma-separated: local-write, remote-write, remote-read,\n"    \
-	"                   remote-atomic (default local-write,remote-write,remote-read);\n" \
-	"                   remote write and atomic need local-write\n"                    \
-	"  --scatter        pages apart in host memory: not pre-translated, xhcad places\n" \
-	"                   the WRITEs (the default under xhcad --fragment)\n"            \
-	"  --contig         adjacent pages even under xhcad --fragment: pre-translated\n"   \
-	"  --iova VA        the address the remote side uses for byte 0 (default 0)\n"    \
-	"Prints the R_Key: index << 8 | a key byte that changes on every registration.\n"
-
-
-#define USAGE_MR_DEREG                                                                     \
-	"Usage: xhca -i IFNAME mr dereg RKEY\n"                                              \
-	"Invalidates the region, waits until xhca_rx cannot use it any more, then frees\n" \
-	"it (and its memory, for the CLI's own regions). The CLI may deregister an\n"     \
-	"application's region too.\n"
-
-
-#define USAGE_MR_SHOW                                                                      \
-	"Usage: xhca [-j] [-v] -i IFNAME mr show\n"                                          \
-	"Lists every memory region; -v adds the generation, allocation and offset.\n"
-
-
-#define USAGE_MR_READ                                                                      \
-	"Usage: xhca -i IFNAME mr read RKEY --len N [--offset N] [--out FILE|-]\n"           \
-	"Shows N bytes of the region from --offset (default 0) as hex, or writes them\n"   \
-	"raw to FILE (- for stdout). At most 8 MiB at a time.\n"
-
-
 /* ---- mr ----------------------------------------------------------------- */
 
 static const struct name_val access_names[] = {
@@ -171,18 +128,28 @@ static int mr_opt(void *ctx, int id, const char *name, const char *arg)
 	return rc;
 }
 
-static int do_mr_reg(int argc, char **argv)
+static const struct xhca_opt mr_reg_opts[] = {
+	OPT(O_LEN, "len", "N", "bytes, 1 or more", .flags = XHCA_OPT_REQUIRED),
+	OPT(O_ACCESS, "access", "LIST", "comma-separated: local-write, remote-write,\n"
+	    "remote-read, remote-atomic, or a number (default\n"
+	    "local-write,remote-write,remote-read); remote write\n"
+	    "and atomic need local-write"),
+	OPT(O_SCATTER, "scatter", NULL, "pages apart in host memory: not pre-translated,\n"
+	    "xhcad places the WRITEs (the default under xhcad\n"
+	    "--fragment); not with --contig"),
+	OPT(O_CONTIG, "contig", NULL, "adjacent pages even under xhcad --fragment:\npre-translated"),
+	OPT(O_IOVA, "iova", "VA", "the address the remote side uses for byte 0\n(default 0)"),
+	{ 0 },
+};
+
+static int do_mr_reg(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "len", 1, O_LEN }, { "access", 1, O_ACCESS }, { "scatter", 0, O_SCATTER },
-		{ "contig", 0, O_CONTIG }, { "iova", 1, O_IOVA }, { NULL, 0, 0 },
-	};
-	struct mr_args m = { .op = "mr reg" };
+	struct mr_args m = { .op = call->op };
 	struct xhca_mr_attr *r = NULL;
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(m.op, argc, argv, defs, mr_opt, &m, NULL, 0, &npos);
+	rc = parse_args(call, argc, argv, mr_opt, &m, NULL, 0, &npos);
 	if (rc)
 		return rc;
 	if (!m.have_len)
@@ -225,19 +192,18 @@ static int rkey_arg(const char *op, const char *s, __u32 *rkey)
 	return rc;
 }
 
-static int do_mr_dereg(int argc, char **argv)
+static int do_mr_dereg(const struct call *call, int argc, char **argv)
 {
-	const char *op = "mr dereg";
-	char *pos[1];
+	const char *op = call->op;
+	char *w;
 	__u32 rkey;
-	int rc, npos;
+	int rc = parse_word(call, argc, argv, &w);
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (!npos)
+	if (!w)
 		return usage_err(op, "missing R_Key; use xhca -i IFNAME mr dereg RKEY");
-	rc = rkey_arg(op, pos[0], &rkey);
+	rc = rkey_arg(op, w, &rkey);
 	if (rc)
 		return rc;
 	rc = request(op, XHCA_CTL_MR_DEREG, &rkey, sizeof(rkey), NULL, NULL);
@@ -288,14 +254,14 @@ static void mr_info_json(const void *p)
 	mr_json(&mi->attr, &mi->owner, &mi->gen);
 }
 
-static int do_mr_show(int argc, char **argv)
+static int do_mr_show(const struct call *call, int argc, char **argv)
 {
-	const char *op = "mr show";
+	const char *op = call->op;
 	struct xhca_mr_info *mi = NULL;
 	__u32 n = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (!rc)
 		rc = array_request(op, XHCA_CTL_MR_SHOW, sizeof(*mi), (void **)&mi, &n);
 	if (!rc)
@@ -305,19 +271,22 @@ static int do_mr_show(int argc, char **argv)
 	return rc;
 }
 
-static int do_mr_read(int argc, char **argv)
+static const struct xhca_opt mr_read_opts[] = {
+	OPT(O_LEN, "len", "N", "bytes, at most 8 MiB at a time", .flags = XHCA_OPT_REQUIRED),
+	OPT(O_OFFSET, "offset", "N", "from this byte of the region (default 0)"),
+	OPT(O_OUT, "out", "FILE|-", "the bytes raw to FILE (- for stdout), not as hex"),
+	{ 0 },
+};
+
+static int do_mr_read(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "offset", 1, O_OFFSET }, { "len", 1, O_LEN }, { "out", 1, O_OUT },
-		{ NULL, 0, 0 },
-	};
-	struct mr_args m = { .op = "mr read" };
+	struct mr_args m = { .op = call->op };
 	__u8 *b = NULL;
 	char *pos[1];
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(m.op, argc, argv, defs, mr_opt, &m, pos, 1, &npos);
+	rc = parse_args(call, argc, argv, mr_opt, &m, pos, 1, &npos);
 	if (rc)
 		return rc;
 	if (!npos)
@@ -358,13 +327,29 @@ out:
 	return rc;
 }
 
-const struct cmd mr_cmds[] = {
-	{ "show", do_mr_show, NULL, USAGE_MR_SHOW },
-	{ "list", do_mr_show, NULL, USAGE_MR_SHOW },
-	{ "reg", do_mr_reg, NULL, USAGE_MR_REG },
-	{ "dereg", do_mr_dereg, NULL, USAGE_MR_DEREG },
-	{ "read", do_mr_read, NULL, USAGE_MR_READ },
-	{ NULL, NULL, NULL, NULL },
-};
+const char mr_text[] =
+	"Memory regions: host memory registered for remote access. Regions the CLI\n"
+	"registers are xhcad's own (PD 0, for the CLI's QPs with action host); xhcad\n"
+	"allocates their host memory.";
 
-const char mr_usage[] = USAGE_MR;
+const struct cmd mr_cmds[] = {
+	{ .name = "show", .alias = "list", .fn = do_mr_show,
+	  .summary = "every memory region, applications' too",
+	  .text = "Lists every memory region, applications' too: R_Key, PD, owner, iova,\n"
+		  "length, pages, translation, access; -v adds the generation, allocation\n"
+		  "and offset." },
+	{ .name = "reg", .fn = do_mr_reg, .opts = mr_reg_opts,
+	  .summary = "register N bytes of host memory",
+	  .text = "Allocates N bytes of host memory and registers them as a memory region of\n"
+		  "PD 0. Prints the R_Key: index << 8 | a key byte that changes on every\n"
+		  "registration." },
+	{ .name = "dereg", .fn = do_mr_dereg, .args = "RKEY", .summary = "deregister a region",
+	  .text = "Invalidates the region, waits until xhca_rx cannot use it any more, then\n"
+		  "frees it (and its memory, for the CLI's own regions). The CLI may\n"
+		  "deregister an application's region too." },
+	{ .name = "read", .fn = do_mr_read, .args = "RKEY", .opts = mr_read_opts,
+	  .summary = "the bytes of a region, as hex or raw",
+	  .text = "Shows N bytes of the region from --offset as hex (as xxd), or writes them\n"
+		  "raw to FILE." },
+	{ 0 },
+};

@@ -4,15 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_PROXY                                                                        \
-	"Usage: xhca [-j] -i IFNAME proxy show|pause|resume\n"                               \
-	"The proxy thread: its load limit, what xhca_rx offloaded, what it executed and\n" \
-	"the completions it released in order. pause: it takes no new requests (they\n"    \
-	"wait in the proxy queue, whose backlog then closes the load limit's gate: no\n"   \
-	"offload mode); resume: it takes them again.\n"
-
-
-
 /* The proxy's state and counters: one call per value, text or JSON (out.c). */
 static void proxy_print(const struct xhca_proxy_info *p)
 {
@@ -72,14 +63,15 @@ static void proxy_print(const struct xhca_proxy_info *p)
 	out_close(NULL);
 }
 
-static int proxy_cmd(const char *op, int argc, char **argv, int set, __u32 paused)
+static int proxy_cmd(const struct call *call, int argc, char **argv, int set, __u32 paused)
 {
 	struct xhca_proxy_set r = { .paused = paused };
 	struct xhca_proxy_info *p = NULL;
+	const char *op = call->op;
 	__u32 len = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (rc)
 		return rc;
 	rc = set ? request(op, XHCA_CTL_PROXY_SET, &r, sizeof(r), (void **)&p, &len)
@@ -96,26 +88,34 @@ out:
 	return rc;
 }
 
-static int do_proxy_show(int argc, char **argv)
+static int do_proxy_show(const struct call *call, int argc, char **argv)
 {
-	return proxy_cmd("proxy show", argc, argv, 0, 0);
+	return proxy_cmd(call, argc, argv, 0, 0);
 }
 
-static int do_proxy_pause(int argc, char **argv)
+static int do_proxy_pause(const struct call *call, int argc, char **argv)
 {
-	return proxy_cmd("proxy pause", argc, argv, 1, 1);
+	return proxy_cmd(call, argc, argv, 1, 1);
 }
 
-static int do_proxy_resume(int argc, char **argv)
+static int do_proxy_resume(const struct call *call, int argc, char **argv)
 {
-	return proxy_cmd("proxy resume", argc, argv, 1, 0);
+	return proxy_cmd(call, argc, argv, 1, 0);
 }
+
+const char proxy_text[] =
+	"The proxy thread: it executes the requests xhca_rx offloads to it (xhca\n"
+	"filter add) and releases their completions in message order.";
 
 const struct cmd proxy_cmds[] = {
-	{ "show", do_proxy_show, NULL, USAGE_PROXY },
-	{ "pause", do_proxy_pause, NULL, USAGE_PROXY },
-	{ "resume", do_proxy_resume, NULL, USAGE_PROXY },
-	{ NULL, NULL, NULL, NULL },
+	{ .name = "show", .fn = do_proxy_show, .summary = "its load limit and counters",
+	  .text = "Shows the proxy thread: its load limit, what xhca_rx offloaded, what it\n"
+		  "executed and the completions it released in order." },
+	{ .name = "pause", .fn = do_proxy_pause, .summary = "it takes no new requests",
+	  .text = "The proxy thread takes no new requests (they wait in the proxy queue, whose\n"
+		  "backlog then closes the load limit's gate: no offload mode). Prints what\n"
+		  "proxy show prints." },
+	{ .name = "resume", .fn = do_proxy_resume, .summary = "it takes requests again",
+	  .text = "The proxy thread takes requests again. Prints what proxy show prints." },
+	{ 0 },
 };
-
-const char proxy_usage[] = USAGE_PROXY;

@@ -4,89 +4,8 @@
  */
 #include "cli.h"
 
-#define USAGE_QP                                                                           \
-	"Usage: xhca -i IFNAME qp COMMAND ...\n"                                            \
-	"  qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K] [--flowq N]\n"       \
-	"            [--block-self-mcast-loopback] [--cq ID [--rq-depth N] [--buf-size B]]\n" \
-	"            [--proxy on|off]\n"                                                    \
-	"  qp modify QPN [--state S] [--epsn N] [--local-ip A] [--remote-ip A] [--mtu M]\n"  \
-	"                [--action pass|drop|host] [--qkey K] [--pkey P] [--dest-qpn N]\n"      \
-	"                [--proxy on|off] [--ack-every N] [--rnr-timer T] [--sq-psn N]\n"   \
-	"                [--timeout T] [--retry-cnt N] [--rnr-retry N] [--max-rd-atomic N]\n" \
-	"  qp destroy QPN\n"                                                                \
-	"  qp show [QPN]                 (the default)\n"                                  \
-	"QPNs are global 24-bit queue pair numbers.\n"
-
-
-#define USAGE_QP_CREATE                                                                    \
-	"Usage: xhca -i IFNAME qp create --type rc|uc|ud [--qpn N] [--pkey P] [--qkey K]\n" \
-	"                                [--flowq N]\n"                                      \
-	"Creates a QP in state reset.\n"                                                    \
-	"  --type rc|uc|ud   transport (required)\n"                                       \
-	"  --qpn N           global QPN, 2..0xfffffe (1, the GSI QP, for ud only);\n"      \
-	"                    default: the daemon picks a free one\n"                        \
-	"  --pkey P          partition key, 16 bits (default 0xffff)\n"                    \
-	"  --qkey K          UD Q_Key, 32 bits (default 0)\n"                              \
-	"  --flowq N         flow queue of its packets with action host (default: a hash\n" \
-	"                    of the QPN)\n"                                                 \
-	"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"     \
-	"                    (source address of this host, source QPN its own)\n"           \
-	"  --cq ID           deliver to CQ ID, one of the CLI's (xhca cq create): the QP's\n" \
-	"                    action is host, xhcad posts --rq-depth N (default 64)\n"       \
-	"                    receive buffers of --buf-size B bytes (default 4096) for it,\n" \
-	"                    xhca cq poll takes the completions and posts them again\n"    \
-	"  --proxy on|off    a proxy QP: its CQ must be a proxy CQ (cq create --proxy)\n"   \
-	"Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON.\n"
-
 #define STR_(x) #x
 #define XSTR(x) STR_(x)
-
-
-#define USAGE_QP_MODIFY                                                                    \
-	"Usage: xhca -i IFNAME qp modify QPN [options]\n"                                   \
-	"Changes only what is given; a refused change changes nothing.\n"                  \
-	"  --state reset|init|rtr|rts|sqd|sqe|err\n"                                       \
-	"                    IB order: reset > init > rtr > rts; any state > reset|err\n"  \
-	"  --epsn N          expected PSN of the next request, 24 bits\n"                  \
-	"  --local-ip A      our address, IPv4 or IPv6 (RC/UC)\n"                          \
-	"  --remote-ip A     the peer's address, same family (RC/UC)\n"                    \
-	"  --mtu 256|512|1024|2048|4096  path MTU\n"                                        \
-	"  --action pass|drop|host  what happens to accepted packets: the kernel gets\n" \
-	"                    them, they are consumed, or xhcad delivers them (AF_XDP)\n"  \
-	"  --qkey K          UD Q_Key, 32 bits\n"                                          \
-	"  --pkey P          partition key, 16 bits\n"                                     \
-	"  --dest-qpn N      the peer's QPN (RC/UC), 24 bits\n"                          \
-	"  --proxy on|off    proxy QP: its filters offload messages to the proxy thread;\n" \
-	"                    its completions must go to a proxy CQ (xhca_cq_create_ex\n"   \
-	"                    with XHCA_CQF_PROXY, or xhca-recv --proxy). Off: no new\n"    \
-	"                    message is offloaded; none in flight is lost or reordered\n" \
-	"  --ack-every N     RC responder: an ACK at least every N request packets, and\n" \
-	"                    at each AckReq (0: only at AckReq; default " XSTR(XHCA_ACK_EVERY_DEFAULT) ")\n" \
-	"  --rnr-timer T     RC responder: the timer code of its RNR NAKs, 0..31 (IBA\n"   \
-	"                    table 45: 1 = 0.01 ms ... 14 = 1.28 ms ... 0 = 655 ms;\n"    \
-	"                    default " XSTR(XHCA_RNR_TIMER_DEFAULT) ")\n"                  \
-	"A QP with a send queue (an application's, xhca_post_send):\n"                   \
-	"  --sq-psn N        the PSN of its next new request packet, 24 bits\n"          \
-	"  --timeout T       RC: no response in 4.096 us * 2^T is a retry, 0..31 (0: no\n" \
-	"                    timer; default " XSTR(XHCA_TIMEOUT_DEFAULT) " = 67 ms)\n"      \
-	"  --retry-cnt N     RC: retries after a timeout or sequence NAK, 0..7 (default\n" \
-	"                    " XSTR(XHCA_RETRY_CNT_DEFAULT) "), then RETRY_EXC_ERR\n"       \
-	"  --rnr-retry N     RC: retries after an RNR NAK, 0..7 (7, the default: no end)\n" \
-	"  --max-rd-atomic N RC: READ/ATOMIC requests outstanding at once, 1..128 (default\n" \
-	"                    " XSTR(XHCA_MAX_RD_ATOMIC_DEFAULT) ")\n"
-
-
-#define USAGE_QP_DESTROY                                                                   \
-	"Usage: xhca -i IFNAME qp destroy QPN\n"                                            \
-	"Removes the QP; packets for it are then dropped as drop_cam_miss.\n"
-
-
-#define USAGE_QP_SHOW                                                                      \
-	"Usage: xhca [-j] [-v] -i IFNAME qp show [QPN]\n"                                   \
-	"Lists every QP (or one) with its counters; -v adds DEST_QPN, GEN, byte counts,\n"  \
-	"the owning session, its CQ and what xhcad delivered (frames, completions, RNR\n"   \
-	"drops, errors).\n"
-
 
 /* ---- qp ---------------------------------------------------------------- */
 
@@ -224,21 +143,38 @@ static int create_opt(void *ctx, int id, const char *name, const char *arg)
 	return 0;
 }
 
-static int do_qp_create(int argc, char **argv)
+static const struct xhca_opt create_opts[] = {
+	OPT(O_TYPE, "type", "rc|uc|ud", "transport", .flags = XHCA_OPT_REQUIRED),
+	OPT(O_QPN, "qpn", "N", "global QPN, 2..0xfffffe (1, the GSI QP, for ud only);\n"
+	    "default: the daemon picks a free one"),
+	OPT(O_PKEY, "pkey", "P", "partition key, 16 bits (default 0xffff)"),
+	OPT(O_QKEY, "qkey", "K", "UD Q_Key, 32 bits (default 0)"),
+	OPT(O_FLOWQ, "flowq", "N", "flow queue of its packets with action host\n"
+	    "(default: a hash of the QPN)"),
+	OPT(O_BLOCK_LB, "block-self-mcast-loopback", NULL, "no copy of multicast packets it sent\n"
+	    "itself (source address of this host, source\n"
+	    "QPN its own)"),
+	OPT(O_CQ, "cq", "ID", "deliver to CQ ID, one of the CLI's (xhca cq\n"
+	    "create): the QP's action is host, xhcad posts\n"
+	    "receive buffers for it, xhca cq poll takes the\n"
+	    "completions and posts them again"),
+	OPT(O_RQ_DEPTH, "rq-depth", "N", "with --cq: how many receive buffers, a power of 2 up\n"
+	    "to 65536 (default 64)"),
+	OPT(O_BUF_SIZE, "buf-size", "B", "with --cq: their size, 1 to 1048576 bytes (default\n"
+	    "4096)"),
+	OPT(O_PROXY, "proxy", "on|off", "a proxy QP: its CQ must be a proxy CQ (cq create\n"
+	    "--proxy)"),
+	{ 0 },
+};
+
+static int do_qp_create(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "type", 1, O_TYPE }, { "qpn", 1, O_QPN }, { "pkey", 1, O_PKEY },
-		{ "qkey", 1, O_QKEY }, { "flowq", 1, O_FLOWQ },
-		{ "block-self-mcast-loopback", 0, O_BLOCK_LB }, { "proxy", 1, O_PROXY },
-		{ "cq", 1, O_CQ }, { "rq-depth", 1, O_RQ_DEPTH }, { "buf-size", 1, O_BUF_SIZE },
-		{ NULL, 0, 0 },
-	};
-	struct create_args c = { .op = "qp create" };
+	struct create_args c = { .op = call->op };
 	struct xhca_qp_attr *r = NULL;
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(c.op, argc, argv, defs, create_opt, &c, NULL, 0, &npos);
+	rc = parse_args(call, argc, argv, create_opt, &c, NULL, 0, &npos);
 	if (rc)
 		return rc;
 	if (!c.have_type)
@@ -393,25 +329,53 @@ static int modify_opt(void *ctx, int id, const char *name, const char *arg)
 	return rc;
 }
 
-static int do_qp_modify(int argc, char **argv)
+static const struct xhca_opt modify_opts[] = {
+	OPT(O_STATE, "state", "reset|init|rtr|rts|sqd|sqe|err",
+	    "IB order: reset > init > rtr > rts; any state >\nreset|err"),
+	OPT(O_EPSN, "epsn", "N", "expected PSN of the next request, 24 bits"),
+	OPT(O_LOCAL_IP, "local-ip", "A", "our address, IPv4 or IPv6 (RC/UC)"),
+	OPT(O_REMOTE_IP, "remote-ip", "A", "the peer's address, same family (RC/UC)"),
+	OPT(O_MTU, "mtu", "256|512|1024|2048|4096", "path MTU"),
+	OPT(O_ACTION, "action", "pass|drop|host", "what happens to accepted packets: the\n"
+	    "kernel gets them, they are consumed, or\n"
+	    "xhcad delivers them (AF_XDP)"),
+	OPT(O_QKEY, "qkey", "K", "UD Q_Key, 32 bits"),
+	OPT(O_PKEY, "pkey", "P", "partition key, 16 bits"),
+	OPT(O_DEST_QPN, "dest-qpn", "N", "the peer's QPN (RC/UC), 24 bits"),
+	OPT(O_PROXY, "proxy", "on|off", "proxy QP: its filters offload messages to the proxy\n"
+	    "thread; its completions must go to a proxy CQ\n"
+	    "(xhca_cq_create_ex with XHCA_CQF_PROXY, or xhca-recv\n"
+	    "--proxy). Off: no new message is offloaded; none in\n"
+	    "flight is lost or reordered"),
+	OPT(O_ACK_EVERY, "ack-every", "N", "RC responder: an ACK at least every N request\n"
+	    "packets, and at each AckReq (0: only at AckReq;\n"
+	    "default " XSTR(XHCA_ACK_EVERY_DEFAULT) ")"),
+	OPT(O_RNR_TIMER, "rnr-timer", "T", "RC responder: the timer code of its RNR NAKs, 0..31\n"
+	    "(IBA table 45: 1 = 0.01 ms ... 14 = 1.28 ms ... 0 =\n"
+	    "655 ms; default " XSTR(XHCA_RNR_TIMER_DEFAULT) ")"),
+	OPT(O_SQ_PSN, "sq-psn", "N", "send queue: the PSN of its next new request packet,\n"
+	    "24 bits"),
+	OPT(O_TIMEOUT, "timeout", "T", "send queue, RC: no response in 4.096 us * 2^T is a\n"
+	    "retry, 0..31 (0: no timer; default " XSTR(XHCA_TIMEOUT_DEFAULT) " = 67 ms)"),
+	OPT(O_RETRY_CNT, "retry-cnt", "N", "send queue, RC: retries after a timeout or sequence\n"
+	    "NAK, 0..7 (default " XSTR(XHCA_RETRY_CNT_DEFAULT) "), then RETRY_EXC_ERR"),
+	OPT(O_RNR_RETRY, "rnr-retry", "N", "send queue, RC: retries after an RNR NAK, 0..7 (7,\n"
+	    "the default: no end)"),
+	OPT(O_MAX_RD_ATOMIC, "max-rd-atomic", "N", "send queue, RC: READ/ATOMIC requests\n"
+	    "outstanding at once, 1..128 (default " XSTR(XHCA_MAX_RD_ATOMIC_DEFAULT) ")"),
+	{ 0 },
+};
+
+static int do_qp_modify(const struct call *call, int argc, char **argv)
 {
-	static const struct opt_def defs[] = {
-		{ "state", 1, O_STATE },	 { "epsn", 1, O_EPSN },	    { "remote-ip", 1, O_REMOTE_IP },
-		{ "local-ip", 1, O_LOCAL_IP }, { "mtu", 1, O_MTU },	    { "action", 1, O_ACTION },
-		{ "qkey", 1, O_QKEY },	 { "pkey", 1, O_PKEY },	    { "dest-qpn", 1, O_DEST_QPN },
-		{ "proxy", 1, O_PROXY }, { "ack-every", 1, O_ACK_EVERY },
-		{ "rnr-timer", 1, O_RNR_TIMER }, { "sq-psn", 1, O_SQ_PSN }, { "timeout", 1, O_TIMEOUT },
-		{ "retry-cnt", 1, O_RETRY_CNT }, { "rnr-retry", 1, O_RNR_RETRY },
-		{ "max-rd-atomic", 1, O_MAX_RD_ATOMIC }, { NULL, 0, 0 },
-	};
-	struct modify_args m = { .op = "qp modify" };
+	struct modify_args m = { .op = call->op };
 	struct xhca_qp_attr *r = NULL;
-	char *pos[1], lb[64], rb[64];
+	char *pos[1], lb[64], rb[64], names[512];
 	const char *l, *rm;
 	__u32 len = 0;
 	int rc, npos;
 
-	rc = parse_args(m.op, argc, argv, defs, modify_opt, &m, pos, 1, &npos);
+	rc = parse_args(call, argc, argv, modify_opt, &m, pos, 1, &npos);
 	if (rc)
 		return rc;
 	if (!npos)
@@ -419,11 +383,10 @@ static int do_qp_modify(int argc, char **argv)
 	rc = qpn_arg(m.op, NULL, pos[0], &m.a.qpn);
 	if (rc)
 		return rc;
-	if (!m.a.mask)
-		return usage_err(m.op, "nothing to change; give at least one of --state, --epsn, "
-				 "--local-ip, --remote-ip, --mtu, --action, --qkey, --pkey, --dest-qpn, "
-				 "--proxy, --ack-every, --rnr-timer, --sq-psn, --timeout, --retry-cnt, "
-				 "--rnr-retry, --max-rd-atomic");
+	if (!m.a.mask) {
+		xhca_opt_names(call->cmd->opts, names, sizeof(names));
+		return usage_err(m.op, "nothing to change; give at least one of %s", names);
+	}
 	if (m.local_fam && m.remote_fam && m.local_fam != m.remote_fam)
 		return usage_err(m.op, "--local-ip is IPv%d but --remote-ip is IPv%d; give both "
 				 "addresses in the same family", m.local_fam, m.remote_fam);
@@ -455,22 +418,14 @@ out:
 	return rc;
 }
 
-static int do_qp_destroy(int argc, char **argv)
+static int do_qp_destroy(const struct call *call, int argc, char **argv)
 {
-	const char *op = "qp destroy";
-	char *pos[1];
 	__u32 qpn;
-	int rc, npos;
+	int rc = parse_qpn(call, argc, argv, 1, &qpn);
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (!npos)
-		return usage_err(op, "missing QPN; use xhca -i IFNAME qp destroy QPN");
-	rc = qpn_arg(op, NULL, pos[0], &qpn);
-	if (rc)
-		return rc;
-	rc = request(op, XHCA_CTL_QP_DESTROY, &qpn, sizeof(qpn), NULL, NULL);
+	rc = request(call->op, XHCA_CTL_QP_DESTROY, &qpn, sizeof(qpn), NULL, NULL);
 	if (rc)
 		return rc;
 	if (json) {
@@ -577,22 +532,15 @@ static void show_json(const struct xhca_qp_info *qi, __u32 n)
 	jw_close('}');
 }
 
-static int do_qp_show(int argc, char **argv)
+static int do_qp_show(const struct call *call, int argc, char **argv)
 {
-	const char *op = "qp show";
+	const char *op = call->op;
 	struct xhca_qp_info *qi = NULL;
 	__u32 qpn = 0, len = 0, n;
-	char *pos[1];
-	int rc, npos;
+	int rc = parse_qpn(call, argc, argv, 0, &qpn);
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, pos, 1, &npos);
 	if (rc)
 		return rc;
-	if (npos) {
-		rc = qpn_arg(op, NULL, pos[0], &qpn);
-		if (rc)
-			return rc;
-	}
 	rc = request(op, XHCA_CTL_QP_SHOW, &qpn, sizeof(qpn), (void **)&qi, &len);
 	if (rc)
 		goto out;
@@ -613,13 +561,24 @@ out:
 	return rc;
 }
 
-const struct cmd qp_cmds[] = {
-	{ "show", do_qp_show, NULL, USAGE_QP_SHOW }, /* first: the default */
-	{ "list", do_qp_show, NULL, USAGE_QP_SHOW },
-	{ "create", do_qp_create, NULL, USAGE_QP_CREATE },
-	{ "modify", do_qp_modify, NULL, USAGE_QP_MODIFY },
-	{ "destroy", do_qp_destroy, NULL, USAGE_QP_DESTROY },
-	{ NULL, NULL, NULL, NULL },
-};
+const char qp_text[] = "Queue pairs. QPNs are global 24-bit queue pair numbers.";
 
-const char qp_usage[] = USAGE_QP;
+const struct cmd qp_cmds[] = {
+	{ .name = "show", .alias = "list", .fn = do_qp_show, .args = "[QPN]",
+	  .summary = "every QP (or one) with its counters",
+	  .text = "Lists every QP (or one) with its counters; -v adds DEST_QPN, GEN, byte\n"
+		  "counts, the owning session, its CQ, what xhcad delivered (frames,\n"
+		  "completions, RNR drops, errors) and an application's send queue." },
+	{ .name = "create", .fn = do_qp_create, .opts = create_opts,
+	  .summary = "a QP in state reset",
+	  .text = "Creates a QP in state reset, owned by xhcad (it stays when xhca exits).\n"
+		  "Prints: created qp 0xNNNNNN (TYPE, flow queue N); with -j the QP as JSON." },
+	{ .name = "modify", .fn = do_qp_modify, .args = "QPN", .opts = modify_opts,
+	  .summary = "change what is given",
+	  .text = "Changes only what is given; a refused change changes nothing. The send\n"
+		  "queue's options are for a QP with one (an application's, xhca_post_send).\n"
+		  "Prints the QP's attributes after the change." },
+	{ .name = "destroy", .fn = do_qp_destroy, .args = "QPN", .summary = "remove a QP",
+	  .text = "Removes the QP; packets for it are then dropped as drop_cam_miss." },
+	{ 0 },
+};

@@ -4,15 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_STATS                                                                        \
-	"Usage: xhca [-j] [-v] -i IFNAME stats [--qp QPN] [--reset]\n"                      \
-	"Shows every reason counter of xhca_rx (packets, bytes) and their total, then\n"   \
-	"what xhcad did with the frames it took from the flow queues.\n"                  \
-	"  --qp QPN   also the accepted/dropped counters of one QP\n"                      \
-	"  --reset    zero the counters after reading them (with --qp: that QP's only)\n"  \
-	"-v adds a description of each reason.\n"
-
-
 /* ---- stats ------------------------------------------------------------- */
 
 struct stats_args {
@@ -82,25 +73,75 @@ static void host_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[3], "%s", host_descs[row]);
 }
 
-int do_stats(int argc, char **argv)
+const char stats_text[] =
+	"Shows every reason counter of xhca_rx (packets, bytes) and their total, then\n"
+	"what xhcad did with the frames it took from the flow queues. -v adds a\n"
+	"description of each reason.";
+
+const struct xhca_opt stats_opts[] = {
+	OPT(O_QP, "qp", "QPN", "also the accepted/dropped counters of one QP"),
+	OPT(O_RESET, "reset", NULL, "zero the counters after reading them (with --qp:\n"
+	    "that QP's only)"),
+	{ 0 },
+};
+
+/* The reply as one JSON object; tp, tb: the reasons' total. */
+static void stats_json(const struct xhca_stats_req *rq, const struct xhca_stats_reply *r,
+		       unsigned long long tp, unsigned long long tb)
 {
-	static const struct opt_def defs[] = {
-		{ "qp", 1, O_QP }, { "reset", 0, O_RESET }, { NULL, 0, 0 },
-	};
+	char name[32];
+
+	jw_open(NULL, '{');
+	jw_open("reasons", '{');
+	for (__u32 i = 0; i < XHCA_R_MAX; i++) {
+		reason_name(i, name, sizeof(name));
+		jw_open(name, '{');
+		jw_u64("packets", r->reason[i].packets);
+		jw_u64("bytes", r->reason[i].bytes);
+		jw_close('}');
+	}
+	jw_close('}');
+	jw_open("total", '{');
+	jw_u64("packets", tp);
+	jw_u64("bytes", tb);
+	jw_close('}');
+	jw_open("host", '{');
+	for (__u32 i = 0; i < XHCA_H_MAX; i++) {
+		jw_open(host_names[i], '{');
+		jw_u64("frames", r->host[i].packets);
+		jw_u64("bytes", r->host[i].bytes);
+		jw_close('}');
+	}
+	jw_close('}');
+	if (rq->flags & XHCA_STATS_F_QP) {
+		jw_open("qp", '{');
+		jw_u64("qpn", rq->qpn);
+		jw_u64("accepted", r->qp.accepted);
+		jw_u64("accepted_bytes", r->qp.accepted_bytes);
+		jw_u64("dropped", r->qp.dropped);
+		jw_u64("dropped_bytes", r->qp.dropped_bytes);
+		jw_close('}');
+	}
+	if (rq->flags & XHCA_STATS_F_RESET)
+		jw_bool("reset", 1);
+	jw_close('}');
+}
+
+int do_stats(const struct call *call, int argc, char **argv)
+{
 	static const struct tbl_col cols[] = {
 		{ "REASON", 0 }, { "PACKETS", 1 }, { "BYTES", 1 }, { "DESCRIPTION", 0 },
 	};
 	static const struct tbl_col hcols[] = {
 		{ "HOST", 0 }, { "FRAMES", 1 }, { "BYTES", 1 }, { "DESCRIPTION", 0 },
 	};
-	struct stats_args s = { .op = "stats" };
+	struct stats_args s = { .op = call->op };
 	struct xhca_stats_reply *r = NULL;
 	unsigned long long tp = 0, tb = 0;
-	char name[32];
 	__u32 len = 0, i;
 	int rc, npos;
 
-	rc = parse_args(s.op, argc, argv, defs, stats_opt, &s, NULL, 0, &npos);
+	rc = parse_args(call, argc, argv, stats_opt, &s, NULL, 0, &npos);
 	if (rc)
 		return rc;
 	rc = request(s.op, XHCA_CTL_STATS, &s.rq, sizeof(s.rq), (void **)&r, &len);
@@ -115,40 +156,7 @@ int do_stats(int argc, char **argv)
 		tb += r->reason[i].bytes;
 	}
 	if (json) {
-		jw_open(NULL, '{');
-		jw_open("reasons", '{');
-		for (i = 0; i < XHCA_R_MAX; i++) {
-			reason_name(i, name, sizeof(name));
-			jw_open(name, '{');
-			jw_u64("packets", r->reason[i].packets);
-			jw_u64("bytes", r->reason[i].bytes);
-			jw_close('}');
-		}
-		jw_close('}');
-		jw_open("total", '{');
-		jw_u64("packets", tp);
-		jw_u64("bytes", tb);
-		jw_close('}');
-		jw_open("host", '{');
-		for (i = 0; i < XHCA_H_MAX; i++) {
-			jw_open(host_names[i], '{');
-			jw_u64("frames", r->host[i].packets);
-			jw_u64("bytes", r->host[i].bytes);
-			jw_close('}');
-		}
-		jw_close('}');
-		if (s.rq.flags & XHCA_STATS_F_QP) {
-			jw_open("qp", '{');
-			jw_u64("qpn", s.rq.qpn);
-			jw_u64("accepted", r->qp.accepted);
-			jw_u64("accepted_bytes", r->qp.accepted_bytes);
-			jw_u64("dropped", r->qp.dropped);
-			jw_u64("dropped_bytes", r->qp.dropped_bytes);
-			jw_close('}');
-		}
-		if (s.rq.flags & XHCA_STATS_F_RESET)
-			jw_bool("reset", 1);
-		jw_close('}');
+		stats_json(&s.rq, r, tp, tb);
 		goto out;
 	}
 	tbl_print(cols, verbose ? 4 : 3, XHCA_R_MAX + 1, stats_row,
@@ -166,5 +174,3 @@ out:
 	free(r);
 	return rc;
 }
-
-const char stats_usage[] = USAGE_STATS;

@@ -4,11 +4,6 @@
  */
 #include "cli.h"
 
-#define USAGE_STATUS                                                                       \
-	"Usage: xhca [-j] -i IFNAME status\n"                                               \
-	"Shows the daemon: interface, program, attach mode, pinned maps, QPs in use.\n"
-
-
 /* The daemon's status: one call per value, text or JSON (out.c). */
 static void status_print(const struct xhca_status *s, const char *ifn, const char *pin,
 			 const char *mode, const char *by, const char *sch, const char *xm)
@@ -106,9 +101,14 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_close(NULL);
 }
 
-int do_status(int argc, char **argv)
+const char status_text[] =
+	"Shows the daemon: interface, program, attach mode, pinned maps, QPs in use,\n"
+	"host memory, memory regions, what it transmitted, its responder and\n"
+	"requester counters, multicast, UMEM frames.";
+
+int do_status(const struct call *call, int argc, char **argv)
 {
-	const char *op = "status";
+	const char *op = call->op;
 	char ifn[FIELD_SIZE(struct xhca_status, ifname) + 1];
 	char pin[FIELD_SIZE(struct xhca_status, pin_dir) + 1];
 	char mode[FIELD_SIZE(struct xhca_status, mode) + 1];
@@ -117,9 +117,9 @@ int do_status(int argc, char **argv)
 	char xm[FIELD_SIZE(struct xhca_status, xsk_mode) + 1];
 	struct xhca_status *s = NULL;
 	__u32 len = 0;
-	int rc, npos;
+	int rc;
 
-	rc = parse_args(op, argc, argv, NULL, no_opts, NULL, NULL, 0, &npos);
+	rc = parse_word(call, argc, argv, NULL);
 	if (rc)
 		return rc;
 	rc = request(op, XHCA_CTL_STATUS, NULL, 0, (void **)&s, &len);
@@ -143,5 +143,3 @@ out:
 	free(s);
 	return rc;
 }
-
-const char status_usage[] = USAGE_STATUS;

@@ -44,6 +44,8 @@ void xhca_opt_usage(FILE *f, const struct xhca_opt *opts, int col)
 			h = nl + 1;
 			fprintf(f, "\n%*s", col, "");
 		}
+		if (o->flags & XHCA_OPT_REQUIRED)
+			fputs(" (required)", f);
 		if (o->flags & XHCA_OPT_NUM)
 			fprintf(f, o->def ? " [%llu..%llu, default %llu]" : " [%llu..%llu]", o->min,
 				o->max, o->def);

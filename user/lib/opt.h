@@ -15,6 +15,9 @@
 #define XHCA_OPT_NUM (1u << 0)
 /* Left out of the usage text (an alias, or a test-only knob). */
 #define XHCA_OPT_HIDDEN (1u << 1)
+/* The command needs it: the usage says so, and a synopsis shows it without
+ * brackets. The program checks that it was given (xhca_opt_parse does not). */
+#define XHCA_OPT_REQUIRED (1u << 2)
 
 struct xhca_opt {
 	const char *name;	/* long name, without "--"; NULL ends a table */

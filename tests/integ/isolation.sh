@@ -57,9 +57,13 @@ check_eq "isolation: a member's ibv_devinfo opens xhca_$IF_A" "$?:$(grep -c 'sta
 out=$(in_a setpriv --reuid 65533 --regid 65533 --clear-groups env XHCA_VERBS_DIR="$bin/verbs" \
 	"$bin/xhca" -i "$IF_A" exec -- ibv_devinfo -d "xhca_$IF_A" 2>&1)
 rc=$?
-echo "$out" | sed 's/^/    /' >&2
-check "isolation: an outsider's ibv_devinfo fails (exit $rc), saying there is no permission" \
+check "isolation: an outsider's xhca exec refuses (exit $rc), saying there is no permission" \
 	test $rc != 0 -a "$(grep -c 'no permission to use xhca_' <<<"$out")" = 1
+out=$(in_a setpriv --reuid 65533 --regid 65533 --clear-groups env LD_LIBRARY_PATH="$bin/verbs" \
+	ibv_devinfo -d "xhca_$IF_A" 2>&1)
+rc=$?
+check "isolation: with the library alone: the device listed, not opened (exit $rc), a warning why" \
+	test $rc != 0 -a "$(grep -c 'Warning: no permission to use xhca_' <<<"$out")" = 1
 
 # two sessions of a member: B on A's objects
 Q0=$(xhca -j qp create --type ud | json_get 'd["qpn"]')

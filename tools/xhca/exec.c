@@ -66,6 +66,11 @@ static int exec_ifname(void)
 	if (!ifname)
 		return 0;
 	fd = xhca_ctl_connect(ifname);
+	if (fd == -EACCES) {
+		pr_warn("exec: no permission to use xhca_%s (%s/%s.sock): xhcad --group GROUP "
+			"lets that group's members in\n", ifname, XHCA_RUN_DIR, ifname);
+		return EXIT_FAIL;
+	}
 	if (fd < 0) {
 		pr_warn("exec: no xhcad serves %s (%s); start one: xhcad %s\n", ifname,
 			strerror(-fd), ifname);

@@ -1032,41 +1032,92 @@ static int send_big(const struct gen_opts *o, int ifindex, struct gen_result *re
 	return err;
 }
 
+/* The interface's index and MTU, and the MACs the options left out: the
+ * interface's own and the neighbour entry of the destination. 0, or -errno
+ * with the message printed. */
+static int iface_setup(struct gen_opts *so, int *ifindex, int *mtu)
+{
+	char ip[INET6_ADDRSTRLEN];
+	uint8_t ifmac[6];
+	int up = 0, err;
+
+	*ifindex = (int)if_nametoindex(so->ifname);
+	if (!*ifindex)
+		return bad_usage("interface '%s' not found in this network namespace; check the "
+				 "name (ip link)\n", so->ifname);
+	err = if_info(so->ifname, ifmac, mtu, &up);
+	if (err) {
+		pr_warn("interface %s: cannot read its address: %s\n", so->ifname, strerror(-err));
+		return err;
+	}
+	if (!up) {
+		pr_warn("interface %s is down; bring it up (ip link set %s up)\n", so->ifname,
+			so->ifname);
+		return -ENETDOWN;
+	}
+	if (!so->have_smac)
+		memcpy(so->spec.smac, ifmac, 6);
+	if (!so->have_dmac &&
+	    xhca_neigh_lookup(*ifindex, so->spec.dst_ip, so->spec.ipv6, so->spec.dmac))
+		return bad_usage("no neighbour entry for %s on %s; give --dst-mac (or add one: ip "
+				 "neigh replace %s lladdr MAC dev %s)\n",
+				 xhca_ip_str(so->spec.dst_ip, ip, sizeof(ip)), so->ifname, ip,
+				 so->ifname);
+	return 0;
+}
+
+/* Sends o->count frames (or for o->duration) in live-frames test runs of
+ * the loaded xhca_gen, paced by o->rate, until done or a signal. */
+static int send_live(const struct gen_opts *o, struct xhca_gen *skel, int ifindex,
+		     const uint8_t *frame, int len, struct gen_result *res)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int prog_fd = bpf_program__fd(skel->progs.xhca_gen), err;
+	uint64_t left = o->duration > 0 ? UINT64_MAX : o->count;
+	double t0, deadline, run_pps = 0;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	t0 = now_sec();
+	deadline = t0 + o->duration;
+	while (left && !stop) {
+		uint64_t n = next_run_len(o, left, run_pps, deadline - now_sec());
+		double tr = now_sec();
+
+		err = send_run(o, prog_fd, ifindex, frame, (size_t)len, (uint32_t)n);
+		if (err == -EINTR)
+			break;
+		if (err == -EINVAL) /* the kernel's only limit a good program can hit */
+			return bad_usage("send on %s: the kernel refused the %d B frame; live frames "
+					 "must fit in a page with headroom (3408 B on x86-64): "
+					 "lower --size\n", o->ifname, len);
+		if (err) {
+			pr_warn("send on %s: live-frames test run failed: %s; run as root\n",
+				o->ifname, strerror(-err));
+			return err;
+		}
+		left -= left == UINT64_MAX ? 0 : n;
+		run_pps = (double)n / (now_sec() - tr);
+		if (o->rate > 0)
+			sleep_until(t0 + (double)skel->bss->seq / o->rate);
+		if (o->duration > 0 && now_sec() >= deadline)
+			break;
+	}
+	res->seconds = now_sec() - t0;
+	res->sent = skel->bss->seq;
+	return 0;
+}
+
 static int send_frames(const struct gen_opts *o, struct gen_result *res)
 {
 	static uint8_t frame[XHCA_PKT_MAX];
 	struct xhca_gen *skel = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct gen_opts so = *o;
-	char ip[INET6_ADDRSTRLEN];
-	int ifindex, mtu = 0, up = 0, len, err, prog_fd;
-	uint8_t ifmac[6];
-	double t0, deadline, run_pps = 0;
-	uint64_t left;
+	int ifindex, mtu = 0, len, err;
 
-	ifindex = (int)if_nametoindex(o->ifname);
-	if (!ifindex)
-		return bad_usage("interface '%s' not found in this network namespace; check the "
-				 "name (ip link)\n", o->ifname);
-	err = if_info(o->ifname, ifmac, &mtu, &up);
-	if (err) {
-		pr_warn("interface %s: cannot read its address: %s\n", o->ifname, strerror(-err));
+	err = iface_setup(&so, &ifindex, &mtu);
+	if (err)
 		return err;
-	}
-	if (!up) {
-		pr_warn("interface %s is down; bring it up (ip link set %s up)\n", o->ifname,
-			o->ifname);
-		return -ENETDOWN;
-	}
-	if (!so.have_smac)
-		memcpy(so.spec.smac, ifmac, 6);
-	if (!so.have_dmac &&
-	    xhca_neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac))
-		return bad_usage("no neighbour entry for %s on %s; give --dst-mac (or add one: ip "
-				 "neigh replace %s lladdr MAC dev %s)\n",
-				 xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname, ip,
-				 o->ifname);
-
 	len = build(&so, so.psn, frame);
 	if (len < 0)
 		return bad_usage("build: the builder refused these fields (%s); check --size, "
@@ -1074,56 +1125,15 @@ static int send_frames(const struct gen_opts *o, struct gen_result *res)
 	res->frame_len = len;
 	if (len > LIVE_FRAME_MAX)
 		return send_big(&so, ifindex, res);
-
 	err = gen_load(&so, frame, (size_t)len, &skel);
-	if (err)
-		goto out;
-	prog_fd = bpf_program__fd(skel->progs.xhca_gen);
-	if (psn_varies(&so)) {
+	if (!err && psn_varies(&so))
 		err = gen_self_check(&so, skel, frame, (size_t)len);
-		if (err)
-			goto out;
-	}
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	left = so.duration > 0 ? UINT64_MAX : so.count;
-	t0 = now_sec();
-	deadline = t0 + so.duration;
-	while (left && !stop) {
-		uint64_t n = next_run_len(&so, left, run_pps, deadline - now_sec());
-		double tr = now_sec();
-
-		err = send_run(&so, prog_fd, ifindex, frame, (size_t)len, (uint32_t)n);
-		if (err == -EINTR)
-			break;
-		if (err == -EINVAL) {
-			/* The kernel's only limit we can hit with a good program. */
-			err = bad_usage("send on %s: the kernel refused the %d B frame; live "
-					"frames must fit in a page with headroom (3408 B on "
-					"x86-64): lower --size\n", o->ifname, len);
-			goto out;
-		}
-		if (err) {
-			pr_warn("send on %s: live-frames test run failed: %s; run as root\n",
-				o->ifname, strerror(-err));
-			goto out;
-		}
-		left -= left == UINT64_MAX ? 0 : n;
-		run_pps = (double)n / (now_sec() - tr);
-		if (so.rate > 0)
-			sleep_until(t0 + (double)skel->bss->seq / so.rate);
-		if (so.duration > 0 && now_sec() >= deadline)
-			break;
-	}
-	err = 0;
-	res->seconds = now_sec() - t0;
-	res->sent = skel->bss->seq;
+	if (!err)
+		err = send_live(&so, skel, ifindex, frame, len, res);
 	/* After the first run: a frame the kernel refuses needs no warning. */
-	if (len - 14 - 4 * so.spec.nvlan > mtu)
+	if (!err && len - 14 - 4 * so.spec.nvlan > mtu)
 		pr_warn("warning: the %d B frames exceed the MTU %d of %s; the receiver may drop "
 			"them\n", len, mtu, o->ifname);
-out:
 	xhca_gen__destroy(skel);
 	return err;
 }
@@ -1144,99 +1154,101 @@ static int msg_build(const struct gen_opts *o, const uint8_t *msg, uint64_t i, u
 	return xhca_pkt_build(&s, frame, XHCA_PKT_MAX);
 }
 
-/* --msg-len: whole messages, one frame per test run, or into the pcap. */
-static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result *res)
+/* Where --msg-len's frames go: into the pcap file, or out of the interface
+ * (live frames from xhca_gen, one per test run; frames over LIVE_FRAME_MAX
+ * from a packet socket, opened for the first of them). */
+struct msg_out {
+	FILE *pcap;
+	struct xhca_gen *skel;
+	int ifindex, pfd;
+};
+
+/* The interface, and xhca_gen loaded to send frames built whole. */
+static int msg_out_open(struct gen_opts *so, const uint8_t *msg, uint64_t n, struct msg_out *mo)
 {
 	static uint8_t frame[XHCA_PKT_MAX];
+	int mtu, len, err;
+
+	err = iface_setup(so, &mo->ifindex, &mtu);
+	if (err)
+		return err;
+	so->psn_step = 0; /* xhca_gen rewrites nothing */
+	len = msg_build(so, msg, 0, n, so->psn, frame);
+	if (len < 0)
+		return bad_usage("build: the builder refused these fields (%s)\n", strerror(-len));
+	return gen_load(so, frame, (size_t)len, &mo->skel);
+}
+
+static int msg_emit(const struct gen_opts *o, struct msg_out *mo, const uint8_t *frame, int len)
+{
+	int err;
+
+	if (mo->pcap) {
+		err = xhca_pcap_write(mo->pcap, frame, (size_t)len);
+	} else if (len > LIVE_FRAME_MAX) {
+		if (mo->pfd < 0)
+			mo->pfd = packet_open(mo->ifindex);
+		/* both say what went wrong */
+		return mo->pfd < 0 ? mo->pfd : packet_send(mo->pfd, o->ifname, frame, (size_t)len);
+	} else {
+		err = send_run(o, bpf_program__fd(mo->skel->progs.xhca_gen), mo->ifindex, frame,
+			       (size_t)len, 1);
+		if (err == -EINVAL)
+			return bad_usage("send on %s: the kernel refused the %d B frame; live "
+					 "frames must fit in a page: lower --mtu\n", o->ifname, len);
+	}
+	if (err)
+		pr_warn("send: %s\n", strerror(-err));
+	return err;
+}
+
+/* One message of n packets, their PSNs from *psn on. */
+static int msg_send(const struct gen_opts *o, struct msg_out *mo, const uint8_t *msg, uint64_t n,
+		    uint32_t *psn, struct gen_result *res)
+{
+	static uint8_t frame[XHCA_PKT_MAX];
+	int len, err;
+
+	for (uint64_t i = 0; i < n && !stop; i++) {
+		len = msg_build(o, msg, i, n, *psn, frame);
+		if (len < 0)
+			return bad_usage("build: the builder refused these fields (%s)\n",
+					 strerror(-len));
+		err = msg_emit(o, mo, frame, len);
+		if (err)
+			return err;
+		*psn = (*psn + 1) & PSN_MASK;
+		res->sent++;
+		if (len > res->frame_len)
+			res->frame_len = len;
+	}
+	return 0;
+}
+
+/* --msg-len: o->count whole messages, out of the interface or into the pcap. */
+static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result *res)
+{
 	uint64_t n = (o->msg_len + o->mtu - 1) / o->mtu;
-	struct xhca_gen *skel = NULL;
+	struct msg_out mo = { .pcap = pcap, .pfd = -1 };
 	struct gen_opts so = *o;
-	int ifindex = 0, prog_fd = -1, pfd = -1, err = 0, len;
 	uint32_t psn = o->psn;
 	double t0 = now_sec();
 	uint8_t *msg;
+	int err = 0;
 
 	msg = malloc(o->msg_len);
 	if (!msg)
 		return -ENOMEM;
 	for (uint64_t k = 0; k < o->msg_len; k++)
 		msg[k] = xhca_msg_pattern(o->seed, k);
-	if (!pcap) {
-		uint8_t ifmac[6];
-		int mtu, up;
-		char ip[INET6_ADDRSTRLEN];
-
-		ifindex = (int)if_nametoindex(o->ifname);
-		if (!ifindex) {
-			err = bad_usage("interface '%s' not found in this network namespace\n",
-					o->ifname);
-			goto out;
-		}
-		err = if_info(o->ifname, ifmac, &mtu, &up);
-		if (err)
-			goto out;
-		if (!so.have_smac)
-			memcpy(so.spec.smac, ifmac, 6);
-		if (!so.have_dmac &&
-		    xhca_neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac)) {
-			err = bad_usage("no neighbour entry for %s on %s; give --dst-mac\n",
-					xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname);
-			goto out;
-		}
-		so.psn_step = 0; /* frames are built whole: xhca_gen rewrites nothing */
-		len = msg_build(&so, msg, 0, n, psn, frame);
-		if (len < 0) {
-			err = bad_usage("build: the builder refused these fields (%s)\n",
-					strerror(-len));
-			goto out;
-		}
-		err = gen_load(&so, frame, (size_t)len, &skel);
-		if (err)
-			goto out;
-		prog_fd = bpf_program__fd(skel->progs.xhca_gen);
-	}
-	for (uint64_t m = 0; m < o->count && !stop; m++) {
-		for (uint64_t i = 0; i < n && !stop; i++) {
-			len = msg_build(&so, msg, i, n, psn, frame);
-			if (len < 0) {
-				err = bad_usage("build: the builder refused these fields (%s)\n",
-						strerror(-len));
-				goto out;
-			}
-			if (!pcap && len > LIVE_FRAME_MAX && pfd < 0) {
-				pfd = packet_open(ifindex);
-				if (pfd < 0) {
-					err = pfd;
-					goto out;
-				}
-			}
-			if (pcap)
-				err = xhca_pcap_write(pcap, frame, (size_t)len);
-			else if (len > LIVE_FRAME_MAX)
-				err = packet_send(pfd, o->ifname, frame, (size_t)len);
-			else
-				err = send_run(&so, prog_fd, ifindex, frame, (size_t)len, 1);
-			if (err == -EINVAL && !pcap) {
-				err = bad_usage("send on %s: the kernel refused the %d B frame; live "
-						"frames must fit in a page: lower --mtu\n", o->ifname,
-						len);
-				goto out;
-			}
-			if (err) {
-				pr_warn("send: %s\n", strerror(-err));
-				goto out;
-			}
-			psn = (psn + 1) & PSN_MASK;
-			res->sent++;
-			if (len > res->frame_len)
-				res->frame_len = len;
-		}
-	}
-out:
+	if (!pcap)
+		err = msg_out_open(&so, msg, n, &mo);
+	for (uint64_t m = 0; m < o->count && !err && !stop; m++)
+		err = msg_send(&so, &mo, msg, n, &psn, res);
 	res->seconds = now_sec() - t0;
-	xhca_gen__destroy(skel);
-	if (pfd >= 0)
-		close(pfd);
+	xhca_gen__destroy(mo.skel);
+	if (mo.pfd >= 0)
+		close(mo.pfd);
 	free(msg);
 	return err;
 }

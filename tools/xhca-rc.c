@@ -557,86 +557,89 @@ static void counter(struct host *h, int fd, const struct hello *peer, int n, int
 	sync_step(fd, 0);
 }
 
-static void multicast(struct host *h, int fd, const struct opts *o, int client)
+/* The client: its UD QP SENDs o->mcast_msgs messages to the group. */
+static void mcast_send(struct host *h, int fd, const struct opts *o)
 {
+	struct xhca_qp *qp = ud_qp(h, h->rcq, o->mtu);
 	int k = o->mcast_msgs;
+	uint8_t *out = h->msgs;
 	struct xhca_wc wc;
 
-	if (client) {
-		struct xhca_qp *qp = ud_qp(h, h->rcq, o->mtu);
-		uint8_t *out = h->msgs;
+	sync_step(fd, 0); /* the members have joined */
+	for (int i = 0; i < k; i++) {
+		struct xhca_sge g = { .addr = (uintptr_t)(out + (i % 32) * 128), .length = 100 };
+		struct xhca_send_wr wr = {
+			.wr_id = (uint64_t)i, .sg_list = &g, .num_sge = 1,
+			.opcode = XHCA_WR_SEND_WITH_IMM, .send_flags = XHCA_SEND_SIGNALED,
+			.imm_data = htonl((uint32_t)i),
+		};
+		int r;
 
-		sync_step(fd, 0); /* the members have joined */
-		for (int i = 0; i < k; i++) {
-			struct xhca_sge g = { .addr = (uintptr_t)(out + (i % 32) * 128), .length = 100 };
-			struct xhca_send_wr wr = {
-				.wr_id = (uint64_t)i, .sg_list = &g, .num_sge = 1,
-				.opcode = XHCA_WR_SEND_WITH_IMM, .send_flags = XHCA_SEND_SIGNALED,
-				.imm_data = htonl((uint32_t)i),
-			};
-			int r;
+		fill_pattern(out + (i % 32) * 128, 100, (uint32_t)i);
+		memcpy(wr.wr.ud.dest_ip, o->group, 16);
+		wr.wr.ud.remote_qpn = 0xffffff;
+		wr.wr.ud.remote_qkey = QKEY;
+		r = xhca_post_send(qp, &wr, NULL);
+		if (r)
+			die("multicast: post_send: %s", strerror(-r));
+		wc_wait(h->scq, &wc, "multicast send");
+		usleep(200); /* UD has no flow control: a message every 0.2 ms */
+	}
+	say("multicast: %d UD SENDs of 100 B to %s\n", k, o->group_str);
+	sync_step(fd, 0);
+	xhca_qp_destroy(qp);
+}
 
-			fill_pattern(out + (i % 32) * 128, 100, (uint32_t)i);
-			memcpy(wr.wr.ud.dest_ip, o->group, 16);
-			wr.wr.ud.remote_qpn = 0xffffff;
-			wr.wr.ud.remote_qkey = QKEY;
-			r = xhca_post_send(qp, &wr, NULL);
-			if (r)
-				die("multicast: post_send: %s", strerror(-r));
-			wc_wait(h->scq, &wc, "multicast send");
-			usleep(200); /* UD has no flow control: a message every 0.2 ms */
-		}
-		say("multicast: %d UD SENDs of 100 B to %s\n", k, o->group_str);
-		sync_step(fd, 0);
-		xhca_qp_destroy(qp);
-	} else {
-		struct xhca_cq *cq[2];
-		struct xhca_qp *qp[2];
-		int got[2] = { 0, 0 }, bad = 0;
-		double t0;
+/* The server: two members, each checks every message it gets. */
+static void mcast_receive(struct host *h, int fd, const struct opts *o)
+{
+	int k = o->mcast_msgs, got[2] = { 0, 0 }, bad = 0;
+	struct xhca_cq *cq[2];
+	struct xhca_qp *qp[2];
+	struct xhca_wc wc;
+	double t0;
+
+	for (int m = 0; m < 2; m++) {
+		cq[m] = xhca_cq_create(h->ctx, 2048);
+		if (!cq[m])
+			die("cq: %s", xhca_errmsg(h->ctx));
+		qp[m] = ud_qp(h, cq[m], o->mtu);
+		if (xhca_mcast_attach(qp[m], o->group))
+			die("join %s: %s", o->group_str, xhca_errmsg(h->ctx));
+		for (int i = 0; i < k && i < 1000; i++)
+			if (xhca_post_recv(qp[m], (uint64_t)i, h->msgs + 16384 + (m * 1000 + i) * 160,
+					   160))
+				die("post_recv");
+	}
+	say("multicast: two UD QPs (0x%06x, 0x%06x) joined %s\n", xhca_qp_num(qp[0]),
+	    xhca_qp_num(qp[1]), o->group_str);
+	sync_step(fd, 0);
+	sync_step(fd, 0); /* the client sent them all */
+	t0 = now_s();
+	while ((got[0] < k || got[1] < k) && now_s() - t0 < 2) {
+		int idle = 1;
 
 		for (int m = 0; m < 2; m++) {
-			cq[m] = xhca_cq_create(h->ctx, 2048);
-			if (!cq[m])
-				die("cq: %s", xhca_errmsg(h->ctx));
-			qp[m] = ud_qp(h, cq[m], o->mtu);
-			if (xhca_mcast_attach(qp[m], o->group))
-				die("join %s: %s", o->group_str, xhca_errmsg(h->ctx));
-			for (int i = 0; i < k && i < 1000; i++)
-				if (xhca_post_recv(qp[m], (uint64_t)i, h->msgs + 16384 + (m * 1000 + i) * 160,
-						   160))
-					die("post_recv");
-		}
-		say("multicast: two UD QPs (0x%06x, 0x%06x) joined %s\n", xhca_qp_num(qp[0]),
-		    xhca_qp_num(qp[1]), o->group_str);
-		sync_step(fd, 0);
-		sync_step(fd, 0); /* the client sent them all */
-		t0 = now_s();
-		while ((got[0] < k || got[1] < k) && now_s() - t0 < 2) {
-			int idle = 1;
+			while (xhca_poll_cq(cq[m], &wc, 1) == 1) {
+				uint8_t want[100];
+				const uint8_t *p = h->msgs + 16384 + (m * 1000 + wc.wr_id) * 160 + 40;
 
-			for (int m = 0; m < 2; m++) {
-				while (xhca_poll_cq(cq[m], &wc, 1) == 1) {
-					uint8_t want[100];
-					const uint8_t *p = h->msgs + 16384 + (m * 1000 + wc.wr_id) * 160 + 40;
-
-					idle = 0;
-					got[m]++;
-					fill_pattern(want, 100, ntohl(wc.imm_data));
-					bad += wc.status || wc.byte_len != 140 || memcmp(p, want, 100);
-				}
+				idle = 0;
+				got[m]++;
+				fill_pattern(want, 100, ntohl(wc.imm_data));
+				bad += wc.status || wc.byte_len != 140 || memcmp(p, want, 100);
 			}
-			if (idle)
-				usleep(1000);
 		}
-		verdict(!bad && got[0] && got[1] && (!o->expect_all || (got[0] == k && got[1] == k)),
-			"multicast: member 1 got %d of %d, member 2 got %d, every byte right (%d not)%s",
-			got[0], k, got[1], bad, o->expect_all ? "" : " (UD: a loss is allowed)");
-		for (int m = 0; m < 2; m++) {
-			xhca_mcast_detach(qp[m], o->group);
-			xhca_qp_destroy(qp[m]);
-			xhca_cq_destroy(cq[m]);
-		}
+		if (idle)
+			usleep(1000);
+	}
+	verdict(!bad && got[0] && got[1] && (!o->expect_all || (got[0] == k && got[1] == k)),
+		"multicast: member 1 got %d of %d, member 2 got %d, every byte right (%d not)%s",
+		got[0], k, got[1], bad, o->expect_all ? "" : " (UD: a loss is allowed)");
+	for (int m = 0; m < 2; m++) {
+		xhca_mcast_detach(qp[m], o->group);
+		xhca_qp_destroy(qp[m]);
+		xhca_cq_destroy(cq[m]);
 	}
 }
 
@@ -986,8 +989,10 @@ int main(int argc, char **argv)
 	else
 		server_write_read(&h, fd, write_len);
 	counter(&h, fd, &peer, o.counter, client);
-	if (o.mcast_msgs)
-		multicast(&h, fd, &o, client);
+	if (o.mcast_msgs && client)
+		mcast_send(&h, fd, &o);
+	else if (o.mcast_msgs)
+		mcast_receive(&h, fd, &o);
 	/* the verdicts of both sides: each exits 1 if either failed */
 	if (sync_step(fd, (uint64_t)failed))
 		failed = 1;

@@ -35,7 +35,7 @@
  * Exit codes: 0 ok, 1 failed, 2 bad usage.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +53,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
+#include "opt.h"
 #include "xhca.skel.h"
 #include "xhca_empty.skel.h"
 #include "../user/xhcad/sched.h"
@@ -63,6 +64,14 @@
 #define QPN_MISS 0x00abcdu
 #define UD_QKEY 0x11111111u
 #define WRITE_LEN 1024
+/* the options' defaults (the commands', and the usage's) */
+#define CALLS_DEFAULT 200000
+#define ROUNDS_DEFAULT 7
+#define FRAMES_DEFAULT 20000000
+#define CHUNK_DEFAULT 2048
+#define AREA_DEFAULT (32u << 20)
+#define IDLE_MS_DEFAULT 2000
+#define SOCKETS_DEFAULT 1
 
 static int json;
 
@@ -240,47 +249,56 @@ static double measure(struct bench *b, struct bcase *c, enum method m, __u32 n)
 	return (double)total / n;
 }
 
-static int cmd_prog(int argc, char **argv)
-{
-	static struct bcase cases[6];
-	struct bench b = {};
-	__u32 calls = 200000;
-	int rounds = 7, c, err = 0, ncases = 0;
-	double t0 = now_sec();
+/* ---- options: each command's table, which also writes its usage --------- */
 
-	while ((c = getopt(argc, argv, "n:r:jv")) != -1) {
-		switch (c) {
-		case 'n':
-			calls = (__u32)strtoul(optarg, NULL, 0);
-			if (!calls || calls > 100000000) {
-				pr_warn("prog: -n %s: give 1..100000000 calls\n", optarg);
-				return 2;
-			}
-			break;
-		case 'r':
-			rounds = atoi(optarg);
-			if (rounds < 1 || rounds > 64) {
-				pr_warn("prog: -r %s: give 1..64 rounds\n", optarg);
-				return 2;
-			}
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'v':
-			xhca_log_init("xhca-bench", XHCA_LOG_DEBUG);
-			break;
-		default:
-			pr_warn("prog: usage: xhca-bench prog [-n CALLS] [-r ROUNDS] [-j]\n");
-			return 2;
-		}
-	}
-	err = load(&b);
-	if (err)
-		goto out;
+#define OPT_JSON { .name = "json", .key = 'j', .help = "print JSON", .set = set_json }
+#define OPT_HELP { .name = "help", .key = 'h', .help = "this text" }
+
+/* The options' setters (struct xhca_opt's set: ctx is the command's
+ * arguments; v a number already checked against the option's range). */
+XHCA_OPT_SETTER(set_json) { json = 1; return 0; }
+XHCA_OPT_SETTER(set_verbose) { xhca_log_init("xhca-bench", XHCA_LOG_DEBUG); return 0; }
+
+static int secs(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return !*s || *end || !(*v > 0) ? -EINVAL : 0;
+}
+
+/* ---- prog ---------------------------------------------------------------- */
+
+struct prog_args {
+	__u32 calls;
+	int rounds;
+};
+
+#define A ((struct prog_args *)ctx)
+XHCA_OPT_SETTER(set_calls) { A->calls = (__u32)v; return 0; }
+XHCA_OPT_SETTER(set_rounds) { A->rounds = (int)v; return 0; }
+#undef A
+
+static const struct xhca_opt prog_opts[] = {
+	{ .name = "calls", .key = 'n', .arg = "CALLS", .help = "test runs per case and round; batch "
+	  "repeats\nten times as many",
+	  .set = set_calls, XHCA_OPT_RANGE(1, 100000000, CALLS_DEFAULT) },
+	{ .name = "rounds", .key = 'r', .arg = "ROUNDS", .help = "rounds; each figure is their "
+	  "median", .set = set_rounds, XHCA_OPT_RANGE(1, 64, ROUNDS_DEFAULT) },
+	OPT_JSON,
+	{ .name = "verbose", .key = 'v', .help = "libbpf's messages", .set = set_verbose },
+	OPT_HELP,
+	{ 0 },
+};
+
+/* The cases, in the order of the table; the first is the baseline. */
+static int prog_cases(struct bcase *cases, int *ncases)
+{
+	int err;
+
 #define CASE(nm, e, rc, bok, r) \
-	(cases[ncases] = (struct bcase){ .name = nm, .empty = e, .rc_psn = rc, .batch_ok = bok, \
-					 .reason = XHCA_R_##r }, &cases[ncases++])
+	(cases[*ncases] = (struct bcase){ .name = nm, .empty = e, .rc_psn = rc, .batch_ok = bok, \
+					  .reason = XHCA_R_##r }, &cases[(*ncases)++])
 	err = build(CASE("empty XDP program (baseline)", 1, 0, 1, MAX),
 		    XHCA_OPC_RC | XHCA_OP_SEND_ONLY, QPN_RC, 64, 0);
 	err = err ?: build(CASE("not RoCE (UDP to port 4792): pass", 0, 0, 1, PASS_NOT_ROCE),
@@ -294,67 +312,92 @@ static int cmd_prog(int argc, char **argv)
 	err = err ?: build(CASE("UD SEND accepted", 0, 0, 1, ACCEPT_DROP),
 			   XHCA_OPC_UD | XHCA_OP_SEND_ONLY, QPN_UD, 64, 0);
 #undef CASE
-	if (err) {
+	if (err)
 		pr_warn("prog: build: %s\n", strerror(-err));
-		goto out;
-	}
-	for (int r = 0; r < rounds; r++) {
+	return err;
+}
+
+/* Every case by every method it allows, round after round; the cases
+ * interleaved within a round, so a slow moment of the machine hits them all. */
+static int prog_rounds(struct bench *b, struct bcase *cases, int ncases,
+		       const struct prog_args *a)
+{
+	for (int r = 0; r < a->rounds; r++) {
 		for (int i = 0; i < ncases; i++) {
 			for (int m = SINGLE; m <= BATCH; m++) {
 				double ns;
 
 				if (m == BATCH && !cases[i].batch_ok)
 					continue;
-				ns = measure(&b, &cases[i], m, m == BATCH ? calls * 10 : calls);
+				ns = measure(b, &cases[i], m, m == BATCH ? a->calls * 10 : a->calls);
 				if (ns < 0) {
-					err = (int)ns;
-					pr_warn("prog: %s: %s\n", cases[i].name, strerror(-err));
-					goto out;
+					pr_warn("prog: %s: %s\n", cases[i].name, strerror((int)-ns));
+					return (int)ns;
 				}
 				cases[i].ns[m][r] = ns;
 			}
 		}
 	}
-	{
-		double base[2] = { median(cases[0].ns[SINGLE], rounds),
-				   median(cases[0].ns[BATCH], rounds) };
+	return 0;
+}
 
-		if (json)
-			printf("{\"calls\": %u, \"rounds\": %d, \"cases\": [", calls, rounds);
-		else
-			printf("%-36s %10s %7s %10s %7s\n", "ns/packet (median of rounds)", "single",
-			       "ratio", "batch", "ratio");
-		for (int i = 0; i < ncases; i++) {
-			double s = median(cases[i].ns[SINGLE], rounds);
-			double bt = cases[i].batch_ok ? median(cases[i].ns[BATCH], rounds) : -1;
+/* Each case's medians, beside the baseline's (cases[0]). */
+static void prog_print(const struct bcase *cases, int ncases, const struct prog_args *a,
+		       double t0)
+{
+	double base[2] = { median(cases[0].ns[SINGLE], a->rounds),
+			   median(cases[0].ns[BATCH], a->rounds) };
 
-			if (json) {
-				printf("%s{\"name\": \"%s\", \"single_ns\": %.2f, \"single_ratio\": "
-				       "%.3f", i ? ", " : "", cases[i].name, s, s / base[0]);
-				if (bt >= 0)
-					printf(", \"batch_ns\": %.2f, \"batch_ratio\": %.3f", bt,
-					       bt / base[1]);
-				printf("}");
-				continue;
-			}
-			printf("%-36s %10.1f %6.2fx", cases[i].name, s, s / base[0]);
+	if (json)
+		printf("{\"calls\": %u, \"rounds\": %d, \"cases\": [", a->calls, a->rounds);
+	else
+		printf("%-36s %10s %7s %10s %7s\n", "ns/packet (median of rounds)", "single",
+		       "ratio", "batch", "ratio");
+	for (int i = 0; i < ncases; i++) {
+		double s = median(cases[i].ns[SINGLE], a->rounds);
+		double bt = cases[i].batch_ok ? median(cases[i].ns[BATCH], a->rounds) : -1;
+
+		if (json) {
+			printf("%s{\"name\": \"%s\", \"single_ns\": %.2f, \"single_ratio\": %.3f",
+			       i ? ", " : "", cases[i].name, s, s / base[0]);
 			if (bt >= 0)
-				printf(" %10.1f %6.2fx\n", bt, bt / base[1]);
-			else
-				printf(" %10s %7s\n", "-", "-");
+				printf(", \"batch_ns\": %.2f, \"batch_ratio\": %.3f", bt, bt / base[1]);
+			printf("}");
+			continue;
 		}
-		if (json)
-			printf("], \"seconds\": %.1f}\n", now_sec() - t0);
+		printf("%-36s %10.1f %6.2fx", cases[i].name, s, s / base[0]);
+		if (bt >= 0)
+			printf(" %10.1f %6.2fx\n", bt, bt / base[1]);
 		else
-			printf("single: one packet per test run, %u runs; batch: %u repeats of one "
-			       "frame;\nratio: against the empty program measured the same way. "
-			       "%d rounds, %.1f s.\n", calls, calls * 10, rounds, now_sec() - t0);
+			printf(" %10s %7s\n", "-", "-");
 	}
-out:
+	if (json)
+		printf("], \"seconds\": %.1f}\n", now_sec() - t0);
+	else
+		printf("single: one packet per test run, %u runs; batch: %u repeats of one "
+		       "frame;\nratio: against the empty program measured the same way. "
+		       "%d rounds, %.1f s.\n", a->calls, a->calls * 10, a->rounds, now_sec() - t0);
+}
+
+static int cmd_prog(void *args)
+{
+	static struct bcase cases[6];
+	const struct prog_args *a = args;
+	struct bench b = {};
+	double t0 = now_sec();
+	int err, ncases = 0;
+
+	err = load(&b);
+	err = err ?: prog_cases(cases, &ncases);
+	err = err ?: prog_rounds(&b, cases, ncases, a);
+	if (!err)
+		prog_print(cases, ncases, a, t0);
 	xhca__destroy(b.rx);
 	xhca_empty__destroy(b.empty);
 	return err ? 1 : 0;
 }
+
+/* ---- sched --------------------------------------------------------------- */
 
 /* 8 queues, always backlogged, of frame sizes 64..4096. */
 static __u32 bq_head(void *ctx, __u32 q, __u64 *t)
@@ -394,69 +437,78 @@ static double sched_ns(enum sched_mode mode, __u32 n, __u64 *check)
 	return (now_sec() - t0) * 1e9 / n;
 }
 
-static int cmd_sched(int argc, char **argv)
-{
-	__u32 n = 20000000;
-	double drr[5], fifo[5];
-	__u64 check;
-	int c;
 
-	while ((c = getopt(argc, argv, "n:j")) != -1) {
-		if (c == 'n') {
-			n = (__u32)strtoul(optarg, NULL, 0);
-			if (!n) {
-				pr_warn("sched: -n %s: give a number of frames\n", optarg);
-				return 2;
-			}
-		} else if (c == 'j') {
-			json = 1;
-		} else {
-			pr_warn("sched: usage: xhca-bench sched [-n FRAMES] [-j]\n");
-			return 2;
-		}
-	}
+XHCA_OPT_SETTER(set_frames) { *(__u32 *)ctx = (__u32)v; return 0; }
+
+static const struct xhca_opt sched_opts[] = {
+	{ .name = "frames", .key = 'n', .arg = "FRAMES", .help = "decisions per run; the median of "
+	  "five runs\nof each scheduler", .set = set_frames,
+	  XHCA_OPT_RANGE(1, UINT32_MAX, FRAMES_DEFAULT) },
+	OPT_JSON,
+	OPT_HELP,
+	{ 0 },
+};
+
+static int cmd_sched(void *args)
+{
+	__u32 n = *(const __u32 *)args;
+	double drr[5], fifo[5], d, f;
+	__u64 check;
+
 	for (int r = 0; r < 5; r++) {
 		drr[r] = sched_ns(FQ_SCHED_DRR, n, &check);
 		fifo[r] = sched_ns(FQ_SCHED_FIFO, n, &check);
 	}
-	{
-		double d = median(drr, 5), f = median(fifo, 5);
-
-		if (json)
-			printf("{\"frames\": %u, \"drr_ns\": %.2f, \"fifo_ns\": %.2f, \"ratio\": "
-			       "%.3f}\n", n, d, f, d / f);
-		else
-			printf("%-44s %8.2f ns\n%-44s %8.2f ns %6.2fx\n",
-			       "FIFO, 8 backlogged queues (baseline)", f,
-			       "DRR, 8 backlogged queues, weights 1..8", d, d / f);
-	}
+	d = median(drr, 5);
+	f = median(fifo, 5);
+	if (json)
+		printf("{\"frames\": %u, \"drr_ns\": %.2f, \"fifo_ns\": %.2f, \"ratio\": %.3f}\n", n,
+		       d, f, d / f);
+	else
+		printf("%-44s %8.2f ns\n%-44s %8.2f ns %6.2fx\n",
+		       "FIFO, 8 backlogged queues (baseline)", f,
+		       "DRR, 8 backlogged queues, weights 1..8", d, d / f);
 	return 0;
 }
 
-static int cmd_memcpy(int argc, char **argv)
-{
-	size_t chunk = 2048, area = 32u << 20;
-	double secs = 1, t0, t;
-	__u64 bytes = 0;
-	__u8 *dst, src[9216];
-	size_t off = 0;
-	int c;
+/* ---- memcpy -------------------------------------------------------------- */
 
-	while ((c = getopt(argc, argv, "c:a:s:j")) != -1) {
-		if (c == 'c')
-			chunk = strtoul(optarg, NULL, 0);
-		else if (c == 'a')
-			area = strtoul(optarg, NULL, 0);
-		else if (c == 's')
-			secs = atof(optarg);
-		else if (c == 'j')
-			json = 1;
-		else
-			chunk = 0;
-	}
-	if (!chunk || chunk > sizeof(src) || area < chunk || !(secs > 0)) {
-		pr_warn("memcpy: usage: xhca-bench memcpy [-c CHUNK (1..9216)] [-a AREA] [-s SECONDS] "
-			"[-j]\n");
+/* The largest copy: a jumbo frame's payload, from a packet-sized source. */
+#define MEMCPY_SRC 9216
+
+struct memcpy_args {
+	size_t chunk, area;
+	double secs;
+};
+
+#define A ((struct memcpy_args *)ctx)
+XHCA_OPT_SETTER(set_chunk) { A->chunk = (size_t)v; return 0; }
+XHCA_OPT_SETTER(set_area) { A->area = (size_t)v; return 0; }
+XHCA_OPT_SETTER(set_mc_secs) { return secs(arg, &A->secs); }
+#undef A
+
+static const struct xhca_opt memcpy_opts[] = {
+	{ .name = "chunk", .key = 'c', .arg = "CHUNK", .help = "bytes per copy (WRITE payload)",
+	  .set = set_chunk, XHCA_OPT_RANGE(1, MEMCPY_SRC, CHUNK_DEFAULT) },
+	{ .name = "area", .key = 'a', .arg = "AREA", .help = "bytes the copies walk through "
+	  "(CHUNK\nor more)", .set = set_area, XHCA_OPT_RANGE_UNBOUNDED(1, SIZE_MAX, AREA_DEFAULT) },
+	{ .name = "seconds", .key = 's', .arg = "SECONDS", .help = "how long (default 1)",
+	  .set = set_mc_secs, .hint = "give a positive number of seconds" },
+	OPT_JSON,
+	OPT_HELP,
+	{ 0 },
+};
+
+static int cmd_memcpy(void *args)
+{
+	const struct memcpy_args *a = args;
+	size_t chunk = a->chunk, area = a->area, off = 0;
+	__u8 *dst, src[MEMCPY_SRC];
+	__u64 bytes = 0;
+	double t0, t;
+
+	if (area < chunk) {
+		pr_warn("memcpy: --area %zu is smaller than --chunk %zu; give more\n", area, chunk);
 		return 2;
 	}
 	dst = malloc(area);
@@ -477,7 +529,7 @@ static int cmd_memcpy(int argc, char **argv)
 		}
 		bytes += (__u64)chunk * 4096;
 		t = now_sec() - t0;
-	} while (t < secs);
+	} while (t < a->secs);
 	if (json)
 		printf("{\"chunk\": %zu, \"area\": %zu, \"bytes\": %llu, \"seconds\": %.6f, "
 		       "\"gbytes_per_s\": %.3f}\n", chunk, area, (unsigned long long)bytes, t,
@@ -489,142 +541,224 @@ static int cmd_memcpy(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_udp_sink(int argc, char **argv)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	static char bufs[64][2048];
-	struct mmsghdr msgs[64];
-	struct iovec iov[64];
-	struct pollfd pfd[64];
-	double seconds = 5, first = 0, last = 0;
-	unsigned long long n = 0, bytes = 0;
-	int port = XHCA_ROCE_UDP_PORT, idle_ms = 2000, c, nsock = 1, rcvbuf = 1 << 24, one = 1;
-	const char *group = NULL, *ifname = NULL;
+/* ---- udp-sink ------------------------------------------------------------ */
 
-	while ((c = getopt(argc, argv, "p:s:i:m:n:I:j")) != -1) {
-		switch (c) {
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 's':
-			seconds = atof(optarg);
-			break;
-		case 'i':
-			idle_ms = atoi(optarg);
-			break;
-		case 'm':
-			group = optarg;
-			break;
-		case 'n':
-			nsock = atoi(optarg);
-			break;
-		case 'I':
-			ifname = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			pr_warn("udp-sink: usage: xhca-bench udp-sink [-p PORT] [-s SECONDS] "
-				"[-i IDLE_MS] [-m GROUP -I IFNAME] [-n SOCKETS] [-j]\n");
-			return 2;
-		}
-	}
-	if (port < 1 || port > 65535 || !(seconds > 0) || idle_ms < 1 || nsock < 1 || nsock > 64 ||
-	    (group && !ifname)) {
-		pr_warn("udp-sink: give a port 1..65535, seconds > 0, idle ms > 0, 1..64 sockets, "
-			"and -I with -m\n");
-		return 2;
-	}
-	sa.sin_port = htons((__u16)port);
-	for (int k = 0; k < nsock; k++) {
+#define SINK_MAX 64	/* sockets, and datagrams per recvmmsg */
+
+struct sink_args {
+	int port, idle_ms, nsock;
+	double secs;
+	const char *group, *ifname;
+};
+
+#define A ((struct sink_args *)ctx)
+XHCA_OPT_SETTER(set_port) { A->port = (int)v; return 0; }
+XHCA_OPT_SETTER(set_sink_secs) { return secs(arg, &A->secs); }
+XHCA_OPT_SETTER(set_idle) { A->idle_ms = (int)v; return 0; }
+XHCA_OPT_SETTER(set_group) { A->group = arg; return 0; }
+XHCA_OPT_SETTER(set_sink_if) { A->ifname = arg; return 0; }
+XHCA_OPT_SETTER(set_nsock) { A->nsock = (int)v; return 0; }
+#undef A
+
+static const struct xhca_opt sink_opts[] = {
+	{ .name = "port", .key = 'p', .arg = "PORT", .help = "the UDP port", .set = set_port,
+	  XHCA_OPT_RANGE(1, 65535, XHCA_ROCE_UDP_PORT) },
+	{ .name = "seconds", .key = 's', .arg = "SECONDS", .help = "stop SECONDS after the first "
+	  "datagram (default 5)", .set = set_sink_secs,
+	  .hint = "give a positive number of seconds" },
+	{ .name = "idle-ms", .key = 'i', .arg = "IDLE_MS", .help = "stop after IDLE_MS ms with no "
+	  "datagram", .set = set_idle, XHCA_OPT_RANGE_UNBOUNDED(1, INT_MAX, IDLE_MS_DEFAULT) },
+	{ .name = "group", .key = 'm', .arg = "GROUP", .help = "every socket joins this IPv4 "
+	  "group on -I's\ninterface: the kernel's own multicast fan-out", .set = set_group },
+	{ .name = "interface", .key = 'I', .arg = "IF", .help = "the interface of -m's group",
+	  .set = set_sink_if },
+	{ .name = "sockets", .key = 'n', .arg = "SOCKETS", .help = "sockets on the port",
+	  .set = set_nsock, XHCA_OPT_RANGE(1, SINK_MAX, SOCKETS_DEFAULT) },
+	OPT_JSON,
+	OPT_HELP,
+	{ 0 },
+};
+
+/* a->nsock sockets bound to the port, each a member of the group if there
+ * is one. 0, or -errno with the message printed. */
+static int sink_open(const struct sink_args *a, struct pollfd *pfd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((__u16)a->port) };
+	int rcvbuf = 1 << 24, one = 1;
+
+	for (int k = 0; k < a->nsock; k++) {
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 		if (fd < 0)
-			return 1;
+			goto fail;
+		pfd[k].fd = fd;
+		pfd[k].events = POLLIN;
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-			pr_warn("udp-sink: bind port %d: %s\n", port, strerror(errno));
-			return 1;
+			pr_warn("udp-sink: bind port %d: %s\n", a->port, strerror(errno));
+			goto fail;
 		}
-		if (group) {
+		if (a->group) {
 			/* every socket joins: the kernel's own fan-out, one copy each */
-			struct ip_mreqn mr = { .imr_ifindex = (int)if_nametoindex(ifname) };
+			struct ip_mreqn mr = { .imr_ifindex = (int)if_nametoindex(a->ifname) };
 
-			if (inet_pton(AF_INET, group, &mr.imr_multiaddr) != 1 ||
+			if (inet_pton(AF_INET, a->group, &mr.imr_multiaddr) != 1 ||
 			    setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr))) {
-				pr_warn("udp-sink: join %s on %s: %s\n", group, ifname,
+				pr_warn("udp-sink: join %s on %s: %s\n", a->group, a->ifname,
 					strerror(errno));
-				return 1;
+				goto fail;
 			}
 		}
-		pfd[k].fd = fd;
-		pfd[k].events = POLLIN;
 	}
-	for (int i = 0; i < 64; i++) {
+	return 0;
+fail:
+	for (int k = 0; k < a->nsock && pfd[k].fd >= 0; k++)
+		close(pfd[k].fd);
+	return -EIO;
+}
+
+struct sink_count {
+	unsigned long long n, bytes;
+	double first, last;
+};
+
+/* Counts datagrams until a->secs after the first, or a->idle_ms without one. */
+static void sink_run(const struct sink_args *a, struct pollfd *pfd, struct sink_count *c)
+{
+	static char bufs[SINK_MAX][2048];
+	struct mmsghdr msgs[SINK_MAX];
+	struct iovec iov[SINK_MAX];
+
+	for (int i = 0; i < SINK_MAX; i++) {
 		iov[i].iov_base = bufs[i];
 		iov[i].iov_len = sizeof(bufs[i]);
 		memset(&msgs[i], 0, sizeof(msgs[i]));
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
-	/* Ready: the caller waits for this line before it starts sending. */
-	fprintf(stderr, "udp-sink: listening on port %d (%d sockets)\n", port, nsock);
 	for (;;) {
-		int r = poll(pfd, (nfds_t)nsock, idle_ms), got;
+		int r = poll(pfd, (nfds_t)a->nsock, a->idle_ms), got;
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break; /* idle timeout */
-		for (int k = 0; k < nsock; k++) {
+		for (int k = 0; k < a->nsock; k++) {
 			if (!pfd[k].revents)
 				continue;
-			got = recvmmsg(pfd[k].fd, msgs, 64, MSG_DONTWAIT, NULL);
+			got = recvmmsg(pfd[k].fd, msgs, SINK_MAX, MSG_DONTWAIT, NULL);
 			if (got <= 0)
 				continue;
-			last = now_sec();
-			if (!n)
-				first = last;
-			n += (unsigned long long)got;
+			c->last = now_sec();
+			if (!c->n)
+				c->first = c->last;
+			c->n += (unsigned long long)got;
 			for (int i = 0; i < got; i++)
-				bytes += msgs[i].msg_len;
+				c->bytes += msgs[i].msg_len;
 		}
-		if (n && last - first >= seconds)
+		if (c->n && c->last - c->first >= a->secs)
 			break;
 	}
-	for (int k = 0; k < nsock; k++)
+}
+
+static int cmd_udp_sink(void *args)
+{
+	const struct sink_args *a = args;
+	struct pollfd pfd[SINK_MAX];
+	struct sink_count c = {};
+
+	if (a->group && !a->ifname) {
+		pr_warn("udp-sink: -m %s needs -I IFNAME, the interface to join it on\n", a->group);
+		return 2;
+	}
+	for (int k = 0; k < SINK_MAX; k++)
+		pfd[k].fd = -1;
+	if (sink_open(a, pfd))
+		return 1;
+	/* Ready: the caller waits for this line before it starts sending. */
+	fprintf(stderr, "udp-sink: listening on port %d (%d sockets)\n", a->port, a->nsock);
+	sink_run(a, pfd, &c);
+	for (int k = 0; k < a->nsock; k++)
 		close(pfd[k].fd);
 	if (json)
-		printf("{\"received\": %llu, \"bytes\": %llu, \"seconds\": %.6f}\n", n, bytes,
-		       last - first);
+		printf("{\"received\": %llu, \"bytes\": %llu, \"seconds\": %.6f}\n", c.n, c.bytes,
+		       c.last - c.first);
 	else
-		printf("received %llu datagrams (%llu bytes) in %.3f s\n", n, bytes, last - first);
+		printf("received %llu datagrams (%llu bytes) in %.3f s\n", c.n, c.bytes,
+		       c.last - c.first);
 	return 0;
+}
+
+/* ---- commands ------------------------------------------------------------ */
+
+static struct prog_args prog_args = { .calls = CALLS_DEFAULT, .rounds = ROUNDS_DEFAULT };
+static __u32 sched_frames = FRAMES_DEFAULT;
+static struct memcpy_args memcpy_args = {
+	.chunk = CHUNK_DEFAULT, .area = AREA_DEFAULT, .secs = 1,
+};
+static struct sink_args sink_args = {
+	.port = XHCA_ROCE_UDP_PORT, .idle_ms = IDLE_MS_DEFAULT, .nsock = SOCKETS_DEFAULT, .secs = 5,
+};
+
+static const struct cmd {
+	const char *name, *what;
+	const struct xhca_opt *opts;
+	void *args;		/* the options' ctx, holding their defaults */
+	int (*run)(void *args);
+} cmds[] = {
+	{ "prog", "ns per packet of xhca_rx under BPF_PROG_TEST_RUN, beside the empty\n"
+	  "XDP program", prog_opts, &prog_args, cmd_prog },
+	{ "sched", "ns per decision of xhcad's flow queue scheduler, DRR beside FIFO",
+	  sched_opts, &sched_frames, cmd_sched },
+	{ "memcpy", "memcpy bandwidth on one CPU: CHUNK-byte copies through AREA bytes",
+	  memcpy_opts, &memcpy_args, cmd_memcpy },
+	{ "udp-sink", "a kernel UDP socket counting the datagrams it receives: the baseline\n"
+	  "through the interface", sink_opts, &sink_args, cmd_udp_sink },
+};
+
+static void cmd_usage(FILE *f, const struct cmd *c)
+{
+	fprintf(f, "xhca-bench %s [options]\n%s\n", c->name, c->what);
+	xhca_opt_usage(f, c->opts, 25);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: xhca-bench COMMAND [options], each figure beside a baseline\n"
+		   "measured in the same run; make bench runs them and the veth throughput\n"
+		   "comparison.\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		fputc('\n', f);
+		cmd_usage(f, &cmds[i]);
+	}
 }
 
 int main(int argc, char **argv)
 {
+	char prog[32];
+
 	xhca_log_init("xhca-bench", XHCA_LOG_WARN);
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fprintf(argc < 2 ? stderr : stdout,
-			"Usage: xhca-bench prog [-n CALLS] [-r ROUNDS] [-j]\n"
-			"       xhca-bench sched [-n FRAMES] [-j]\n"
-			"       xhca-bench memcpy [-c CHUNK] [-a AREA] [-s SECONDS] [-j]\n"
-			"       xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-m GROUP -I IF]\n"
-			"                           [-n SOCKETS] [-j]\n"
-			"make bench runs both and the veth throughput comparison.\n");
+		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (!strcmp(argv[1], "prog"))
-		return cmd_prog(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "udp-sink"))
-		return cmd_udp_sink(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "sched"))
-		return cmd_sched(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "memcpy"))
-		return cmd_memcpy(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const struct cmd *c = &cmds[i];
+
+		if (strcmp(argv[1], c->name))
+			continue;
+		snprintf(prog, sizeof(prog), "xhca-bench %s", c->name);
+		switch (xhca_opt_parse_all(prog, c->opts, argc - 1, argv + 1, c->args)) {
+		case 0:
+			return c->run(c->args);
+		case XHCA_OPT_HELP:
+			cmd_usage(stdout, c);
+			return 0;
+		default:
+			return 2;
+		}
+	}
 	pr_warn("unknown command '%s'; use prog, sched, memcpy or udp-sink\n", argv[1]);
 	return 2;
 }

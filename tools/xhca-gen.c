@@ -15,7 +15,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <net/if.h>
 #include <signal.h>
@@ -38,6 +37,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
+#include "opt.h"
 #include "xhca_gen.skel.h"
 
 #define PSN_MASK 0xffffffu
@@ -105,58 +105,6 @@ static double now_sec(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xhca-gen -i IFNAME | --pcap FILE --op OPCODE --qpn N [options]\n"
-		"Sends RoCEv2 frames out of IFNAME (BPF_PROG_TEST_RUN, live frames, XDP_TX;\n"
-		"frames over 3408 B from a packet socket), or writes them to a pcap file.\n"
-		"\n"
-		"  -i, --interface IF   send from IF (on a veth: to its peer)\n"
-		"      --pcap FILE      write the frames to FILE instead of sending\n"
-		"      --op OPCODE      rc-send-only, uc-send-first, ud-send-only,\n"
-		"                       rc-rdma-write-only, rc-read-req, rc-ack, cnp, ... or a number\n"
-		"      --qpn N          destination QPN (24 bits)\n"
-		"      --psn N          first PSN (default 0)\n"
-		"      --psn-step N     PSN increment per frame (default 1; 0 = constant PSN)\n"
-		"      --count N        frames to send (default 1)\n"
-		"      --duration SEC   send until SEC seconds have passed (with -i)\n"
-		"      --rate PPS       pace to PPS frames per second\n"
-		"      --batch N        live-frames batch size (kernel default 64, max 256)\n"
-		"      --size BYTES[,BYTES...]  payload bytes (default 64; ignored for opcodes\n"
-		"                       without payload); with several sizes, --count frames of\n"
-		"                       each in turn (--duration is shared), PSNs continuing\n"
-		"      --pkey P --qkey K --sqp N --tver N --pad N --ackreq --se\n"
-		"      --aeth SYN[:MSN] an ACK's or response's AETH: syndrome (0x00 ACK, 0x20\n"
-		"                       RNR, 0x60-0x63 NAKs; default 0) and MSN (default 0)\n"
-		"      --bad-icrc       send a wrong ICRC (the receiver must drop the frame)\n"
-		"      --reth-len N (default: --size) --va N --rkey N --imm N\n"
-		"      --swap-add N --compare N   ATOMIC: the swap (or add) and compare values\n"
-		"      --src IP --dst IP   IPv4 or IPv6, same family (default 10.77.0.2 -> 10.77.0.1;\n"
-		"                       fd77::2 -> fd77::1 when the other one is IPv6)\n"
-		"      --src-mac M --dst-mac M   default: IF's MAC -> the neighbour entry of --dst\n"
-		"      --vlan ID[,ID]   one or two VLAN tags (outer first)\n"
-		"      --sport N        UDP source port (default 0xc000)\n"
-		"      --stamp          the first 4 payload bytes carry the PSN (big-endian), for\n"
-		"                       receivers that check order (xhca-recv --check-psn)\n"
-		"      --msg-len N      send --count messages of N bytes each, split by --mtu\n"
-		"                       into FIRST/MIDDLE/LAST (ONLY if one packet); --op names\n"
-		"                       the ONLY opcode (e.g. rc-rdma-write-only[-imm],\n"
-		"                       uc-send-only); PSNs run on from --psn; the RETH (--va,\n"
-		"                       --rkey) gets the message length\n"
-		"      --mtu M          256, 512, 1024, 2048 or 4096 (default 1024)\n"
-		"      --pattern SEED   message byte k is xhca_msg_pattern(SEED, k) (include/xhca/\n"
-		"                       pkt.h; default 1)\n"
-		"      --payload text:STRING | HEX   the payload of every frame, as given (its\n"
-		"                       length is the size), e.g. text:'LOCK db1 alice'\n"
-		"      --va-step N --va-span S   frame k's RETH VA is --va + (k * N) %% S (only\n"
-		"                       the low 32 bits may change: S < 2^32)\n"
-		"  -j, --json           print the summary as JSON\n"
-		"  -v, --verbose        libbpf messages (twice: debug)\n"
-		"  -h, --help\n"
-		"Numbers are decimal or 0x hex. Exit: 0 sent, 1 failed, 2 bad usage.\n");
-}
-
 /* Every usage error is one line: what is wrong, then what to do. */
 #define bad_usage(...)                    \
 	({                                \
@@ -165,7 +113,16 @@ static void usage(FILE *f)
 		-EINVAL;                  \
 	})
 
-static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
+/* A setter whose check said why it refused (bad_usage) returns 1, so that
+ * xhca_opt_parse adds no second line. */
+static int said(int err)
+{
+	return err ? 1 : 0;
+}
+
+/* The number parsers keep their own messages (tests/integ/gen.sh checks
+ * them); x names the option. */
+static int parse_u64(const struct xhca_opt *x, const char *s, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -173,26 +130,26 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (!*s || *end || errno || *s == '-')
-		return bad_usage("%s '%s' is not a number; give a decimal or 0x hex value\n", opt,
-				 s);
+		return bad_usage("--%s '%s' is not a number; give a decimal or 0x hex value\n",
+				 x->name, s);
 	if (v > max)
-		return bad_usage("%s %s is out of range; give 0..%#" PRIx64 "\n", opt, s, max);
+		return bad_usage("--%s %s is out of range; give 0..%#" PRIx64 "\n", x->name, s, max);
 	*out = v;
 	return 0;
 }
 
-static int parse_u32(const char *opt, const char *s, uint32_t max, uint32_t *out)
+static int parse_u32(const struct xhca_opt *x, const char *s, uint32_t max, uint32_t *out)
 {
 	uint64_t v;
 	int err;
 
-	err = parse_u64(opt, s, max, &v);
+	err = parse_u64(x, s, max, &v);
 	if (!err)
 		*out = (uint32_t)v;
 	return err;
 }
 
-static int parse_pos_double(const char *opt, const char *s, double *out)
+static int parse_pos_double(const struct xhca_opt *x, const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -200,26 +157,26 @@ static int parse_pos_double(const char *opt, const char *s, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (!*s || *end || errno || !(v > 0) || v > 1e12)
-		return bad_usage("%s '%s' is not a positive number; give e.g. 1.5\n", opt, s);
+		return bad_usage("--%s '%s' is not a positive number; give e.g. 1.5\n", x->name, s);
 	*out = v;
 	return 0;
 }
 
-static int parse_mac(const char *opt, const char *s, uint8_t mac[6])
+static int parse_mac(const struct xhca_opt *x, const char *s, uint8_t mac[6])
 {
 	unsigned int b[6];
 	char tail;
 
 	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
 		   &tail) != 6)
-		return bad_usage("%s '%s' is not a MAC address; give e.g. 02:77:00:00:00:01\n",
-				 opt, s);
+		return bad_usage("--%s '%s' is not a MAC address; give e.g. 02:77:00:00:00:01\n",
+				 x->name, s);
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
 	return 0;
 }
 
-static int parse_vlans(const char *s, struct xhca_pkt_spec *spec)
+static int parse_vlans(const struct xhca_opt *x, const char *s, struct xhca_pkt_spec *spec)
 {
 	char buf[64], *save = NULL, *tok;
 	uint32_t id;
@@ -231,7 +188,7 @@ static int parse_vlans(const char *s, struct xhca_pkt_spec *spec)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == 2)
 			return bad_usage("--vlan '%s' has more than two tags; give ID or ID,ID\n", s);
-		err = parse_u32("--vlan", tok, 4095, &id);
+		err = parse_u32(x, tok, 4095, &id);
 		if (err)
 			return err;
 		spec->vlan_tci[n++] = (uint16_t)id;
@@ -242,7 +199,7 @@ static int parse_vlans(const char *s, struct xhca_pkt_spec *spec)
 	return 0;
 }
 
-static int parse_sizes(const char *s, struct gen_opts *o)
+static int parse_sizes(const struct xhca_opt *x, const char *s, struct gen_opts *o)
 {
 	char buf[256], *save = NULL, *tok;
 	int err;
@@ -254,13 +211,58 @@ static int parse_sizes(const char *s, struct gen_opts *o)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (o->nsizes == MAX_SIZES)
 			return bad_usage("--size '%s' has more than %d sizes\n", s, MAX_SIZES);
-		err = parse_u32("--size", tok, XHCA_PKT_MAX, &o->sizes[o->nsizes]);
+		err = parse_u32(x, tok, XHCA_PKT_MAX, &o->sizes[o->nsizes]);
 		if (err)
 			return err;
 		o->nsizes++;
 	}
 	if (!o->nsizes)
 		return bad_usage("--size '%s' has no size; give e.g. 64 or 64,1024\n", s);
+	return 0;
+}
+
+/* --aeth SYN[:MSN] */
+static int parse_aeth(const struct xhca_opt *x, const char *s, struct xhca_pkt_spec *spec)
+{
+	const char *colon = strchr(s, ':');
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
+	char syn[16];
+	uint32_t v;
+	int err;
+
+	snprintf(syn, sizeof(syn), "%.*s", (int)(n < sizeof(syn) ? n : sizeof(syn) - 1), s);
+	err = parse_u32(x, syn, 0xff, &v);
+	if (err)
+		return err;
+	spec->aeth_syndrome = (uint8_t)v;
+	return colon ? parse_u32(x, colon + 1, 0xffffff, &spec->aeth_msn) : 0;
+}
+
+/* --payload text:STRING, or bytes in hex: the payload and its size. */
+static int parse_payload(const char *s, struct gen_opts *o)
+{
+	const char *h = !strncmp(s, "0x", 2) ? s + 2 : s;
+	size_t n = 0;
+
+	if (!strncmp(s, "text:", 5)) {
+		n = strlen(s + 5);
+		if (n > 4096)
+			return bad_usage("--payload: at most 4096 bytes\n");
+		memcpy(o->payload, s + 5, n);
+	} else {
+		if (!*h || strlen(h) % 2 || strlen(h) / 2 > 4096 ||
+		    strspn(h, "0123456789abcdefABCDEF") != strlen(h))
+			return bad_usage("--payload '%s': give text:STRING or bytes in hex "
+					 "(up to 4096)\n", s);
+		for (; *h; h += 2, n++) {
+			char b[3] = { h[0], h[1], 0 };
+
+			o->payload[n] = (uint8_t)strtoul(b, NULL, 16);
+		}
+	}
+	o->have_payload = 1;
+	o->sizes[0] = (uint32_t)n;
+	o->nsizes = 1;
 	return 0;
 }
 
@@ -291,251 +293,249 @@ static int opcode_parse(const char *arg, uint8_t *opcode)
 	return xhca_opcode_parse(buf, opcode);
 }
 
-enum {
-	O_PCAP = 256, O_OP, O_QPN, O_PSN, O_PSN_STEP, O_COUNT, O_DURATION, O_RATE, O_SIZE,
-	O_PKEY, O_QKEY, O_SQP, O_ACKREQ, O_BAD_ICRC, O_TVER, O_PAD, O_SE, O_RETH_LEN, O_VA, O_RKEY, O_IMM,
-	O_SRC, O_DST, O_SRC_MAC, O_DST_MAC, O_VLAN, O_SPORT, O_BATCH, O_STAMP, O_MSG_LEN, O_MTU,
-	O_PATTERN, O_VA_STEP, O_VA_SPAN, O_SWAP_ADD, O_COMPARE, O_PAYLOAD, O_AETH,
-};
+/* ---- options: one table, which also writes the usage text ---------------- */
 
-static const struct option long_opts[] = {
-	{ "interface", required_argument, NULL, 'i' },
-	{ "pcap", required_argument, NULL, O_PCAP },
-	{ "op", required_argument, NULL, O_OP },
-	{ "qpn", required_argument, NULL, O_QPN },
-	{ "psn", required_argument, NULL, O_PSN },
-	{ "psn-step", required_argument, NULL, O_PSN_STEP },
-	{ "count", required_argument, NULL, O_COUNT },
-	{ "duration", required_argument, NULL, O_DURATION },
-	{ "rate", required_argument, NULL, O_RATE },
-	{ "size", required_argument, NULL, O_SIZE },
-	{ "pkey", required_argument, NULL, O_PKEY },
-	{ "qkey", required_argument, NULL, O_QKEY },
-	{ "sqp", required_argument, NULL, O_SQP },
-	{ "ackreq", no_argument, NULL, O_ACKREQ },
-	{ "bad-icrc", no_argument, NULL, O_BAD_ICRC },
-	{ "tver", required_argument, NULL, O_TVER },
-	{ "pad", required_argument, NULL, O_PAD },
-	{ "se", no_argument, NULL, O_SE },
-	{ "aeth", required_argument, NULL, O_AETH },
-	{ "reth-len", required_argument, NULL, O_RETH_LEN },
-	{ "va", required_argument, NULL, O_VA },
-	{ "rkey", required_argument, NULL, O_RKEY },
-	{ "imm", required_argument, NULL, O_IMM },
-	{ "src", required_argument, NULL, O_SRC },
-	{ "dst", required_argument, NULL, O_DST },
-	{ "src-mac", required_argument, NULL, O_SRC_MAC },
-	{ "dst-mac", required_argument, NULL, O_DST_MAC },
-	{ "vlan", required_argument, NULL, O_VLAN },
-	{ "sport", required_argument, NULL, O_SPORT },
-	{ "batch", required_argument, NULL, O_BATCH },
-	{ "stamp", no_argument, NULL, O_STAMP },
-	{ "msg-len", required_argument, NULL, O_MSG_LEN },
-	{ "mtu", required_argument, NULL, O_MTU },
-	{ "pattern", required_argument, NULL, O_PATTERN },
-	{ "payload", required_argument, NULL, O_PAYLOAD },
-	{ "va-step", required_argument, NULL, O_VA_STEP },
-	{ "va-span", required_argument, NULL, O_VA_SPAN },
-	{ "swap-add", required_argument, NULL, O_SWAP_ADD },
-	{ "compare", required_argument, NULL, O_COMPARE },
-	{ "json", no_argument, NULL, 'j' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{}
-};
+/* The options' setters (struct xhca_opt's set: ctx is struct gen_opts, the
+ * builder's fields go straight into its spec). */
+#define G ((struct gen_opts *)ctx)
+#define S (&G->spec)
 
-/* Parses one option into o; the builder fields go straight into o->spec. */
-static int parse_opt(struct gen_opts *o, int c, const char *arg)
+/* arg as a number 0..max for a narrower field; -1 when refused (said why:
+ * the field's value does not matter then). */
+static int64_t num32(const struct xhca_opt *x, const char *arg, uint32_t max)
 {
-	struct xhca_pkt_spec *s = &o->spec;
-	uint32_t v32;
+	uint32_t v;
+
+	return parse_u32(x, arg, max, &v) ? -1 : (int64_t)v;
+}
+
+XHCA_OPT_SETTER(set_ifname) { G->ifname = arg; return 0; }
+XHCA_OPT_SETTER(set_pcap) { G->pcap = arg; return 0; }
+
+XHCA_OPT_SETTER(set_op)
+{
+	if (opcode_parse(arg, &S->opcode))
+		return said(bad_usage("--op '%s' is not a known opcode; give e.g. rc-send-only, "
+				      "ud-send-only, cnp or a number 0..255\n", arg));
+	G->have_op = 1;
+	return 0;
+}
+
+XHCA_OPT_SETTER(set_qpn) { G->have_qpn = 1; return said(parse_u32(x, arg, PSN_MASK, &S->dqpn)); }
+XHCA_OPT_SETTER(set_psn) { return said(parse_u32(x, arg, PSN_MASK, &G->psn)); }
+XHCA_OPT_SETTER(set_psn_step) { return said(parse_u32(x, arg, PSN_MASK, &G->psn_step)); }
+
+XHCA_OPT_SETTER(set_count)
+{
+	G->have_count = 1;
+	return said(parse_u64(x, arg, UINT64_MAX >> 1, &G->count));
+}
+
+XHCA_OPT_SETTER(set_duration) { return said(parse_pos_double(x, arg, &G->duration)); }
+XHCA_OPT_SETTER(set_rate) { return said(parse_pos_double(x, arg, &G->rate)); }
+XHCA_OPT_SETTER(set_batch) { return said(parse_u32(x, arg, 256, &G->batch)); }
+XHCA_OPT_SETTER(set_sizes) { return said(parse_sizes(x, arg, G)); }
+
+XHCA_OPT_SETTER(set_pkey)
+{
+	int64_t t = num32(x, arg, 0xffff);
+
+	S->pkey = (uint16_t)t;
+	S->pkey_zero = !t; /* the builder reads 0 as "default" */
+	return t < 0;
+}
+
+XHCA_OPT_SETTER(set_qkey) { return said(parse_u32(x, arg, UINT32_MAX, &S->deth_qkey)); }
+XHCA_OPT_SETTER(set_sqp) { return said(parse_u32(x, arg, PSN_MASK, &S->deth_sqp)); }
+
+XHCA_OPT_SETTER(set_tver) { int64_t t = num32(x, arg, 15); S->tver = (uint8_t)t; return t < 0; }
+XHCA_OPT_SETTER(set_pad) { int64_t t = num32(x, arg, 3); S->pad = (int)t; return t < 0; }
+
+XHCA_OPT_SETTER(set_ackreq) { S->ackreq = 1; return 0; }
+XHCA_OPT_SETTER(set_se) { S->se = 1; return 0; }
+XHCA_OPT_SETTER(set_aeth) { G->have_aeth = 1; return said(parse_aeth(x, arg, S)); }
+XHCA_OPT_SETTER(set_bad_icrc) { S->bad_icrc = 1; return 0; }
+
+XHCA_OPT_SETTER(set_reth_len)
+{
+	G->have_reth_len = 1;
+	return said(parse_u32(x, arg, UINT32_MAX, &S->reth_len));
+}
+
+XHCA_OPT_SETTER(set_va)
+{
 	uint64_t v64;
-	int err = 0;
 
-	switch (c) {
-	case 'i':
-		o->ifname = arg;
-		break;
-	case O_PCAP:
-		o->pcap = arg;
-		break;
-	case O_OP:
-		if (opcode_parse(arg, &s->opcode))
-			return bad_usage("--op '%s' is not a known opcode; give e.g. rc-send-only, "
-					 "ud-send-only, cnp or a number 0..255\n", arg);
-		o->have_op = 1;
-		break;
-	case O_QPN:
-		err = parse_u32("--qpn", arg, PSN_MASK, &s->dqpn);
-		o->have_qpn = 1;
-		break;
-	case O_PSN:
-		err = parse_u32("--psn", arg, PSN_MASK, &o->psn);
-		break;
-	case O_PSN_STEP:
-		err = parse_u32("--psn-step", arg, PSN_MASK, &o->psn_step);
-		break;
-	case O_COUNT:
-		err = parse_u64("--count", arg, UINT64_MAX >> 1, &o->count);
-		o->have_count = 1;
-		break;
-	case O_DURATION:
-		err = parse_pos_double("--duration", arg, &o->duration);
-		break;
-	case O_RATE:
-		err = parse_pos_double("--rate", arg, &o->rate);
-		break;
-	case O_SIZE:
-		err = parse_sizes(arg, o);
-		break;
-	case O_PKEY:
-		err = parse_u32("--pkey", arg, 0xffff, &v32);
-		s->pkey = (uint16_t)v32;
-		s->pkey_zero = !v32; /* the builder reads 0 as "default" */
-		break;
-	case O_QKEY:
-		err = parse_u32("--qkey", arg, UINT32_MAX, &s->deth_qkey);
-		break;
-	case O_SQP:
-		err = parse_u32("--sqp", arg, PSN_MASK, &s->deth_sqp);
-		break;
-	case O_ACKREQ:
-		s->ackreq = 1;
-		break;
-	case O_BAD_ICRC:
-		s->bad_icrc = 1;
-		break;
-	case O_TVER:
-		err = parse_u32("--tver", arg, 15, &v32);
-		s->tver = (uint8_t)v32;
-		break;
-	case O_PAD:
-		err = parse_u32("--pad", arg, 3, &v32);
-		s->pad = (int)v32;
-		break;
-	case O_SE:
-		s->se = 1;
-		break;
-	case O_AETH: {
-		char syn[16];
-		const char *colon = strchr(arg, ':');
-		size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+	if (parse_u64(x, arg, UINT64_MAX, &v64))
+		return 1;
+	S->reth_va = S->atomic_va = v64;
+	return 0;
+}
 
-		snprintf(syn, sizeof(syn), "%.*s", (int)(n < sizeof(syn) ? n : sizeof(syn) - 1), arg);
-		err = parse_u32("--aeth", syn, 0xff, &v32);
-		s->aeth_syndrome = (uint8_t)v32;
-		if (!err && colon)
-			err = parse_u32("--aeth", colon + 1, 0xffffff, &s->aeth_msn);
-		o->have_aeth = 1;
-		break;
-	}
-	case O_RETH_LEN:
-		err = parse_u32("--reth-len", arg, UINT32_MAX, &s->reth_len);
-		o->have_reth_len = 1;
-		break;
-	case O_VA:
-		err = parse_u64("--va", arg, UINT64_MAX, &v64);
-		s->reth_va = s->atomic_va = v64;
-		break;
-	case O_RKEY:
-		err = parse_u32("--rkey", arg, UINT32_MAX, &v32);
-		s->reth_rkey = s->atomic_rkey = s->ieth_rkey = v32;
-		break;
-	case O_IMM:
-		err = parse_u32("--imm", arg, UINT32_MAX, &s->imm);
-		break;
-	case O_SRC:
-		o->src = arg;
-		break;
-	case O_DST:
-		o->dst = arg;
-		break;
-	case O_SRC_MAC:
-		err = parse_mac("--src-mac", arg, s->smac);
-		o->have_smac = 1;
-		break;
-	case O_DST_MAC:
-		err = parse_mac("--dst-mac", arg, s->dmac);
-		o->have_dmac = 1;
-		break;
-	case O_VLAN:
-		err = parse_vlans(arg, s);
-		break;
-	case O_SPORT:
-		err = parse_u32("--sport", arg, 0xffff, &v32);
-		if (!err && !v32)
-			err = bad_usage("--sport 0 is not a usable port; give 1..65535\n");
-		s->sport = (uint16_t)v32;
-		break;
-	case O_STAMP:
-		s->psn_stamp = 1;
-		break;
-	case O_BATCH:
-		err = parse_u32("--batch", arg, 256, &o->batch);
-		break;
-	case O_MSG_LEN:
-		err = parse_u64("--msg-len", arg, 0x80000000ull, &o->msg_len);
-		if (!err && !o->msg_len)
-			err = bad_usage("--msg-len 0: give 1 or more bytes (a zero-length WRITE "
-					"is --op ...-write-only --size 0)\n");
-		break;
-	case O_MTU:
-		err = parse_u32("--mtu", arg, 4096, &o->mtu);
-		if (!err && (o->mtu < 256 || (o->mtu & (o->mtu - 1))))
-			err = bad_usage("--mtu %s: give 256, 512, 1024, 2048 or 4096\n", arg);
-		break;
-	case O_PATTERN:
-		err = parse_u32("--pattern", arg, UINT32_MAX, &o->seed);
-		break;
-	case O_PAYLOAD: {
-		/* text:STRING, or hex bytes */
-		size_t n = 0;
+XHCA_OPT_SETTER(set_rkey)
+{
+	int64_t t = num32(x, arg, UINT32_MAX);
 
-		if (!strncmp(arg, "text:", 5)) {
-			n = strlen(arg + 5);
-			if (n > 4096)
-				return bad_usage("--payload: at most 4096 bytes\n");
-			memcpy(o->payload, arg + 5, n);
-		} else {
-			const char *h = !strncmp(arg, "0x", 2) ? arg + 2 : arg;
+	S->reth_rkey = S->atomic_rkey = S->ieth_rkey = (uint32_t)t;
+	return t < 0;
+}
 
-			if (!*h || strlen(h) % 2 || strlen(h) / 2 > 4096 ||
-			    strspn(h, "0123456789abcdefABCDEF") != strlen(h))
-				return bad_usage("--payload '%s': give text:STRING or bytes in hex "
-						 "(up to 4096)\n", arg);
-			for (; *h; h += 2, n++) {
-				char b[3] = { h[0], h[1], 0 };
+XHCA_OPT_SETTER(set_imm) { return said(parse_u32(x, arg, UINT32_MAX, &S->imm)); }
+XHCA_OPT_SETTER(set_swap_add) { return said(parse_u64(x, arg, UINT64_MAX, &S->atomic_swap)); }
+XHCA_OPT_SETTER(set_compare) { return said(parse_u64(x, arg, UINT64_MAX, &S->atomic_cmp)); }
+XHCA_OPT_SETTER(set_src) { G->src = arg; return 0; }
+XHCA_OPT_SETTER(set_dst) { G->dst = arg; return 0; }
+XHCA_OPT_SETTER(set_src_mac) { G->have_smac = 1; return said(parse_mac(x, arg, S->smac)); }
+XHCA_OPT_SETTER(set_dst_mac) { G->have_dmac = 1; return said(parse_mac(x, arg, S->dmac)); }
+XHCA_OPT_SETTER(set_vlan) { return said(parse_vlans(x, arg, S)); }
 
-				o->payload[n] = (uint8_t)strtoul(b, NULL, 16);
-			}
-		}
-		o->have_payload = 1;
-		o->sizes[0] = (uint32_t)n;
-		o->nsizes = 1;
-		break;
-	}
-	case O_VA_STEP:
-		err = parse_u32("--va-step", arg, UINT32_MAX, &o->va_step);
-		break;
-	case O_VA_SPAN:
-		err = parse_u32("--va-span", arg, UINT32_MAX, &o->va_span);
-		break;
-	case O_SWAP_ADD:
-		err = parse_u64("--swap-add", arg, UINT64_MAX, &s->atomic_swap);
-		break;
-	case O_COMPARE:
-		err = parse_u64("--compare", arg, UINT64_MAX, &s->atomic_cmp);
-		break;
-	case 'j':
-		o->json = 1;
-		break;
-	case 'v':
-		o->verbose++;
-		break;
-	default:
-		return bad_usage("unknown option; see xhca-gen --help\n");
-	}
-	return err;
+XHCA_OPT_SETTER(set_sport)
+{
+	int64_t t = num32(x, arg, 0xffff);
+
+	if (!t)
+		return said(bad_usage("--sport 0 is not a usable port; give 1..65535\n"));
+	S->sport = (uint16_t)t;
+	return t < 0;
+}
+
+XHCA_OPT_SETTER(set_stamp) { S->psn_stamp = 1; return 0; }
+
+XHCA_OPT_SETTER(set_msg_len)
+{
+	if (parse_u64(x, arg, 0x80000000ull, &G->msg_len))
+		return 1;
+	if (!G->msg_len)
+		return said(bad_usage("--msg-len 0: give 1 or more bytes (a zero-length WRITE is "
+				      "--op ...-write-only --size 0)\n"));
+	return 0;
+}
+
+XHCA_OPT_SETTER(set_mtu)
+{
+	if (parse_u32(x, arg, 4096, &G->mtu))
+		return 1;
+	if (G->mtu < 256 || (G->mtu & (G->mtu - 1)))
+		return said(bad_usage("--mtu %s: give 256, 512, 1024, 2048 or 4096\n", arg));
+	return 0;
+}
+
+XHCA_OPT_SETTER(set_pattern) { return said(parse_u32(x, arg, UINT32_MAX, &G->seed)); }
+XHCA_OPT_SETTER(set_payload) { return said(parse_payload(arg, G)); }
+XHCA_OPT_SETTER(set_va_step) { return said(parse_u32(x, arg, UINT32_MAX, &G->va_step)); }
+XHCA_OPT_SETTER(set_va_span) { return said(parse_u32(x, arg, UINT32_MAX, &G->va_span)); }
+XHCA_OPT_SETTER(set_json) { G->json = 1; return 0; }
+XHCA_OPT_SETTER(set_verbose) { G->verbose++; return 0; }
+#undef S
+#undef G
+
+#define OPT XHCA_OPT_LONG
+static const struct xhca_opt options[] = {
+	{ .name = "interface", .key = 'i', .arg = "IF", .help = "send from IF (on a veth: to its "
+	  "peer)", .set = set_ifname },
+	OPT(0, "pcap", "FILE", "write the frames to FILE instead of sending", set_pcap),
+	OPT(1, "op", "OPCODE", "rc-send-only, uc-send-first, ud-send-only,\n"
+	  "rc-rdma-write-only, rc-read-req, rc-ack, cnp, ... or a\n"
+	  "number 0..255 (unknown opcodes get a bare BTH)", set_op),
+	OPT(2, "qpn", "N", "destination QPN (24 bits)", set_qpn),
+	OPT(3, "psn", "N", "first PSN (default 0)", set_psn),
+	OPT(4, "psn-step", "N", "PSN increment per frame (default 1; 0 = constant PSN)",
+	  set_psn_step),
+	OPT(5, "count", "N", "frames to send (default 1)", set_count),
+	OPT(6, "duration", "SEC", "send until SEC seconds have passed (with -i)", set_duration),
+	OPT(7, "rate", "PPS", "pace to PPS frames per second (default: as fast as\n"
+	  "the kernel goes)", set_rate),
+	OPT(8, "batch", "N", "live-frames batch size (kernel default 64, max 256)", set_batch),
+	OPT(9, "size", "BYTES[,BYTES...]", "payload bytes (default 64; ignored for opcodes\n"
+	  "without payload); with several sizes, --count frames\n"
+	  "of each in turn (--duration is shared), PSNs\ncontinuing", set_sizes),
+	OPT(10, "pkey", "P", "the BTH's P_Key (default 0xffff)", set_pkey),
+	OPT(11, "qkey", "K", "the DETH's Q_Key (UD; default 0)", set_qkey),
+	OPT(12, "sqp", "N", "the DETH's source QPN (UD; default 0)", set_sqp),
+	OPT(13, "tver", "N", "the BTH's transport version, 0..15 (default 0)", set_tver),
+	OPT(14, "pad", "N", "the BTH's pad count, 0..3 (default: from the payload)",
+	  set_pad),
+	OPT(15, "ackreq", NULL, "set the BTH's AckReq bit", set_ackreq),
+	OPT(16, "se", NULL, "set the BTH's solicited event bit", set_se),
+	OPT(17, "aeth", "SYN[:MSN]", "an ACK's or response's AETH: syndrome (0x00 ACK,\n"
+	  "0x20 RNR, 0x60-0x63 NAKs; default 0) and MSN\n(default 0)", set_aeth),
+	OPT(18, "bad-icrc", NULL, "send a wrong ICRC (the receiver must drop the frame)",
+	  set_bad_icrc),
+	OPT(19, "reth-len", "N", "the RETH's length (default: --size)", set_reth_len),
+	OPT(20, "va", "N", "the RETH's (or ATOMIC's) virtual address", set_va),
+	OPT(21, "rkey", "N", "the R_Key of the RETH, ATOMIC or IETH", set_rkey),
+	OPT(22, "imm", "N", "the immediate data", set_imm),
+	OPT(23, "swap-add", "N", "ATOMIC: the swap (or add) value", set_swap_add),
+	OPT(24, "compare", "N", "ATOMIC: the compare value", set_compare),
+	OPT(25, "src", "IP", "IPv4 or IPv6, the family of --dst (default 10.77.0.2;\n"
+	  "fd77::2 when --dst is IPv6)", set_src),
+	OPT(26, "dst", "IP", "IPv4 or IPv6, the family of --src (default 10.77.0.1;\n"
+	  "fd77::1 when --src is IPv6)", set_dst),
+	OPT(27, "src-mac", "M", "default: IF's MAC", set_src_mac),
+	OPT(28, "dst-mac", "M", "default: the neighbour entry of --dst on IF", set_dst_mac),
+	OPT(29, "vlan", "ID[,ID]", "one or two VLAN tags (outer first)", set_vlan),
+	OPT(30, "sport", "N", "UDP source port (default 0xc000)", set_sport),
+	OPT(31, "stamp", NULL, "the first 4 payload bytes carry the PSN (big-endian),\n"
+	  "for receivers that check order (xhca-recv --check-psn)", set_stamp),
+	OPT(32, "msg-len", "N", "send --count messages of N bytes each, split by --mtu\n"
+	  "into FIRST/MIDDLE/LAST (ONLY if one packet); --op\n"
+	  "names the ONLY opcode (e.g. rc-rdma-write-only[-imm],\n"
+	  "uc-send-only); PSNs run on from --psn; the RETH (--va,\n"
+	  "--rkey) gets the message length", set_msg_len),
+	OPT(33, "mtu", "M", "--msg-len's path MTU: 256, 512, 1024, 2048 or 4096\n"
+	  "(default 1024)", set_mtu),
+	OPT(34, "pattern", "SEED", "message byte k is xhca_msg_pattern(SEED, k)\n"
+	  "(include/priv/xhca/pkt.h; default 1)", set_pattern),
+	OPT(35, "payload", "text:STRING|HEX", "the payload of every frame, as given (its length\n"
+	  "is the size), e.g. text:'LOCK db1 alice'", set_payload),
+	OPT(36, "va-step", "N", "frame k's RETH VA is --va + (k * N) % S, with S from\n"
+	  "--va-span (only the low 32 bits may change: S < 2^32)", set_va_step),
+	OPT(37, "va-span", "S", "the span of --va-step's walk", set_va_span),
+	{ .name = "json", .key = 'j', .help = "print the summary as JSON", .set = set_json },
+	{ .name = "verbose", .key = 'v', .help = "libbpf messages (twice: debug)",
+	  .set = set_verbose },
+	{ .name = "help", .key = 'h', .help = "this text" },
+	{ 0 },
+};
+#undef OPT
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: xhca-gen -i IFNAME | --pcap FILE --op OPCODE --qpn N [options]\n"
+		   "Sends RoCEv2 frames out of IFNAME (BPF_PROG_TEST_RUN, live frames, XDP_TX;\n"
+		   "frames over 3408 B from a packet socket), or writes them to a pcap file.\n\n");
+	xhca_opt_usage(f, options, 25);
+	fprintf(f, "Numbers are decimal or 0x hex. Exit: 0 sent, 1 failed, 2 bad usage.\n");
+}
+
+/* ---- what the options must say together --------------------------------- */
+
+/* Where to, what and to whom: the options every run needs. */
+static int check_needed(const struct gen_opts *o)
+{
+	if (!o->ifname == !o->pcap)
+		return bad_usage("%s; give -i IFNAME to send or --pcap FILE to write a file\n",
+				 o->ifname ? "-i and --pcap exclude each other"
+					   : "nowhere to send");
+	if (!o->have_op)
+		return bad_usage("no opcode; give --op, e.g. --op rc-send-only\n");
+	if (!o->have_qpn)
+		return bad_usage("no destination QPN; give --qpn N\n");
+	return 0;
+}
+
+/* How many frames: --count or --duration (-i only), by default one. */
+static int check_count(struct gen_opts *o)
+{
+	if (o->have_count && o->duration > 0)
+		return bad_usage("--count and --duration exclude each other; give one\n");
+	if (o->pcap && o->duration > 0)
+		return bad_usage("--duration needs -i (a file has no time); give --count\n");
+	if (o->have_count && !o->count)
+		return bad_usage("--count 0 sends nothing; give 1 or more\n");
+	if (!o->have_count)
+		o->count = 1;
+	return 0;
 }
 
 /* Addresses: both of one family; the one not given defaults to the test
@@ -564,6 +564,75 @@ static int parse_addrs(struct gen_opts *o)
 	return 0;
 }
 
+/* --payload, several --size and --stamp need an opcode that carries a
+ * payload (an unknown one may, after its bare BTH). */
+static int check_payload(struct gen_opts *o, const struct xhca_opinfo *oi)
+{
+	int none = (oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD);
+
+	if (o->have_payload) {
+		if (none)
+			return bad_usage("--payload: %s carries no payload\n",
+					 xhca_opcode_name(o->spec.opcode));
+		if (o->msg_len || o->spec.psn_stamp)
+			return bad_usage("--payload excludes --msg-len and --stamp\n");
+		o->spec.payload = o->payload;
+	}
+	if (o->nsizes > 1 && none)
+		return bad_usage("--size: %s carries no payload; give one size or none\n",
+				 xhca_opcode_name(o->spec.opcode));
+	if (!o->spec.psn_stamp)
+		return 0;
+	if (!(oi->flags & XHCA_O_KNOWN) || !(oi->flags & XHCA_O_PAYLOAD))
+		return bad_usage("--stamp: %s carries no payload\n",
+				 xhca_opcode_name(o->spec.opcode));
+	for (int i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] < 4)
+			return bad_usage("--stamp needs payloads of 4 bytes or more; --size %u is "
+					 "too small\n", o->sizes[i]);
+	return 0;
+}
+
+/* --aeth and --va-step/--va-span need the header they change. */
+static int check_headers(const struct gen_opts *o, const struct xhca_opinfo *oi)
+{
+	if (o->have_aeth && !(oi->flags & XHCA_H_AETH))
+		return bad_usage("--aeth: %s has no AETH\n", xhca_opcode_name(o->spec.opcode));
+	if (!o->va_step != !o->va_span)
+		return bad_usage("--va-step and --va-span go together\n");
+	if (!o->va_span)
+		return 0;
+	if (!(oi->flags & XHCA_H_RETH) || (o->spec.opcode >> 5) > 1)
+		return bad_usage("--va-step: %s has no RETH of an RC or UC request\n",
+				 xhca_opcode_name(o->spec.opcode));
+	if ((o->spec.reth_va & 0xffffffffull) + o->va_span > 0x100000000ull)
+		return bad_usage("--va-span: --va + span must not carry out of the low 32 bits of "
+				 "the VA\n");
+	if (o->msg_len || o->spec.psn_stamp)
+		return bad_usage("--va-step excludes --msg-len and --stamp\n");
+	return 0;
+}
+
+/* --msg-len: whole SEND or WRITE messages, from their ONLY opcode. */
+static int check_msg(const struct gen_opts *o, const struct xhca_opinfo *oi)
+{
+	__u8 op = o->spec.opcode & 0x1f;
+
+	if (!o->msg_len)
+		return 0;
+	if (!(oi->flags & XHCA_O_KNOWN) || !(oi->flags & XHCA_O_REQ) ||
+	    !(oi->flags & XHCA_O_PAYLOAD) || !(oi->flags & XHCA_O_START) ||
+	    !(oi->flags & XHCA_O_END) || op == XHCA_OP_ATOMIC_WRITE)
+		return bad_usage("--msg-len: --op must be a SEND or WRITE ONLY opcode, e.g. "
+				 "rc-rdma-write-only; %s is not\n", xhca_opcode_name(o->spec.opcode));
+	if (o->duration > 0 || o->nsizes > 1 || o->spec.psn_stamp)
+		return bad_usage("--msg-len excludes --duration, several --size and --stamp\n");
+	if ((o->spec.opcode >> 5) == 3 && o->msg_len > o->mtu)
+		return bad_usage("--msg-len %llu: a UD message is one packet (<= --mtu %u)\n",
+				 (unsigned long long)o->msg_len, o->mtu);
+	return 0;
+}
+
 /* Makes sizes[i] the payload of the frames to build. The opcode decides:
  * only opcodes that carry a payload get one (unknown ones get it after a
  * bare BTH, to exercise the receiver); the RETH length follows unless
@@ -578,109 +647,35 @@ static void set_size(struct gen_opts *o, int i)
 		o->spec.reth_len = o->sizes[i];
 }
 
+/* The options into o, checked together. 0; XHCA_OPT_HELP (the usage is
+ * printed); else bad usage (one line said why). */
 static int parse_args(int argc, char **argv, struct gen_opts *o)
 {
 	const struct xhca_opinfo *oi;
-	int c, err;
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	xhca_pkt_spec_init(&o->spec, 0);
 	o->psn_step = 1;
 	o->sizes[0] = 64;
 	o->nsizes = 1;
-	opterr = 0; /* getopt's own messages are not our one-line format */
-	while ((c = getopt_long(argc, argv, ":i:jvh", long_opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (c == '?')
-			return bad_usage("unknown option '%s'; see xhca-gen --help\n",
-					 argv[optind - 1]);
-		if (c == ':')
-			return bad_usage("option '%s' needs a value; see xhca-gen --help\n",
-					 argv[optind - 1]);
-		err = parse_opt(o, c, optarg);
-		if (err)
-			return err;
-	}
-	if (optind < argc)
-		return bad_usage("unexpected argument '%s'; see xhca-gen --help\n", argv[optind]);
-	if (!o->ifname == !o->pcap)
-		return bad_usage("%s; give -i IFNAME to send or --pcap FILE to write a file\n",
-				 o->ifname ? "-i and --pcap exclude each other"
-					   : "nowhere to send");
-	if (!o->have_op)
-		return bad_usage("no opcode; give --op, e.g. --op rc-send-only\n");
-	if (!o->have_qpn)
-		return bad_usage("no destination QPN; give --qpn N\n");
-	if (o->have_count && o->duration > 0)
-		return bad_usage("--count and --duration exclude each other; give one\n");
-	if (o->pcap && o->duration > 0)
-		return bad_usage("--duration needs -i (a file has no time); give --count\n");
-	if (o->have_count && !o->count)
-		return bad_usage("--count 0 sends nothing; give 1 or more\n");
-	if (!o->have_count)
-		o->count = 1;
-	err = parse_addrs(o);
+	o->mtu = 1024;
+	err = xhca_opt_parse_all("xhca-gen", options, argc, argv, o);
+	if (err == XHCA_OPT_HELP)
+		usage(stdout);
 	if (err)
 		return err;
-
-	oi = &xhca_opinfo_tbl[o->spec.opcode];
-	if (o->have_payload) {
-		if ((oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD))
-			return bad_usage("--payload: %s carries no payload\n",
-					 xhca_opcode_name(o->spec.opcode));
-		if (o->msg_len || o->spec.psn_stamp)
-			return bad_usage("--payload excludes --msg-len and --stamp\n");
-		o->spec.payload = o->payload;
-	}
-	if (o->nsizes > 1 && (oi->flags & XHCA_O_KNOWN) && !(oi->flags & XHCA_O_PAYLOAD))
-		return bad_usage("--size: %s carries no payload; give one size or none\n",
-				 xhca_opcode_name(o->spec.opcode));
-	if (o->spec.psn_stamp) {
-		if (!(oi->flags & XHCA_O_KNOWN) || !(oi->flags & XHCA_O_PAYLOAD))
-			return bad_usage("--stamp: %s carries no payload\n",
-					 xhca_opcode_name(o->spec.opcode));
-		for (int i = 0; i < o->nsizes; i++)
-			if (o->sizes[i] < 4)
-				return bad_usage("--stamp needs payloads of 4 bytes or more; --size "
-						 "%u is too small\n", o->sizes[i]);
-	}
-	if (!o->mtu)
-		o->mtu = 1024;
-	if (!o->seed)
+	if (!o->seed) /* --pattern 0 too */
 		o->seed = 1;
-	if (o->have_aeth && !(oi->flags & XHCA_H_AETH))
-		return bad_usage("--aeth: %s has no AETH\n", xhca_opcode_name(o->spec.opcode));
-	if (!o->va_step != !o->va_span)
-		return bad_usage("--va-step and --va-span go together\n");
-	if (o->va_span) {
-		if (!(oi->flags & XHCA_H_RETH) || (o->spec.opcode >> 5) > 1)
-			return bad_usage("--va-step: %s has no RETH of an RC or UC request\n",
-					 xhca_opcode_name(o->spec.opcode));
-		if ((o->spec.reth_va & 0xffffffffull) + o->va_span > 0x100000000ull)
-			return bad_usage("--va-span: --va + span must not carry out of the low 32 "
-					 "bits of the VA\n");
-		if (o->msg_len || o->spec.psn_stamp)
-			return bad_usage("--va-step excludes --msg-len and --stamp\n");
-	}
-	if (o->msg_len) {
-		__u8 op = o->spec.opcode & 0x1f;
-
-		if (!(oi->flags & XHCA_O_KNOWN) || !(oi->flags & XHCA_O_REQ) ||
-		    !(oi->flags & XHCA_O_PAYLOAD) || !(oi->flags & XHCA_O_START) ||
-		    !(oi->flags & XHCA_O_END) || op == XHCA_OP_ATOMIC_WRITE)
-			return bad_usage("--msg-len: --op must be a SEND or WRITE ONLY opcode, e.g. "
-					 "rc-rdma-write-only; %s is not\n",
-					 xhca_opcode_name(o->spec.opcode));
-		if (o->duration > 0 || o->nsizes > 1 || o->spec.psn_stamp)
-			return bad_usage("--msg-len excludes --duration, several --size and "
-					 "--stamp\n");
-		if ((o->spec.opcode >> 5) == 3 && o->msg_len > o->mtu)
-			return bad_usage("--msg-len %llu: a UD message is one packet (<= --mtu "
-					 "%u)\n", (unsigned long long)o->msg_len, o->mtu);
-	}
+	oi = &xhca_opinfo_tbl[o->spec.opcode];
+	err = check_needed(o);
+	err = err ?: check_count(o);
+	err = err ?: parse_addrs(o);
+	err = err ?: check_payload(o, oi);
+	err = err ?: check_headers(o, oi);
+	err = err ?: check_msg(o, oi);
+	if (err)
+		return err;
 	set_size(o, 0);
 	o->spec.psn = o->psn;
 	return 0;
@@ -1037,41 +1032,92 @@ static int send_big(const struct gen_opts *o, int ifindex, struct gen_result *re
 	return err;
 }
 
+/* The interface's index and MTU, and the MACs the options left out: the
+ * interface's own and the neighbour entry of the destination. 0, or -errno
+ * with the message printed. */
+static int iface_setup(struct gen_opts *so, int *ifindex, int *mtu)
+{
+	char ip[INET6_ADDRSTRLEN];
+	uint8_t ifmac[6];
+	int up = 0, err;
+
+	*ifindex = (int)if_nametoindex(so->ifname);
+	if (!*ifindex)
+		return bad_usage("interface '%s' not found in this network namespace; check the "
+				 "name (ip link)\n", so->ifname);
+	err = if_info(so->ifname, ifmac, mtu, &up);
+	if (err) {
+		pr_warn("interface %s: cannot read its address: %s\n", so->ifname, strerror(-err));
+		return err;
+	}
+	if (!up) {
+		pr_warn("interface %s is down; bring it up (ip link set %s up)\n", so->ifname,
+			so->ifname);
+		return -ENETDOWN;
+	}
+	if (!so->have_smac)
+		memcpy(so->spec.smac, ifmac, 6);
+	if (!so->have_dmac &&
+	    xhca_neigh_lookup(*ifindex, so->spec.dst_ip, so->spec.ipv6, so->spec.dmac))
+		return bad_usage("no neighbour entry for %s on %s; give --dst-mac (or add one: ip "
+				 "neigh replace %s lladdr MAC dev %s)\n",
+				 xhca_ip_str(so->spec.dst_ip, ip, sizeof(ip)), so->ifname, ip,
+				 so->ifname);
+	return 0;
+}
+
+/* Sends o->count frames (or for o->duration) in live-frames test runs of
+ * the loaded xhca_gen, paced by o->rate, until done or a signal. */
+static int send_live(const struct gen_opts *o, struct xhca_gen *skel, int ifindex,
+		     const uint8_t *frame, int len, struct gen_result *res)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int prog_fd = bpf_program__fd(skel->progs.xhca_gen), err;
+	uint64_t left = o->duration > 0 ? UINT64_MAX : o->count;
+	double t0, deadline, run_pps = 0;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	t0 = now_sec();
+	deadline = t0 + o->duration;
+	while (left && !stop) {
+		uint64_t n = next_run_len(o, left, run_pps, deadline - now_sec());
+		double tr = now_sec();
+
+		err = send_run(o, prog_fd, ifindex, frame, (size_t)len, (uint32_t)n);
+		if (err == -EINTR)
+			break;
+		if (err == -EINVAL) /* the kernel's only limit a good program can hit */
+			return bad_usage("send on %s: the kernel refused the %d B frame; live frames "
+					 "must fit in a page with headroom (3408 B on x86-64): "
+					 "lower --size\n", o->ifname, len);
+		if (err) {
+			pr_warn("send on %s: live-frames test run failed: %s; run as root\n",
+				o->ifname, strerror(-err));
+			return err;
+		}
+		left -= left == UINT64_MAX ? 0 : n;
+		run_pps = (double)n / (now_sec() - tr);
+		if (o->rate > 0)
+			sleep_until(t0 + (double)skel->bss->seq / o->rate);
+		if (o->duration > 0 && now_sec() >= deadline)
+			break;
+	}
+	res->seconds = now_sec() - t0;
+	res->sent = skel->bss->seq;
+	return 0;
+}
+
 static int send_frames(const struct gen_opts *o, struct gen_result *res)
 {
 	static uint8_t frame[XHCA_PKT_MAX];
 	struct xhca_gen *skel = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct gen_opts so = *o;
-	char ip[INET6_ADDRSTRLEN];
-	int ifindex, mtu = 0, up = 0, len, err, prog_fd;
-	uint8_t ifmac[6];
-	double t0, deadline, run_pps = 0;
-	uint64_t left;
+	int ifindex, mtu = 0, len, err;
 
-	ifindex = (int)if_nametoindex(o->ifname);
-	if (!ifindex)
-		return bad_usage("interface '%s' not found in this network namespace; check the "
-				 "name (ip link)\n", o->ifname);
-	err = if_info(o->ifname, ifmac, &mtu, &up);
-	if (err) {
-		pr_warn("interface %s: cannot read its address: %s\n", o->ifname, strerror(-err));
+	err = iface_setup(&so, &ifindex, &mtu);
+	if (err)
 		return err;
-	}
-	if (!up) {
-		pr_warn("interface %s is down; bring it up (ip link set %s up)\n", o->ifname,
-			o->ifname);
-		return -ENETDOWN;
-	}
-	if (!so.have_smac)
-		memcpy(so.spec.smac, ifmac, 6);
-	if (!so.have_dmac &&
-	    xhca_neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac))
-		return bad_usage("no neighbour entry for %s on %s; give --dst-mac (or add one: ip "
-				 "neigh replace %s lladdr MAC dev %s)\n",
-				 xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname, ip,
-				 o->ifname);
-
 	len = build(&so, so.psn, frame);
 	if (len < 0)
 		return bad_usage("build: the builder refused these fields (%s); check --size, "
@@ -1079,56 +1125,15 @@ static int send_frames(const struct gen_opts *o, struct gen_result *res)
 	res->frame_len = len;
 	if (len > LIVE_FRAME_MAX)
 		return send_big(&so, ifindex, res);
-
 	err = gen_load(&so, frame, (size_t)len, &skel);
-	if (err)
-		goto out;
-	prog_fd = bpf_program__fd(skel->progs.xhca_gen);
-	if (psn_varies(&so)) {
+	if (!err && psn_varies(&so))
 		err = gen_self_check(&so, skel, frame, (size_t)len);
-		if (err)
-			goto out;
-	}
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	left = so.duration > 0 ? UINT64_MAX : so.count;
-	t0 = now_sec();
-	deadline = t0 + so.duration;
-	while (left && !stop) {
-		uint64_t n = next_run_len(&so, left, run_pps, deadline - now_sec());
-		double tr = now_sec();
-
-		err = send_run(&so, prog_fd, ifindex, frame, (size_t)len, (uint32_t)n);
-		if (err == -EINTR)
-			break;
-		if (err == -EINVAL) {
-			/* The kernel's only limit we can hit with a good program. */
-			err = bad_usage("send on %s: the kernel refused the %d B frame; live "
-					"frames must fit in a page with headroom (3408 B on "
-					"x86-64): lower --size\n", o->ifname, len);
-			goto out;
-		}
-		if (err) {
-			pr_warn("send on %s: live-frames test run failed: %s; run as root\n",
-				o->ifname, strerror(-err));
-			goto out;
-		}
-		left -= left == UINT64_MAX ? 0 : n;
-		run_pps = (double)n / (now_sec() - tr);
-		if (so.rate > 0)
-			sleep_until(t0 + (double)skel->bss->seq / so.rate);
-		if (so.duration > 0 && now_sec() >= deadline)
-			break;
-	}
-	err = 0;
-	res->seconds = now_sec() - t0;
-	res->sent = skel->bss->seq;
+	if (!err)
+		err = send_live(&so, skel, ifindex, frame, len, res);
 	/* After the first run: a frame the kernel refuses needs no warning. */
-	if (len - 14 - 4 * so.spec.nvlan > mtu)
+	if (!err && len - 14 - 4 * so.spec.nvlan > mtu)
 		pr_warn("warning: the %d B frames exceed the MTU %d of %s; the receiver may drop "
 			"them\n", len, mtu, o->ifname);
-out:
 	xhca_gen__destroy(skel);
 	return err;
 }
@@ -1149,99 +1154,101 @@ static int msg_build(const struct gen_opts *o, const uint8_t *msg, uint64_t i, u
 	return xhca_pkt_build(&s, frame, XHCA_PKT_MAX);
 }
 
-/* --msg-len: whole messages, one frame per test run, or into the pcap. */
-static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result *res)
+/* Where --msg-len's frames go: into the pcap file, or out of the interface
+ * (live frames from xhca_gen, one per test run; frames over LIVE_FRAME_MAX
+ * from a packet socket, opened for the first of them). */
+struct msg_out {
+	FILE *pcap;
+	struct xhca_gen *skel;
+	int ifindex, pfd;
+};
+
+/* The interface, and xhca_gen loaded to send frames built whole. */
+static int msg_out_open(struct gen_opts *so, const uint8_t *msg, uint64_t n, struct msg_out *mo)
 {
 	static uint8_t frame[XHCA_PKT_MAX];
+	int mtu, len, err;
+
+	err = iface_setup(so, &mo->ifindex, &mtu);
+	if (err)
+		return err;
+	so->psn_step = 0; /* xhca_gen rewrites nothing */
+	len = msg_build(so, msg, 0, n, so->psn, frame);
+	if (len < 0)
+		return bad_usage("build: the builder refused these fields (%s)\n", strerror(-len));
+	return gen_load(so, frame, (size_t)len, &mo->skel);
+}
+
+static int msg_emit(const struct gen_opts *o, struct msg_out *mo, const uint8_t *frame, int len)
+{
+	int err;
+
+	if (mo->pcap) {
+		err = xhca_pcap_write(mo->pcap, frame, (size_t)len);
+	} else if (len > LIVE_FRAME_MAX) {
+		if (mo->pfd < 0)
+			mo->pfd = packet_open(mo->ifindex);
+		/* both say what went wrong */
+		return mo->pfd < 0 ? mo->pfd : packet_send(mo->pfd, o->ifname, frame, (size_t)len);
+	} else {
+		err = send_run(o, bpf_program__fd(mo->skel->progs.xhca_gen), mo->ifindex, frame,
+			       (size_t)len, 1);
+		if (err == -EINVAL)
+			return bad_usage("send on %s: the kernel refused the %d B frame; live "
+					 "frames must fit in a page: lower --mtu\n", o->ifname, len);
+	}
+	if (err)
+		pr_warn("send: %s\n", strerror(-err));
+	return err;
+}
+
+/* One message of n packets, their PSNs from *psn on. */
+static int msg_send(const struct gen_opts *o, struct msg_out *mo, const uint8_t *msg, uint64_t n,
+		    uint32_t *psn, struct gen_result *res)
+{
+	static uint8_t frame[XHCA_PKT_MAX];
+	int len, err;
+
+	for (uint64_t i = 0; i < n && !stop; i++) {
+		len = msg_build(o, msg, i, n, *psn, frame);
+		if (len < 0)
+			return bad_usage("build: the builder refused these fields (%s)\n",
+					 strerror(-len));
+		err = msg_emit(o, mo, frame, len);
+		if (err)
+			return err;
+		*psn = (*psn + 1) & PSN_MASK;
+		res->sent++;
+		if (len > res->frame_len)
+			res->frame_len = len;
+	}
+	return 0;
+}
+
+/* --msg-len: o->count whole messages, out of the interface or into the pcap. */
+static int send_messages(const struct gen_opts *o, FILE *pcap, struct gen_result *res)
+{
 	uint64_t n = (o->msg_len + o->mtu - 1) / o->mtu;
-	struct xhca_gen *skel = NULL;
+	struct msg_out mo = { .pcap = pcap, .pfd = -1 };
 	struct gen_opts so = *o;
-	int ifindex = 0, prog_fd = -1, pfd = -1, err = 0, len;
 	uint32_t psn = o->psn;
 	double t0 = now_sec();
 	uint8_t *msg;
+	int err = 0;
 
 	msg = malloc(o->msg_len);
 	if (!msg)
 		return -ENOMEM;
 	for (uint64_t k = 0; k < o->msg_len; k++)
 		msg[k] = xhca_msg_pattern(o->seed, k);
-	if (!pcap) {
-		uint8_t ifmac[6];
-		int mtu, up;
-		char ip[INET6_ADDRSTRLEN];
-
-		ifindex = (int)if_nametoindex(o->ifname);
-		if (!ifindex) {
-			err = bad_usage("interface '%s' not found in this network namespace\n",
-					o->ifname);
-			goto out;
-		}
-		err = if_info(o->ifname, ifmac, &mtu, &up);
-		if (err)
-			goto out;
-		if (!so.have_smac)
-			memcpy(so.spec.smac, ifmac, 6);
-		if (!so.have_dmac &&
-		    xhca_neigh_lookup(ifindex, so.spec.dst_ip, so.spec.ipv6, so.spec.dmac)) {
-			err = bad_usage("no neighbour entry for %s on %s; give --dst-mac\n",
-					xhca_ip_str(so.spec.dst_ip, ip, sizeof(ip)), o->ifname);
-			goto out;
-		}
-		so.psn_step = 0; /* frames are built whole: xhca_gen rewrites nothing */
-		len = msg_build(&so, msg, 0, n, psn, frame);
-		if (len < 0) {
-			err = bad_usage("build: the builder refused these fields (%s)\n",
-					strerror(-len));
-			goto out;
-		}
-		err = gen_load(&so, frame, (size_t)len, &skel);
-		if (err)
-			goto out;
-		prog_fd = bpf_program__fd(skel->progs.xhca_gen);
-	}
-	for (uint64_t m = 0; m < o->count && !stop; m++) {
-		for (uint64_t i = 0; i < n && !stop; i++) {
-			len = msg_build(&so, msg, i, n, psn, frame);
-			if (len < 0) {
-				err = bad_usage("build: the builder refused these fields (%s)\n",
-						strerror(-len));
-				goto out;
-			}
-			if (!pcap && len > LIVE_FRAME_MAX && pfd < 0) {
-				pfd = packet_open(ifindex);
-				if (pfd < 0) {
-					err = pfd;
-					goto out;
-				}
-			}
-			if (pcap)
-				err = xhca_pcap_write(pcap, frame, (size_t)len);
-			else if (len > LIVE_FRAME_MAX)
-				err = packet_send(pfd, o->ifname, frame, (size_t)len);
-			else
-				err = send_run(&so, prog_fd, ifindex, frame, (size_t)len, 1);
-			if (err == -EINVAL && !pcap) {
-				err = bad_usage("send on %s: the kernel refused the %d B frame; live "
-						"frames must fit in a page: lower --mtu\n", o->ifname,
-						len);
-				goto out;
-			}
-			if (err) {
-				pr_warn("send: %s\n", strerror(-err));
-				goto out;
-			}
-			psn = (psn + 1) & PSN_MASK;
-			res->sent++;
-			if (len > res->frame_len)
-				res->frame_len = len;
-		}
-	}
-out:
+	if (!pcap)
+		err = msg_out_open(&so, msg, n, &mo);
+	for (uint64_t m = 0; m < o->count && !err && !stop; m++)
+		err = msg_send(&so, &mo, msg, n, &psn, res);
 	res->seconds = now_sec() - t0;
-	xhca_gen__destroy(skel);
-	if (pfd >= 0)
-		close(pfd);
+	xhca_gen__destroy(mo.skel);
+	if (mo.pfd >= 0)
+		close(mo.pfd);
 	free(msg);
 	return err;
 }
@@ -1346,7 +1353,7 @@ int main(int argc, char **argv)
 	xhca_log_init("xhca-gen", XHCA_LOG_WARN);
 	err = parse_args(argc, argv, &o);
 	if (err)
-		return 2;
+		return err == XHCA_OPT_HELP ? 0 : 2;
 	xhca_log_init("xhca-gen", XHCA_LOG_WARN + o.verbose);
 	if (o.pcap) {
 		err = xhca_pcap_open(o.pcap, &pcap);

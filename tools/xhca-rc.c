@@ -33,7 +33,6 @@
  * stderr), 2 bad usage.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,11 +46,19 @@
 #include <sys/socket.h>
 #include <xhca/pkt.h>
 #include <xhca/xhca.h>
+#include "opt.h"
 
 #define QKEY 0x2c0ffee5u
 #define CHUNK (1u << 20)
 #define WAIT_S 60
 #define HELLO_MAGIC 0x78726331u /* "xrc1" */
+/* the options' defaults (main's, and the usage's) */
+#define PORT_DEFAULT 18515
+#define MTU_DEFAULT 1024
+#define WRITE_MIB_DEFAULT 64
+#define PINGPONG_DEFAULT 1000
+#define COUNTER_DEFAULT 1000
+#define MCAST_MSGS_DEFAULT 100
 
 struct hello {
 	uint32_t magic, qpn, psn, mtu;
@@ -365,8 +372,8 @@ static struct xhca_qp *ud_qp(struct host *h, struct xhca_cq *cq, int mtu)
 struct opts {
 	const char *ifname, *local, *server;
 	int port, mtu, pingpong, counter, mcast_msgs, expect_all, bench;
-	size_t write_len;
-	uint8_t group[16];
+	unsigned int write_mib;
+	uint8_t local_ip[16], group[16];
 	const char *group_str;
 };
 
@@ -550,86 +557,89 @@ static void counter(struct host *h, int fd, const struct hello *peer, int n, int
 	sync_step(fd, 0);
 }
 
-static void multicast(struct host *h, int fd, const struct opts *o, int client)
+/* The client: its UD QP SENDs o->mcast_msgs messages to the group. */
+static void mcast_send(struct host *h, int fd, const struct opts *o)
 {
+	struct xhca_qp *qp = ud_qp(h, h->rcq, o->mtu);
 	int k = o->mcast_msgs;
+	uint8_t *out = h->msgs;
 	struct xhca_wc wc;
 
-	if (client) {
-		struct xhca_qp *qp = ud_qp(h, h->rcq, o->mtu);
-		uint8_t *out = h->msgs;
+	sync_step(fd, 0); /* the members have joined */
+	for (int i = 0; i < k; i++) {
+		struct xhca_sge g = { .addr = (uintptr_t)(out + (i % 32) * 128), .length = 100 };
+		struct xhca_send_wr wr = {
+			.wr_id = (uint64_t)i, .sg_list = &g, .num_sge = 1,
+			.opcode = XHCA_WR_SEND_WITH_IMM, .send_flags = XHCA_SEND_SIGNALED,
+			.imm_data = htonl((uint32_t)i),
+		};
+		int r;
 
-		sync_step(fd, 0); /* the members have joined */
-		for (int i = 0; i < k; i++) {
-			struct xhca_sge g = { .addr = (uintptr_t)(out + (i % 32) * 128), .length = 100 };
-			struct xhca_send_wr wr = {
-				.wr_id = (uint64_t)i, .sg_list = &g, .num_sge = 1,
-				.opcode = XHCA_WR_SEND_WITH_IMM, .send_flags = XHCA_SEND_SIGNALED,
-				.imm_data = htonl((uint32_t)i),
-			};
-			int r;
+		fill_pattern(out + (i % 32) * 128, 100, (uint32_t)i);
+		memcpy(wr.wr.ud.dest_ip, o->group, 16);
+		wr.wr.ud.remote_qpn = 0xffffff;
+		wr.wr.ud.remote_qkey = QKEY;
+		r = xhca_post_send(qp, &wr, NULL);
+		if (r)
+			die("multicast: post_send: %s", strerror(-r));
+		wc_wait(h->scq, &wc, "multicast send");
+		usleep(200); /* UD has no flow control: a message every 0.2 ms */
+	}
+	say("multicast: %d UD SENDs of 100 B to %s\n", k, o->group_str);
+	sync_step(fd, 0);
+	xhca_qp_destroy(qp);
+}
 
-			fill_pattern(out + (i % 32) * 128, 100, (uint32_t)i);
-			memcpy(wr.wr.ud.dest_ip, o->group, 16);
-			wr.wr.ud.remote_qpn = 0xffffff;
-			wr.wr.ud.remote_qkey = QKEY;
-			r = xhca_post_send(qp, &wr, NULL);
-			if (r)
-				die("multicast: post_send: %s", strerror(-r));
-			wc_wait(h->scq, &wc, "multicast send");
-			usleep(200); /* UD has no flow control: a message every 0.2 ms */
-		}
-		say("multicast: %d UD SENDs of 100 B to %s\n", k, o->group_str);
-		sync_step(fd, 0);
-		xhca_qp_destroy(qp);
-	} else {
-		struct xhca_cq *cq[2];
-		struct xhca_qp *qp[2];
-		int got[2] = { 0, 0 }, bad = 0;
-		double t0;
+/* The server: two members, each checks every message it gets. */
+static void mcast_receive(struct host *h, int fd, const struct opts *o)
+{
+	int k = o->mcast_msgs, got[2] = { 0, 0 }, bad = 0;
+	struct xhca_cq *cq[2];
+	struct xhca_qp *qp[2];
+	struct xhca_wc wc;
+	double t0;
+
+	for (int m = 0; m < 2; m++) {
+		cq[m] = xhca_cq_create(h->ctx, 2048);
+		if (!cq[m])
+			die("cq: %s", xhca_errmsg(h->ctx));
+		qp[m] = ud_qp(h, cq[m], o->mtu);
+		if (xhca_mcast_attach(qp[m], o->group))
+			die("join %s: %s", o->group_str, xhca_errmsg(h->ctx));
+		for (int i = 0; i < k && i < 1000; i++)
+			if (xhca_post_recv(qp[m], (uint64_t)i, h->msgs + 16384 + (m * 1000 + i) * 160,
+					   160))
+				die("post_recv");
+	}
+	say("multicast: two UD QPs (0x%06x, 0x%06x) joined %s\n", xhca_qp_num(qp[0]),
+	    xhca_qp_num(qp[1]), o->group_str);
+	sync_step(fd, 0);
+	sync_step(fd, 0); /* the client sent them all */
+	t0 = now_s();
+	while ((got[0] < k || got[1] < k) && now_s() - t0 < 2) {
+		int idle = 1;
 
 		for (int m = 0; m < 2; m++) {
-			cq[m] = xhca_cq_create(h->ctx, 2048);
-			if (!cq[m])
-				die("cq: %s", xhca_errmsg(h->ctx));
-			qp[m] = ud_qp(h, cq[m], o->mtu);
-			if (xhca_mcast_attach(qp[m], o->group))
-				die("join %s: %s", o->group_str, xhca_errmsg(h->ctx));
-			for (int i = 0; i < k && i < 1000; i++)
-				if (xhca_post_recv(qp[m], (uint64_t)i, h->msgs + 16384 + (m * 1000 + i) * 160,
-						   160))
-					die("post_recv");
-		}
-		say("multicast: two UD QPs (0x%06x, 0x%06x) joined %s\n", xhca_qp_num(qp[0]),
-		    xhca_qp_num(qp[1]), o->group_str);
-		sync_step(fd, 0);
-		sync_step(fd, 0); /* the client sent them all */
-		t0 = now_s();
-		while ((got[0] < k || got[1] < k) && now_s() - t0 < 2) {
-			int idle = 1;
+			while (xhca_poll_cq(cq[m], &wc, 1) == 1) {
+				uint8_t want[100];
+				const uint8_t *p = h->msgs + 16384 + (m * 1000 + wc.wr_id) * 160 + 40;
 
-			for (int m = 0; m < 2; m++) {
-				while (xhca_poll_cq(cq[m], &wc, 1) == 1) {
-					uint8_t want[100];
-					const uint8_t *p = h->msgs + 16384 + (m * 1000 + wc.wr_id) * 160 + 40;
-
-					idle = 0;
-					got[m]++;
-					fill_pattern(want, 100, ntohl(wc.imm_data));
-					bad += wc.status || wc.byte_len != 140 || memcmp(p, want, 100);
-				}
+				idle = 0;
+				got[m]++;
+				fill_pattern(want, 100, ntohl(wc.imm_data));
+				bad += wc.status || wc.byte_len != 140 || memcmp(p, want, 100);
 			}
-			if (idle)
-				usleep(1000);
 		}
-		verdict(!bad && got[0] && got[1] && (!o->expect_all || (got[0] == k && got[1] == k)),
-			"multicast: member 1 got %d of %d, member 2 got %d, every byte right (%d not)%s",
-			got[0], k, got[1], bad, o->expect_all ? "" : " (UD: a loss is allowed)");
-		for (int m = 0; m < 2; m++) {
-			xhca_mcast_detach(qp[m], o->group);
-			xhca_qp_destroy(qp[m]);
-			xhca_cq_destroy(cq[m]);
-		}
+		if (idle)
+			usleep(1000);
+	}
+	verdict(!bad && got[0] && got[1] && (!o->expect_all || (got[0] == k && got[1] == k)),
+		"multicast: member 1 got %d of %d, member 2 got %d, every byte right (%d not)%s",
+		got[0], k, got[1], bad, o->expect_all ? "" : " (UD: a loss is allowed)");
+	for (int m = 0; m < 2; m++) {
+		xhca_mcast_detach(qp[m], o->group);
+		xhca_qp_destroy(qp[m]);
+		xhca_cq_destroy(cq[m]);
 	}
 }
 
@@ -816,95 +826,95 @@ static void bench(struct host *h, int fd, const struct hello *peer, int mtu, dou
 	fflush(stdout);
 }
 
-static int usage(const char *msg)
+/* ---- options: one table, which also writes the usage text ---------------- */
+
+/* The options' setters (struct xhca_opt's set: ctx is struct opts; v a
+ * number already checked against the option's range). */
+#define O ((struct opts *)ctx)
+
+XHCA_OPT_SETTER(set_ifname) { O->ifname = arg; return 0; }
+
+XHCA_OPT_SETTER(set_local)
 {
-	if (msg)
-		fprintf(stderr, "xhca-rc: %s\n", msg);
-	fprintf(stderr,
-		"usage: xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [-p PORT] [--mtu 256-4096]\n"
-		"               [--write-mib N] [--pingpong N] [--counter N] [--mcast GROUP]\n"
-		"               [--mcast-msgs N] [--expect-all] [--bench SECONDS]\n"
-		"  server: without -c; client: -c the server's address (the side channel's)\n");
-	return 2;
+	O->local = arg;
+	return xhca_ip_parse(arg, O->local_ip) < 0 ? -EINVAL : 0;
 }
 
-static long num(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
+XHCA_OPT_SETTER(set_server) { O->server = arg; return 0; }
+XHCA_OPT_SETTER(set_port) { O->port = (int)v; return 0; }
+XHCA_OPT_SETTER(set_mtu) { O->mtu = (int)v; return v & (v - 1) ? -EINVAL : 0; }
+XHCA_OPT_SETTER(set_write_mib) { O->write_mib = (unsigned int)v; return 0; }
+XHCA_OPT_SETTER(set_pingpong) { O->pingpong = (int)v; return 0; }
+XHCA_OPT_SETTER(set_counter) { O->counter = (int)v; return 0; }
 
-	errno = 0;
-	v = strtol(s, &end, 0);
-	return errno || end == s || *end || v < lo || v > hi ? -1 : v;
+XHCA_OPT_SETTER(set_mcast)
+{
+	O->group_str = arg;
+	return xhca_ip_parse(arg, O->group) < 0 || !xhca_ip_is_mcast(O->group) ? -EINVAL : 0;
+}
+
+XHCA_OPT_SETTER(set_mcast_msgs) { O->mcast_msgs = (int)v; return 0; }
+XHCA_OPT_SETTER(set_expect_all) { O->expect_all = 1; return 0; }
+XHCA_OPT_SETTER(set_bench) { O->bench = (int)v; return 0; }
+#undef O
+
+#define OPT XHCA_OPT_LONG
+#define NUM XHCA_OPT_RANGE
+static const struct xhca_opt options[] = {
+	{ .name = "interface", .key = 'i', .arg = "IFNAME", .help = "the interface xhcad serves",
+	  .set = set_ifname },
+	{ .name = "address", .key = 'a', .arg = "LOCAL_IP", .help = "this side's address (its "
+	  "QP's and the side\nchannel's)", .set = set_local, .hint = "not an IP address" },
+	{ .name = "connect", .key = 'c', .arg = "SERVER_IP", .help = "be the client of the "
+	  "server at SERVER_IP (without\n-c: the server)", .set = set_server },
+	{ .name = "port", .key = 'p', .arg = "PORT", .help = "the side channel's TCP port",
+	  .set = set_port, NUM(1, 65535, PORT_DEFAULT) },
+	OPT(0, "mtu", "N", "path MTU: 256, 512, 1024, 2048 or 4096 (the\nsame on both sides)",
+	  set_mtu, NUM(256, 4096, MTU_DEFAULT), .hint = "use 256, 512, 1024, 2048 or 4096"),
+	OPT(1, "write-mib", "N", "MiB the client RDMA WRITEs into the server's\nmemory and "
+	  "reads back", set_write_mib, NUM(1, 1024, WRITE_MIB_DEFAULT)),
+	OPT(2, "pingpong", "N", "64 B SENDs of the client, each sent\nback", set_pingpong,
+	  NUM(1, 1000000, PINGPONG_DEFAULT)),
+	OPT(3, "counter", "N", "FETCH_ADDs of the client and atomic adds of\nthe server, at "
+	  "the same time", set_counter, NUM(1, 1000, COUNTER_DEFAULT)),
+	OPT(4, "mcast", "GROUP", "the multicast group the server's two UD QPs\njoin "
+	  "(default 239.1.1.1)", set_mcast,
+	  .hint = "give an IPv4 or IPv6 multicast address"),
+	OPT(5, "mcast-msgs", "N", "UD SENDs of the client to the group (0: no\nmulticast)",
+	  set_mcast_msgs, NUM(0, 1000, MCAST_MSGS_DEFAULT)),
+	OPT(6, "expect-all", NULL, "a multicast message lost is a failure (UD is\n"
+	  "unreliable: by default a loss is allowed)", set_expect_all),
+	OPT(7, "bench", "SECONDS", "instead of the checks, speed beside TCP on\nthe same "
+	  "path, SECONDS each; the client prints\nthe table", set_bench, NUM(1, 60, 0)),
+	{ .name = "help", .key = 'h', .help = "this text" },
+	{ 0 },
+};
+#undef NUM
+#undef OPT
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: xhca-rc -i IFNAME -a LOCAL_IP [-c SERVER_IP] [options]\n"
+		   "ping-pong, write, read, counter and multicast between two xhca hosts:\n"
+		   "the server (without -c) and the client (-c the server's address).\n");
+	xhca_opt_usage(f, options, 25);
 }
 
 /* The options into o: -1 to go on, else main's exit code. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "interface", required_argument, NULL, 'i' },
-		{ "address", required_argument, NULL, 'a' },
-		{ "connect", required_argument, NULL, 'c' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "mtu", required_argument, NULL, 'm' },
-		{ "write-mib", required_argument, NULL, 'w' },
-		{ "pingpong", required_argument, NULL, 'n' },
-		{ "counter", required_argument, NULL, 'k' },
-		{ "mcast", required_argument, NULL, 'g' },
-		{ "mcast-msgs", required_argument, NULL, 'M' },
-		{ "expect-all", no_argument, NULL, 'E' },
-		{ "bench", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	int c;
-	long v;
+	int err;
 
-	while ((c = getopt_long(argc, argv, "i:a:c:p:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'i': o->ifname = optarg; break;
-		case 'a': o->local = optarg; break;
-		case 'c': o->server = optarg; break;
-		case 'p':
-			if ((v = num(optarg, 1, 65535)) < 0)
-				return usage("--port: 1 to 65535");
-			o->port = (int)v;
-			break;
-		case 'm':
-			if ((v = num(optarg, 256, 4096)) < 0 || (v & (v - 1)))
-				return usage("--mtu: 256, 512, 1024, 2048 or 4096");
-			o->mtu = (int)v;
-			break;
-		case 'w':
-			if ((v = num(optarg, 1, 1024)) < 0)
-				return usage("--write-mib: 1 to 1024");
-			o->write_len = (size_t)v << 20;
-			break;
-		case 'n':
-			if ((v = num(optarg, 1, 1000000)) < 0)
-				return usage("--pingpong: 1 to 1000000");
-			o->pingpong = (int)v;
-			break;
-		case 'k':
-			if ((v = num(optarg, 1, 1000)) < 0)
-				return usage("--counter: 1 to 1000");
-			o->counter = (int)v;
-			break;
-		case 'g': o->group_str = optarg; break;
-		case 'M':
-			if ((v = num(optarg, 0, 1000)) < 0)
-				return usage("--mcast-msgs: 0 to 1000");
-			o->mcast_msgs = (int)v;
-			break;
-		case 'E': o->expect_all = 1; break;
-		case 'B':
-			if ((v = num(optarg, 1, 60)) < 0)
-				return usage("--bench: 1 to 60 seconds");
-			o->bench = (int)v;
-			break;
-		case 'h': usage(NULL); return 0;
-		default: return usage(NULL);
-		}
+	/* the default group is parsed as --mcast's would be */
+	xhca_ip_parse(o->group_str, o->group);
+	err = xhca_opt_parse_all("xhca-rc", options, argc, argv, o);
+	if (err == XHCA_OPT_HELP)
+		usage(stdout);
+	if (err)
+		return err == XHCA_OPT_HELP ? 0 : 2;
+	if (!o->ifname || !o->local) {
+		fprintf(stderr, "xhca-rc: -i and -a are needed; see xhca-rc --help\n");
+		return 2;
 	}
 	return -1;
 }
@@ -928,30 +938,28 @@ static void peer_addr(int fd, uint8_t ip[16])
 int main(int argc, char **argv)
 {
 	struct opts o = {
-		.port = 18515, .mtu = 1024, .pingpong = 1000, .counter = 1000, .mcast_msgs = 100,
-		.write_len = 64u << 20, .group_str = "239.1.1.1",
+		.port = PORT_DEFAULT, .mtu = MTU_DEFAULT, .pingpong = PINGPONG_DEFAULT,
+		.counter = COUNTER_DEFAULT, .mcast_msgs = MCAST_MSGS_DEFAULT,
+		.write_mib = WRITE_MIB_DEFAULT, .group_str = "239.1.1.1",
 	};
 	struct hello me = { .magic = HELLO_MAGIC }, peer;
 	uint8_t peer_ip[16];
 	struct host h = {};
 	int fd, client, rc;
+	size_t write_len;
 
 	rc = parse_opts(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	if (!o.ifname || !o.local || optind != argc)
-		return usage("-i and -a are needed");
-	if (xhca_ip_parse(o.local, h.ip) < 0)
-		return usage("-a: not an IP address");
-	if (xhca_ip_parse(o.group_str, o.group) < 0 || !xhca_ip_is_mcast(o.group))
-		return usage("--mcast: not a multicast address");
+	write_len = (size_t)o.write_mib << 20;
+	memcpy(h.ip, o.local_ip, sizeof(h.ip));
 	h.v6 = !xhca_ip_is_v4(h.ip);
 	client = o.server != NULL;
 	role = client ? "client" : "server";
 
 	/* server: [data | msgs 64 KiB+ | counter]; client: [src | back | msgs] */
-	host_open(&h, o.ifname, (client ? 2 * o.write_len : o.write_len) + (1u << 20));
-	h.msgs = h.buf + (client ? 2 * o.write_len : o.write_len);
+	host_open(&h, o.ifname, (client ? 2 * write_len : write_len) + (1u << 20));
+	h.msgs = h.buf + (client ? 2 * write_len : write_len);
 	fd = side_channel(o.local, o.server, o.port);
 	side_fd = fd;
 	me.qpn = xhca_qp_num(h.qp);
@@ -977,12 +985,14 @@ int main(int argc, char **argv)
 	}
 	pingpong(&h, fd, o.pingpong, client);
 	if (client)
-		client_write_read(&h, fd, &peer, o.write_len);
+		client_write_read(&h, fd, &peer, write_len);
 	else
-		server_write_read(&h, fd, o.write_len);
+		server_write_read(&h, fd, write_len);
 	counter(&h, fd, &peer, o.counter, client);
-	if (o.mcast_msgs)
-		multicast(&h, fd, &o, client);
+	if (o.mcast_msgs && client)
+		mcast_send(&h, fd, &o);
+	else if (o.mcast_msgs)
+		mcast_receive(&h, fd, &o);
 	/* the verdicts of both sides: each exits 1 if either failed */
 	if (sync_step(fd, (uint64_t)failed))
 		failed = 1;

@@ -7,7 +7,6 @@
  * Exit codes: 0 done, 1 failed, 2 bad usage.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 #include <xhca/pkt.h>
 #include <xhca/xhca.h>
+#include "opt.h"
 
 static volatile sig_atomic_t stop;
 
@@ -52,6 +52,10 @@ struct opts {
 };
 
 #define LAT_MAX (1u << 22)
+/* the options' defaults (parse's, and the usage's) */
+#define BUFS_DEFAULT 64
+#define BUF_SIZE_DEFAULT 4096
+#define TIMEOUT_DEFAULT 10
 
 static uint64_t mono_ns(void)
 {
@@ -68,188 +72,175 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void usage(FILE *f)
+/* ---- options: one table, which also writes the usage text ---------------- */
+
+/* The options' setters (struct xhca_opt's set: ctx is struct opts; v a
+ * number already checked against the option's range). */
+#define O ((struct opts *)ctx)
+
+static int pow2(unsigned long long v)
 {
-	fprintf(f,
-		"Usage: xhca-recv -i IFNAME --type rc|uc|ud [options]\n"
-		"Receives SENDs on a new QP through xhcad and prints each completion.\n"
-		"  --qpn N            QPN to ask for (default: xhcad picks)\n"
-		"  --qkey K --pkey P  UD Q_Key, P_Key\n"
-		"  --flowq N          flow queue (default: a hash of the QPN)\n"
-		"  --local-ip A --remote-ip A   RC/UC addresses (required for rc and uc)\n"
-		"  --epsn N           first expected PSN (default 0); --mtu 256..4096\n"
-		"  --bufs N           receive buffers posted (default 64, also the RQ depth)\n"
-		"  --buf-size B       bytes each (default 4096)\n"
-		"  --cq-depth N       completion queue depth (default 2 x bufs)\n"
-		"  --count N          exit after N completions\n"
-		"  --timeout S        exit after S seconds without a completion (default 10)\n"
-		"  --duration S       exit after S seconds in all\n"
-		"  --stop-after N     stop polling after N completions and wait (a stalled\n"
-		"                     application), until --duration or a signal\n"
-		"  --check-psn        the payload starts with the PSN (xhca-gen --stamp): count\n"
-		"                     messages that arrive out of order\n"
-		"  --dump N           print the first N bytes of each message (hex)\n"
-		"  --mcast MGID       join a multicast group (UD; IPv4 or IPv6 multicast address;\n"
-		"                     created if there is none; up to 8)\n"
-		"  --block-self-mcast-loopback  no copy of multicast packets it sent itself\n"
-		"  --proxy            a proxy QP on a proxy CQ (US 9,069,633): add filters with\n"
-		"                     xhca filter add; every completion, RDMA WRITEs and the\n"
-		"                     proxy's (opcode 257, result) too, comes in message order\n"
-		"  --proxy-cq         a proxy CQ, the QP not (yet) a proxy QP (xhca qp modify\n"
-		"                     QPN --proxy on makes it one)\n"
-		"  --proxy-qp         a proxy QP on an ordinary CQ (xhcad refuses it)\n"
-		"  --mr LEN           register LEN bytes (every remote access) in the QP's PD;\n"
-		"                     the ready line gives its rkey and iova\n"
-		"  --latency          the summary adds the median and 99th percentile of the\n"
-		"                     time from xhca_rx taking a message's last packet to this\n"
-		"                     application polling its completion\n"
-		"  -q                 summary only;  -j  JSON lines\n"
-		"Prints 'ready qpn 0xNNNNNN' (or a JSON ready line) once the QP is in RTR.\n");
+	return v && !(v & (v - 1));
 }
 
-enum { O_TYPE = 256, O_QPN, O_QKEY, O_PKEY, O_FLOWQ, O_LIP, O_RIP, O_EPSN, O_MTU, O_BUFS,
-       O_BUFSZ, O_CQD, O_COUNT, O_TIMEOUT, O_DURATION, O_STOPAFTER, O_CHECKPSN, O_DUMP,
-       O_MCAST, O_BLOCKLB, O_PROXY, O_PROXY_CQ, O_PROXY_QP, O_MR, O_LATENCY };
-
-static int num(const char *opt, const char *s, uint64_t max, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	if (!*s || *end || errno || *s == '-' || *v > max) {
-		fprintf(stderr, "xhca-recv: %s '%s' is not a number in 0..%" PRIu64 "\n", opt, s,
-			max);
-		return -1;
-	}
-	return 0;
-}
-
-static int secs(const char *opt, const char *s, double *v)
+static int secs(const char *s, double *v)
 {
 	char *end;
 
 	*v = strtod(s, &end);
-	if (!*s || *end || !(*v > 0)) {
-		fprintf(stderr, "xhca-recv: %s '%s' is not a positive number of seconds\n", opt, s);
-		return -1;
-	}
+	return !*s || *end || !(*v > 0) ? -EINVAL : 0;
+}
+
+XHCA_OPT_SETTER(set_ifname) { O->ifname = arg; return 0; }
+
+XHCA_OPT_SETTER(set_type)
+{
+	if (!strcmp(arg, "rc"))
+		O->qa.type = XHCA_QPT_RC;
+	else if (!strcmp(arg, "uc"))
+		O->qa.type = XHCA_QPT_UC;
+	else if (!strcmp(arg, "ud"))
+		O->qa.type = XHCA_QPT_UD;
+	else
+		return -EINVAL;
+	O->have_type = 1;
 	return 0;
 }
 
-/* xhca-recv's long options (usage() says what each is for). */
-static const struct option lo[] = {
-	{ "interface", 1, NULL, 'i' }, { "type", 1, NULL, O_TYPE }, { "qpn", 1, NULL, O_QPN },
-	{ "qkey", 1, NULL, O_QKEY },   { "pkey", 1, NULL, O_PKEY }, { "flowq", 1, NULL, O_FLOWQ },
-	{ "local-ip", 1, NULL, O_LIP }, { "remote-ip", 1, NULL, O_RIP },
-	{ "epsn", 1, NULL, O_EPSN },   { "mtu", 1, NULL, O_MTU },   { "bufs", 1, NULL, O_BUFS },
-	{ "buf-size", 1, NULL, O_BUFSZ }, { "cq-depth", 1, NULL, O_CQD },
-	{ "count", 1, NULL, O_COUNT }, { "timeout", 1, NULL, O_TIMEOUT },
-	{ "duration", 1, NULL, O_DURATION }, { "stop-after", 1, NULL, O_STOPAFTER },
-	{ "check-psn", 0, NULL, O_CHECKPSN }, { "dump", 1, NULL, O_DUMP },
-	{ "mcast", 1, NULL, O_MCAST }, { "block-self-mcast-loopback", 0, NULL, O_BLOCKLB },
-	{ "proxy", 0, NULL, O_PROXY }, { "proxy-cq", 0, NULL, O_PROXY_CQ },
-	{ "proxy-qp", 0, NULL, O_PROXY_QP }, { "mr", 1, NULL, O_MR },
-	{ "latency", 0, NULL, O_LATENCY },
-	{ "json", 0, NULL, 'j' },      { "help", 0, NULL, 'h' },    {}
-};
+XHCA_OPT_SETTER(set_qpn) { O->qa.qpn = (uint32_t)v; return 0; }
+XHCA_OPT_SETTER(set_qkey) { O->qa.qkey = (uint32_t)v; return 0; }
+XHCA_OPT_SETTER(set_pkey) { O->qa.pkey = (uint16_t)v; return 0; }
+XHCA_OPT_SETTER(set_flowq) { O->qa.flowq = (int)v; return 0; }
+XHCA_OPT_SETTER(set_local_ip) { O->local_ip = arg; return 0; }
+XHCA_OPT_SETTER(set_remote_ip) { O->remote_ip = arg; return 0; }
+XHCA_OPT_SETTER(set_epsn) { O->epsn = (uint32_t)v; return 0; }
 
-static int parse_check(struct opts *o);
-
-static int parse(int argc, char **argv, struct opts *o)
+XHCA_OPT_SETTER(set_mtu)
 {
-	uint64_t v;
-	int c;
+	O->mtu_shift = (uint32_t)__builtin_ctzll(v);
+	return pow2(v) ? 0 : -EINVAL;
+}
 
-	memset(o, 0, sizeof(*o));
-	o->qa.flowq = -1;
-	o->bufs = 64;
-	o->buf_size = 4096;
-	o->timeout = 10;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:qjh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'i': o->ifname = optarg; break;
-		case 'q': o->quiet = 1; break;
-		case 'j': o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		case O_TYPE:
-			if (!strcmp(optarg, "rc"))
-				o->qa.type = XHCA_QPT_RC;
-			else if (!strcmp(optarg, "uc"))
-				o->qa.type = XHCA_QPT_UC;
-			else if (!strcmp(optarg, "ud"))
-				o->qa.type = XHCA_QPT_UD;
-			else {
-				fprintf(stderr, "xhca-recv: --type %s: use rc, uc or ud\n", optarg);
-				return -1;
-			}
-			o->have_type = 1;
-			break;
-		case O_QPN: if (num("--qpn", optarg, 0xfffffe, &v)) return -1; o->qa.qpn = (uint32_t)v; break;
-		case O_QKEY: if (num("--qkey", optarg, 0xffffffff, &v)) return -1; o->qa.qkey = (uint32_t)v; break;
-		case O_PKEY: if (num("--pkey", optarg, 0xffff, &v)) return -1; o->qa.pkey = (uint16_t)v; break;
-		case O_FLOWQ: if (num("--flowq", optarg, XHCA_FLOWQ_MAX - 1, &v)) return -1; o->qa.flowq = (int)v; break;
-		case O_LIP: o->local_ip = optarg; break;
-		case O_RIP: o->remote_ip = optarg; break;
-		case O_EPSN: if (num("--epsn", optarg, 0xffffff, &v)) return -1; o->epsn = (uint32_t)v; break;
-		case O_MTU:
-			if (num("--mtu", optarg, 4096, &v) || v < 256 || (v & (v - 1))) {
-				fprintf(stderr, "xhca-recv: --mtu: use 256, 512, 1024, 2048 or 4096\n");
-				return -1;
-			}
-			o->mtu_shift = (uint32_t)__builtin_ctzll(v);
-			break;
-		case O_BUFS:
-			if (num("--bufs", optarg, XHCA_RING_DEPTH_MAX, &v) || !v || (v & (v - 1))) {
-				fprintf(stderr, "xhca-recv: --bufs: a power of 2 up to %d\n",
-					XHCA_RING_DEPTH_MAX);
-				return -1;
-			}
-			o->bufs = (unsigned int)v;
-			break;
-		case O_BUFSZ: if (num("--buf-size", optarg, 1u << 30, &v) || !v) return -1; o->buf_size = (unsigned int)v; break;
-		case O_CQD: if (num("--cq-depth", optarg, XHCA_RING_DEPTH_MAX, &v)) return -1; o->cq_depth = (unsigned int)v; break;
-		case O_COUNT: if (num("--count", optarg, UINT64_MAX >> 1, &v)) return -1; o->count = v; break;
-		case O_TIMEOUT: if (secs("--timeout", optarg, &o->timeout)) return -1; break;
-		case O_DURATION: if (secs("--duration", optarg, &o->duration)) return -1; break;
-		case O_STOPAFTER: if (num("--stop-after", optarg, UINT64_MAX >> 1, &v)) return -1; o->stop_after = v; break;
-		case O_CHECKPSN: o->check_psn = 1; break;
-		case O_DUMP: if (num("--dump", optarg, 65536, &v)) return -1; o->dump = (uint32_t)v; break;
-		case O_MCAST:
-			if (o->nmgid == 8 || xhca_ip_parse(optarg, o->mgid[o->nmgid]) < 0) {
-				fprintf(stderr, "xhca-recv: --mcast %s: give up to 8 multicast "
-					"addresses\n", optarg);
-				return -1;
-			}
-			o->nmgid++;
-			break;
-		case O_BLOCKLB: o->qa.create_flags |= XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB; break;
-		case O_PROXY:
-			o->cq_flags |= XHCA_CQF_PROXY;
-			o->qa.create_flags |= XHCA_QP_CREATE_PROXY;
-			break;
-		case O_PROXY_CQ: o->cq_flags |= XHCA_CQF_PROXY; break;
-		case O_PROXY_QP: o->qa.create_flags |= XHCA_QP_CREATE_PROXY; break;
-		case O_LATENCY: o->latency = 1; break;
-		case O_MR:
-			if (num("--mr", optarg, 1ull << 30, &o->mr_len) || !o->mr_len)
-				return -1;
-			break;
-		case ':':
-			fprintf(stderr, "xhca-recv: option '%s' needs a value\n", argv[optind - 1]);
-			return -1;
-		default:
-			fprintf(stderr, "xhca-recv: unknown option '%s'; see xhca-recv --help\n",
-				argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "xhca-recv: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	return parse_check(o);
+XHCA_OPT_SETTER(set_bufs) { O->bufs = (unsigned int)v; return pow2(v) ? 0 : -EINVAL; }
+XHCA_OPT_SETTER(set_buf_size) { O->buf_size = (unsigned int)v; return 0; }
+
+XHCA_OPT_SETTER(set_cq_depth)
+{
+	O->cq_depth = (unsigned int)v; /* 0: from --bufs (parse) */
+	return !v || pow2(v) ? 0 : -EINVAL;
+}
+
+XHCA_OPT_SETTER(set_count) { O->count = v; return 0; }
+XHCA_OPT_SETTER(set_timeout) { return secs(arg, &O->timeout); }
+XHCA_OPT_SETTER(set_duration) { return secs(arg, &O->duration); }
+XHCA_OPT_SETTER(set_stop_after) { O->stop_after = v; return 0; }
+XHCA_OPT_SETTER(set_check_psn) { O->check_psn = 1; return 0; }
+XHCA_OPT_SETTER(set_dump) { O->dump = (uint32_t)v; return 0; }
+
+XHCA_OPT_SETTER(set_mcast)
+{
+	if (O->nmgid == 8 || xhca_ip_parse(arg, O->mgid[O->nmgid]) < 0)
+		return -EINVAL;
+	O->nmgid++;
+	return 0;
+}
+
+XHCA_OPT_SETTER(set_block_lb)
+{
+	O->qa.create_flags |= XHCA_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	return 0;
+}
+
+XHCA_OPT_SETTER(set_proxy)
+{
+	O->cq_flags |= XHCA_CQF_PROXY;
+	O->qa.create_flags |= XHCA_QP_CREATE_PROXY;
+	return 0;
+}
+
+XHCA_OPT_SETTER(set_proxy_cq) { O->cq_flags |= XHCA_CQF_PROXY; return 0; }
+XHCA_OPT_SETTER(set_proxy_qp) { O->qa.create_flags |= XHCA_QP_CREATE_PROXY; return 0; }
+XHCA_OPT_SETTER(set_mr) { O->mr_len = v; return 0; }
+XHCA_OPT_SETTER(set_latency) { O->latency = 1; return 0; }
+XHCA_OPT_SETTER(set_quiet) { O->quiet = 1; return 0; }
+XHCA_OPT_SETTER(set_json) { O->json = 1; return 0; }
+#undef O
+
+#define OPT XHCA_OPT_LONG
+#define NUM XHCA_OPT_RANGE
+#define STR(x) #x
+#define XSTR(x) STR(x)
+static const struct xhca_opt options[] = {
+	{ .name = "interface", .key = 'i', .arg = "IFNAME", .help = "the interface xhcad serves",
+	  .set = set_ifname },
+	OPT(0, "type", "rc|uc|ud", "the QP's type", set_type, .hint = "use rc, uc or ud"),
+	OPT(1, "qpn", "N", "QPN to ask for (0, the default:\nxhcad picks)", set_qpn,
+	  NUM(0, 0xfffffe, 0)),
+	OPT(2, "qkey", "K", "UD Q_Key (default 0)", set_qkey, NUM(0, 0xffffffff, 0)),
+	OPT(3, "pkey", "P", "P_Key (0, the default: 0xffff)", set_pkey, NUM(0, 0xffff, 0)),
+	OPT(4, "flowq", "N", "flow queue (default: a hash of the QPN)", set_flowq,
+	  NUM(0, XHCA_FLOWQ_MAX - 1, 0)),
+	OPT(5, "local-ip", "A", "RC/UC: this side's address (required for rc and uc)",
+	  set_local_ip),
+	OPT(6, "remote-ip", "A", "RC/UC: the peer's address, of the same family\n"
+	  "(required for rc and uc)", set_remote_ip),
+	OPT(7, "epsn", "N", "first expected PSN (default 0)", set_epsn, NUM(0, 0xffffff, 0)),
+	OPT(8, "mtu", "N", "path MTU: 256, 512, 1024, 2048 or 4096 (default:\n"
+	  "xhcad's)", set_mtu, NUM(256, 4096, 0), .hint = "use 256, 512, 1024, 2048 or 4096"),
+	OPT(9, "bufs", "N", "receive buffers posted, a power of 2 (also the RQ\ndepth)",
+	  set_bufs, NUM(1, XHCA_RING_DEPTH_MAX, BUFS_DEFAULT),
+	  .hint = "give a power of 2 up to " XSTR(XHCA_RING_DEPTH_MAX)),
+	OPT(10, "buf-size", "B", "bytes each", set_buf_size, NUM(1, 1u << 30, BUF_SIZE_DEFAULT)),
+	OPT(11, "cq-depth", "N", "completion queue depth, a power of 2 (0, the default:\n"
+	  "2 x bufs)", set_cq_depth, NUM(0, XHCA_RING_DEPTH_MAX, 0),
+	  .hint = "give a power of 2 up to " XSTR(XHCA_RING_DEPTH_MAX) " (0: 2 x bufs)"),
+	OPT(12, "count", "N", "exit after N completions (0, the default: no limit)", set_count,
+	  XHCA_OPT_RANGE_UNBOUNDED(0, UINT64_MAX >> 1, 0)),
+	OPT(13, "timeout", "S", "exit after S seconds without a completion\n"
+	  "(default " XSTR(TIMEOUT_DEFAULT) ")", set_timeout,
+	  .hint = "give a positive number of seconds"),
+	OPT(14, "duration", "S", "exit after S seconds in all", set_duration,
+	  .hint = "give a positive number of seconds"),
+	OPT(15, "stop-after", "N", "stop polling after N completions and wait (a stalled\n"
+	  "application), until --duration or a signal", set_stop_after,
+	  XHCA_OPT_RANGE_UNBOUNDED(0, UINT64_MAX >> 1, 0)),
+	OPT(16, "check-psn", NULL, "the payload starts with the PSN (xhca-gen --stamp):\n"
+	  "count messages that arrive out of order", set_check_psn),
+	OPT(17, "dump", "N", "the first N bytes of each message, in hex, in its\nJSON line",
+	  set_dump, NUM(0, 65536, 0)),
+	OPT(18, "mcast", "MGID", "join a multicast group (UD; IPv4 or IPv6 multicast\n"
+	  "address; created if there is none; up to 8)", set_mcast,
+	  .hint = "give up to 8 multicast addresses"),
+	OPT(19, "block-self-mcast-loopback", NULL, "no copy of multicast packets it sent itself",
+	  set_block_lb),
+	OPT(20, "proxy", NULL, "a proxy QP on a proxy CQ (US 9,069,633): add filters\n"
+	  "with xhca filter add; every completion, RDMA WRITEs\n"
+	  "and the proxy's (opcode 257, result) too, comes in\nmessage order", set_proxy),
+	OPT(21, "proxy-cq", NULL, "a proxy CQ, the QP not (yet) a proxy QP (xhca qp\n"
+	  "modify QPN --proxy on makes it one)", set_proxy_cq),
+	OPT(22, "proxy-qp", NULL, "a proxy QP on an ordinary CQ (xhcad refuses it)",
+	  set_proxy_qp),
+	OPT(23, "mr", "LEN", "register LEN bytes (every remote access) in the QP's\n"
+	  "PD; the ready line gives its rkey and\niova", set_mr, NUM(1, 1u << 30, 0)),
+	OPT(24, "latency", NULL, "the summary adds the median and 99th percentile of\n"
+	  "the time from xhca_rx taking a message's last packet\n"
+	  "to this application polling its completion", set_latency),
+	{ .name = "quiet", .key = 'q', .help = "the summary only", .set = set_quiet },
+	{ .name = "json", .key = 'j', .help = "JSON lines", .set = set_json },
+	{ .name = "help", .key = 'h', .help = "this text" },
+	{ 0 },
+};
+#undef XSTR
+#undef STR
+#undef NUM
+#undef OPT
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: xhca-recv -i IFNAME --type rc|uc|ud [options]\n"
+		   "Receives SENDs on a new QP through xhcad and prints each completion.\n");
+	xhca_opt_usage(f, options, 25);
+	fprintf(f, "Prints 'ready qpn 0xNNNNNN' (or a JSON ready line) once the QP is in RTR.\n");
 }
 
 /* What the options must say together; the CQ's depth from the buffers'. */
@@ -257,19 +248,32 @@ static int parse_check(struct opts *o)
 {
 	if (!o->ifname || !o->have_type) {
 		fprintf(stderr, "xhca-recv: give -i IFNAME and --type rc|uc|ud\n");
-		return -1;
+		return -EINVAL;
 	}
 	if (o->qa.type != XHCA_QPT_UD && (!o->local_ip || !o->remote_ip)) {
 		fprintf(stderr, "xhca-recv: rc and uc need --local-ip and --remote-ip\n");
-		return -1;
+		return -EINVAL;
 	}
 	if (!o->cq_depth)
 		o->cq_depth = o->bufs * 2 > XHCA_RING_DEPTH_MAX ? XHCA_RING_DEPTH_MAX : o->bufs * 2;
-	if (o->cq_depth & (o->cq_depth - 1)) {
-		fprintf(stderr, "xhca-recv: --cq-depth: a power of 2\n");
-		return -1;
-	}
 	return 0;
+}
+
+/* The options into o. 0; XHCA_OPT_HELP (the usage is printed); else bad
+ * usage (one line said why). */
+static int parse(int argc, char **argv, struct opts *o)
+{
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	o->qa.flowq = -1;
+	o->bufs = BUFS_DEFAULT;
+	o->buf_size = BUF_SIZE_DEFAULT;
+	o->timeout = TIMEOUT_DEFAULT;
+	err = xhca_opt_parse_all("xhca-recv", options, argc, argv, o);
+	if (err == XHCA_OPT_HELP)
+		usage(stdout);
+	return err ?: parse_check(o);
 }
 
 /* INIT, then RTR with the addresses and the first ePSN. */
@@ -552,10 +556,10 @@ int main(int argc, char **argv)
 	struct rx r = {};
 	int rc = 1;
 
-	if (parse(argc, argv, &r.o)) {
-		usage(stderr);
-		return 2;
-	}
+	rc = parse(argc, argv, &r.o);
+	if (rc)
+		return rc == XHCA_OPT_HELP ? 0 : 2;
+	rc = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -199,6 +199,7 @@ bad "unknown interface" 2 "interface 'nosuch0' not found" -i nosuch0 --op rc-sen
 bad "no neighbour entry" 2 "no neighbour entry for 10.77.0.99" -i "$IF_B" --op rc-send-only --qpn 5 --dst 10.77.0.99
 in_b ip link set "$IF_B" down
 bad "interface down" 1 "is down" "${I[@]}" --op rc-send-only --qpn 5
+bad "interface down, --msg-len" 1 "is down" "${I[@]}" --op rc-send-only --qpn 5 --msg-len 100
 in_b ip link set "$IF_B" up
 bad "AETH syndrome over 8 bits" 2 "--aeth" "${I[@]}" --op rc-ack --qpn 5 --aeth 0x100
 bad "AETH MSN over 24 bits" 2 "--aeth" "${I[@]}" --op rc-ack --qpn 5 --aeth 0:0x1000000

@@ -46,7 +46,9 @@ void xhca_opt_usage(FILE *f, const struct xhca_opt *opts, int col)
 		}
 		if (o->flags & XHCA_OPT_REQUIRED)
 			fputs(" (required)", f);
-		if (o->flags & XHCA_OPT_NUM)
+		if ((o->flags & XHCA_OPT_UNBOUNDED) && o->def)
+			fprintf(f, " [default %llu]", o->def);
+		else if ((o->flags & XHCA_OPT_NUM) && !(o->flags & XHCA_OPT_UNBOUNDED))
 			fprintf(f, o->def ? " [%llu..%llu, default %llu]" : " [%llu..%llu]", o->min,
 				o->max, o->def);
 		fputc('\n', f);
@@ -173,4 +175,17 @@ int xhca_opt_parse(const char *prog, const struct xhca_opt *opts, int argc, char
 	}
 	*next = optind;
 	return 0;
+}
+
+int xhca_opt_parse_all(const char *prog, const struct xhca_opt *opts, int argc, char **argv,
+		       void *ctx)
+{
+	int next, rc = xhca_opt_parse(prog, opts, argc, argv, 0, ctx, &next);
+
+	if (!rc && next < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'; see %s --help\n", prog, argv[next],
+			prog);
+		return XHCA_OPT_BAD;
+	}
+	return rc;
 }

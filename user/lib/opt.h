@@ -18,6 +18,9 @@
 /* The command needs it: the usage says so, and a synopsis shows it without
  * brackets. The program checks that it was given (xhca_opt_parse does not). */
 #define XHCA_OPT_REQUIRED (1u << 2)
+/* With XHCA_OPT_NUM: max is only the type's limit (a count up to 2^63), so
+ * the usage shows the default alone, not a range nobody reads. */
+#define XHCA_OPT_UNBOUNDED (1u << 3)
 
 struct xhca_opt {
 	const char *name;	/* long name, without "--"; NULL ends a table */
@@ -37,6 +40,17 @@ struct xhca_opt {
 };
 
 #define XHCA_OPT_KEY(i) (0x100 + (i))	/* an id for an option with no short form */
+
+/* For writing tables: a set function (its parameters named ctx, x, arg and
+ * v), an option with no short form (i: its XHCA_OPT_KEY), and a number's
+ * range and default (..._UNBOUNDED: not shown). */
+#define XHCA_OPT_SETTER(fn) \
+	static int fn(void *ctx, const struct xhca_opt *x, const char *arg, unsigned long long v)
+#define XHCA_OPT_LONG(i, n, a, h, fn, ...) \
+	{ .name = (n), .key = XHCA_OPT_KEY(i), .arg = (a), .help = (h), .set = (fn), __VA_ARGS__ }
+#define XHCA_OPT_RANGE(lo, hi, d) .flags = XHCA_OPT_NUM, .min = (lo), .max = (hi), .def = (d)
+#define XHCA_OPT_RANGE_UNBOUNDED(lo, hi, d) \
+	.flags = XHCA_OPT_NUM | XHCA_OPT_UNBOUNDED, .min = (lo), .max = (hi), .def = (d)
 
 /* Usage lines of the options, the help at column col (wrapped lines
  * indented to it; a long head gets a line of its own). */
@@ -59,6 +73,10 @@ const struct xhca_opt *xhca_opt_find(const struct xhca_opt *opts, int key);
 #define XHCA_OPT_STOP (1u << 0)
 int xhca_opt_parse(const char *prog, const struct xhca_opt *opts, int argc, char **argv,
 		   unsigned int pflags, void *ctx, int *next);
+/* xhca_opt_parse for a program or command that takes options alone: a word
+ * that is not an option is bad usage too. */
+int xhca_opt_parse_all(const char *prog, const struct xhca_opt *opts, int argc, char **argv,
+		       void *ctx);
 /* arg as a number in o's range (decimal or 0x hex): 0, or -EINVAL with a
  * one-line message in err ("--name ARG: use MIN to MAX"). */
 int xhca_opt_num(const struct xhca_opt *o, const char *arg, unsigned long long *v, char *err,

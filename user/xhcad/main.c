@@ -172,8 +172,7 @@ struct opts {
 
 /* The options' setters (struct xhca_opt's set: ctx is struct opts; v a
  * number already checked against the option's range). */
-#define SETTER(fn) static int fn(void *ctx, const struct xhca_opt *x, const char *arg, \
-				 unsigned long long v)
+#define SETTER XHCA_OPT_SETTER
 #define O ((struct opts *)ctx)
 
 SETTER(set_mode)
@@ -279,9 +278,8 @@ SETTER(set_group)
 SETTER(set_verbose) { O->verbose++; return 0; }
 #undef O
 
-#define NUM(lo, hi, d) .flags = XHCA_OPT_NUM, .min = (lo), .max = (hi), .def = (d)
-#define OPT(i, n, a, h, fn, ...) \
-	{ .name = (n), .key = XHCA_OPT_KEY(i), .arg = (a), .help = (h), .set = (fn), __VA_ARGS__ }
+#define NUM XHCA_OPT_RANGE
+#define OPT XHCA_OPT_LONG
 static const struct xhca_opt xopts[] = {
 	OPT(0, "mode", "native|skb", "XDP attach mode (default native)", set_mode,
 	  .hint = "use native or skb"),

@@ -40,7 +40,10 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-out=$(cc -std=gnu11 -Wall -Werror -I"$dest/opt/xhca/include" "$dest/app.c" \
+# (a library of the sanitized build needs the sanitizers' runtime)
+san=
+nm "$dest/opt/xhca/lib/libxhca.a" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined
+out=$(cc -std=gnu11 -Wall -Werror $san -I"$dest/opt/xhca/include" "$dest/app.c" \
 	"$dest/opt/xhca/lib/libxhca.a" -lbpf -lelf -lz -lpthread -o "$dest/app" 2>&1)
 check "install: an application builds with the installed headers and library alone ($out)" \
 	test -x "$dest/app"

@@ -93,6 +93,9 @@ int xhca_pkt_len(const struct xhca_pkt_spec *s);
  * the pad (ICRC excluded). Returns the value to store little-endian on the
  * wire (as RXE and scapy do). */
 uint32_t xhca_icrc(const void *l3, size_t len, int ipv6);
+/* CRC-32 as zlib's crc32() (pre- and post-inverted): what the ICRC is made
+ * of, by PCLMULQDQ where the CPU has it. */
+uint32_t xhca_crc32(uint32_t crc, const void *p, size_t n);
 /* (Added note) With IPv4 options or IPv6 extension headers the value is
  * RXE's: it covers the 8 bytes after the 20/40-byte base header in place of
  * the UDP header (see user/lib/icrc.c); scapy covers the options instead. */

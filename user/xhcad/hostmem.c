@@ -411,6 +411,13 @@ void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *d
 	}
 }
 
+const void *hm_span(const struct xhcad *d, const struct hm_alloc *a, __u64 off, __u64 n)
+{
+	if (!n || (!a->contiguous && hm_off(a, off + n - 1) != hm_off(a, off) + n - 1))
+		return NULL;
+	return d->hm.base + hm_off(a, off);
+}
+
 void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a)
 {
 	return a->contiguous ? d->hm.base + hm_off(a, 0) : NULL;

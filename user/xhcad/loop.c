@@ -7,11 +7,13 @@
  * on a ring it may not drain.
  */
 #include <errno.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -137,6 +139,15 @@ struct loop {
 	int ncq;
 	__u64 wait_ns, next_hk;
 	int more, stalled;
+	__u64 last_work;	/* when a round last did something */
+	/* The flow queues' sockets (XHCA_RXQ_MAX per flow queue: up to a few
+	 * dozen) in an epoll set of their own, one descriptor in the poll
+	 * set: ppoll's cost grows with every descriptor it is given, and these
+	 * never change while the loop runs. A blocked flow queue's are muted
+	 * (events 0) until it is let go. */
+	int xepfd;
+	unsigned char fq_on[XHCA_FLOWQ_MAX];
+	unsigned int quiet_polls; /* rounds since the last ppoll (busy polling) */
 };
 
 static void ps_add_xsks(struct pollset *ps, const struct xhcad *d, __u32 f)
@@ -145,6 +156,32 @@ static void ps_add_xsks(struct pollset *ps, const struct xhcad *d, __u32 f)
 
 	for (int j = 0; j < k; j++)
 		ps_add(ps, fds[j]);
+}
+
+/* The flow queues' sockets in lp->xepfd: each flow queue's registered
+ * once, for reading while it is not blocked. */
+static int fq_epoll(struct loop *lp, __u32 f, int on)
+{
+	int fds[XHCA_RXQ_MAX], k = xsk_fds(lp->d, f, fds, XHCA_RXQ_MAX), op;
+
+	op = lp->fq_on[f] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	for (int j = 0; j < k; j++) {
+		struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u32 = f };
+
+		if (epoll_ctl(lp->xepfd, op, fds[j], &ev))
+			return -errno;
+	}
+	lp->fq_on[f] = (unsigned char)(on ? 2 : 1); /* 1: registered, muted */
+	return 0;
+}
+
+static void fq_mute(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+
+	for (__u32 f = 0; f < d->nflowq; f++)
+		if ((lp->fq_on[f] == 2) != !d->fq[f].blocked && fq_epoll(lp, f, !d->fq[f].blocked))
+			pr_warn("flow queue %u: epoll: %s\n", f, strerror(errno));
 }
 
 /* What to wait for: the listener, the event ring, the proxy, the clients,
@@ -188,9 +225,9 @@ static void poll_set(struct loop *lp)
 		lp->dbs[lp->ndb++] = s->sq_dbfd;
 		ps_add(ps, s->sq_dbfd);
 	}
-	for (__u32 f = 0; !lp->wait_ns && !lp->stalled && f < d->nflowq; f++)
-		if (!d->fq[f].blocked)
-			ps_add_xsks(ps, d, f);
+	fq_mute(lp);
+	if (!lp->wait_ns && !lp->stalled)
+		ps_add(ps, lp->xepfd);
 	if (proxy_taking(d))
 		ps_add_xsks(ps, d, XHCA_FLOWQ_PROXY);
 	if (!mcast_pending(d)) /* the replication queue, unless a packet waits for credit */
@@ -274,13 +311,15 @@ static void serve_ready(struct loop *lp)
 static void run_round(struct loop *lp)
 {
 	struct xhcad *d = lp->d;
-	int n;
+	int n, work;
 
 	if (d->nflush)
 		qp_flush_run(d);
 	if (d->state_dirty)
 		state_save(d);
-	n = round_run(d, BUDGET, &lp->wait_ns);
+	n = round_run(d, BUDGET, &lp->wait_ns, &work);
+	if (work)
+		lp->last_work = now_ns();
 	lp->more = n == BUDGET || mcast_pending(d) || d->sq.more;
 	/* FIFO: an oldest frame that cannot move stops everything; wait for
 	 * its doorbell rather than spin on readable sockets. (Only a blocked
@@ -314,7 +353,53 @@ static void loop_end(struct loop *lp)
 			client_gone(d, lp->cl, &lp->ncl, i);
 	}
 	ring_buffer__free(lp->ev);
+	close(lp->xepfd);
 	free(lp->ps.p);
+}
+
+/*
+ * Busy polling (xhcad --poll-us): for poll_ns after a round did work the
+ * loop looks at the rings itself (round_ready: no system call) instead of
+ * sleeping in ppoll. A request or frame that comes meanwhile costs no
+ * wakeup, and the send queues stay unarmed, so the application rings no
+ * doorbell either; idle, the loop spins poll_ns after each burst and then
+ * sleeps. It yields the CPU now and then: on a machine with fewer cores
+ * than busy threads, the application it waits for must run. Returns 1 when
+ * work came.
+ */
+static int busy_poll(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+	__u64 until = lp->last_work + d->poll_ns;
+
+	for (unsigned int i = 1;; i++) {
+		if (round_ready(d))
+			return 1;
+		if (!(i & 15)) {
+			if (now_ns() >= until || xhcad_stop)
+				return 0;
+			sched_yield();
+		}
+		__builtin_ia32_pause();
+	}
+}
+
+/* Whether the loop skips ppoll this time: busy polling found work, and the
+ * control socket, the proxy and the doorbells were looked at not long ago. */
+static int skip_ppoll(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+
+	if (!d->poll_ns || lp->stalled || lp->wait_ns)
+		return 0;
+	if (!lp->more && (now_ns() - lp->last_work >= d->poll_ns || !busy_poll(lp)))
+		return 0;
+	if (++lp->quiet_polls >= 16) {
+		lp->quiet_polls = 0;
+		return 0;
+	}
+	lp->more = 1;
+	return 1;
 }
 
 int xhcad_run(struct xhcad *d, int lfd)
@@ -328,8 +413,14 @@ int xhcad_run(struct xhcad *d, int lfd)
 	lp->lfd = lfd;
 	lp->next_hk = now_ns() + HOUSEKEEP_NS;
 	lp->ev = ring_buffer__new(d->m.events, on_event, d, NULL);
-	if (!lp->ev) {
-		err = -errno;
+	lp->xepfd = epoll_create1(EPOLL_CLOEXEC);
+	for (__u32 f = 0; lp->xepfd >= 0 && !err && f < d->nflowq; f++)
+		err = fq_epoll(lp, f, 1);
+	if (!lp->ev || lp->xepfd < 0 || err) {
+		err = err ?: -errno;
+		ring_buffer__free(lp->ev);
+		if (lp->xepfd >= 0)
+			close(lp->xepfd);
 		free(lp);
 		return err;
 	}
@@ -337,6 +428,10 @@ int xhcad_run(struct xhcad *d, int lfd)
 	while (!xhcad_stop) {
 		struct timespec ts;
 
+		if (skip_ppoll(lp)) {
+			run_round(lp);
+			continue;
+		}
 		poll_set(lp);
 		ts = sleep_time(lp);
 		if (ppoll(lp->ps.p, (nfds_t)lp->ps.n, &ts, NULL) < 0) {

@@ -326,6 +326,27 @@ static int sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *b
 	return 0;
 }
 
+/* n bytes of w's scatter list from off where they are one run of host
+ * memory (one piece, its pages adjacent there): the packet takes them in
+ * place. NULL: copy them (sge_io). */
+static const void *sge_span(struct xhcad *d, const struct xhca_swqe *w, __u64 off, __u32 n)
+{
+	for (int i = 0; i < w->nsge; i++) {
+		struct hm_alloc *a;
+
+		if (off >= w->sge[i].len) {
+			off -= w->sge[i].len;
+			continue;
+		}
+		if (w->sge[i].len - off < n)
+			return NULL;
+		a = hm_find(d, w->sge[i].alloc);
+		return a && hm_range(a, w->sge[i].off + off, n) ? hm_span(d, a, w->sge[i].off + off, n)
+							       : NULL;
+	}
+	return NULL;
+}
+
 /* Takes what the application posted: copied, checked. */
 static void sq_fetch(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c)
 {
@@ -379,7 +400,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	struct qp_host *qh = s->qh;
 	const struct xhca_swqe *w = &e->w;
 	__u32 mtu = 1u << c->mtu_shift, off = 0, plen = 0;
-	__u8 op = send_op(w->opcode, (int)e->npkts, i), buf[4096], f[XHCA_PKT_MAX];
+	__u8 op = send_op(w->opcode, (int)e->npkts, i), buf[4096], *f;
 	struct xhca_pkt_spec p;
 	int len, last, r;
 
@@ -436,9 +457,12 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		p.psn = (e->psn + i) & XHCA_PSN_MASK;
 		off = i * mtu;
 		plen = w->len - off < mtu ? w->len - off : mtu;
-		if (plen && sge_io(d, w, off, buf, plen, 0))
+		/* one copy: from host memory into the frame, where it can */
+		p.payload = plen ? sge_span(d, w, off, plen) : buf;
+		if (!p.payload && sge_io(d, w, off, buf, plen, 0))
 			return -EFAULT;
-		p.payload = buf;
+		if (!p.payload)
+			p.payload = buf;
 		p.payload_len = plen;
 		p.reth_va = w->remote_va;
 		p.reth_rkey = w->rkey;
@@ -450,10 +474,15 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 			p.se = 1;
 	}
 	p.ackreq = qh->type == XHCA_QPT_RC && (last || ackreq);
-	len = xhca_pkt_build(&p, f, sizeof(f));
+	/* built where the kernel takes it from: the UMEM */
+	len = xhca_pkt_len(&p);
+	f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
+	if (!f)
+		return len < 0 ? len : -errno;
+	len = xhca_pkt_build(&p, f, (size_t)len);
+	r = len < 0 ? len : xsk_tx_submit(d, (__u32)len);
 	if (len < 0)
-		return len;
-	r = xsk_tx(d, f, (__u32)len);
+		xsk_tx_abort(d);
 	if (r)
 		return r;
 	if (qh->type == XHCA_QPT_RC) {
@@ -1105,6 +1134,16 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 			*deadline = s->hold_until;
 	}
 	return n;
+}
+
+int sq_ready(const struct xhcad *d)
+{
+	if (d->sq.deadline && now_ns() >= d->sq.deadline)
+		return 1;
+	for (const struct sq_state *s = d->sq.list; s; s = s->next_sq)
+		if (__atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE) != s->fetched)
+			return 1;
+	return 0;
 }
 
 int sq_arm(struct xhcad *d)

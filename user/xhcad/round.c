@@ -70,7 +70,18 @@ static void tokens_refill(struct xhcad *d)
 	d->bus.tokens_ns = now;
 }
 
-int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
+int round_ready(struct xhcad *d)
+{
+	if (sq_ready(d) || (!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
+	    (proxy_taking(d) && xsk_rx_ready(d, XHCA_FLOWQ_PROXY)))
+		return 1;
+	for (__u32 f = 0; f < d->nflowq; f++)
+		if (!d->fq[f].blocked && xsk_rx_ready(d, f))
+			return 1;
+	return 0;
+}
+
+int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 {
 	int n = 0, taken;
 
@@ -118,6 +129,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns)
 		taken += sq_run(d, budget, &more, &d->sq.deadline);
 		d->sq.more |= more;
 	}
+	*work = n || taken;
 	if (n || taken) {
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);

@@ -405,6 +405,7 @@ struct xhcad {
 	int keep;
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
+	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	int ctl_group;		/* --group: the control socket is its members' too */
 	__u32 ctl_gid;
 	int state_dirty;	/* state.c: something to save */
@@ -555,6 +556,9 @@ void hm_write(struct xhcad *d, const struct hm_alloc *a, __u64 off, const void *
 void hm_read(const struct xhcad *d, const struct hm_alloc *a, __u64 off, void *dst, __u64 n);
 /* The allocation's memory when it is contiguous, else NULL. */
 void *hm_contig_ptr(const struct xhcad *d, const struct hm_alloc *a);
+/* Bytes [off, off + n) of a, where they are adjacent in host memory (to be
+ * read in place); NULL where they cross into a page elsewhere. */
+const void *hm_span(const struct xhcad *d, const struct hm_alloc *a, __u64 off, __u64 n);
 /* Host memory offset of byte off of the allocation. */
 __u64 hm_base(const struct hm_alloc *a, __u64 off);
 /* An allocation of an earlier xhcad (state.c), its pages as they are. */
@@ -621,6 +625,9 @@ __u32 xsk_backlog(const struct xhcad *d, __u32 f);
 int xsk_taken_copy(const struct xhcad *d, __u32 *group);
 /* The replication queue's head frame, taken and held with one reference
  * (the stored payload's); 0 when it is empty. */
+/* A frame waits in one of flow queue f's sockets (the rings looked at, no
+ * system call). */
+int xsk_rx_ready(const struct xhcad *d, __u32 f);
 int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8 **data,
 		   __u32 *len, __u64 *addr);
 /* A reference more to the multicast frame at addr (returns the count), or
@@ -638,6 +645,14 @@ int xsk_rep_open(struct xhcad *d, int ifindex);
 /* Sends a frame out of RX queue 0's socket (copied into a UMEM frame);
  * xsk_tx_kick() hands what was queued to the kernel. */
 int xsk_tx(struct xhcad *d, const void *frame, __u32 len);
+/* A frame built in place, not copied: xsk_tx_alloc() gives room for len
+ * bytes in the UMEM (a jumbo slot over one frame) with its TX ring entries
+ * held, NULL with errno EAGAIN (nothing free after a kick) or EMSGSIZE;
+ * xsk_tx_submit() queues what was built there (len: its length, at most
+ * the room asked for), xsk_tx_abort() gives the room back. One at a time. */
+void *xsk_tx_alloc(struct xhcad *d, __u32 len);
+int xsk_tx_submit(struct xhcad *d, __u32 len);
+void xsk_tx_abort(struct xhcad *d);
 void xsk_tx_kick(struct xhcad *d);
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);
 void xsk_rep_close(struct xhcad *d);
@@ -831,6 +846,8 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 /* Sleep: every send queue drained arms its doorbell; returns 1 if one got
  * entries meanwhile (do not sleep). */
 int sq_arm(struct xhcad *d);
+/* A send queue has requests not taken yet, or a timer is due (rings only). */
+int sq_ready(const struct xhcad *d);
 
 /* dispatch.c: where a frame of a flow queue goes */
 /* Places one frame (the proxy's declined messages come back here);
@@ -880,7 +897,12 @@ int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry 
 /* round.c: one round of the data path */
 /* Serves up to budget frames; returns how many were taken. *wait_ns tells
  * how long the bus model wants to wait before more (0: none). */
-int round_run(struct xhcad *d, int budget, __u64 *wait_ns);
+/* One round; *work: whether anything was done (frames, requests, the
+ * proxy's, copies). Returns the frames taken from the flow queues. */
+int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work);
+/* Whether a round would find work now (rings only, no system call): the
+ * loop's busy poll. */
+int round_ready(struct xhcad *d);
 
 /* mcast.c: multicast groups and the replication engine */
 struct mcast_state;

@@ -69,6 +69,7 @@
 #endif
 /* A jumbo slot: two frames; data where the kernel puts a frame's. */
 #define JUMBO_SIZE (2 * FRAME_SIZE)
+#define TX_JUMBO 256		/* jumbo slots for frames sent over one UMEM frame */
 #define JUMBO_DATA XDP_PACKET_HEADROOM
 /* xhcad's marks in an RX descriptor it made one of several (the kernel's
  * options use bit 0 only): joined, and how many descriptors follow it. */
@@ -132,6 +133,10 @@ struct xsk_state {
 	struct fq_sock rep;
 	int rep_ifindex;
 	__u32 tx_pending;	/* frames put on the TX ring since the last kick */
+	/* the frame xsk_tx_alloc() handed out to be built in place: its
+	 * TX ring entries reserved (idx, n), its UMEM address */
+	__u32 txr_idx, txr_n;
+	__u64 txr_addr;
 	__u64 tx_frames, tx_full;
 	__u64 *free;			/* stack of frame addresses */
 	__u32 nfree;
@@ -149,6 +154,11 @@ struct xsk_state {
 	__u32 njumbo;
 	__u64 *jfree;			/* stack of free slots */
 	__u32 njfree;
+	/* jumbo slots for sending, after those: frames over one UMEM frame
+	 * built in place (xsk_tx_alloc), apart from the receive side's */
+	__u64 tjumbo_base;
+	__u64 *tfree;
+	__u32 ntfree;
 	__u64 jumbo_frames;		/* made one */
 	__u64 jumbo_drops;		/* no slot free, or over one: dropped */
 };
@@ -334,7 +344,8 @@ static int umem_alloc(struct xhcad *d, struct xsk_state *xs)
 	 * waiting at a ring's head, or held for multicast */
 	xs->njumbo = d->jumbo_slots >= 0 ? (__u32)d->jumbo_slots : xs->nframes / 16;
 	xs->jumbo_base = (__u64)xs->nframes * FRAME_SIZE;
-	xs->area_len = xs->jumbo_base + (__u64)xs->njumbo * JUMBO_SIZE;
+	xs->tjumbo_base = xs->jumbo_base + (__u64)xs->njumbo * JUMBO_SIZE;
+	xs->area_len = xs->tjumbo_base + (__u64)TX_JUMBO * JUMBO_SIZE;
 	xs->area = mmap(NULL, xs->area_len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (xs->area == MAP_FAILED) {
@@ -344,11 +355,14 @@ static int umem_alloc(struct xhcad *d, struct xsk_state *xs)
 	xs->free = calloc(xs->nframes, sizeof(*xs->free));
 	xs->refs = calloc(xs->area_len / FRAME_SIZE, sizeof(*xs->refs));
 	xs->jfree = calloc(xs->njumbo, sizeof(*xs->jfree));
+	xs->tfree = calloc(TX_JUMBO, sizeof(*xs->tfree));
 	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
 	xs->nsq = d->nflowq + 2;
 	xs->socks = calloc(xs->nrxq * xs->nsq, sizeof(*xs->socks));
-	if (!xs->free || !xs->refs || !xs->jfree || !xs->rxq || !xs->socks)
+	if (!xs->free || !xs->refs || !xs->jfree || !xs->tfree || !xs->rxq || !xs->socks)
 		return -ENOMEM;
+	for (__u32 i = 0; i < TX_JUMBO; i++)
+		xs->tfree[xs->ntfree++] = xs->tjumbo_base + (__u64)(TX_JUMBO - 1 - i) * JUMBO_SIZE;
 	for (__u32 i = 0; i < xs->njumbo; i++)
 		xs->jfree[xs->njfree++] = xs->jumbo_base + (__u64)(xs->njumbo - 1 - i) * JUMBO_SIZE;
 	xs->inj_cap = d->mcast_credits;
@@ -495,8 +509,21 @@ void xsk_fini(struct xhcad *d)
 	free(xs->free);
 	free(xs->refs);
 	free(xs->jfree);
+	free(xs->tfree);
 	free(xs);
 	d->xs = NULL;
+}
+
+int xsk_rx_ready(const struct xhcad *d, __u32 f)
+{
+	for (__u32 q = 0; d->xs && q < d->fq[f].nsocks; q++) {
+		struct fq_sock *s = d->fq[f].socks[q];
+
+		if (s->rx.cached_prod != s->rx.cached_cons ||
+		    __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) != s->rx.cached_cons)
+			return 1;
+	}
+	return d->xs && f < d->nflowq && d->xs->inj[f].head != d->xs->inj[f].tail;
 }
 
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)
@@ -569,7 +596,9 @@ void xsk_rep_close(struct xhcad *d)
 	xs->rep_ifindex = 0;
 }
 
-/* Frames the kernel has sent come back from queue 0's completion ring. */
+/* Frames the kernel has sent come back from queue 0's completion ring: an
+ * ordinary frame to the free stack, a jumbo slot (its first piece; the
+ * second names the same slot) to its own. */
 static void tx_reclaim(struct xsk_state *xs)
 {
 	struct xsk_ring_cons *comp = &xs->rxq[0].comp;
@@ -578,6 +607,11 @@ static void tx_reclaim(struct xsk_state *xs)
 	for (__u32 i = 0; i < n; i++) {
 		__u64 a = *xsk_ring_cons__comp_addr(comp, idx + i);
 
+		if (a >= xs->tjumbo_base) {
+			if (!((a - xs->tjumbo_base) % JUMBO_SIZE))
+				xs->tfree[xs->ntfree++] = a;
+			continue;
+		}
 		xs->free[xs->nfree++] = a - a % FRAME_SIZE;
 		xs->held--;
 	}
@@ -585,39 +619,106 @@ static void tx_reclaim(struct xsk_state *xs)
 		xsk_ring_cons__release(comp, n);
 }
 
-int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
+/* Room for a frame and its TX ring entries: n pieces (1, or 2 in a jumbo
+ * slot, which is contiguous). 0, or -EAGAIN after a kick did not help. */
+static int tx_room(struct xhcad *d, __u32 n, __u32 *idx)
 {
 	struct xsk_state *xs = d->xs;
 	struct fq_sock *s = &xs->socks[0];
-	__u32 idx, n = (len + FRAME_SIZE - 1) / FRAME_SIZE, off = 0;
 
-	if (!len || n > TX_DESC_MAX || (n > 1 && !xs->sg))
-		return -EMSGSIZE;
-	tx_reclaim(xs);
-	if (xs->nfree < n || xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
-		xsk_tx_kick(d);
+	for (int tries = 0; tries < 2; tries++) {
 		tx_reclaim(xs);
-		if (xs->nfree < n || xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
-			xs->tx_full++;
-			return -EAGAIN;
-		}
+		if ((n == 1 ? xs->nfree : xs->ntfree) && xsk_ring_prod__reserve(&s->tx, n, idx) == n)
+			return 0;
+		if (!tries)
+			xsk_tx_kick(d);
 	}
-	for (__u32 i = 0; i < n; i++) {
-		struct xdp_desc *desc = xsk_ring_prod__tx_desc(&s->tx, idx + i);
-		__u32 part = len - off < FRAME_SIZE ? len - off : FRAME_SIZE;
-		__u64 a = xs->free[--xs->nfree];
+	xs->tx_full++;
+	return -EAGAIN;
+}
 
+void *xsk_tx_alloc(struct xhcad *d, __u32 len)
+{
+	struct xsk_state *xs = d->xs;
+	__u32 n = len > FRAME_SIZE ? 2 : 1;
+
+	if (!len || len > JUMBO_SIZE || (n > 1 && !xs->sg)) {
+		errno = EMSGSIZE;
+		return NULL;
+	}
+	if (tx_room(d, n, &xs->txr_idx)) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	xs->txr_n = n;
+	if (n == 1) {
+		xs->txr_addr = xs->free[--xs->nfree];
 		xs->held++; /* until the completion ring gives it back */
-		memcpy((__u8 *)xs->area + a, (const __u8 *)frame + off, part);
-		desc->addr = a;
+	} else {
+		xs->txr_addr = xs->tfree[--xs->ntfree];
+	}
+	return (__u8 *)xs->area + xs->txr_addr;
+}
+
+/* The reservation undone: the frame back, the ring entries unused. */
+static void tx_cancel(struct xsk_state *xs)
+{
+	xs->socks[0].tx.cached_prod -= xs->txr_n;
+	if (xs->txr_n == 1) {
+		xs->free[xs->nfree++] = xs->txr_addr;
+		xs->held--;
+	} else {
+		xs->tfree[xs->ntfree++] = xs->txr_addr;
+	}
+	xs->txr_n = 0;
+}
+
+int xsk_tx_submit(struct xhcad *d, __u32 len)
+{
+	struct xsk_state *xs = d->xs;
+	struct fq_sock *s = &xs->socks[0];
+	__u32 off = 0;
+
+	if (!xs->txr_n)
+		return -EINVAL;
+	if (!len || len > xs->txr_n * FRAME_SIZE) {
+		tx_cancel(xs);
+		return -EMSGSIZE;
+	}
+	for (__u32 i = 0; i < xs->txr_n; i++) {
+		struct xdp_desc *desc = xsk_ring_prod__tx_desc(&s->tx, xs->txr_idx + i);
+		__u32 part = len - off < FRAME_SIZE ? len - off : FRAME_SIZE;
+
+		desc->addr = xs->txr_addr + off;
 		desc->len = part;
-		desc->options = i + 1 < n ? XDP_PKT_CONTD : 0;
+		desc->options = i + 1 < xs->txr_n ? XDP_PKT_CONTD : 0;
 		off += part;
 	}
-	xsk_ring_prod__submit(&s->tx, n);
-	xs->tx_pending += n;
+	if (off < len || (xs->txr_n == 2 && len <= FRAME_SIZE)) { /* (a jumbo slot for one frame) */
+		tx_cancel(xs);
+		return -EMSGSIZE;
+	}
+	xsk_ring_prod__submit(&s->tx, xs->txr_n);
+	xs->tx_pending += xs->txr_n;
 	xs->tx_frames++;
+	xs->txr_n = 0;
 	return 0;
+}
+
+void xsk_tx_abort(struct xhcad *d)
+{
+	if (d->xs->txr_n)
+		tx_cancel(d->xs);
+}
+
+int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
+{
+	void *p = xsk_tx_alloc(d, len);
+
+	if (!p)
+		return -errno;
+	memcpy(p, frame, len);
+	return xsk_tx_submit(d, len);
 }
 
 void xsk_tx_kick(struct xhcad *d)

@@ -90,7 +90,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
 	qemu-system-x86_64:qemu-system-x86 /usr/share/doc/busybox-static/copyright:busybox-static \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
-	cpio:cpio depmod:kmod groff:groff-base
+	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3
 
 .PHONY: all deps compile ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
 .DELETE_ON_ERROR:
@@ -268,6 +268,7 @@ demo: ready
 
 bench: ready
 	$(Q)tests/bench.sh
+	$(Q)tests/bench_verbs.sh
 
 install: compile
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xhca \

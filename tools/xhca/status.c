@@ -51,6 +51,9 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 		s->tx_frames);
 	out_u64("tx_full", ", %llu not sent (TX ring full)", s->tx_full);
 	out_u64("naks", "; %llu of them NAKs\n", s->naks);
+	out_u64("poll_us", "loop:         busy poll %llu us after work", s->poll_us);
+	out_u64("sleeps", "; %llu sleeps", s->sleeps);
+	out_u64("polled", ", %llu wakeups spared by polling\n", s->polled);
 	out_open("responder", "responder:    ");
 	out_u64("acks", "%llu ACKs", s->resp.acks);
 	out_u64("seq_naks", ", %llu sequence NAKs", s->resp.seq_naks);

@@ -94,6 +94,9 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->resp = d->resp;
 	s->req = d->req;
 	xsk_tx_stats(d, &s->tx_frames, &s->tx_full);
+	s->poll_us = d->poll_ns / 1000;
+	s->sleeps = d->sleeps;
+	s->polled = d->polled;
 	mcast_status(d, s);
 	xsk_account(d, s);
 }

@@ -394,6 +394,7 @@ static int skip_ppoll(struct loop *lp)
 		return 0;
 	if (!lp->more && (now_ns() - lp->last_work >= d->poll_ns || !busy_poll(lp)))
 		return 0;
+	d->polled += !lp->more;
 	if (++lp->quiet_polls >= 16) {
 		lp->quiet_polls = 0;
 		return 0;
@@ -434,6 +435,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		}
 		poll_set(lp);
 		ts = sleep_time(lp);
+		d->sleeps += ts.tv_sec || ts.tv_nsec;
 		if (ppoll(lp->ps.p, (nfds_t)lp->ps.n, &ts, NULL) < 0) {
 			if (errno == EINTR)
 				continue;

@@ -406,6 +406,7 @@ struct xhcad {
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
+	__u64 sleeps, polled;	/* the loop's: waits that could sleep, busy polls that found work */
 	int ctl_group;		/* --group: the control socket is its members' too */
 	__u32 ctl_gid;
 	int state_dirty;	/* state.c: something to save */

@@ -484,6 +484,10 @@ struct xhca_status {
 		__u64 stale;	/* responses for nothing outstanding */
 		__u64 no_neigh;	/* sends held back: no neighbour entry for the destination */
 	} req;
+	/* the loop (loop.c) */
+	__u64 poll_us;		/* --poll-us */
+	__u64 sleeps;		/* waits in ppoll that could sleep */
+	__u64 polled;		/* busy polls that found work: no wakeup needed */
 };
 
 /* libxhca control client (user/lib/ctl.c). */

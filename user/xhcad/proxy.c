@@ -330,7 +330,7 @@ static __u32 run_handler(struct proxy *p, struct pxqp *q, __u32 lidx, int *waiti
 	return r == LOCK_DECLINED || r == LOCK_WAITING ? XHCA_PX_DECLINE : (__u32)r;
 }
 
-static int tx_out(void *arg, const void *frame, __u32 len);
+static int tx_out(void *arg, const struct xhca_pkt_spec *s);
 
 static void handle_send(struct proxy *p, struct pxqp *q, __u32 lidx)
 {
@@ -389,14 +389,20 @@ static void take_frame(struct proxy *p, struct px_msg *x)
 		handle_send(p, q, x->lidx);
 }
 
-static int tx_out(void *arg, const void *frame, __u32 len)
+/* A response frame, built in the message to the main thread, which sends
+ * it (the UMEM is the main thread's). */
+static int tx_out(void *arg, const struct xhca_pkt_spec *s)
 {
 	struct proxy *p = arg;
-	struct px_msg *x = msg_new(PX_TX, len);
+	int len = xhca_pkt_len(s);
+	struct px_msg *x = len > 0 ? msg_new(PX_TX, (__u32)len) : NULL;
 
 	if (!x)
-		return -ENOMEM;
-	memcpy(x->data, frame, len);
+		return len < 0 ? len : -ENOMEM;
+	if (xhca_pkt_build(s, x->data, (size_t)len) != len) {
+		msg_free(x);
+		return -EINVAL;
+	}
 	if (p->tagging && p->tagging->job.op != XHCA_OP_READ_REQ) {
 		/* an ATOMIC's result: the main thread keeps it for duplicates */
 		x->lidx = p->tagging->lidx;

@@ -54,15 +54,25 @@ int resp_reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
 	return (int)(o + 8);
 }
 
-/* Builds the frame of s and hands it to tx. */
 int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg)
 {
-	__u8 f[XHCA_PKT_MAX];
-	int len = xhca_pkt_build(s, f, sizeof(f));
+	return tx(arg, s);
+}
 
-	if (len < 0)
+int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s)
+{
+	struct xhcad *d = arg;
+	int len = xhca_pkt_len(s);
+	void *f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
+
+	if (!f)
+		return len < 0 ? len : -errno;
+	len = xhca_pkt_build(s, f, (size_t)len);
+	if (len < 0) {
+		xsk_tx_abort(d);
 		return len;
-	return tx(arg, f, (__u32)len);
+	}
+	return xsk_tx_submit(d, (__u32)len);
 }
 
 void resp_job_free(struct resp_job *j)
@@ -89,8 +99,18 @@ int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *a
 								: XHCA_OP_READ_RESP_MIDDLE);
 			s->psn = (j->psn + i) & XHCA_PSN_MASK;
 			s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
-			/* the packet's bytes, from the spans in order */
-			for (__u32 got = 0; j->dlen && got < k;) {
+			/* the packet's bytes, from the spans in order: in
+			 * place where they are in one */
+			s->payload = data;
+			if (j->dlen && j->span[sp].len - sp_off >= k) {
+				s->payload = hostmem + j->span[sp].hoff + sp_off;
+				sp_off += k;
+				if (sp_off == j->span[sp].len) {
+					sp++;
+					sp_off = 0;
+				}
+			}
+			for (__u32 got = 0; j->dlen && s->payload == data && got < k;) {
 				__u32 take = j->span[sp].len - sp_off;
 
 				if (take > k - got)
@@ -103,7 +123,6 @@ int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *a
 					sp_off = 0;
 				}
 			}
-			s->payload = data;
 			s->payload_len = j->dlen ? k : 0;
 			s->pad = -1;
 			err = resp_send_spec(s, tx, arg);

@@ -19,11 +19,6 @@
 #include "xhcad.h"
 
 
-static int tx_xsk(void *arg, const void *frame, __u32 len)
-{
-	return xsk_tx(arg, frame, len);
-}
-
 /* What an ACKNOWLEDGE that left was (an RNR NAK is a NAK too). */
 static void count_aeth(struct xhcad *d, __u8 syndrome)
 {
@@ -43,7 +38,7 @@ static void send_aeth(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
 {
 	s->opcode = XHCA_OPC_RC | XHCA_OP_ACK;
 	s->aeth_syndrome = syndrome;
-	if (!resp_send_spec(s, tx_xsk, d))
+	if (!resp_send_spec(s, resp_tx_umem, d))
 		count_aeth(d, syndrome);
 }
 
@@ -189,7 +184,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 
 	if (r)
 		return r;
-	r = resp_execute(d->hm.base, &j, tx_xsk, d);
+	r = resp_execute(d->hm.base, &j, resp_tx_umem, d);
 	if (j.op != XHCA_OP_READ_REQ) /* executed, even if its response did not leave */
 		resp_atomic_done(d, m->lidx, m->gen, j.psn, j.s.atomic_orig);
 	resp_job_free(&j);
@@ -253,7 +248,7 @@ static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
 static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len,
 		       __u32 psn, __u32 msn, __u8 syndrome)
 {
-	if (!resp_aeth(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, tx_xsk, d))
+	if (!resp_aeth(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, resp_tx_umem, d))
 		count_aeth(d, syndrome);
 }
 
@@ -483,11 +478,11 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		j.s.opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
 		j.s.aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
 		j.s.atomic_orig = r->orig;
-		err = resp_send_spec(&j.s, tx_xsk, d);
+		err = resp_send_spec(&j.s, resp_tx_umem, d);
 		d->resp.replays += !err;
 		return XHCA_H_DUP;
 	}
-	err = resp_execute(d->hm.base, &j, tx_xsk, d);
+	err = resp_execute(d->hm.base, &j, resp_tx_umem, d);
 	resp_job_free(&j);
 	d->resp.replays += !err;
 	return XHCA_H_DUP;

@@ -763,7 +763,9 @@ int recv_bth_offset(const __u8 *fr, __u32 len, __u32 *off);
 
 /* resp_exec.c: READ and ATOMIC executed, acknowledgements built (pure:
  * either thread) */
-typedef int (*resp_tx_fn)(void *arg, const void *frame, __u32 len);
+/* Sends the frame of spec s: each thread builds it where it sends it from
+ * (the main thread in the UMEM, the proxy in its message to it). */
+typedef int (*resp_tx_fn)(void *arg, const struct xhca_pkt_spec *s);
 /* A READ or ATOMIC with its region resolved: what executing it takes,
  * with no look at xhcad's tables (the proxy thread executes these). */
 struct resp_job {
@@ -782,8 +784,11 @@ void resp_job_free(struct resp_job *j);
  * the QP's remote QPN and P_Key; returns the BTH offset. */
 int resp_reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
 		    struct xhca_pkt_spec *s, __u8 opcode);
-/* Builds the frame of s and hands it to tx. */
+/* Hands the frame of s to tx. */
 int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg);
+/* Builds the frame of s in the UMEM and queues it (xsk_tx_alloc): the
+ * main thread's resp_tx_fn (arg: xhcad). */
+int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s);
 /* The 24-bit MSN of c whose low 16 bits xhca_rx put in a frame's metadata
  * (csn): its count now is at or after it. */
 __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);

@@ -219,6 +219,53 @@ static void case_class_c(void)
 	    "after it, a later request is neither placed nor answered (%d, %d sent)", r, fx_n);
 }
 
+/* ACKs that AckReq asks for within one round are owed until its end, one
+ * per QP, the last covering the others; an ACK owed leaves before anything
+ * else for the QP (here a NAK), so the requester sees PSN order. */
+static void case_ack_coalescing(void)
+{
+	struct req q;
+	__u32 p = 0, m = 0, dq = 0;
+	__u8 syn = 0;
+
+	if (resp_init(&D)) {
+		res(0, "resp_init");
+		return;
+	}
+	qp_reset(0x600, 1);
+	for (__u32 i = 0; i < 3; i++) {
+		req_make(&q, XHCA_OP_SEND_ONLY, 0x600 + i, 1, XHCA_R_TO_FLOWQ, 0);
+		D.ctxm[LIDX].rx_psn = 0x601 + i;
+		D.ctxm[LIDX].msn = 2 + i;
+		resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
+	}
+	res(fx_n == 0, "three SENDs with AckReq in one round: no ACK before its end (%d sent)", fx_n);
+	resp_flush_acks(&D);
+	one_ack("the round's end: one ACK for the three", 0x602, 0x1f, 4);
+	res(D.resp.acks == 1, "... counted once (%llu)", (unsigned long long)D.resp.acks);
+	fx_n = 0;
+	resp_flush_acks(&D);
+	res(fx_n == 0, "the next round owes nothing (%d sent)", fx_n);
+	/* an ACK owed, then a message that fails: the ACK first, then the NAK */
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x603, 1, XHCA_R_TO_FLOWQ, 0);
+	D.ctxm[LIDX].rx_psn = 0x604;
+	D.ctxm[LIDX].msn = 5;
+	resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x604, 0, XHCA_R_TO_FLOWQ, 0);
+	resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_LEN_ERR);
+	{
+		int first = fx_n == 2 && !ack_of(0, &p, &syn, &m, &dq) && p == 0x603 && syn == 0x1f;
+		int second = first && !ack_of(1, &p, &syn, &m, &dq) && p == 0x604 &&
+			     syn == XHCA_AETH_NAK_INVALID;
+
+		res(second, "an owed ACK leaves before the QP's NAK (%d frames; the last PSN "
+		    "0x%06x AETH 0x%02x)", fx_n, p, syn);
+	}
+	resp_flush_acks(&D);
+	res(fx_n == 2, "... and not again at the round's end (%d)", fx_n);
+	resp_fini(&D);
+}
+
 int test_resp_run(void)
 {
 	D.max_qps = 4;
@@ -232,6 +279,7 @@ int test_resp_run(void)
 	case_duplicate_and_gap();
 	case_rnr();
 	case_class_c();
+	case_ack_coalescing();
 	free(D.ctxm);
 	free(D.qh);
 	return fails;

@@ -69,6 +69,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	if (!err)
 		err = mr_init(d);
 	if (!err)
+		err = resp_init(d);
+	if (!err)
 		err = mcast_init(d);
 	if (!err)
 		err = proxy_init(d); /* before the restore attaches QPs to proxy CQs */
@@ -125,6 +127,7 @@ static void host_fini(struct xhcad *d)
 	filter_fini(d);
 	xsk_fini(d);
 	mcast_fini(d);
+	resp_fini(d);
 	mr_fini(d);
 	if (d->fqm)
 		munmap(d->fqm, XHCA_FLOWQ_MAX * sizeof(struct xhca_flowq));

@@ -33,6 +33,8 @@ static void count_aeth(struct xhcad *d, __u8 syndrome)
 		d->resp.seq_naks++;
 }
 
+static void ack_flush(struct xhcad *d, struct qp_host *qh);
+
 /* An ACKNOWLEDGE with that AETH syndrome at s's PSN and MSN, counted. */
 static void send_aeth(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
 {
@@ -136,6 +138,7 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi,
 	struct mr_rt *mr;
 	int r;
 
+	ack_flush(d, qh); /* its NAK or response after the ACKs owed before it */
 	memset(j, 0, sizeof(*j));
 	if (!bth || !(m->flags & XHCA_MF_MSN) ||
 	    resp_reply_spec(pi->fr, pi->len, c, s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
@@ -184,6 +187,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 
 	if (r)
 		return r;
+	ack_flush(d, qh); /* the responses after what came before them */
 	r = resp_execute(d->hm.base, &j, resp_tx_umem, d);
 	if (j.op != XHCA_OP_READ_REQ) /* executed, even if its response did not leave */
 		resp_atomic_done(d, m->lidx, m->gen, j.psn, j.s.atomic_orig);
@@ -201,6 +205,7 @@ static void respond_nak(struct xhcad *d, const struct xhca_event *e)
 
 	if (c->type != XHCA_QPT_RC)
 		return;
+	ack_flush(d, &d->qh[e->lidx]);
 	xhca_pkt_spec_init(&s, XHCA_OPC_RC | XHCA_OP_ACK);
 	s.ipv6 = !!(c->flags & XHCA_QPF_IPV6);
 	memcpy(s.src_ip, c->local_ip, 16);
@@ -244,12 +249,69 @@ static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
 	return resp_msn(&d->ctxm[lidx], low);
 }
 
+/* The ACK qh owes, now: before anything else leaves for the QP, so the
+ * requester sees its responses in PSN order. */
+static void ack_flush(struct xhcad *d, struct qp_host *qh)
+{
+	if (!qh->resp.ack_pending)
+		return;
+	qh->resp.ack_pending = 0;
+	if (!resp_tx_umem(d, &qh->resp.ack))
+		count_aeth(d, qh->resp.ack.aeth_syndrome);
+}
+
+void resp_flush_acks(struct xhcad *d)
+{
+	for (__u32 i = 0; i < d->nack_qps; i++) {
+		struct qp_host *qh = &d->qh[d->ack_qps[i]];
+
+		if (qh->valid)
+			ack_flush(d, qh);
+		qh->resp.ack_pending = 0;
+	}
+	d->nack_qps = 0;
+}
+
+int resp_init(struct xhcad *d)
+{
+	d->ack_qps = calloc(d->max_qps, sizeof(*d->ack_qps));
+	return d->ack_qps ? 0 : -ENOMEM;
+}
+
+void resp_fini(struct xhcad *d)
+{
+	free(d->ack_qps);
+	d->ack_qps = NULL;
+}
+
 /* An ACK or NAK back the way the frame came. */
 static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len,
 		       __u32 psn, __u32 msn, __u8 syndrome)
 {
+	ack_flush(d, &d->qh[m->lidx]);
 	if (!resp_aeth(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, resp_tx_umem, d))
 		count_aeth(d, syndrome);
+}
+
+/* An ACK that AckReq asked for, owed until the round's end (or until
+ * something else leaves for the QP): the round's later ones replace it. */
+static void owe_ack(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, __u32 psn,
+		    __u32 msn, __u8 syndrome)
+{
+	const struct xhca_rx_meta *m = pi->m;
+	struct xhca_pkt_spec *s = &qh->resp.ack;
+
+	if (!d->ack_qps || resp_reply_spec(pi->fr, pi->len, &d->ctxm[m->lidx], s,
+					   XHCA_OPC_RC | XHCA_OP_ACK) < 0) {
+		reply_aeth(d, m, pi->fr, pi->len, psn, msn, syndrome);
+		return;
+	}
+	s->psn = psn & XHCA_PSN_MASK;
+	s->aeth_msn = msn & XHCA_PSN_MASK;
+	s->aeth_syndrome = syndrome;
+	if (!qh->resp.ack_pending)
+		d->ack_qps[d->nack_qps++] = m->lidx;
+	qh->resp.ack_pending = 1;
 }
 
 /* Takes the QP's receive state from xhca_rx, as its WRITE cursor is taken
@@ -444,6 +506,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 	struct resp_job j;
 	int err;
 
+	ack_flush(d, qh);
 	for (int i = 0; i < RESP_RES && !r; i++) {
 		struct resp_res *x = &qh->resp.res[i];
 
@@ -649,8 +712,7 @@ static enum resp_state rs_acknowledge(struct resp_run *x)
 		psn = m->psn;
 	else
 		psn = x->qh->resp.msg_psn - 1;
-	reply_aeth(x->d, m, pi->fr, pi->len, psn, msn_full(x->d, m->lidx, m->csn) + end,
-		   credit_code(x->qh));
+	owe_ack(x->d, x->qh, pi, psn, msn_full(x->d, m->lidx, m->csn) + end, credit_code(x->qh));
 	return RS_DONE;
 }
 

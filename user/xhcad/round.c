@@ -131,6 +131,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 	}
 	*work = n || taken;
 	if (n || taken) {
+		resp_flush_acks(d); /* the ACKs the round owes: one per QP */
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
 		xsk_refill(d);

@@ -227,6 +227,10 @@ struct qp_resp {
 	__u32 err_psn;
 	struct resp_res res[RESP_RES];
 	__u32 res_next;
+	/* the ACK this round owes (resp_flush_acks sends it at its end): a
+	 * later one of the round takes its place and covers it */
+	int ack_pending;
+	struct xhca_pkt_spec ack;
 };
 
 /* On a proxy CQ (pxq.c, proxy.c, dispatch.c): the message whose frames come
@@ -407,6 +411,8 @@ struct xhcad {
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	__u64 sleeps, polled;	/* the loop's: waits that could sleep, busy polls that found work */
+	__u32 *ack_qps;		/* local indexes of the QPs owing an ACK this round */
+	__u32 nack_qps;
 	int ctl_group;		/* --group: the control socket is its members' too */
 	__u32 ctl_gid;
 	int state_dirty;	/* state.c: something to save */
@@ -822,6 +828,12 @@ void resp_reset(struct qp_host *qh);
  * too, the requester gets its NAK, the application its async event, and its
  * posted receive buffers complete with WR_FLUSH_ERR. */
 void resp_qp_error_event(struct xhcad *d, const struct xhca_event *e);
+/* The round's end: every QP's ACK it owes leaves, one per QP (ACKs that
+ * AckReq asked for in the round coalesced into the last: nothing waits
+ * longer than the round, whose frames leave at its end anyway). */
+void resp_flush_acks(struct xhcad *d);
+int resp_init(struct xhcad *d);
+void resp_fini(struct xhcad *d);
 
 /* request.c: the requester (send queues, packets out, responses in) */
 /* The send queue of a QP being created: its ring in alloc (sq_depth

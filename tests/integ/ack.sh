@@ -78,8 +78,11 @@ gen --op rc-rdma-write-only --qpn "$QP" --psn $PSN --msg-len 8192 --mtu 1024 --v
 	--rkey "$R" --pattern 5
 cap_stop
 decode >"$tmp/r"
-check_eq "ack: --ack-every 4: a WRITE of 8 packets: ACKs at its 4th and 8th" \
-	"$(awk '{print $1 ":" $3}' "$tmp/r" | tr '\n' ' ')" "0x11:$((PSN + 3)) 0x11:$((PSN + 7)) "
+# (both packets in one of xhcad's rounds, the ACK owed at the 4th is
+# coalesced into the 8th's, which covers it: no ACK waits past the round)
+got=$(awk '{print $1 ":" $3}' "$tmp/r" | tr '\n' ' ')
+check "ack: --ack-every 4: a WRITE of 8 packets: ACKs at its 4th and 8th, or the 8th's alone when one round took both ($got)" \
+	test "$got" = "0x11:$((PSN + 3)) 0x11:$((PSN + 7)) " -o "$got" = "0x11:$((PSN + 7)) "
 PSN=$((PSN + 8))
 xhca qp modify "$QP" --ack-every 0 >/dev/null
 check_eq "ack: placed_ack counts the WRITE packets that went on for their ACK" \

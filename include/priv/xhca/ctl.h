@@ -63,6 +63,19 @@ enum xhca_ctl_op {
 	XHCA_CTL_SQ_DOORBELL,	/* eventfd -> nothing (session): its send doorbell */
 	XHCA_CTL_SRQ_CREATE,	/* struct xhca_srq_attr -> struct xhca_srq_attr (session) */
 	XHCA_CTL_SRQ_DESTROY,	/* __u32 srq -> nothing (session) */
+	/* the connection manager (cm.h; all of them a session's) */
+	XHCA_CTL_CM_CHANNEL,	/* nothing -> __u32 chan + its socket */
+	XHCA_CTL_CM_CHANNEL_DESTROY, /* __u32 chan -> nothing (-EBUSY while ids use it) */
+	XHCA_CTL_CM_ID,		/* struct xhca_cm_id -> struct xhca_cm_id */
+	XHCA_CTL_CM_MIGRATE,	/* struct xhca_cm_migrate -> nothing */
+	XHCA_CTL_CM_LISTEN,	/* struct xhca_cm_listen -> nothing */
+	XHCA_CTL_CM_CONNECT,	/* struct xhca_cm_conn -> nothing (REQ, SIDR_REQ) */
+	XHCA_CTL_CM_ACCEPT,	/* struct xhca_cm_conn -> nothing (REP, SIDR_REP) */
+	XHCA_CTL_CM_REJECT,	/* struct xhca_cm_reject -> nothing */
+	XHCA_CTL_CM_ESTABLISH,	/* __u32 id -> nothing (the RTU) */
+	XHCA_CTL_CM_DISCONNECT,	/* __u32 id -> nothing (DREQ, or the DREP owed) */
+	XHCA_CTL_CM_DESTROY,	/* __u32 id -> nothing */
+	XHCA_CTL_CM_NOTIFY,	/* struct xhca_cm_notify -> nothing */
 };
 
 /* The control protocol's version: in every message's header. xhcad serves

@@ -62,12 +62,12 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   host memory, regions, PDs | qptab: the QP table | flowq, cq, session:
 #   flow queues, CQs/SRQs, sessions | net: addresses, neighbours | receive:
 #   a QP's receive side | respond: RC responder | request: requester and
-#   completer | dispatch: a frame to its stage | mcast, proxy, filter |
+#   completer | cm: the connection manager (QP1) | dispatch: a frame to its stage | mcast, proxy, filter |
 #   cli: the CLI's receive side | round: one round of the data path | qp:
 #   QP verbs | state: restart | client: a session's end | ctl_server: the
 #   control socket | loop | main
 XHCAD_LAYERS := util sched reorder locksvc loader xsk resp_exec pxq hostmem mr qptab flowq cq \
-	session net receive respond request dispatch mcast proxy filter cli round qp state client \
+	session net receive respond request cm dispatch mcast proxy filter cli round qp state client \
 	ctl_server loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
 # system's; `xhca exec` runs a program with it. Position-independent objects
@@ -77,7 +77,7 @@ VERBS_SRCS := $(wildcard user/verbs/*.c) user/lib/xhca.c user/lib/ctl.c
 VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
-TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest $(OUT)/px_counter.so \
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest $(OUT)/xhca-cmtest $(OUT)/px_counter.so \
 	$(OUT)/xhca-impair $(OUT)/xhca-verbstest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
@@ -192,7 +192,7 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 # the unit tests: xhcad's layers up to the dispatch, as they are, but the
 # device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in)
 UNIT_LAYERS := util sched reorder locksvc resp_exec pxq hostmem mr qptab flowq cq session net \
-	receive respond request dispatch
+	receive respond request cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) $(LIB)
 	@echo "  LD      $@"
@@ -212,6 +212,10 @@ $(OUT)/xhca-rctest: $(OUT)/tests/integ/rctest.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-ctltest: $(OUT)/tests/integ/ctltest.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-cmtest: $(OUT)/tests/integ/cmtest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -144,8 +144,9 @@ daemon_stop() {
 }
 
 # --- the daemon ----------------------------------------------------------------
+# --no-cm: QP1 is the CLI's to make (the connection manager's QP1 is below)
 
-if ! xhcad_start; then
+if ! xhcad_start --no-cm; then
 	fail "cli_errors: xhcad does not start: $(tail -n 5 "$XHCAD_LOG" | tr '\n' ' ')"
 	t_done
 fi
@@ -281,6 +282,7 @@ jok_case "status -j has every field" '
 	all(k in j for k in ("pin_dir", "mode", "attached_by", "ifindex", "prog_id", "abi_version",
 			     "pid", "uptime_ms", "next_qpn", "keep", "repaired")) and
 	j["flowqs"] == 8 and j["sched"] == "drr" and j["xsk_mode"] == "copy" and
+	j["cm"]["enabled"] is False and j["cm"]["ids"] == 0 and
 	j["umem"]["frames"] == sum(j["umem"][k] for k in ("free", "fill", "kernel", "rx", "held"))' status
 ok_case "status text" "^ifname: +$IF_A\$" status
 grep -Eq '^qps_in_use: +0$' "$OUT/out" && grep -Eq '^max_qps: +4096$' "$OUT/out" &&
@@ -585,7 +587,7 @@ jok_case "mcast: all gone" 'j["groups"] == []' mcast show
 # --- full QP table: xhcad --max-qps 4 -----------------------------------------------
 
 daemon_stop
-if ! xhcad_start --max-qps 4; then
+if ! xhcad_start --max-qps 4 --no-cm; then
 	fail "cli_errors: xhcad --max-qps 4 does not start: $(tail -n 5 "$XHCAD_LOG" | tr '\n' ' ')"
 	t_done
 fi
@@ -621,6 +623,33 @@ check_eq "max-mrs 2: two regions fit" "$n" 2
 err1 "mr reg: table full" 'mr reg;all 2 memory regions are in use;--max-mrs' mr reg --len 4096
 jok_case "max-mrs 2: status" 'j["mrs_in_use"] == 2 and j["max_mrs"] == 2' status
 run_case "xhcad --max-mrs 0 is refused" 2 "max-mrs 0;use 1 to 65535" 0 "$B/xhcad" "$IF_A" --max-mrs 0
+
+# --- the connection manager's QP1 (xhcad without --no-cm) ------------------------------
+# QP1 is xhcad's, as the GSI QP is the kernel's on a Linux RDMA device: it is
+# listed and counted, and the CLI cannot make, change or destroy it
+
+daemon_stop
+if ! xhcad_start --max-qps 4; then
+	fail "cli_errors: xhcad --max-qps 4 does not start: $(tail -n 5 "$XHCAD_LOG" | tr '\n' ' ')"
+	t_done
+fi
+jok_case "cm: status: on, no ids, QP1 one of the 4 QPs" \
+	'j["cm"]["enabled"] is True and j["cm"]["ids"] == 0 and j["qps_in_use"] == 1' status
+ok_case "cm: status text" '^cm: +0 ids \(0 listening, 0 connected\); 0 MADs sent' status
+jok_case "cm: qp show lists QP1: ud, rts, xhcad's" \
+	'[(q["qpn"], q["type"], q["state"], q["owner"]) for q in j["qps"]] == [(1, "ud", "rts", 0)]' qp show
+err1 "cm: QP1 cannot be made" "qp create;QP 0x000001 is the connection manager's;--no-cm" \
+	qp create --type ud --qpn 1
+err1 "cm: QP1 cannot be changed" "qp modify;connection manager's" qp modify 1 --state err
+err1 "cm: QP1 cannot be destroyed" "qp destroy;connection manager's" qp destroy 1
+n=0
+for i in $(seq 1 4); do
+	"$B/xhca" -i "$IF_A" qp create --type rc >/dev/null 2>&1 || break
+	n=$((n + 1))
+done
+check_eq "cm: QP1 takes one entry of --max-qps 4: three more fit" "$n" 3
+jok_case "cm: QP1 unchanged by all that" \
+	'[(q["type"], q["state"]) for q in j["qps"]] == [("ud", "rts")]' qp show 1
 
 # --- daemon not running ---------------------------------------------------------
 

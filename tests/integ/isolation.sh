@@ -95,9 +95,9 @@ check_eq "isolation: B's views show none of A's QPs, regions, CQs, filters" \
 	"$(awk '$1 == "sees" {$1=""; print}' "$tmp/iso.check")" \
 	" {'qps': 0, 'mrs': 0, 'cqs': 0, 'filters': 0}"
 check_eq "isolation: A's objects are as A made them" "$(awk '$1 == "intact" {print $2}' "$tmp/iso.check")" True
-check_eq "isolation: root's QP is untouched, the sessions' went with them" \
+check_eq "isolation: root's QP and the CM's QP1 are untouched, the sessions' went with them" \
 	"$(xhca -j qp show | json_get '[q["qpn"] for q in d["qps"]]') $(xhca -j status | json_get 'd["sessions"]')" \
-	"[$Q0] 0"
+	"[1, $Q0] 0"
 
 # the socket fuzzed: nothing xhcad keeps changes
 state() {

@@ -38,8 +38,8 @@ gen --op ud-send-only --qpn "$HQ" --qkey 0x43 --count 6
 check_eq "restart: no xhcad: a host QP's packets are drop_no_socket" "$(( $(nosock "$NOSOCK_ID") - ns0 ))" 6
 
 check "restart: xhcad starts again on the pinned maps" xhcad_start
-check_eq "restart: QPs restored" "$(xhca -j qp show | json_get 'sorted(q["qpn"] for q in d["qps"])')" \
-	"$(printf '%s\n' "$RC" "$UD" "$HQ" | sort -n | "$SCAPY_PY" -c 'import sys; print(sorted(int(x) for x in sys.stdin))')"
+check_eq "restart: QPs restored (and the connection manager's QP1)" "$(xhca -j qp show | json_get 'sorted(q["qpn"] for q in d["qps"])')" \
+	"$(printf '%s\n' 1 "$RC" "$UD" "$HQ" | sort -n | "$SCAPY_PY" -c 'import sys; print(sorted(int(x) for x in sys.stdin))')"
 check_eq "restart: ePSN kept (accepted while the daemon was down)" "$(qp_field "$RC" epsn)" 15
 check_eq "restart: counters kept" "$(xhca -j stats | json_get 'd["reasons"]["accept_drop"]["packets"]')" 15
 check_eq "restart: Q_Key kept" "$(qp_field "$UD" qkey)" $((0x42))
@@ -76,7 +76,7 @@ check_eq "restart: status counts the repairs" "$(xhca -j status | json_get 'd["r
 check "restart: broken CAM entry removed" bash -c "! bpftool map lookup pinned $PIN/xhca_qp_cam key hex 77 77 77 00 >/dev/null 2>&1"
 check_eq "restart: orphan context invalidated" \
 	"$(bpftool -j map lookup pinned "$PIN"/xhca_qp_ctx key hex c8 00 00 00 | json_get 'd.get("formatted", d)["value"]["valid"]')" 0
-check_eq "restart: valid QPs survive the repair" "$(xhca -j qp show | json_get 'len(d["qps"])')" 4
+check_eq "restart: valid QPs survive the repair (QP1 with them)" "$(xhca -j qp show | json_get 'len(d["qps"])')" 5
 check_eq "restart: restored QP accepts after a crash" "$(qp_field "$RC" epsn)" 18
 W1=$(xhca -j qp create --type ud | json_get 'd["qpn"]')
 W2=$(xhca -j qp create --type ud | json_get 'd["qpn"]')

@@ -4,6 +4,24 @@
  */
 #include "cli.h"
 
+/* The connection manager's ids and the MADs it exchanged on QP1. */
+static void status_cm(const struct xhca_status *s)
+{
+	out_open("cm", "cm:           ");
+	out_bool("enabled", NULL, !s->no_cm);
+	out_text("%s", s->no_cm ? "off (--no-cm), " : "");
+	out_u64("ids", "%llu ids", s->cm_ids);
+	out_u64("listening", " (%llu listening", s->cm_listening);
+	out_u64("established", ", %llu connected)", s->cm_established);
+	out_u64("sent", "; %llu MADs sent", s->cm_sent);
+	out_u64("resent", " (%llu again)", s->cm_resent);
+	out_u64("received", ", %llu received", s->cm_received);
+	out_u64("dropped", " (%llu dropped)", s->cm_dropped);
+	out_u64("timeouts", ", %llu timeouts", s->cm_timeouts);
+	out_u64("rejects", ", %llu rejects\n", s->cm_rejects);
+	out_close(NULL);
+}
+
 /* The daemon's status: one call per value, text or JSON (out.c). */
 static void status_print(const struct xhca_status *s, const char *ifn, const char *pin,
 			 const char *mode, const char *by, const char *sch, const char *xm)
@@ -101,6 +119,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("jumbo_frames", ": %llu frames made one", s->jumbo_frames);
 	out_u64("jumbo_drops", ", %llu dropped (no slot free, or over one)\n", s->jumbo_drops);
 	out_close(NULL);
+	status_cm(s);
 	out_close(NULL);
 }
 

@@ -103,6 +103,7 @@ struct buf {
 struct xhca_ctx {
 	char ifname[IF_NAMESIZE];
 	int fd;
+	pthread_mutex_t call_lock;	/* one request at a time on fd: threads share a session */
 	int memfd;		/* host memory: each allocation maps its pages from it */
 	__u32 session;
 	size_t hostmem_len;
@@ -210,11 +211,13 @@ static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int 
 	__u32 got = 0;
 	int err;
 
+	pthread_mutex_lock(&ctx->call_lock);
 	err = xhca_ctl_call_fd(ctx->fd, op, req, len, send_fd, resp ? &r : NULL, &got, recv_fd,
 			       ctx->err, sizeof(ctx->err));
 	if (conn_lost(err) && ctx->session && !resume(ctx))
 		err = xhca_ctl_call_fd(ctx->fd, op, req, len, send_fd, resp ? &r : NULL, &got,
 				       recv_fd, ctx->err, sizeof(ctx->err));
+	pthread_mutex_unlock(&ctx->call_lock);
 	if (!err && resp && got < resp_len) {
 		snprintf(ctx->err, sizeof(ctx->err), "reply of %u bytes, expected %u: libxhca and "
 			 "xhcad versions differ", got, resp_len);
@@ -230,6 +233,12 @@ static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int 
 		*recv_fd = -1;
 	}
 	return err;
+}
+
+int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int send_fd,
+		      void *resp, __u32 resp_len, int *recv_fd)
+{
+	return call(ctx, op, req, len, send_fd, resp, resp_len, recv_fd);
 }
 
 static int fail(struct xhca_ctx *ctx, int err, const char *fmt, ...)
@@ -353,6 +362,7 @@ struct xhca_ctx *xhca_open(const char *ifname)
 		return NULL;
 	ctx->memfd = -1;
 	ctx->sq_dbfd = -1;
+	pthread_mutex_init(&ctx->call_lock, NULL);
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	ctx->fd = xhca_ctl_connect(ifname);
 	if (ctx->fd < 0) {

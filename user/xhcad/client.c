@@ -29,6 +29,7 @@ void session_close(struct xhcad *d, __u32 id)
 	}
 	if (!s)
 		return;
+	cm_session_gone(d, id); /* before its QPs: a peer hears of it first */
 	for (__u32 l = 0; l < d->max_qps; l++) {
 		if (!d->qh[l].valid || d->qh[l].owner != id)
 			continue;

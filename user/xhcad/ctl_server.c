@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <xhca/cm.h>
 #include "ctl_server.h"
 #include "log.h"
 #include "xhcad.h"
@@ -98,6 +99,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->sleeps = d->sleeps;
 	s->polled = d->polled;
 	mcast_status(d, s);
+	cm_status(d, s);
 	xsk_account(d, s);
 }
 
@@ -114,7 +116,8 @@ struct ctl_req {
 	char err[XHCA_ERRMSG_LEN];
 	void *out;
 	__u32 out_len;
-	int out_fd;		/* a descriptor to send along (not closed), -1: none */
+	int out_fd;		/* a descriptor to send along, -1: none */
+	int out_fd_close;	/* ... closed once sent (it was made for the client) */
 };
 
 typedef int (*ctl_fn)(struct ctl_req *r);
@@ -604,6 +607,74 @@ static int op_proxy_set(struct ctl_req *r)
 	return op_proxy_show(r);
 }
 
+/* ---- the connection manager (cm.h) --------------------------------------------- */
+
+static int op_cm_channel(struct ctl_req *r)
+{
+	__u32 chan;
+	int rc = cm_channel(r->d, r->c->session, &chan, &r->out_fd);
+
+	if (rc)
+		return errf(r->err, sizeof(r->err), rc, "cm channel: %s", strerror(-rc));
+	r->out_fd_close = 1;
+	return reply(r, &chan, sizeof(chan));
+}
+
+static int op_cm_channel_destroy(struct ctl_req *r)
+{
+	return cm_channel_destroy(r->d, r->c->session, in_u32(r), r->err, sizeof(r->err));
+}
+
+static int op_cm_id(struct ctl_req *r)
+{
+	struct xhca_cm_id a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = cm_id_create(r->d, r->c->session, &a, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+/* The requests that take a struct and answer nothing, by op. */
+static int op_cm(struct ctl_req *r, __u32 op)
+{
+	struct xhcad *d = r->d;
+	__u32 s = r->c->session;
+	char *e = r->err;
+	size_t n = sizeof(r->err);
+	union {
+		struct xhca_cm_migrate mig;
+		struct xhca_cm_listen lis;
+		struct xhca_cm_conn conn;
+		struct xhca_cm_reject rej;
+		struct xhca_cm_notify nfy;
+	} u;
+
+	memcpy(&u, r->in, r->in_len < sizeof(u) ? r->in_len : sizeof(u));
+	switch (op) {
+	case XHCA_CTL_CM_MIGRATE: return cm_migrate(d, s, &u.mig, e, n);
+	case XHCA_CTL_CM_LISTEN: return cm_listen(d, s, &u.lis, e, n);
+	case XHCA_CTL_CM_CONNECT: return cm_connect(d, s, &u.conn, e, n);
+	case XHCA_CTL_CM_ACCEPT: return cm_accept(d, s, &u.conn, e, n);
+	case XHCA_CTL_CM_REJECT: return cm_reject(d, s, &u.rej, e, n);
+	case XHCA_CTL_CM_NOTIFY: return cm_notify(d, s, &u.nfy, e, n);
+	case XHCA_CTL_CM_ESTABLISH: return cm_establish(d, s, in_u32(r), e, n);
+	case XHCA_CTL_CM_DISCONNECT: return cm_disconnect(d, s, in_u32(r), e, n);
+	case XHCA_CTL_CM_DESTROY: return cm_destroy(d, s, in_u32(r), e, n);
+	default: return -EOPNOTSUPP;
+	}
+}
+
+static int op_cm_migrate(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_MIGRATE); }
+static int op_cm_listen(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_LISTEN); }
+static int op_cm_connect(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_CONNECT); }
+static int op_cm_accept(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_ACCEPT); }
+static int op_cm_reject(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_REJECT); }
+static int op_cm_notify(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_NOTIFY); }
+static int op_cm_establish(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_ESTABLISH); }
+static int op_cm_disconnect(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_DISCONNECT); }
+static int op_cm_destroy(struct ctl_req *r) { return op_cm(r, XHCA_CTL_CM_DESTROY); }
+
 /* ---- the table ------------------------------------------------------------------ */
 
 /* Who may make a request: by default root's client (the CLI: every object)
@@ -669,6 +740,22 @@ static const struct ctl_op {
 	[XHCA_CTL_SQ_DOORBELL] = { "sq doorbell", op_sq_doorbell, 0, CTL_SESSION },
 	[XHCA_CTL_SRQ_CREATE] = { "srq create", op_srq_create, sizeof(struct xhca_srq_attr), 0 },
 	[XHCA_CTL_SRQ_DESTROY] = { "srq destroy", op_srq_destroy, sizeof(__u32), 0 },
+	/* the connection manager: CTL_RO, nothing of it is kept over a restart */
+#define CM_OP(name, fn, size) { name, fn, size, CTL_SESSION | CTL_RO }
+	[XHCA_CTL_CM_CHANNEL] = CM_OP("cm channel", op_cm_channel, 0),
+	[XHCA_CTL_CM_CHANNEL_DESTROY] = CM_OP("cm channel destroy", op_cm_channel_destroy,
+					      sizeof(__u32)),
+	[XHCA_CTL_CM_ID] = CM_OP("cm id", op_cm_id, sizeof(struct xhca_cm_id)),
+	[XHCA_CTL_CM_MIGRATE] = CM_OP("cm migrate", op_cm_migrate, sizeof(struct xhca_cm_migrate)),
+	[XHCA_CTL_CM_LISTEN] = CM_OP("cm listen", op_cm_listen, sizeof(struct xhca_cm_listen)),
+	[XHCA_CTL_CM_CONNECT] = CM_OP("cm connect", op_cm_connect, sizeof(struct xhca_cm_conn)),
+	[XHCA_CTL_CM_ACCEPT] = CM_OP("cm accept", op_cm_accept, sizeof(struct xhca_cm_conn)),
+	[XHCA_CTL_CM_REJECT] = CM_OP("cm reject", op_cm_reject, sizeof(struct xhca_cm_reject)),
+	[XHCA_CTL_CM_ESTABLISH] = CM_OP("cm establish", op_cm_establish, sizeof(__u32)),
+	[XHCA_CTL_CM_DISCONNECT] = CM_OP("cm disconnect", op_cm_disconnect, sizeof(__u32)),
+	[XHCA_CTL_CM_DESTROY] = CM_OP("cm destroy", op_cm_destroy, sizeof(__u32)),
+	[XHCA_CTL_CM_NOTIFY] = CM_OP("cm notify", op_cm_notify, sizeof(struct xhca_cm_notify)),
+#undef CM_OP
 };
 
 /* Whether the request may be served: 0, or -errno with r->err saying why. */
@@ -725,6 +812,8 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	} else {
 		rc = xhca_ctl_reply(c->fd, h.op, h.version, 0, r.out, r.out_len, r.out_fd);
 	}
+	if (r.out_fd_close && r.out_fd >= 0)
+		close(r.out_fd);
 	/* What a restart must know may have changed (state.c): saved by the loop. */
 	if (op && !(op->flags & CTL_RO))
 		d->state_dirty = 1;

@@ -59,6 +59,14 @@ static int place(struct xhcad *d, __u32 f, const struct pkt_info *pi)
 	if (!qh)
 		return XHCA_H_STALE;
 	qh->cnt.frames++;
+	/* QP1 is xhcad's own: the connection manager's MADs, ICRC checked */
+	if (qh->gqpn == XHCA_QPN_GSI && !qh->owner && d->cm) {
+		if (xhca_icrc_check_frame(pi->fr, pi->len)) {
+			d->resp.bad_icrc++;
+			return XHCA_H_BAD_ICRC;
+		}
+		return cm_recv(d, pi);
+	}
 	if (!(oi->flags & XHCA_O_REQ)) {
 		/* a response to this QP's requests: the requester's */
 		if (xhca_icrc_check_frame(pi->fr, pi->len)) {

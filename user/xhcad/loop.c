@@ -249,6 +249,12 @@ static struct timespec sleep_time(struct loop *lp)
 	t = lp->next_hk > now ? lp->next_hk - now : 0;
 	if (lp->wait_ns && lp->wait_ns < t)
 		t = lp->wait_ns;
+	if (d->cm) {
+		__u64 c = cm_deadline(d);
+
+		if (c && (c > now ? c - now : 0) < t)
+			t = c > now ? c - now : 0;
+	}
 	if (d->sq.deadline) {
 		__u64 w = d->sq.deadline > now ? d->sq.deadline - now : 0;
 
@@ -326,6 +332,7 @@ static void run_round(struct loop *lp)
 	 * queue stops FIFO: frames counted in flight but not yet in a ring
 	 * must not put the loop to sleep.) */
 	lp->stalled = d->sched.mode == FQ_SCHED_FIFO && !n && !lp->wait_ns && any_blocked(d);
+	cm_timers(d);
 	if (now_ns() >= lp->next_hk) {
 		xsk_sync_drops(d);
 		recheck_blocked(d);

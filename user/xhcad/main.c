@@ -123,6 +123,7 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 
 static void host_fini(struct xhcad *d)
 {
+	cm_fini(d); /* (its last messages leave through the sockets) */
 	proxy_fini(d);
 	filter_fini(d);
 	xsk_fini(d);
@@ -281,6 +282,8 @@ SETTER(set_group)
 
 SETTER(set_poll) { O->d->poll_ns = v * 1000ull; return 0; }
 
+SETTER(set_no_cm) { O->d->no_cm = 1; return 0; }
+
 SETTER(set_verbose) { O->verbose++; return 0; }
 #undef O
 
@@ -338,6 +341,8 @@ static const struct xhca_opt xopts[] = {
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
 	  NUM(0, 1000000, POLL_US_DEFAULT)),
+	OPT(23, "no-cm", NULL, "no connection manager: QP1 is not taken, rdma_cm programs\n"
+	  "cannot connect (the CLI may make QP1 itself)", set_no_cm),
 	OPT(21, "group", "GROUP", "the control socket is this group's too (mode 0660): its\n"
 	  "members run verbs programs, each on its own objects only;\n"
 	  "default: root alone (0600)", set_group,
@@ -387,6 +392,11 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 		err = host_init(d, o->mode, o->high, o->low);
 		if (err)
 			pr_warn("cannot set up the host interface: %s\n", strerror(-err));
+	}
+	if (!err && !d->no_cm) { /* the connection manager: QP1's MADs */
+		net_local_mac(d);
+		err = cm_init(d);
+		err = err ?: qp_gsi_ensure(d);
 	}
 	if (!err) {
 		pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n",

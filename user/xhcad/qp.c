@@ -524,6 +524,44 @@ static int create_slot(struct xhcad *d, const struct xhca_qp_attr *a, __u16 pkey
 	return 0;
 }
 
+/* QP1 carries the connection manager's MADs: not the CLI's to make, change
+ * or destroy while it runs (xhcad --no-cm leaves QP1 to the CLI). */
+static int qp1_guard(const struct xhcad *d, const char *op, __u32 qpn, char *err, size_t errlen)
+{
+	if (!d->cm_qp1 || qpn != XHCA_QPN_GSI)
+		return 0;
+	return errf(err, errlen, -EBUSY,
+		    "%s: QP 0x000001 is the connection manager's (xhcad --no-cm leaves it to you)",
+		    op);
+}
+
+int qp_gsi_ensure(struct xhcad *d)
+{
+	struct xhca_qp_attr a = { .qpn = XHCA_QPN_GSI, .type = XHCA_QPT_UD };
+	struct xhca_cam_val v;
+	char err[XHCA_ERRMSG_LEN];
+	int rc = 0;
+
+	if (!qp_cam_lookup(d, XHCA_QPN_GSI, &v)) { /* an earlier xhcad's: ours if nobody's */
+		if (v.lidx < d->max_qps && d->qh[v.lidx].valid && !d->qh[v.lidx].owner) {
+			d->cm_qp1 = 1;
+			return 0;
+		}
+		return -EEXIST;
+	}
+	rc = qp_create(d, &a, 0, err, sizeof(err));
+	for (__u8 st = XHCA_QPS_INIT; !rc && st <= XHCA_QPS_RTS; st++) {
+		a.mask = XHCA_QPA_STATE | (st == XHCA_QPS_INIT ? XHCA_QPA_ACTION : 0);
+		a.state = st;
+		a.action = XHCA_ACT_HOST;
+		rc = qp_modify(d, &a, 0, err, sizeof(err));
+	}
+	if (rc)
+		pr_warn("the connection manager's QP1: %s\n", err);
+	d->cm_qp1 = !rc;
+	return rc;
+}
+
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
 {
 	struct qp_new n = { .buf_size = a->buf_size ? a->buf_size : 4096 };
@@ -535,7 +573,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	__u8 pidx = 0;
 	int rc;
 
-	rc = create_check_attr(d, a, pkey, err, errlen);
+	rc = qp1_guard(d, "qp create", qpn, err, errlen);
+	rc = rc ?: create_check_attr(d, a, pkey, err, errlen);
 	rc = rc ?: create_check_recv(d, a, owner, &n, err, errlen);
 	rc = rc ?: create_check_send(d, a, owner, &n, err, errlen);
 	rc = rc ?: create_slot(d, a, pkey, &lidx, &pidx, err, errlen);
@@ -816,7 +855,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	__u8 pidx = 0;
 	int rc, set_rx;
 
-	rc = qp_find(d, "qp modify", a->qpn, owner, &lidx, &c, err, errlen);
+	rc = qp1_guard(d, "qp modify", a->qpn, err, errlen);
+	rc = rc ?: qp_find(d, "qp modify", a->qpn, owner, &lidx, &c, err, errlen);
 	if (rc)
 		return rc;
 	if ((m & XHCA_QPA_FLOWQ))
@@ -847,7 +887,8 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	__u32 lidx;
 	int rc;
 
-	rc = qp_find(d, "qp destroy", qpn, owner, &lidx, &c, err, errlen);
+	rc = qp1_guard(d, "qp destroy", qpn, err, errlen);
+	rc = rc ?: qp_find(d, "qp destroy", qpn, owner, &lidx, &c, err, errlen);
 	if (rc)
 		return rc;
 	/* CAM first: from here on new packets miss and are quietly dropped. */

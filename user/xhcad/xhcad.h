@@ -411,9 +411,12 @@ struct xhcad {
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	__u64 sleeps, polled;	/* the loop's: waits that could sleep, busy polls that found work */
+	struct cm_state_all *cm; /* cm.c */
 	__u32 *ack_qps;		/* local indexes of the QPs owing an ACK this round */
 	__u32 nack_qps;
 	int ctl_group;		/* --group: the control socket is its members' too */
+	int no_cm;		/* --no-cm: no connection manager, QP1 left to the CLI */
+	int cm_qp1;		/* QP1 is the connection manager's: nobody else changes it */
 	__u32 ctl_gid;
 	int state_dirty;	/* state.c: something to save */
 	__u32 max_qps;
@@ -513,6 +516,9 @@ int qp_cam_lookup(struct xhcad *d, __u32 qpn, struct xhca_cam_val *v);
 /* qp.c: the QP verbs */
 int qp_reconcile(struct xhcad *d);
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
+/* QP1, the GSI QP, as the connection manager's: xhcad's own, UD, RTS,
+ * delivering to xhcad (made unless an earlier xhcad's is there). */
+int qp_gsi_ensure(struct xhcad *d);
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen);
 /* The views take the caller: a session (owner) sees its own objects only,
@@ -866,6 +872,44 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 int sq_arm(struct xhcad *d);
 /* A send queue has requests not taken yet, or a timer is due (rings only). */
 int sq_ready(const struct xhcad *d);
+
+/* cm.c: the connection manager (QP1's MADs, the rdma_cm library's requests;
+ * include/priv/xhca/cm.h) */
+struct cm_state_all;
+struct xhca_cm_id;
+struct xhca_cm_listen;
+struct xhca_cm_conn;
+struct xhca_cm_reject;
+struct xhca_cm_notify;
+struct xhca_cm_migrate;
+int cm_init(struct xhcad *d);
+void cm_fini(struct xhcad *d);
+/* A frame of QP1 (its pkt_info): a CM message; its host reason. */
+int cm_recv(struct xhcad *d, const struct pkt_info *pi);
+int cm_channel(struct xhcad *d, __u32 session, __u32 *chan, int *fd);
+int cm_channel_destroy(struct xhcad *d, __u32 session, __u32 chan, char *err, size_t errlen);
+int cm_id_create(struct xhcad *d, __u32 session, struct xhca_cm_id *a, char *err, size_t errlen);
+int cm_migrate(struct xhcad *d, __u32 session, const struct xhca_cm_migrate *a, char *err,
+	       size_t errlen);
+int cm_listen(struct xhcad *d, __u32 session, const struct xhca_cm_listen *a, char *err,
+	      size_t errlen);
+int cm_connect(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, char *err,
+	       size_t errlen);
+int cm_accept(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, char *err,
+	      size_t errlen);
+int cm_reject(struct xhcad *d, __u32 session, const struct xhca_cm_reject *r, char *err,
+	      size_t errlen);
+int cm_establish(struct xhcad *d, __u32 session, __u32 id, char *err, size_t errlen);
+int cm_disconnect(struct xhcad *d, __u32 session, __u32 id, char *err, size_t errlen);
+int cm_destroy(struct xhcad *d, __u32 session, __u32 id, char *err, size_t errlen);
+int cm_notify(struct xhcad *d, __u32 session, const struct xhca_cm_notify *n, char *err,
+	      size_t errlen);
+/* A session ended: its ids go (their peers told), its channels close. */
+void cm_session_gone(struct xhcad *d, __u32 session);
+/* Messages sent again, gone time waits: due now; the next one's time (0: none). */
+void cm_timers(struct xhcad *d);
+__u64 cm_deadline(const struct xhcad *d);
+void cm_status(const struct xhcad *d, struct xhca_status *s);
 
 /* dispatch.c: where a frame of a flow queue goes */
 /* Places one frame (the proxy's declined messages come back here);

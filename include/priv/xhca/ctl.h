@@ -154,7 +154,8 @@ struct xhca_stats_req {
 	X(RESP_READ, "resp_read", "requester: READ response data, placed in the request's buffers") \
 	X(RESP_NAK, "resp_nak", "requester: a NAK (sequence: sent again; RNR: after its timer; else an error)") \
 	X(RESP_STALE, "resp_stale",                                                         \
-	  "requester: a response for nothing outstanding (a duplicate, or out of order): ignored")
+	  "requester: a response for nothing outstanding (a duplicate, or out of order): ignored") \
+	X(CM, "cm", "a MAD to QP1: taken by xhcad's connection manager")
 
 enum xhca_host_reason {
 #define XHCA_HOST_REASON_ENUM(name, str, desc) XHCA_H_##name,
@@ -497,11 +498,25 @@ struct xhca_status {
 		__u64 stale;	/* responses for nothing outstanding */
 		__u64 no_neigh;	/* sends held back: no neighbour entry for the destination */
 	} req;
+	/* the connection manager (cm.c) */
+	__u32 cm_ids;		/* its ids: listeners, connections */
+	__u32 cm_listening;
+	__u32 cm_established;
+	__u32 no_cm;		/* --no-cm: QP1 left to the application */
+	__u64 cm_sent, cm_received, cm_resent, cm_timeouts, cm_rejects, cm_dropped;
 	/* the loop (loop.c) */
 	__u64 poll_us;		/* --poll-us */
 	__u64 sleeps;		/* waits in ppoll that could sleep */
 	__u64 polled;		/* busy polls that found work: no wakeup needed */
 };
+
+/* A request on an application session of libxhca (the rdma_cm library's,
+ * and the tests'): the session's own connection, one request at a time,
+ * resumed if xhcad restarted; resp gets exactly resp_len bytes. 0 or
+ * -errno, xhca_errmsg(ctx) saying why. */
+struct xhca_ctx;
+int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int send_fd,
+		      void *resp, __u32 resp_len, int *recv_fd);
 
 /* libxhca control client (user/lib/ctl.c). */
 int xhca_ctl_connect(const char *ifname);	/* fd or -errno */

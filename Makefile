@@ -12,6 +12,7 @@
 #   make deps       apt-get install only what is missing
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR, UNITDIR, TMPFILESDIR)
+#   make deb        Debian packages (debian/) into build/debs
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -104,9 +105,11 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
 	qemu-system-x86_64:qemu-system-x86 /usr/share/doc/busybox-static/copyright:busybox-static \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
-	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3
+	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
+	dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
+	systemd-analyze:systemd systemd-nspawn:systemd-container
 
-.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
+.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -324,6 +327,18 @@ install: progs
 	install -m 0644 man/xhcad.8 man/xhca.8 man/xhca-gen.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	$(SUBST_PATHS) systemd/xhcad@.service.in >$(DESTDIR)$(UNITDIR)/xhcad@.service
 	install -m 0644 systemd/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/xhca.conf
+
+# Debian packages (debian/) into build/debs, with objects of their own
+# (debian/rules: build/deb, dpkg-buildflags' hardening), kept between runs.
+# dpkg-buildpackage's files go there too, not into the tree's parent.
+DEBS := $(CURDIR)/build/debs
+deb:
+	$(Q)rm -rf $(DEBS) && mkdir -p $(DEBS)
+	$(Q)XHCA_DEB_DIR=$(DEBS) DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-parallel=$$(nproc)}" \
+		dpkg-buildpackage -b -uc -us --post-clean \
+		--buildinfo-option=-u$(DEBS) --changes-option=-u$(DEBS) \
+		--buildinfo-file=$(DEBS)/xhca.buildinfo --changes-file=$(DEBS)/xhca.changes
+	@ls $(DEBS)/*.deb
 
 clean:
 	rm -rf build

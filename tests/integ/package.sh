@@ -76,8 +76,9 @@ sed "s|/usr/sbin/xhcad|$root/usr/sbin/xhcad|" "$root/lib/systemd/system/xhcad@.s
 out=$(systemd-analyze verify --man=no "$tmp/xhcad@v0.service" 2>&1)
 check_eq "package: systemd-analyze verify xhcad@v0.service" "$out" ""
 out=$(systemd-analyze security --offline=true --threshold=40 "$tmp/xhcad@v0.service" 2>&1)
+rc=$?
 check "package: systemd-analyze security: the sandbox's exposure at most 4.0 ($(tail -n 1 \
-	<<<"$out" | sed 's/.*: //'))" test $? = 0
+	<<<"$out" | sed 's/.*: //'))" test $rc = 0
 out=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root/usr/lib/$TRIPLET/pkgconfig \
 	bash -c 'cc -std=gnu11 -Wall -Werror $(pkg-config --cflags libxhca) -x c - \
 		$(pkg-config --libs libxhca) -o "$1"' _ "$tmp/app" 2>&1 <<'EOF'
@@ -116,6 +117,7 @@ done
 xb timeout 30 ibv_rc_pingpong -g 1 -c -n 100 -s 4096 "$IP_A" >"$tmp/cli" 2>&1
 rc=$?
 wait "$srv"
-check "package: ibv_rc_pingpong between two hosts of the unpacked files: exit $? and $rc, \
+rs=$?
+check "package: ibv_rc_pingpong between two hosts of the unpacked files: exit $rs and $rc, \
 both done ($(grep -h ' iters in ' "$tmp/cli"))" test "$(cat "$tmp/srv" "$tmp/cli" | grep -c ' iters in ')" = 2
 t_done

@@ -173,7 +173,7 @@ c useradd -m bob
 # pingpong NAME: ibv_rc_pingpong between alice on A and root on B, both
 # under a timeout; both ends report their iterations
 pingpong() {
-	local srv rc
+	local srv rc rs
 	c runuser -u alice -- timeout 30 xhca -i v0 exec -- ibv_rc_pingpong -g 1 -c -n 100 -s 4096 \
 		>"$d/srv" 2>&1 &
 	srv=$!
@@ -182,7 +182,8 @@ pingpong() {
 		>"$d/cli" 2>&1
 	rc=$?
 	wait "$srv"
-	check "$1: alice's server exit $?, the client's $rc, both done ($(grep -h ' iters in ' \
+	rs=$?
+	check "$1: alice's server exit $rs, the client's $rc, both done ($(grep -h ' iters in ' \
 		"$d/cli"))" test "$(cat "$d/srv" "$d/cli" | grep -c ' iters in ')" = 2 ||
 		tail -n 3 "$d/srv" "$d/cli" | sed 's/^/    /'
 }
@@ -234,8 +235,9 @@ pingpong "service: ibv_rc_pingpong after the crash"
 # ---- a mistake in the file: no restart loop, the line in the journal ---------------
 echo "poll-us = 2000000" >>"$d/root/etc/xhca/v0.conf"
 out=$(c xhcad --check-config v0 2>&1)
+rc=$?
 check "service: --check-config names the line and what to give ($(head -n 1 <<<"$out"))" \
-	test $? = 1 -a "$(grep -c '^/etc/xhca/v0.conf:6: poll-us = 2000000: use 0 to 1000000$' <<<"$out")" = 1
+	test $rc = 1 -a "$(grep -c '^/etc/xhca/v0.conf:6: poll-us = 2000000: use 0 to 1000000$' <<<"$out")" = 1
 c systemctl restart xhcad@v0
 sleep 3
 check_eq "service: the unit failed with exit 2 and was not restarted" \
@@ -253,7 +255,8 @@ active xhcad@v0
 qpn=$(c xhca -i v0 -j qp create --type rc | json_get 'd["qpn"]')
 pid=$(main_pid)
 out=$(c sh -c 'cd /debs && apt-get install -y --reinstall ./xhca_*.deb' 2>&1)
-check "service: apt-get install --reinstall: exit $?, xhcad@v0 restarted (pid $pid, now $(main_pid))" \
+rc=$?
+check "service: apt-get install --reinstall: exit $rc, xhcad@v0 restarted (pid $pid, now $(main_pid))" \
 	test "$(main_pid)" != "$pid"
 check_active "service: ... active again"
 check_eq "service: ... with its QP" "$(qps)" "$qpn"

@@ -101,9 +101,12 @@ xhcad_stop
 check "config: the command line goes over the file" xhcad_start --flowqs 2 --poll-us 0
 check_eq "config: ... --flowqs 2 --poll-us 0 over 4 and 25" "$(settings)" "2 48 0 True"
 xhcad_stop
-printf 'flowqs = 6\nkeep = yes\n' >"$tmp/other.conf"
+# (the handler's path is read later than the lines after it: the file's
+# values must outlive its reading)
+printf 'proxy-handler = %s\nflowqs = 6\nkeep = yes\n' "$B/px_counter.so:5" >"$tmp/other.conf"
 check "config: --config FILE in place of IFNAME's" xhcad_start --config "$tmp/other.conf"
-check_eq "config: ... its settings alone (the defaults for the rest)" \
-	"$(settings) $(xhca -j status | json_get 'd["keep"]')" "6 64 0 False 1"
+check_eq "config: ... its settings alone (the defaults for the rest), its proxy handler" \
+	"$(settings) $(xhca -j status | json_get 'd["keep"]') $(xhca -j proxy show |
+		json_get '[h["name"] for h in d["handlers"]][-1]')" "6 64 0 False 1 counter"
 xhcad_stop
 t_done

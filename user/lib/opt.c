@@ -343,31 +343,69 @@ static int conf_line(struct conf *c, char *text)
 	return opt_take(c->prog, where, what, o, o->arg ? val : NULL, c->ctx) ? 1 : 0;
 }
 
-int xhca_opt_file(const char *prog, const struct xhca_opt *opts, const char *path, void *ctx)
+/* The whole file, NUL-terminated (at most 1 MiB); NULL with errno set. */
+static char *conf_text(FILE *f)
+{
+	size_t len = 0, cap = 4096, n;
+	char *buf = malloc(cap), *more;
+
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 < cap)
+			continue;
+		more = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
+		if (!more) {
+			free(buf);
+			errno = cap < (1u << 20) ? ENOMEM : EFBIG;
+			return NULL;
+		}
+		buf = more;
+		cap *= 2;
+	}
+	if (buf && ferror(f)) {
+		n = errno ? errno : EIO; /* (a directory: EISDIR) */
+		free(buf);
+		errno = (int)n;
+		return NULL;
+	}
+	if (buf)
+		buf[len] = 0;
+	return buf;
+}
+
+int xhca_opt_file(const char *prog, const struct xhca_opt *opts, const char *path, void *ctx,
+		  char **text)
 {
 	struct conf c = { .prog = prog, .path = path, .opts = opts, .ctx = ctx };
 	FILE *f;
-	char *text = NULL;
-	size_t cap = 0, n = 0;
-	ssize_t len;
+	char *buf, *line, *nl;
+	size_t n = 0;
 	int bad = 0;
 
+	*text = NULL;
 	while (opts[n].name)
 		if (++n >= OPT_MAX)
 			return -ENOSPC;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while ((len = getline(&text, &cap, f)) >= 0) {
+	buf = conf_text(f);
+	n = errno;
+	fclose(f);
+	if (!buf)
+		return -(int)n;
+	for (line = buf; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = 0;
+		else if (!*line)
+			break;	/* (after the last newline) */
 		c.line++;
-		if (len > CONF_LINE_MAX)
+		if (strlen(line) > CONF_LINE_MAX)
 			bad += conf_err(&c, "the line is longer than %d characters", CONF_LINE_MAX);
 		else
-			bad += conf_line(&c, text);
+			bad += conf_line(&c, line);
 	}
-	if (ferror(f))
-		bad = errno ? -errno : -EIO;
-	free(text);
-	fclose(f);
+	*text = buf;
 	return bad;
 }

@@ -88,9 +88,12 @@ int xhca_opt_parse_all(const char *prog, const struct xhca_opt *opts, int argc, 
  * yes or no; blank lines and lines starting with # are skipped. Each value
  * goes through the option's range check and set, as on the command line.
  * Every mistake goes to stderr as "path:line: what is wrong: what to give",
- * and reading goes on. Returns the number of mistakes, or -errno when the
- * file cannot be read (nothing printed). */
-int xhca_opt_file(const char *prog, const struct xhca_opt *opts, const char *path, void *ctx);
+ * and reading goes on. The values given to set point into *text, the
+ * file's text (as argv's do into argv): free it once the settings are no
+ * longer used. Returns the number of mistakes, or -errno when the file
+ * cannot be read (nothing printed, *text NULL). */
+int xhca_opt_file(const char *prog, const struct xhca_opt *opts, const char *path, void *ctx,
+		  char **text);
 /* arg as a number in o's range (decimal or 0x hex): 0, or -EINVAL with a
  * one-line message in err ("--name ARG: use MIN to MAX"). */
 int xhca_opt_num(const struct xhca_opt *o, const char *arg, unsigned long long *v, char *err,

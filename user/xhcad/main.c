@@ -178,6 +178,7 @@ struct opts {
 	int check;		/* --check-config */
 	const char *config;	/* --config FILE */
 	char conf[PATH_MAX];	/* the file the settings came from, if one */
+	char *conf_text;	/* its text, which settings point into */
 };
 
 /* The options' setters (struct xhca_opt's set: ctx is struct opts; v a
@@ -414,7 +415,8 @@ static int check_config(const char *file, const char *ifname)
 		free(scratch);
 		return 2;
 	}
-	n = xhca_opt_file("xhcad", xopts, path, &o);
+	n = xhca_opt_file("xhcad", xopts, path, &o, &o.conf_text);
+	free(o.conf_text);
 	free(scratch);
 	if (n == -ENOENT && !file)
 		fprintf(stderr, "xhcad: %s: no such file (xhcad %s starts with the defaults)\n",
@@ -435,7 +437,7 @@ static int read_config(struct opts *o, const char *file, const char *ifname)
 {
 	char buf[PATH_MAX];
 	const char *path = conf_path(file, ifname, buf, sizeof(buf));
-	int n = path ? xhca_opt_file("xhcad", xopts, path, o) : -ENOENT;
+	int n = path ? xhca_opt_file("xhcad", xopts, path, o, &o->conf_text) : -ENOENT;
 
 	if (n == -ENOENT && !file)
 		return 0; /* no file: the defaults */
@@ -561,6 +563,38 @@ static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
 	return 0;
 }
 
+/* Everything after the settings: main's exit code. */
+static int run(struct xhcad *d, struct opts *o, const char *ifname)
+{
+	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int lfd, err;
+
+	xhca_log_init("xhcad", o->verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
+	if (o->conf[0])
+		pr_info("settings from %s (the command line over them)\n", o->conf);
+	err = interface(d, o, ifname);
+	if (err)
+		return err;
+	d->start_ms = now_ms();
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (ensure_bpffs(d->pin_dir))
+		return 1;
+	/* Claim the socket first: a second xhcad for the same interface must
+	 * not touch the program or the maps. */
+	lfd = ctl_listen(d);
+	if (lfd < 0)
+		return 1;
+	err = serve(d, o, lfd);
+	close(lfd);
+	unlink(d->sock_path);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct xhcad d = {
@@ -574,34 +608,10 @@ int main(int argc, char **argv)
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };
-	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	struct sigaction sa = { .sa_handler = on_signal };
-	int lfd, err, next;
+	int err, next;
 
 	err = configure(argc, argv, &o, &next);
-	if (err)
-		return err - 1;
-	xhca_log_init("xhcad", o.verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
-	if (o.conf[0])
-		pr_info("settings from %s (the command line over them)\n", o.conf);
-	err = interface(&d, &o, argv[next]);
-	if (err)
-		return err;
-	d.start_ms = now_ms();
-	setrlimit(RLIMIT_MEMLOCK, &rl);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (ensure_bpffs(d.pin_dir))
-		return 1;
-	/* Claim the socket first: a second xhcad for the same interface must
-	 * not touch the program or the maps. */
-	lfd = ctl_listen(&d);
-	if (lfd < 0)
-		return 1;
-	err = serve(&d, &o, lfd);
-	close(lfd);
-	unlink(d.sock_path);
+	err = err ? err - 1 : run(&d, &o, argv[next]);
+	free(o.conf_text); /* (the settings' strings: xhcad is done with them) */
 	return err;
 }

@@ -11,15 +11,22 @@
 #   make bench      ns/packet and packets/s against baselines
 #   make deps       apt-get install only what is missing
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (LIBDIR, UNITDIR, TMPFILESDIR)
+#   make deb        Debian packages (debian/) into build/debs
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+# The release is the first line of debian/changelog.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 
 CLANG ?= clang
 CC ?= gcc
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
@@ -45,11 +52,19 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 ifeq ($(SANITIZE),1)
 CFLAGS += $(SAN_FLAGS)
 endif
-PIC_CFLAGS = $(filter-out $(SAN_FLAGS),$(CFLAGS))
+PIC_CFLAGS = $(filter-out $(SAN_FLAGS),$(CPPFLAGS) $(CFLAGS))
 
 LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxhca.a
+# libxhca.so.1: the application API (include/xhca/xhca.h) alone, every
+# symbol of version XHCA_1.0 (user/lib/libxhca.map), from position-
+# independent objects of its own (pic-api/: default visibility, the
+# version script chooses what is exported).
+SOVERSION := 1
+API_SRCS := user/lib/xhca.c user/lib/ctl.c
+API_OBJS := $(patsubst %.c,$(OUT)/pic-api/%.o,$(API_SRCS))
+SO_LIB := $(OUT)/libxhca.so.$(SOVERSION)
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)
 XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 # xhcad's files in layers, lowest first: a file calls only functions of the
@@ -73,7 +88,7 @@ XHCAD_LAYERS := util sched reorder locksvc loader xsk resp_exec pxq hostmem mr q
 # system's; `xhca exec` runs a program with it. Position-independent objects
 # of its own and of the libxhca files it needs, every symbol hidden but the
 # export set of rdma-core 44 (libibverbs.map).
-VERBS_SRCS := $(wildcard user/verbs/*.c) user/lib/xhca.c user/lib/ctl.c
+VERBS_SRCS := $(wildcard user/verbs/*.c) $(API_SRCS)
 VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
@@ -90,15 +105,20 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
 	qemu-system-x86_64:qemu-system-x86 /usr/share/doc/busybox-static/copyright:busybox-static \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
-	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3
+	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
+	dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
+	systemd-analyze:systemd systemd-nspawn:systemd-container
 
-.PHONY: all deps compile ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
+.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: compile
 
-compile: $(BPF_OBJS) $(BINS) $(TEST_BINS) $(VERBS_LIB)
+compile: progs $(TEST_BINS)
+
+# What make install installs.
+progs: $(BPF_OBJS) $(BINS) $(VERBS_LIB) $(LIB) $(SO_LIB)
 
 # What the targets that run things need: the packages first (make deps
 # installs only what is missing), then the build.
@@ -147,47 +167,64 @@ $(OUT):
 $(OUT)/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(OUT)/pic/%.o: %.c | $(OUT)
+# xhca exec looks for the verbs library in ../lib/MULTIARCH/xhca/verbs too
+$(OUT)/tools/xhca/exec.o: CPPFLAGS += -DXHCA_MULTIARCH='"$(MULTIARCH)"'
+
+# position-independent objects: pic/ for the verbs library (every symbol
+# hidden but those it exports), pic-api/ for libxhca.so
+define cc_pic
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(PIC_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(PIC_CFLAGS) -fPIC $(1) -c $< -o $@
+endef
+$(OUT)/pic/%.o: %.c | $(OUT)
+	$(call cc_pic,-fvisibility=hidden)
+$(OUT)/pic-api/%.o: %.c | $(OUT)
+	$(call cc_pic,)
 
 $(VERBS_LIB): $(VERBS_OBJS) user/verbs/libibverbs.map
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(PIC_CFLAGS) -shared -Wl,-soname,libibverbs.so.1 -Wl,-z,now -Wl,--no-undefined \
-		-Wl,--version-script=user/verbs/libibverbs.map $(VERBS_OBJS) -o $@ -lpthread
+	$(Q)$(CC) $(PIC_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libibverbs.so.1 -Wl,-z,now \
+		-Wl,--no-undefined -Wl,--version-script=user/verbs/libibverbs.map $(VERBS_OBJS) \
+		-o $@ -lpthread
+
+$(SO_LIB): $(API_OBJS) user/lib/libxhca.map
+	@echo "  LD      $@"
+	$(Q)$(CC) $(PIC_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(notdir $@) -Wl,-z,now \
+		-Wl,--no-undefined -Wl,--version-script=user/lib/libxhca.map $(API_OBJS) -o $@ \
+		-lpthread
 
 $(LIB): $(LIB_OBJS)
 	$(Q)ar rcs $@ $^
 
 $(OUT)/xhcad: $(XHCAD_OBJS) $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # the CLI: one file per object (tools/xhca/)
 CLI_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard tools/xhca/*.c))
 $(OUT)/xhca: $(CLI_OBJS) $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-gen: $(OUT)/tools/xhca-gen.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-recv: $(OUT)/tools/xhca-recv.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-rc: $(OUT)/tools/xhca-rc.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # the unit tests: xhcad's layers up to the dispatch, as they are, but the
 # device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in)
@@ -196,24 +233,24 @@ UNIT_LAYERS := util sched reorder locksvc resp_exec pxq hostmem mr qptab flowq c
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # An application's proxy handler, for the tests and the example of the ABI.
 $(OUT)/px_counter.so: tests/integ/px_counter.c
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -fPIC -shared $< -o $@
 
 $(OUT)/xhca-apptest: $(OUT)/tests/integ/apptest.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-rctest: $(OUT)/tests/integ/rctest.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-ctltest: $(OUT)/tests/integ/ctltest.o $(LIB)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(OUT)/xhca-cmtest: $(OUT)/tests/integ/cmtest.o $(LIB)
 	@echo "  LD      $@"
@@ -223,7 +260,7 @@ $(OUT)/xhca-cmtest: $(OUT)/tests/integ/cmtest.o $(LIB)
 # application is, run on xhca's by xhca exec.
 $(OUT)/xhca-verbstest: tests/integ/verbstest.c | $(OUT)
 	@echo "  CC/LD   $@"
-	$(Q)$(CC) $(CFLAGS) $< -o $@ -libverbs
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -libverbs
 
 # The tests' netem-like impairment (tc ingress on a bridge's ports).
 $(OUT)/impair.bpf.o: tests/impair/impair.bpf.c vmlinux/vmlinux.h | $(OUT)
@@ -232,7 +269,7 @@ $(OUT)/impair.bpf.o: tests/impair/impair.bpf.c vmlinux/vmlinux.h | $(OUT)
 
 $(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 	@echo "  CC/LD   $@"
-	$(Q)$(CC) $(CFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
 
 # make -s print-VAR: a variable's value (tests/integ/build.sh)
 print-%:
@@ -274,19 +311,38 @@ bench: ready
 	$(Q)tests/bench.sh
 	$(Q)tests/bench_verbs.sh
 
-install: compile
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xhca \
-		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(PREFIX)/lib
+# The unit's and the pkg-config file's paths: those of this install.
+SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@VERSION@|$(VERSION)|g' -e 's|@CONFDIR@|/etc/xhca|g'
+
+install: progs
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/xhca/verbs \
+		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad
 	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc \
 		$(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 $(OUT)/bpf/xhca.bpf.o $(DESTDIR)$(PREFIX)/lib/xhca/xhca.bpf.o
+	install -m 0644 $(OUT)/bpf/xhca.bpf.o $(DESTDIR)$(LIBDIR)/xhca/xhca.bpf.o
 	install -m 0644 include/xhca/*.h $(DESTDIR)$(PREFIX)/include/xhca/
-	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a
-	install -d $(DESTDIR)$(PREFIX)/lib/xhca/verbs
-	install -m 0755 $(VERBS_LIB) $(DESTDIR)$(PREFIX)/lib/xhca/verbs/libibverbs.so.1
-	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 $(LIB) $(SO_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SO_LIB)) $(DESTDIR)$(LIBDIR)/libxhca.so
+	$(SUBST_PATHS) user/lib/libxhca.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libxhca.pc
+	install -m 0644 $(VERBS_LIB) $(DESTDIR)$(LIBDIR)/xhca/verbs/libibverbs.so.1
 	install -m 0644 man/xhcad.8 man/xhca.8 man/xhca-gen.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	$(SUBST_PATHS) systemd/xhcad@.service.in >$(DESTDIR)$(UNITDIR)/xhcad@.service
+	install -m 0644 systemd/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/xhca.conf
+
+# Debian packages (debian/) into build/debs, with objects of their own
+# (debian/rules: build/deb, dpkg-buildflags' hardening), kept between runs.
+# dpkg-buildpackage's files go there too, not into the tree's parent.
+DEBS := $(CURDIR)/build/debs
+deb:
+	$(Q)rm -rf $(DEBS) && mkdir -p $(DEBS)
+	$(Q)XHCA_DEB_DIR=$(DEBS) DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-parallel=$$(nproc)}" \
+		dpkg-buildpackage -b -uc -us --post-clean \
+		--buildinfo-option=-u$(DEBS) --changes-option=-u$(DEBS) \
+		--buildinfo-file=$(DEBS)/xhca.buildinfo --changes-file=$(DEBS)/xhca.changes
+	@ls $(DEBS)/*.deb
 
 clean:
 	rm -rf build

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make install puts the daemon, the tools, the BPF object, the headers and the
-# library under DESTDIR/PREFIX (xhcad carries its program in its skeleton).
+# make install puts the daemon, the tools, the BPF object, the headers, the
+# libraries (libxhca.a, libxhca.so.1 with its pkg-config file, the verbs
+# library in a directory of its own), the man pages, the systemd unit and
+# the tmpfiles.d entry under DESTDIR/PREFIX (xhcad carries its program in
+# its skeleton).
 set -u
 . "$(dirname "$0")/../lib.sh"
 dest=$(mktemp -d)
@@ -12,7 +15,8 @@ if ! make -C "$XHCA_TOP" --no-print-directory -s install DESTDIR="$dest" PREFIX=
 	t_done
 fi
 for f in sbin/xhcad bin/xhca bin/xhca-gen bin/xhca-bench lib/xhca/xhca.bpf.o lib/libxhca.a \
-	lib/xhca/verbs/libibverbs.so.1; do
+	lib/libxhca.so.1 lib/pkgconfig/libxhca.pc lib/xhca/verbs/libibverbs.so.1 \
+	lib/systemd/system/xhcad@.service lib/tmpfiles.d/xhca.conf; do
 	check "install: /opt/xhca/$f" test -s "$dest/opt/xhca/$f"
 done
 # the public headers only (the control protocol, wire format, packet
@@ -48,6 +52,38 @@ out=$(cc -std=gnu11 -Wall -Werror $san -I"$dest/opt/xhca/include" "$dest/app.c" 
 check "install: an application builds with the installed headers and library alone ($out)" \
 	test -x "$dest/app"
 check "install: and runs" bash -c "'$dest/app' xhca-no-such-if | grep -q '^no xhcad'"
+
+# libxhca.so.1: its soname, the header's functions exported and nothing
+# else, each of version XHCA_1.0; an application built with pkg-config
+# alone takes it
+so=$dest/opt/xhca/lib/libxhca.so.1
+check_eq "install: libxhca.so.1's soname" \
+	"$(readelf -d "$so" | awk '/SONAME/ {print $NF}')" "[libxhca.so.1]"
+want=$(grep -E '^[a-z].*\bxhca_[a-z0-9_]+\(' "$XHCA_TOP/include/xhca/xhca.h" |
+	grep -oE '\bxhca_[a-z0-9_]+\(' | tr -d '(' | sort -u)
+got=$(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | sort -u)
+check_eq "install: libxhca.so.1 exports the functions of xhca.h, nothing else" \
+	"$(comm -3 <(echo "$want") <(sed 's/@.*//' <<<"$got") | tr -d '\t' | tr '\n' ' ')" ""
+check_eq "install: every one of version XHCA_1.0 ($(wc -l <<<"$got") functions)" \
+	"$(grep -vc '@@XHCA_1\.0$' <<<"$got")" 0
+check_eq "install: the development link libxhca.so" "$(readlink "$dest/opt/xhca/lib/libxhca.so")" \
+	libxhca.so.1
+pc() { PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_LIBDIR=$dest/opt/xhca/lib/pkgconfig pkg-config "$@"; }
+check_eq "install: pkg-config libxhca: its version, where the headers and the library are" \
+	"$(echo $(pc --modversion libxhca) $(pc --cflags --libs libxhca))" \
+	"$(make -C "$XHCA_TOP" -s print-VERSION) -I$dest/opt/xhca/include -L$dest/opt/xhca/lib -lxhca"
+out=$(cc -std=gnu11 -Wall -Werror $(pc --cflags libxhca) "$dest/app.c" $(pc --libs libxhca) \
+	-o "$dest/app.so" 2>&1)
+check "install: an application builds with pkg-config against libxhca.so ($out)" \
+	test -x "$dest/app.so"
+check "install: it takes libxhca.so.1, the functions of version XHCA_1.0" \
+	bash -c "readelf -d '$dest/app.so' | grep -q 'NEEDED.*libxhca.so.1' &&
+		objdump -T '$dest/app.so' | grep -q 'XHCA_1.0.*xhca_open'"
+check "install: and runs" bash -c \
+	"LD_LIBRARY_PATH='$dest/opt/xhca/lib' '$dest/app.so' xhca-no-such-if | grep -q '^no xhcad'"
+check_eq "install: the unit runs the installed xhcad" \
+	"$(grep '^ExecStart=' "$dest/opt/xhca/lib/systemd/system/xhcad@.service")" \
+	"ExecStart=/opt/xhca/sbin/xhcad --keep --group xhca %I"
 check "install: binaries are executable" test -x "$dest/opt/xhca/sbin/xhcad" -a -x "$dest/opt/xhca/bin/xhca"
 check "install: the installed CLI runs" bash -c "'$dest/opt/xhca/bin/xhca' --help >/dev/null"
 check "install: the installed object holds xhca_rx" bash -c \
@@ -71,6 +107,6 @@ check "install: the verbs library in a directory of its own, not over the system
 		awk '/SONAME/ {print $NF}')" = "[libibverbs.so.1]"
 check "install: the installed xhca exec finds the installed verbs library" bash -c \
 	"XHCA_VERBS_DIR= '$dest/opt/xhca/bin/xhca' exec -- sh -c 'echo \$LD_LIBRARY_PATH' |
-		grep -qx '$dest/opt/xhca/bin/../lib/xhca/verbs'"
+		grep -qx '$dest/opt/xhca/lib/xhca/verbs'"
 check "install: nothing outside DESTDIR" test ! -e /opt/xhca
 t_done

@@ -6,8 +6,19 @@
 
 /* ---- exec: a verbs program on xhca ------------------------------------------ */
 
-/* The directory of xhca's libibverbs.so.1, or NULL. */
-static const char *verbs_dir(char *buf, size_t len)
+#ifndef XHCA_MULTIARCH
+#define XHCA_MULTIARCH "" /* (the Makefile gives the compiler's) */
+#endif
+
+/* Where xhca's libibverbs.so.1 is, from xhca's own directory: the build
+ * tree (build/verbs), make install (PREFIX/lib/xhca/verbs), the Debian
+ * package (/usr/lib/MULTIARCH/xhca/verbs). */
+static const char *const verbs_rel[] = {
+	"/verbs", "/../lib/xhca/verbs", "/../lib/" XHCA_MULTIARCH "/xhca/verbs",
+};
+
+/* The directory of xhca's libibverbs.so.1 (buf: PATH_MAX bytes), or NULL. */
+static const char *verbs_dir(char *buf)
 {
 	const char *env = getenv("XHCA_VERBS_DIR");
 	char self[PATH_MAX], *slash;
@@ -23,14 +34,12 @@ static const char *verbs_dir(char *buf, size_t len)
 	if (!slash)
 		return NULL;
 	*slash = 0;
-	for (int i = 0; i < 2; i++) {
-		char lib[PATH_MAX + 64];
+	for (size_t i = 0; i < sizeof(verbs_rel) / sizeof(verbs_rel[0]); i++) {
+		char dir[PATH_MAX + 64], lib[PATH_MAX + 96];
 
-		if (snprintf(buf, len, "%.*s%s", PATH_MAX - 32, self,
-			     i ? "/../lib/xhca/verbs" : "/verbs") >= (int)len)
-			return NULL;
-		snprintf(lib, sizeof(lib), "%s/libibverbs.so.1", buf);
-		if (!access(lib, R_OK))
+		snprintf(dir, sizeof(dir), "%s%s", self, verbs_rel[i]);
+		snprintf(lib, sizeof(lib), "%s/libibverbs.so.1", dir);
+		if (!access(lib, R_OK) && realpath(dir, buf))
 			return buf;
 	}
 	return NULL;
@@ -41,7 +50,8 @@ const char exec_text[] =
 	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"
 	"network namespace that an xhcad serves; with -i, that interface's only.\n"
 	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"
-	"then in ../lib/xhca/verbs from it (make install).\n"
+	"then in ../lib/xhca/verbs from it (make install), then in\n"
+	"../lib/" XHCA_MULTIARCH "/xhca/verbs (the Debian package).\n"
 	"Exit: the program's; 1 when it cannot be started, 2 bad usage.";
 
 /* Before the program (CMD_OPTS_FIRST): what follows it is the program's. */
@@ -100,7 +110,7 @@ int do_exec(const struct call *call, int argc, char **argv)
 		rc = exec_ifname();
 	if (rc)
 		goto out;
-	d = verbs_dir(dir, sizeof(dir));
+	d = verbs_dir(dir);
 	if (!d) {
 		pr_warn("exec: xhca's libibverbs.so.1 is not beside xhca nor installed; build it "
 			"(make) or set XHCA_VERBS_DIR\n");

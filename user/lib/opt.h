@@ -21,6 +21,12 @@
 /* With XHCA_OPT_NUM: max is only the type's limit (a count up to 2^63), so
  * the usage shows the default alone, not a range nobody reads. */
 #define XHCA_OPT_UNBOUNDED (1u << 3)
+/* Only on the command line: a configuration file may not give it
+ * (xhca_opt_file). */
+#define XHCA_OPT_CMDLINE (1u << 4)
+/* Each time it is given adds one (a list): a configuration file may give it
+ * on several lines; any other setting only once. */
+#define XHCA_OPT_REPEAT (1u << 5)
 
 struct xhca_opt {
 	const char *name;	/* long name, without "--"; NULL ends a table */
@@ -77,6 +83,17 @@ int xhca_opt_parse(const char *prog, const struct xhca_opt *opts, int argc, char
  * that is not an option is bad usage too. */
 int xhca_opt_parse_all(const char *prog, const struct xhca_opt *opts, int argc, char **argv,
 		       void *ctx);
+/* Reads the configuration file path by the table: "name = value" lines,
+ * name a long option (without --), an option without an argument taking
+ * yes or no; blank lines and lines starting with # are skipped. Each value
+ * goes through the option's range check and set, as on the command line.
+ * Every mistake goes to stderr as "path:line: what is wrong: what to give",
+ * and reading goes on. The values given to set point into *text, the
+ * file's text (as argv's do into argv): free it once the settings are no
+ * longer used. Returns the number of mistakes, or -errno when the file
+ * cannot be read (nothing printed, *text NULL). */
+int xhca_opt_file(const char *prog, const struct xhca_opt *opts, const char *path, void *ctx,
+		  char **text);
 /* arg as a number in o's range (decimal or 0x hex): 0, or -EINVAL with a
  * one-line message in err ("--name ARG: use MIN to MAX"). */
 int xhca_opt_num(const struct xhca_opt *o, const char *arg, unsigned long long *v, char *err,

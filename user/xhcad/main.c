@@ -10,11 +10,14 @@
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -170,9 +173,13 @@ static int parse_u32(const char *s, __u32 *v)
 /* What the options set: the daemon's settings, and a few that main keeps. */
 struct opts {
 	struct xhcad *d;
-	__u32 max_qps, high, low;
+	__u32 max_qps, high, low, mtu;
 	enum sched_mode mode;
 	int verbose;
+	int check;		/* --check-config */
+	const char *config;	/* --config FILE */
+	char conf[PATH_MAX];	/* the file the settings came from, if one */
+	char *conf_text;	/* its text, which settings point into */
 };
 
 /* The options' setters (struct xhca_opt's set: ctx is struct opts; v a
@@ -285,6 +292,9 @@ SETTER(set_poll) { O->d->poll_ns = v * 1000ull; return 0; }
 SETTER(set_no_cm) { O->d->no_cm = 1; return 0; }
 
 SETTER(set_verbose) { O->verbose++; return 0; }
+SETTER(set_config) { O->config = arg; return 0; }
+SETTER(set_check) { O->check = 1; return 0; }
+SETTER(set_mtu) { O->mtu = (__u32)v; return 0; }
 #undef O
 
 #define NUM XHCA_OPT_RANGE
@@ -331,7 +341,7 @@ static const struct xhca_opt xopts[] = {
 	  NUM(10, 600000, PROXY_TIMEOUT_MS_DEFAULT)),
 	OPT(19, "proxy-handler", "FILE.so[:ARG]", "load an application's proxy handler\n"
 	  "(include/xhca/proxy_handler.h); filters name it (up to 6)", set_px_handler,
-	  .hint = "6 at most"),
+	  .hint = "6 at most", .flags = XHCA_OPT_REPEAT),
 	OPT(20, "icrc", "first|after", "first: no byte is placed or executed before its ICRC\n"
 	  "checked (xhcad places every WRITE); after: xhca_rx places WRITEs\n"
 	  "into pre-translated regions at once, the ICRC checked by xhcad\n"
@@ -341,12 +351,20 @@ static const struct xhca_opt xopts[] = {
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
 	  NUM(0, 1000000, POLL_US_DEFAULT)),
-	OPT(23, "no-cm", NULL, "no connection manager: QP1 is not taken, rdma_cm programs\n"
-	  "cannot connect (the CLI may make QP1 itself)", set_no_cm),
 	OPT(21, "group", "GROUP", "the control socket is this group's too (mode 0660): its\n"
 	  "members run verbs programs, each on its own objects only;\n"
 	  "default: root alone (0600)", set_group,
 	  .hint = "no such group (see getent group)"),
+	OPT(23, "mtu", "N", "set IFNAME's MTU at start (path MTU 4096 needs 4200 at least;\n"
+	  "default: leave it)", set_mtu, NUM(68, 65535, 0)),
+	OPT(24, "config", "FILE", "read the settings from FILE (default " XHCA_CONF_DIR
+	  "/IFNAME.conf\nif it is there): NAME = VALUE lines, NAME a long option;\n"
+	  "the command line overrides them", set_config, .flags = XHCA_OPT_CMDLINE),
+	OPT(26, "no-cm", NULL, "no connection manager: QP1 is not taken, rdma_cm programs\n"
+	  "cannot connect (the CLI may make QP1 itself)", set_no_cm),
+	OPT(25, "check-config", NULL, "check the file of IFNAME (or --config FILE) and exit:\n"
+	  "each mistake with its line, exit 1 on any", set_check,
+	  .flags = XHCA_OPT_CMDLINE),
 	{ .name = "verbose", .key = 'v', .help = "more detail (libbpf and libxdp debug output)",
 	  .set = set_verbose },
 	{ .name = "help", .key = 'h', .help = "this text" },
@@ -356,6 +374,7 @@ static const struct xhca_opt xopts[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: xhcad IFNAME [options]\n"
+		   "       xhcad --check-config [IFNAME | --config FILE]\n"
 		   "Loads xhca_rx on IFNAME, pins its maps and serves " XHCA_RUN_DIR
 		   "/IFNAME.sock.\n");
 	xhca_opt_usage(f, xopts, 25);
@@ -375,12 +394,125 @@ static int parse_opts(int argc, char **argv, struct opts *o, int *next)
 	}
 }
 
+/* ---- the configuration file ---------------------------------------------- */
+
+/* --config FILE, else IFNAME's file in XHCA_CONF_DIR; NULL: neither given. */
+static const char *conf_path(const char *file, const char *ifname, char *buf, size_t len)
+{
+	if (file)
+		return file;
+	if (!ifname || snprintf(buf, len, XHCA_CONF_DIR "/%s.conf", ifname) >= (int)len)
+		return NULL;
+	return buf;
+}
+
+/* xhcad --check-config [IFNAME | --config FILE]: main's exit code. */
+static int check_config(const char *file, const char *ifname)
+{
+	char buf[PATH_MAX];
+	const char *path = conf_path(file, ifname, buf, sizeof(buf));
+	struct xhcad *scratch = calloc(1, sizeof(*scratch));
+	struct opts o = { .d = scratch };
+	int n;
+
+	if (!path || !scratch) {
+		fprintf(stderr, "xhcad: --check-config: give IFNAME or --config FILE\n");
+		free(scratch);
+		return 2;
+	}
+	n = xhca_opt_file("xhcad", xopts, path, &o, &o.conf_text);
+	free(o.conf_text);
+	free(scratch);
+	if (n == -ENOENT && !file)
+		fprintf(stderr, "xhcad: %s: no such file (xhcad %s starts with the defaults)\n",
+			path, ifname);
+	else if (n < 0)
+		fprintf(stderr, "xhcad: %s: cannot read it: %s\n", path, strerror(-n));
+	else if (n)
+		fprintf(stderr, "xhcad: %s: %d mistake%s\n", path, n, n == 1 ? "" : "s");
+	else
+		printf("xhcad: %s: no mistakes\n", path);
+	return n ? 1 : 0;
+}
+
+/* The configuration file into o: --config FILE, or IFNAME's if it is
+ * there. Returns 0, or main's exit code + 1 (2: bad usage, which the
+ * unit does not restart on). */
+static int read_config(struct opts *o, const char *file, const char *ifname)
+{
+	char buf[PATH_MAX];
+	const char *path = conf_path(file, ifname, buf, sizeof(buf));
+	int n = path ? xhca_opt_file("xhcad", xopts, path, o, &o->conf_text) : -ENOENT;
+
+	if (n == -ENOENT && !file)
+		return 0; /* no file: the defaults */
+	if (n < 0)
+		fprintf(stderr, "xhcad: %s: cannot read it: %s\n", path, strerror(-n));
+	else if (n)
+		fprintf(stderr, "xhcad: %s: %d mistake%s (xhcad --check-config); not started\n",
+			path, n, n == 1 ? "" : "s");
+	else
+		snprintf(o->conf, sizeof(o->conf), "%s", path);
+	return n ? 3 : 0;
+}
+
+/* The settings: the command line's over the configuration file's. The
+ * command line is read first into scratch settings, for --config,
+ * --check-config and the interface, then again after the file. Returns 0
+ * to go on (*next: the interface's argument), or main's exit code + 1. */
+static int configure(int argc, char **argv, struct opts *o, int *next)
+{
+	struct xhcad *scratch = calloc(1, sizeof(*scratch));
+	struct opts first = { .d = scratch };
+	const char *ifname;
+	int rc = scratch ? parse_opts(argc, argv, &first, next) : 2;
+
+	free(scratch); /* (what the first reading keeps points into argv) */
+	if (rc)
+		return rc;
+	ifname = *next == argc - 1 ? argv[*next] : NULL;
+	if (*next < argc - 1 || (!ifname && !first.check)) {
+		fprintf(stderr, "xhcad: give exactly one interface name (xhcad IFNAME)\n");
+		usage(stderr);
+		return 3;
+	}
+	if (first.check)
+		return check_config(first.config, ifname) + 1;
+	rc = read_config(o, first.config, ifname);
+	return rc ? rc : parse_opts(argc, argv, o, next);
+}
+
+/* --mtu: the interface's MTU, before xhca_rx is attached or taken back
+ * (an MTU it has already is left alone). */
+static int link_set_mtu(const char *ifname, __u32 mtu)
+{
+	struct ifreq ifr = { 0 };
+	int err = 0, fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu == (int)mtu)
+		goto out;
+	ifr.ifr_mtu = (int)mtu;
+	if (ioctl(fd, SIOCSIFMTU, &ifr)) {
+		err = -errno;
+		pr_warn("--mtu %u: %s refuses it: %s (ip -d link show %s: minmtu, maxmtu)\n", mtu,
+			ifname, strerror(-err), ifname);
+	}
+out:
+	close(fd);
+	return err;
+}
+
 /* Load (or adopt) the program, rebuild the tables, serve until a signal,
  * and take it all down again. Returns main's exit code. */
 static int serve(struct xhcad *d, const struct opts *o, int lfd)
 {
-	int err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
+	int err = o->mtu ? link_set_mtu(d->ifname, o->mtu) : 0;
 
+	if (!err)
+		err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
 	if (err)
 		return 1;
 	err = qp_table_init(d);
@@ -441,6 +573,38 @@ static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
 	return 0;
 }
 
+/* Everything after the settings: main's exit code. */
+static int run(struct xhcad *d, struct opts *o, const char *ifname)
+{
+	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int lfd, err;
+
+	xhca_log_init("xhcad", o->verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
+	if (o->conf[0])
+		pr_info("settings from %s (the command line over them)\n", o->conf);
+	err = interface(d, o, ifname);
+	if (err)
+		return err;
+	d->start_ms = now_ms();
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (ensure_bpffs(d->pin_dir))
+		return 1;
+	/* Claim the socket first: a second xhcad for the same interface must
+	 * not touch the program or the maps. */
+	lfd = ctl_listen(d);
+	if (lfd < 0)
+		return 1;
+	err = serve(d, o, lfd);
+	close(lfd);
+	unlink(d->sock_path);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct xhcad d = {
@@ -454,37 +618,10 @@ int main(int argc, char **argv)
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };
-	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK. */
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	struct sigaction sa = { .sa_handler = on_signal };
-	int lfd, err, next;
+	int err, next;
 
-	err = parse_opts(argc, argv, &o, &next);
-	if (err)
-		return err - 1;
-	if (next != argc - 1) {
-		fprintf(stderr, "xhcad: give exactly one interface name (xhcad IFNAME)\n");
-		usage(stderr);
-		return 2;
-	}
-	xhca_log_init("xhcad", o.verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
-	err = interface(&d, &o, argv[next]);
-	if (err)
-		return err;
-	d.start_ms = now_ms();
-	setrlimit(RLIMIT_MEMLOCK, &rl);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (ensure_bpffs(d.pin_dir))
-		return 1;
-	/* Claim the socket first: a second xhcad for the same interface must
-	 * not touch the program or the maps. */
-	lfd = ctl_listen(&d);
-	if (lfd < 0)
-		return 1;
-	err = serve(&d, &o, lfd);
-	close(lfd);
-	unlink(d.sock_path);
+	err = configure(argc, argv, &o, &next);
+	err = err ? err - 1 : run(&d, &o, argv[next]);
+	free(o.conf_text); /* (the settings' strings: xhcad is done with them) */
 	return err;
 }

@@ -23,6 +23,7 @@
 
 #define XHCA_RUN_DIR "/run/xhca"
 #define XHCA_PIN_ROOT "/sys/fs/bpf/xhca"
+#define XHCA_CONF_DIR "/etc/xhca"	/* xhcad's settings: IFNAME.conf */
 #define XHCA_CTL_MAGIC 0x58484341u /* "XHCA" */
 #define XHCA_CTL_MAX_PAYLOAD (16u << 20)
 #define XHCA_ERRMSG_LEN 256

@@ -6,14 +6,23 @@
  * once connected. One line per step, "ok"/"not ok", then exit 0 when all
  * went as expected.
  *
- *   server IF PORT accept|reject   listen on PORT; the request: accepted
+ *   server IF PORT WHAT            listen on PORT; the request: accept
  *                                  (then a SEND received, the peer's
- *                                  DREQ: DISCONNECTED) or rejected with
- *                                  private data "no thanks"
+ *                                  DREQ: DISCONNECTED), reject (private
+ *                                  data "no thanks"), dies (exit, not
+ *                                  answered) or late (the client gone:
+ *                                  its REJ, reason 4)
  *   client IF SRC DST PORT expect  connect; expect: established (a SEND,
  *                                  then disconnect: DISCONNECTED),
  *                                  dies (a SEND, then exits connected),
+ *                                  gone (exits before an answer),
  *                                  rejected:REASON or unreachable
+ *   ud-server IF PORT accept|reject  the same for a UD id: a SIDR_REQ,
+ *                                  answered with the QP and Q_Key (then a
+ *                                  UD SEND received) or refused
+ *   ud-client IF SRC DST PORT expect  SIDR_REQ; expect: established (a UD
+ *                                  SEND to what SIDR_REP said) or
+ *                                  rejected:STATUS
  */
 #include <errno.h>
 #include <poll.h>
@@ -60,12 +69,17 @@ static void die(const char *what, int rc)
 	exit(1);
 }
 
-static void side_open(struct side *s, const char *ifname)
+#define UD_QKEY 0x01234567u /* rdma_cm's RDMA_UDP_QKEY */
+
+/* A session with a QP (RC, or UD with UD_QKEY in RTS), a CQ, a buffer,
+ * an event channel and a cm id of the QP's type. */
+static void side_open(struct side *s, const char *ifname, int ud)
 {
-	struct xhca_qp_init_attr ia = { .type = XHCA_QPT_RC, .flowq = -1, .rq_depth = 16,
-					.sq_depth = 16 };
+	struct xhca_qp_init_attr ia = { .type = ud ? XHCA_QPT_UD : XHCA_QPT_RC, .flowq = -1,
+					.rq_depth = 16, .sq_depth = 16 };
 	struct xhca_qp_attr at = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
-	struct xhca_cm_id id = { .ps = XHCA_CM_PS_TCP, .qp_type = XHCA_QPT_RC };
+	struct xhca_cm_id id = { .ps = ud ? XHCA_CM_PS_UDP : XHCA_CM_PS_TCP,
+				 .qp_type = ia.type };
 	int rc;
 
 	s->ctx = xhca_open(ifname);
@@ -77,6 +91,13 @@ static void side_open(struct side *s, const char *ifname)
 	s->qp = s->cq && s->buf ? xhca_qp_create(s->ctx, &ia) : NULL;
 	if (!s->qp || xhca_qp_modify(s->qp, &at))
 		die("QP", -errno);
+	for (__u8 st = XHCA_QPS_RTR; ud && st <= XHCA_QPS_RTS; st++) {
+		struct xhca_qp_attr u = { .mask = XHCA_QPA_STATE | XHCA_QPA_QKEY, .state = st,
+					  .qkey = UD_QKEY };
+
+		if (xhca_qp_modify(s->qp, &u))
+			die("UD QP", -errno);
+	}
 	rc = xhca_session_call(s->ctx, XHCA_CTL_CM_CHANNEL, NULL, 0, -1, &s->chan,
 			       sizeof(s->chan), &s->chan_fd);
 	if (rc)
@@ -133,15 +154,16 @@ static int wait_wc(struct side *s, struct xhca_wc *wc)
 	return -1;
 }
 
-static int server(const char *ifname, int port, int accept)
+static int server(const char *ifname, int port, const char *what)
 {
+	int accept = !strcmp(what, "accept");
 	struct xhca_cm_listen l = { .backlog = 4, .port = (__u16)port };
 	struct xhca_cm_event ev;
 	struct side s = {};
 	struct xhca_wc wc;
 	int t;
 
-	side_open(&s, ifname);
+	side_open(&s, ifname, 0);
 	l.id = s.id;
 	check(!cm(&s, XHCA_CTL_CM_LISTEN, &l, sizeof(l)), "server: listening on port %d", port);
 	printf("# ready\n");
@@ -150,6 +172,19 @@ static int server(const char *ifname, int port, int accept)
 	check(t == XHCA_CM_EV_CONNECT_REQUEST && ev.listen_id == s.id && ev.id != s.id,
 	      "server: CONNECT_REQUEST on a new id (%d, id %u, listener %u), private data '%.8s'",
 	      t, ev.id, ev.listen_id, (const char *)ev.pdata);
+	if (!strcmp(what, "dies")) { /* the request unanswered: xhcad's end rejects it */
+		check(1, "server: exits with the request unanswered");
+		_exit(fails ? 1 : 0);
+	}
+	if (!strcmp(what, "late")) { /* the client gone before our answer */
+		__u32 req = ev.id;
+
+		t = next_event(&s, &ev, 10000);
+		check(t == XHCA_CM_EV_REJECTED && ev.id == req && ev.status == 4,
+		      "server: the request REJECTED by its sender, reason 4 (timeout) (%d, status %d)",
+		      t, ev.status);
+		return fails;
+	}
 	if (!accept) {
 		struct xhca_cm_reject r = { .id = ev.id, .pdata_len = 9 };
 
@@ -189,13 +224,17 @@ static int client(const char *ifname, const char *src, const char *dst, int port
 	struct xhca_wc wc;
 	int t;
 
-	side_open(&s, ifname);
+	side_open(&s, ifname, 0);
 	k.id = s.id;
 	k.qpn = xhca_qp_num(s.qp);
 	xhca_ip_parse(src, k.src_ip);
 	xhca_ip_parse(dst, k.dst_ip);
 	memcpy(k.pdata, "hi cm", 5);
 	check(!cm(&s, XHCA_CTL_CM_CONNECT, &k, sizeof(k)), "client: REQ sent");
+	if (!strcmp(expect, "gone")) { /* before any answer */
+		check(1, "client: exits before the answer");
+		_exit(fails ? 1 : 0);
+	}
 	t = next_event(&s, &ev, 30000);
 	if (!strncmp(expect, "rejected:", 9)) {
 		check(t == XHCA_CM_EV_REJECTED && ev.status == atoi(expect + 9),
@@ -233,14 +272,103 @@ static int client(const char *ifname, const char *src, const char *dst, int port
 	return fails;
 }
 
+/* UD: a SIDR_REQ to a UD listener, accepted (its QPN and Q_Key, then a UD
+ * SEND to them) or refused with the SIDR status. */
+static int ud_server(const char *ifname, int port, int accept)
+{
+	struct xhca_cm_listen l = { .backlog = 4, .port = (__u16)port };
+	struct xhca_cm_event ev;
+	struct side s = {};
+	struct xhca_wc wc;
+	int t;
+
+	side_open(&s, ifname, 1);
+	l.id = s.id;
+	check(!cm(&s, XHCA_CTL_CM_LISTEN, &l, sizeof(l)), "ud server: listening on port %d", port);
+	printf("# ready\n");
+	fflush(stdout);
+	t = next_event(&s, &ev, 20000);
+	check(t == XHCA_CM_EV_CONNECT_REQUEST && ev.listen_id == s.id,
+	      "ud server: CONNECT_REQUEST (SIDR_REQ) (%d), private data '%.5s'", t,
+	      (const char *)ev.pdata);
+	if (!accept) {
+		struct xhca_cm_reject r = { .id = ev.id, .pdata_len = 9 };
+
+		memcpy(r.pdata, "no thanks", 9);
+		check(!cm(&s, XHCA_CTL_CM_REJECT, &r, sizeof(r)), "ud server: refused");
+		return fails;
+	}
+	{
+		struct xhca_cm_conn k = { .id = ev.id, .qpn = xhca_qp_num(s.qp), .qkey = UD_QKEY,
+					  .pdata_len = 7 };
+
+		memcpy(k.pdata, "welcome", 7);
+		xhca_post_recv(s.qp, 1, s.buf, 256);
+		check(!cm(&s, XHCA_CTL_CM_ACCEPT, &k, sizeof(k)),
+		      "ud server: accepted (SIDR_REP: QP 0x%06x, Q_Key 0x%08x)", k.qpn, k.qkey);
+	}
+	check(!wait_wc(&s, &wc) && wc.opcode == XHCA_WC_RECV && !memcmp(s.buf + 40, "hello ud", 8),
+	      "ud server: the client's UD SEND received (after its 40-byte GRH)");
+	return fails;
+}
+
+static int ud_client(const char *ifname, const char *src, const char *dst, int port,
+		     const char *expect)
+{
+	struct xhca_cm_conn k = { .dst_port = (__u16)port, .src_port = 40001, .pdata_len = 5 };
+	struct xhca_cm_event ev;
+	struct side s = {};
+	struct xhca_wc wc;
+	int t;
+
+	side_open(&s, ifname, 1);
+	k.id = s.id;
+	k.qpn = xhca_qp_num(s.qp);
+	k.qkey = UD_QKEY;
+	xhca_ip_parse(src, k.src_ip);
+	xhca_ip_parse(dst, k.dst_ip);
+	memcpy(k.pdata, "hi ud", 5);
+	check(!cm(&s, XHCA_CTL_CM_CONNECT, &k, sizeof(k)), "ud client: SIDR_REQ sent");
+	t = next_event(&s, &ev, 30000);
+	if (!strncmp(expect, "rejected:", 9)) {
+		check(t == XHCA_CM_EV_REJECTED && ev.status == atoi(expect + 9),
+		      "ud client: REJECTED with SIDR status %d (%d, status %d), private data '%.9s'",
+		      atoi(expect + 9), t, ev.status, (const char *)ev.pdata);
+		return fails;
+	}
+	check(t == XHCA_CM_EV_ESTABLISHED && ev.qkey == UD_QKEY && ev.qpn &&
+	      !memcmp(ev.pdata, "welcome", 7),
+	      "ud client: ESTABLISHED (SIDR_REP): QP 0x%06x, Q_Key 0x%08x (%d)", ev.qpn, ev.qkey,
+	      t);
+	{
+		struct xhca_sge sg = { .addr = (uintptr_t)s.buf, .length = 8 };
+		struct xhca_send_wr wr = { .wr_id = 9, .sg_list = &sg, .num_sge = 1,
+					   .opcode = XHCA_WR_SEND,
+					   .send_flags = XHCA_SEND_SIGNALED };
+
+		memcpy(wr.wr.ud.dest_ip, k.dst_ip, 16);
+		wr.wr.ud.remote_qpn = ev.qpn;
+		wr.wr.ud.remote_qkey = ev.qkey;
+		memcpy(s.buf, "hello ud", 8);
+		check(!xhca_post_send(s.qp, &wr, NULL) && !wait_wc(&s, &wc) && !wc.status,
+		      "ud client: a UD SEND to the QP the SIDR_REP named");
+	}
+	return fails;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 5 && !strcmp(argv[1], "server"))
-		return server(argv[2], atoi(argv[3]), !strcmp(argv[4], "accept")) ? 1 : 0;
+		return server(argv[2], atoi(argv[3]), argv[4]) ? 1 : 0;
+	if (argc == 5 && !strcmp(argv[1], "ud-server"))
+		return ud_server(argv[2], atoi(argv[3]), !strcmp(argv[4], "accept")) ? 1 : 0;
+	if (argc == 7 && !strcmp(argv[1], "ud-client"))
+		return ud_client(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]) ? 1 : 0;
 	if (argc == 7 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]) ? 1 : 0;
-	fprintf(stderr, "usage: xhca-cmtest server IF PORT accept|reject | "
-		"client IF SRC DST PORT established|dies|rejected:N|unreachable\n");
+	fprintf(stderr, "usage: xhca-cmtest server IF PORT accept|reject|dies|late | "
+		"client IF SRC DST PORT established|dies|gone|rejected:N|unreachable | "
+		"ud-server IF PORT accept|reject | ud-client IF SRC DST PORT established|rejected:N\n");
 	return 2;
 }

@@ -16,7 +16,10 @@
  * their answer and are sent again on a timer, up to CM_RETRIES; an MRA
  * makes the peer's wait longer; a duplicate of a REQ not yet accepted is
  * answered with an MRA, of a REP of an established connection with the
- * RTU again. Layouts and the rdma_cm header in the REQ's private data
+ * RTU again. A UD id resolves a service ID instead (SIDR_REQ, SIDR_REP:
+ * the peer's UD QP and Q_Key, or its refusal). An id destroyed mid-way
+ * tells the peer first (REJ 4 of a REQ sent, REJ 28 of one received,
+ * DREQ of a connection). Layouts and the rdma_cm header in the REQ's private data
  * follow what Linux's ib_cm and rdma_cm send, so either side can be RXE.
  */
 #include <errno.h>
@@ -40,9 +43,16 @@
 
 enum cm_attr {
 	ATTR_REQ = 0x0010, ATTR_MRA = 0x0011, ATTR_REJ = 0x0012, ATTR_REP = 0x0013,
-	ATTR_RTU = 0x0014, ATTR_DREQ = 0x0015, ATTR_DREP = 0x0016,
+	ATTR_RTU = 0x0014, ATTR_DREQ = 0x0015, ATTR_DREP = 0x0016, ATTR_SIDR_REQ = 0x0017,
+	ATTR_SIDR_REP = 0x0018,
 };
 
+/* SIDR_REP's status (IBA 12.11.2) */
+#define SIDR_OK 0
+#define SIDR_UNSUPPORTED 1	/* no listener for the service ID */
+#define SIDR_REJECT 2		/* the consumer's */
+
+#define REJ_TIMEOUT 4		/* the active side gave up (its id destroyed) */
 #define REJ_INVALID_SID 8
 #define REJ_STALE 10
 #define REJ_CONSUMER 28
@@ -61,6 +71,8 @@ enum cm_attr {
 enum cm_state {
 	CM_IDLE, CM_LISTEN, CM_REQ_SENT, CM_REQ_RCVD, CM_REP_SENT, CM_REP_RCVD,
 	CM_ESTABLISHED, CM_DREQ_SENT, CM_TIMEWAIT,
+	/* UD: service ID resolution, one request and its answer */
+	CM_SIDR_REQ_SENT, CM_SIDR_REQ_RCVD, CM_SIDR_REP_SENT,
 };
 
 struct cm_chan {
@@ -134,6 +146,12 @@ static void mad_header(struct cm_state_all *cm, __u8 *m, enum cm_attr attr, __u6
 	put64(m + 8, tid ? tid : (cm->next_tid++ << 32));
 	put16(m + 16, (__u16)attr);
 }
+
+/* A received MAD, where it came from and where to. */
+struct mad_in {
+	const __u8 *m, *q;	/* the MAD, its CM data */
+	__u8 local[16], remote[16];
+};
 
 /* ---- ids and channels ---------------------------------------------------- */
 
@@ -372,6 +390,10 @@ static void send_rej(struct xhcad *d, struct cm_conn_id *c, __u16 reason, int ms
 	put16(m + MAD_DATA + 10, reason);
 	if (pdata)
 		memcpy(m + MAD_DATA + 84, pdata, len > 148 ? 148 : len);
+	if (reason == REJ_TIMEOUT) {
+		m[MAD_DATA + 9] = 8 << 1;
+		put64(m + MAD_DATA + 12, d->cm->guid);
+	}
 	send_once(d, c, m);
 	d->cm->st.rejects_sent++;
 }
@@ -388,13 +410,53 @@ static void rej_unmatched(struct xhcad *d, const __u8 *req, const __u8 local[16]
 	send_rej(d, &c, reason, 0, NULL, 0);
 }
 
-/* ---- received messages -------------------------------------------------------- */
+/* SIDR_REQ (IBA 12.11.1): the request ID is our comm ID; rdma_cm's header
+ * and 180 bytes of private data. */
+static void build_sidr_req(struct xhcad *d, struct cm_conn_id *c, const struct xhca_cm_conn *k)
+{
+	__u8 *m = c->mad, *q = m + MAD_DATA;
 
-/* A received MAD, where it came from and where to. */
-struct mad_in {
-	const __u8 *m, *q;	/* the MAD, its CM data */
-	__u8 local[16], remote[16];
-};
+	mad_header(d->cm, m, ATTR_SIDR_REQ, 0);
+	c->tid = get64(m + 8);
+	put32(q + 0, c->local_cid);
+	put16(q + 4, XHCA_PKEY_DEFAULT);
+	put64(q + 8, c->sid);
+	cma_hdr_put(q + 16, c);
+	memcpy(q + 52, k->pdata, k->pdata_len > 180 ? 180 : k->pdata_len);
+}
+
+/* SIDR_REP (IBA 12.11.2) into m: the request's ID and TID echoed, status;
+ * accepted, the UD QP and its Q_Key; 136 bytes of private data. */
+static void build_sidr_rep(struct xhcad *d, const struct cm_conn_id *c, __u8 *m, __u8 status,
+			   __u32 qpn, __u32 qkey, const __u8 *pdata, __u8 len)
+{
+	__u8 *q = m + MAD_DATA;
+
+	mad_header(d->cm, m, ATTR_SIDR_REP, c->tid);
+	put32(q + 0, c->remote_cid);
+	q[4] = status;
+	put24(q + 8, qpn);
+	put64(q + 12, c->sid);
+	put32(q + 20, qkey);
+	if (pdata)
+		memcpy(q + 96, pdata, len > 136 ? 136 : len);
+}
+
+/* A SIDR_REP that refuses a request no id took: to where it came from. */
+static void sidr_refuse(struct xhcad *d, const struct mad_in *in, __u8 status)
+{
+	struct cm_conn_id c = { .remote_cid = get32(in->q), .tid = get64(in->m + 8),
+				.sid = get64(in->q + 8) };
+	__u8 m[MAD_LEN];
+
+	memcpy(c.local_ip, in->local, 16);
+	memcpy(c.remote_ip, in->remote, 16);
+	build_sidr_rep(d, &c, m, status, 0, 0, NULL, 0);
+	send_once(d, &c, m);
+	d->cm->st.rejects_sent++;
+}
+
+/* ---- received messages -------------------------------------------------------- */
 
 static struct cm_conn_id *by_local_cid(struct xhcad *d, __u32 cid)
 {
@@ -550,10 +612,22 @@ static int on_rtu(struct xhcad *d, const struct mad_in *in)
 	return 1;
 }
 
+/* A REJ of a request whose sender gave up before our answer names no comm
+ * ID of ours: the request's, from that address. */
+static struct cm_conn_id *by_request(struct xhcad *d, __u32 remote_cid, const __u8 ip[16])
+{
+	for (struct cm_conn_id *c = d->cm->ids; c && remote_cid; c = c->next)
+		if (c->remote_cid == remote_cid && c->state == CM_REQ_RCVD &&
+		    !memcmp(c->remote_ip, ip, 16))
+			return c;
+	return NULL;
+}
+
 static int on_rej(struct xhcad *d, const struct mad_in *in)
 {
 	const __u8 *q = in->q;
-	struct cm_conn_id *c = by_local_cid(d, get32(q + 4));
+	struct cm_conn_id *c = get32(q + 4) ? by_local_cid(d, get32(q + 4))
+					    : by_request(d, get32(q), in->remote);
 	struct xhca_cm_event ev = { .pdata_len = 148 };
 	__u16 reason = get16(q + 10);
 
@@ -627,6 +701,78 @@ static int on_drep(struct xhcad *d, const struct mad_in *in)
 	return 1; /* or a duplicate DREP, in time wait */
 }
 
+/* SIDR_REQ: a UD listener's CONNECT_REQUEST; a repeated one is answered
+ * again if it was (its SIDR_REP lost), else waits for the application. */
+static int on_sidr_req(struct xhcad *d, const struct mad_in *in)
+{
+	const __u8 *q = in->q;
+	struct xhca_cm_event ev = { .pdata_len = 180 };
+	__u8 src[16], dst[16];
+	struct cm_conn_id *l, *c;
+	__u16 sport;
+	int known;
+
+	for (c = d->cm->ids; c; c = c->next) {
+		if (c->remote_cid != get32(q) || memcmp(c->remote_ip, in->remote, 16) ||
+		    (c->state != CM_SIDR_REQ_RCVD && c->state != CM_SIDR_REP_SENT))
+			continue;
+		if (c->state == CM_SIDR_REP_SENT)
+			send_once(d, c, c->mad);
+		return 1;
+	}
+	if (cma_hdr_get(q + 16, src, dst, &sport) || memcmp(dst, in->local, 16)) {
+		sidr_refuse(d, in, SIDR_REJECT);
+		return 1;
+	}
+	l = listener(d, get64(q + 8), dst, XHCA_QPT_UD, &known);
+	if (!l || l->pending >= l->backlog) {
+		sidr_refuse(d, in, known ? SIDR_REJECT : SIDR_UNSUPPORTED);
+		return 1;
+	}
+	c = id_new(d, l->session, l->chan);
+	if (!c)
+		return 0;
+	c->ps = l->ps;
+	c->qp_type = XHCA_QPT_UD;
+	c->state = CM_SIDR_REQ_RCVD;
+	c->listen_id = l->id;
+	c->remote_cid = get32(q);
+	c->tid = get64(in->m + 8);
+	c->sid = get64(q + 8);
+	memcpy(c->local_ip, in->local, 16);
+	memcpy(c->remote_ip, in->remote, 16);
+	c->local_port = l->lport;
+	c->remote_port = sport;
+	l->pending++;
+	ev.listen_id = l->id;
+	memcpy(ev.pdata, q + 52, 180);
+	event(d, c, XHCA_CM_EV_CONNECT_REQUEST, 0, &ev);
+	return 1;
+}
+
+/* SIDR_REP: the peer's UD QP and Q_Key (ESTABLISHED), or its refusal
+ * (REJECTED, the SIDR status). */
+static int on_sidr_rep(struct xhcad *d, const struct mad_in *in)
+{
+	const __u8 *q = in->q;
+	struct cm_conn_id *c = by_local_cid(d, get32(q));
+	struct xhca_cm_event ev = { .pdata_len = 136 };
+
+	if (!c || c->state != CM_SIDR_REQ_SENT || memcmp(c->remote_ip, in->remote, 16))
+		return 0;
+	c->mad_live = 0;
+	c->state = CM_IDLE;
+	memcpy(ev.pdata, q + 96, 136);
+	if (q[4] != SIDR_OK) {
+		event(d, c, XHCA_CM_EV_REJECTED, q[4], &ev);
+		return 1;
+	}
+	ev.qpn = get24(q + 8);
+	ev.qkey = get32(q + 20);
+	event(d, c, XHCA_CM_EV_ESTABLISHED, 0, &ev);
+	return 1;
+}
+
 int cm_recv(struct xhcad *d, const struct pkt_info *pi)
 {
 	const struct xhca_rx_meta *m = pi->m;
@@ -657,7 +803,9 @@ int cm_recv(struct xhcad *d, const struct pkt_info *pi)
 	case ATTR_MRA: taken = on_mra(d, &in); break;
 	case ATTR_DREQ: taken = on_dreq(d, &in); break;
 	case ATTR_DREP: taken = on_drep(d, &in); break;
-	default: taken = 0; break; /* SIDR, LAP, APR, ClassPortInfo: not ours */
+	case ATTR_SIDR_REQ: taken = on_sidr_req(d, &in); break;
+	case ATTR_SIDR_REP: taken = on_sidr_rep(d, &in); break;
+	default: taken = 0; break; /* LAP, APR (no alternate paths on RoCE), ClassPortInfo */
 	}
 	d->cm->st.ignored += !taken;
 	return XHCA_H_CM;
@@ -735,9 +883,9 @@ int cm_id_create(struct xhcad *d, __u32 session, struct xhca_cm_id *a, char *err
 
 	if (!chan_find(d, a->chan, session))
 		return errf(err, errlen, -ENOENT, "cm id: no channel %u in this session", a->chan);
-	if (a->qp_type != XHCA_QPT_RC && a->qp_type != XHCA_QPT_UC)
-		return errf(err, errlen, -EOPNOTSUPP, "cm id: QP type %u: RC and UC connect here "
-			    "(UD's SIDR is not there yet)", a->qp_type);
+	if (a->qp_type != XHCA_QPT_RC && a->qp_type != XHCA_QPT_UC && a->qp_type != XHCA_QPT_UD)
+		return errf(err, errlen, -EINVAL, "cm id: QP type %u: use RC, UC or UD",
+			    a->qp_type);
 	c = id_new(d, session, a->chan);
 	if (!c)
 		return -ENOMEM;
@@ -828,8 +976,13 @@ int cm_connect(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, cha
 	c->local_port = k->src_port;
 	c->remote_port = k->dst_port;
 	c->sid = (__u64)c->ps << 16 | k->dst_port;
-	build_req(d, c, k);
-	c->state = CM_REQ_SENT;
+	if (c->qp_type == XHCA_QPT_UD) {
+		build_sidr_req(d, c, k);
+		c->state = CM_SIDR_REQ_SENT;
+	} else {
+		build_req(d, c, k);
+		c->state = CM_REQ_SENT;
+	}
 	send_waiting(d, c, 2 * ns_of_cm_time(CM_PKT_LIFE) + ns_of_cm_time(CM_RESP_TIMEOUT_REMOTE));
 	return 0;
 }
@@ -844,13 +997,19 @@ int cm_accept(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, char
 	rc = rc ?: own_qp(d, session, c, k->qpn, "cm accept", err, errlen);
 	if (rc)
 		return rc;
-	if (c->state != CM_REQ_RCVD)
+	if (c->state != CM_REQ_RCVD && c->state != CM_SIDR_REQ_RCVD)
 		return errf(err, errlen, -EINVAL, "cm accept: cm id %u has no request to accept",
 			    k->id);
 	l = id_find(d, c->listen_id, 0);
 	if (l && l->pending)
 		l->pending--;
 	c->local_qpn = k->qpn;
+	if (c->state == CM_SIDR_REQ_RCVD) { /* kept: a repeated SIDR_REQ gets it again */
+		build_sidr_rep(d, c, c->mad, SIDR_OK, k->qpn, k->qkey, k->pdata, k->pdata_len);
+		send_once(d, c, c->mad);
+		c->state = CM_SIDR_REP_SENT;
+		return 0;
+	}
 	build_rep(d, c, k);
 	c->state = CM_REP_SENT;
 	/* the active side's REQ says how long it takes to answer: within
@@ -868,12 +1027,19 @@ int cm_reject(struct xhcad *d, __u32 session, const struct xhca_cm_reject *r, ch
 
 	if (rc)
 		return rc;
-	if (c->state != CM_REQ_RCVD && c->state != CM_REP_RCVD)
+	if (c->state != CM_REQ_RCVD && c->state != CM_REP_RCVD && c->state != CM_SIDR_REQ_RCVD)
 		return errf(err, errlen, -EINVAL, "cm reject: cm id %u has nothing to reject",
 			    r->id);
-	l = c->state == CM_REQ_RCVD ? id_find(d, c->listen_id, 0) : NULL;
+	l = c->state != CM_REP_RCVD ? id_find(d, c->listen_id, 0) : NULL;
 	if (l && l->pending)
 		l->pending--;
+	if (c->state == CM_SIDR_REQ_RCVD) {
+		build_sidr_rep(d, c, c->mad, SIDR_REJECT, 0, 0, r->pdata, r->pdata_len);
+		send_once(d, c, c->mad);
+		d->cm->st.rejects_sent++;
+		c->state = CM_SIDR_REP_SENT;
+		return 0;
+	}
 	send_rej(d, c, REJ_CONSUMER, c->state == CM_REQ_RCVD ? 0 : 1, r->pdata, r->pdata_len);
 	c->state = CM_IDLE;
 	return 0;
@@ -940,8 +1106,18 @@ static void id_drop(struct xhcad *d, struct cm_conn_id *c)
 
 		if (l && l->pending)
 			l->pending--;
-		if (c->state != CM_REQ_SENT || c->remote_cid)
+		if (c->state == CM_REQ_SENT) /* as Linux: timeout, our GUID the ARI */
+			send_rej(d, c, REJ_TIMEOUT, 2, NULL, 0);
+		else
 			send_rej(d, c, REJ_CONSUMER, c->state == CM_REQ_RCVD ? 0 : 2, NULL, 0);
+	} else if (c->state == CM_SIDR_REQ_RCVD) {
+		struct cm_conn_id *l = id_find(d, c->listen_id, 0);
+
+		if (l && l->pending)
+			l->pending--;
+		build_sidr_rep(d, c, m, SIDR_REJECT, 0, 0, NULL, 0);
+		send_once(d, c, m);
+		d->cm->st.rejects_sent++;
 	} else if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT) {
 		build_ids(d, c, m, ATTR_DREQ, 0);
 		put24(m + MAD_DATA + 8, c->remote_qpn);
@@ -949,7 +1125,8 @@ static void id_drop(struct xhcad *d, struct cm_conn_id *c)
 	}
 	if (c->state == CM_LISTEN) /* its requests nobody accepted go with it */
 		for (struct cm_conn_id *o = d->cm->ids; o; o = o->next)
-			if (o->listen_id == c->id && o->state == CM_REQ_RCVD)
+			if (o->listen_id == c->id &&
+			    (o->state == CM_REQ_RCVD || o->state == CM_SIDR_REQ_RCVD))
 				o->listen_id = 0;
 	id_free(d, c);
 }
@@ -998,6 +1175,7 @@ static void gave_up(struct xhcad *d, struct cm_conn_id *c)
 	switch (c->state) {
 	case CM_REQ_SENT:
 	case CM_REP_SENT:
+	case CM_SIDR_REQ_SENT:
 		c->state = CM_IDLE;
 		event(d, c, XHCA_CM_EV_UNREACHABLE, -ETIMEDOUT, NULL);
 		break;

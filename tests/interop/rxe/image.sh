@@ -6,7 +6,9 @@
 #   image.sh build   CACHE/guest/{vmlinuz,initrd.img}: that kernel and an
 #                    initramfs (cpio) of its modules (rdma_rxe, virtio, 9p, ...),
 #                    busybox-static, and the installed files of ibverbs-utils,
-#                    ibverbs-providers (rxe), perftest and iproute2's rdma with
+#                    ibverbs-providers (rxe), perftest, rdmacm-utils (rping,
+#                    ucmatose, udaddy; the kernel's rdma_cm and rdma_ucm
+#                    loaded) and iproute2's rdma with
 #                    the libraries they load. Rebuilt only when an input changed
 #                    (a stamp of the packages' versions and of the init script).
 #   image.sh path    prints the image's folder (after build)
@@ -16,14 +18,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${XHCA_CACHE:-/var/cache/xhca}/rxe
 mkdir -p "$cache"
 # modules the guest loads (with what they depend on, from modules.dep)
-MODS="virtio_pci virtio_net 9pnet_virtio 9p crc32_generic rdma_rxe ib_uverbs"
+MODS="virtio_pci virtio_net 9pnet_virtio 9p crc32_generic rdma_rxe ib_uverbs rdma_cm rdma_ucm"
 # programs the guest runs; libraries follow from ldd
 PROGS="/usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpong
 	/usr/bin/ibv_uc_pingpong /usr/bin/ibv_devinfo /usr/bin/ibv_devices
 	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/ib_atomic_bw
 	/usr/bin/ib_write_lat /usr/bin/ib_send_lat /usr/bin/ib_read_lat /usr/bin/ib_atomic_lat
+	/usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy
 	/usr/bin/rdma /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so"
-PKGS="ibverbs-utils ibverbs-providers libibverbs1 perftest iproute2 busybox-static libc6"
+PKGS="ibverbs-utils ibverbs-providers libibverbs1 perftest iproute2 busybox-static libc6
+	rdmacm-utils librdmacm1"
 
 kernel_pkg() {
 	apt-cache depends linux-image-amd64 2>/dev/null |
@@ -121,6 +125,8 @@ build() {
 		ldd "$f" | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'
 	done | sort -u | while read -r f; do put "$root" "$f"; done
 	put "$root" /etc/libibverbs.d/rxe.driver
+	# glibc loads it for pthread_exit (rping's threads end so)
+	put "$root" "$(gcc -print-file-name=libgcc_s.so.1 2>/dev/null | xargs readlink -f)"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$out.new/initrd.img"

@@ -232,6 +232,12 @@ static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int 
 	return err;
 }
 
+int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, void *resp,
+		      __u32 resp_len, int *recv_fd)
+{
+	return call(ctx, op, req, len, -1, resp, resp_len, recv_fd);
+}
+
 static int fail(struct xhca_ctx *ctx, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int fail(struct xhca_ctx *ctx, int err, const char *fmt, ...)

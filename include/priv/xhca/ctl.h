@@ -514,6 +514,14 @@ int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_
  * On a daemon error returns its -errno and copies its message to errmsg. */
 int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		  __u32 *resp_len, char *errmsg, size_t errlen);
+/* A request on an application session of libxhca (xhca_open): the requests
+ * of other parts of the session than libxhca's own, the rdma_cm library's
+ * (cm.h). As libxhca's own calls: a session whose xhcad restarted is resumed
+ * first; 0 or -errno, xhca_errmsg() says why; resp_len bytes of the reply
+ * into resp, a descriptor that came with it in *recv_fd (-1: none). */
+struct xhca_ctx;
+int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, void *resp,
+		      __u32 resp_len, int *recv_fd);
 /* Server side helpers (also used by the client). pass_fd >= 0 goes along as
  * SCM_RIGHTS; a received one lands in *fdp (else -1). */
 int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len);

@@ -76,6 +76,16 @@ XHCAD_LAYERS := util sched reorder locksvc loader xsk resp_exec pxq hostmem mr q
 VERBS_SRCS := $(wildcard user/verbs/*.c) user/lib/xhca.c user/lib/ctl.c
 VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
+# xhca's librdmacm.so.1 (user/rdmacm/): beside the verbs library (xhca exec
+# puts that directory first), linked to it, every symbol hidden but the
+# export set of rdma-core 44 (librdmacm.map). Its files in layers, lowest
+# first, as XHCAD_LAYERS (user/rdmacm/xcm.h says what each does); the pure
+# ones are in the unit tests too.
+RDMACM_LAYERS := compat addrinfo inet port qpattr evconv device channel id qp event addr conn \
+	mcast ep
+RDMACM_PURE := addrinfo inet port qpattr evconv
+RDMACM_OBJS := $(patsubst %,$(OUT)/pic/user/rdmacm/%.o,$(RDMACM_LAYERS))
+RDMACM_LIB := $(OUT)/verbs/librdmacm.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest $(OUT)/px_counter.so \
 	$(OUT)/xhca-impair $(OUT)/xhca-verbstest
@@ -90,7 +100,8 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
 	qemu-system-x86_64:qemu-system-x86 /usr/share/doc/busybox-static/copyright:busybox-static \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
-	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3
+	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
+	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils
 
 .PHONY: all deps compile ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install clean
 .DELETE_ON_ERROR:
@@ -98,7 +109,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 
 all: compile
 
-compile: $(BPF_OBJS) $(BINS) $(TEST_BINS) $(VERBS_LIB)
+compile: $(BPF_OBJS) $(BINS) $(TEST_BINS) $(VERBS_LIB) $(RDMACM_LIB)
 
 # What the targets that run things need: the packages first (make deps
 # installs only what is missing), then the build.
@@ -160,6 +171,12 @@ $(VERBS_LIB): $(VERBS_OBJS) user/verbs/libibverbs.map
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Wl,-soname,libibverbs.so.1 -Wl,-z,now -Wl,--no-undefined \
 		-Wl,--version-script=user/verbs/libibverbs.map $(VERBS_OBJS) -o $@ -lpthread
 
+$(RDMACM_LIB): $(RDMACM_OBJS) $(VERBS_LIB) user/rdmacm/librdmacm.map
+	@echo "  LD      $@"
+	$(Q)$(CC) $(PIC_CFLAGS) -shared -Wl,-soname,librdmacm.so.1 -Wl,-z,now -Wl,--no-undefined \
+		-Wl,--version-script=user/rdmacm/librdmacm.map $(RDMACM_OBJS) -o $@ \
+		-L$(OUT)/verbs -l:libibverbs.so.1 -lpthread
+
 $(LIB): $(LIB_OBJS)
 	$(Q)ar rcs $@ $^
 
@@ -194,7 +211,8 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 UNIT_LAYERS := util sched reorder locksvc resp_exec pxq hostmem mr qptab flowq cq session net \
 	receive respond request dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
-		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) $(LIB)
+		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \
+		  $(patsubst %,$(OUT)/user/rdmacm/%.o,$(RDMACM_PURE)) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -234,9 +252,11 @@ $(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 print-%:
 	@echo $($*)
 
-# xhcad's files call only downward (XHCAD_LAYERS).
-check-layers: $(XHCAD_OBJS)
+# xhcad's files call only downward (XHCAD_LAYERS), and librdmacm's
+# (RDMACM_LAYERS).
+check-layers: $(XHCAD_OBJS) $(RDMACM_OBJS)
 	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
+	$(Q)tests/check_layers.sh "$(RDMACM_LAYERS)" $(RDMACM_OBJS)
 
 # T="NAME ...": only those tests (tests/run.sh: unit/FILE, integ/NAME, a NAME)
 test: ready
@@ -281,6 +301,7 @@ install: compile
 	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libxhca.a
 	install -d $(DESTDIR)$(PREFIX)/lib/xhca/verbs
 	install -m 0755 $(VERBS_LIB) $(DESTDIR)$(PREFIX)/lib/xhca/verbs/libibverbs.so.1
+	install -m 0755 $(RDMACM_LIB) $(DESTDIR)$(PREFIX)/lib/xhca/verbs/librdmacm.so.1
 	install -d $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 0644 man/xhcad.8 man/xhca.8 man/xhca-gen.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 

@@ -18,5 +18,7 @@ int test_resp_run(void);
 int test_req_run(void);
 /* its receive side: placement and completions, without a network (test_recv.c) */
 int test_recv_run(void);
+/* xhca's librdmacm: its pure parts (test_rdmacm.c) */
+int test_rdmacm_run(void);
 
 #endif /* XHCA_TESTS_H */

@@ -232,10 +232,10 @@ static int call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int 
 	return err;
 }
 
-int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, void *resp,
-		      __u32 resp_len, int *recv_fd)
+int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int send_fd,
+		      void *resp, __u32 resp_len, int *recv_fd)
 {
-	return call(ctx, op, req, len, -1, resp, resp_len, recv_fd);
+	return call(ctx, op, req, len, send_fd, resp, resp_len, recv_fd);
 }
 
 static int fail(struct xhca_ctx *ctx, int err, const char *fmt, ...)

@@ -70,7 +70,7 @@ static int cm_call(struct ibv_context *ctx, uint32_t op, const void *req, uint32
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	rc = xhca_session_call(c->x, op, req, len, resp, resp_len, recv_fd);
+	rc = xhca_session_call(c->x, op, req, len, -1, resp, resp_len, recv_fd);
 	if (rc && err && errlen)
 		snprintf(err, errlen, "%s", xhca_errmsg(c->x));
 	pthread_mutex_unlock(&c->lock);

@@ -503,6 +503,14 @@ struct xhca_status {
 	__u64 polled;		/* busy polls that found work: no wakeup needed */
 };
 
+/* A request on an application session of libxhca (the rdma_cm library's,
+ * and the tests'): the session's own connection, one request at a time,
+ * resumed if xhcad restarted; resp gets exactly resp_len bytes. 0 or
+ * -errno, xhca_errmsg(ctx) saying why. */
+struct xhca_ctx;
+int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, int send_fd,
+		      void *resp, __u32 resp_len, int *recv_fd);
+
 /* libxhca control client (user/lib/ctl.c). */
 int xhca_ctl_connect(const char *ifname);	/* fd or -errno */
 /* As xhca_ctl_call, with a file descriptor sent along (send_fd >= 0) and one
@@ -514,14 +522,6 @@ int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_
  * On a daemon error returns its -errno and copies its message to errmsg. */
 int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		  __u32 *resp_len, char *errmsg, size_t errlen);
-/* A request on an application session of libxhca (xhca_open): the requests
- * of other parts of the session than libxhca's own, the rdma_cm library's
- * (cm.h). As libxhca's own calls: a session whose xhcad restarted is resumed
- * first; 0 or -errno, xhca_errmsg() says why; resp_len bytes of the reply
- * into resp, a descriptor that came with it in *recv_fd (-1: none). */
-struct xhca_ctx;
-int xhca_session_call(struct xhca_ctx *ctx, __u32 op, const void *req, __u32 len, void *resp,
-		      __u32 resp_len, int *recv_fd);
 /* Server side helpers (also used by the client). pass_fd >= 0 goes along as
  * SCM_RIGHTS; a received one lands in *fdp (else -1). */
 int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len);

@@ -38,14 +38,21 @@ XCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 	return &c->ch;
 }
 
-/* (rdma-core's: the ids on it destroyed first; xhcad refuses otherwise and
- * its channel stays until the session ends.) */
+/*
+ * (rdma-core's: the ids on it destroyed first; xhcad refuses otherwise and
+ * its channel stays until the session ends.) A thread of the application
+ * may still wait in rdma_get_cm_event (rping's does, and exits on an
+ * error): the sockets leave the set before xhcad closes its ends, so that
+ * it goes on waiting, as on rdma-core's closed fd, and never reads a close.
+ */
 XCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct xcm_channel *c = xcm_chan(channel);
 
 	if (!c)
 		return;
+	for (struct xcm_leg *l = c->legs; l; l = l->next)
+		epoll_ctl(c->ch.fd, EPOLL_CTL_DEL, l->fd, NULL);
 	while (c->legs) {
 		struct xcm_leg *l = c->legs;
 

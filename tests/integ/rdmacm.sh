@@ -36,21 +36,12 @@ check "xhca exec: perftest loads xhca's librdmacm.so.1" grep -q "librdmacm.so.1 
 
 # ---- two xhca hosts ------------------------------------------------------------------
 MID_MTU=4200 two_hosts rdmacm 256
-for _ in $(seq 100); do
-	ip -n "$NS_A" link show "$IF_A" | grep -q 'state UP' &&
-		ip -n "$NS_B" link show "$IF_B" | grep -q 'state UP' && break
-	sleep 0.05
-done
-xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
+links_up
 
 # bound NS PS PORT: a program of namespace NS holds PORT of port space PS
-# (hex) in xhca's librdmacm (its reservation, an abstract unix socket).
-bound() { ip netns exec "$1" grep -q "@xhca-rdmacm:$2:$3:" /proc/net/unix; }
-wait_bound() {
-	for _ in $(seq 200); do bound "$@" && { sleep 0.2; return 0; }; sleep 0.05; done
-	return 1
-}
+# (hex) in xhca's librdmacm (its reservation, an abstract unix socket); a
+# moment more for the listen that follows the bind.
+bound() { ip netns exec "$1" grep -q "@xhca-rdmacm:$2:$3:" /proc/net/unix && sleep 0.2; }
 
 # Without xhcad's CM every case below would only time out: say so once.
 out=$(xb timeout 10 rping -c -a "$IP_A" -p 9 -C 1 2>&1)
@@ -60,28 +51,8 @@ if grep -q "Operation not supported" <<<"$out"; then
 fi
 
 # pair NAME SECS PS PORT 'SERVER' 'CLIENT': SERVER on A, CLIENT on B once
-# the server holds its port; each under a timeout of SECS, both must exit
-# 0. Output in $tmp/NAME.srv and $tmp/NAME.cli.
-pair() {
-	local name=$1 secs=$2 ps=$3 port=$4 srv=$5 cli=$6 spid rs rc
-	xa timeout "$secs" $srv >"$tmp/$name.srv" 2>&1 &
-	spid=$!
-	if ! wait_bound "$NS_A" "$ps" "$port"; then
-		wait "$spid"
-		fail "$name: the server never bound port $port: $(head -n 3 "$tmp/$name.srv" | tr '\n' ' ')"
-		return 1
-	fi
-	xb timeout "$secs" $cli >"$tmp/$name.cli" 2>&1
-	rc=$?
-	wait "$spid"
-	rs=$?
-	if [ "$rs" != 0 ] || [ "$rc" != 0 ]; then
-		fail "$name: server exit $rs, client exit $rc (124: timed out)"
-		tail -n 5 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
-		return 1
-	fi
-	return 0
-}
+# the server holds its port (exec_pair).
+pair() { exec_pair "$1" "$2" "bound $NS_A $3 $4" "$5" "$6"; }
 
 # rping_pair NAME PORT COUNT ARGS...: rping both ends, the client's every
 # ping printed (-v) and verified (-V) by both.

@@ -20,14 +20,6 @@
 #include "tests.h"
 
 #define WHY_LEN 200
-#define CHECK(cond, ...)                                           \
-	do {                                                       \
-		if (!(cond)) {                                     \
-			snprintf(why, WHY_LEN, __VA_ARGS__);       \
-			return -1;                                 \
-		}                                                  \
-	} while (0)
-
 static char why[WHY_LEN];
 
 static void ip4(uint8_t ip[16], const char *s)

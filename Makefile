@@ -88,7 +88,7 @@ RDMACM_OBJS := $(patsubst %,$(OUT)/pic/user/rdmacm/%.o,$(RDMACM_LAYERS))
 RDMACM_LIB := $(OUT)/verbs/librdmacm.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest $(OUT)/px_counter.so \
-	$(OUT)/xhca-impair $(OUT)/xhca-verbstest
+	$(OUT)/xhca-impair $(OUT)/xhca-verbstest $(OUT)/xhca-rdmacmtest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -238,6 +238,12 @@ $(OUT)/xhca-ctltest: $(OUT)/tests/integ/ctltest.o $(LIB)
 $(OUT)/xhca-verbstest: tests/integ/verbstest.c | $(OUT)
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -libverbs
+
+# An rdma_cm program of the tests' own: linked to Debian's librdmacm, run on
+# xhca's by xhca exec.
+$(OUT)/xhca-rdmacmtest: tests/integ/rdmacmtest.c | $(OUT)
+	@echo "  CC/LD   $@"
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -lrdmacm -libverbs
 
 # The tests' netem-like impairment (tc ingress on a bridge's ports).
 $(OUT)/impair.bpf.o: tests/impair/impair.bpf.c vmlinux/vmlinux.h | $(OUT)

@@ -222,6 +222,15 @@ exec_pair() {
 	return 0
 }
 
+# prog_checks NAME OUTPUT_FILE EXIT: a test program's output, whose lines
+# are its checks ("ok - ...", "not ok - ..."), shown; more than 5 ran, none
+# failed, it exited 0.
+prog_checks() {
+	sed 's/^/  /' "$2"
+	grep -q '^not ok' "$2" && fail "$1: see above"
+	check "$1: $(grep -c '^ok' "$2") checks ran, exit $3" test "$3" = 0 -a "$(grep -c '^ok' "$2")" -gt 5
+}
+
 # rct ARGS...: xhca-rctest ARGS between A and B (RCT_IP_A, RCT_IP_B: other
 # addresses than IP_A, IP_B). Its checks print themselves; a non-zero exit
 # (a failed check, or it died: exit 2, no "not ok" line) is a failure too.

@@ -65,6 +65,21 @@ rping_pair() {
 		test "$(grep -c 'ping data: rdma-ping-' "$tmp/$name.cli")" = "$n"
 }
 
+# ---- a program of the tests' own: bind rules, options, the synchronous API ---------
+xa "$B/xhca-rdmacmtest" local "$IP_A" "$IP_B" >"$tmp/ct.local" 2>&1
+prog_checks "xhca-rdmacmtest local (bind rules, a non-blocking channel, options, route, QP attributes)" \
+	"$tmp/ct.local" $?
+xa timeout 60 "$B/xhca-rdmacmtest" server "$IP_A" >"$tmp/ct.srv" 2>&1 &
+cpid=$!
+for _ in $(seq 100); do bound "$NS_A" 0106 7300 && break; sleep 0.05; done
+xb timeout 60 "$B/xhca-rdmacmtest" client "$IP_A" >"$tmp/ct.cli" 2>&1
+rc=$?
+wait "$cpid"
+prog_checks "xhca-rdmacmtest server (rdma_create_ep, rdma_get_request, private data, rdma_reject)" \
+	"$tmp/ct.srv" $?
+prog_checks "xhca-rdmacmtest client (synchronous connect, REP's and REJ's private data)" \
+	"$tmp/ct.cli" "$rc"
+
 # ---- rping --------------------------------------------------------------------------
 rping_pair "rping -C 10" 7174 10
 rping_pair "rping -C 50 -S 4096" 7175 50 -S 4096

@@ -203,19 +203,14 @@ impaired "srq_pingpong under 2% loss + 2% reordering" 2 --drop 2 --reorder 2 -- 
 	ibv_srq_pingpong -g 1 -c -n 2000 -q 4 -s 3000
 
 # ---- error statuses, bad arguments, memory: a verbs program of the tests' own --
-vt_check() { # NAME OUTPUT_FILE EXIT: its lines are the checks; it exited 0
-	sed 's/^/  /' "$2"
-	grep -q '^not ok' "$2" && fail "$1: see above"
-	check "$1: $(grep -c '^ok' "$2") checks ran, exit $3" test "$3" = 0 -a "$(grep -c '^ok' "$2")" -gt 5
-}
 xa "$B/xhca-verbstest" local >"$tmp/vt.local" 2>&1
-vt_check "xhca-verbstest local (memory, bad arguments, state rules)" "$tmp/vt.local" $?
+prog_checks "xhca-verbstest local (memory, bad arguments, state rules)" "$tmp/vt.local" $?
 xa "$B/xhca-verbstest" server >"$tmp/vt.srv" 2>&1 &
 vpid=$!
 xb "$B/xhca-verbstest" client "$IP_A" >"$tmp/vt.cli" 2>&1
 rc=$?
 wait "$vpid"
-vt_check "xhca-verbstest client (error completions of both sides)" "$tmp/vt.cli" "$rc"
+prog_checks "xhca-verbstest client (error completions of both sides)" "$tmp/vt.cli" "$rc"
 # A program killed with everything open: xhcad frees it all.
 before=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["hostmem_used"]')
 xa "$B/xhca-verbstest" hold >"$tmp/vt.hold" 2>&1 &

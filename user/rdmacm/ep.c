@@ -25,6 +25,7 @@ static int passive_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct i
 		if (!i->qp_init_attr)
 			return -ENOMEM;
 		*i->qp_init_attr = *qp_init_attr;
+		i->qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	}
 	return 0;
 }

@@ -6,7 +6,8 @@
 # (an xhcad in each namespace, their CMs speaking the IB CM on the wire)
 # Debian's rping (counts, sizes, verification, IPv6, its self-made QP), a
 # rping to a port nobody listens on (REJECTED), perftest with -R (rdma_cm
-# for its side channel and its QPs), ucmatose and udaddy. Every program
+# for its side channel and its QPs), ucmatose, udaddy, mckey (multicast),
+# and a program of the tests' own (xhca-rdmacmtest). Every program
 # runs under a timeout: a CM that does not answer is a failure, not a hang.
 . "$(dirname "$0")/../lib.sh"
 need_root "rdmacm"
@@ -24,7 +25,7 @@ else
 fi
 check "librdmacm.so.1: SONAME librdmacm.so.1, needs libibverbs.so.1" bash -c \
 	"objdump -p '$LIB' | grep -q 'SONAME *librdmacm.so.1\$' && objdump -p '$LIB' | grep -q 'NEEDED *libibverbs.so.1\$'"
-for p in rping ucmatose udaddy ib_send_bw; do
+for p in rping ucmatose udaddy mckey ib_send_bw; do
 	command -v "$p" >/dev/null || { skip "rdmacm: $p is not installed (make deps)"; t_done; }
 done
 out=$("$B/xhca" exec -- ldd "$(command -v rping)" 2>&1)
@@ -118,6 +119,13 @@ pair "ucmatose -c 4" 60 0106 7471 "ucmatose -b $IP_A -c 4 -C 10 -S 1000" \
 pair "udaddy (UD, SIDR)" 60 0111 7174 "udaddy -b $IP_A -C 20" "udaddy -s $IP_A -C 20" &&
 	check "udaddy: both ends complete" \
 		test "$(grep -h 'test complete' "$tmp/udaddy (UD, SIDR).srv" "$tmp/udaddy (UD, SIDR).cli" | wc -l)" = 2
+
+# mckey: a UD id each, joined to 239.1.1.1 (xhca's multicast groups); the
+# sender's messages reach the receiver.
+pair "mckey (multicast)" 60 0111 '[0-9]*' "mckey -m 239.1.1.1 -b $IP_A -C 20" \
+	"mckey -m 239.1.1.1 -b $IP_B -s -C 20" &&
+	check "mckey: the receiver got its 20 messages" \
+		grep -q 'test complete' "$tmp/mckey (multicast).srv"
 
 # ---- nothing left behind --------------------------------------------------------------------
 # (xhcad's own QP1, the CM's, stays: only the programs' QPs count; the CM's

@@ -167,8 +167,8 @@ int xcm_call(struct xcm_dev *d, uint32_t op, const void *req, uint32_t len, void
 		return rc;
 	rc = hook(d)->call(d->verbs, op, req, len, resp, resp_len, recv_fd, msg, sizeof(msg));
 	if (rc == -EOPNOTSUPP)
-		xcm_log("%s: xhcad has no connection manager (request %u: %s)", d->dev->name, op,
-			msg);
+		xcm_log("%s: xhcad does not serve this (no connection manager, or not this part "
+			"of it): request %u: %s", d->dev->name, op, msg);
 	else if (rc)
 		xcm_log("%s: request %u: %s", d->dev->name, op, msg);
 	return rc;

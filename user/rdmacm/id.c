@@ -450,8 +450,11 @@ struct xcm_id *xcm_id_passive(struct xcm_id *l, struct xcm_dev *d, const struct 
 	nid->verbs = d->verbs;
 	nid->port_num = 1;
 	xcm_addr_fill(&nid->route.addr, x->dst_ip, x->dst_port, x->src_ip, x->src_port);
-	i->conn.mtu = xcm_port_mtu(d);
 	xcm_conn_learn(&i->conn, x, 0);
+	/* the REQ's path MTU, as ib_cm (no negotiation), but not past what
+	 * our port takes: xhcad refuses a QP's MTU over its link's */
+	if (!i->conn.mtu || i->conn.mtu > xcm_port_mtu(d))
+		i->conn.mtu = xcm_port_mtu(d);
 	if (i->conn.resp_res > d->max_resp_res)
 		i->conn.resp_res = d->max_resp_res;
 	if (i->conn.init_depth > d->max_init_depth)

@@ -113,6 +113,34 @@ static void local_options(struct rdma_cm_id *id)
 	      "RDMA_OPTION_ID_REUSEADDR before binding");
 }
 
+/* An SRQ, then a QP on it, with CQs and channels the library makes: the
+ * QP in INIT (an RC id's, before connecting). */
+static void local_qp(struct rdma_cm_id *id)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	/* (max_recv_wr sizes the receive CQ the library makes, as librdmacm's) */
+	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 4, .max_send_sge = 1,
+						.max_recv_wr = 8 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp_attr q;
+	struct ibv_qp_init_attr qi;
+
+	int rc = rdma_create_srq(id, NULL, &sa);
+
+	check(!rc && id->srq && id->pd, "rdma_create_srq (%s)", rc ? strerror(errno) : "made");
+	rc = rdma_create_qp(id, NULL, &qa);
+	check(!rc && id->qp && id->qp->srq == id->srq && id->send_cq && id->recv_cq &&
+	      id->send_cq_channel && qa.send_cq == id->send_cq,
+	      "rdma_create_qp: on the id's SRQ and PD, CQs of its own (%s)",
+	      rc ? strerror(errno) : "made");
+	check(id->qp && !ibv_query_qp(id->qp, &q, IBV_QP_STATE, &qi) && q.qp_state == IBV_QPS_INIT,
+	      "the QP in INIT");
+	check(rdma_create_qp(id, NULL, &qa) && errno == EINVAL, "a second QP: EINVAL");
+	rdma_destroy_qp(id);
+	check(!id->qp && !id->send_cq && !id->recv_cq && !id->send_cq_channel,
+	      "rdma_destroy_qp: the QP and its CQs gone");
+	rdma_destroy_srq(id);
+}
+
 /* The next event on ch within ms, NULL if none came. */
 static struct rdma_cm_event *event_within(struct rdma_event_channel *ch, int ms)
 {
@@ -161,6 +189,7 @@ static void local_resolve(struct rdma_event_channel *ch, const char *ip, const c
 	a.qp_state = IBV_QPS_RTR;
 	check(rdma_init_qp_attr(id, &a, &mask) && errno == EINVAL,
 	      "rdma_init_qp_attr(RTR) before a connection: EINVAL");
+	local_qp(id);
 	rdma_destroy_id(id);
 }
 

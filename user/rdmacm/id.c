@@ -325,8 +325,14 @@ XCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (i->dev)
 		rc = listen_on(i, i->dev, ip, port, (uint32_t)backlog);
 	n = i->dev ? 0 : xcm_devices();
-	for (int k = 0; k < n && !rc; k++, on++)
-		rc = listen_on(i, xcm_dev_at(k), ip, port, (uint32_t)backlog);
+	for (int k = 0; k < n && !rc; k++) {
+		struct xcm_dev *d = xcm_dev_at(k);
+
+		if (xcm_dev_open(d))
+			continue; /* a device this user may not open: not a listener's */
+		rc = listen_on(i, d, ip, port, (uint32_t)backlog);
+		on++;
+	}
 	if (!rc && !i->dev && !on)
 		rc = -ENODEV; /* no xhcad serves any interface here */
 	if (rc)

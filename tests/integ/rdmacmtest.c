@@ -84,7 +84,8 @@ static void local_binds(struct rdma_event_channel *ch, const char *ip)
 	err = bind_err(ch, &c, "0.0.0.0", 7301);
 	check(err == EADDRINUSE, "its wildcard: EADDRINUSE (%s)", strerror(err));
 	err = bind_err(ch, &d, "192.0.2.1", 7301);
-	check(err == EADDRNOTAVAIL, "an address of no interface: EADDRNOTAVAIL (%s)", strerror(err));
+	check(err == EADDRNOTAVAIL, "an address of no interface: EADDRNOTAVAIL (%s)",
+	      strerror(err));
 	err = bind_err(ch, &e, "127.0.0.1", 7301);
 	check(err == ENODEV, "an address no xhcad serves (lo): ENODEV (%s)", strerror(err));
 	check(ntohs(rdma_get_src_port(a)) == 7301, "rdma_get_src_port: 7301");
@@ -183,9 +184,9 @@ static void local_resolve(struct rdma_event_channel *ch, const char *ip, const c
 	      id->route.path_rec->dgid.raw[10] == 0xff && id->route.path_rec->hop_limit == 64,
 	      "the path: TOS 32, the peer's v4-mapped GID, hop limit 64");
 	n = rdma_init_qp_attr(id, &a, &mask);
-	check(!n && mask == (IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) &&
-	      !a.qp_access_flags, "rdma_init_qp_attr(INIT) before connecting: no remote access "
-	      "(mask 0x%x)", mask);
+	check(!n && !a.qp_access_flags &&
+	      mask == (IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+	      "rdma_init_qp_attr(INIT) before connecting: no remote access (mask 0x%x)", mask);
 	a.qp_state = IBV_QPS_RTR;
 	check(rdma_init_qp_attr(id, &a, &mask) && errno == EINVAL,
 	      "rdma_init_qp_attr(RTR) before a connection: EINVAL");
@@ -331,7 +332,8 @@ static int run_client(const char *srv)
 	post_in(id, in, &mr);
 	check(!rdma_connect(id, &p), "rdma_connect (synchronous: ESTABLISHED)");
 	e = id->event;
-	check(e && e->event == RDMA_CM_EVENT_ESTABLISHED && e->param.conn.private_data_len == REP_PD &&
+	check(e && e->event == RDMA_CM_EVENT_ESTABLISHED &&
+	      e->param.conn.private_data_len == REP_PD &&
 	      filled(e->param.conn.private_data, REP_PD, 'S'),
 	      "ESTABLISHED with the REP's private data: 196 bytes, the server's");
 	talk(id, 0, in, mr);
@@ -363,7 +365,8 @@ int main(int argc, char **argv)
 	else if (argc == 3 && !strcmp(argv[1], "client"))
 		n = run_client(argv[2]);
 	else {
-		fprintf(stderr, "usage: xhca-rdmacmtest local IP PEER | server IP | client SERVER_IP\n");
+		fprintf(stderr, "usage: xhca-rdmacmtest local IP PEER | server IP | "
+			"client SERVER_IP\n");
 		return 2;
 	}
 	return n > 100 ? 100 : n;

@@ -443,7 +443,8 @@ int test_rdmacm_run(void)
 		const char *name;
 		int (*fn)(void);
 	} cases[] = {
-		{ "CONNECT_REQUEST: the peer's values from our side, its private data", ev_request },
+		{ "CONNECT_REQUEST: the peer's values from our side, its private data",
+		  ev_request },
 		{ "ESTABLISHED, REJECTED: private data as the message holds", ev_no_pdata },
 		{ "SIDR: UNREACHABLE for a refusal, param.ud", ev_sidr },
 		{ "a REQ's values kept for the passive side", learn_passive },

@@ -85,11 +85,12 @@ static int from_ai(struct rdma_addrinfo *rai, const struct rdma_addrinfo *h,
 	rai->ai_family = ai->ai_family;
 	if ((ai->ai_flags & AI_PASSIVE) || (rai->ai_flags & RAI_PASSIVE)) {
 		rai->ai_flags |= RAI_PASSIVE;
-		return copy_addr(&rai->ai_src_addr, &rai->ai_src_len, ai->ai_addr, ai->ai_addrlen) ?:
-			copy_name(&rai->ai_src_canonname, ai->ai_canonname);
+		return copy_addr(&rai->ai_src_addr, &rai->ai_src_len, ai->ai_addr,
+				 ai->ai_addrlen) ?:
+		       copy_name(&rai->ai_src_canonname, ai->ai_canonname);
 	}
 	return copy_addr(&rai->ai_dst_addr, &rai->ai_dst_len, ai->ai_addr, ai->ai_addrlen) ?:
-		copy_name(&rai->ai_dst_canonname, ai->ai_canonname);
+	       copy_name(&rai->ai_dst_canonname, ai->ai_canonname);
 }
 
 XCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,

@@ -57,8 +57,8 @@ XCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		struct xcm_leg *l = c->legs;
 
 		c->legs = l->next;
-		xcm_call(l->dev, XHCA_CTL_CM_CHANNEL_DESTROY, &l->xchan, sizeof(l->xchan), NULL, 0,
-			 NULL);
+		xcm_call(l->dev, XHCA_CTL_CM_CHANNEL_DESTROY, &l->xchan, sizeof(l->xchan),
+			 NULL, 0, NULL);
 		close(l->fd);
 		free(l);
 	}
@@ -84,7 +84,8 @@ static int leg_new(struct xcm_channel *c, struct xcm_dev *d, struct xcm_leg **ou
 	ev.data.ptr = l;
 	if (epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, l->fd, &ev)) {
 		rc = -errno;
-		xcm_call(d, XHCA_CTL_CM_CHANNEL_DESTROY, &l->xchan, sizeof(l->xchan), NULL, 0, NULL);
+		xcm_call(d, XHCA_CTL_CM_CHANNEL_DESTROY, &l->xchan, sizeof(l->xchan), NULL, 0,
+			 NULL);
 		close(l->fd);
 		goto fail;
 	}

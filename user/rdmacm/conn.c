@@ -82,8 +82,8 @@ XCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_
 	rc = valid_param(i, p);
 	if (rc)
 		return xcm_err(rc);
-	i->conn.init_depth = p && p->initiator_depth != RDMA_MAX_INIT_DEPTH ? p->initiator_depth
-									    : i->dev->max_init_depth;
+	i->conn.init_depth = p && p->initiator_depth != RDMA_MAX_INIT_DEPTH
+				     ? p->initiator_depth : i->dev->max_init_depth;
 	i->conn.resp_res = p && p->responder_resources != RDMA_MAX_RESP_RES
 				   ? p->responder_resources : i->dev->max_resp_res;
 	rc = conn_fill(i, p, i->conn.ud ? XCM_SIDR_REQ_PDATA : XCM_REQ_PDATA, &c);

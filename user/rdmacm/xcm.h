@@ -179,7 +179,7 @@ struct xcm_id {
 	struct xcm_dev *dev;		/* the device it is bound to; NULL: none yet */
 	struct xcm_xid *xids;
 	struct xcm_port port;
-	uint8_t sync;			/* made without a channel: calls wait for their event */
+	uint8_t sync;			/* made without a channel: calls wait for events */
 	uint8_t bound, listening, connect_error, own_cqs;
 	uint8_t tos, tos_set, reuseaddr, afonly, ack_timeout;
 	struct xcm_conn conn;

@@ -47,7 +47,7 @@ bound() { ip netns exec "$1" grep -q "@xhca-rdmacm:$2:$3:" /proc/net/unix && sle
 # Without xhcad's CM every case below would only time out: say so once.
 out=$(xb timeout 10 rping -c -a "$IP_A" -p 9 -C 1 2>&1)
 if grep -q "Operation not supported" <<<"$out"; then
-	fail "rdmacm: xhcad has no connection manager (the XHCA_CTL_CM_* requests are unknown to it: '$(echo "$out" | head -n 1)'); rping, perftest -R, ucmatose and udaddy need it"
+	fail "rdmacm: xhcad has no connection manager (the XHCA_CTL_CM_* requests are unknown to it: '$(echo "$out" | head -n 1)'); rping, perftest -R, ucmatose, udaddy, mckey and xhca-rdmacmtest need it"
 	t_done
 fi
 

@@ -91,9 +91,20 @@ XHCAD_LAYERS := util sched reorder locksvc loader xsk resp_exec pxq hostmem mr q
 VERBS_SRCS := $(wildcard user/verbs/*.c) $(API_SRCS)
 VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
+# xhca's librdmacm.so.1 (user/rdmacm/): beside the verbs library (xhca exec
+# puts that directory first), linked to it, every symbol hidden but the
+# export set of rdma-core 44 (librdmacm.map). Its files in layers, lowest
+# first, as XHCAD_LAYERS (user/rdmacm/xcm.h says what each does); the pure
+# ones are in the unit tests too.
+RDMACM_LAYERS := compat addrinfo inet port qpattr evconv device channel id qp event addr conn \
+	mcast ep
+RDMACM_PURE := addrinfo inet port qpattr evconv
+RDMACM_OBJS := $(patsubst %,$(OUT)/pic/user/rdmacm/%.o,$(RDMACM_LAYERS))
+RDMACM_LIB := $(OUT)/verbs/librdmacm.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
-TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest $(OUT)/xhca-cmtest $(OUT)/px_counter.so \
-	$(OUT)/xhca-impair $(OUT)/xhca-verbstest
+TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest \
+	$(OUT)/xhca-cmtest $(OUT)/px_counter.so $(OUT)/xhca-impair $(OUT)/xhca-verbstest \
+	$(OUT)/xhca-rdmacmtest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -107,7 +118,8 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
 	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
 	dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
-	systemd-analyze:systemd systemd-nspawn:systemd-container
+	systemd-analyze:systemd systemd-nspawn:systemd-container \
+	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils
 
 .PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
@@ -118,7 +130,7 @@ all: compile
 compile: progs $(TEST_BINS)
 
 # What make install installs.
-progs: $(BPF_OBJS) $(BINS) $(VERBS_LIB) $(LIB) $(SO_LIB)
+progs: $(BPF_OBJS) $(BINS) $(VERBS_LIB) $(RDMACM_LIB) $(LIB) $(SO_LIB)
 
 # What the targets that run things need: the packages first (make deps
 # installs only what is missing), then the build.
@@ -197,6 +209,12 @@ $(SO_LIB): $(API_OBJS) user/lib/libxhca.map
 		-Wl,--no-undefined -Wl,--version-script=user/lib/libxhca.map $(API_OBJS) -o $@ \
 		-lpthread
 
+$(RDMACM_LIB): $(RDMACM_OBJS) $(VERBS_LIB) user/rdmacm/librdmacm.map
+	@echo "  LD      $@"
+	$(Q)$(CC) $(PIC_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,librdmacm.so.1 -Wl,-z,now \
+		-Wl,--no-undefined -Wl,--version-script=user/rdmacm/librdmacm.map $(RDMACM_OBJS) -o $@ \
+		-L$(OUT)/verbs -l:libibverbs.so.1 -lpthread
+
 $(LIB): $(LIB_OBJS)
 	$(Q)ar rcs $@ $^
 
@@ -231,7 +249,8 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 UNIT_LAYERS := util sched reorder locksvc resp_exec pxq hostmem mr qptab flowq cq session net \
 	receive respond request cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
-		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) $(LIB)
+		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \
+		  $(patsubst %,$(OUT)/user/rdmacm/%.o,$(RDMACM_PURE)) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -262,6 +281,12 @@ $(OUT)/xhca-verbstest: tests/integ/verbstest.c | $(OUT)
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -libverbs
 
+# An rdma_cm program of the tests' own: linked to Debian's librdmacm, run on
+# xhca's by xhca exec.
+$(OUT)/xhca-rdmacmtest: tests/integ/rdmacmtest.c | $(OUT)
+	@echo "  CC/LD   $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -lrdmacm -libverbs
+
 # The tests' netem-like impairment (tc ingress on a bridge's ports).
 $(OUT)/impair.bpf.o: tests/impair/impair.bpf.c vmlinux/vmlinux.h | $(OUT)
 	@echo "  BPF     $@"
@@ -275,9 +300,11 @@ $(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 print-%:
 	@echo $($*)
 
-# xhcad's files call only downward (XHCAD_LAYERS).
-check-layers: $(XHCAD_OBJS)
+# xhcad's files call only downward (XHCAD_LAYERS), and librdmacm's
+# (RDMACM_LAYERS).
+check-layers: $(XHCAD_OBJS) $(RDMACM_OBJS)
 	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
+	$(Q)tests/check_layers.sh "$(RDMACM_LAYERS)" $(RDMACM_OBJS)
 
 # T="NAME ...": only those tests (tests/run.sh: unit/FILE, integ/NAME, a NAME)
 test: ready
@@ -328,6 +355,7 @@ install: progs
 	ln -sf $(notdir $(SO_LIB)) $(DESTDIR)$(LIBDIR)/libxhca.so
 	$(SUBST_PATHS) user/lib/libxhca.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libxhca.pc
 	install -m 0644 $(VERBS_LIB) $(DESTDIR)$(LIBDIR)/xhca/verbs/libibverbs.so.1
+	install -m 0644 $(RDMACM_LIB) $(DESTDIR)$(LIBDIR)/xhca/verbs/librdmacm.so.1
 	install -m 0644 man/xhcad.8 man/xhca.8 man/xhca-gen.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	$(SUBST_PATHS) systemd/xhcad@.service.in >$(DESTDIR)$(UNITDIR)/xhcad@.service
 	install -m 0644 systemd/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/xhca.conf

@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make check-layers: xhcad's files call only downward.
+# make check-layers: xhcad's files (and librdmacm's) call only downward.
 #   check_layers.sh "LAYER LAYER ..." OBJ...
-# The layers are xhcad's files, lowest first (XHCAD_LAYERS in the Makefile,
-# docs/design.md). A function an object needs (nm: undefined) that another
+# The layers are the files of one part (user/xhcad, user/rdmacm), lowest
+# first (XHCAD_LAYERS, RDMACM_LAYERS in the Makefile; docs/design.md). A function an object needs (nm: undefined) that another
 # object of xhcad defines must come from a file lower in the list; a file not
 # in the list is an error too (a new file takes its place in the order).
 set -u
 order=($1)
 shift
+# the part's source folder, from its objects' (build/.../user/PART/x.o)
+part=$(dirname "${1:-user/xhcad/x.o}" | sed 's|.*/\(user/[^/]*\)$|\1|')
 declare -A rank
 for i in "${!order[@]}"; do rank[${order[$i]}]=$i; done
 bad=0
@@ -16,7 +18,7 @@ declare -A def
 for o in "$@"; do
 	n=$(basename "$o" .o)
 	if [ -z "${rank[$n]+x}" ]; then
-		echo "check-layers: user/xhcad/$n.c is in no layer: add it to XHCAD_LAYERS (Makefile) and docs/design.md" >&2
+		echo "check-layers: $part/$n.c is in no layer: add it to its layers in the Makefile (and docs/design.md or its header)" >&2
 		bad=1
 	fi
 	while read -r _ t s; do
@@ -36,6 +38,6 @@ for o in "$@"; do
 	done < <(nm --undefined-only "$o" | awk '{print $2}')
 done
 if [ $bad = 0 ]; then
-	echo "check-layers: ${#order[@]} files of xhcad, every call downward"
+	echo "check-layers: ${#order[@]} files of $part, every call downward"
 fi
 exit $bad

@@ -184,6 +184,53 @@ two_hosts() {
 	xhcad_start_b --hostmem-mb "$mb" || { fail "$name: xhcad on $IF_B"; t_done; }
 }
 
+# links_up: waits (5 s at most) for both hosts' links to run: a port is
+# ACTIVE once its link runs (perftest refuses a DOWN port), and the veths'
+# carrier comes a moment after they are set up.
+links_up() {
+	for _ in $(seq 100); do
+		ip -n "$NS_A" link show "$IF_A" | grep -q 'state UP' &&
+			ip -n "$NS_B" link show "$IF_B" | grep -q 'state UP' && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# xa/xb ARGS...: a program through `xhca exec` on host A (in NS_A, IF_A's
+# device) or B.
+xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
+xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
+
+# exec_pair NAME SECS READY 'SERVER' 'CLIENT': SERVER on A (xa), then CLIENT
+# on B once the command READY succeeds (tried for 5 s), each under a
+# timeout of SECS (exit 124: it ran out); both must exit 0. Their output in
+# $tmp/NAME.srv and $tmp/NAME.cli.
+exec_pair() {
+	local name=$1 secs=$2 ready=$3 srv=$4 cli=$5 spid rs rc
+	xa timeout "$secs" $srv >"$tmp/$name.srv" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do eval "$ready" && break; sleep 0.05; done
+	xb timeout "$secs" $cli >"$tmp/$name.cli" 2>&1
+	rc=$?
+	wait "$spid"
+	rs=$?
+	if [ "$rs" != 0 ] || [ "$rc" != 0 ]; then
+		fail "$name: server exit $rs, client exit $rc"
+		tail -n 5 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
+		return 1
+	fi
+	return 0
+}
+
+# prog_checks NAME OUTPUT_FILE EXIT: a test program's output, whose lines
+# are its checks ("ok - ...", "not ok - ..."), shown; more than 5 ran, none
+# failed, it exited 0.
+prog_checks() {
+	sed 's/^/  /' "$2"
+	grep -q '^not ok' "$2" && fail "$1: see above"
+	check "$1: $(grep -c '^ok' "$2") checks ran, exit $3" test "$3" = 0 -a "$(grep -c '^ok' "$2")" -gt 5
+}
+
 # rct ARGS...: xhca-rctest ARGS between A and B (RCT_IP_A, RCT_IP_B: other
 # addresses than IP_A, IP_B). Its checks print themselves; a non-zero exit
 # (a failed check, or it died: exit 2, no "not ok" line) is a failure too.

@@ -13,6 +13,11 @@ layers=$(mk -s print-XHCAD_LAYERS)
 objs=$(for n in $layers; do echo "$B/user/xhcad/$n.o"; done)
 check "build: the layers list every file of user/xhcad" \
 	test "$(ls user/xhcad/*.c | wc -l)" = "$(wc -w <<<"$layers")"
+rlayers=$(mk -s print-RDMACM_LAYERS)
+check "build: the layers list every file of user/rdmacm" \
+	test "$(ls user/rdmacm/*.c | wc -l)" = "$(wc -w <<<"$rlayers")"
+out=$(tests/check_layers.sh "$rlayers" $(for n in $rlayers; do echo "$B/pic/user/rdmacm/$n.o"; done) 2>&1)
+check "build: librdmacm's files call only downward ($out)" grep -q "every call downward" <<<"$out"
 out=$(tests/check_layers.sh "$layers" $objs 2>&1)
 check "build: check-layers passes with XHCAD_LAYERS ($out)" grep -q "every call downward" <<<"$out"
 # hostmem.c below mr.c: mr.c's calls into it are upward the other way round

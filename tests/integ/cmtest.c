@@ -119,13 +119,15 @@ static int next_event(struct side *s, struct xhca_cm_event *ev, int ms)
 	return (int)ev->event;
 }
 
-/* The QP to RTR and RTS with what the connection's messages said. */
+/* The QP to RTR and RTS with what the connection's messages said: as Linux,
+ * a message's Starting PSN is what its sender's QP expects first (my_psn,
+ * ours), the peer's is where we send from. */
 static int qp_connect(struct side *s, const struct xhca_cm_event *ev, __u32 my_psn)
 {
 	struct xhca_qp_attr at = {
 		.mask = XHCA_QPA_STATE | XHCA_QPA_MTU | XHCA_QPA_EPSN | XHCA_QPA_LOCAL_IP |
 			XHCA_QPA_REMOTE_IP | XHCA_QPA_DEST_QPN,
-		.state = XHCA_QPS_RTR, .mtu_shift = 10, .epsn = ev->psn, .dest_qpn = ev->qpn,
+		.state = XHCA_QPS_RTR, .mtu_shift = 10, .epsn = my_psn, .dest_qpn = ev->qpn,
 	};
 
 	memcpy(at.local_ip, ev->dst_ip, 16);
@@ -135,7 +137,7 @@ static int qp_connect(struct side *s, const struct xhca_cm_event *ev, __u32 my_p
 	memset(&at, 0, sizeof(at));
 	at.mask = XHCA_QPA_STATE | XHCA_QPA_SQ_PSN;
 	at.state = XHCA_QPS_RTS;
-	at.sq_psn = my_psn;
+	at.sq_psn = ev->psn;
 	return xhca_qp_modify(s->qp, &at);
 }
 

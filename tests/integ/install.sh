@@ -16,7 +16,7 @@ if ! make -C "$XHCA_TOP" --no-print-directory -s install DESTDIR="$dest" PREFIX=
 fi
 for f in sbin/xhcad bin/xhca bin/xhca-gen bin/xhca-bench lib/xhca/xhca.bpf.o lib/libxhca.a \
 	lib/libxhca.so.1 lib/pkgconfig/libxhca.pc lib/xhca/verbs/libibverbs.so.1 \
-	lib/systemd/system/xhcad@.service lib/tmpfiles.d/xhca.conf; do
+	lib/xhca/verbs/librdmacm.so.1 lib/systemd/system/xhcad@.service lib/tmpfiles.d/xhca.conf; do
 	check "install: /opt/xhca/$f" test -s "$dest/opt/xhca/$f"
 done
 # the public headers only (the control protocol, wire format, packet
@@ -105,6 +105,10 @@ done
 check "install: the verbs library in a directory of its own, not over the system's" \
 	test "$(readelf -d "$dest/opt/xhca/lib/xhca/verbs/libibverbs.so.1" |
 		awk '/SONAME/ {print $NF}')" = "[libibverbs.so.1]"
+check "install: librdmacm.so.1 beside it, linked to it" bash -c \
+	"readelf -d '$dest/opt/xhca/lib/xhca/verbs/librdmacm.so.1' | grep -q 'NEEDED.*\\[libibverbs.so.1\\]' &&
+	 LD_LIBRARY_PATH='$dest/opt/xhca/lib/xhca/verbs' ldd '$dest/opt/xhca/lib/xhca/verbs/librdmacm.so.1' |
+		grep -q 'libibverbs.so.1 => $dest/opt/xhca/lib/xhca/verbs/libibverbs.so.1'"
 check "install: the installed xhca exec finds the installed verbs library" bash -c \
 	"XHCA_VERBS_DIR= '$dest/opt/xhca/bin/xhca' exec -- sh -c 'echo \$LD_LIBRARY_PATH' |
 		grep -qx '$dest/opt/xhca/lib/xhca/verbs'"

@@ -40,11 +40,13 @@ has() {
 	check_eq "package: $p holds $*" "${missing:-none} missing" "none missing"
 }
 has xhca /usr/sbin/xhcad /usr/bin/xhca /usr/bin/xhca-gen /usr/lib/$TRIPLET/xhca/xhca.bpf.o \
-	/usr/lib/$TRIPLET/xhca/verbs/libibverbs.so.1 /lib/systemd/system/xhcad@.service \
+	/usr/lib/$TRIPLET/xhca/verbs/libibverbs.so.1 /usr/lib/$TRIPLET/xhca/verbs/librdmacm.so.1 \
+	/lib/systemd/system/xhcad@.service \
 	/usr/lib/tmpfiles.d/xhca.conf /usr/share/man/man8/xhcad.8.gz /usr/share/man/man8/xhca.8.gz \
 	/etc/xhca/ /usr/share/doc/xhca/examples/eth0.conf
-check_eq "package: the verbs library alone in its directory" \
-	"$(grep "^/usr/lib/$TRIPLET/xhca/verbs/." "$tmp/list")" "/usr/lib/$TRIPLET/xhca/verbs/libibverbs.so.1"
+check_eq "package: the verbs and rdma_cm libraries alone in their directory" \
+	"$(grep "^/usr/lib/$TRIPLET/xhca/verbs/." "$tmp/list" | sort | tr '\n' ' ')" \
+	"/usr/lib/$TRIPLET/xhca/verbs/libibverbs.so.1 /usr/lib/$TRIPLET/xhca/verbs/librdmacm.so.1 "
 has libxhca1 /usr/lib/$TRIPLET/libxhca.so.1
 has libxhca-dev /usr/include/xhca/xhca.h /usr/lib/$TRIPLET/libxhca.so /usr/lib/$TRIPLET/libxhca.a \
 	/usr/lib/$TRIPLET/pkgconfig/libxhca.pc

@@ -12,16 +12,7 @@ for p in ibv_devinfo ibv_rc_pingpong ib_send_bw; do
 	command -v "$p" >/dev/null || { skip "verbs: $p is not installed (make deps)"; t_done; }
 done
 MID_MTU=4200 two_hosts verbs 256
-# A port is ACTIVE once its link runs (perftest refuses a DOWN port): the
-# veths' carrier comes a moment after they are set up.
-for _ in $(seq 100); do
-	ip -n "$NS_A" link show "$IF_A" | grep -q 'state UP' &&
-		ip -n "$NS_B" link show "$IF_B" | grep -q 'state UP' && break
-	sleep 0.05
-done
-
-xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
+links_up
 
 # placements: WRITE packets xhca_rx placed (alone, with an ACK due) and
 # xhcad placed (a region not pre-translated), on A.
@@ -35,24 +26,8 @@ placements() {
 listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
 
 # pair NAME SECS PORT 'SERVER ARGS' 'CLIENT ARGS': SERVER on A, CLIENT on
-# B (IP_A appended), each under a timeout of SECS; both must exit 0. Their
-# output in $tmp/NAME.srv and $tmp/NAME.cli.
-pair() {
-	local name=$1 secs=$2 port=$3 srv=$4 cli=$5 spid rs rc
-	xa timeout "$secs" $srv >"$tmp/$name.srv" 2>&1 &
-	spid=$!
-	for _ in $(seq 100); do listening "$NS_A" "$port" && break; sleep 0.05; done
-	xb timeout "$secs" $cli "$IP_A" >"$tmp/$name.cli" 2>&1
-	rc=$?
-	wait "$spid"
-	rs=$?
-	if [ "$rs" != 0 ] || [ "$rc" != 0 ]; then
-		fail "$name: server exit $rs, client exit $rc"
-		tail -n 5 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
-		return 1
-	fi
-	return 0
-}
+# B (IP_A appended) once the server listens on PORT (exec_pair).
+pair() { exec_pair "$1" "$2" "listening $NS_A $3" "$4" "$5 $IP_A"; }
 
 # pingpong NAME ARGS: an ibv_*_pingpong pair; both ends report their
 # iterations ("N iters in S seconds").
@@ -228,19 +203,14 @@ impaired "srq_pingpong under 2% loss + 2% reordering" 2 --drop 2 --reorder 2 -- 
 	ibv_srq_pingpong -g 1 -c -n 2000 -q 4 -s 3000
 
 # ---- error statuses, bad arguments, memory: a verbs program of the tests' own --
-vt_check() { # NAME OUTPUT_FILE EXIT: its lines are the checks; it exited 0
-	sed 's/^/  /' "$2"
-	grep -q '^not ok' "$2" && fail "$1: see above"
-	check "$1: $(grep -c '^ok' "$2") checks ran, exit $3" test "$3" = 0 -a "$(grep -c '^ok' "$2")" -gt 5
-}
 xa "$B/xhca-verbstest" local >"$tmp/vt.local" 2>&1
-vt_check "xhca-verbstest local (memory, bad arguments, state rules)" "$tmp/vt.local" $?
+prog_checks "xhca-verbstest local (memory, bad arguments, state rules)" "$tmp/vt.local" $?
 xa "$B/xhca-verbstest" server >"$tmp/vt.srv" 2>&1 &
 vpid=$!
 xb "$B/xhca-verbstest" client "$IP_A" >"$tmp/vt.cli" 2>&1
 rc=$?
 wait "$vpid"
-vt_check "xhca-verbstest client (error completions of both sides)" "$tmp/vt.cli" "$rc"
+prog_checks "xhca-verbstest client (error completions of both sides)" "$tmp/vt.cli" "$rc"
 # A program killed with everything open: xhcad frees it all.
 before=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["hostmem_used"]')
 xa "$B/xhca-verbstest" hold >"$tmp/vt.hold" 2>&1 &

@@ -17,14 +17,6 @@
 #define ETH 14
 #define BTH_V4 (ETH + 20 + 8)	/* BTH offset in an untagged IPv4 frame */
 
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		if (!(cond)) {                             \
-			snprintf(why, WHY_LEN, __VA_ARGS__); \
-			return -1;                         \
-		}                                          \
-	} while (0)
-
 static uint8_t frame[XHCA_PKT_MAX];
 
 static uint32_t be(const uint8_t *p, int n)

@@ -5,6 +5,16 @@
 #ifndef XHCA_TESTS_H
 #define XHCA_TESTS_H
 
+/* A case's check: when cond fails, the file's why (char[WHY_LEN]) says
+ * what, formatted, and the case returns -1. */
+#define CHECK(cond, ...)                                   \
+	do {                                               \
+		if (!(cond)) {                             \
+			snprintf(why, WHY_LEN, __VA_ARGS__); \
+			return -1;                         \
+		}                                          \
+	} while (0)
+
 int test_pkt_run(void);
 int test_rx_run(void);
 /* make fuzz: n mutated frames from seed through xhca_rx (test_rx.c) */
@@ -18,5 +28,7 @@ int test_resp_run(void);
 int test_req_run(void);
 /* its receive side: placement and completions, without a network (test_recv.c) */
 int test_recv_run(void);
+/* xhca's librdmacm: its pure parts (test_rdmacm.c) */
+int test_rdmacm_run(void);
 
 #endif /* XHCA_TESTS_H */

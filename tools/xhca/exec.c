@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * xhca exec: a libibverbs program, unmodified, on xhca.
+ * xhca exec: a libibverbs (or rdma_cm) program, unmodified, on xhca.
  */
 #include "cli.h"
 
@@ -46,7 +46,8 @@ static const char *verbs_dir(char *buf)
 }
 
 const char exec_text[] =
-	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 in place of the system's\n"
+	"Runs PROGRAM, unmodified, with xhca's libibverbs.so.1 (and librdmacm.so.1 beside\n"
+	"it, for rdma_cm programs: rping, perftest -R) in place of the system's\n"
 	"(LD_LIBRARY_PATH): its devices are xhca_<ifname>, one per interface of this\n"
 	"network namespace that an xhcad serves; with -i, that interface's only.\n"
 	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"

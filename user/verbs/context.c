@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <xhca/ctl.h>
 #include "xverbs.h"
 
 #define WATCH_MS 20
@@ -59,6 +61,22 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+/* librdmacm's requests (struct xv_cm_hook): on the session, as the verbs'
+ * own, under the lock that keeps its control socket's messages apart. */
+static int cm_call(struct ibv_context *ctx, uint32_t op, const void *req, uint32_t len,
+		   void *resp, uint32_t resp_len, int *recv_fd, char *err, size_t errlen)
+{
+	struct xv_context *c = xv_ctx(ctx);
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = xhca_session_call(c->x, op, req, len, -1, resp, resp_len, recv_fd);
+	if (rc && err && errlen)
+		snprintf(err, errlen, "%s", xhca_errmsg(c->x));
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct xv_context *c = calloc(1, sizeof(*c));
@@ -103,6 +121,8 @@ XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_cq_ex = xv_create_cq_ex;
 	c->vctx.create_qp_ex = xv_create_qp_ex;
 	c->vctx.create_srq_ex = xv_create_srq_ex;
+	c->cm.magic = XV_CM_MAGIC;
+	c->cm.call = cm_call;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->async_lock, NULL);
 	c->port_up = xv_link_up(c);

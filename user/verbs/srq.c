@@ -49,7 +49,7 @@ struct ibv_srq *xv_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_at
 	struct xv_srq *q;
 	uint32_t depth;
 
-	if ((a->comp_mask & ~(uint32_t)IBV_SRQ_INIT_ATTR_PD) ||
+	if ((a->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE)) ||
 	    ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC)) {
 		errno = EOPNOTSUPP; /* XRC and tag matching SRQs */
 		return NULL;

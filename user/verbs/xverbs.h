@@ -59,8 +59,26 @@ struct xv_async {
 struct xv_mr;
 struct xv_area;
 
+/*
+ * What xhca's librdmacm (user/rdmacm/) reaches through an ibv_context of
+ * this library beyond the verbs: the context's xhca session, for the
+ * connection manager's requests (cm.h), which must go over the session of
+ * the device an rdma_cm id is bound to. Not a symbol: the export set stays
+ * rdma-core's. It sits right after the verbs context, magic first, so that
+ * librdmacm can tell a context of this library from another's.
+ */
+#define XV_CM_MAGIC 0x78636d31u /* "xcm1" */
+struct xv_cm_hook {
+	uint32_t magic;
+	/* One control request on the context's session, under its lock: 0 or
+	 * -errno with xhcad's message in err. */
+	int (*call)(struct ibv_context *ctx, uint32_t op, const void *req, uint32_t len,
+		    void *resp, uint32_t resp_len, int *recv_fd, char *err, size_t errlen);
+};
+
 struct xv_context {
 	struct verbs_context vctx;	/* ibv_context is its last field */
+	struct xv_cm_hook cm;		/* for librdmacm: keep it here */
 	struct xv_device *dev;
 	struct xhca_ctx *x;
 	pthread_mutex_t lock;		/* the session's control socket, the tables */

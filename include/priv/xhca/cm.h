@@ -60,7 +60,8 @@ struct xhca_cm_listen {
 struct xhca_cm_conn {
 	__u32 id;
 	__u32 qpn;
-	__u32 psn;		/* the local QP's starting PSN (its sq_psn) */
+	__u32 psn;		/* the message's Starting PSN: as Linux, the PSN the local QP
+				 * expects first (its rq_psn); the peer sends from it */
 	__u32 qkey;		/* UD */
 	__u8 src_ip[16];
 	__u8 dst_ip[16];
@@ -117,6 +118,9 @@ enum {
 	XHCA_CM_EV_ESTABLISHED = 9,
 	XHCA_CM_EV_DISCONNECTED = 10,
 	XHCA_CM_EV_DEVICE_REMOVAL = 11,
+	XHCA_CM_EV_MULTICAST_JOIN = 12,	/* the library's (NOTIFY) */
+	XHCA_CM_EV_MULTICAST_ERROR = 13,
+	XHCA_CM_EV_ADDR_CHANGE = 14,
 	XHCA_CM_EV_TIMEWAIT_EXIT = 15,
 };
 
@@ -138,7 +142,7 @@ struct xhca_cm_event {
 	__u32 listen_id;	/* CONNECT_REQUEST: the listener; else 0 */
 	__s32 status;
 	__u32 qpn;		/* the peer's QPN */
-	__u32 psn;		/* the peer's starting PSN */
+	__u32 psn;		/* the peer's message's Starting PSN: our sq_psn */
 	__u32 qkey;		/* UD: the peer's Q_Key */
 	__u8 resp_res;		/* the peer's: responder resources */
 	__u8 init_depth;	/* ... initiator depth */

@@ -71,6 +71,10 @@ static void die(const char *what, int rc)
 
 #define UD_QKEY 0x01234567u /* rdma_cm's RDMA_UDP_QKEY */
 
+/* The session main() closes once a role returned (its exits are _exit:
+ * the session left to xhcad as a dead process's). */
+static struct side *opened;
+
 /* A session with a QP (RC, or UD with UD_QKEY in RTS), a CQ, a buffer,
  * an event channel and a cm id of the QP's type. */
 static void side_open(struct side *s, const char *ifname, int ud)
@@ -82,6 +86,7 @@ static void side_open(struct side *s, const char *ifname, int ud)
 				 .qp_type = ia.type };
 	int rc;
 
+	opened = s;
 	s->ctx = xhca_open(ifname);
 	if (!s->ctx)
 		die("xhca_open", -errno);
@@ -161,7 +166,7 @@ static int server(const char *ifname, int port, const char *what)
 	int accept = !strcmp(what, "accept");
 	struct xhca_cm_listen l = { .backlog = 4, .port = (__u16)port };
 	struct xhca_cm_event ev;
-	struct side s = {};
+	static struct side s;
 	struct xhca_wc wc;
 	int t;
 
@@ -222,7 +227,7 @@ static int client(const char *ifname, const char *src, const char *dst, int port
 				  .src_port = 40000, .resp_res = 4, .init_depth = 4,
 				  .retry_count = 7, .rnr_retry = 7, .mtu = 3, .pdata_len = 5 };
 	struct xhca_cm_event ev;
-	struct side s = {};
+	static struct side s;
 	struct xhca_wc wc;
 	int t;
 
@@ -280,7 +285,7 @@ static int ud_server(const char *ifname, int port, int accept)
 {
 	struct xhca_cm_listen l = { .backlog = 4, .port = (__u16)port };
 	struct xhca_cm_event ev;
-	struct side s = {};
+	static struct side s;
 	struct xhca_wc wc;
 	int t;
 
@@ -319,7 +324,7 @@ static int ud_client(const char *ifname, const char *src, const char *dst, int p
 {
 	struct xhca_cm_conn k = { .dst_port = (__u16)port, .src_port = 40001, .pdata_len = 5 };
 	struct xhca_cm_event ev;
-	struct side s = {};
+	static struct side s;
 	struct xhca_wc wc;
 	int t;
 
@@ -358,17 +363,28 @@ static int ud_client(const char *ifname, const char *src, const char *dst, int p
 	return fails;
 }
 
+/* The role's failures; the session closed, so that leaks show. */
+static int done(int failed)
+{
+	if (opened) {
+		if (opened->chan_fd > 0)
+			close(opened->chan_fd);
+		xhca_close(opened->ctx);
+	}
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 5 && !strcmp(argv[1], "server"))
-		return server(argv[2], atoi(argv[3]), argv[4]) ? 1 : 0;
+		return done(server(argv[2], atoi(argv[3]), argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "ud-server"))
-		return ud_server(argv[2], atoi(argv[3]), !strcmp(argv[4], "accept")) ? 1 : 0;
+		return done(ud_server(argv[2], atoi(argv[3]), !strcmp(argv[4], "accept")));
 	if (argc == 7 && !strcmp(argv[1], "ud-client"))
-		return ud_client(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]) ? 1 : 0;
+		return done(ud_client(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]));
 	if (argc == 7 && !strcmp(argv[1], "client"))
-		return client(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]) ? 1 : 0;
+		return done(client(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]));
 	fprintf(stderr, "usage: xhca-cmtest server IF PORT accept|reject|dies|late | "
 		"client IF SRC DST PORT established|dies|gone|rejected:N|unreachable | "
 		"ud-server IF PORT accept|reject | ud-client IF SRC DST PORT established|rejected:N\n");

@@ -41,6 +41,12 @@ check_eq "cm: on the wire, as tshark dissects them: REQ, REP, RTU, DREQ, DREP" "
 	"0x0010 0x0013 0x0014 0x0015 0x0016 "
 check_eq "cm: tshark finds nothing malformed" "$("${TSHARK_ROCE[@]}" -r "$tmp/cm.pcap" -T fields \
 	-e _ws.malformed 2>/dev/null | sort -u | tr -d '\n')" ""
+# QP1 is a UD QP: each MAD it sends has the next PSN (a peer that watches
+# for a request sent twice, as rxe.sh does, sees none)
+psns=$("${TSHARK_ROCE[@]}" -r "$tmp/cm.pcap" -Y "ip.src == $IP_A && infiniband.bth.destqp == 1" \
+	-T fields -e infiniband.bth.psn 2>/dev/null | tr '\n' ' ')
+check "cm: A's REQ, RTU and DREQ from QP1 with consecutive PSNs ($psns)" \
+	awk -v p="$psns" 'BEGIN { n = split(p, a, " "); for (i = 2; i <= n; i++) if (a[i] != a[i - 1] + 1) exit 1; exit n != 3 }'
 
 # a client that dies connected: its session's end sends the DREQ
 srv dead accept || fail "cm: the server did not start"

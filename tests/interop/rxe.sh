@@ -3,7 +3,8 @@
 # Interop with Linux soft-RoCE (RXE): Debian's unmodified ibv_*_pingpong and
 # perftest in a guest running Debian's 6.1 kernel with rdma_rxe (image.sh,
 # vm.sh), against the same unmodified programs on this host running on xhca
-# through `xhca exec`. Each case runs both ways (RXE as server, then as
+# through `xhca exec`; rping and perftest -R connect through the guest's
+# kernel CM and xhcad's. Each case runs both ways (RXE as server, then as
 # client). The guest's NIC is a tap on a bridge with the veth of an xhcad
 # (namespace M joins them: captured there, impaired there); every frame of
 # the run is captured, and at the end tshark finds no malformed RoCE frame,
@@ -17,7 +18,8 @@ here=$XHCA_TOP/tests/interop/rxe
 . "$here/vm.sh"
 VM_HERE=$here
 
-CASES="rc_pingpong ud_pingpong srq_pingpong send_bw write_bw read_bw atomic_fa atomic_cs write_lat rnr loss"
+CASES="rc_pingpong ud_pingpong srq_pingpong send_bw write_bw read_bw atomic_fa atomic_cs write_lat
+	rping perf_cm rnr loss"
 skip_all() {
 	local c
 	for c in $CASES; do skip "rxe: $c (both ways): $1"; done
@@ -90,8 +92,24 @@ DEV_X=xhca_$IF_A
 PORT=18600
 
 xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-listening_a() { ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q LISTEN; }
-listening_g() { [ "$(vm_run lis$1 "netstat -ltn | grep -q ':$1 '" 10)" = 0 ]; }
+# listening_a/_g PORT: the server on xhca's side / the guest's is ready: a
+# TCP listener (the pingpongs' and perftest's exchange of QP numbers) or,
+# with CM=PS (its port space, 0106 TCP's, 0111 UDP's), an rdma_cm listener:
+# on xhca, its id's socket in xhcad's name space (as rdmacm.sh's bound); in
+# the guest, the kernel CM's id in LISTEN (rdma res show cm_id).
+listening_a() {
+	if [ -n "${CM:-}" ]; then
+		ip netns exec "$NS_A" grep -q "@xhca-rdmacm:$CM:$1:" /proc/net/unix
+	else
+		ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q LISTEN
+	fi
+}
+listening_g() {
+	local cmd="netstat -ltn | grep -q ':$1 '"
+
+	[ -n "${CM:-}" ] && cmd="rdma res show cm_id | grep LISTEN | grep -q ':$1 '"
+	[ "$(vm_run lis$1 "$cmd" 10)" = 0 ]
+}
 show() {
 	[ "${RXE_VERBOSE:-0}" = 1 ] || return 0
 	sed "s/^/    $1: /" "$2"
@@ -99,17 +117,21 @@ show() {
 
 # pair NAME WHO SECS 'SERVER CMD' 'CLIENT CMD': WHO (rxe|xhca) is the
 # server; %D %G are the device and GID index of the side that runs it, %P
-# the port; the client gets the server's address appended. Both ends must
-# exit 0; their output in $tmp/NAME.srv and $tmp/NAME.cli.
+# the port, %A the server's address (else the client gets it appended).
+# Both ends must exit 0; their output in $tmp/NAME.srv and $tmp/NAME.cli.
 pair() {
 	local name=$1 who=$2 secs=$3 srv=$4 cli=$5 rs rc spid
 	PORT=$((PORT + 1))
+	local addr=$IP_A
+	[ "$who" = rxe ] && addr=$IP_B
+	[[ $cli == *%A* ]] || cli="$cli %A"
+	srv=${srv//%A/$addr}; cli=${cli//%A/$addr}
 	if [ "$who" = rxe ]; then
 		srv=${srv//%D/rxe0}; srv=${srv//%G/$VM_GID}; srv=${srv//%P/$PORT}
 		cli=${cli//%D/$DEV_X}; cli=${cli//%G/$XGID}; cli=${cli//%P/$PORT}
 		vm_start "$name" "timeout $secs $srv"
 		for _ in $(seq 50); do listening_g "$PORT" && break; sleep 0.1; done
-		xa timeout "$secs" $cli "$IP_B" >"$tmp/$name.cli" 2>&1
+		xa timeout "$secs" $cli >"$tmp/$name.cli" 2>&1
 		rc=$?
 		rs=$(vm_wait "$name" $((secs + 5)))
 		vm_out "$name" >"$tmp/$name.srv"
@@ -119,7 +141,7 @@ pair() {
 		xa timeout "$secs" $srv >"$tmp/$name.srv" 2>&1 &
 		spid=$!
 		for _ in $(seq 100); do listening_a "$PORT" && break; sleep 0.05; done
-		rc=$(vm_run "$name" "timeout $secs $cli $IP_A" $((secs + 5)))
+		rc=$(vm_run "$name" "timeout $secs $cli" $((secs + 5)))
 		vm_out "$name" >"$tmp/$name.cli"
 		wait "$spid"
 		rs=$?
@@ -173,6 +195,38 @@ perf() {
 			END { exit !f }' "$tmp/$name-$who.cli"
 }
 perf2() { local who; for who in rxe xhca; do perf "$1" "$who" "${@:2}"; done; }
+
+# rping2 NAME COUNT ARGS: Debian's rping both ways (the kernel's rdma_cm
+# in the guest, xhca's librdmacm and xhcad's CM here), every ping printed
+# (-v) and verified (-V) by both ends.
+rping2() {
+	local name=$1 n=$2 who
+	shift 2
+	for who in rxe xhca; do
+		CM=0106 pair "$name-$who" "$who" 90 "rping -s -a %A -p %P -C $n -V $*" \
+			"rping -c -a %A -p %P -C $n -v -V $*" || continue
+		check "rxe: $name, RXE the $([ $who = rxe ] && echo server || echo client): $n pings, each verified ($(grep -c 'ping data: rdma-ping-' "$tmp/$name-$who.cli") printed)" \
+			test "$(grep -c 'ping data: rdma-ping-' "$tmp/$name-$who.cli")" = "$n"
+	done
+}
+
+# perf_cm NAME PROG SIZE ARGS: perftest with -R (its connection through
+# rdma_cm: REQ/REP/RTU, or SIDR for -c UD with CM=0111) both ways; the
+# client's result line has SIZE (a positive figure on xhca's side).
+perf_cm() {
+	local name=$1 prog=$2 size=$3 who line min
+	shift 3
+	for who in rxe xhca; do
+		CM=${CM:-0106} pair "$name-$who" "$who" 120 "$prog -R -F -p %P -s $size $*" \
+			"$prog -R -F -p %P -s $size $*" || continue
+		line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$tmp/$name-$who.cli")
+		min=0
+		[ "$who" = rxe ] && min=1 # (the TCG guest's figures: see perf)
+		check "rxe: $name, RXE the $([ $who = rxe ] && echo server || echo client): result line for $size bytes ($(echo $line | tr -s ' '))" \
+			awk -v s="$size" -v min="$min" '$1 == s && NF >= 4 && (!min || $3 + 0 > 0) { f = 1 }
+				END { exit !f }' "$tmp/$name-$who.cli"
+	done
+}
 
 # RXE's counters (rdma statistic) as "name value" lines; xhca's status.
 rxe_counts() { vm_run "st$((++NST))" "rdma statistic show link rxe0/1" 20 >/dev/null; vm_out "st$NST" | tr ' ' '\n' | awk 'p { print p, $1; p = "" } /^[a-z_]+$/ && !/^(link|rxe0)$/ { p = $1 }'; }
@@ -238,6 +292,17 @@ want read_bw && perf2 read_bw ib_read_bw 65536 -n 500
 want atomic_fa && perf2 atomic_fa ib_atomic_bw 8 -A FETCH_AND_ADD -n 1000
 want atomic_cs && perf2 atomic_cs ib_atomic_bw 8 -A CMP_AND_SWAP -n 1000
 want write_lat && perf2 write_lat ib_write_lat 64 -n 300
+if want rping; then
+	rping2 rping-10 10
+	rping2 rping-4096 20 -S 4096
+	rping2 rping-65000 5 -S 65000
+fi
+if want perf_cm; then
+	perf_cm send_bw-R ib_send_bw 4096 -n 300
+	perf_cm write_bw-R ib_write_bw 65536 -n 300
+	perf_cm read_lat-R ib_read_lat 64 -n 200
+	CM=0111 perf_cm send_bw-R-UD ib_send_bw 2048 -n 300 -c UD
+fi
 check_eq "rxe: the clean cases: xhca sent no NAK, nothing again, and got no NAK" \
 	"$(xstat '(d["naks"], d["requester"]["retransmits"], d["requester"]["seq_naks"], d["requester"]["rnr_naks"])' | tr -d '() ')" "0,0,0,0"
 x_rnr0=$(xcount 'd["responder"]["rnr_naks"]'); x_seq0=$(xcount 'd["responder"]["seq_naks"]')

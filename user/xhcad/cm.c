@@ -113,6 +113,7 @@ struct cm_state_all {
 	__u32 next_id, next_chan;
 	__u64 guid;		/* our CA GUID: the MAC as an EUI-64 */
 	__u64 next_tid;
+	__u32 sq_psn;		/* QP1's: each MAD the next, as any UD QP's */
 	struct {
 		__u64 sent, received, resent, events, events_lost, send_failed;
 		__u64 bad, ignored, rejects_sent, timeouts;
@@ -259,7 +260,10 @@ static int mad_send(struct xhcad *d, const __u8 ip[16], const __u8 local_ip[16],
 	s.deth_sqp = XHCA_QPN_GSI;
 	s.payload = mad;
 	s.payload_len = MAD_LEN;
+	s.psn = d->cm->sq_psn;
 	r = resp_tx_umem(d, &s);
+	if (!r)
+		d->cm->sq_psn = (d->cm->sq_psn + 1) & XHCA_PSN_MASK;
 	if (!r) /* now: a control request or a timer sends outside a round's kick */
 		xsk_tx_kick(d);
 	d->cm->st.sent += !r;

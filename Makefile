@@ -7,6 +7,8 @@
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
 #   make interop    the RXE interop cases alone, in detail (an RXE guest in qemu)
+#   make test-fresh the packages on a fresh Debian 12 (debootstrap, a container;
+#                   downloads from the Debian mirror: not part of make test)
 #   make fuzz       FUZZ_N (3 million) mutated frames through xhca_rx, FUZZ_SEED
 #   make bench      ns/packet and packets/s against baselines
 #   make deps       apt-get install only what is missing
@@ -119,9 +121,9 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
 	dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
 	systemd-analyze:systemd systemd-nspawn:systemd-container \
-	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils
+	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils debootstrap:debootstrap
 
-.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop interop fuzz demo bench vmlinux install deb clean
+.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-fresh interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -318,6 +320,13 @@ test-sanitize:
 
 test-unit test-integ test-interop: ready
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh $(patsubst test-%,%,$@)
+
+# The packages on a fresh Debian 12 (tests/fresh/fresh.sh): a minimal bookworm
+# made by debootstrap (cached in /var/cache/xhca/fresh), booted in a
+# container, apt install ./xhca_*.deb there, two units, ibv_rc_pingpong
+# through xhca exec. Not part of make test: it downloads from the mirror.
+test-fresh: ready
+	$(Q)tests/run.sh fresh
 
 # The RXE interop harness alone, showing both ends' output and RXE's
 # counters per case (also part of make test).

@@ -476,3 +476,78 @@ apps_kill() {
 	for p in "${APPS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	return 0
 }
+
+# ---- a system booted in a container: integ/service.sh, fresh/fresh.sh -----------
+# systemd is not PID 1 here: a container (systemd-nspawn -b) has it. The
+# caller runs in a mount namespace of its own (unshare -m), whose mounts go
+# with it; ct_cleanup stops the container and unmounts them at once.
+CT_NSPAWN= CT_INIT=
+
+# ct_root DIR LOWER: DIR becomes a tmpfs holding the container's root,
+# DIR/root: an overlay in memory over LOWER (bound read-only, without the
+# mounts under it), with a machine id of its own; and DIR/bpffs, a bpffs
+# instance of its own (its pins go with it).
+ct_root() {
+	local d=$1
+	mount -t tmpfs tmpfs "$d" && mkdir -p "$d"/{lower,upper,work,root,bpffs} &&
+		mount --bind "$2" "$d/lower" && mount -o remount,bind,ro "$d/lower" &&
+		mount -t bpf bpf "$d/bpffs" &&
+		mount -t overlay overlay -o "lowerdir=$d/lower,upperdir=$d/upper,workdir=$d/work" \
+			"$d/root" || return 1
+	rm -f "$d/root/etc/machine-id"
+	systemd-machine-id-setup --root="$d/root" >/dev/null 2>&1
+}
+
+# ct_boot DIR [NSPAWN ARGS...]: boots DIR/root (ct_root) with systemd as PID
+# 1, a network namespace of its own (only lo), every capability, bpf()
+# allowed and DIR/bpffs at /sys/fs/bpf; its console in DIR/console.
+# CT_NSPAWN is nspawn's pid, CT_INIT the container's systemd (as this machine
+# numbers it). Returns once systemd says it is running (or degraded), 1 when
+# it does not within a minute.
+ct_boot() {
+	local d=$1
+	shift
+	systemd-nspawn -D "$d/root" --register=no --keep-unit -q -b --private-network \
+		--capability=all --system-call-filter='bpf perf_event_open' \
+		--bind="$d/bpffs:/sys/fs/bpf" "$@" -- --unit=multi-user.target >"$d/console" 2>&1 &
+	CT_NSPAWN=$!
+	for _ in $(seq 600); do
+		CT_INIT=$(ps -o pid=,comm= --ppid "$CT_NSPAWN" | awk '$2 == "systemd" {print $1}')
+		[ -n "$CT_INIT" ] && c systemctl is-system-running 2>/dev/null | grep -qE 'running|degraded' &&
+			return 0
+		kill -0 "$CT_NSPAWN" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# ct_cleanup DIR: the container stopped (its systemd shuts it down; killed
+# after 10 s), DIR's mounts gone, DIR removed. Its network namespace, and
+# with it its interfaces and their XDP programs, ends with its processes.
+ct_cleanup() {
+	if [ -n "$CT_NSPAWN" ]; then
+		kill -TERM "$CT_NSPAWN" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$CT_NSPAWN" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$CT_NSPAWN" 2>/dev/null
+		wait "$CT_NSPAWN" 2>/dev/null
+		CT_NSPAWN=
+	fi
+	# (never rm -r: a root file system is bound under DIR)
+	umount -R -l "$1" 2>/dev/null
+	rmdir "$1"
+}
+
+# c CMD...: CMD in the container (all its namespaces); cq: its output dropped
+c() { nsenter -t "$CT_INIT" -a "$@"; }
+cq() { c "$@" >/dev/null 2>&1; }
+# cgrep RE CMD...: CMD in the container prints a line that RE matches
+cgrep() { local re=$1; shift; c "$@" 2>/dev/null | grep -q -- "$re"; }
+
+# ct_unit_no_device: xhcad@.service as installed, but for its BindsTo= and
+# After= on sys-subsystem-net-devices-%i.device, in /etc/systemd/system: a
+# container has no udev, so no device units, and the unit would wait for one
+# that never comes.
+ct_unit_no_device() {
+	c sh -c "grep -v '^BindsTo=\|^After=sys-subsystem' /lib/systemd/system/xhcad@.service \
+		>/etc/systemd/system/xhcad@.service && systemctl daemon-reload"
+}

@@ -3,7 +3,8 @@
 # Runs the test suites (unit, integ, interop; all by default), or single
 # tests: unit/FILE (pkt, rx, sched, reorder, locksvc), integ/NAME,
 # interop/NAME, rxe, or a bare NAME of any of them (make test T="control
-# unit/rx"). Counts the "ok"/"not ok"/"skip" lines they print, and ends with
+# unit/rx"); fresh (make test-fresh: the packages on a fresh Debian 12, with
+# the Debian mirror; never run by default). Counts the "ok"/"not ok"/"skip" lines they print, and ends with
 # "N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +49,7 @@ for s in "${suites[@]}"; do
 			run_one "$s/$(basename "$t" .sh)" bash "$t"
 		done ;;
 	rxe|interop/rxe) run_one interop/rxe bash tests/interop/rxe.sh ;;
+	fresh) run_one fresh bash tests/fresh/fresh.sh ;;
 	unit/*) run_one "$s" "$B/test_unit" --only "${s#unit/}" ;;
 	integ/*|interop/*)
 		if [ -e "tests/$s.sh" ]; then run_one "$s" bash "tests/$s.sh"
@@ -57,7 +59,7 @@ for s in "${suites[@]}"; do
 		elif [ -e "tests/interop/$s.sh" ]; then run_one "interop/$s" bash "tests/interop/$s.sh"
 		elif [ -e "tests/unit/test_$s.c" ]; then run_one "unit/$s" "$B/test_unit" --only "$s"
 		else
-			echo "no suite or test $s: give unit, integ, interop, rxe, unit/FILE," \
+			echo "no suite or test $s: give unit, integ, interop, rxe, fresh, unit/FILE," \
 				"integ/NAME, interop/NAME or a NAME of tests/integ, tests/interop"
 			exit 2
 		fi ;;

@@ -24,19 +24,7 @@ command -v systemd-nspawn >/dev/null ||
 [ -n "${XHCA_SVC_NS:-}" ] || exec env XHCA_SVC_NS=1 unshare -m --propagation private bash "$0"
 
 d=$(mktemp -d /tmp/xhca-svc.XXXXXX)
-NSPAWN=
-cleanup() {
-	if [ -n "$NSPAWN" ]; then
-		kill -TERM "$NSPAWN" 2>/dev/null
-		for _ in $(seq 100); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$NSPAWN" 2>/dev/null
-		wait "$NSPAWN" 2>/dev/null
-	fi
-	# (never rm -r here: the root file system is bound under $d)
-	umount -R -l "$d" 2>/dev/null
-	rmdir "$d"
-}
-trap cleanup EXIT
+trap 'ct_cleanup "$d"' EXIT
 trap 'exit 130' INT TERM
 
 log=$d.log
@@ -47,38 +35,11 @@ fi
 rm -f "$log"
 DEBS=$XHCA_TOP/build/debs
 
-# boot: the root file system (without the mounts on it) under an overlay
-# in memory; a machine id of its own
-boot() {
-	mount -t tmpfs tmpfs "$d" && mkdir -p "$d"/{lower,upper,work,root,bpffs} &&
-		mount --bind / "$d/lower" && mount -o remount,bind,ro "$d/lower" &&
-		mount -t bpf bpf "$d/bpffs" &&
-		mount -t overlay overlay -o "lowerdir=$d/lower,upperdir=$d/upper,workdir=$d/work" \
-			"$d/root" || return 1
-	rm -f "$d/root/etc/machine-id"
-	systemd-machine-id-setup --root="$d/root" >/dev/null 2>&1
-	systemd-nspawn -D "$d/root" --register=no --keep-unit -q -b --private-network \
-		--capability=all --system-call-filter='bpf perf_event_open' \
-		--bind="$d/bpffs:/sys/fs/bpf" --bind-ro="$DEBS:/debs" \
-		-- --unit=multi-user.target >"$d/console" 2>&1 &
-	NSPAWN=$!
-	for _ in $(seq 300); do
-		INIT=$(ps -o pid=,comm= --ppid "$NSPAWN" | awk '$2 == "systemd" {print $1}')
-		[ -n "$INIT" ] && c systemctl is-system-running 2>/dev/null | grep -qE 'running|degraded' &&
-			return 0
-		kill -0 "$NSPAWN" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-# c CMD...: CMD in the container (all its namespaces)
-c() { nsenter -t "$INIT" -a "$@"; }
-# cq CMD...: the same, its output dropped
-cq() { c "$@" >/dev/null 2>&1; }
 # cb CMD...: CMD in the container's namespace b (host B)
 cb() { c nsenter --net=/run/netns/b "$@"; }
 
-if ! boot; then
+# the root file system (without the mounts on it) under an overlay in memory
+if ! ct_root "$d" / || ! ct_boot "$d" --bind-ro="$DEBS:/debs"; then
 	fail "service: the container did not boot: $(tail -n 5 "$d/console" | tr '\n' ' ')"
 	t_done
 fi
@@ -90,7 +51,7 @@ pass "service: a container booted with systemd as PID 1 ($(c systemctl is-system
 rm -f "$d/root/usr/sbin/policy-rc.d"
 out=$(c sh -c 'cd /debs && apt-get install -y --no-install-recommends ./xhca_*.deb' 2>&1)
 check "service: apt-get install ./xhca_*.deb: exit $?, the package installed" \
-	bash -c "nsenter -t $INIT -a dpkg-query -W -f '\${Status}' xhca | grep -q 'install ok installed'"
+	cgrep 'install ok installed' dpkg-query -W -f '${Status}' xhca
 [ "$(c dpkg-query -W -f '${Status}' xhca 2>/dev/null)" = "install ok installed" ] ||
 	{ echo "$out" | tail -n 15 | sed 's/^/    /'; t_done; }
 check "service: it made the group xhca" cq getent group xhca
@@ -100,8 +61,7 @@ out=$(c systemd-analyze verify xhcad@v0.service 2>&1)
 check_eq "service: systemd-analyze verify xhcad@v0.service, on the installed system" "$out" ""
 # no udev in a container, so no device units: the unit without its
 # BindsTo/After on sys-subsystem-net-devices-%i.device, all else as shipped
-c sh -c "grep -v '^BindsTo=\|^After=sys-subsystem' /lib/systemd/system/xhcad@.service \
-	>/etc/systemd/system/xhcad@.service && systemctl daemon-reload"
+ct_unit_no_device
 
 # ---- two hosts: v0 (the container's network, the unit) and v1 (namespace b)
 c ip netns add b
@@ -209,7 +169,7 @@ c xhca -i v0 mcast create 239.7.7.7 >/dev/null
 c xhca -i v0 mcast attach 239.7.7.7 "$qpn" >/dev/null
 c xhca -i v0 mcast attach 239.7.7.7 --dev p0 >/dev/null
 check "service: under the sandbox xhcad made the replication port (a veth pair xhr<ifindex>)" \
-	bash -c "nsenter -t $INIT -a ip -o link show | grep -q ' xhr[0-9]*p@xhr[0-9]*:.* xdp'"
+	cgrep ' xhr[0-9]*p@xhr[0-9]*:.* xdp' ip -o link show
 c xhca -i v0 mcast destroy 239.7.7.7 >/dev/null
 c xhca -i v0 qp destroy "$qpn" >/dev/null
 
@@ -247,7 +207,7 @@ check_eq "service: the unit failed with exit 2 and was not restarted" \
 	"$(for p in ActiveState ExecMainStatus NRestarts; do
 		c systemctl show -p $p --value xhcad@v0; done | tr '\n' ' ')" "failed 2 0 "
 check "service: the journal has the mistake" \
-	bash -c "nsenter -t $INIT -a journalctl -u xhcad@v0 --no-pager | grep -q 'v0.conf:6: poll-us = 2000000'"
+	cgrep 'v0.conf:6: poll-us = 2000000' journalctl -u xhcad@v0 --no-pager
 sed -i '$d' "$d/root/etc/xhca/v0.conf"
 
 # ---- the package removed: no xhcad left running ----------------------------------

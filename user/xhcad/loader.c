@@ -510,3 +510,212 @@ void xhcad_unload(struct xhcad *d)
 		close(d->m.dstate);
 	d->prog_fd = -1;
 }
+
+/* ---- xhcad --unload: what a --keep left -------------------------------------- */
+
+/* The id of the map pinned in the pin directory under name, 0 if none.
+ * By name alone, not checked against this ABI: the pins an older xhcad
+ * left must go as well. */
+static __u32 pinned_map_id(const struct xhcad *d, const char *name)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), id = 0;
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", d->pin_dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		id = info.id;
+	close(fd);
+	return id;
+}
+
+/* Whether program id is an xhca_rx that works on the map cam_id (the CAM
+ * pinned in the pin directory): the program a --keep left, not another
+ * instance's xhca_rx nor anybody else's program. *fdp: the program, if it
+ * is (NULL: closed). */
+static int is_kept_prog(__u32 id, __u32 cam_id, int *fdp)
+{
+	__u32 ids[64], len, i;
+	struct bpf_prog_info info = {};
+	int fd = bpf_prog_get_fd_by_id(id), yes = 0;
+
+	if (fd < 0 || !cam_id) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	len = sizeof(info);
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "xhca_rx"))
+		for (i = 0; i < info.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++)
+			yes |= ids[i] == cam_id;
+	if (yes && fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return yes;
+}
+
+/* What is attached to the interface, mode by mode, and how it goes. */
+struct kept_slot {
+	__u32 id;		/* attached in this mode (0: nothing) */
+	__u32 flag;		/* XDP_FLAGS_*_MODE */
+	const char *mode;
+	int fd;			/* the kept xhca_rx attached alone (ip, xhcad, libxdp's
+				 * fallback to a single program) */
+	struct xdp_multiprog *mp; /* or behind libxdp's dispatcher: its */
+	struct xdp_program *comp; /* component */
+};
+
+/* The kept xhca_rx behind libxdp's dispatcher (xdp-loader, then xhcad
+ * --adopt --keep, on kernels with freplace; this one falls back to a
+ * single program, which the caller finds). 1 if found. */
+static int find_component(struct xhcad *d, struct kept_slot *s, __u32 cam_id)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(d->ifindex);
+	struct xdp_program *p;
+
+	if (libxdp_get_error(mp) || !mp)
+		return 0;
+	if (!xdp_multiprog__is_legacy(mp))
+		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
+			if (is_kept_prog(xdp_program__id(p), cam_id, NULL)) {
+				s->mp = mp;
+				s->comp = p;
+				s->id = xdp_program__id(p);
+				return 1;
+			}
+	xdp_multiprog__close(mp);
+	return 0;
+}
+
+/* Sorts out what is attached to the interface: the kept xhca_rx, or
+ * somebody else's program (-EBUSY: left alone, nothing is changed). */
+static int find_kept(struct xhcad *d, struct kept_slot s[3], __u32 cam_id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char name[BPF_OBJ_NAME_LEN] = "";
+
+	if (!d->ifindex || bpf_xdp_query(d->ifindex, 0, &q))
+		return 0; /* the interface is gone, and its program with it */
+	s[0] = (struct kept_slot){ .id = q.drv_prog_id, .flag = XDP_FLAGS_DRV_MODE,
+				   .mode = "native", .fd = -1 };
+	s[1] = (struct kept_slot){ .id = q.skb_prog_id, .flag = XDP_FLAGS_SKB_MODE,
+				   .mode = "skb", .fd = -1 };
+	s[2] = (struct kept_slot){ .id = q.hw_prog_id, .flag = XDP_FLAGS_HW_MODE,
+				   .mode = "offload", .fd = -1 };
+	for (int i = 0; i < 3; i++) {
+		if (!s[i].id || is_kept_prog(s[i].id, cam_id, &s[i].fd) ||
+		    find_component(d, &s[i], cam_id))
+			continue;
+		prog_name_of(s[i].id, name, sizeof(name), NULL);
+		pr_warn("%s has XDP program %u (%s, %s mode), not the xhca_rx of the maps in %s: "
+			"left alone, nothing changed\n",
+			d->ifname, s[i].id, name[0] ? name : "?", s[i].mode, d->pin_dir);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Another xhca_rx on the pinned maps than those found on the interface:
+ * attached to an interface in another network namespace, or held by a
+ * process. Its id, 0 if none. */
+static __u32 other_user(__u32 cam_id, const struct kept_slot s[3])
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		if (id != s[0].id && id != s[1].id && id != s[2].id &&
+		    is_kept_prog(id, cam_id, NULL))
+			return id;
+	return 0;
+}
+
+/* Detaches the kept xhca_rx in every mode it is attached in; the first
+ * error stops it. */
+static int detach_kept(struct xhcad *d, struct kept_slot s[3], struct unload_done *u)
+{
+	int err = 0;
+
+	for (int i = 0; i < 3 && !err; i++) {
+		if (s[i].fd >= 0) {
+			/* Only if it is still ours: it may have been replaced
+			 * since it was looked at. */
+			LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = s[i].fd);
+
+			err = bpf_xdp_detach(d->ifindex, s[i].flag | XDP_FLAGS_REPLACE, &o) ? -errno
+											    : 0;
+		} else if (s[i].comp) {
+			/* libxdp takes the dispatcher down (and its pins in
+			 * bpffs) when xhca_rx was its last program */
+			err = xdp_program__detach(s[i].comp, d->ifindex,
+						  xdp_multiprog__attach_mode(s[i].mp), 0);
+		} else {
+			continue;
+		}
+		if (err) {
+			pr_warn("cannot detach xhca_rx (id %u) from %s: %s\n", s[i].id, d->ifname,
+				strerror(-err));
+			break;
+		}
+		u->prog_id = s[i].id;
+		u->mode = s[i].mode;
+		u->behind_dispatcher = !!s[i].comp;
+	}
+	return err;
+}
+
+/* The pins of our names in the pin directory, and the directory if that
+ * leaves it empty (another file in it stays, and so does it). */
+static void remove_pins(struct xhcad *d, struct unload_done *u)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i <= NR_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", d->pin_dir,
+			 i < NR_MAPS ? map_descs[i].name : DSTATE_NAME);
+		u->pins += !unlink(path);
+	}
+	u->dir_gone = !rmdir(d->pin_dir);
+	if (!u->dir_gone && errno != ENOENT)
+		pr_warn("%s stays: %s\n", d->pin_dir, strerror(errno));
+}
+
+int xhcad_unload_kept(struct xhcad *d, struct unload_done *u)
+{
+	struct kept_slot s[3] = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } };
+	__u32 cam_id = pinned_map_id(d, XHCA_MAP_CAM), other;
+	int err, kept = !!cam_id;
+
+	/* Without the CAM pinned no program can be told to be ours: only
+	 * the pins of our other names, if any, go (a start that failed) */
+	for (size_t i = 0; i <= NR_MAPS && !kept; i++)
+		kept = !!pinned_map_id(d, i < NR_MAPS ? map_descs[i].name : DSTATE_NAME);
+	if (!kept)
+		return -ENOENT;
+	err = find_kept(d, s, cam_id);
+	other = err ? 0 : other_user(cam_id, s);
+	if (other) {
+		pr_warn("the maps in %s are used by xhca_rx (id %u) elsewhere: on an interface "
+			"of another network namespace, or held by a process (bpftool prog show "
+			"id %u); left alone, nothing changed\n",
+			d->pin_dir, other, other);
+		err = -EBUSY;
+	}
+	if (!err)
+		err = detach_kept(d, s, u);
+	if (!err)
+		remove_pins(d, u);
+	for (int i = 0; i < 3; i++) {
+		if (s[i].fd >= 0)
+			close(s[i].fd);
+		if (s[i].mp)
+			xdp_multiprog__close(s[i].mp);
+	}
+	return err;
+}

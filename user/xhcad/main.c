@@ -177,6 +177,7 @@ struct opts {
 	enum sched_mode mode;
 	int verbose;
 	int check;		/* --check-config */
+	int unload;		/* --unload */
 	const char *config;	/* --config FILE */
 	char conf[PATH_MAX];	/* the file the settings came from, if one */
 	char *conf_text;	/* its text, which settings point into */
@@ -294,6 +295,7 @@ SETTER(set_no_cm) { O->d->no_cm = 1; return 0; }
 SETTER(set_verbose) { O->verbose++; return 0; }
 SETTER(set_config) { O->config = arg; return 0; }
 SETTER(set_check) { O->check = 1; return 0; }
+SETTER(set_unload) { O->unload = 1; return 0; }
 SETTER(set_mtu) { O->mtu = (__u32)v; return 0; }
 #undef O
 
@@ -365,6 +367,11 @@ static const struct xhca_opt xopts[] = {
 	OPT(25, "check-config", NULL, "check the file of IFNAME (or --config FILE) and exit:\n"
 	  "each mistake with its line, exit 1 on any", set_check,
 	  .flags = XHCA_OPT_CMDLINE),
+	OPT(27, "unload", NULL, "take down what --keep left on IFNAME and exit: xhca_rx\n"
+	  "detached if it is the one on the maps pinned (--pin-dir,\n"
+	  "IFNAME.conf's), the pins removed; refused while an xhcad\n"
+	  "serves IFNAME or another program is attached", set_unload,
+	  .flags = XHCA_OPT_CMDLINE),
 	{ .name = "verbose", .key = 'v', .help = "more detail (libbpf and libxdp debug output)",
 	  .set = set_verbose },
 	{ .name = "help", .key = 'h', .help = "this text" },
@@ -375,6 +382,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: xhcad IFNAME [options]\n"
 		   "       xhcad --check-config [IFNAME | --config FILE]\n"
+		   "       xhcad --unload IFNAME [--pin-dir DIR]\n"
 		   "Loads xhca_rx on IFNAME, pins its maps and serves " XHCA_RUN_DIR
 		   "/IFNAME.sock.\n");
 	xhca_opt_usage(f, xopts, 25);
@@ -551,22 +559,30 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 	return err ? 1 : 0;
 }
 
-/* The interface and the names that follow from it; main's exit code, or 0. */
-static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
+/* The names that follow from the interface's: pin directory, socket. */
+static int names(struct xhcad *d, const char *ifname)
 {
 	if (strlen(ifname) >= sizeof(d->ifname)) {
 		fprintf(stderr, "xhcad: interface name %s is too long\n", ifname);
-		return 2;
+		return -ENAMETOOLONG;
 	}
 	strcpy(d->ifname, ifname);
+	if (!d->pin_dir[0])
+		snprintf(d->pin_dir, sizeof(d->pin_dir), XHCA_PIN_ROOT "/%s", d->ifname);
+	snprintf(d->sock_path, sizeof(d->sock_path), XHCA_RUN_DIR "/%s.sock", d->ifname);
+	return 0;
+}
+
+/* The interface and the names that follow from it; main's exit code, or 0. */
+static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
+{
+	if (names(d, ifname))
+		return 2;
 	d->ifindex = if_nametoindex(d->ifname);
 	if (!d->ifindex) {
 		fprintf(stderr, "xhcad: interface %s not found (ip link show)\n", d->ifname);
 		return 1;
 	}
-	if (!d->pin_dir[0])
-		snprintf(d->pin_dir, sizeof(d->pin_dir), XHCA_PIN_ROOT "/%s", d->ifname);
-	snprintf(d->sock_path, sizeof(d->sock_path), XHCA_RUN_DIR "/%s.sock", d->ifname);
 	d->max_qps = o->max_qps ? o->max_qps : XHCA_MAX_QPS_DEFAULT;
 	if (d->adopt && o->max_qps)
 		pr_warn("--max-qps is ignored with --adopt: the maps exist already\n");
@@ -605,6 +621,53 @@ static int run(struct xhcad *d, struct opts *o, const char *ifname)
 	return err;
 }
 
+/* xhcad --unload IFNAME: main's exit code (0: taken down, or nothing was
+ * kept; 1: refused or failed, nothing changed). What it did on stdout. */
+static int unload(struct xhcad *d, const struct opts *o, const char *ifname)
+{
+	struct unload_done u = { 0 };
+	int lfd, err;
+
+	xhca_log_init("xhcad", o->verbose ? XHCA_LOG_DEBUG : XHCA_LOG_INFO);
+	if (names(d, ifname))
+		return 2;
+	/* 0: the interface is gone, and its program with it; the pins stay
+	 * until removed */
+	d->ifindex = (int)if_nametoindex(d->ifname);
+	/* The socket claimed as a starting xhcad claims it: refused while an
+	 * xhcad serves the interface, and none can start meanwhile. */
+	lfd = ctl_listen(d);
+	if (lfd < 0) {
+		fprintf(stderr, "xhcad: --unload %s: refused, nothing changed (systemctl stop "
+			"xhcad@%s, or stop the xhcad that serves it, first)\n",
+			d->ifname, d->ifname);
+		return 1;
+	}
+	err = xhcad_unload_kept(d, &u);
+	if (err == -ENOENT)
+		printf("xhcad: %s: nothing kept: no xhca maps pinned in %s; nothing done\n",
+		       d->ifname, d->pin_dir);
+	else if (err == -EBUSY)
+		fprintf(stderr, "xhcad: --unload %s: refused, nothing changed\n", d->ifname);
+	else if (err)
+		fprintf(stderr, "xhcad: --unload %s: failed: %s\n", d->ifname, strerror(-err));
+	else if (u.prog_id)
+		printf("xhcad: %s: detached xhca_rx (id %u, %s mode%s); removed %d pins%s%s\n",
+		       d->ifname, u.prog_id, u.mode,
+		       u.behind_dispatcher ? ", from libxdp's dispatcher" : "", u.pins,
+		       u.dir_gone ? " and " : " in ", d->pin_dir);
+	else
+		printf("xhcad: %s: no xhca_rx of the pinned maps attached (%s); removed %d "
+		       "pins%s%s\n", d->ifname,
+		       d->ifindex ? "nothing to detach" : "no such interface here",
+		       u.pins, u.dir_gone ? " and " : " in ", d->pin_dir);
+	if (!err || err == -ENOENT)
+		state_remove(d); /* the restart record of maps that are gone */
+	close(lfd);
+	unlink(d->sock_path);
+	return err && err != -ENOENT ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct xhcad d = {
@@ -621,7 +684,10 @@ int main(int argc, char **argv)
 	int err, next;
 
 	err = configure(argc, argv, &o, &next);
-	err = err ? err - 1 : run(&d, &o, argv[next]);
+	if (err)
+		err = err - 1;
+	else
+		err = o.unload ? unload(&d, &o, argv[next]) : run(&d, &o, argv[next]);
 	free(o.conf_text); /* (the settings' strings: xhcad is done with them) */
 	return err;
 }

@@ -496,6 +496,19 @@ __u64 proc_start_time(__u32 pid);
 int xhcad_load(struct xhcad *d);
 int xhcad_adopt(struct xhcad *d);
 void xhcad_unload(struct xhcad *d);
+/* xhcad --unload: what it did */
+struct unload_done {
+	__u32 prog_id;		/* the xhca_rx detached (0: none was attached) */
+	const char *mode;	/* its XDP mode */
+	int behind_dispatcher;	/* it was a component of libxdp's dispatcher */
+	int pins;		/* pins removed */
+	int dir_gone;		/* and the pin directory */
+};
+/* What a --keep left for d->ifname taken down: xhca_rx detached if it is
+ * the one on the maps pinned in d->pin_dir, then those pins. 0: done (u
+ * says what); -ENOENT: nothing pinned there; -EBUSY: another program is
+ * attached, or the maps are in use elsewhere (said why; nothing changed). */
+int xhcad_unload_kept(struct xhcad *d, struct unload_done *u);
 
 /* qptab.c: the QP table as every layer reads it */
 #define QPN_FIRST 2u		/* 0 (SMI) and 1 (GSI) are never allocated */

@@ -11,7 +11,8 @@
 # namespace of the container's, the other end of a veth pair, by a drop-in
 # with NetworkNamespacePath=) run as units; alice, in the group xhca, runs
 # ibv_rc_pingpong on both through xhca exec; bob, outside it, is told why
-# not; apt-get remove xhca stops both units. The steps: tests/fresh/steps.sh.
+# not; apt-get remove xhca stops both units and takes xhca_rx off both
+# interfaces. The steps: tests/fresh/steps.sh.
 # The container's apt reaches the mirror through tests/fresh/mirror_proxy.py,
 # whose socket is on the container's loopback: the container has no other
 # way out, and nothing is added to this machine's network.

@@ -235,9 +235,13 @@ bob_refused() {
 		echo "$out" | tail -n 3 | indent
 }
 
-# remove_xhca: apt-get remove xhca stops both units, no xhcad left
+# remove_xhca: apt-get remove xhca stops both units, no xhcad left, and
+# takes xhca_rx off both interfaces (the units' --keep left it at the stop:
+# the prerm's xhcad --unload, xhcad@v1's in its namespace b)
 remove_xhca() {
-	local out rc
+	local out rc ids
+	ids="$(c ip -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p') $(cb ip -d \
+		link show v1 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')"
 	out=$(c env DEBIAN_FRONTEND=noninteractive apt-get remove -y xhca 2>&1)
 	rc=$?
 	check_eq "fresh: apt-get remove xhca: exit $rc, both units stopped, no xhcad running" \
@@ -245,8 +249,13 @@ remove_xhca() {
 		'cat /proc/[0-9]*/comm 2>/dev/null' | grep -cx xhcad)" "0 inactive inactive 0" ||
 		echo "$out" | tail -n 8 | indent
 	check "fresh: ... and /usr/sbin/xhcad is gone" cq test ! -e /usr/sbin/xhcad
-	# (not a check: a stop keeps xhca_rx attached and its maps pinned, by
-	# design (--keep), and nothing in the package removes them yet)
-	echo "  # after the removal: XDP on v0: $(c ip -o link show v0 | grep -o 'prog/xdp id [0-9]*' ||
-		echo none); pins under /sys/fs/bpf: $(c find /sys/fs/bpf -mindepth 1 | wc -l)"
+	check_eq "fresh: ... xhca_rx ($ids) taken off v0 and v1: no xdp in ip link show" \
+		"$(c ip -o link show v0 | grep -c ' xdp') $(cb ip -o link show v1 |
+		grep -c ' xdp')" "0 0" || echo "$out" | grep xhcad | indent
+	check_eq "fresh: ... no pins left under /sys/fs/bpf/xhca, no restart record in /run/xhca" \
+		"$(c find /sys/fs/bpf/xhca /run/xhca -mindepth 1 \( -type d -o -name '*.state' \
+		-o -name 'xhca_*' \) 2>/dev/null | wc -l)" 0
+	check_eq "fresh: ... the removal said what it did, for each" \
+		"$(grep -cE '^xhcad: v[01]: detached xhca_rx \(id [0-9]+, native mode\); '\
+'removed 18 pins' <<<"$out")" 2 || echo "$out" | tail -n 8 | indent
 }

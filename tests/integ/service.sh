@@ -210,7 +210,7 @@ check "service: the journal has the mistake" \
 	cgrep 'v0.conf:6: poll-us = 2000000' journalctl -u xhcad@v0 --no-pager
 sed -i '$d' "$d/root/etc/xhca/v0.conf"
 
-# ---- the package removed: no xhcad left running ----------------------------------
+# ---- the package removed: no xhcad left running, nor its program ------------------
 c systemctl reset-failed xhcad@v0
 c systemctl start xhcad@v0
 active xhcad@v0
@@ -223,9 +223,22 @@ check "service: apt-get install --reinstall: exit $rc, xhcad@v0 restarted (pid $
 	test "$(main_pid)" != "$pid"
 check_active "service: ... active again"
 check_eq "service: ... with its QP" "$(qps)" "$qpn"
+id=$(c ip -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
 out=$(c apt-get remove -y xhca 2>&1)
 rc=$?
 check_eq "service: apt-get remove xhca: exit $rc, xhcad@v0 stopped, xhcad gone" \
 	"$(c systemctl is-active xhcad@v0) $(c ls /usr/sbin/xhcad 2>&1 | grep -c 'No such')" \
 	"inactive 1" || echo "$out" | tail -n 8 | sed 's/^/    /'
+# the unit's --keep left xhca_rx and the pins at the stop: the prerm's
+# xhcad --unload takes them (host B's xhcad, by hand, still serves v1: left)
+check_eq "service: ... xhca_rx (id $id) taken off v0: no xdp in ip link show, the program gone" \
+	"$(c ip -o link show v0 | grep -c ' xdp') $(bpftool prog show id "${id:-0}" 2>&1 |
+		grep -c xhca_rx)" "0 0"
+check "service: ... the pin directory /sys/fs/bpf/xhca/v0 and the restart record gone" \
+	cq test ! -e /sys/fs/bpf/xhca/v0 -a ! -e /run/xhca/v0.state
+check "service: ... the removal said what it did" \
+	grep -q "xhcad: v0: detached xhca_rx (id $id, native mode); removed 18 pins" <<<"$out"
+echo "  # the prerm: $(grep '^xhcad: ' <<<"$out" | tr '\n' ' ')"
+check "service: ... and that it left v1 to the xhcad serving it" \
+	grep -q "another xhcad already serves v1" <<<"$out"
 t_done

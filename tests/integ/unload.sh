@@ -46,9 +46,11 @@ id=$(xdp_prog_id "$NS_A" "$IF_A") # (its own xhca_rx, over the maps)
 unload
 check_eq "unload: with xhcad running: exit 1" "$RC" 1
 check "unload: ... the message says an xhcad serves it and how to stop it" \
-	grep -q "another xhcad already serves $IF_A.*systemctl stop xhcad@$IF_A" <<<"$(tr '\n' ' ' <"$out")"
+	grep -q "another xhcad already serves $IF_A.*systemctl stop xhcad@$IF_A" \
+	<<<"$(tr '\n' ' ' <"$out")"
 check_eq "unload: ... nothing changed: the program, the pins, xhcad answers with the QP" \
-	"$(xdp_prog_id "$NS_A" "$IF_A") $(npins) $(xhca -j qp show "$qpn" | json_get 'd["qps"][0]["qpn"]')" \
+	"$(xdp_prog_id "$NS_A" "$IF_A") $(npins) $(xhca -j qp show "$qpn" |
+		json_get 'd["qps"][0]["qpn"]')" \
 	"$id $NPINS $qpn"
 xhcad_stop TERM
 
@@ -58,11 +60,13 @@ check_eq "unload: xhcad --unload: exit 0" "$RC" 0
 check "unload: ... says what it did ($(cat "$out"))" \
 	grep -q "detached xhca_rx (id $id, native mode); removed $NPINS pins and $PIN" "$out"
 check_eq "unload: ... ip link show has no xdp on the interface" "$(xdp_shown)" 0
-check "unload: ... the program is gone (bpftool prog show id $id)" bash -c "! bpftool prog show id $id >/dev/null 2>&1"
+check "unload: ... the program is gone (bpftool prog show id $id)" \
+	bash -c "! bpftool prog show id $id >/dev/null 2>&1"
 check "unload: ... the pin directory is gone" test ! -e "$PIN"
 check "unload: ... the restart record and the socket too" \
 	test ! -e /run/xhca/"$IF_A".state -a ! -e /run/xhca/"$IF_A".sock
-check "unload: ... the host stack answers without it" in_b ping -c 2 -i 0.2 -W 2 -q "$IP_A" >/dev/null
+check "unload: ... the host stack answers without it" \
+	in_b ping -c 2 -i 0.2 -W 2 -q "$IP_A" >/dev/null
 unload
 check "unload: again, nothing kept: exit 0, the message says so ($(cat "$out"))" \
 	test "$RC" = 0 -a "$(grep -c "nothing kept: no xhca maps pinned in $PIN" "$out")" = 1
@@ -87,13 +91,15 @@ in_a ip link set dev "$IF_A" xdpdrv obj "$B/bpf/xhca_gen.bpf.o" sec xdp
 gid=$(xdp_prog_id "$NS_A" "$IF_A")
 unload
 check_eq "unload: another program (xhca_gen, id $gid) attached, the maps pinned: exit 1" "$RC" 1
-check "unload: ... the message names it" grep -q "XDP program $gid (xhca_gen, native mode).*left alone" "$out"
+check "unload: ... the message names it" \
+	grep -q "XDP program $gid (xhca_gen, native mode).*left alone" "$out"
 check_eq "unload: ... it stays attached, the pins stay" "$(xdp_prog_id "$NS_A" "$IF_A") $(npins)" \
 	"$gid $NPINS"
 in_a ip link set dev "$IF_A" xdp off
 unload
 check "unload: that program gone, the pins alone are removed ($(cat "$out"))" \
-	test "$RC" = 0 -a "$(grep -c "nothing to detach); removed $NPINS pins and $PIN" "$out")" = 1 \
+	test "$RC" = 0 -a \
+	"$(grep -c "nothing to detach); removed $NPINS pins and $PIN" "$out")" = 1 \
 	-a ! -e "$PIN"
 in_a ip link set dev "$IF_A" xdpdrv obj "$B/bpf/xhca_gen.bpf.o" sec xdp
 gid=$(xdp_prog_id "$NS_A" "$IF_A")
@@ -114,7 +120,8 @@ unload
 check "unload: --pin-dir elsewhere: without it, nothing kept in the default directory" \
 	test "$RC" = 0 -a "$(grep -c "nothing kept" "$out")" = 1 -a "$(npins "$ALT")" = $NPINS
 unload --pin-dir "$ALT"
-check "unload: ... with it, detached and removed" test "$RC" = 0 -a ! -e "$ALT" -a "$(xdp_shown)" = 0
+check "unload: ... with it, detached and removed" \
+	test "$RC" = 0 -a ! -e "$ALT" -a "$(xdp_shown)" = 0
 
 # ---- xdp-loader, then xhcad --adopt --keep (libxdp: a single program on this kernel)
 in_a xdp-loader load -m native "$IF_A" "$B/bpf/xhca.bpf.o"
@@ -125,6 +132,6 @@ check "unload: xdp-loader's xhca_rx, adopted and kept: detached ($(cat "$out"))"
 	test "$RC" = 0 -a "$(grep -c "detached xhca_rx (id $id, native mode)" "$out")" = 1
 check "unload: ... xdp-loader status shows no program, no dispatcher is left in bpffs" \
 	test "$(in_a xdp-loader status "$IF_A" | grep -c 'No XDP program')" = 1 -a \
-	-z "$(find /sys/fs/bpf -name "dispatch-$(ip -n "$NS_A" -o link show "$IF_A" | cut -d: -f1)-*" \
-		2>/dev/null)"
+	-z "$(find /sys/fs/bpf -name "dispatch-$(ip -n "$NS_A" -o link show "$IF_A" |
+		cut -d: -f1)-*" 2>/dev/null)"
 t_done

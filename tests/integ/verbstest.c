@@ -882,6 +882,20 @@ static struct peer srv_dereg(struct srv *v, struct peer *p)
 	return r;
 }
 
+/* arg SENDs of 8 bytes to the case's peer, each acknowledged (the count
+ * of successful completions back). */
+static struct peer srv_sends(struct srv *v, struct peer *p)
+{
+	struct peer r = {};
+
+	for (int i = 0; i < p->arg; i++)
+		if (post(v->qp, IBV_WR_SEND, v->buf + 60000, 8, v->mr->lkey, 0, 0, 50 + i))
+			return r;
+	for (int i = 0; i < p->arg; i++)
+		r.arg += srv_wc(v, 5000).status == IBV_WC_SUCCESS;
+	return r;
+}
+
 static struct peer srv_kill(struct srv *v, struct peer *p)
 {
 	struct peer r = { .arg = ibv_destroy_qp(v->qp) };
@@ -901,7 +915,7 @@ static const struct {
 	{ "slow", srv_slow }, { "async", srv_async }, { "sgl", srv_sgl },
 	{ "sglcheck", srv_sglcheck }, { "mcast", srv_mcast }, { "badrecv", srv_badrecv },
 	{ "dereg", srv_dereg }, { "kill", srv_kill }, { "ovl", srv_ovl },
-	{ "ovlbyte", srv_ovlbyte }, { "ovldereg", srv_ovldereg },
+	{ "ovlbyte", srv_ovlbyte }, { "ovldereg", srv_ovldereg }, { "sends", srv_sends },
 };
 
 static int server(void)
@@ -1010,6 +1024,48 @@ static void client_data(struct cside *c)
 	expect(c, "READ back", IBV_WC_SUCCESS, 5000);
 	check(*(uint64_t *)(c->buf + 2048) == *c->word + 5,
 	      "FETCH_AND_ADD returned the old c->word, the c->word grew by 5");
+}
+
+/* A QP with a send CQ and a receive CQ of its own, the receive CQ full
+ * (the server's SENDs, not polled), the application polling its send CQ
+ * for its own SEND: the ACK is not held back behind the full receive CQ
+ * (perftest's exchange over rdma_cm waits so, with one-entry CQs). */
+static void client_cq_split(struct cside *c)
+{
+	struct ibv_cq *scq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = { .send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 64,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct peer p = { .len = 1 }, r;
+	struct ibv_qp *qp = scq && rcq ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_wc wc;
+	int n, got = 0;
+
+	if (!qp)
+		die("split CQ qp");
+	me(qp, &p);
+	snprintf(p.cmd, sizeof(p.cmd), "setup");
+	say(&p);
+	hear_srv(c);
+	if (to_rts(qp, &c->srv, 14, 3, 7))
+		die("split CQ rts");
+	n = rcq->cqe < 64 ? rcq->cqe : 64;
+	for (int i = 0; i < n; i++)
+		post_recv(qp, c->buf + 1024 * i, 1024, c->mr->lkey, 100 + i);
+	r = ask("sends", n);
+	check(r.arg == n, "the server's %d SENDs acknowledged: the receive CQ (%d entries) full, "
+	      "not polled", r.arg, rcq->cqe);
+	post(qp, IBV_WR_SEND, c->buf + 60000, 8, c->mr->lkey, 0, 0, 7);
+	wc = wait_wc(scq, 5000);
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 7, "our SEND completes on the send CQ "
+	      "meanwhile (got %s)", (int)wc.status < 0 ? "nothing" : ibv_wc_status_str(wc.status));
+	while (got < n + 1 && ibv_poll_cq(rcq, 1, &wc) == 1)
+		got += wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV;
+	check(got == n, "then the receive CQ: the %d receives (%d)", n, got);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(scq);
+	ibv_destroy_cq(rcq);
 }
 
 /* The extended post API. */
@@ -1314,6 +1370,7 @@ static int client(const char *ip)
 		die("client mr");
 	client_data(&c);
 	client_wr_api(&c);
+	client_cq_split(&c);
 	client_mcast(&c);
 	client_overlap(&c);
 	client_local_errors(&c);

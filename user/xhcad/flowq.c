@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The flow queues as xhcad runs them (US 2008/0123541): a queue whose head
- * frame's CQ is full is blocked until that CQ's application makes room (the
+ * frame's CQ (the one it writes a completion to: round.c's frame_cq) is
+ * full is blocked until that CQ's application makes room (the
  * others go on: no head-of-line blocking); its weight for the scheduler
  * (sched.c); the view of one queue for `xhca flowq show`. The frames
  * themselves come from the AF_XDP sockets (xsk.c) and are served by the

@@ -9,6 +9,7 @@
  * applications and the proxy hear of their completions once. A bus model
  * (--bus-rate) charges every frame's bytes to a token bucket.
  */
+#include <xhca/wire.h>
 #include "xhcad.h"
 
 /* The head frame of each flow queue, as the scheduler last saw it. */
@@ -36,6 +37,27 @@ static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
 	return h->len ? h->len : 1;
 }
 
+/* The CQ a frame of qh may write a completion to: a response's (ACK, READ
+ * response, ATOMIC ACK) is the send queue's, whose request it completes; a
+ * SEND's or an immediate's the receive queue's; WRITEs without immediate,
+ * READ and ATOMIC requests complete nothing. A frame never waits for a CQ
+ * it does not write: an application that polls its send CQ for the ACK of
+ * its SEND while its receive CQ is full (perftest's exchange over rdma_cm,
+ * one-entry CQs, when the peer's next SEND comes before that ACK) would
+ * never see the ACK, and its request would fail with RETRY_EXC_ERR. */
+static struct cq *frame_cq(const struct qp_host *qh, __u8 opcode)
+{
+	__u16 f = xhca_opinfo_tbl[opcode].flags;
+	__u8 op = opcode & 0x1f;
+
+	if (f & XHCA_O_RESP)
+		return qh->sq ? qh->sq->cq : NULL;
+	if (op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
+	    op == XHCA_OP_SEND_ONLY_INV || (f & XHCA_H_IMM))
+		return qh->cq;
+	return NULL;
+}
+
 /* Whether f's head frame can be placed now: its completion needs a slot.
  * If not, f waits for that CQ's doorbell. */
 static int ready_cb(void *ctx, __u32 f)
@@ -47,9 +69,9 @@ static int ready_cb(void *ctx, __u32 f)
 	if (d->fq[f].blocked)
 		return 0;
 	qh = qp_host_of(d, heads[f].m);
-	if (!qh || !qh->cq || cq_room_or_wait(qh->cq))
+	cq = qh ? frame_cq(qh, heads[f].m->opcode) : NULL;
+	if (!cq || cq_room_or_wait(cq))
 		return 1;
-	cq = qh->cq;
 	d->fq[f].blocked = 1;
 	d->fq[f].blocked_on = cq;
 	return 0;

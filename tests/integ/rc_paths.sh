@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The requester's less travelled paths between two xhca hosts, each seen
 # where it shows (xhca-rctest paths, driven through its pauses):
-# - FENCE: a SEND behind a 4 MiB READ leaves after the READ's last response
+# - FENCE: a SEND behind a 128 KiB READ leaves after the READ's last response
 #   came with it, before without it (the capture's order; rctest checks that
 #   with FENCE b gets the SEND after a completed the READ);
 # - SOLICITED: the SE bit on the wire, in that request's packet only;
@@ -50,7 +50,7 @@ tshark_roce_init
 # READ then SEND, twice: READ requests (12) from A, the responses (13-16)
 # from B, the SEND ONLY (4) from A. Per SEND: the READ responses on the
 # wire after it (before the next READ request). Without FENCE the SEND
-# leaves behind the READ's requests, while most of its 4 MiB are still to
+# leaves behind the READ's requests, while its 128 KiB are still to
 # come; with FENCE it leaves only once the last response came.
 after=$("${TSHARK_ROCE[@]}" -r "$tmp/fence.pcap" -T fields -e infiniband.bth.opcode 2>/dev/null |
 	awk '$1 == 4 { if (s) printf "%d ", n; s = 1; n = 0 }

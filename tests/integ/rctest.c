@@ -1082,20 +1082,33 @@ static void pause_for(const char *what)
 		exit(2);
 }
 
-/* A 4 MiB READ, then a 64-byte SEND (with flags): when the READ completed on
- * a, when the SEND arrived at b (both CLOCK_MONOTONIC). */
+/* A 128 KiB READ and a 64-byte SEND (with flags) posted in one call, so
+ * that xhcad finds both at once (two posts race a slow program: the SEND
+ * could come when the READ's responses were in); the READ spans fewer PSNs
+ * than the requester's window, which lets a SEND without FENCE go at once.
+ * When the READ completed on a, when the SEND arrived at b (both
+ * CLOCK_MONOTONIC). */
 static void read_then_send(struct side *a, struct side *b, unsigned int flags, __u64 *t_read,
 			   __u64 *t_recv)
 {
-	const size_t n = 4u << 20;
+	const size_t n = 128u << 10;
+	struct xhca_sge gr = { .addr = (uintptr_t)(a->buf + a->half), .length = (__u32)n };
+	struct xhca_sge gs = { .addr = (uintptr_t)a->buf, .length = 64 };
+	struct xhca_send_wr send = { .wr_id = 81, .sg_list = &gs, .num_sge = 1,
+				     .opcode = XHCA_WR_SEND,
+				     .send_flags = XHCA_SEND_SIGNALED | flags };
+	struct xhca_send_wr rd = { .wr_id = 80, .sg_list = &gr, .num_sge = 1,
+				   .opcode = XHCA_WR_RDMA_READ, .send_flags = XHCA_SEND_SIGNALED,
+				   .next = &send };
 	struct xhca_wc wc;
 	int ok;
 
 	fill(b->buf, n, 77);
 	xhca_post_recv(b->qp, 5, b->buf + b->half, 64);
-	post(a, XHCA_WR_RDMA_READ, 80, a->buf + a->half, (__u32)n, (uintptr_t)b->buf,
-	     xhca_mr_rkey(b->mr), 0, XHCA_SEND_SIGNALED);
-	post(a, XHCA_WR_SEND, 81, a->buf, 64, 0, 0, 0, XHCA_SEND_SIGNALED | flags);
+	rd.wr.rdma.remote_addr = (uintptr_t)b->buf;
+	rd.wr.rdma.rkey = xhca_mr_rkey(b->mr);
+	if (xhca_post_send(a->qp, &rd, NULL))
+		die(a, "post READ and SEND");
 	ok = !wait_wc(a->scq, &wc) && wc.wr_id == 80 && !wc.status;
 	*t_read = wc.rx_ns;
 	ok = ok && !wait_wc(a->scq, &wc) && wc.wr_id == 81 && !wc.status;
@@ -1140,8 +1153,8 @@ static void scen_paths(struct side *a, struct side *b)
 	 * doing alone; when b completes the SEND against when a completes
 	 * the READ is a race between two hosts). Here: with FENCE, b can
 	 * only see the SEND after a completed the READ (cause and effect).
-	 * All 64 of the READ's requests on the wire at once (max_rd_atomic
-	 * 128): without FENCE the SEND follows them at once. */
+	 * The READ's requests on the wire at once (max_rd_atomic 128):
+	 * without FENCE the SEND follows them at once. */
 	at.max_rd_atomic = XHCA_MAX_RD_ATOMIC;
 	if (modify(a, XHCA_QPA_MAX_RD_ATOMIC, &at))
 		die(a, "max_rd_atomic");

@@ -24,7 +24,9 @@ command -v systemd-nspawn >/dev/null ||
 [ -n "${XHCA_SVC_NS:-}" ] || exec env XHCA_SVC_NS=1 unshare -m --propagation private bash "$0"
 
 d=$(mktemp -d /tmp/xhca-svc.XXXXXX)
-trap 'ct_cleanup "$d"' EXIT
+XB= # host B's xhcad, started by hand: its nsenter and the subshell around it
+trap '[ -n "$XB" ] && { pkill -KILL -P "$XB"; kill -KILL "$XB"; } 2>/dev/null
+	ct_cleanup "$d"' EXIT
 trap 'exit 130' INT TERM
 
 log=$d.log
@@ -125,6 +127,7 @@ echo "  # $sec"
 
 # host B: xhcad by hand, as root
 cb xhcad v1 --hostmem-mb 64 >"$d/xhcad-b.log" 2>&1 &
+XB=$!
 for _ in $(seq 100); do c xhca -i v1 status >/dev/null 2>&1 && break; sleep 0.1; done
 
 # ---- verbs programs: a member of the group, a user outside it --------------------

@@ -38,21 +38,7 @@
 #include <xhca/cm.h>
 #include <xhca/pkt.h>
 
-static int fails;
-
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	fails += !ok;
-}
+#include "check.h"
 
 struct side {
 	struct xhca_ctx *ctx;

@@ -33,20 +33,7 @@
 #define REP_PD 196
 #define REJ_PD 148
 
-static int fails;
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	fails += !ok;
-}
+#include "check.h"
 
 static void die(const char *what)
 {

@@ -32,20 +32,7 @@
 #define PORT 18600
 #define GIDX 1 /* the IPv4 GID */
 
-static int fails;
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	fails += !ok;
-}
+#include "check.h"
 
 static void die(const char *what)
 {

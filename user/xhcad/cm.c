@@ -817,17 +817,6 @@ int cm_recv(struct xhcad *d, const struct pkt_info *pi)
 
 /* ---- what the library asks ------------------------------------------------------ */
 
-static int is_local(struct xhcad *d, const __u8 ip[16])
-{
-	const __u8(*a)[16];
-	int n = if_addrs(d, &a);
-
-	for (int i = 0; i < n; i++)
-		if (!memcmp(a[i], ip, 16))
-			return 1;
-	return 0;
-}
-
 /* The session's id for op: 0 with *out, or -errno with err saying why. */
 static int own_id(struct xhcad *d, __u32 session, __u32 id, const char *op, char *err,
 		  size_t errlen, struct cm_conn_id **out)
@@ -927,7 +916,7 @@ int cm_listen(struct xhcad *d, __u32 session, const struct xhca_cm_listen *a, ch
 		return errf(err, errlen, -EINVAL, "cm listen: cm id %u is in use", a->id);
 	if (!a->port)
 		return errf(err, errlen, -EINVAL, "cm listen: bind a port first");
-	if (memcmp(a->ip, any, 16) && !is_local(d, a->ip))
+	if (memcmp(a->ip, any, 16) && !net_is_local(d, a->ip))
 		return errf(err, errlen, -EADDRNOTAVAIL, "cm listen: not an address of %s",
 			    d->ifname);
 	for (struct cm_conn_id *o = d->cm->ids; o; o = o->next)
@@ -967,7 +956,7 @@ int cm_connect(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, cha
 		return rc;
 	if (c->state != CM_IDLE)
 		return errf(err, errlen, -EISCONN, "cm connect: cm id %u is in use", k->id);
-	if (!is_local(d, k->src_ip))
+	if (!net_is_local(d, k->src_ip))
 		return errf(err, errlen, -EADDRNOTAVAIL, "cm connect: the source address is not "
 			    "one of %s's", d->ifname);
 	if (!k->dst_port || xhca_ip_is_v4(k->src_ip) != xhca_ip_is_v4(k->dst_ip))

@@ -576,19 +576,6 @@ void mcast_status(const struct xhcad *d, struct xhca_status *s)
 
 /* ---- the replication engine --------------------------------------------------- */
 
-/* Whether ip is one of the interface's own addresses (a sender on this
- * host). */
-static int src_is_local(struct xhcad *d, const __u8 ip[16])
-{
-	const __u8(*a)[16];
-	int n = if_addrs(d, &a);
-
-	for (int i = 0; i < n; i++)
-		if (!memcmp(a[i], ip, 16))
-			return 1;
-	return 0;
-}
-
 /* What the members are checked against: from the stored frame. */
 static int pkt_fields(struct mcast_state *mc, const __u8 *fr, __u32 len)
 {
@@ -644,7 +631,7 @@ static int eligible(struct xhcad *d, struct mc_group *g, const struct mc_member 
 		return 0;
 	}
 	if ((c->flags & XHCA_QPF_BLOCK_MC_LOOPBACK) && mc->sqp == mb->gqpn &&
-	    src_is_local(d, mc->saddr)) {
+	    net_is_local(d, mc->saddr)) {
 		g->skip_loopback++;
 		return 0;
 	}

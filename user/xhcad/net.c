@@ -51,6 +51,17 @@ int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 	return d->net.nladdr;
 }
 
+int net_is_local(struct xhcad *d, const __u8 ip[16])
+{
+	const __u8(*a)[16];
+	int n = if_addrs(d, &a);
+
+	for (int i = 0; i < n; i++)
+		if (!memcmp(a[i], ip, 16))
+			return 1;
+	return 0;
+}
+
 /* A UD send's source: the interface's first address of the destination's
  * family (IPv6: not link-local, unless the destination is). */
 static int is_ll6(const __u8 ip[16])

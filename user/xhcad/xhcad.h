@@ -733,6 +733,8 @@ void session_fini(struct xhcad *d);
 /* The interface's addresses (IPv4 v4-mapped), looked up again every
  * second at most; how many. */
 int if_addrs(struct xhcad *d, const __u8 (**out)[16]);
+/* Whether ip is one of the interface's own addresses. */
+int net_is_local(struct xhcad *d, const __u8 ip[16]);
 /* A UD send's source for dst: the interface's first address of its family
  * and scope. */
 int net_ud_source(struct xhcad *d, const __u8 dst[16], __u8 src[16]);

@@ -34,7 +34,7 @@
 #define MCAST_CREDITS_DEFAULT 1024
 #define PROXY_LIMIT_DEFAULT 256
 #define PROXY_TIMEOUT_MS_DEFAULT 2000
-#define POLL_US_DEFAULT 0
+#define POLL_US_DEFAULT 50
 
 static void on_signal(int sig)
 {

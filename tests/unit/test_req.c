@@ -264,9 +264,66 @@ static void case_read_atomic(void)
 	    (unsigned long long)orig);
 }
 
+/* The PSN of frame i of the ones sent (0: none). */
+static __u32 psn_of(int i)
+{
+	__u32 psn = 0, dqpn, plen;
+	__u8 op;
+
+	return frame_of(i, &op, &psn, &dqpn, &plen) ? 0 : psn;
+}
+
+/* End-to-end credits (IBA 9.7.7.2.5): SENDs start within the count the
+ * responder's last ACK gave, or one alone when nothing of theirs is
+ * unacknowledged; an ACK with no count (31) lifts the limit. */
+static void case_credits(void)
+{
+	__u32 p0 = sq->psn;
+	__u64 waits = D.req.credit_waits;
+	struct xhca_cqe c = { .wr_id = 0 };
+	int n = 0, order = 1;
+
+	sq->timeout = 14;
+	fx_reset();
+	post_send(60, 8);
+	run();
+	peer_ack(p0, 2, 10); /* 2 buffers posted after it */
+	run();
+	res(!fx_take_cqe(cq, &c) && c.wr_id == 60, "a SEND acknowledged with 2 credits");
+	fx_reset();
+	for (int i = 61; i <= 64; i++)
+		post_send((__u64)i, 8);
+	run();
+	res(fx_n == 2 && psn_of(1) == p0 + 2 && D.req.credit_waits == waits + 1,
+	    "4 SENDs posted: 2 leave, the other 2 wait for credits (%d frames, %llu waits)", fx_n,
+	    (unsigned long long)(D.req.credit_waits - waits));
+	peer_ack(p0 + 1, 1, 11); /* the one buffer left is the second's */
+	run();
+	res(fx_n == 2, "the first's ACK with 1 credit (the second's buffer): none leaves (%d frames)",
+	    fx_n);
+	peer_ack(p0 + 2, 0, 12);
+	run();
+	res(fx_n == 3 && psn_of(2) == p0 + 3,
+	    "no credit left, nothing unacknowledged: one SEND alone (%d frames)", fx_n);
+	run();
+	res(fx_n == 3, "... and only one");
+	peer_ack(p0 + 3, XHCA_AETH_ACK_NO_CREDIT, 13);
+	run();
+	res(fx_n == 4 && psn_of(3) == p0 + 4, "an ACK with no credit count: no limit, the last "
+	    "leaves (%d frames)", fx_n);
+	peer_ack(p0 + 4, XHCA_AETH_ACK_NO_CREDIT, 14);
+	run();
+	while (!fx_take_cqe(cq, &c)) {
+		order &= c.wr_id == (__u64)(61 + n) && c.status == XHCA_WC_SUCCESS;
+		n++;
+	}
+	res(n == 4 && order, "the 4 complete, in order (%d)", n);
+}
+
 static void case_nak_access(void)
 {
 	struct xhca_cqe c = { .wr_id = 0 };
+	__u32 p0 = sq->psn;
 	int ok;
 
 	fx_reset();
@@ -274,7 +331,7 @@ static void case_nak_access(void)
 	post_send(44, 10);
 	post_send(45, 10);
 	run();
-	peer_ack(PSN0 + 4, XHCA_AETH_NAK_ACCESS, 4);
+	peer_ack(p0, XHCA_AETH_NAK_ACCESS, 4);
 	run();
 	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 44 && c.status == XHCA_WC_REM_ACCESS_ERR &&
@@ -297,6 +354,7 @@ int test_req_run(void)
 	case_send_acked();
 	case_retry_on_timeout();
 	case_read_atomic();
+	case_credits();
 	case_nak_access();
 	return fails;
 }

@@ -157,6 +157,39 @@ static void case_acks(void)
 	res(fx_n == 0, "SEND ONLY placed without AckReq: no ACK of its own (%d sent)", fx_n);
 }
 
+/* The credit count of an ACK (IBA 9.7.7.2.5): the largest code not above
+ * the buffers posted to the QP's own receive queue; none for an SRQ's. */
+static void case_credit_count(void)
+{
+	static struct xhca_ring_ctl rq;
+	static const struct {
+		__u32 posted;
+		__u8 code;
+	} want[] = { { 0, 0 }, { 1, 1 }, { 7, 5 }, { 512, 18 }, { 40000, 30 } };
+	struct srq srq = { 0 };
+	struct req q;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char what[64];
+
+		qp_reset(0x100, 5);
+		D.qh[LIDX].rcv.rq = &rq;
+		rq.cons = 100;
+		rq.prod = 100 + want[i].posted;
+		req_make(&q, XHCA_OP_SEND_ONLY, 0x100, 1, XHCA_R_TO_FLOWQ, 0);
+		resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
+		snprintf(what, sizeof(what), "%u buffers posted", want[i].posted);
+		one_ack(what, 0x100, want[i].code, 6);
+	}
+	qp_reset(0x100, 5);
+	D.qh[LIDX].rcv.rq = &rq;
+	D.qh[LIDX].rcv.srq = &srq;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x100, 1, XHCA_R_TO_FLOWQ, 0);
+	resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
+	one_ack("a QP on an SRQ with 512 posted: no count (31)", 0x100, 0x1f, 6);
+	qp_reset(0x100, 5);
+}
+
 static void case_duplicate_and_gap(void)
 {
 	struct req q;
@@ -276,6 +309,7 @@ int test_resp_run(void)
 		return 1;
 	}
 	case_acks();
+	case_credit_count();
 	case_duplicate_and_gap();
 	case_rnr();
 	case_class_c();

@@ -94,6 +94,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("errors", ", %llu errors", s->req.errors);
 	out_u64("stale", ", %llu stale responses", s->req.stale);
 	out_u64("no_neigh", ", %llu waits for a neighbour", s->req.no_neigh);
+	out_u64("credit_waits", ", %llu waits for credits", s->req.credit_waits);
 	out_close("\n");
 	out_open("mcast", "mcast:        ");
 	out_u64("groups", "%llu groups", s->mcast_groups);

@@ -23,7 +23,11 @@
  * (IBA: the responder acknowledges it); when the timer goes off there
  * instead and no ACK ever came inside a message, the responder
  * acknowledges only whole messages and messages are sent whole from then
- * on (and always without a timer: timeout 0). READ and ATOMIC
+ * on (and always without a timer: timeout 0). End-to-end credits (IBA
+ * 9.7.7.2.5): the count in the responder's last ACK bounds the messages
+ * that take a receive buffer (SEND, WRITE with immediate), one alone when
+ * it is used up (the probe whose ACK brings a new count); 31 lifts it, as
+ * RXE always sends. READ and ATOMIC
  * requests on the wire are max_rd_atomic at most; a READ asks for RD_CHUNK
  * response packets per request (a long one is several requests) and
  * RD_WINDOW at most at once, so that its responses fit the flow queue they
@@ -66,6 +70,39 @@ static int is_rdat(__u8 op)
 {
 	return op == XHCA_WR_RDMA_READ || op == XHCA_WR_ATOMIC_CMP_AND_SWP ||
 	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Whether a request takes a receive buffer at the responder. */
+static int takes_rq(__u8 op)
+{
+	return op == XHCA_WR_SEND || op == XHCA_WR_SEND_WITH_IMM || op == XHCA_WR_SEND_WITH_INV ||
+	       op == XHCA_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* End-to-end credits (IBA 9.7.7.2.5): a message that takes a receive
+ * buffer starts only within the responder's last count, or alone, when
+ * none of its kind is unacknowledged (the ACK it gets brings a new count).
+ * Holding the message costs nothing; sending it into no buffer costs an
+ * RNR NAK, the RNR timer and everything after it sent again. */
+static int credit_wait(struct xhcad *d, struct sq_state *s, const struct sq_ent *e)
+{
+	if (!s->credits_on || !takes_rq(e->w.opcode) || s->rq_sent == s->rq_acked ||
+	    (int)(s->rq_sent - s->rq_limit) < 0) {
+		s->credit_held = 0;
+		return 0;
+	}
+	if (!s->credit_held)
+		d->req.credit_waits++;
+	s->credit_held = 1;
+	return 1;
+}
+
+/* An ACK's credit count (a response's AETH, not a NAK's): from the
+ * messages acknowledged through it. */
+static void credits_from(struct sq_state *s, __u8 syn)
+{
+	s->credits_on = syn != XHCA_AETH_ACK_NO_CREDIT;
+	s->rq_limit = s->rq_acked + xhca_credit_count(syn);
 }
 
 static __u64 tmo_ns(const struct sq_state *s)
@@ -231,6 +268,8 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->cwnd = SQ_WINDOW;
 	s->cwnd_acc = 0;
 	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
+	s->rq_sent = s->rq_acked = s->rq_limit = 0;
+	s->credits_on = s->credit_held = 0;
 	sq_note(d, s, prod);
 }
 
@@ -602,6 +641,9 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 				break;
 			if (rc && xhca_psn_diff(s->psn, s->una_psn) >= (int)s->cwnd)
 				break;
+			if (rc && credit_wait(d, s, e))
+				break;
+			s->rq_sent += rc && takes_rq(e->w.opcode);
 			e->npkts = npkts_of(e, mtu);
 			e->psn = s->psn;
 			s->psn = (s->psn + e->npkts) & XHCA_PSN_MASK;
@@ -748,6 +790,7 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 		}
 		e->done = 1;
 		e->status = XHCA_WC_SUCCESS;
+		s->rq_acked += takes_rq(e->w.opcode);
 		s->acked++;
 		moved = 1;
 	}
@@ -1020,6 +1063,11 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 
 	while (st != CS_DONE)
 		st = comp_step(&x, st);
+	/* an ACK, or a READ response or ATOMIC ACK with an AETH, taken: its
+	 * credit count (a NAK's or a stale one's says nothing) */
+	if ((x.r == XHCA_H_RESP_ACK || x.r == XHCA_H_RESP_READ) && (pi->oi->flags & XHCA_H_AETH) &&
+	    !XHCA_AETH_KIND((__u8)(x.aeth >> 24)))
+		credits_from(x.s, (__u8)(x.aeth >> 24));
 	return x.r;
 }
 

@@ -224,24 +224,15 @@ static void respond_nak(struct xhcad *d, const struct xhca_event *e)
 
 /* ---- the RC responder's acknowledgements ---------------------------------- */
 
-/* IBA 9.7.5.1.2: the AETH credit count of an ACK, a 5-bit code for how many
- * receive buffers are posted (31: no credit information). */
-static const __u32 credit_tbl[31] = {
-	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
-	512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
-};
-
+/* The AETH credit code of an ACK: how many receive buffers are posted
+ * (IBA 9.7.7.2.5). None with no receive queue, and none with a shared
+ * one: an SRQ's buffers are every QP's, no QP's to promise (IBA 10.2.9.1). */
 static __u8 credit_code(const struct qp_host *qh)
 {
-	__u32 posted;
-	__u8 k = 0;
-
-	if (!qh->rcv.rq)
-		return XHCA_AETH_ACK_NO_CREDIT; /* no receive queue here: no flow control */
-	posted = __atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) - qh->rcv.rq->cons;
-	while (k < 30 && credit_tbl[k + 1] <= posted)
-		k++;
-	return k;
+	if (!qh->rcv.rq || qh->rcv.srq)
+		return XHCA_AETH_ACK_NO_CREDIT;
+	return xhca_credit_code(__atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) -
+				qh->rcv.rq->cons);
 }
 
 static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)

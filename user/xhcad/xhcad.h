@@ -160,6 +160,13 @@ struct sq_state {
 	__u8 retry_left, rnr_left;
 	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD */
 	__u32 cwnd_acc;		/* PSNs acknowledged towards the next increase */
+	/* end-to-end credits (RC, IBA 9.7.7.2): messages that take a receive
+	 * buffer (SEND, WRITE with immediate) started and acknowledged; while
+	 * the responder gives a count, rq_sent stays within rq_limit, or one
+	 * at a time when none is left */
+	__u32 rq_sent, rq_acked, rq_limit;
+	int credits_on;		/* the last ACK gave a count (not 31: no limit) */
+	int credit_held;	/* a message waits for credits (counted once) */
 	int mid_acked;		/* an ACK inside a message came: the window holds there */
 	int whole_only;		/* the responder acknowledges whole messages only:
 				 * messages are sent whole (sq_timeout) */

@@ -498,6 +498,7 @@ struct xhca_status {
 		__u64 errors;	/* requests completed in error (flushes not counted) */
 		__u64 stale;	/* responses for nothing outstanding */
 		__u64 no_neigh;	/* sends held back: no neighbour entry for the destination */
+		__u64 credit_waits; /* messages held back: the responder's credits were used up */
 	} req;
 	/* the connection manager (cm.c) */
 	__u32 cm_ids;		/* its ids: listeners, connections */

@@ -217,6 +217,31 @@ static inline __attribute__((always_inline)) int xhca_psn_diff(__u32 a, __u32 b)
 #define XHCA_AETH_NAK_REMOTE_OP 0x63	/* remote operational error */
 #define XHCA_AETH_KIND(syn) ((syn) & 0x60)
 
+#ifndef __bpf__
+/* IBA 9.7.7.2.5 (table 44): receive WQEs an ACK's credit code (0 to 30)
+ * stands for; XHCA_AETH_ACK_NO_CREDIT says nothing. The responder sends
+ * the largest code not above what it has posted (xhca_credit_code), the
+ * requester reads it back (xhca_credit_count). */
+static inline __u32 xhca_credit_count(__u8 code)
+{
+	static const __u32 tbl[31] = {
+		0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+		512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+	};
+
+	return code < 31 ? tbl[code] : 0;
+}
+
+static inline __u8 xhca_credit_code(__u32 posted)
+{
+	__u8 k = 0;
+
+	while (k < 30 && xhca_credit_count(k + 1) <= posted)
+		k++;
+	return k;
+}
+#endif
+
 /* InfiniBand P_Key matching: same partition (low 15 bits, not 0), and at
  * least one side a full member (bit 15). */
 static inline __attribute__((always_inline)) int xhca_pkey_match(__u16 a, __u16 b)

@@ -6,7 +6,9 @@
 #                   programs; make test-sanitize: unit and integration so)
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
-#   make interop    the RXE interop cases alone, in detail (an RXE guest in qemu)
+#   make test-rxe   the RXE interop harness (an RXE guest in qemu, ~7 minutes: not
+#                   part of make test; .ci/run runs it)
+#   make interop    the same cases, in detail
 #   make test-fresh the packages on a fresh Debian 12 (debootstrap, a container;
 #                   downloads from the Debian mirror: not part of make test)
 #   make fuzz       FUZZ_N (3 million) mutated frames through xhca_rx, FUZZ_SEED
@@ -123,7 +125,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	systemd-analyze:systemd systemd-nspawn:systemd-container \
 	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils debootstrap:debootstrap
 
-.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-fresh interop fuzz demo bench vmlinux install deb clean
+.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-rxe test-fresh interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -328,8 +330,13 @@ test-unit test-integ test-interop: ready
 test-fresh: ready
 	$(Q)tests/run.sh fresh
 
-# The RXE interop harness alone, showing both ends' output and RXE's
-# counters per case (also part of make test).
+# The RXE interop harness (tests/interop/rxe.sh: RXE in a qemu guest, about
+# 7 minutes; not part of make test, .ci/run runs it after make test).
+# make interop: the same, showing both ends' output and RXE's counters per
+# case.
+test-rxe: ready
+	$(Q)tests/run.sh rxe
+
 interop: ready
 	$(Q)RXE_VERBOSE=1 tests/run.sh rxe
 

@@ -28,6 +28,13 @@ done
 tmp=$(mktemp -d)
 TOPO_MTU=4200 topo_setup || { echo "bench_verbs: cannot build the veth topology" >&2; exit 1; }
 trap 'apps_kill; topo_cleanup; [ -n "${BENCH_KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
+# BENCH_NAPI_THREADED=1: both veth ends' NAPI in a kernel thread of its own
+# (the receive side off the sender's CPU, as a NIC's interrupt is)
+if [ -n "${BENCH_NAPI_THREADED:-}" ]; then
+	ip netns exec "$NS_A" sh -c "echo 1 > /sys/class/net/$IF_A/threaded" &&
+		ip netns exec "$NS_B" sh -c "echo 1 > /sys/class/net/$IF_B/threaded" ||
+		{ echo "bench_verbs: no threaded NAPI" >&2; exit 1; }
+fi
 
 # busy CPU seconds of the whole machine so far (user, nice, system, irq,
 # softirq, steal): both hosts run here

@@ -430,6 +430,76 @@ static __u8 send_op(__u8 wr, int n, __u32 i)
 	return xhca_msg_opcode(XHCA_OP_SEND_ONLY, i, (__u64)n);
 }
 
+/* A packet's addresses: UD's from the request, RC's and UC's from the QP
+ * (the destination's MAC looked up once). */
+static int spec_address(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c,
+			const struct xhca_swqe *w, struct xhca_pkt_spec *p)
+{
+	const struct qp_host *qh = s->qh;
+
+	memcpy(p->smac, d->net.mac, 6);
+	p->pkey = c->pkey;
+	p->sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff)); /* the flow's entropy */
+	if (qh->type == XHCA_QPT_UD) {
+		if (net_dest_mac(d, w->dest_ip, p->dmac))
+			return -EHOSTUNREACH;
+		memcpy(p->dst_ip, w->dest_ip, 16);
+		if (net_ud_source(d, w->dest_ip, p->src_ip))
+			return -EADDRNOTAVAIL;
+		p->dqpn = w->dest_qpn;
+		/* verbs: a Q_Key with its high bit set means the QP's own */
+		p->deth_qkey = (w->dest_qkey & 0x80000000u) ? c->qkey : w->dest_qkey;
+		p->deth_sqp = qh->gqpn;
+	} else {
+		if (!s->dmac_ok) {
+			if (net_dest_mac(d, c->remote_ip, s->dmac))
+				return -EHOSTUNREACH;
+			s->dmac_ok = 1;
+		}
+		memcpy(p->dmac, s->dmac, 6);
+		memcpy(p->src_ip, c->local_ip, 16);
+		memcpy(p->dst_ip, c->remote_ip, 16);
+		p->dqpn = c->dest_qpn;
+	}
+	p->ipv6 = !xhca_ip_is_v4(p->dst_ip);
+	return 0;
+}
+
+/* READ request i of e asks for response packets [first, end): from what
+ * arrived already, on a retry. */
+static void spec_read(const struct sq_ent *e, __u32 i, __u32 mtu, struct xhca_pkt_spec *p)
+{
+	const struct xhca_swqe *w = &e->w;
+	__u32 first = i * RD_CHUNK, end = first + RD_CHUNK;
+	__u64 last_byte;
+
+	if (first < e->rd_off / mtu)
+		first = e->rd_off / mtu;
+	if (end > e->npkts)
+		end = e->npkts;
+	last_byte = (__u64)end * mtu < w->len ? (__u64)end * mtu : w->len;
+	p->psn = (e->psn + first) & XHCA_PSN_MASK;
+	p->reth_va = w->remote_va + (__u64)first * mtu;
+	p->reth_rkey = w->rkey;
+	p->reth_len = (__u32)(last_byte - (__u64)first * mtu);
+}
+
+/* RC packet i of e left at psn: a retransmission when before the highest
+ * PSN sent, which it may move on (a READ request: past its responses). */
+static void note_sent(struct xhcad *d, struct sq_state *s, const struct sq_ent *e, __u32 i,
+		      __u8 op, __u32 psn)
+{
+	__u32 end = psn + 1;
+
+	if (op == XHCA_OP_READ_REQ)
+		end = e->psn + (i * RD_CHUNK + RD_CHUNK < e->npkts ? i * RD_CHUNK + RD_CHUNK
+								  : e->npkts);
+	if (xhca_psn_diff(psn, s->hi_psn) < 0)
+		d->req.retransmits++;
+	if (xhca_psn_diff(end, s->hi_psn) > 0)
+		s->hi_psn = end & XHCA_PSN_MASK;
+}
+
 /* Packet i of request e: built and on the TX ring. -EAGAIN: the ring is
  * full; -EHOSTUNREACH: no neighbour yet; else a request the packet
  * builder refuses. */
@@ -444,48 +514,13 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	int len, last, r;
 
 	xhca_pkt_spec_init(&p, (__u8)(qh->type << 5) | op);
-	memcpy(p.smac, d->net.mac, 6);
-	p.pkey = c->pkey;
-	p.sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff)); /* the flow's entropy */
-	if (qh->type == XHCA_QPT_UD) {
-		if (net_dest_mac(d, w->dest_ip, p.dmac))
-			return -EHOSTUNREACH;
-		memcpy(p.dst_ip, w->dest_ip, 16);
-		if (net_ud_source(d, w->dest_ip, p.src_ip))
-			return -EADDRNOTAVAIL;
-		p.dqpn = w->dest_qpn;
-		/* verbs: a Q_Key with its high bit set means the QP's own */
-		p.deth_qkey = (w->dest_qkey & 0x80000000u) ? c->qkey : w->dest_qkey;
-		p.deth_sqp = qh->gqpn;
-	} else {
-		if (!s->dmac_ok) {
-			if (net_dest_mac(d, c->remote_ip, s->dmac))
-				return -EHOSTUNREACH;
-			s->dmac_ok = 1;
-		}
-		memcpy(p.dmac, s->dmac, 6);
-		memcpy(p.src_ip, c->local_ip, 16);
-		memcpy(p.dst_ip, c->remote_ip, 16);
-		p.dqpn = c->dest_qpn;
-	}
-	p.ipv6 = !xhca_ip_is_v4(p.dst_ip);
+	r = spec_address(d, s, c, w, &p);
+	if (r)
+		return r;
 	last = op != XHCA_OP_SEND_FIRST && op != XHCA_OP_SEND_MIDDLE &&
 	       op != XHCA_OP_WRITE_FIRST && op != XHCA_OP_WRITE_MIDDLE;
 	if (op == XHCA_OP_READ_REQ) {
-		/* request i asks for response packets [first, end): from what
-		 * arrived already, on a retry */
-		__u32 first = i * RD_CHUNK, end = first + RD_CHUNK;
-		__u64 last_byte;
-
-		if (first < e->rd_off / mtu)
-			first = e->rd_off / mtu;
-		if (end > e->npkts)
-			end = e->npkts;
-		last_byte = (__u64)end * mtu < w->len ? (__u64)end * mtu : w->len;
-		p.psn = (e->psn + first) & XHCA_PSN_MASK;
-		p.reth_va = w->remote_va + (__u64)first * mtu;
-		p.reth_rkey = w->rkey;
-		p.reth_len = (__u32)(last_byte - (__u64)first * mtu);
+		spec_read(e, i, mtu, &p);
 	} else if (op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
 		p.psn = e->psn;
 		p.atomic_va = w->remote_va;
@@ -524,18 +559,8 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		xsk_tx_abort(d);
 	if (r)
 		return r;
-	if (qh->type == XHCA_QPT_RC) {
-		__u32 end = p.psn + 1;
-
-		if (op == XHCA_OP_READ_REQ)
-			end = e->psn + (i * RD_CHUNK + RD_CHUNK < e->npkts ? i * RD_CHUNK + RD_CHUNK
-									  : e->npkts);
-
-		if (xhca_psn_diff(p.psn, s->hi_psn) < 0)
-			d->req.retransmits++;
-		if (xhca_psn_diff(end, s->hi_psn) > 0)
-			s->hi_psn = end & XHCA_PSN_MASK;
-	}
+	if (qh->type == XHCA_QPT_RC)
+		note_sent(d, s, e, i, op, p.psn);
 	d->req.packets++;
 	d->req.bytes += plen;
 	return 0;
@@ -614,6 +639,25 @@ static void packet_failed(struct xhcad *d, struct sq_state *s, struct sq_ent *e,
 	sq_fail(d, s->qh, e, r == -EFAULT ? XHCA_WC_LOC_PROT_ERR : XHCA_WC_LOC_QP_OP_ERR, 0);
 }
 
+/* The next request e starts, its PSNs assigned; -EAGAIN: it waits (RC: a
+ * FENCE behind READs/ATOMICs, the window full, the responder's credits). */
+static int sq_start(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 mtu, int rc)
+{
+	if (rc && (e->w.flags & XHCA_SEND_FENCE) && s->rd_out)
+		return -EAGAIN;
+	if (rc && xhca_psn_diff(s->psn, s->una_psn) >= (int)s->cwnd)
+		return -EAGAIN;
+	if (rc && credit_wait(d, s, e))
+		return -EAGAIN;
+	s->rq_sent += rc && takes_rq(e->w.opcode);
+	e->npkts = npkts_of(e, mtu);
+	e->psn = s->psn;
+	s->psn = (s->psn + e->npkts) & XHCA_PSN_MASK;
+	e->started = 1;
+	sq_note(d, s, s->next + 1);
+	return 0;
+}
+
 /* Sends what it may of s's requests, up to budget packets. */
 static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c, int budget,
 		   __u64 now, int *more)
@@ -636,20 +680,8 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 			sq_fail(d, qh, e, e->status, 0);
 			break;
 		}
-		if (!e->started) {
-			if (rc && (e->w.flags & XHCA_SEND_FENCE) && s->rd_out)
-				break;
-			if (rc && xhca_psn_diff(s->psn, s->una_psn) >= (int)s->cwnd)
-				break;
-			if (rc && credit_wait(d, s, e))
-				break;
-			s->rq_sent += rc && takes_rq(e->w.opcode);
-			e->npkts = npkts_of(e, mtu);
-			e->psn = s->psn;
-			s->psn = (s->psn + e->npkts) & XHCA_PSN_MASK;
-			e->started = 1;
-			sq_note(d, s, s->next + 1);
-		}
+		if (!e->started && sq_start(d, s, e, mtu, rc))
+			break;
 		want = e->w.opcode == XHCA_WR_RDMA_READ ? (e->npkts + RD_CHUNK - 1) / RD_CHUNK
 			: is_rdat(e->w.opcode) ? 1 : e->npkts;
 		while (e->sent < want && n < budget) {

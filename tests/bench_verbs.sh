@@ -16,7 +16,9 @@
 #  - CPU: the machine's busy CPU time (both hosts are on it) during each
 #    run, per MiB moved and per message.
 # BENCH_SECONDS: seconds per throughput run (default 5); BENCH_LAT_ITERS:
-# latency iterations (default 20000).
+# latency iterations (default 20000). Each run's figures are kept in
+# BENCH_HISTORY (default build/bench_history.tsv) and the table shows the
+# last run's ratio beside each (tests/bench_history.py).
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root bench_verbs
@@ -173,7 +175,12 @@ xm, tm = mpps * 1e6 * secs, trate * secs
 xc, tc = cpu("send_bw"), cpu("tcp.tp")
 rows.append(("CPU us per 64 B message", 1e6 * xc / xm if xm else 0, 1e6 * tc / tm if tm else 0,
              ratio(xc / xm if xm else 0, tc / tm if tm else 0), "< 1x"))
-print(f"{'figure':46s} {'xhca':>12s} {'TCP':>12s} {'ratio':>7s}  goal")
-for label, x, t, r, goal in rows:
-    print(f"{label:46s} {x:12.2f} {t:12.2f} {r:6.2f}x  {goal}")
+with open(f"{tmp}/rows.tsv", "w") as f:
+    for label, x, t, r, goal in rows:
+        f.write(f"{label}\t{x}\t{t}\t{r}\t{goal}\n")
 PY
+# the table, beside each figure's last run; this run kept (BENCH_HISTORY,
+# default build/bench_history.tsv)
+"$SCAPY_PY" "$(dirname "$0")/bench_history.py" "${BENCH_HISTORY:-$B/bench_history.tsv}" \
+	"$(date -u +%Y-%m-%dT%H:%M:%SZ) $(git -C "$(dirname "$0")/.." describe --always --dirty 2>/dev/null || echo unknown)" \
+	<"$tmp/rows.tsv"

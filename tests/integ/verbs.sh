@@ -123,14 +123,17 @@ done
 perf "ib_send_bw UD" ib_send_bw 1024 -x 1 -n 500 -c UD
 perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 
-# End-to-end credits: a receiver with 8 buffers (-r 8) and a sender with up
-# to 128 SENDs outstanding. The ACKs' credit counts hold the sender back;
-# it sends into no buffer only alone (the probe when the count is used up),
-# so an RNR NAK sends one packet again, not everything after it (before:
-# 13 RNR NAKs, 1251 packets sent again in 20000 SENDs).
+# End-to-end credits: a receiver with 8 buffers (-r 8), as many SENDs
+# outstanding (-t 8, so that even the first burst, before any ACK brought
+# a count, fits). The ACKs' credit counts hold the sender back whenever
+# the receiver has not posted its buffers again yet; it sends into no
+# buffer only alone (the probe when the count is used up), so an RNR NAK
+# sends one packet again, not everything after it. (With -t 128 and 20000
+# SENDs, before credits: 13 RNR NAKs and 1251 packets sent again; with
+# them: none, but the first burst's.)
 req_st() { "$B/xhca" -i "$IF_B" -j status | json_get "d['requester']['$1']"; }
 cw0=$(req_st credit_waits) rn0=$(req_st rnr_naks) rt0=$(req_st retransmits)
-perf "ib_send_bw 64 -r 8" ib_send_bw 64 -x 1 -n 5000 -r 8
+perf "ib_send_bw 64 -r 8 -t 8" ib_send_bw 64 -x 1 -n 5000 -r 8 -t 8
 cw=$(($(req_st credit_waits) - cw0)) rn=$(($(req_st rnr_naks) - rn0)) rt=$(($(req_st retransmits) - rt0))
 check "credits: the sender waited for the receiver's credits ($cw times); $rt packets sent again, no more than its $rn RNR NAKs" \
 	test "$cw" -gt 0 -a "$rt" -le "$rn"

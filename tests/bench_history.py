@@ -21,9 +21,13 @@ def load(path):
     with open(path) as f:
         for line in f:
             p = line.rstrip("\n").split("\t")
-            if len(p) != 5:
+            try:
+                ratio = float(p[4]) if len(p) == 5 else None
+            except ValueError:
+                ratio = None
+            if ratio is None:
                 continue  # not ours: left as it is
-            last[p[1]] = (p[0], float(p[4]))
+            last[p[1]] = ratio
             run = p[0]
     return last, run
 
@@ -36,14 +40,17 @@ def main():
     rows = []
     for line in sys.stdin:
         p = line.rstrip("\n").split("\t")
-        if len(p) != 5:
+        try:
+            if len(p) != 5:
+                raise ValueError
+            rows.append((p[0], float(p[1]), float(p[2]), float(p[3]), p[4]))
+        except ValueError:
             print(f"bench_history: bad row: {line.rstrip()}", file=sys.stderr)
             return 2
-        rows.append((p[0], float(p[1]), float(p[2]), float(p[3]), p[4]))
     last, prev = load(path)
     print(f"{'figure':46s} {'xhca':>12s} {'TCP':>12s} {'ratio':>7s} {'last':>7s}  goal")
     for label, x, t, r, goal in rows:
-        l = f"{last[label][1]:6.2f}x" if label in last else "      -"
+        l = f"{last[label]:6.2f}x" if label in last else "      -"
         print(f"{label:46s} {x:12.2f} {t:12.2f} {r:6.2f}x {l}  {goal}")
     kept = [row for row in rows if row[1] != 0]
     print(f"(last: the ratio of the figure's last run in {path}"

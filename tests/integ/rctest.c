@@ -30,7 +30,6 @@
  *                            byte right, each ATOMIC executed once
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,26 +38,11 @@
 #include <arpa/inet.h>
 #include <xhca/pkt.h>
 #include <xhca/xhca.h>
+#include "check.h"
 
 #define QKEY 0x11223344u
 #define WAIT_MS 30000
 
-static int fails;
-
-static void check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", cond ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		fails++;
-}
 
 struct side {
 	const char *ifname;

@@ -320,6 +320,35 @@ static void case_credits(void)
 	res(n == 4 && order, "the 4 complete, in order (%d)", n);
 }
 
+/* A READ response whose AETH is of a NAK's kind (a hostile or broken
+ * peer): its data taken as any response's, its syndrome not read as a
+ * credit count (an RNR code would have been a count of 0). */
+static void case_credits_bad_aeth(void)
+{
+	static const __u8 data[16];
+	__u32 p0 = sq->psn;
+	struct xhca_cqe c = { .wr_id = 0 };
+	int n = 0;
+
+	fx_reset();
+	post(70, XHCA_WR_RDMA_READ, 1000, sizeof(data), 0x10000, 0);
+	run();
+	peer_response(XHCA_OP_READ_RESP_ONLY, p0, XHCA_AETH_RNR | 3, 30, data, sizeof(data), 0);
+	run();
+	res(!fx_take_cqe(cq, &c) && c.wr_id == 70 && c.status == XHCA_WC_SUCCESS,
+	    "a READ response with an RNR syndrome in its AETH: the READ completes");
+	fx_reset();
+	for (int i = 71; i <= 73; i++)
+		post_send((__u64)i, 8);
+	run();
+	res(fx_n == 3, "... and no credit count came of it: 3 SENDs leave at once (%d frames)", fx_n);
+	peer_ack(p0 + 3, XHCA_AETH_ACK_NO_CREDIT, 33);
+	run();
+	while (!fx_take_cqe(cq, &c))
+		n += c.status == XHCA_WC_SUCCESS;
+	res(n == 3, "... and complete (%d)", n);
+}
+
 static void case_nak_access(void)
 {
 	struct xhca_cqe c = { .wr_id = 0 };
@@ -355,6 +384,7 @@ int test_req_run(void)
 	case_retry_on_timeout();
 	case_read_atomic();
 	case_credits();
+	case_credits_bad_aeth();
 	case_nak_access();
 	return fails;
 }

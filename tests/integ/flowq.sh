@@ -25,7 +25,9 @@ summary() { grep '"received"' "$tmp/$1" | tail -n 1 | json_get "$2"; }
 # two_flows TAG A-ARGS: an application on flow queue 1 (A, with A-ARGS) and
 # one on flow queue 2 (B), each offered 60% of the bus (2250 frames/s) for
 # RUN seconds.
-# Sets RATE_B (messages/s B received) and GOT_A.
+# Sets RATE_B and GOT_A. RATE_B is B's share of what xhca-gen sent it, as
+# messages/s at the offered 2250/s: on two busy CPUs xhca-gen itself may
+# send a few of its 50 ms bursts short of RUN seconds, and that is not xhca's.
 two_flows() {
 	local tag=$1 qa qb; shift
 	app "a$tag" "$RECV" -i "$IF_A" --type ud --qkey 0xa --flowq 1 --bufs 256 --cq-depth 64 \
@@ -36,23 +38,28 @@ two_flows() {
 	gen --op ud-send-only --qpn "$qa" --qkey 0xa --psn-step 0 --size $SIZE --rate 2250 \
 		--duration $RUN &
 	local g1=$!
-	gen --op ud-send-only --qpn "$qb" --qkey 0xb --psn-step 0 --size $SIZE --rate 2250 \
-		--duration $RUN &
+	in_b "$B/xhca-gen" -i "$IF_B" --dst-mac "$MAC_A" --src "$IP_B" --dst "$IP_A" -j \
+		--op ud-send-only --qpn "$qb" --qkey 0xb --psn-step 0 --size $SIZE --rate 2250 \
+		--duration $RUN >"$tmp/gen_b$tag" &
 	wait $! $g1
 	eval wait "\$PID_b$tag"
 	eval kill "\$PID_a$tag" 2>/dev/null
 	eval wait "\$PID_a$tag" 2>/dev/null
 	GOT_A=$(summary "a$tag" 'd["received"]')
-	RATE_B=$(summary "b$tag" 'd["received"]' | awk -v t=$RUN '{printf "%.0f", $1 / t}')
+	local got sent
+	got=$(summary "b$tag" 'd["received"]')
+	sent=$(json_get 'd["sent"]' <"$tmp/gen_b$tag")
+	echo "# B received $got of the $sent frames sent to it"
+	RATE_B=$(awk -v g="${got:-0}" -v s="${sent:-0}" 'BEGIN { printf "%.0f", s ? g * 2250 / s : 0 }')
 }
 
 # --- isolation: DRR keeps B going when A stalls ---
 check "flowq: xhcad --sched drr --bus-rate 4M" xhcad_start --sched drr --bus-rate $BUS
 two_flows 0
 base=$RATE_B
-echo "# DRR, both applications polling: B received $base msgs/s"
-check "flowq: baseline: B gets about half the bus ($base msgs/s)" \
-	test "$base" -ge 1500 -a "$base" -le 2250
+echo "# DRR, both applications polling: B received $base msgs/s of the 2250 offered"
+check "flowq: baseline: B gets at least about half the bus ($base msgs/s)" \
+	test "$base" -ge 1500
 two_flows 1 --stop-after 100
 echo "# DRR, A stops polling after 100: A got $GOT_A, B $RATE_B msgs/s"
 check "flowq: A stalled after its CQ filled ($GOT_A)" test "${GOT_A:-0}" -le 200

@@ -320,6 +320,47 @@ static void case_credits(void)
 	res(n == 4 && order, "the 4 complete, in order (%d)", n);
 }
 
+/* The responder's credit update: the last ACK again (its PSN), with a
+ * larger count, lets the held SENDs go; the same ACK with a smaller count
+ * (a duplicate from before) takes nothing back. */
+static void case_credit_update(void)
+{
+	__u32 p0 = sq->psn;
+	__u64 upd = D.req.credit_updates, stale;
+	struct xhca_cqe c = { .wr_id = 0 };
+	int n = 0;
+
+	fx_reset();
+	post_send(80, 8);
+	run();
+	peer_ack(p0, 1, 40); /* one buffer left */
+	run();
+	res(!fx_take_cqe(cq, &c) && c.wr_id == 80, "a SEND acknowledged with 1 credit");
+	fx_reset();
+	for (int i = 81; i <= 84; i++)
+		post_send((__u64)i, 8);
+	run();
+	res(fx_n == 1, "4 SENDs posted: 1 leaves, 3 wait for credits (%d frames)", fx_n);
+	peer_ack(p0, 3, 40);
+	run();
+	res(fx_n == 3 && psn_of(2) == p0 + 3 && D.req.credit_updates == upd + 1,
+	    "the last ACK again with 3 credits: 2 more leave (%d frames, %llu updates)", fx_n,
+	    (unsigned long long)(D.req.credit_updates - upd));
+	stale = D.req.stale;
+	peer_ack(p0, 1, 40);
+	run();
+	res(fx_n == 3 && D.req.credit_updates == upd + 1 && D.req.stale == stale + 1,
+	    "... and again with 1 credit: a stale duplicate, nothing taken back (%d frames)", fx_n);
+	peer_ack(p0 + 3, 3, 43);
+	run();
+	res(fx_n == 4, "the 3 acknowledged with 3 credits: the last leaves (%d frames)", fx_n);
+	peer_ack(p0 + 4, XHCA_AETH_ACK_NO_CREDIT, 44);
+	run();
+	while (!fx_take_cqe(cq, &c))
+		n += c.status == XHCA_WC_SUCCESS && c.wr_id == (__u64)(81 + n);
+	res(n == 4, "the 4 complete, in order (%d)", n);
+}
+
 /* A READ response whose AETH is of a NAK's kind (a hostile or broken
  * peer): its data taken as any response's, its syndrome not read as a
  * credit count (an RNR code would have been a count of 0). */
@@ -385,6 +426,7 @@ int test_req_run(void)
 	case_read_atomic();
 	case_credits();
 	case_credits_bad_aeth();
+	case_credit_update();
 	case_nak_access();
 	return fails;
 }

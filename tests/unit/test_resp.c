@@ -299,6 +299,89 @@ static void case_ack_coalescing(void)
 	resp_fini(&D);
 }
 
+/* A round's ACK on a QP with a 16-entry receive queue and 2 buffers posted:
+ * 4 more posted before the round's end count (6). Then, as the application
+ * posts more: nothing for 2 (under a quarter of the ring), the same ACK
+ * again with 12 for 8 more (an unsolicited credit update), and then no
+ * more (12 is over half the ring). A QP destroyed while watched is
+ * forgotten without a frame. */
+static void case_credit_update(void)
+{
+	static struct xhca_ring_ctl rq;
+	struct qp_host *qh = &D.qh[LIDX];
+	struct req q;
+	int due, n;
+
+	if (resp_init(&D)) {
+		res(0, "resp_init");
+		return;
+	}
+	qp_reset(0x700, 3);
+	qh->rcv.rq = &rq;
+	qh->rcv.rq_depth = 16;
+	rq.cons = 200;
+	rq.prod = 202;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x700, 1, XHCA_R_TO_FLOWQ, 0);
+	D.ctxm[LIDX].rx_psn = 0x701;
+	D.ctxm[LIDX].msn = 4;
+	resp_after(&D, qh, &q.pi, XHCA_H_PLACED);
+	rq.prod += 4;
+	resp_flush_acks(&D);
+	one_ack("the round's ACK, 6 buffers posted by its end", 0x700, 5, 4);
+	fx_n = 0;
+	rq.prod += 2;
+	due = resp_credit_due(&D);
+	n = resp_credits_run(&D);
+	res(!due && !n && fx_n == 0, "2 more posted (8, a code of 6): no update (%d, %d, %d frames)",
+	    due, n, fx_n);
+	rq.prod += 6;
+	due = resp_credit_due(&D);
+	n = resp_credits_run(&D);
+	res(due && n == 1, "6 more (14, a code of 12): an update is due and sent (%d, %d)", due, n);
+	one_ack("the credit update: the last ACK's PSN and MSN, the new count", 0x700, 7, 4);
+	res(D.resp.credit_acks == 1, "... counted (%llu)", (unsigned long long)D.resp.credit_acks);
+	fx_n = 0;
+	rq.prod += 16;
+	due = resp_credit_due(&D);
+	n = resp_credits_run(&D);
+	res(!due && !n && fx_n == 0 && D.ncredit_qps == 0,
+	    "12 credits given, over half the ring: not watched any more (%d, %d, %d frames, %u "
+	    "watched)", due, n, fx_n, D.ncredit_qps);
+	/* watched again, then destroyed */
+	qp_reset(0x800, 3);
+	qh->rcv.rq = &rq;
+	qh->rcv.rq_depth = 16;
+	rq.prod = rq.cons;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x800, 1, XHCA_R_TO_FLOWQ, 0);
+	resp_after(&D, qh, &q.pi, XHCA_H_PLACED);
+	resp_flush_acks(&D);
+	one_ack("an ACK with no buffer posted", 0x800, 0, 4);
+	fx_n = 0;
+	qh->valid = 0;
+	rq.prod += 16;
+	n = resp_credits_run(&D);
+	res(!n && fx_n == 0 && D.ncredit_qps == 0 && !resp_credit_due(&D),
+	    "its QP destroyed, buffers posted: no update, the QP forgotten (%d, %d frames, %u "
+	    "watched)", n, fx_n, D.ncredit_qps);
+	/* watched again, then in the error state */
+	qp_reset(0x900, 3);
+	qh->rcv.rq = &rq;
+	qh->rcv.rq_depth = 16;
+	rq.prod = rq.cons;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x900, 1, XHCA_R_TO_FLOWQ, 0);
+	resp_after(&D, qh, &q.pi, XHCA_H_PLACED);
+	resp_flush_acks(&D);
+	fx_n = 0;
+	D.ctxm[LIDX].state = XHCA_QPS_ERR;
+	rq.prod += 16;
+	n = resp_credits_run(&D);
+	res(!n && fx_n == 0 && D.ncredit_qps == 0,
+	    "a QP in the error state, buffers posted: no update (%d, %d frames, %u watched)", n,
+	    fx_n, D.ncredit_qps);
+	qp_reset(0x100, 5);
+	resp_fini(&D);
+}
+
 int test_resp_run(void)
 {
 	D.max_qps = 4;
@@ -314,6 +397,7 @@ int test_resp_run(void)
 	case_rnr();
 	case_class_c();
 	case_ack_coalescing();
+	case_credit_update();
 	free(D.ctxm);
 	free(D.qh);
 	return fails;

@@ -81,6 +81,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("dup_unknown", ", %llu unknown)", s->resp.dup_unknown);
 	out_u64("rewinds", ", %llu rewinds", s->resp.rewinds);
 	out_u64("bad_icrc", ", %llu bad ICRC", s->resp.bad_icrc);
+	out_u64("credit_acks", ", %llu credit updates", s->resp.credit_acks);
 	out_close("\n");
 	out_open("requester", "requester:    ");
 	out_u64("wqes", "%llu send requests", s->req.wqes);
@@ -95,6 +96,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("stale", ", %llu stale responses", s->req.stale);
 	out_u64("no_neigh", ", %llu waits for a neighbour", s->req.no_neigh);
 	out_u64("credit_waits", ", %llu waits for credits", s->req.credit_waits);
+	out_u64("credit_updates", " (%llu updates taken)", s->req.credit_updates);
 	out_close("\n");
 	out_open("mcast", "mcast:        ");
 	out_u64("groups", "%llu groups", s->mcast_groups);

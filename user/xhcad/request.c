@@ -973,8 +973,24 @@ static int in_window(const struct sq_state *s, __u32 psn)
 	return xhca_psn_diff(psn, s->una_psn) >= 0 && xhca_psn_diff(psn, s->psn) < 0;
 }
 
+/* An ACK of the last PSN acknowledged again (a duplicate, or the
+ * responder's credit update after its application posted buffers) whose
+ * count lets more messages go than the last one did. */
+static int credits_raise(const struct sq_state *s, __u32 psn, __u8 syn)
+{
+	if (psn != ((s->una_psn - 1) & XHCA_PSN_MASK) || !s->credits_on)
+		return 0;
+	return syn == XHCA_AETH_ACK_NO_CREDIT ||
+	       (int)(s->rq_acked + xhca_credit_count(syn) - s->rq_limit) > 0;
+}
+
 static enum comp_state cs_ack(struct comp_run *x)
 {
+	if (credits_raise(x->s, x->psn, (__u8)(x->aeth >> 24))) {
+		x->d->req.credit_updates++;
+		x->r = XHCA_H_RESP_ACK; /* sq_response takes its count */
+		return CS_DONE;
+	}
 	if (!in_window(x->s, x->psn))
 		return CS_STALE;
 	ack_through(x->d, x->s, x->psn, 1, x->now);

@@ -240,15 +240,140 @@ static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
 	return resp_msn(&d->ctxm[lidx], low);
 }
 
+/* ---- credit updates ------------------------------------------------------------ */
+
+/* The credit code the QP's last ACK would carry now: the buffers posted
+ * since that ACK's receive queue index (what messages after it took
+ * counts against the requester's allowance too). */
+static __u8 ack_credit_code(const struct qp_host *qh)
+{
+	return xhca_credit_code(__atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) -
+				qh->resp.ack_cons);
+}
+
+/* An ACK with a count went: watch the QP while the count is under half its
+ * ring (the application reposting may let the requester go further). */
+static void credit_sent(struct xhcad *d, struct qp_host *qh)
+{
+	struct qp_resp *r = &qh->resp;
+	__u8 syn = r->ack.aeth_syndrome;
+	__u32 count = xhca_credit_count(syn);
+
+	if (XHCA_AETH_KIND(syn) || syn == XHCA_AETH_ACK_NO_CREDIT || !qh->rcv.rq || qh->rcv.srq)
+		return;
+	r->adv_limit = r->ack_cons + count;
+	if (r->credit_slot || count * 2 > qh->rcv.rq_depth || !d->credit_qps ||
+	    d->ncredit_qps >= d->max_qps)
+		return;
+	d->credit_qps[d->ncredit_qps++] = (__u32)(qh - d->qh);
+	r->credit_slot = d->ncredit_qps;
+}
+
+/* A watched QP whose last ACK, sent again now, would let the requester go
+ * a quarter of the ring further (*code its count); not while the QP waits
+ * for a PSN again or has an ACK to send anyway. */
+static int credit_due(const struct qp_host *qh, __u8 *code)
+{
+	const struct qp_resp *r = &qh->resp;
+	__u32 step = qh->rcv.rq_depth / 4 ? qh->rcv.rq_depth / 4 : 1;
+
+	if (r->rewound || r->err_psn_set || r->ack_pending)
+		return 0;
+	*code = ack_credit_code(qh);
+	return (int)(r->ack_cons + xhca_credit_count(*code) - r->adv_limit) >= (int)step;
+}
+
+/* The entry at slot i of the watch list still names its QP, and the QP
+ * still receives (not in the error state; a reset forgets the entry). */
+static struct qp_host *watched(struct xhcad *d, __u32 i)
+{
+	__u32 l = d->credit_qps[i];
+	struct qp_host *qh = &d->qh[l];
+
+	if (!qh->valid || qh->resp.credit_slot != i + 1 || !qh->rcv.rq || qh->rcv.srq ||
+	    __atomic_load_n(&d->ctxm[l].state, __ATOMIC_RELAXED) == XHCA_QPS_ERR)
+		return NULL;
+	return qh;
+}
+
+int resp_credit_due(struct xhcad *d)
+{
+	__u8 code;
+
+	for (__u32 i = 0; i < d->ncredit_qps; i++) {
+		struct qp_host *qh = watched(d, i);
+
+		if (!qh || credit_due(qh, &code))
+			return 1; /* a stale entry: resp_credits_run drops it */
+	}
+	return 0;
+}
+
+static void unwatch(struct xhcad *d, __u32 i)
+{
+	struct qp_host *qh = watched(d, i);
+	__u32 last = --d->ncredit_qps;
+
+	if (qh)
+		qh->resp.credit_slot = 0;
+	if (i == last)
+		return;
+	d->credit_qps[i] = d->credit_qps[last];
+	qh = &d->qh[d->credit_qps[i]];
+	if (qh->resp.credit_slot == last + 1)
+		qh->resp.credit_slot = i + 1;
+}
+
+int resp_credits_run(struct xhcad *d)
+{
+	int sent = 0;
+
+	for (__u32 i = 0; i < d->ncredit_qps;) {
+		struct qp_host *qh = watched(d, i);
+		__u8 code;
+
+		if (!qh) {
+			unwatch(d, i);
+			continue;
+		}
+		if (!credit_due(qh, &code)) {
+			i++;
+			continue;
+		}
+		/* the last ACK again (its PSN and MSN): only the count is new */
+		qh->resp.ack.aeth_syndrome = code;
+		if (resp_tx_umem(d, &qh->resp.ack)) {
+			i++;
+			continue;
+		}
+		count_aeth(d, code);
+		d->resp.credit_acks++;
+		sent++;
+		qh->resp.adv_limit = qh->resp.ack_cons + xhca_credit_count(code);
+		if (xhca_credit_count(code) * 2 > qh->rcv.rq_depth)
+			unwatch(d, i);
+		else
+			i++;
+	}
+	return sent;
+}
+
 /* The ACK qh owes, now: before anything else leaves for the QP, so the
- * requester sees its responses in PSN order. */
+ * requester sees its responses in PSN order. Its count is as the
+ * receive queue is now. */
 static void ack_flush(struct xhcad *d, struct qp_host *qh)
 {
+	struct xhca_pkt_spec *a = &qh->resp.ack;
+
 	if (!qh->resp.ack_pending)
 		return;
 	qh->resp.ack_pending = 0;
-	if (!resp_tx_umem(d, &qh->resp.ack))
-		count_aeth(d, qh->resp.ack.aeth_syndrome);
+	if (a->aeth_syndrome != XHCA_AETH_ACK_NO_CREDIT && qh->rcv.rq && !qh->rcv.srq)
+		a->aeth_syndrome = ack_credit_code(qh);
+	if (!resp_tx_umem(d, a)) {
+		count_aeth(d, a->aeth_syndrome);
+		credit_sent(d, qh);
+	}
 }
 
 void resp_flush_acks(struct xhcad *d)
@@ -266,13 +391,19 @@ void resp_flush_acks(struct xhcad *d)
 int resp_init(struct xhcad *d)
 {
 	d->ack_qps = calloc(d->max_qps, sizeof(*d->ack_qps));
-	return d->ack_qps ? 0 : -ENOMEM;
+	d->credit_qps = calloc(d->max_qps, sizeof(*d->credit_qps));
+	if (d->ack_qps && d->credit_qps)
+		return 0;
+	resp_fini(d);
+	return -ENOMEM;
 }
 
 void resp_fini(struct xhcad *d)
 {
 	free(d->ack_qps);
-	d->ack_qps = NULL;
+	free(d->credit_qps);
+	d->ack_qps = d->credit_qps = NULL;
+	d->nack_qps = d->ncredit_qps = 0;
 }
 
 /* An ACK or NAK back the way the frame came. */
@@ -300,6 +431,7 @@ static void owe_ack(struct xhcad *d, struct qp_host *qh, const struct pkt_info *
 	s->psn = psn & XHCA_PSN_MASK;
 	s->aeth_msn = msn & XHCA_PSN_MASK;
 	s->aeth_syndrome = syndrome;
+	qh->resp.ack_cons = qh->rcv.rq ? qh->rcv.rq->cons : 0;
 	if (!qh->resp.ack_pending)
 		d->ack_qps[d->nack_qps++] = m->lidx;
 	qh->resp.ack_pending = 1;
@@ -837,6 +969,7 @@ void resp_reset(struct qp_host *qh)
 	qh->resp.msg_psn = 0;
 	memset(qh->resp.res, 0, sizeof(qh->resp.res));
 	qh->resp.res_next = 0;
+	qh->resp.credit_slot = 0; /* its last ACK was of the old sequence */
 }
 
 #define REASON_STR(name, str, desc) str,

@@ -94,7 +94,7 @@ static void tokens_refill(struct xhcad *d)
 
 int round_ready(struct xhcad *d)
 {
-	if (sq_ready(d) || (!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
+	if (sq_ready(d) || resp_credit_due(d) || (!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
 	    (proxy_taking(d) && xsk_rx_ready(d, XHCA_FLOWQ_PROXY)))
 		return 1;
 	for (__u32 f = 0; f < d->nflowq; f++)
@@ -144,6 +144,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 			d->bus.tokens -= len;
 		n++;
 	}
+	taken += resp_credits_run(d);
 	if (d->sq.kick) {
 		int more;
 

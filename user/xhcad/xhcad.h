@@ -238,6 +238,14 @@ struct qp_resp {
 	 * later one of the round takes its place and covers it */
 	int ack_pending;
 	struct xhca_pkt_spec ack;
+	/* end-to-end credits (IBA 9.7.7.2.5): the receive queue's cons when
+	 * the ACK above was made, and how far its count lets the requester
+	 * go (ack_cons + the count); credit_slot: 1 + its place in
+	 * d->credit_qps (0: not watched), watched while the count left less
+	 * than half the ring, for an unsolicited ACK when buffers are posted */
+	__u32 ack_cons;
+	__u32 adv_limit;
+	__u32 credit_slot;
 };
 
 /* On a proxy CQ (pxq.c, proxy.c, dispatch.c): the message whose frames come
@@ -421,6 +429,8 @@ struct xhcad {
 	struct cm_state_all *cm; /* cm.c */
 	__u32 *ack_qps;		/* local indexes of the QPs owing an ACK this round */
 	__u32 nack_qps;
+	__u32 *credit_qps;	/* ... of the QPs whose last ACK gave few credits */
+	__u32 ncredit_qps;
 	int ctl_group;		/* --group: the control socket is its members' too */
 	int no_cm;		/* --no-cm: no connection manager, QP1 left to the CLI */
 	int cm_qp1;		/* QP1 is the connection manager's: nobody else changes it */
@@ -860,6 +870,13 @@ void resp_qp_error_event(struct xhcad *d, const struct xhca_event *e);
  * AckReq asked for in the round coalesced into the last: nothing waits
  * longer than the round, whose frames leave at its end anyway). */
 void resp_flush_acks(struct xhcad *d);
+/* Credit updates (IBA 9.7.7.2.5): a QP whose last ACK let its requester
+ * send few more messages, and whose application has posted receive
+ * buffers since, gets that ACK again with the new count. resp_credit_due:
+ * whether one is due (no system call: busy polling asks); resp_credits_run
+ * sends them, returns how many. */
+int resp_credit_due(struct xhcad *d);
+int resp_credits_run(struct xhcad *d);
 int resp_init(struct xhcad *d);
 void resp_fini(struct xhcad *d);
 

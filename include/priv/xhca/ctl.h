@@ -484,6 +484,7 @@ struct xhca_status {
 		__u64 dup_unknown; /* duplicate READ/ATOMIC with no saved state: dropped */
 		__u64 rewinds;	/* xhca_rx made to expect a PSN again (RNR, a lost frame, bad ICRC) */
 		__u64 bad_icrc;	/* frames whose ICRC did not match: dropped */
+		__u64 credit_acks; /* unsolicited ACKs: more receive buffers posted */
 	} resp;
 	/* the requester (request.c) */
 	struct xhca_req_stats {
@@ -499,6 +500,7 @@ struct xhca_status {
 		__u64 stale;	/* responses for nothing outstanding */
 		__u64 no_neigh;	/* sends held back: no neighbour entry for the destination */
 		__u64 credit_waits; /* messages held back: the responder's credits were used up */
+		__u64 credit_updates; /* the last ACK again, with a count that let more go */
 	} req;
 	/* the connection manager (cm.c) */
 	__u32 cm_ids;		/* its ids: listeners, connections */

@@ -144,7 +144,7 @@ cu=$(($(req_st credit_updates) - cu0)) ca=$(($(resp_st credit_acks) - ca0))
 check "credits: the sender waited for the receiver's credits ($cw times); $rt packets sent again, no more than its $rn RNR NAKs" \
 	test "$cw" -gt 0 -a "$rt" -le "$rn"
 check "credits: the receiver sent $ca credit updates as ib_send_bw posted its buffers again; the sender took $cu" \
-	test "$ca" -gt 0 -a "$cu" -gt 0 -a "$cu" -le "$ca"
+	test "$ca" -gt 0 -a "$cu" -gt 0
 
 # ---- the proxy QP (US 9,069,633) on a verbs program's QP -------------------------
 # xhca exec --proxy: the program's CQs are proxy CQs, so the operator can

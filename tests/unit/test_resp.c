@@ -31,11 +31,11 @@ static int fails;
 
 #define res(ok, ...) (fails += fx_check("resp", (ok), __VA_ARGS__))
 
-/* An RC QP in RTS at LIDX, its next PSN epsn, msn messages received. */
-static void qp_reset(__u32 epsn, __u32 msn)
+/* An RC QP in RTS at l, its next PSN epsn, msn messages received. */
+static void qp_reset_at(__u32 l, __u32 epsn, __u32 msn)
 {
-	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
-	struct qp_host *qh = &D.qh[LIDX];
+	struct xhca_qp_ctx *c = &D.ctxm[l];
+	struct qp_host *qh = &D.qh[l];
 
 	memset(c, 0, sizeof(*c));
 	c->valid = 1;
@@ -55,6 +55,12 @@ static void qp_reset(__u32 epsn, __u32 msn)
 	qh->gen = GEN;
 	qh->gqpn = GQPN;
 	qh->type = XHCA_QPT_RC;
+}
+
+/* ... at LIDX, the counters and the frames sent cleared. */
+static void qp_reset(__u32 epsn, __u32 msn)
+{
+	qp_reset_at(LIDX, epsn, msn);
 	memset(&D.resp, 0, sizeof(D.resp));
 	D.naks = 0;
 	fx_n = 0;
@@ -299,12 +305,30 @@ static void case_ack_coalescing(void)
 	resp_fini(&D);
 }
 
+/* A SEND with AckReq at psn to the QP at l, placed, and the round's end. */
+static void send_acked(__u32 l, __u32 psn)
+{
+	struct req q;
+
+	req_make(&q, XHCA_OP_SEND_ONLY, psn, 1, XHCA_R_TO_FLOWQ, 0);
+	q.m.lidx = l;
+	D.ctxm[l].rx_psn = psn + 1;
+	resp_after(&D, &D.qh[l], &q.pi, XHCA_H_PLACED);
+	resp_flush_acks(&D);
+}
+
+/* The QP at l receives into rq, a ring of 16. */
+static void with_rq(__u32 l, struct xhca_ring_ctl *rq)
+{
+	D.qh[l].rcv.rq = rq;
+	D.qh[l].rcv.rq_depth = 16;
+}
+
 /* A round's ACK on a QP with a 16-entry receive queue and 2 buffers posted:
  * 4 more posted before the round's end count (6). Then, as the application
  * posts more: nothing for 2 (under a quarter of the ring), the same ACK
  * again with 12 for 8 more (an unsolicited credit update), and then no
- * more (12 is over half the ring). A QP destroyed while watched is
- * forgotten without a frame. */
+ * more (12 is over half the ring). */
 static void case_credit_update(void)
 {
 	static struct xhca_ring_ctl rq;
@@ -317,8 +341,7 @@ static void case_credit_update(void)
 		return;
 	}
 	qp_reset(0x700, 3);
-	qh->rcv.rq = &rq;
-	qh->rcv.rq_depth = 16;
+	with_rq(LIDX, &rq);
 	rq.cons = 200;
 	rq.prod = 202;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x700, 1, XHCA_R_TO_FLOWQ, 0);
@@ -347,14 +370,26 @@ static void case_credit_update(void)
 	res(!due && !n && fx_n == 0 && D.ncredit_qps == 0,
 	    "12 credits given, over half the ring: not watched any more (%d, %d, %d frames, %u "
 	    "watched)", due, n, fx_n, D.ncredit_qps);
-	/* watched again, then destroyed */
+	qp_reset(0x100, 5);
+	resp_fini(&D);
+}
+
+/* A watched QP destroyed, or in the error state, is forgotten without a
+ * frame when buffers are posted. */
+static void case_credit_unwatched(void)
+{
+	static struct xhca_ring_ctl rq;
+	struct qp_host *qh = &D.qh[LIDX];
+	int n;
+
+	if (resp_init(&D)) {
+		res(0, "resp_init");
+		return;
+	}
 	qp_reset(0x800, 3);
-	qh->rcv.rq = &rq;
-	qh->rcv.rq_depth = 16;
+	with_rq(LIDX, &rq);
 	rq.prod = rq.cons;
-	req_make(&q, XHCA_OP_SEND_ONLY, 0x800, 1, XHCA_R_TO_FLOWQ, 0);
-	resp_after(&D, qh, &q.pi, XHCA_H_PLACED);
-	resp_flush_acks(&D);
+	send_acked(LIDX, 0x800);
 	one_ack("an ACK with no buffer posted", 0x800, 0, 4);
 	fx_n = 0;
 	qh->valid = 0;
@@ -365,12 +400,9 @@ static void case_credit_update(void)
 	    "watched)", n, fx_n, D.ncredit_qps);
 	/* watched again, then in the error state */
 	qp_reset(0x900, 3);
-	qh->rcv.rq = &rq;
-	qh->rcv.rq_depth = 16;
+	with_rq(LIDX, &rq);
 	rq.prod = rq.cons;
-	req_make(&q, XHCA_OP_SEND_ONLY, 0x900, 1, XHCA_R_TO_FLOWQ, 0);
-	resp_after(&D, qh, &q.pi, XHCA_H_PLACED);
-	resp_flush_acks(&D);
+	send_acked(LIDX, 0x900);
 	fx_n = 0;
 	D.ctxm[LIDX].state = XHCA_QPS_ERR;
 	rq.prod += 16;
@@ -378,6 +410,66 @@ static void case_credit_update(void)
 	res(!n && fx_n == 0 && D.ncredit_qps == 0,
 	    "a QP in the error state, buffers posted: no update (%d, %d frames, %u watched)", n,
 	    fx_n, D.ncredit_qps);
+	qp_reset(0x100, 5);
+	resp_fini(&D);
+}
+
+/* The watch list with two QPs: the first destroyed, the second moves into
+ * its place and still gets its updates; a duplicate's re-ACK is the last
+ * ACK an update repeats; an ACK with over half the ring ends the watch. */
+static void case_credit_watch_list(void)
+{
+	static struct xhca_ring_ctl rq1, rq2;
+	const __u32 l2 = LIDX + 1;
+	__u32 p = 0, m = 0, dq = 0;
+	__u8 syn = 0;
+	struct req q;
+	int n, ok;
+
+	if (resp_init(&D)) {
+		res(0, "resp_init");
+		return;
+	}
+	qp_reset(0xa00, 1);
+	qp_reset_at(l2, 0xb00, 1);
+	with_rq(LIDX, &rq1);
+	with_rq(l2, &rq2);
+	send_acked(LIDX, 0xa00);
+	send_acked(l2, 0xb00);
+	res(fx_n == 2 && D.ncredit_qps == 2, "two QPs' ACKs with no credit: both watched (%d frames, "
+	    "%u watched)", fx_n, D.ncredit_qps);
+	fx_n = 0;
+	D.qh[LIDX].valid = 0;
+	rq2.prod += 8;
+	n = resp_credits_run(&D);
+	ok = n == 1 && fx_n == 1 && !ack_of(0, &p, &syn, &m, &dq);
+	res(ok && p == 0xb00 && syn == 6 && D.ncredit_qps == 1 && D.qh[l2].resp.credit_slot == 1,
+	    "the first destroyed, 8 posted to the second: its update (PSN 0x%06x, code %u), and it "
+	    "holds the first slot now (%u watched, slot %u)", p, syn, D.ncredit_qps,
+	    D.qh[l2].resp.credit_slot);
+	/* a duplicate SEND re-ACKed at the ePSN - 1 with nothing left posted */
+	fx_n = 0;
+	rq2.cons = rq2.prod;
+	D.ctxm[l2].rx_psn = 0xb05;
+	req_make(&q, XHCA_OP_SEND_ONLY, 0xb00, 0, XHCA_R_DUP_TO_FLOWQ, 0xb05);
+	q.m.lidx = l2;
+	resp_before(&D, &D.qh[l2], &q.pi);
+	rq2.prod += 8;
+	n = resp_credits_run(&D);
+	ok = n == 1 && fx_n == 2 && !ack_of(1, &p, &syn, &m, &dq);
+	res(ok && p == 0xb04 && syn == 6,
+	    "a duplicate's re-ACK with no credit, then 8 posted: the update repeats the re-ACK "
+	    "(%d frames, PSN 0x%06x, code %u)", fx_n, p, syn);
+	fx_n = 0;
+	rq2.prod += 16;
+	send_acked(l2, 0xb05);
+	ok = fx_n == 1 && !ack_of(0, &p, &syn, &m, &dq);
+	res(ok && syn == 9 && D.ncredit_qps == 0,
+	    "an ACK with 24 credits, over half the ring: the watch ends (code %u, %u watched)", syn,
+	    D.ncredit_qps);
+	qp_reset_at(l2, 0, 0);
+	D.qh[l2].valid = 0;
+	D.ctxm[l2].valid = 0;
 	qp_reset(0x100, 5);
 	resp_fini(&D);
 }
@@ -398,6 +490,8 @@ int test_resp_run(void)
 	case_class_c();
 	case_ack_coalescing();
 	case_credit_update();
+	case_credit_unwatched();
+	case_credit_watch_list();
 	free(D.ctxm);
 	free(D.qh);
 	return fails;

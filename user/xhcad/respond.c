@@ -251,6 +251,8 @@ static __u8 ack_credit_code(const struct qp_host *qh)
 				qh->resp.ack_cons);
 }
 
+static void unwatch(struct xhcad *d, __u32 i);
+
 /* An ACK with a count went: watch the QP while the count is under half its
  * ring (the application reposting may let the requester go further). */
 static void credit_sent(struct xhcad *d, struct qp_host *qh)
@@ -262,8 +264,12 @@ static void credit_sent(struct xhcad *d, struct qp_host *qh)
 	if (XHCA_AETH_KIND(syn) || syn == XHCA_AETH_ACK_NO_CREDIT || !qh->rcv.rq || qh->rcv.srq)
 		return;
 	r->adv_limit = r->ack_cons + count;
-	if (r->credit_slot || count * 2 > qh->rcv.rq_depth || !d->credit_qps ||
-	    d->ncredit_qps >= d->max_qps)
+	if (count * 2 > qh->rcv.rq_depth) {
+		if (r->credit_slot)
+			unwatch(d, r->credit_slot - 1);
+		return;
+	}
+	if (r->credit_slot || !d->credit_qps || d->ncredit_qps >= d->max_qps)
 		return;
 	d->credit_qps[d->ncredit_qps++] = (__u32)(qh - d->qh);
 	r->credit_slot = d->ncredit_qps;
@@ -406,13 +412,41 @@ void resp_fini(struct xhcad *d)
 	d->nack_qps = d->ncredit_qps = 0;
 }
 
-/* An ACK or NAK back the way the frame came. */
+/* The ACKNOWLEDGE (psn, msn, syndrome) answering the frame fr, in *s. */
+static int ack_spec(const struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr,
+		    __u32 len, __u32 psn, __u32 msn, __u8 syndrome, struct xhca_pkt_spec *s)
+{
+	if (resp_reply_spec(fr, len, &d->ctxm[m->lidx], s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
+		return -1;
+	s->psn = psn & XHCA_PSN_MASK;
+	s->aeth_msn = msn & XHCA_PSN_MASK;
+	s->aeth_syndrome = syndrome;
+	return 0;
+}
+
+/* s is the QP's last ACK now (a credit update repeats it); its count was
+ * taken from the receive queue as it is. */
+static void ack_record(struct qp_host *qh, const struct xhca_pkt_spec *s)
+{
+	qh->resp.ack = *s;
+	qh->resp.ack_cons = qh->rcv.rq ? qh->rcv.rq->cons : 0;
+}
+
+/* An ACK or NAK back the way the frame came, now. */
 static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr, __u32 len,
 		       __u32 psn, __u32 msn, __u8 syndrome)
 {
-	ack_flush(d, &d->qh[m->lidx]);
-	if (!resp_aeth(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, resp_tx_umem, d))
-		count_aeth(d, syndrome);
+	struct qp_host *qh = &d->qh[m->lidx];
+	struct xhca_pkt_spec s;
+
+	ack_flush(d, qh);
+	if (ack_spec(d, m, fr, len, psn, msn, syndrome, &s) || resp_tx_umem(d, &s))
+		return;
+	count_aeth(d, syndrome);
+	if (!XHCA_AETH_KIND(syndrome)) {
+		ack_record(qh, &s);
+		credit_sent(d, qh);
+	}
 }
 
 /* An ACK that AckReq asked for, owed until the round's end (or until
@@ -421,17 +455,13 @@ static void owe_ack(struct xhcad *d, struct qp_host *qh, const struct pkt_info *
 		    __u32 msn, __u8 syndrome)
 {
 	const struct xhca_rx_meta *m = pi->m;
-	struct xhca_pkt_spec *s = &qh->resp.ack;
+	struct xhca_pkt_spec s;
 
-	if (!d->ack_qps || resp_reply_spec(pi->fr, pi->len, &d->ctxm[m->lidx], s,
-					   XHCA_OPC_RC | XHCA_OP_ACK) < 0) {
+	if (!d->ack_qps || ack_spec(d, m, pi->fr, pi->len, psn, msn, syndrome, &s)) {
 		reply_aeth(d, m, pi->fr, pi->len, psn, msn, syndrome);
 		return;
 	}
-	s->psn = psn & XHCA_PSN_MASK;
-	s->aeth_msn = msn & XHCA_PSN_MASK;
-	s->aeth_syndrome = syndrome;
-	qh->resp.ack_cons = qh->rcv.rq ? qh->rcv.rq->cons : 0;
+	ack_record(qh, &s);
 	if (!qh->resp.ack_pending)
 		d->ack_qps[d->nack_qps++] = m->lidx;
 	qh->resp.ack_pending = 1;

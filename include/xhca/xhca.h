@@ -108,7 +108,10 @@ int xhca_mr_pretranslated(const struct xhca_mr *mr);
 struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth);
 struct xhca_cq *xhca_cq_create_ex(struct xhca_ctx *ctx, unsigned int depth, unsigned int flags);
 int xhca_cq_destroy(struct xhca_cq *cq);
-/* Up to n completions into wc; returns how many (0: none). */
+/* Up to n completions into wc; returns how many (0: none). Every 64th empty
+ * poll of a CQ in a row yields the CPU (sched_yield), so that a program
+ * spinning on it leaves xhcad room on a busy host; XHCA_POLL_YIELD=N in the
+ * environment sets N (0: never). */
 int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n);
 /* Waits until a completion is there or timeout_ms passes (-1: forever).
  * Returns 1 when completions are ready, 0 on timeout. */

@@ -11,6 +11,8 @@
  *               SEND) takes the completion by polling alone, leaving the
  *               CQ's doorbell rung, then xhca_cq_wait(cq, 300) with nothing
  *               coming: prints its result and how long it waited
+ *   spin IF     polls an empty CQ 640 times; prints how many times libxhca
+ *               yielded the CPU meanwhile (this program's sched_yield counts)
  *   join IF     XHCA_CTL_ALLOC with XHCA_ALLOC_JOIN, raw: wrong joins refused
  *   sqdb IF     the send doorbell request (XHCA_CTL_SQ_DOORBELL) as a raw
  *               client: without a session, and in one without an eventfd;
@@ -56,6 +58,7 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <xhca/ctl.h>
@@ -230,6 +233,31 @@ static int mode_cqwait(const char *ifname)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("{\"polled\": %d, \"wait\": %d, \"ms\": %lld}\n", n, r,
 	       (long long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+	xhca_close(ctx);
+	return 0;
+}
+
+/* libxhca's calls to sched_yield land here (it is linked in statically). */
+static unsigned long yields;
+
+int sched_yield(void)
+{
+	yields++;
+	return (int)syscall(SYS_sched_yield);
+}
+
+static int mode_spin(const char *ifname)
+{
+	struct xhca_ctx *ctx = xhca_open(ifname);
+	struct xhca_cq *cq = ctx ? xhca_cq_create(ctx, 16) : NULL;
+	struct xhca_wc wc;
+	int found = 0;
+
+	if (!cq)
+		return 1;
+	for (int i = 0; i < 640; i++)
+		found += xhca_poll_cq(cq, &wc, 1);
+	printf("{\"polls\": 640, \"found\": %d, \"yields\": %lu}\n", found, yields);
 	xhca_close(ctx);
 	return 0;
 }
@@ -778,7 +806,7 @@ int main(int argc, char **argv)
 	int flowq = argc > 3 ? atoi(argv[3]) : -1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|mcast|atomic2|spray|sqdb|cqwait IFNAME ...\n");
+		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin IFNAME ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -792,6 +820,8 @@ int main(int argc, char **argv)
 		return mode_join(argv[2]);
 	if (!strcmp(argv[1], "cqwait"))
 		return mode_cqwait(argv[2]);
+	if (!strcmp(argv[1], "spin"))
+		return mode_spin(argv[2]);
 	if (!strcmp(argv[1], "hold"))
 		return mode_hold(argv[2], flowq);
 	if (!strcmp(argv[1], "crash"))

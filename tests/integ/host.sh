@@ -151,6 +151,15 @@ wait "$PID_cw"
 check_eq "host: xhca_cq_wait after a completion taken by polling (its doorbell left rung): waits the 300 ms, returns 0" \
 	"$(tail -n 1 "$APP_DIR/cw" | json_get '(d["polled"], d["wait"], d["ms"] >= 280)')" "(1, 0, True)"
 
+# --- a program spinning on an empty CQ yields the CPU every 64 polls in a
+# row (XHCA_POLL_YIELD: how many, 0 never), so xhcad gets a CPU on a busy
+# host: xhca-apptest counts the sched_yield calls of libxhca ---
+spin_yields() { env "$@" nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" spin "$IF_A" |
+	json_get '(d["found"], d["yields"])'; }
+check_eq "host: 640 empty polls of a CQ yield the CPU 10 times" "$(spin_yields)" "(0, 10)"
+check_eq "host: ... with XHCA_POLL_YIELD=0 never" "$(spin_yields XHCA_POLL_YIELD=0)" "(0, 0)"
+check_eq "host: ... with XHCA_POLL_YIELD=1 at every one" "$(spin_yields XHCA_POLL_YIELD=1)" "(0, 640)"
+
 # --- the send doorbell request, wrong: refused with a reason, nothing else ---
 out=$(nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" sqdb "$IF_A")
 check_eq "host: XHCA_CTL_SQ_DOORBELL outside a session, and without an eventfd: refused (-EPERM, -EINVAL, each with a reason); the session answers after" \

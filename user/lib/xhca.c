@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@ struct xhca_cq {
 	struct xhca_cqe *e;
 	int efd;		/* xhcad signals it when armed */
 	int dbfd;		/* we ring it when xhcad waits for room */
+	unsigned int empty;	/* polls in a row that found nothing */
 	struct xhca_cq *next;
 };
 
@@ -1233,16 +1235,45 @@ int xhca_cq_destroy(struct xhca_cq *cq)
 	return 0;
 }
 
+/*
+ * A program that spins on its CQ (perftest, MPI, xhca-rc's bench) holds a
+ * CPU that xhcad, which makes the completions, may be waiting for: on a
+ * host with fewer free cores than busy threads, xhcad woken next to the
+ * spinning program runs only once the scheduler preempts it, milliseconds
+ * later. So every POLL_YIELD empty polls of a CQ in a row the program gives
+ * its CPU away for a moment (sched_yield: it goes on at once when nothing
+ * else waits). XHCA_POLL_YIELD=N sets N (0: never); read once.
+ */
+#define POLL_YIELD 64
+
+static unsigned int poll_yield(void)
+{
+	static unsigned int every = ~0u;
+
+	if (every == ~0u) {
+		const char *e = getenv("XHCA_POLL_YIELD");
+
+		every = e && *e ? (unsigned int)strtoul(e, NULL, 10) : POLL_YIELD;
+	}
+	return every;
+}
+
 int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n)
 {
 	__u32 cons = cq->ring->cons;
 	__u32 prod = __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE);
+	unsigned int every;
 	int k = 0;
 
 	while (k < n && cons != prod)
 		wc[k++] = cq->e[cons++ & (cq->depth - 1)];
-	if (!k)
+	if (!k) {
+		every = poll_yield();
+		if (n > 0 && every && !(++cq->empty % every))
+			sched_yield();
 		return 0;
+	}
+	cq->empty = 0;
 	__atomic_store_n(&cq->ring->cons, cons, __ATOMIC_RELEASE);
 	/* xhcad may be waiting for exactly this room (ring.h). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -7,7 +7,6 @@
  * does; ibv_req_notify_cq arms the CQ's eventfd (xhca_cq_arm).
  */
 #include <errno.h>
-#include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,37 +250,6 @@ static void to_wc(const struct xhca_wc *x, struct ibv_wc *w)
 	w->dlid_path_bits = 0;
 }
 
-/*
- * A poll that found nothing. A program that spins on its CQ (perftest, MPI)
- * holds a CPU that xhcad, which makes the completions, may be waiting for:
- * on a host with fewer free cores than busy threads, xhcad woken next to
- * the spinning program runs only once the scheduler preempts it. Every
- * XV_SPIN_YIELD empty polls in a row the program gives its CPU away for a
- * moment (sched_yield: it goes on at once when nothing else waits).
- */
-#define XV_SPIN_YIELD 64
-
-/* XHCA_POLL_YIELD=N: every N empty polls (0: never); read once. */
-static unsigned int spin_yield(void)
-{
-	static unsigned int every = ~0u;
-
-	if (every == ~0u) {
-		const char *e = getenv("XHCA_POLL_YIELD");
-
-		every = e && *e ? (unsigned int)strtoul(e, NULL, 10) : XV_SPIN_YIELD;
-	}
-	return every;
-}
-
-static void poll_empty(struct xv_cq *q)
-{
-	unsigned int every = spin_yield();
-
-	if (every && !(++q->empty % every))
-		sched_yield();
-}
-
 /* Up to n completions: the CQ's, then (proxy mode) its send part's. */
 static int poll_both(struct xv_cq *q, struct xhca_wc *x, int n)
 {
@@ -311,15 +279,12 @@ int xv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 				got = -1;
 			break;
 		}
-		q->empty = 0;
 		for (int i = 0; i < k; i++)
 			to_wc(&x[i], &wc[got + i]);
 		got += k;
 		if (k < want)
 			break;
 	}
-	if (!got)
-		poll_empty(q);
 	pthread_spin_unlock(&q->lock);
 	if (got > 0 && __atomic_load_n(&xv_ctx(cq->context)->srq_armed, __ATOMIC_RELAXED))
 		xv_srq_check(xv_ctx(cq->context));
@@ -370,11 +335,7 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	if (attr && attr->comp_mask)
 		return EINVAL;
 	pthread_spin_lock(&q->lock);
-	err = fill(q);
-	if (err == ENOENT)
-		poll_empty(q);
-	else if (!err)
-		q->empty = 0;
+	err = fill(q); /* an empty poll may yield the CPU (libxhca's xhca_poll_cq) */
 	if (err)
 		pthread_spin_unlock(&q->lock); /* ENOENT: no end_poll follows */
 	return err;

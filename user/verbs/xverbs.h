@@ -125,7 +125,6 @@ struct xv_cq {
 	struct xhca_wc batch[16];
 	int nbatch, cur;
 	uint32_t wc_flags;		/* ibv_create_cq_ex's */
-	uint32_t empty;			/* polls in a row that found nothing */
 };
 
 struct xv_wrb;

@@ -51,6 +51,7 @@
 #define QKEY 0x2c0ffee5u
 #define CHUNK (1u << 20)
 #define WAIT_S 60
+#define SPIN_S 50e-6	/* a completion wait polls this long before it sleeps */
 #define HELLO_MAGIC 0x78726331u /* "xrc1" */
 /* the options' defaults (main's, and the usage's) */
 #define PORT_DEFAULT 18515
@@ -241,7 +242,6 @@ struct host {
  * every 64 empty polls), as a verbs application spinning on its CQ does
  * (perftest), then sleeps on the CQ's eventfd: a wakeup costs more than a
  * short spin. */
-#define SPIN_S 50e-6
 static void wc_wait(struct xhca_cq *cq, struct xhca_wc *wc, const char *what)
 {
 	double t0 = now_s();

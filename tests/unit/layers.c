@@ -2,6 +2,7 @@
 /* What the tests of xhcad's layers share (layers.h): the functions of
  * xsk.c the layers above it call (frames are kept, nothing leaves), host
  * memory in plain memory, a CQ's next completion, xhca_rx's metadata. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,14 @@ int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
 /* Built in place: in the next kept frame's room. */
 static __u8 fx_room[XHCA_PKT_MAX + 4096];
 
+int fx_tx_full;
+
 void *xsk_tx_alloc(struct xhcad *d, __u32 len)
 {
+	if (fx_tx_full) {
+		errno = EAGAIN;
+		return NULL;
+	}
 	return len <= sizeof(fx_room) ? fx_room : NULL;
 }
 

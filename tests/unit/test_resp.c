@@ -358,9 +358,15 @@ static void case_credit_update(void)
 	res(!due && !n && fx_n == 0, "2 more posted (8, a code of 6): no update (%d, %d, %d frames)",
 	    due, n, fx_n);
 	rq.prod += 6;
+	fx_tx_full = 1;
+	n = resp_credits_run(&D);
+	fx_tx_full = 0;
+	res(!n && fx_n == 0 && qh->resp.ack.aeth_syndrome == 5,
+	    "6 more (14, a code of 12), the TX ring full: no update, the last ACK still the one "
+	    "that went (%d, %d frames, code %u)", n, fx_n, qh->resp.ack.aeth_syndrome);
 	due = resp_credit_due(&D);
 	n = resp_credits_run(&D);
-	res(due && n == 1, "6 more (14, a code of 12): an update is due and sent (%d, %d)", due, n);
+	res(due && n == 1, "... with room: the update is due and sent (%d, %d)", due, n);
 	one_ack("the credit update: the last ACK's PSN and MSN, the new count", 0x700, 7, 4);
 	res(D.resp.credit_acks == 1, "... counted (%llu)", (unsigned long long)D.resp.credit_acks);
 	fx_n = 0;

@@ -7,10 +7,10 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -224,15 +224,22 @@ static void respond_nak(struct xhcad *d, const struct xhca_event *e)
 
 /* ---- the RC responder's acknowledgements ---------------------------------- */
 
-/* The AETH credit code of an ACK: how many receive buffers are posted
- * (IBA 9.7.7.2.5). None with no receive queue, and none with a shared
- * one: an SRQ's buffers are every QP's, no QP's to promise (IBA 10.2.9.1). */
-static __u8 credit_code(const struct qp_host *qh)
+/* The AETH credit code of an ACK whose receive queue index was cons: the
+ * buffers posted since (IBA 9.7.7.2.5; what messages after the ACK took
+ * counts against the requester's allowance too). None with no receive
+ * queue, and none with a shared one: an SRQ's buffers are every QP's, no
+ * QP's to promise (IBA 10.2.9.1). */
+static __u8 credit_code_at(const struct qp_host *qh, __u32 cons)
 {
 	if (!qh->rcv.rq || qh->rcv.srq)
 		return XHCA_AETH_ACK_NO_CREDIT;
-	return xhca_credit_code(__atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) -
-				qh->rcv.rq->cons);
+	return xhca_credit_code(__atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) - cons);
+}
+
+/* ... of an ACK made now. */
+static __u8 credit_code(const struct qp_host *qh)
+{
+	return credit_code_at(qh, qh->rcv.rq ? qh->rcv.rq->cons : 0);
 }
 
 static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
@@ -242,13 +249,11 @@ static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
 
 /* ---- credit updates ------------------------------------------------------------ */
 
-/* The credit code the QP's last ACK would carry now: the buffers posted
- * since that ACK's receive queue index (what messages after it took
- * counts against the requester's allowance too). */
-static __u8 ack_credit_code(const struct qp_host *qh)
+/* How far the QP's last ACK lets the requester go, in receive queue
+ * entries. */
+static __u32 adv_limit(const struct qp_resp *r)
 {
-	return xhca_credit_code(__atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE) -
-				qh->resp.ack_cons);
+	return r->ack_cons + xhca_credit_count(r->ack.aeth_syndrome);
 }
 
 static void unwatch(struct xhcad *d, __u32 i);
@@ -261,9 +266,8 @@ static void credit_sent(struct xhcad *d, struct qp_host *qh)
 	__u8 syn = r->ack.aeth_syndrome;
 	__u32 count = xhca_credit_count(syn);
 
-	if (XHCA_AETH_KIND(syn) || syn == XHCA_AETH_ACK_NO_CREDIT || !qh->rcv.rq || qh->rcv.srq)
-		return;
-	r->adv_limit = r->ack_cons + count;
+	if (XHCA_AETH_KIND(syn) || syn == XHCA_AETH_ACK_NO_CREDIT)
+		return; /* (no count: no receive queue of its own) */
 	if (count * 2 > qh->rcv.rq_depth) {
 		if (r->credit_slot)
 			unwatch(d, r->credit_slot - 1);
@@ -285,18 +289,19 @@ static int credit_due(const struct qp_host *qh, __u8 *code)
 
 	if (r->rewound || r->err_psn_set || r->ack_pending)
 		return 0;
-	*code = ack_credit_code(qh);
-	return (int)(r->ack_cons + xhca_credit_count(*code) - r->adv_limit) >= (int)step;
+	*code = credit_code_at(qh, r->ack_cons);
+	return (int)(r->ack_cons + xhca_credit_count(*code) - adv_limit(r)) >= (int)step;
 }
 
-/* The entry at slot i of the watch list still names its QP, and the QP
- * still receives (not in the error state; a reset forgets the entry). */
+/* The entry at slot i of the watch list still names its QP (one created
+ * at the index since starts unwatched), and the QP still receives (not in
+ * the error state; a reset forgets the entry). */
 static struct qp_host *watched(struct xhcad *d, __u32 i)
 {
 	__u32 l = d->credit_qps[i];
 	struct qp_host *qh = &d->qh[l];
 
-	if (!qh->valid || qh->resp.credit_slot != i + 1 || !qh->rcv.rq || qh->rcv.srq ||
+	if (!qh->valid || qh->resp.credit_slot != i + 1 ||
 	    __atomic_load_n(&d->ctxm[l].state, __ATOMIC_RELAXED) == XHCA_QPS_ERR)
 		return NULL;
 	return qh;
@@ -336,6 +341,7 @@ int resp_credits_run(struct xhcad *d)
 
 	for (__u32 i = 0; i < d->ncredit_qps;) {
 		struct qp_host *qh = watched(d, i);
+		struct xhca_pkt_spec a;
 		__u8 code;
 
 		if (!qh) {
@@ -346,16 +352,18 @@ int resp_credits_run(struct xhcad *d)
 			i++;
 			continue;
 		}
-		/* the last ACK again (its PSN and MSN): only the count is new */
-		qh->resp.ack.aeth_syndrome = code;
-		if (resp_tx_umem(d, &qh->resp.ack)) {
+		/* the last ACK again (its PSN and MSN): only the count is new,
+		 * and the last ACK's once it went */
+		a = qh->resp.ack;
+		a.aeth_syndrome = code;
+		if (resp_tx_umem(d, &a)) {
 			i++;
 			continue;
 		}
+		qh->resp.ack.aeth_syndrome = code;
 		count_aeth(d, code);
 		d->resp.credit_acks++;
 		sent++;
-		qh->resp.adv_limit = qh->resp.ack_cons + xhca_credit_count(code);
 		if (xhca_credit_count(code) * 2 > qh->rcv.rq_depth)
 			unwatch(d, i);
 		else
@@ -365,8 +373,8 @@ int resp_credits_run(struct xhcad *d)
 }
 
 /* The ACK qh owes, now: before anything else leaves for the QP, so the
- * requester sees its responses in PSN order. Its count is as the
- * receive queue is now. */
+ * requester sees its responses in PSN order. Its count is taken here, as
+ * the receive queue is at the round's end. */
 static void ack_flush(struct xhcad *d, struct qp_host *qh)
 {
 	struct xhca_pkt_spec *a = &qh->resp.ack;
@@ -374,8 +382,7 @@ static void ack_flush(struct xhcad *d, struct qp_host *qh)
 	if (!qh->resp.ack_pending)
 		return;
 	qh->resp.ack_pending = 0;
-	if (a->aeth_syndrome != XHCA_AETH_ACK_NO_CREDIT && qh->rcv.rq && !qh->rcv.srq)
-		a->aeth_syndrome = ack_credit_code(qh);
+	a->aeth_syndrome = credit_code_at(qh, qh->resp.ack_cons);
 	if (!resp_tx_umem(d, a)) {
 		count_aeth(d, a->aeth_syndrome);
 		credit_sent(d, qh);
@@ -450,15 +457,16 @@ static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8
 }
 
 /* An ACK that AckReq asked for, owed until the round's end (or until
- * something else leaves for the QP): the round's later ones replace it. */
+ * something else leaves for the QP): the round's later ones replace it;
+ * ack_flush gives it its credit count. */
 static void owe_ack(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, __u32 psn,
-		    __u32 msn, __u8 syndrome)
+		    __u32 msn)
 {
 	const struct xhca_rx_meta *m = pi->m;
 	struct xhca_pkt_spec s;
 
-	if (!d->ack_qps || ack_spec(d, m, pi->fr, pi->len, psn, msn, syndrome, &s)) {
-		reply_aeth(d, m, pi->fr, pi->len, psn, msn, syndrome);
+	if (!d->ack_qps || ack_spec(d, m, pi->fr, pi->len, psn, msn, 0, &s)) {
+		reply_aeth(d, m, pi->fr, pi->len, psn, msn, credit_code(qh));
 		return;
 	}
 	ack_record(qh, &s);
@@ -865,7 +873,7 @@ static enum resp_state rs_acknowledge(struct resp_run *x)
 		psn = m->psn;
 	else
 		psn = x->qh->resp.msg_psn - 1;
-	owe_ack(x->d, x->qh, pi, psn, msn_full(x->d, m->lidx, m->csn) + end, credit_code(x->qh));
+	owe_ack(x->d, x->qh, pi, psn, msn_full(x->d, m->lidx, m->csn) + end);
 	return RS_DONE;
 }
 

@@ -94,7 +94,8 @@ static void tokens_refill(struct xhcad *d)
 
 int round_ready(struct xhcad *d)
 {
-	if (sq_ready(d) || resp_credit_due(d) || (!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
+	if (sq_ready(d) || resp_credit_due(d) ||
+	    (!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
 	    (proxy_taking(d) && xsk_rx_ready(d, XHCA_FLOWQ_PROXY)))
 		return 1;
 	for (__u32 f = 0; f < d->nflowq; f++)

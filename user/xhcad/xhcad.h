@@ -239,12 +239,11 @@ struct qp_resp {
 	int ack_pending;
 	struct xhca_pkt_spec ack;
 	/* end-to-end credits (IBA 9.7.7.2.5): the receive queue's cons when
-	 * the ACK above was made, and how far its count lets the requester
-	 * go (ack_cons + the count); credit_slot: 1 + its place in
+	 * the ACK above was made (its count lets the requester go that far
+	 * and its count further); credit_slot: 1 + its place in
 	 * d->credit_qps (0: not watched), watched while the count left less
 	 * than half the ring, for an unsolicited ACK when buffers are posted */
 	__u32 ack_cons;
-	__u32 adv_limit;
 	__u32 credit_slot;
 };
 

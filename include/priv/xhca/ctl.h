@@ -476,7 +476,7 @@ struct xhca_status {
 	__u64 mcast_stale;	/* frames of a group destroyed meanwhile */
 	/* the RC responder (respond.c) */
 	struct xhca_resp_stats {
-		__u64 acks;	/* ACKs sent (AckReq, coalescing, duplicates) */
+		__u64 acks;	/* ACKs sent (AckReq, coalescing, duplicates, credit updates) */
 		__u64 seq_naks;	/* PSN sequence error NAKs, one per gap */
 		__u64 rnr_naks;	/* no receive buffer posted */
 		__u64 dups;	/* duplicate requests answered (re-ACK or saved response) */

@@ -42,6 +42,7 @@ enum raw_edit {
 	RAW_ETH_ONLY,		/* 14 bytes: an IPv4 ethertype and nothing else */
 	RAW_ETH_PAD,		/* Ethernet padding after the UDP datagram, up to 60 bytes */
 	RAW_IP_CSUM,		/* IPv4 header checksum off by one */
+	RAW_IP_OPT,		/* IPv4: the last byte of the options changed, not the checksum */
 	RAW_IP_SHORT,		/* IPv4 total length 4 short of the UDP datagram (checksum right) */
 	RAW_IP_LONG,		/* IPv4 total length 4 past the frame (checksum right) */
 	RAW_IP6_SHORT,		/* IPv6 payload length 4 short of the UDP datagram */
@@ -89,6 +90,8 @@ static const struct rx_case cases[] = {
 	{ "IPv4 header checksum wrong", RC_SEND, QPN(L_RC), R(DROP_IP_CSUM), .raw = RAW_IP_CSUM },
 	{ "IPv4 checksum wrong, with options", RC_SEND, QPN(L_RC), R(DROP_IP_CSUM),
 	  .ip_opt_len = 40, .raw = RAW_IP_CSUM },
+	{ "IPv4 option byte changed, checksum not", RC_SEND, QPN(L_RC), R(DROP_IP_CSUM),
+	  .ip_opt_len = 40, .raw = RAW_IP_OPT },
 	{ "IPv4 total length short of the UDP datagram", RC_SEND, QPN(L_RC), R(DROP_IP_LENGTH),
 	  .raw = RAW_IP_SHORT },
 	{ "IPv4 total length past the frame", RC_SEND, QPN(L_RC), R(DROP_TRUNCATED),
@@ -286,6 +289,9 @@ static int build_case(const struct rx_case *c, __u8 *f, __u32 *lenp, char *why)
 		break;
 	case RAW_IP_CSUM:
 		f[14 + 10] ^= 1;
+		break;
+	case RAW_IP_OPT:
+		f[14 + 20 + c->ip_opt_len - 1] ^= 0x10;
 		break;
 	case RAW_IP_SHORT:
 	case RAW_IP_LONG: {

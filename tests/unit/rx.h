@@ -165,6 +165,7 @@ int seq_flowq_gate(char *why);
 int seq_flowq_no_meta_room(char *why);
 int seq_flowq_late_drop(char *why);
 int seq_write_placed(char *why);
+int seq_write_placed_4k(char *why);
 int seq_write_slow(char *why);
 int seq_write_icrc_first(char *why);
 int seq_write_errors(char *why);

@@ -5,6 +5,53 @@
  */
 #include "rx.h"
 
+/* WRITEs of a whole 4 KiB page (path MTU 4096: the frame's payload goes on
+ * in XDP fragments): one starting a host memory page, copied by one
+ * bpf_xdp_load_bytes; one 100 bytes into a page, the dynptr copy to the
+ * page's end, then a load_bytes from the page's start. Then 4 KiB at path
+ * MTU 1024 into a page: a load_bytes at each of the four 1 KiB offsets.
+ * Exact every time. */
+int seq_write_placed_4k(char *why)
+{
+	static __u8 want[4096];
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
+	/* PRE_BASE is 100 bytes into a page: this VA starts the next one */
+	__u64 aligned = 4096 - 100;
+
+	if (qps_reset() || ctx_get(L_UCW, &c))
+		return -1;
+	c.mtu_shift = 12;
+	xhca_qpctx_store(&E.ctxm[L_UCW], &c, 1);
+	for (int i = 0; i < 4096; i++)
+		want[i] = (__u8)i;
+	mrs_reset();
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA + aligned, 4096, 4096);
+	if (step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 1, why) ||
+	    hm_only(PRE_BASE + aligned, want, 4096, why))
+		return -1;
+	if ((PRE_BASE + aligned) % 4096)
+		return snprintf(why, WHY_LEN, "the first WRITE does not start a page"), -1;
+	mrs_reset();
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0 + 1, MR_PRE, PRE_IOVA, 4096, 4096);
+	if (step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 2, why) || hm_only(PRE_BASE, want, 4096, why))
+		return -1;
+	/* path MTU 1024 into that page: its packets at 0, 1, 2 and 3 KiB */
+	mrs_reset();
+	for (__u32 k = 0; k < 4; k++) {
+		static const __u8 ops[] = { XHCA_OP_WRITE_FIRST, XHCA_OP_WRITE_MIDDLE,
+					    XHCA_OP_WRITE_MIDDLE, XHCA_OP_WRITE_LAST };
+
+		wspec(&s, L_RCW, ops[k], EPSN0 + k, k ? 0 : MR_PRE, k ? 0 : PRE_IOVA + aligned,
+		      k ? 0 : 4096, 1024);
+		if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + k + 1, why))
+			return -1;
+	}
+	for (int i = 0; i < 4096; i++)
+		want[i] = (__u8)(i % 1024);
+	return hm_only(PRE_BASE + aligned, want, 4096, why);
+}
+
 /* WRITEs into a pre-translated region: placed by xhca_rx, exactly, across
  * pages, nothing else touched; multi-packet with the cursor; immediate
  * goes on for its completion; zero length checks no key. */

@@ -380,6 +380,8 @@ void run_sequences(void)
 		{ "flow queue: a WRITE LAST decided after its flow queue was asked, counted once", seq_flowq_late_drop },
 		{ "WRITE into a pre-translated MR: placed exactly, across pages, multi-packet",
 		  seq_write_placed },
+		{ "WRITE of 4 KiB: in XDP fragments, page-aligned and not; at every 1 KiB of a page",
+		  seq_write_placed_4k },
 		{ "WRITE into a fragmented MR: to the translation manager, nothing written",
 		  seq_write_slow },
 		{ "WRITE of a QP under --icrc first: to xhcad, nothing placed here", seq_write_icrc_first },

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make bench: speed, each figure beside a baseline measured in the same run.
 #  1. ns/packet of xhca_rx under BPF_PROG_TEST_RUN beside the empty XDP
-#     program (xhca-bench prog).
+#     program, and the GB/s of its WRITE placement beside memcpy
+#     (xhca-bench prog).
 #  2. packets per second through a veth: xhca-gen in one namespace sends
 #     UC SENDs in PSN order at full speed; received by xhca_rx (accepted, QP
 #     action drop) and, as the baseline, by a kernel UDP socket on port 4791

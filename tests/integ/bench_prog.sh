@@ -8,8 +8,10 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root bench_prog
-out=$("$B/xhca-bench" prog -n 200 -r 1 -j 2>&1); rc=$?
-check_eq "bench_prog: xhca-bench prog runs every case on its path (exit)" "$rc" 0 || echo "$out"
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+out=$("$B/xhca-bench" prog -n 200 -r 1 -j 2>"$err"); rc=$?
+check_eq "bench_prog: xhca-bench prog runs every case on its path (exit)" "$rc" 0 || cat "$err"
 get() { json_get "$1" <<<"$out" 2>/dev/null; }
 check_eq "bench_prog: ... the placed WRITE cases among them (RC 1 KiB, UC 1 and 4 KiB)" \
 	"$(get 'sum(1 for c in d["cases"] if c["name"].endswith(" placed"))')" 3

@@ -36,19 +36,21 @@ int seq_write_placed_4k(char *why)
 	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0 + 1, MR_PRE, PRE_IOVA, 4096, 4096);
 	if (step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 2, why) || hm_only(PRE_BASE, want, 4096, why))
 		return -1;
-	/* path MTU 1024 into that page: its packets at 0, 1, 2 and 3 KiB */
+	/* path MTU 1024 into that page: its packets at 0, 1, 2 and 3 KiB, each
+	 * with bytes of its own (a branch copying to another's place shows) */
 	mrs_reset();
+	for (int i = 0; i < 4096; i++)
+		want[i] = (__u8)(i + i / 1024 * 0x40);
 	for (__u32 k = 0; k < 4; k++) {
 		static const __u8 ops[] = { XHCA_OP_WRITE_FIRST, XHCA_OP_WRITE_MIDDLE,
 					    XHCA_OP_WRITE_MIDDLE, XHCA_OP_WRITE_LAST };
 
 		wspec(&s, L_RCW, ops[k], EPSN0 + k, k ? 0 : MR_PRE, k ? 0 : PRE_IOVA + aligned,
 		      k ? 0 : 4096, 1024);
+		s.payload = want + k * 1024;
 		if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + k + 1, why))
 			return -1;
 	}
-	for (int i = 0; i < 4096; i++)
-		want[i] = (__u8)(i % 1024);
 	return hm_only(PRE_BASE + aligned, want, 4096, why);
 }
 

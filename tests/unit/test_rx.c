@@ -43,6 +43,7 @@ enum raw_edit {
 	RAW_ETH_PAD,		/* Ethernet padding after the UDP datagram, up to 60 bytes */
 	RAW_IP_CSUM,		/* IPv4 header checksum off by one */
 	RAW_IP_OPT,		/* IPv4: the last byte of the options changed, not the checksum */
+	RAW_IP_OPT_FF,		/* IPv4: the last option word ff ff ff fe, the checksum fixed */
 	RAW_IP_SHORT,		/* IPv4 total length 4 short of the UDP datagram (checksum right) */
 	RAW_IP_LONG,		/* IPv4 total length 4 past the frame (checksum right) */
 	RAW_IP6_SHORT,		/* IPv6 payload length 4 short of the UDP datagram */
@@ -92,6 +93,8 @@ static const struct rx_case cases[] = {
 	  .ip_opt_len = 40, .raw = RAW_IP_CSUM },
 	{ "IPv4 option byte changed, checksum not", RC_SEND, QPN(L_RC), R(DROP_IP_CSUM),
 	  .ip_opt_len = 40, .raw = RAW_IP_OPT },
+	{ "IPv4 last option word ff ff ff fe, checksum right (every word summed, carries)", RC_SEND,
+	  QPN(L_RC), R(ACCEPT_DROP), .ip_opt_len = 40, .raw = RAW_IP_OPT_FF },
 	{ "IPv4 total length short of the UDP datagram", RC_SEND, QPN(L_RC), R(DROP_IP_LENGTH),
 	  .raw = RAW_IP_SHORT },
 	{ "IPv4 total length past the frame", RC_SEND, QPN(L_RC), R(DROP_TRUNCATED),
@@ -292,6 +295,11 @@ static int build_case(const struct rx_case *c, __u8 *f, __u32 *lenp, char *why)
 		break;
 	case RAW_IP_OPT:
 		f[14 + 20 + c->ip_opt_len - 1] ^= 0x10;
+		break;
+	case RAW_IP_OPT_FF:
+		/* not ff ff ff ff: that one adds nothing to a ones' complement sum */
+		memcpy(f + 14 + 20 + c->ip_opt_len - 4, "\xff\xff\xff\xfe", 4);
+		ip4_csum_fix(f + 14);
 		break;
 	case RAW_IP_SHORT:
 	case RAW_IP_LONG: {

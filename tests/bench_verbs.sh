@@ -8,7 +8,9 @@
 # ratio and the goal (issue 20).
 #  - 64 B latency, one way (half the round trip), median and 99th percentile:
 #    ib_send_lat and ib_write_lat (t_typical, 99%) / sockperf ping-pong over
-#    TCP (50% and 99% percentiles);
+#    TCP (50% and 99% percentiles; its ends sleep in epoll between messages);
+#    and the medians beside a TCP ping-pong whose ends spin on non-blocking
+#    sockets, as perftest spins on its CQ (xhca-bench tcp-pingpong --spin);
 #  - 64 KiB bandwidth: ib_write_bw and ib_read_bw / iperf3 (one TCP stream,
 #    64 KiB writes);
 #  - 64 B messages per second: ib_send_bw / sockperf throughput over TCP
@@ -51,6 +53,12 @@ in_b sockperf sr --tcp -i "$IP_B" -p 11111 >/dev/null 2>&1 &
 sp=$!
 wait_listen "$NS_B" 11111 || { echo "bench_verbs: sockperf server did not start" >&2; exit 1; }
 in_a sockperf pp --tcp -i "$IP_B" -p 11111 -m 64 -t "$SECS" >"$tmp/tcp.pp" 2>&1
+# the same ping-pong, both ends spinning (perftest's way of waiting)
+in_b timeout 120 "$B/xhca-bench" tcp-pingpong -l "$IP_B" -p 11112 --spin >/dev/null 2>&1 &
+pp=$!
+wait_listen "$NS_B" 11112 || { echo "bench_verbs: tcp-pingpong server did not start" >&2; exit 1; }
+in_a "$B/xhca-bench" tcp-pingpong -c "$IP_B" -p 11112 --spin -n "$ITERS" -j >"$tmp/tcp.spin" 2>&1
+wait "$pp" 2>/dev/null
 c0=$(busy)
 in_a sockperf tp --tcp -i "$IP_B" -p 11111 -m 64 -t "$SECS" >"$tmp/tcp.tp" 2>&1
 c1=$(busy)
@@ -141,6 +149,12 @@ def sockperf_lat():
     p99 = re.search(r"99\.000\s*=\s*([\d.]+)", t)
     return (float(p50.group(1)) if p50 else 0, float(p99.group(1)) if p99 else 0)
 
+def spin_lat():
+    try:
+        return json.load(open(f"{tmp}/tcp.spin"))["p50_us"]
+    except (ValueError, KeyError):
+        return 0
+
 def sockperf_rate():
     m = re.search(r"Message Rate is\s*([\d.]+)", open(f"{tmp}/tcp.tp").read())
     return float(m.group(1)) if m else 0
@@ -158,6 +172,10 @@ for name, label in (("send_lat", "ib_send_lat"), ("write_lat", "ib_write_lat")):
     x50, x99 = lat(name)
     rows.append((f"64 B latency, {label} (typical / 50%), us", x50, tl50, ratio(x50, tl50), "<= 0.5x"))
     rows.append((f"64 B latency, {label} (99%), us", x99, tl99, ratio(x99, tl99), ""))
+ts50 = spin_lat()
+for name, label in (("send_lat", "ib_send_lat"), ("write_lat", "ib_write_lat")):
+    x50, _ = lat(name)
+    rows.append((f"64 B latency, {label} vs spinning TCP, us", x50, ts50, ratio(x50, ts50), ""))
 tbw = iperf_bw()
 for name, label in (("write_bw", "ib_write_bw"), ("read_bw", "ib_read_bw")):
     x, _ = bw(name)

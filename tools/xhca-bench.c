@@ -13,7 +13,8 @@
  *	  not-RoCE, CAM miss, UD SEND, a UC WRITE ONLY: each a new message).
  *	The WRITE cases placed by xhca_rx (host QPs, a pre-translated region)
  *	check host memory for the payload, and the placement table sets their
- *	batch rate in GB/s beside memcpy of the same chunk into the same place.
+ *	batch rate in GB/s beside memcpy of the same chunk into one fixed
+ *	buffer (both stay in the cache).
  *	Each figure is the median of ROUNDS rounds; cases are interleaved within
  *	a round, so a slow moment of the machine hits them all.
  *
@@ -45,8 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -451,8 +454,8 @@ static int prog_rounds(struct bench *b, struct bcase *cases, int ncases,
 }
 
 /* The placed cases' payload rate in batch mode (the frame placed at the
- * same address each time), beside memcpy of the same chunk into the same
- * place, measured now: how near xhca_rx's placement is to a plain copy. */
+ * same address each time), beside memcpy of the same chunk into one fixed
+ * buffer, measured now: how near xhca_rx's placement is to a plain copy. */
 static void prog_placement(const struct bcase *cases, int ncases, const struct prog_args *a)
 {
 	int first = 1;
@@ -465,6 +468,11 @@ static void prog_placement(const struct bcase *cases, int ncases, const struct p
 		bt = median(cases[i].ns[BATCH], a->rounds);
 		gbs = bt > 0 ? cases[i].placed / bt : 0;
 		mc = memcpy_rate(cases[i].placed, cases[i].placed, 0.3, &t);
+		if (mc < 0) {
+			pr_warn("prog: %s: no memory for memcpy's buffer: no placement row\n",
+				cases[i].name);
+			continue;
+		}
 		if (json) {
 			printf("%s{\"name\": \"%s\", \"gbytes_per_s\": %.3f, "
 			       "\"memcpy_gbytes_per_s\": %.3f, \"ratio\": %.3f}",
@@ -810,6 +818,166 @@ static int cmd_udp_sink(void *args)
 	return 0;
 }
 
+/* ---- tcp-pingpong -------------------------------------------------------- */
+
+#define PP_PORT_DEFAULT 11112
+#define PP_COUNT_DEFAULT 20000
+#define PP_SIZE_DEFAULT 64
+#define PP_SIZE_MAX 65536
+
+struct pp_args {
+	const char *listen, *connect;
+	int port, size, count, spin;
+};
+
+#define A ((struct pp_args *)ctx)
+XHCA_OPT_SETTER(set_pp_listen) { A->listen = arg; return 0; }
+XHCA_OPT_SETTER(set_pp_connect) { A->connect = arg; return 0; }
+XHCA_OPT_SETTER(set_pp_port) { A->port = (int)v; return 0; }
+XHCA_OPT_SETTER(set_pp_size) { A->size = (int)v; return 0; }
+XHCA_OPT_SETTER(set_pp_count) { A->count = (int)v; return 0; }
+XHCA_OPT_SETTER(set_pp_spin) { A->spin = 1; return 0; }
+#undef A
+
+static const struct xhca_opt pp_opts[] = {
+	{ .name = "listen", .key = 'l', .arg = "ADDR", .help = "the server: echo every message of "
+	  "one\nconnection on ADDR until it closes", .set = set_pp_listen },
+	{ .name = "connect", .key = 'c', .arg = "ADDR", .help = "the client: COUNT messages to "
+	  "ADDR, each\nwaiting for its echo", .set = set_pp_connect },
+	{ .name = "port", .key = 'p', .arg = "PORT", .help = "the TCP port", .set = set_pp_port,
+	  XHCA_OPT_RANGE(1, 65535, PP_PORT_DEFAULT) },
+	{ .name = "size", .key = 'm', .arg = "SIZE", .help = "bytes per message",
+	  .set = set_pp_size, XHCA_OPT_RANGE(1, PP_SIZE_MAX, PP_SIZE_DEFAULT) },
+	{ .name = "count", .key = 'n', .arg = "COUNT", .help = "round trips (client)",
+	  .set = set_pp_count, XHCA_OPT_RANGE(1, 10000000, PP_COUNT_DEFAULT) },
+	{ .name = "spin", .key = 's', .help = "wait on a non-blocking socket, polling it\n"
+	  "without sleeping (as perftest polls its CQ); else\nsleep in a blocking read",
+	  .set = set_pp_spin },
+	OPT_JSON,
+	OPT_HELP,
+	{ 0 },
+};
+
+/* All n bytes through fd (TCP_NODELAY, blocking or not): 0, or -1 when the
+ * peer closed or an error other than EAGAIN came. */
+static int pp_io(int fd, char *b, int n, int rd)
+{
+	for (int got = 0; got < n;) {
+		ssize_t r = rd ? recv(fd, b + got, (size_t)(n - got), 0)
+			       : send(fd, b + got, (size_t)(n - got), MSG_NOSIGNAL);
+
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (int)r;
+	}
+	return 0;
+}
+
+/* A TCP socket to or from addr:port, TCP_NODELAY, non-blocking with spin
+ * once connected. -1 with the message printed. */
+static int pp_socket(const struct pp_args *a)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((__u16)a->port) };
+	const char *addr = a->listen ? a->listen : a->connect;
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), c;
+
+	if (fd < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		pr_warn("tcp-pingpong: %s: not an IPv4 address, or no socket\n", addr);
+		goto fail;
+	}
+	if (a->listen) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+			pr_warn("tcp-pingpong: listen on %s:%d: %s\n", addr, a->port,
+				strerror(errno));
+			goto fail;
+		}
+		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		close(fd);
+		fd = c;
+		if (fd < 0) {
+			pr_warn("tcp-pingpong: accept: %s\n", strerror(errno));
+			return -1;
+		}
+	} else if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		pr_warn("tcp-pingpong: connect to %s:%d: %s\n", addr, a->port, strerror(errno));
+		goto fail;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (a->spin && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK))
+		goto fail;
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static int cmp_ns(const void *x, const void *y)
+{
+	__u64 a = *(const __u64 *)x, b = *(const __u64 *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The client's round trips; prints one way (half the round trip, as
+ * sockperf and perftest report it), median and 99th percentile. */
+static int pp_client(const struct pp_args *a, int fd, char *buf)
+{
+	__u64 *rtt = malloc(sizeof(*rtt) * (size_t)a->count);
+	double p50, p99;
+
+	if (!rtt)
+		return 1;
+	for (int i = 0; i < a->count; i++) {
+		double t0 = now_sec();
+
+		buf[0] = (char)i;
+		if (pp_io(fd, buf, a->size, 0) || pp_io(fd, buf, a->size, 1) || buf[0] != (char)i) {
+			pr_warn("tcp-pingpong: round trip %d: %s\n", i,
+				buf[0] != (char)i ? "not its echo" : "the connection broke");
+			free(rtt);
+			return 1;
+		}
+		rtt[i] = (__u64)((now_sec() - t0) * 1e9);
+	}
+	qsort(rtt, (size_t)a->count, sizeof(*rtt), cmp_ns);
+	p50 = (double)rtt[a->count / 2] / 2e3;
+	p99 = (double)rtt[(size_t)a->count * 99 / 100] / 2e3;
+	if (json)
+		printf("{\"count\": %d, \"size\": %d, \"spin\": %d, \"p50_us\": %.3f, "
+		       "\"p99_us\": %.3f}\n", a->count, a->size, a->spin, p50, p99);
+	else
+		printf("%d round trips of %d bytes (%s): one way %.2f us median, %.2f us 99th "
+		       "percentile\n", a->count, a->size, a->spin ? "spinning" : "blocking", p50, p99);
+	free(rtt);
+	return 0;
+}
+
+static int cmd_tcp_pingpong(void *args)
+{
+	const struct pp_args *a = args;
+	static char buf[PP_SIZE_MAX];
+	int fd, rc = 0;
+
+	if (!a->listen == !a->connect) {
+		pr_warn("tcp-pingpong: give -l ADDR (the server) or -c ADDR (the client)\n");
+		return 2;
+	}
+	fd = pp_socket(a);
+	if (fd < 0)
+		return 1;
+	if (a->connect)
+		rc = pp_client(a, fd, buf);
+	else
+		while (!pp_io(fd, buf, a->size, 1) && !pp_io(fd, buf, a->size, 0))
+			;
+	close(fd);
+	return rc;
+}
+
 /* ---- commands ------------------------------------------------------------ */
 
 static struct prog_args prog_args = { .calls = CALLS_DEFAULT, .rounds = ROUNDS_DEFAULT };
@@ -819,6 +987,9 @@ static struct memcpy_args memcpy_args = {
 };
 static struct sink_args sink_args = {
 	.port = XHCA_ROCE_UDP_PORT, .idle_ms = IDLE_MS_DEFAULT, .nsock = SOCKETS_DEFAULT, .secs = 5,
+};
+static struct pp_args pp_args = {
+	.port = PP_PORT_DEFAULT, .size = PP_SIZE_DEFAULT, .count = PP_COUNT_DEFAULT,
 };
 
 static const struct cmd {
@@ -835,6 +1006,9 @@ static const struct cmd {
 	  memcpy_opts, &memcpy_args, cmd_memcpy },
 	{ "udp-sink", "a kernel UDP socket counting the datagrams it receives: the baseline\n"
 	  "through the interface", sink_opts, &sink_args, cmd_udp_sink },
+	{ "tcp-pingpong", "TCP ping-pong of SIZE-byte messages: one way latency, median and\n"
+	  "99th percentile; --spin polls the socket as perftest polls its CQ",
+	  pp_opts, &pp_args, cmd_tcp_pingpong },
 };
 
 static void cmd_usage(FILE *f, const struct cmd *c)
@@ -879,6 +1053,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	pr_warn("unknown command '%s'; use prog, sched, memcpy or udp-sink\n", argv[1]);
+	pr_warn("unknown command '%s'; use prog, sched, memcpy, udp-sink or tcp-pingpong\n",
+		argv[1]);
 	return 2;
 }

@@ -4,7 +4,10 @@
 # measured on the path it names (the bench checks each packet's reason in
 # xhca_stats, and for a placed WRITE the payload in host memory, and exits
 # 1 otherwise), and the placement table sets each placed case's GB/s beside
-# memcpy of the same chunk. No figure is judged: only that each is there.
+# memcpy of the same chunk. xhca-bench tcp-pingpong, the spinning TCP
+# baseline of bench_verbs.sh, between two namespaces: both ways of waiting
+# give a median and a 99th percentile; its bad uses are refused. No figure
+# is judged: only that each is there.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root bench_prog
@@ -20,4 +23,28 @@ check_eq "bench_prog: ... each with a time and a ratio to the empty program" \
 check_eq "bench_prog: the placement table: the two batch cases, GB/s beside memcpy's" \
 	"$(get '[c["name"] for c in d["placement"] if c["gbytes_per_s"] > 0 and c["memcpy_gbytes_per_s"] > 0]')" \
 	"['UC RDMA WRITE 1 KiB placed', 'UC RDMA WRITE 4 KiB placed']"
+
+# tcp-pingpong between the namespaces of a veth pair
+topo_setup || { fail "bench_prog: cannot build the veth topology"; t_done; }
+trap 'rm -f "$err"; topo_cleanup' EXIT
+for spin in "" --spin; do
+	in_b timeout 30 "$B/xhca-bench" tcp-pingpong -l "$IP_B" $spin 2>>"$err" &
+	srv=$!
+	for _ in $(seq 100); do
+		ip netns exec "$NS_B" ss -Hltn "sport = :11112" | grep -q LISTEN && break
+		sleep 0.05
+	done
+	out=$(in_a timeout 30 "$B/xhca-bench" tcp-pingpong -c "$IP_B" -n 500 $spin -j 2>>"$err")
+	rc=$?
+	wait "$srv"
+	check_eq "bench_prog: tcp-pingpong ${spin:---blocking}: 500 round trips, one way median and 99th percentile" \
+		"$rc $(json_get 'd["count"], d["spin"] == (1 if "'"$spin"'" else 0), 0 < d["p50_us"] <= d["p99_us"]' <<<"$out" 2>/dev/null)" \
+		"0 500 True True" || cat "$err"
+done
+out=$(in_a "$B/xhca-bench" tcp-pingpong -c "$IP_B" -p 11113 2>&1); rc=$?
+check "bench_prog: tcp-pingpong to a port nobody listens on: exit 1, says so ($rc: $out)" \
+	test "$rc" = 1 -a -n "$(grep -i 'connect to .*11113' <<<"$out")"
+out=$("$B/xhca-bench" tcp-pingpong 2>&1); rc=$?
+check "bench_prog: tcp-pingpong with neither -l nor -c: exit 2, says so ($rc)" \
+	test "$rc" = 2 -a -n "$(grep -- '-l ADDR' <<<"$out")"
 t_done

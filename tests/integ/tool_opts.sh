@@ -77,14 +77,14 @@ bad_num() {
 help_case xhca-gen "$B/xhca-gen"
 help_case xhca-recv "$B/xhca-recv"
 help_case xhca-rc "$B/xhca-rc"
-for c in prog sched memcpy udp-sink; do
+for c in prog sched memcpy udp-sink tcp-pingpong; do
 	help_case "xhca-bench $c" "$B/xhca-bench" "$c"
 done
 # xhca-bench's own usage: every command's options
 run "$B/xhca-bench" --help
 cp "$tmp/out" "$tmp/help"
 missing=
-for c in prog sched memcpy udp-sink; do
+for c in prog sched memcpy udp-sink tcp-pingpong; do
 	"$B/xhca-bench" "$c" --help >"$tmp/chelp" 2>/dev/null
 	for o in $(heads "$tmp/chelp"); do grep -q -- "--$o" "$tmp/help" || missing="$missing $c:--$o"; done
 done
@@ -114,4 +114,6 @@ bad_num "xhca-bench memcpy" --chunk -c 10000 "$B/xhca-bench" memcpy
 bad_num "xhca-bench memcpy" --seconds -s 0 "$B/xhca-bench" memcpy
 bad_num "xhca-bench udp-sink" --sockets -n 65 "$B/xhca-bench" udp-sink
 bad_num "xhca-bench udp-sink" --port -p 70000 "$B/xhca-bench" udp-sink
+bad_num "xhca-bench tcp-pingpong" --size -m 0 "$B/xhca-bench" tcp-pingpong -c 10.0.0.1
+bad_num "xhca-bench tcp-pingpong" --count --count x "$B/xhca-bench" tcp-pingpong -c 10.0.0.1
 t_done

@@ -330,10 +330,10 @@ static int secs(const char *s, double *v)
 /* The largest copy: a jumbo frame's payload, from a packet-sized source. */
 #define MEMCPY_SRC 9216
 
-/* GB/s of chunk-byte memcpys one after the other through area bytes (as
- * WRITEs walk their region), from a packet-sized source, for secs seconds
- * (the time taken into *took). < 0 if out of memory. */
-static double memcpy_rate(size_t chunk, size_t area, double secs, double *took)
+/* chunk-byte memcpys one after the other through area bytes (as WRITEs
+ * walk their region), from a packet-sized source, for secs seconds: the
+ * bytes copied (0 if out of memory), the time taken into *took. */
+static __u64 memcpy_run(size_t chunk, size_t area, double secs, double *took)
 {
 	static __u8 src[MEMCPY_SRC];
 	__u8 *dst = malloc(area);
@@ -342,7 +342,7 @@ static double memcpy_rate(size_t chunk, size_t area, double secs, double *took)
 	double t0, t;
 
 	if (!dst)
-		return -1;
+		return 0;
 	memset(dst, 0, area);
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (__u8)i;
@@ -361,7 +361,7 @@ static double memcpy_rate(size_t chunk, size_t area, double secs, double *took)
 	} while (t < secs);
 	free(dst);
 	*took = t;
-	return (double)bytes / t / 1e9;
+	return bytes;
 }
 
 /* ---- prog ---------------------------------------------------------------- */
@@ -467,8 +467,8 @@ static void prog_placement(const struct bcase *cases, int ncases, const struct p
 			continue;
 		bt = median(cases[i].ns[BATCH], a->rounds);
 		gbs = bt > 0 ? cases[i].placed / bt : 0;
-		mc = memcpy_rate(cases[i].placed, cases[i].placed, 0.3, &t);
-		if (mc < 0) {
+		mc = (double)memcpy_run(cases[i].placed, cases[i].placed, 0.3, &t) / t / 1e9;
+		if (!(mc > 0)) {
 			pr_warn("prog: %s: no memory for memcpy's buffer: no placement row\n",
 				cases[i].name);
 			continue;
@@ -650,22 +650,24 @@ static const struct xhca_opt memcpy_opts[] = {
 static int cmd_memcpy(void *args)
 {
 	const struct memcpy_args *a = args;
-	double gbs, t;
+	double t;
+	__u64 bytes;
 
 	if (a->area < a->chunk) {
 		pr_warn("memcpy: --area %zu is smaller than --chunk %zu; give more\n", a->area,
 			a->chunk);
 		return 2;
 	}
-	gbs = memcpy_rate(a->chunk, a->area, a->secs, &t);
-	if (gbs < 0)
+	bytes = memcpy_run(a->chunk, a->area, a->secs, &t);
+	if (!bytes)
 		return 1;
 	if (json)
-		printf("{\"chunk\": %zu, \"area\": %zu, \"bytes\": %.0f, \"seconds\": %.6f, "
-		       "\"gbytes_per_s\": %.3f}\n", a->chunk, a->area, gbs * 1e9 * t, t, gbs);
+		printf("{\"chunk\": %zu, \"area\": %zu, \"bytes\": %llu, \"seconds\": %.6f, "
+		       "\"gbytes_per_s\": %.3f}\n", a->chunk, a->area, (unsigned long long)bytes, t,
+		       (double)bytes / t / 1e9);
 	else
 		printf("memcpy of %zu-byte chunks through %zu bytes: %.2f GB/s\n", a->chunk, a->area,
-		       gbs);
+		       (double)bytes / t / 1e9);
 	return 0;
 }
 
@@ -915,18 +917,11 @@ fail:
 	return -1;
 }
 
-static int cmp_ns(const void *x, const void *y)
-{
-	__u64 a = *(const __u64 *)x, b = *(const __u64 *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The client's round trips; prints one way (half the round trip, as
  * sockperf and perftest report it), median and 99th percentile. */
 static int pp_client(const struct pp_args *a, int fd, char *buf)
 {
-	__u64 *rtt = malloc(sizeof(*rtt) * (size_t)a->count);
+	double *rtt = malloc(sizeof(*rtt) * (size_t)a->count);
 	double p50, p99;
 
 	if (!rtt)
@@ -941,11 +936,11 @@ static int pp_client(const struct pp_args *a, int fd, char *buf)
 			free(rtt);
 			return 1;
 		}
-		rtt[i] = (__u64)((now_sec() - t0) * 1e9);
+		rtt[i] = now_sec() - t0;
 	}
-	qsort(rtt, (size_t)a->count, sizeof(*rtt), cmp_ns);
-	p50 = (double)rtt[a->count / 2] / 2e3;
-	p99 = (double)rtt[(size_t)a->count * 99 / 100] / 2e3;
+	qsort(rtt, (size_t)a->count, sizeof(*rtt), cmp_double);
+	p50 = rtt[a->count / 2] / 2 * 1e6;
+	p99 = rtt[(size_t)a->count * 99 / 100] / 2 * 1e6;
 	if (json)
 		printf("{\"count\": %d, \"size\": %d, \"spin\": %d, \"p50_us\": %.3f, "
 		       "\"p99_us\": %.3f}\n", a->count, a->size, a->spin, p50, p99);

@@ -6,7 +6,8 @@
 # 1 otherwise), and the placement table sets each placed case's GB/s beside
 # memcpy of the same chunk. xhca-bench tcp-pingpong, the spinning TCP
 # baseline of bench_verbs.sh, between two namespaces: both ways of waiting
-# give a median and a 99th percentile; its bad uses are refused. No figure
+# give a median and a 99th percentile; a peer that does not echo, and its
+# bad uses, are refused with a reason. No figure
 # is judged: only that each is there.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -44,6 +45,26 @@ done
 out=$(in_a "$B/xhca-bench" tcp-pingpong -c "$IP_B" -p 11113 2>&1); rc=$?
 check "bench_prog: tcp-pingpong to a port nobody listens on: exit 1, says so ($rc: $out)" \
 	test "$rc" = 1 -a -n "$(grep -i 'connect to .*11113' <<<"$out")"
+# a server that answers with other bytes than the ping's
+in_b timeout 30 "$SCAPY_PY" -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 11114)); s.listen(1); c, _ = s.accept()
+c.recv(64); c.sendall(b"\xff" * 64); c.recv(64)' "$IP_B" &
+srv=$!
+for _ in $(seq 100); do
+	ip netns exec "$NS_B" ss -Hltn "sport = :11114" | grep -q LISTEN && break
+	sleep 0.05
+done
+out=$(in_a timeout 30 "$B/xhca-bench" tcp-pingpong -c "$IP_B" -p 11114 -n 10 2>&1); rc=$?
+wait "$srv"
+check "bench_prog: tcp-pingpong answered with other bytes: exit 1, 'not its echo' ($rc: $out)" \
+	test "$rc" = 1 -a -n "$(grep 'round trip 0: not its echo' <<<"$out")"
+out=$(in_a "$B/xhca-bench" tcp-pingpong -l "$IP_B" 2>&1); rc=$?
+check "bench_prog: tcp-pingpong listening on an address not on the host: exit 1, says so ($rc: $out)" \
+	test "$rc" = 1 -a -n "$(grep "listen on $IP_B:11112" <<<"$out")"
+out=$("$B/xhca-bench" tcp-pingpong -c not-an-address 2>&1); rc=$?
+check "bench_prog: tcp-pingpong to something not an IPv4 address: exit 1, says so ($rc)" \
+	test "$rc" = 1 -a -n "$(grep 'not-an-address: not an IPv4 address' <<<"$out")"
 out=$("$B/xhca-bench" tcp-pingpong 2>&1); rc=$?
 check "bench_prog: tcp-pingpong with neither -l nor -c: exit 2, says so ($rc)" \
 	test "$rc" = 2 -a -n "$(grep -- '-l ADDR' <<<"$out")"

@@ -273,6 +273,26 @@ static __u32 psn_of(int i)
 	return frame_of(i, &op, &psn, &dqpn, &plen) ? 0 : psn;
 }
 
+/* Credits from a fresh start: one SEND (wr_id id) acknowledged with the
+ * credit code cr and MSN msn, its completion taken; then the SENDs id + 1 ..
+ * id + 4 posted and a round run (fx_n: what left). */
+static void credits_start(__u64 id, __u8 cr, __u32 msn)
+{
+	__u32 p0 = sq->psn;
+	struct xhca_cqe c = { .wr_id = 0 };
+
+	fx_reset();
+	post_send(id, 8);
+	run();
+	peer_ack(p0, cr, msn);
+	run();
+	res(!fx_take_cqe(cq, &c) && c.wr_id == id, "a SEND acknowledged, credit code %u", cr);
+	fx_reset();
+	for (__u64 i = id + 1; i <= id + 4; i++)
+		post_send(i, 8);
+	run();
+}
+
 /* End-to-end credits (IBA 9.7.7.2.5): SENDs start within the count the
  * responder's last ACK gave, or one alone when nothing of theirs is
  * unacknowledged; an ACK with no count (31) lifts the limit. */
@@ -284,16 +304,7 @@ static void case_credits(void)
 	int n = 0, order = 1;
 
 	sq->timeout = 14;
-	fx_reset();
-	post_send(60, 8);
-	run();
-	peer_ack(p0, 2, 10); /* 2 buffers posted after it */
-	run();
-	res(!fx_take_cqe(cq, &c) && c.wr_id == 60, "a SEND acknowledged with 2 credits");
-	fx_reset();
-	for (int i = 61; i <= 64; i++)
-		post_send((__u64)i, 8);
-	run();
+	credits_start(60, 2, 10); /* 2 buffers posted after it */
 	res(fx_n == 2 && psn_of(1) == p0 + 2 && D.req.credit_waits == waits + 1,
 	    "4 SENDs posted: 2 leave, the other 2 wait for credits (%d frames, %llu waits)", fx_n,
 	    (unsigned long long)(D.req.credit_waits - waits));
@@ -330,16 +341,7 @@ static void case_credit_update(void)
 	struct xhca_cqe c = { .wr_id = 0 };
 	int n = 0;
 
-	fx_reset();
-	post_send(80, 8);
-	run();
-	peer_ack(p0, 1, 40); /* one buffer left */
-	run();
-	res(!fx_take_cqe(cq, &c) && c.wr_id == 80, "a SEND acknowledged with 1 credit");
-	fx_reset();
-	for (int i = 81; i <= 84; i++)
-		post_send((__u64)i, 8);
-	run();
+	credits_start(80, 1, 40); /* one buffer left */
 	res(fx_n == 1, "4 SENDs posted: 1 leaves, 3 wait for credits (%d frames)", fx_n);
 	peer_ack(p0, 3, 40);
 	run();

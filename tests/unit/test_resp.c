@@ -258,6 +258,46 @@ static void case_class_c(void)
 	    "after it, a later request is neither placed nor answered (%d, %d sent)", r, fx_n);
 }
 
+/* A SEND with AckReq at psn to the QP at l, placed, and the round's end. */
+static void send_acked(__u32 l, __u32 psn)
+{
+	struct req q;
+
+	req_make(&q, XHCA_OP_SEND_ONLY, psn, 1, XHCA_R_TO_FLOWQ, 0);
+	q.m.lidx = l;
+	D.ctxm[l].rx_psn = psn + 1;
+	resp_after(&D, &D.qh[l], &q.pi, XHCA_H_PLACED);
+	resp_flush_acks(&D);
+}
+
+/* The QP at l receives into rq, a ring of 16. */
+static void with_rq(__u32 l, struct xhca_ring_ctl *rq)
+{
+	D.qh[l].rcv.rq = rq;
+	D.qh[l].rcv.rq_depth = 16;
+}
+
+/* A case of the responder's ACK lists: their memory, the QP at LIDX reset
+ * (epsn, msn) and receiving into rq (none if NULL). Non-zero: not begun. */
+static int acks_begin(__u32 epsn, __u32 msn, struct xhca_ring_ctl *rq)
+{
+	if (resp_init(&D)) {
+		res(0, "resp_init");
+		return -1;
+	}
+	qp_reset(epsn, msn);
+	if (rq)
+		with_rq(LIDX, rq);
+	return 0;
+}
+
+/* ... and its end: the QP as the other cases expect it, the lists freed. */
+static void acks_end(void)
+{
+	qp_reset(0x100, 5);
+	resp_fini(&D);
+}
+
 /* ACKs that AckReq asks for within one round are owed until its end, one
  * per QP, the last covering the others; an ACK owed leaves before anything
  * else for the QP (here a NAK), so the requester sees PSN order. */
@@ -267,11 +307,8 @@ static void case_ack_coalescing(void)
 	__u32 p = 0, m = 0, dq = 0;
 	__u8 syn = 0;
 
-	if (resp_init(&D)) {
-		res(0, "resp_init");
+	if (acks_begin(0x600, 1, NULL))
 		return;
-	}
-	qp_reset(0x600, 1);
 	for (__u32 i = 0; i < 3; i++) {
 		req_make(&q, XHCA_OP_SEND_ONLY, 0x600 + i, 1, XHCA_R_TO_FLOWQ, 0);
 		D.ctxm[LIDX].rx_psn = 0x601 + i;
@@ -305,24 +342,6 @@ static void case_ack_coalescing(void)
 	resp_fini(&D);
 }
 
-/* A SEND with AckReq at psn to the QP at l, placed, and the round's end. */
-static void send_acked(__u32 l, __u32 psn)
-{
-	struct req q;
-
-	req_make(&q, XHCA_OP_SEND_ONLY, psn, 1, XHCA_R_TO_FLOWQ, 0);
-	q.m.lidx = l;
-	D.ctxm[l].rx_psn = psn + 1;
-	resp_after(&D, &D.qh[l], &q.pi, XHCA_H_PLACED);
-	resp_flush_acks(&D);
-}
-
-/* The QP at l receives into rq, a ring of 16. */
-static void with_rq(__u32 l, struct xhca_ring_ctl *rq)
-{
-	D.qh[l].rcv.rq = rq;
-	D.qh[l].rcv.rq_depth = 16;
-}
 
 /* A round's ACK on a QP with a 16-entry receive queue and 2 buffers posted:
  * 4 more posted before the round's end count (6). Then, as the application
@@ -336,12 +355,8 @@ static void case_credit_update(void)
 	struct req q;
 	int due, n;
 
-	if (resp_init(&D)) {
-		res(0, "resp_init");
+	if (acks_begin(0x700, 3, &rq))
 		return;
-	}
-	qp_reset(0x700, 3);
-	with_rq(LIDX, &rq);
 	rq.cons = 200;
 	rq.prod = 202;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x700, 1, XHCA_R_TO_FLOWQ, 0);
@@ -376,8 +391,7 @@ static void case_credit_update(void)
 	res(!due && !n && fx_n == 0 && D.ncredit_qps == 0,
 	    "12 credits given, over half the ring: not watched any more (%d, %d, %d frames, %u "
 	    "watched)", due, n, fx_n, D.ncredit_qps);
-	qp_reset(0x100, 5);
-	resp_fini(&D);
+	acks_end();
 }
 
 /* A watched QP destroyed, or in the error state, is forgotten without a
@@ -388,12 +402,8 @@ static void case_credit_unwatched(void)
 	struct qp_host *qh = &D.qh[LIDX];
 	int n;
 
-	if (resp_init(&D)) {
-		res(0, "resp_init");
+	if (acks_begin(0x800, 3, &rq))
 		return;
-	}
-	qp_reset(0x800, 3);
-	with_rq(LIDX, &rq);
 	rq.prod = rq.cons;
 	send_acked(LIDX, 0x800);
 	one_ack("an ACK with no buffer posted", 0x800, 0, 4);
@@ -416,8 +426,7 @@ static void case_credit_unwatched(void)
 	res(!n && fx_n == 0 && D.ncredit_qps == 0,
 	    "a QP in the error state, buffers posted: no update (%d, %d frames, %u watched)", n,
 	    fx_n, D.ncredit_qps);
-	qp_reset(0x100, 5);
-	resp_fini(&D);
+	acks_end();
 }
 
 /* The watch list with two QPs: the first destroyed, the second moves into
@@ -432,13 +441,9 @@ static void case_credit_watch_list(void)
 	struct req q;
 	int n, ok;
 
-	if (resp_init(&D)) {
-		res(0, "resp_init");
+	if (acks_begin(0xa00, 1, &rq1))
 		return;
-	}
-	qp_reset(0xa00, 1);
 	qp_reset_at(l2, 0xb00, 1);
-	with_rq(LIDX, &rq1);
 	with_rq(l2, &rq2);
 	send_acked(LIDX, 0xa00);
 	send_acked(l2, 0xb00);
@@ -476,8 +481,7 @@ static void case_credit_watch_list(void)
 	qp_reset_at(l2, 0, 0);
 	D.qh[l2].valid = 0;
 	D.ctxm[l2].valid = 0;
-	qp_reset(0x100, 5);
-	resp_fini(&D);
+	acks_end();
 }
 
 int test_resp_run(void)

@@ -156,15 +156,22 @@ __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low)
 	return (now - (__u16)(now - low)) & XHCA_PSN_MASK;
 }
 
+int resp_ack_spec(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
+		  __u8 syndrome, struct xhca_pkt_spec *s)
+{
+	if (resp_reply_spec(fr, len, c, s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
+		return -EINVAL;
+	s->psn = psn & XHCA_PSN_MASK;
+	s->aeth_msn = msn & XHCA_PSN_MASK;
+	s->aeth_syndrome = syndrome;
+	return 0;
+}
+
 int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
 	      __u8 syndrome, resp_tx_fn tx, void *arg)
 {
 	struct xhca_pkt_spec s;
+	int err = resp_ack_spec(c, fr, len, psn, msn, syndrome, &s);
 
-	if (resp_reply_spec(fr, len, c, &s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
-		return -EINVAL;
-	s.psn = psn & XHCA_PSN_MASK;
-	s.aeth_msn = msn & XHCA_PSN_MASK;
-	s.aeth_syndrome = syndrome;
-	return resp_send_spec(&s, tx, arg);
+	return err ? err : resp_send_spec(&s, tx, arg);
 }

@@ -419,18 +419,6 @@ void resp_fini(struct xhcad *d)
 	d->nack_qps = d->ncredit_qps = 0;
 }
 
-/* The ACKNOWLEDGE (psn, msn, syndrome) answering the frame fr, in *s. */
-static int ack_spec(const struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *fr,
-		    __u32 len, __u32 psn, __u32 msn, __u8 syndrome, struct xhca_pkt_spec *s)
-{
-	if (resp_reply_spec(fr, len, &d->ctxm[m->lidx], s, XHCA_OPC_RC | XHCA_OP_ACK) < 0)
-		return -1;
-	s->psn = psn & XHCA_PSN_MASK;
-	s->aeth_msn = msn & XHCA_PSN_MASK;
-	s->aeth_syndrome = syndrome;
-	return 0;
-}
-
 /* s is the QP's last ACK now (a credit update repeats it); its count was
  * taken from the receive queue as it is. */
 static void ack_record(struct qp_host *qh, const struct xhca_pkt_spec *s)
@@ -447,7 +435,8 @@ static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8
 	struct xhca_pkt_spec s;
 
 	ack_flush(d, qh);
-	if (ack_spec(d, m, fr, len, psn, msn, syndrome, &s) || resp_tx_umem(d, &s))
+	if (resp_ack_spec(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, &s) ||
+	    resp_tx_umem(d, &s))
 		return;
 	count_aeth(d, syndrome);
 	if (!XHCA_AETH_KIND(syndrome)) {
@@ -465,7 +454,7 @@ static void owe_ack(struct xhcad *d, struct qp_host *qh, const struct pkt_info *
 	const struct xhca_rx_meta *m = pi->m;
 	struct xhca_pkt_spec s;
 
-	if (!d->ack_qps || ack_spec(d, m, pi->fr, pi->len, psn, msn, 0, &s)) {
+	if (!d->ack_qps || resp_ack_spec(&d->ctxm[m->lidx], pi->fr, pi->len, psn, msn, 0, &s)) {
 		reply_aeth(d, m, pi->fr, pi->len, psn, msn, credit_code(qh));
 		return;
 	}

@@ -836,8 +836,11 @@ int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s);
  * (csn): its count now is at or after it. */
 __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);
 /* An ACKNOWLEDGE (syndrome: AETH, ACK with credits, RNR or NAK) at psn
- * with msn, back the way the request frame fr came, through tx (either
- * thread). */
+ * with msn, back the way the request frame fr came: its spec in *s (0, or
+ * -EINVAL for a frame it cannot answer); resp_aeth sends it through tx
+ * (either thread). */
+int resp_ack_spec(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
+		  __u8 syndrome, struct xhca_pkt_spec *s);
 int resp_aeth(const struct xhca_qp_ctx *c, const __u8 *fr, __u32 len, __u32 psn, __u32 msn,
 	      __u8 syndrome, resp_tx_fn tx, void *arg);
 

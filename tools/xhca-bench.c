@@ -908,8 +908,10 @@ static int pp_socket(const struct pp_args *a)
 		goto fail;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (a->spin && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK))
+	if (a->spin && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		pr_warn("tcp-pingpong: a non-blocking socket: %s\n", strerror(errno));
 		goto fail;
+	}
 	return fd;
 fail:
 	if (fd >= 0)

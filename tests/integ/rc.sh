@@ -5,7 +5,7 @@
 # session on each, QP pairs across. Scatter lists, unsignaled requests,
 # SEND with invalidate, a full send CQ, multicast sends; every operation, size
 # and path MTU of each QP type, both ways, with every byte checked; the NAK
-# and error paths; xhca_post_send's refusals; a capture of the traffic that
+# and error paths; a credit update; xhca_post_send's refusals; a capture of the traffic that
 # tshark dissects without a malformed packet and whose every ICRC scapy
 # computes the same. The link MTU is 4200: path MTU 4096 too (frames over
 # one UMEM frame both ways: several AF_XDP descriptors, jumbo slots).
@@ -23,6 +23,16 @@ timeouts() { "$B/xhca" -i "$IF_A" -j status | json_get 'd["requester"]["timeouts
 # waited for one).
 rct more 4k
 check_eq "a burst of 1100 SENDs and the rest: no retransmission timeout" "$(timeouts)" 0
+
+# End-to-end credits: B's buffers used up, more posted; B's xhcad sends its
+# last ACK again with the new count (a credit update) and A's requester
+# takes it (xhca-rctest credits: the SENDs after it arrive intact).
+st() { "$B/xhca" -i "$1" -j status | json_get "d['$2']['$3']"; }
+ca0=$(st "$IF_B" responder credit_acks) cu0=$(st "$IF_A" requester credit_updates)
+rct credits
+ca=$(($(st "$IF_B" responder credit_acks) - ca0)) cu=$(($(st "$IF_A" requester credit_updates) - cu0))
+check "credits: B's xhcad sent a credit update once its buffers were posted ($ca), A's took it ($cu)" \
+	test "$ca" -ge 1 -a "$cu" -ge 1
 
 cap_start "$NS_M" "$MA" "$tmp/rc.pcap" "udp port 4791" -s 256
 rct ops rc 1024 1 255 1023 1024 1025 3077 65536 $((4 * MiB + 3))

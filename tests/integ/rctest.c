@@ -1261,6 +1261,57 @@ static void scen_restart(struct side *a, struct side *b)
 	check(qp_state(a) == XHCA_QPS_ERR, "restart: the QP in the error state (%d)", qp_state(a));
 }
 
+/*
+ * End-to-end credits (IBA 9.7.7.2.5): B's receive queue holds 2 buffers and
+ * A's 2 SENDs take them, so their ACK gives A no credit and B's xhcad
+ * watches the QP. B posts CR_MORE more and asks its xhcad something (a QP
+ * query: posting a receive rings no doorbell, the request wakes it), whose
+ * round sends the last ACK again with the new count; then A's CR_MORE
+ * SENDs all arrive, every byte right. The test reads the counters of the
+ * update (responder.credit_acks on B, requester.credit_updates on A).
+ */
+#define CR_MORE 300
+
+static void scen_credits(struct side *a, struct side *b)
+{
+	struct xhca_wc wc;
+	int sent = 0, got = 0, bad = 0;
+
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	for (__u64 i = 0; i < 2 + CR_MORE; i++)
+		fill(a->buf + i * 64, 64, (__u32)i);
+	for (__u64 i = 0; i < 2; i++) {
+		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
+		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
+	}
+	for (int i = 0; i < 2; i++) {
+		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
+		got += !wait_wc(b->rcq, &wc) && wc.status == XHCA_WC_SUCCESS;
+	}
+	check(sent == 2 && got == 2, "credits: 2 SENDs into B's 2 buffers (%d sent, %d received)",
+	      sent, got);
+	for (__u64 i = 2; i < 2 + CR_MORE; i++)
+		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
+	check(qp_state(b) == XHCA_QPS_RTS, "credits: %d more posted, B's xhcad asked for its QP",
+	      CR_MORE);
+	usleep(200000); /* the update on its way to A's xhcad */
+	sent = got = 0;
+	for (__u64 i = 2; i < 2 + CR_MORE; i++)
+		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
+	for (int i = 0; i < CR_MORE; i++) {
+		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
+		if (wait_wc(b->rcq, &wc) || wc.status != XHCA_WC_SUCCESS)
+			continue;
+		got++;
+		bad += first_bad(b->buf + b->half + wc.wr_id * 64, 64, (__u32)wc.wr_id) != 64;
+	}
+	check(sent == CR_MORE && got == CR_MORE && !bad,
+	      "credits: A's %d SENDs then, all received, every byte right (%d sent, %d received, "
+	      "%d wrong)", CR_MORE, sent, got, bad);
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = {}, b = {};
@@ -1287,6 +1338,8 @@ int main(int argc, char **argv)
 		scen_restart(&a, &b);
 	else if (!strcmp(argv[5], "paths"))
 		scen_paths(&a, &b);
+	else if (!strcmp(argv[5], "credits"))
+		scen_credits(&a, &b);
 	else if (!strcmp(argv[5], "stress") && argc >= 9 && atol(argv[6]) > 0 &&
 		 atol(argv[6]) <= 250 && atol(argv[7]) > 0)
 		scen_stress(&a, &b, (size_t)atol(argv[6]), (size_t)atol(argv[7]),

@@ -85,14 +85,14 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   cli: the CLI's receive side | round: one round of the data path | qp:
 #   QP verbs | state: restart | client: a session's end | ctl_server: the
 #   control socket | loop | main
-XHCAD_LAYERS := util sched reorder locksvc loader xsk resp_exec pxq hostmem mr qptab flowq cq \
+XHCAD_LAYERS := util sched reorder locksvc loader loopback ibview xsk resp_exec pxq hostmem mr qptab flowq cq \
 	session net receive respond request cm dispatch mcast proxy filter cli round qp state client \
 	ctl_server loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
 # system's; `xhca exec` runs a program with it. Position-independent objects
 # of its own and of the libxhca files it needs, every symbol hidden but the
 # export set of rdma-core 44 (libibverbs.map).
-VERBS_SRCS := $(wildcard user/verbs/*.c) $(API_SRCS)
+VERBS_SRCS := $(wildcard user/verbs/*.c) $(API_SRCS) user/lib/port.c
 VERBS_OBJS := $(patsubst %.c,$(OUT)/pic/%.o,$(VERBS_SRCS))
 VERBS_LIB := $(OUT)/verbs/libibverbs.so.1
 # xhca's librdmacm.so.1 (user/rdmacm/): beside the verbs library (xhca exec
@@ -249,8 +249,9 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # the unit tests: xhcad's layers up to the dispatch, as they are, but the
-# device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in)
-UNIT_LAYERS := util sched reorder locksvc resp_exec pxq hostmem mr qptab flowq cq session net \
+# device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in);
+# loopback.c's addresses, as net.c reads them
+UNIT_LAYERS := util sched reorder locksvc loopback resp_exec pxq hostmem mr qptab flowq cq session net \
 	receive respond request cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \

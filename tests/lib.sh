@@ -361,9 +361,9 @@ topo_cleanup() {
 	[ -n "${NS_B:-}" ] && ip netns del "$NS_B" 2>/dev/null
 	[ -n "${NS_M:-}" ] && ip netns del "$NS_M" 2>/dev/null
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_A" /run/xhca/"$IF_A".sock \
-		/run/xhca/"$IF_A".state
+		/run/xhca/"$IF_A".state /run/xhca/"$IF_A".lo /run/xhca/"$IF_A".ib
 	[ -n "${IF_B:-}" ] && rm -rf /sys/fs/bpf/xhca/"$IF_B" /run/xhca/"$IF_B".sock \
-		/run/xhca/"$IF_B".state
+		/run/xhca/"$IF_B".state /run/xhca/"$IF_B".lo /run/xhca/"$IF_B".ib
 	[ -n "${IF_A:-}" ] && rm -rf /sys/fs/bpf/xdp/globals/xhca_* 2>/dev/null
 	return 0
 }

@@ -272,7 +272,7 @@ check "tables: a required option is shown so, bare in the synopsis" \
 	grep -q -- '^Usage: .* mr reg --len N \[--access LIST\]' <("$B/xhca" mr reg --help)
 check "tables: ... and marked in its help" grep -q -- '--len N .*(required)$' <("$B/xhca" mr reg --help)
 check "tables: exec runs without -i: the synopsis says so" \
-	grep -q -- '^Usage: xhca \[-i IFNAME\] .*exec \[--proxy\] \[--\] PROGRAM' <("$B/xhca" exec --help)
+	grep -q -- '^Usage: xhca \[-i IFNAME\] .*exec \[--proxy\] \[--no-view\]' <("$B/xhca" exec --help)
 check_eq "tables: no line of any --help is over 80 columns" "$(awk 'length > 80' "$OUT/allhelp")" ""
 
 # --- happy paths -----------------------------------------------------------------

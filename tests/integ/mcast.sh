@@ -124,7 +124,11 @@ check_eq "mcast: per-group drop counters (empty, P_Key)" \
 xhca mcast destroy 239.3.3.3 >/dev/null
 xhca mcast destroy 239.3.3.4 >/dev/null
 
-# --- loopback: a member that blocks its own multicast sends
+# --- loopback: a member that blocks its own multicast sends skips only the
+# copies of its own sends that loopback.c made on this device (xhca-verbstest
+# local, loopback.sh): a frame from the wire is another host's, whatever
+# source address and QPN it carries (this host's own never go out and come
+# back), so every member gets it
 g=239.4.4.4
 mapp lb 5 "$g" 2 8 4 block:0 hold
 read -r q0 q1 <<<"$(qpns lb)"
@@ -135,11 +139,11 @@ gen --op ud-send-only --qpn 0xffffff --src "$IP_A" --dst "$g" --qkey 0x5151 --sq
 gen --op ud-send-only --qpn 0xffffff --src "$IP_B" --dst "$g" --qkey 0x5151 --sqp "$q0" \
 	--msg-len 200 --pattern 4 --count 1
 sleep 0.3
-check_eq "mcast: loopback: its own sends (this host's address, its QPN) skipped, twice" \
-	"$(mg "$g" '["drops"]["loopback"]')" 2
+check_eq "mcast: loopback: frames from the wire with this host's address and the blocking QP's QPN are not its own: none skipped" \
+	"$(mg "$g" '["drops"]["loopback"]')" 0
 echo go >&5
-check_eq "mcast: loopback: the other member got all 4; the blocking one its peer's and a remote one" \
-	"$(summary lb | json_get 'd["per_qp"]')" "[2, 4]"
+check_eq "mcast: loopback: both members got all 4" \
+	"$(summary lb | json_get 'd["per_qp"]')" "[4, 4]"
 echo bye >&5
 exec 5>&-
 

@@ -9,6 +9,10 @@
  *   xhca-verbstest server                waits for a client on TCP 18600
  *   xhca-verbstest client SERVER_IP      runs the two-sided cases
  *   xhca-verbstest hold                  a QP, an MR and a CQ, then sleeps (kill it)
+ *   xhca-verbstest nopeer IP             an RC SEND and a UD SEND to IP, an address of
+ *                                        this host no xhcad serves (loopback.sh)
+ *   xhca-verbstest view                  the device view's files against the verbs
+ *                                        (devview.sh)
  *
  * Each check prints "ok - ..." or "not ok - ..."; the exit status is the
  * number of failed checks (capped at 100), 2 for bad usage.
@@ -24,7 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <net/if.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -690,6 +697,226 @@ static struct peer serve_mcast(uint8_t *buf, struct ibv_mr *mr)
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(c);
 	return q;
+}
+
+/* Multicast on one device (loopback): a member on the sending device gets
+ * its copy, the sending QP too, unless it asked not to
+ * (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB); nothing for a QP not attached. */
+static int mc_got(struct ibv_cq *c, uint32_t qpn, uint8_t *buf, uint8_t v)
+{
+	struct ibv_wc wc = wait_wc(c, 1000);
+
+	return wc.status == IBV_WC_SUCCESS && wc.qp_num == qpn && wc.byte_len == 40 + 64 &&
+	       (wc.wc_flags & IBV_WC_GRH) && buf[40] == v && buf[40 + 63] == v;
+}
+
+static void local_mcast_loopback(void)
+{
+	static uint8_t buf[4][4096];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_cq *c[3] = { ibv_create_cq(ctx, 8, NULL, NULL, 0),
+				ibv_create_cq(ctx, 8, NULL, NULL, 0),
+				ibv_create_cq(ctx, 8, NULL, NULL, 0) };
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = c[2], .recv_cq = c[2], .qp_type = IBV_QPT_UD, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *a = ud_qp(c[0], 0x4321), *b = ud_qp(c[1], 0x4321);
+	struct ibv_qp *blk = ibv_create_qp_ex(ctx, &ia);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x4321 };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = mgid, .sgid_index = GIDX, .hop_limit = 8 } };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	struct ibv_sge g = { .addr = (uintptr_t)buf[3], .length = 64, .lkey = mr ? mr->lkey : 0 };
+	struct ibv_send_wr w = { .sg_list = &g, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int ok;
+
+	if (!mr || !ah || !blk || ibv_modify_qp(blk, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						    IBV_QP_PORT | IBV_QP_QKEY))
+		die("mcast loopback");
+	at.qp_state = IBV_QPS_RTR;
+	ibv_modify_qp(blk, &at, IBV_QP_STATE);
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 1;
+	ibv_modify_qp(blk, &at, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	check(!ibv_attach_mcast(a, &mgid, 0) && !ibv_attach_mcast(blk, &mgid, 0),
+	      "loopback: two QPs of this device join 239.1.1.9 (one blocks its own)");
+	for (int i = 0; i < 3; i++) {
+		struct ibv_qp *q = i == 0 ? a : i == 1 ? b : blk;
+
+		post_recv(q, buf[i], 4096, mr->lkey, (uint64_t)i);
+	}
+	w.wr.ud.ah = ah;
+	w.wr.ud.remote_qpn = 0xffffff;
+	w.wr.ud.remote_qkey = 0x4321;
+	/* from a member that blocks nothing: a copy for itself and blk */
+	memset(buf[3], 0x5a, 64);
+	ok = !ibv_post_send(a, &w, &bad) && wait_wc(c[0], 2000).opcode == IBV_WC_SEND;
+	check(ok && mc_got(c[0], a->qp_num, buf[0], 0x5a),
+	      "loopback: the sending QP, a member, gets its own message");
+	check(mc_got(c[2], blk->qp_num, buf[2], 0x5a), "loopback: the other member of this "
+	      "device gets it");
+	check((int)wait_wc(c[1], 300).status < 0, "loopback: a QP not attached gets nothing");
+	/* from the member that blocks its own: a's copy only */
+	post_recv(a, buf[0], 4096, mr->lkey, 0);
+	post_recv(blk, buf[2], 4096, mr->lkey, 2);
+	memset(buf[3], 0xa5, 64);
+	ok = !ibv_post_send(blk, &w, &bad);
+	check(ok && mc_got(c[0], a->qp_num, buf[0], 0xa5), "loopback: a message of the QP "
+	      "that blocks its own reaches the other member");
+	while (ok && ibv_poll_cq(c[2], 1, &(struct ibv_wc){}) == 0)
+		usleep(1000); /* its send completion */
+	check((int)wait_wc(c[2], 300).status < 0, "loopback: ... and not the QP itself "
+	      "(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)");
+	ibv_detach_mcast(a, &mgid, 0);
+	ibv_detach_mcast(blk, &mgid, 0);
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_qp(blk);
+	for (int i = 0; i < 3; i++)
+		ibv_destroy_cq(c[i]);
+	ibv_dereg_mr(mr);
+}
+
+/* A local address no xhcad serves (loopback.sh): frames to it are lost,
+ * counted in xhcad's status, and the requests fail as with a dead peer. */
+static void nopeer(const char *ip)
+{
+	static uint8_t buf[256];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp *rc = new_qp(IBV_QPT_RC, pd, cq), *ud = ud_qp(cq, 0x99);
+	struct peer r = { .qpn = 0x123, .psn = 0x100 };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .sgid_index = GIDX, .hop_limit = 8 } };
+	struct ibv_ah *ah;
+	struct ibv_sge g = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr ? mr->lkey : 0 };
+	struct ibv_send_wr w = { .wr_id = 2, .sg_list = &g, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	r.gid.raw[10] = r.gid.raw[11] = 0xff;
+	if (!mr || !rc || inet_pton(AF_INET, ip, &r.gid.raw[12]) != 1)
+		die("nopeer");
+	aa.grh.dgid = r.gid;
+	ah = ibv_create_ah(pd, &aa);
+	check(!to_rts(rc, &r, 8, 1, 7), "an RC QP to QPN 0x123 at %s", ip);
+	check(!post(rc, IBV_WR_SEND, buf, 64, mr->lkey, 0, 0, 1) &&
+	      wait_wc(cq, 8000).status == IBV_WC_RETRY_EXC_ERR,
+	      "its SEND: RETRY_EXC_ERR (timeout 8, retry 1), as with a dead peer");
+	w.wr.ud.ah = ah;
+	w.wr.ud.remote_qpn = 0x123;
+	w.wr.ud.remote_qkey = 0x99;
+	check(ah && !ibv_post_send(ud, &w, &bad) && wait_wc(cq, 2000).status == IBV_WC_SUCCESS,
+	      "a UD SEND to it: sent (lost, as on a wire)");
+}
+
+/* ---- the device view (xhca exec): each file as the verbs have it ---------------- */
+
+/* The first line of a file, "" if it cannot be read. */
+static const char *line_of(const char *fmt, ...)
+{
+	static char buf[256];
+	char path[512];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	buf[0] = 0;
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+static void gid_str(const union ibv_gid *g, char *out)
+{
+	for (int i = 0; i < 8; i++)
+		sprintf(out + i * 5, "%02x%02x%s", g->raw[2 * i], g->raw[2 * i + 1],
+			i < 7 ? ":" : "");
+}
+
+static void view(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_device *dev = l ? l[0] : NULL;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct stat st;
+	char path[300], want[64], ifn[IF_NAMESIZE] = "";
+	const uint8_t *g;
+	int gids_ok = 1, nset = 0;
+
+	if (!dev)
+		die("no device");
+	check(!strncmp(dev->dev_name, "uverbs", 6), "ibv_device.dev_name: %s, a uverbs device",
+	      dev->dev_name);
+	snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/%s", dev->dev_name);
+	check(!strcmp(dev->dev_path, path), "dev_path: %s", dev->dev_path);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", dev->name);
+	check(!strcmp(dev->ibdev_path, path), "ibdev_path: %s", dev->ibdev_path);
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", dev->dev_name);
+	check(!stat(path, &st) && S_ISCHR(st.st_mode) && !access(path, R_OK | W_OK),
+	      "%s: a character device it may open", path);
+	snprintf(want, sizeof(want), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	check(!strcmp(line_of("%s/dev", dev->dev_path), want), "%s/dev: %s, the node's",
+	      dev->dev_path, want);
+	check(!strcmp(line_of("%s/ibdev", dev->dev_path), dev->name), "%s/ibdev: %s",
+	      dev->dev_path, dev->name);
+	if (ibv_query_device(ctx, &da) || ibv_query_port(ctx, 1, &pa))
+		die("query");
+	g = (const uint8_t *)&da.node_guid;
+	snprintf(want, sizeof(want), "%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0], g[1], g[2],
+		 g[3], g[4], g[5], g[6], g[7]);
+	check(!strcmp(line_of("%s/node_guid", dev->ibdev_path), want) &&
+	      !strcmp(line_of("%s/sys_image_guid", dev->ibdev_path), want),
+	      "node_guid, sys_image_guid: %s, as ibv_query_device's", want);
+	check(!strcmp(line_of("%s/fw_ver", dev->ibdev_path), da.fw_ver), "fw_ver: %s",
+	      da.fw_ver);
+	snprintf(want, sizeof(want), "%d: %s", pa.state, pa.state == IBV_PORT_ACTIVE ? "ACTIVE" :
+		 "DOWN");
+	check(!strcmp(line_of("%s/ports/1/state", dev->ibdev_path), want),
+	      "ports/1/state: %s, as ibv_query_port's", want);
+	check(!strcmp(line_of("%s/ports/1/link_layer", dev->ibdev_path),
+		      pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"),
+	      "ports/1/link_layer, as ibv_query_port's");
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		union ibv_gid gid;
+		struct ibv_gid_entry e;
+		char text[48];
+		int set;
+
+		if (ibv_query_gid(ctx, 1, i, &gid))
+			die("query_gid");
+		set = !ibv_query_gid_ex(ctx, 1, (uint32_t)i, &e, 0);
+		gid_str(&gid, text);
+		gids_ok &= !strcmp(line_of("%s/ports/1/gids/%d", dev->ibdev_path, i), text);
+		if (!set) {
+			snprintf(path, sizeof(path), "%s/ports/1/gid_attrs/types/%d",
+				 dev->ibdev_path, i);
+			gids_ok &= access(path, F_OK) != 0;
+			continue;
+		}
+		nset++;
+		if_indextoname(e.ndev_ifindex, ifn);
+		gids_ok &= !strcmp(line_of("%s/ports/1/gid_attrs/types/%d", dev->ibdev_path, i),
+				   e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" : "IB/RoCE v1");
+		gids_ok &= !strcmp(line_of("%s/ports/1/gid_attrs/ndevs/%d", dev->ibdev_path, i),
+				   ifn);
+	}
+	check(gids_ok && nset >= 2, "ports/1/gids/0..%d, gid_attrs/types and ndevs: as "
+	      "ibv_query_gid(_ex) (%d in use, on %s)", pa.gid_tbl_len - 1, nset, ifn);
+	snprintf(path, sizeof(path), "%s/device/net/%s", dev->ibdev_path, ifn);
+	check(!lstat(path, &st), "device/net/%s: the interface of the GIDs", ifn);
+	ibv_free_device_list(l);
 }
 
 /* What the server has for the case in progress. */
@@ -1398,7 +1625,7 @@ static __attribute__((noreturn)) void hold(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: xhca-verbstest local|server|client IP|hold\n");
+		fprintf(stderr, "usage: xhca-verbstest local|server|client IP|hold|nopeer IP|view\n");
 		return 2;
 	}
 	open_dev();
@@ -1411,6 +1638,11 @@ int main(int argc, char **argv)
 		local_gids_srq();
 		local_threads();
 		local_qp_errors();
+		local_mcast_loopback();
+	} else if (!strcmp(argv[1], "view")) {
+		view();
+	} else if (!strcmp(argv[1], "nopeer") && argc > 2) {
+		nopeer(argv[2]);
 	} else if (!strcmp(argv[1], "server")) {
 		server();
 	} else if (!strcmp(argv[1], "client") && argc > 2) {
@@ -1418,7 +1650,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "hold")) {
 		hold();
 	} else {
-		fprintf(stderr, "usage: xhca-verbstest local|server|client IP|hold\n");
+		fprintf(stderr, "usage: xhca-verbstest local|server|client IP|hold|nopeer IP|view\n");
 		return 2;
 	}
 	return fails > 100 ? 100 : fails;

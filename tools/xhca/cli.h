@@ -117,6 +117,8 @@ enum {
 	O_F_HANDLER,
 	/* cq, and qp create --cq */
 	O_CQ, O_RQ_DEPTH, O_BUF_SIZE, O_DEPTH, O_MAX, O_DUMP,
+	/* exec */
+	O_NO_VIEW,
 };
 
 /* Fills the cells of one row. */

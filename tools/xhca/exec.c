@@ -2,7 +2,9 @@
 /*
  * xhca exec: a libibverbs (or rdma_cm) program, unmodified, on xhca.
  */
+#include <dirent.h>
 #include "cli.h"
+#include "view.h"
 
 /* ---- exec: a verbs program on xhca ------------------------------------------ */
 
@@ -53,6 +55,12 @@ const char exec_text[] =
 	"The library is looked for in XHCA_VERBS_DIR, then beside xhca (build/verbs),\n"
 	"then in ../lib/xhca/verbs from it (make install), then in\n"
 	"../lib/" XHCA_MULTIARCH "/xhca/verbs (the Debian package).\n"
+	"The program sees its devices as the kernel shows RDMA devices, in a mount\n"
+	"namespace of its own: /dev/infiniband/uverbsN, /sys/class/infiniband/<dev>,\n"
+	"/sys/class/infiniband_verbs (UCX, Open MPI and rdma-core's tests look there);\n"
+	"a user that is not root needs user namespaces for it (else it runs without,\n"
+	"said on stderr). Open MPI is told to take UCX on xhca, unless told otherwise:\n"
+	"OMPI_MCA_pml_ucx_devices=any, OMPI_MCA_btl=^openib.\n"
 	"Exit: the program's; 1 when it cannot be started, 2 bad usage.";
 
 /* Before the program (CMD_OPTS_FIRST): what follows it is the program's. */
@@ -60,13 +68,69 @@ const struct xhca_opt exec_opts[] = {
 	OPT(O_PROXY, "proxy", NULL, "its CQs are proxy CQs (XHCA_VERBS_PROXY=1): xhca\n"
 	    "qp modify QPN --proxy on and xhca filter add make\n"
 	    "its QPs proxy QPs"),
+	OPT(O_NO_VIEW, "no-view", NULL, "no device view: the program runs in this\n"
+	    "mount namespace, without /dev/infiniband and\n"
+	    "/sys/class/infiniband"),
 	{ 0 },
 };
 
+static int no_view;
+
 static int exec_opt(void *ctx, int id, const char *name, const char *arg)
 {
-	setenv("XHCA_VERBS_PROXY", "1", 1);	/* --proxy, its one option */
+	if (id == O_NO_VIEW)
+		no_view = 1;
+	else
+		setenv("XHCA_VERBS_PROXY", "1", 1); /* --proxy */
 	return 0;
+}
+
+/* The interfaces whose devices the program gets, as its verbs library will
+ * list them: an xhcad's socket in XHCA_RUN_DIR, the interface in this
+ * network namespace (-i: that one), by name. Their number (at most max). */
+static int exec_devs(char (*devs)[IF_NAMESIZE], int max)
+{
+	DIR *dir = opendir(XHCA_RUN_DIR);
+	struct dirent *e;
+	int n = 0;
+
+	while (dir && (e = readdir(dir)) && n < max) {
+		size_t l = strlen(e->d_name);
+
+		if (l < 6 || l - 5 >= IF_NAMESIZE || strcmp(e->d_name + l - 5, ".sock"))
+			continue;
+		memcpy(devs[n], e->d_name, l - 5);
+		devs[n][l - 5] = 0;
+		if ((ifname && strcmp(devs[n], ifname)) || !if_nametoindex(devs[n]))
+			continue;
+		n++;
+	}
+	if (dir)
+		closedir(dir);
+	for (int i = 1; i < n; i++) /* the library's order */
+		for (int j = i; j > 0 && strcmp(devs[j - 1], devs[j]) > 0; j--) {
+			char t[IF_NAMESIZE];
+
+			memcpy(t, devs[j], IF_NAMESIZE);
+			memcpy(devs[j], devs[j - 1], IF_NAMESIZE);
+			memcpy(devs[j - 1], t, IF_NAMESIZE);
+		}
+	return n;
+}
+
+/* The device view (view.c), or a line saying why there is none. */
+static void exec_view(void)
+{
+	char devs[64][IF_NAMESIZE], why[256];
+	const char *names[64];
+	int n = exec_devs(devs, 64);
+
+	for (int i = 0; i < n; i++)
+		names[i] = devs[i];
+	if (view_enter(names, n, why, sizeof(why)))
+		pr_warn("exec: no device view (/dev/infiniband, /sys/class/infiniband): %s; the "
+			"program runs without it (UCX and Open MPI will not find xhca's devices)\n",
+			why);
 }
 
 /* Only a daemon that is there: a program that found no device would say less. */
@@ -120,6 +184,12 @@ int do_exec(const struct call *call, int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "%s%s%s", d, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_LIBRARY_PATH", path, 1);
+	if (!no_view)
+		exec_view();
+	/* Open MPI takes UCX on a device whose driver is Mellanox's only
+	 * (pml_ucx_devices "mlx*"), and its openib BTL cannot use RoCE */
+	setenv("OMPI_MCA_pml_ucx_devices", "any", 0);
+	setenv("OMPI_MCA_btl", "^openib", 0);
 	execvp(prog[0], prog);
 	pr_warn("exec: %s: %s\n", prog[0], strerror(errno));
 	rc = EXIT_FAIL;

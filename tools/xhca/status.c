@@ -22,6 +22,30 @@ static void status_cm(const struct xhca_status *s)
 	out_close(NULL);
 }
 
+/* Frames to this host's own addresses (loopback.c): never on the wire. */
+static void status_lo(const struct xhca_status *s)
+{
+	out_open("loopback", "loopback:     ");
+	out_u64("self", "%llu frames to this interface", s->lo.self);
+	out_u64("mcast", ", %llu multicast copies", s->lo.mcast);
+	out_u64("peer_sent", ", %llu to other devices of this host", s->lo.peer_sent);
+	out_u64("peer_received", ", %llu from them;\n              ", s->lo.peer_received);
+	out_u64("to_flowq", "xhca_rx: %llu to flow queues", s->lo.to_flowq);
+	out_u64("consumed", ", %llu ended there (placed or dropped)", s->lo.consumed);
+	out_u64("passed", ", %llu not RoCE", s->lo.passed);
+	out_u64("held", "; %llu held now", s->lo.held);
+	out_u64("no_room", ", %llu waits for room", s->lo.no_room);
+	out_u64("peer_full", ", %llu for a device's socket", s->lo.peer_full);
+	out_u64("peer_unreachable", ";\n              lost: %llu to a device no xhcad serves",
+		s->lo.peer_unreachable);
+	out_u64("peer_refused", ", %llu from a process not root", s->lo.peer_refused);
+	out_u64("peer_too_long", ", %llu too long", s->lo.peer_too_long);
+	out_u64("errors", ", %llu failed test runs", s->lo.errors);
+	out_u64("runs", NULL, s->lo.runs);
+	out_u64("addr_reads", NULL, s->lo.addr_reads);
+	out_close("\n");
+}
+
 /* The daemon's status: one call per value, text or JSON (out.c). */
 static void status_print(const struct xhca_status *s, const char *ifn, const char *pin,
 			 const char *mode, const char *by, const char *sch, const char *xm)
@@ -122,6 +146,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("jumbo_frames", ": %llu frames made one", s->jumbo_frames);
 	out_u64("jumbo_drops", ", %llu dropped (no slot free, or over one)\n", s->jumbo_drops);
 	out_close(NULL);
+	status_lo(s);
 	status_cm(s);
 	out_close(NULL);
 }

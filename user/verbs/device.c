@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <xhca/ctl.h>
+#include <xhca/port.h>
 #include "xverbs.h"
 
 static struct xv_device *devices;	/* every device seen; never freed (apps keep pointers) */
@@ -83,6 +84,42 @@ static int wanted(const char *ifname)
 	return 0;
 }
 
+/* Names from the device view `xhca exec` gives its program (a kernel-like
+ * /sys/class/infiniband_verbs/uverbsN whose ibdev is the device's name:
+ * tools/xhca/view.c), as rdma-core's library takes them from sysfs;
+ * without one, xhcad's socket. */
+static void view_names(struct xv_device *d)
+{
+	DIR *dir = opendir(XV_SYSFS_VERBS);
+	struct dirent *e;
+
+	while (dir && (e = readdir(dir))) {
+		char path[512], name[IBV_SYSFS_NAME_MAX] = "";
+		FILE *f;
+
+		if (strncmp(e->d_name, "uverbs", 6) || strlen(e->d_name) >= 32)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/ibdev", XV_SYSFS_VERBS, e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+		name[strcspn(name, "\n")] = 0;
+		if (strcmp(name, d->dev.name))
+			continue;
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "%.32s", e->d_name);
+		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s/%.32s", XV_SYSFS_VERBS,
+			 e->d_name);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/%s", XV_SYSFS_IB,
+			 d->dev.name);
+		break;
+	}
+	if (dir)
+		closedir(dir);
+}
+
 struct xv_device *xv_device_find(const char *ifname)
 {
 	struct xv_device *d;
@@ -101,6 +138,7 @@ struct xv_device *xv_device_find(const char *ifname)
 	snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s/%s.sock", XHCA_RUN_DIR, ifname);
 	snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/%s.sock", XHCA_RUN_DIR,
 		 ifname);
+	view_names(d);
 	d->next = devices;
 	devices = d;
 	return d;
@@ -204,38 +242,13 @@ static struct xv_device *xdev(struct ibv_device *d)
 	return (struct xv_device *)d;
 }
 
-static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd < 0)
-		return -errno;
-	memset(ifr, 0, sizeof(*ifr));
-	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
-	rc = ioctl(fd, req, ifr) ? -errno : 0;
-	close(fd);
-	return rc;
-}
-
 /* The node GUID: the interface's MAC as an EUI-64, in network order. */
 static __be64 node_guid(const char *ifname)
 {
-	struct ifreq ifr;
-	uint8_t g[8] = {};
+	uint8_t g[8];
 	__be64 v;
 
-	if (!if_ioctl(ifname, SIOCGIFHWADDR, &ifr)) {
-		const uint8_t *m = (const uint8_t *)ifr.ifr_hwaddr.sa_data;
-
-		g[0] = m[0] ^ 2;
-		g[1] = m[1];
-		g[2] = m[2];
-		g[3] = 0xff;
-		g[4] = 0xfe;
-		g[5] = m[3];
-		g[6] = m[4];
-		g[7] = m[5];
-	}
+	xhca_node_guid(ifname, g);
 	memcpy(&v, g, 8);
 	return v;
 }
@@ -253,16 +266,12 @@ XV_EXPORT int ibv_get_device_index(struct ibv_device *device)
 
 int xv_link_mtu(struct xv_context *c)
 {
-	struct ifreq ifr;
-
-	return if_ioctl(c->dev->ifname, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
+	return xhca_link_mtu(c->dev->ifname);
 }
 
 int xv_link_up(struct xv_context *c)
 {
-	struct ifreq ifr;
-
-	return !if_ioctl(c->dev->ifname, SIOCGIFFLAGS, &ifr) && (ifr.ifr_flags & IFF_RUNNING);
+	return xhca_link_up(c->dev->ifname);
 }
 
 /* The largest IB MTU whose packets fit the link: headers of IPv6, UDP, BTH,
@@ -276,53 +285,16 @@ enum ibv_mtu xv_active_mtu(int link)
 	return m;
 }
 
-/*
- * The GID table, as the kernel's RoCE GID cache: index 0 is the default
- * GID, fe80:: with the MAC as an EUI-64 (there whether or not the kernel
- * has added that address yet: indices do not move when it does), then each
- * IPv4 address v4-mapped, then the other IPv6 addresses; every entry RoCEv2.
- */
+/* The GID table (port.c: as xhcad's device view has it). */
 int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max)
 {
-	struct ifaddrs *ifa, *i;
-	__be64 guid = node_guid(c->dev->ifname);
-	int n = 0;
+	struct xhca_gid_ent e[XV_MAX_GID];
+	int n = xhca_gid_table(c->dev->ifname, e, max < XV_MAX_GID ? max : XV_MAX_GID);
 
-	if (max < 1)
-		return 0;
-	memset(&t[0], 0, sizeof(t[0]));
-	t[0].gid.raw[0] = 0xfe;
-	t[0].gid.raw[1] = 0x80;
-	memcpy(&t[0].gid.raw[8], &guid, 8);
-	n = 1;
-	if (getifaddrs(&ifa))
-		return n;
-	for (int pass = 0; pass < 2; pass++) {
-		for (i = ifa; i && n < max; i = i->ifa_next) {
-			struct xv_gid *g = &t[n];
-
-			if (!i->ifa_addr || strcmp(i->ifa_name, c->dev->ifname))
-				continue;
-			if (i->ifa_addr->sa_family == AF_INET && pass == 0) {
-				const struct sockaddr_in *s = (const void *)i->ifa_addr;
-
-				memset(g, 0, sizeof(*g));
-				g->gid.raw[10] = g->gid.raw[11] = 0xff;
-				memcpy(&g->gid.raw[12], &s->sin_addr, 4);
-				g->v4 = 1;
-				n++;
-			} else if (i->ifa_addr->sa_family == AF_INET6 && pass == 1) {
-				const struct sockaddr_in6 *s = (const void *)i->ifa_addr;
-
-				if (!memcmp(&s->sin6_addr, t[0].gid.raw, 16))
-					continue; /* the default GID */
-				memset(g, 0, sizeof(*g));
-				memcpy(g->gid.raw, &s->sin6_addr, 16);
-				n++;
-			}
-		}
+	for (int i = 0; i < n; i++) {
+		memcpy(t[i].gid.raw, e[i].gid, 16);
+		t[i].v4 = e[i].v4;
 	}
-	freeifaddrs(ifa);
 	return n;
 }
 
@@ -433,14 +405,14 @@ int xv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr
 	p.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	p.max_mtu = IBV_MTU_4096;
 	p.active_mtu = xv_active_mtu(xv_link_mtu(c));
-	p.gid_tbl_len = XV_MAX_GID;
+	p.gid_tbl_len = XHCA_GID_TBL_LEN;
 	p.port_cap_flags = 0;
 	p.max_msg_sz = 1u << 31;
 	p.pkey_tbl_len = 1;
 	p.lmc = 0;
 	p.max_vl_num = 1;
-	p.active_width = 1;	/* 1X */
-	p.active_speed = 32;	/* 25 Gb/s (EDR rate) */
+	p.active_width = XHCA_PORT_WIDTH;
+	p.active_speed = XHCA_PORT_SPEED;
 	p.phys_state = up ? 5 : 3; /* LinkUp : Disabled */
 	p.link_layer = IBV_LINK_LAYER_ETHERNET;
 	memcpy(a, &p, len < sizeof(p) ? len : sizeof(p));

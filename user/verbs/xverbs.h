@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <infiniband/verbs.h>
+#include <xhca/port.h>
 #include <xhca/xhca.h>
 
 #define XV_EXPORT __attribute__((visibility("default")))
@@ -33,7 +34,9 @@
 		__attribute__((alias(#name), visibility("default")));                    \
 	__asm__(".symver xv_v11_" #name "," #name "@@IBVERBS_1.1")
 
-#define XV_MAX_GID 16
+#define XV_MAX_GID XHCA_GID_TBL_LEN
+#define XV_SYSFS_VERBS "/sys/class/infiniband_verbs"	/* the device view's */
+#define XV_SYSFS_IB "/sys/class/infiniband"
 #define XV_MAX_INLINE 1024	/* bytes of IBV_SEND_INLINE data a QP can take */
 #define XV_MAX_SGE XHCA_SGE_MAX
 #define XV_MAX_RD_ATOM XHCA_MAX_RD_ATOMIC /* READ/ATOMIC a responder keeps (RESP_RES in xhcad) */
@@ -42,9 +45,20 @@
 
 struct xv_device {
 	struct ibv_device dev;		/* what the application sees */
+	/* the rest of rdma-core's struct verbs_device (driver.h, not
+	 * installed): programs that probe for a provider read past the
+	 * ibv_device (UCX through mlx5dv_is_supported, libfabric through
+	 * efadv_query_device: ops); none of theirs here */
+	const void *ops;
+	int refcount;
+	void *entry[2];
+	void *sysfs;
+	uint64_t core_support;
 	char ifname[IF_NAMESIZE];
 	struct xv_device *next;
 };
+_Static_assert(__builtin_offsetof(struct xv_device, ops) == sizeof(struct ibv_device),
+	       "verbs_device's ops right after the ibv_device");
 
 struct xv_gid {
 	union ibv_gid gid;

@@ -98,6 +98,8 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->poll_us = d->poll_ns / 1000;
 	s->sleeps = d->sleeps;
 	s->polled = d->polled;
+	s->lo = d->lo.stats;
+	s->lo.held = xsk_lo_held(d);
 	mcast_status(d, s);
 	cm_status(d, s);
 	xsk_account(d, s);

@@ -131,6 +131,7 @@ struct loop {
 	int ncl;
 	struct pollset ps;
 	int first_client, first_cq, first_orphan, first_db;
+	int lo_first, lo_n;	/* where loopback.c's are in it */
 	int dbs[MAX_CLIENTS]; /* a doorbell comes with a client: a session's */
 	int ndb;
 	struct session *orphans[64];
@@ -184,6 +185,26 @@ static void fq_mute(struct loop *lp)
 			pr_warn("flow queue %u: epoll: %s\n", f, strerror(errno));
 }
 
+/* Loopback's: the addresses changed; frames from another xhcad of this
+ * host (while there is room for them). */
+static void lo_set(struct loop *lp)
+{
+	int fds[2 + LO_PEERS], n = lo_fds(lp->d, fds, 2 + LO_PEERS, xsk_lo_room(lp->d));
+
+	lp->lo_first = lp->ps.n;
+	lp->lo_n = n;
+	for (int i = 0; i < n; i++)
+		ps_add(&lp->ps, fds[i]);
+}
+
+static int lo_readable(const struct loop *lp)
+{
+	for (int i = 0; i < lp->lo_n; i++)
+		if (lp->ps.p[lp->lo_first + i].revents)
+			return 1;
+	return 0;
+}
+
 /* What to wait for: the listener, the event ring, the proxy, the clients,
  * the doorbells of full CQs, the orphans' processes, the send doorbells,
  * and the sockets only when reading them can lead somewhere. */
@@ -196,6 +217,7 @@ static void poll_set(struct loop *lp)
 	ps_add(ps, lp->lfd);
 	ps_add(ps, ring_buffer__epoll_fd(lp->ev));
 	ps_add(ps, proxy_fd(d)); /* what the proxy sends back: round_run serves it */
+	lo_set(lp);
 	lp->first_client = ps->n;
 	for (int i = 0; i < lp->ncl; i++)
 		ps_add(ps, lp->cl[i].fd);
@@ -284,6 +306,11 @@ static void serve_ready(struct loop *lp)
 		ring_buffer__consume(lp->ev);
 	if (revents(lp, 2) & POLLIN)
 		proxy_ack(d); /* round_run serves what it announced */
+	if (lo_readable(lp)) {
+		if (lo_service(d))
+			ibview_update(d); /* an address or the link changed */
+		xsk_lo_recv(d, BUDGET);
+	}
 	/* (before the clients: one may end a session and its doorbell) */
 	for (int i = 0; i < lp->ndb; i++)
 		if ((revents(lp, lp->first_db + i) & POLLIN) &&
@@ -326,7 +353,9 @@ static void run_round(struct loop *lp)
 	n = round_run(d, BUDGET, &lp->wait_ns, &work);
 	if (work)
 		lp->last_work = now_ns();
-	lp->more = n == BUDGET || mcast_pending(d) || d->sq.more;
+	/* (looped frames are in no socket the poll set would see) */
+	lp->more = n == BUDGET || mcast_pending(d) || d->sq.more ||
+		   (xsk_lo_held(d) && round_ready(d));
 	/* FIFO: an oldest frame that cannot move stops everything; wait for
 	 * its doorbell rather than spin on readable sockets. (Only a blocked
 	 * queue stops FIFO: frames counted in flight but not yet in a ring
@@ -385,6 +414,9 @@ static int busy_poll(struct loop *lp)
 		if (!(i & 15)) {
 			if (now_ns() >= until || xhcad_stop)
 				return 0;
+			/* (frames from another device of this host: in a socket) */
+			if (d->lo.nin && xsk_lo_recv(d, BUDGET))
+				return 1;
 			sched_yield();
 		}
 		__builtin_ia32_pause();
@@ -437,6 +469,8 @@ int xhcad_run(struct xhcad *d, int lfd)
 		struct timespec ts;
 
 		if (skip_ppoll(lp)) {
+			if (d->lo.nin)
+				xsk_lo_recv(d, BUDGET);
 			run_round(lp);
 			continue;
 		}

@@ -118,7 +118,9 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	}
 	sched_init(&d->sched, mode, d->nflowq, XSK_FRAME_SIZE);
 	flowq_init(d);
-	err = xsk_init(d);
+	err = lo_init(d);
+	if (!err)
+		err = xsk_init(d);
 	if (!err)
 		mcast_start(d);
 	return err ? err : proxy_start(d);
@@ -130,6 +132,7 @@ static void host_fini(struct xhcad *d)
 	proxy_fini(d);
 	filter_fini(d);
 	xsk_fini(d);
+	lo_fini(d);
 	mcast_fini(d);
 	resp_fini(d);
 	mr_fini(d);
@@ -538,6 +541,8 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 		err = cm_init(d);
 		err = err ?: qp_gsi_ensure(d);
 	}
+	if (!err)
+		ibview_update(d); /* (after lo_init: it watches the addresses) */
 	if (!err) {
 		pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n",
 			d->ifname, d->prog_id, d->native ? "native" : "skb", d->max_qps,
@@ -553,8 +558,10 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 	cq_fini(d);
 	session_fini(d);
 	qp_table_free(d);
-	if (!d->keep)
+	if (!d->keep) {
 		state_remove(d); /* the maps go: nothing to come back to */
+		ibview_remove(d); /* (kept: views bound now see the next xhcad's) */
+	}
 	xhcad_unload(d);
 	return err ? 1 : 0;
 }
@@ -570,6 +577,7 @@ static int names(struct xhcad *d, const char *ifname)
 	if (!d->pin_dir[0])
 		snprintf(d->pin_dir, sizeof(d->pin_dir), XHCA_PIN_ROOT "/%s", d->ifname);
 	snprintf(d->sock_path, sizeof(d->sock_path), XHCA_RUN_DIR "/%s.sock", d->ifname);
+	snprintf(d->view_dir, sizeof(d->view_dir), XHCA_RUN_DIR "/%s.ib", d->ifname);
 	return 0;
 }
 

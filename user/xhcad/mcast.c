@@ -79,7 +79,6 @@ struct mcast_state {
 	struct mc_group *grp;
 	__u16 pkey;
 	__u32 qkey, sqp;
-	__u8 saddr[16];
 	int stalled;		/* waiting for credit, */
 	__u32 stall_fq;		/* of this flow queue */
 	__u64 credit_stalls, max_refs, stale, replicated;
@@ -580,8 +579,6 @@ void mcast_status(const struct xhcad *d, struct xhca_status *s)
 static int pkt_fields(struct mcast_state *mc, const __u8 *fr, __u32 len)
 {
 	const struct xhca_opinfo *oi = &xhca_opinfo_tbl[mc->m.opcode];
-	__u32 o = 12;
-	__u16 type;
 	const __u8 *bth;
 
 	if ((__u32)mc->m.payload_off + mc->m.payload_len > len || mc->m.payload_off < oi->hdr_len ||
@@ -591,19 +588,6 @@ static int pkt_fields(struct mcast_state *mc, const __u8 *fr, __u32 len)
 	mc->pkey = (__u16)(bth[2] << 8 | bth[3]);
 	mc->qkey = be32(bth + 12);
 	mc->sqp = be32(bth + 16) & XHCA_QPN_MASK;
-	type = (__u16)(fr[o] << 8 | fr[o + 1]);
-	for (int i = 0; i < 2 && (type == 0x8100 || type == 0x88a8); i++) {
-		o += 4;
-		type = (__u16)(fr[o] << 8 | fr[o + 1]);
-	}
-	o += 2;
-	memset(mc->saddr, 0, 16);
-	if (type == 0x0800 && o + 20 <= len) {
-		mc->saddr[10] = mc->saddr[11] = 0xff;
-		memcpy(mc->saddr + 12, fr + o + 12, 4);
-	} else if (type == 0x86dd && o + 40 <= len) {
-		memcpy(mc->saddr, fr + o + 8, 16);
-	}
 	return 0;
 }
 
@@ -630,8 +614,9 @@ static int eligible(struct xhcad *d, struct mc_group *g, const struct mc_member 
 		g->skip_qkey++;
 		return 0;
 	}
+	/* its own QP's message, looped back to this device (loopback.c) */
 	if ((c->flags & XHCA_QPF_BLOCK_MC_LOOPBACK) && mc->sqp == mb->gqpn &&
-	    net_is_local(d, mc->saddr)) {
+	    xsk_frame_looped(d, mc->addr)) {
 		g->skip_loopback++;
 		return 0;
 	}

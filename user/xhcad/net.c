@@ -6,7 +6,6 @@
  * neighbour table, which is asked to resolve what it does not know).
  */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <stdio.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -21,32 +20,7 @@
 
 int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 {
-	__u64 now = now_ms();
-
-	if (!d->net.laddr_ms || now - d->net.laddr_ms > 1000) {
-		struct ifaddrs *ifa, *a;
-
-		d->net.nladdr = 0;
-		d->net.laddr_ms = now;
-		if (!getifaddrs(&ifa)) {
-			for (a = ifa; a && d->net.nladdr < 16; a = a->ifa_next) {
-				__u8 *o = d->net.laddr[d->net.nladdr];
-
-				if (!a->ifa_addr || strcmp(a->ifa_name, d->ifname))
-					continue;
-				if (a->ifa_addr->sa_family == AF_INET) {
-					memset(o, 0, 10);
-					o[10] = o[11] = 0xff;
-					memcpy(o + 12, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
-					d->net.nladdr++;
-				} else if (a->ifa_addr->sa_family == AF_INET6) {
-					memcpy(o, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
-					d->net.nladdr++;
-				}
-			}
-			freeifaddrs(ifa);
-		}
-	}
+	d->net.nladdr = lo_if_addrs(d, d->ifindex, d->net.laddr, 16);
 	*out = (const __u8 (*)[16])d->net.laddr;
 	return d->net.nladdr;
 }
@@ -165,6 +139,10 @@ int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
 		memcpy(mac, v4 ? m4 : m6, 6);
 		return 0;
 	}
+	/* an address of this host: its interface's own MAC (loopback.c
+	 * delivers it without the wire) */
+	if (!lo_local_mac(d, ip, mac))
+		return 0;
 	for (int i = 0; i < 16; i++) {
 		if (ncache[i].ms && now - ncache[i].ms < 1000 && !memcmp(ncache[i].ip, ip, 16)) {
 			memcpy(mac, ncache[i].mac, 6);

@@ -384,9 +384,50 @@ struct requester {
 struct net_cache {
 	__u8 mac[6];		/* the interface's (requests' source) */
 	__u64 mac_ms;
-	__u8 laddr[16][16];	/* its addresses (UD sends' source), looked up */
+	__u8 laddr[16][16];	/* its addresses (UD sends' source), from loopback.c */
 	int nladdr;
-	__u64 laddr_ms;
+};
+
+/* this namespace's addresses, and frames to them (loopback.c) */
+#define LO_ADDRS 64
+#define LO_IFS 32
+#define LO_BUF 16384		/* a test run's output: the block and a frame */
+#define LO_PEERS 16		/* other xhcads of this namespace sending frames here */
+#define LO_SNDBUF (8 << 20)	/* bytes a connection to one may hold */
+struct lo_addr {
+	__u8 ip[16];		/* IPv4 v4-mapped */
+	int ifindex;
+};
+struct lo_if {
+	int ifindex;
+	char name[16];
+	__u8 mac[6];
+};
+struct loopback {
+	struct lo_addr addr[LO_ADDRS];
+	int naddr;
+	struct lo_if ifs[LO_IFS];
+	int nif;
+	int addr_ok;		/* read once at least */
+	int watching;		/* nl_fd is open: read again when it says so */
+	__u64 addr_ms;		/* without rtnetlink: when last read */
+	int nl_fd;		/* rtnetlink: addresses and links changed */
+	int listen_fd;		/* other xhcads of this namespace connect here */
+	int in[LO_PEERS];	/* ... their connections: frames for us */
+	int nin, next_in;
+	struct lo_out {
+		int ifindex;
+		int fd;		/* -1: none */
+	} out[LO_IFS];		/* our connections to them */
+	char sock_path[108];
+	__u8 *buf;		/* a test run's output */
+	struct xhca_lo_stats stats;
+};
+enum lo_dest {
+	LO_WIRE,		/* another host's */
+	LO_SELF,		/* this interface's address */
+	LO_PEER,		/* another interface's of this namespace */
+	LO_MCAST,		/* a group with members here: the wire and a copy here */
 };
 
 /* the proxy's settings (main.c, proxy.c) */
@@ -438,6 +479,8 @@ struct xhcad {
 	__u32 max_qps;
 	char pin_dir[256];
 	char sock_path[108];	/* sun_path */
+	char view_dir[128];	/* the device view (ibview.c); "": none */
+	__u64 view_writes;
 
 	struct xhca *skel;	/* NULL when adopted */
 	int prog_fd;
@@ -481,6 +524,7 @@ struct xhcad {
 	struct bus_model bus;
 	struct requester sq;
 	struct net_cache net;
+	struct loopback lo;
 	struct proxy_cfg pxc;
 	struct filters flt;
 	struct apps app;
@@ -640,6 +684,36 @@ int pd_usable(struct xhcad *d, __u32 owner, __u32 id);
 void pd_ref(struct xhcad *d, __u32 id, int delta);
 void pd_drop_owner(struct xhcad *d, __u32 owner);
 
+/* loopback.c: this namespace's addresses; frames to them (xsk.c asks) */
+int lo_init(struct xhcad *d);
+void lo_fini(struct xhcad *d);
+/* What the loop polls (at most max): rtnetlink, the socket other xhcads of
+ * this host connect to (lo_service when one is readable) and, with frames,
+ * their connections (xsk_lo_recv). */
+int lo_fds(const struct xhcad *d, int *fds, int max, int frames);
+/* 1 when the addresses or links changed (the device view is out of date). */
+int lo_service(struct xhcad *d);
+int lo_refresh(struct xhcad *d);
+/* Where a frame goes; LO_PEER: *ifindex is the interface's. */
+enum lo_dest lo_dest(struct xhcad *d, const void *frame, __u32 len, int *ifindex);
+/* xhca_rx on the frame as if ifindex had received it: the XDP verdict
+ * (XDP_REDIRECT: m is the block it wrote), or -errno. */
+int lo_run(struct xhcad *d, const void *frame, __u32 len, struct xhca_rx_meta *m);
+/* The frame to the xhcad of ifindex: 0 (sent, or lost: counted), -EAGAIN. */
+int lo_forward(struct xhcad *d, int ifindex, const void *frame, __u32 len);
+/* A frame from another xhcad of this namespace: its length, 0 when none
+ * waits. */
+int lo_recv(struct xhcad *d, void *buf, __u32 cap);
+/* The addresses of interface ifindex (at most max), v4-mapped. */
+int lo_if_addrs(struct xhcad *d, int ifindex, __u8 (*out)[16], int max);
+/* The MAC of the interface of this namespace that has ip; -ENOENT. */
+int lo_local_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
+
+/* ibview.c: the device as sysfs would show it, for xhca exec */
+/* Writes (again) every file of d->view_dir from the interface now. */
+int ibview_update(struct xhcad *d);
+void ibview_remove(struct xhcad *d);
+
 /* xsk.c: the UMEM, its rings and the flow queue sockets */
 int xsk_init(struct xhcad *d);
 void xsk_fini(struct xhcad *d);
@@ -696,6 +770,13 @@ void *xsk_tx_alloc(struct xhcad *d, __u32 len);
 int xsk_tx_submit(struct xhcad *d, __u32 len);
 void xsk_tx_abort(struct xhcad *d);
 void xsk_tx_kick(struct xhcad *d);
+/* Frames from other xhcads of this namespace (loopback.c), up to max, into
+ * their flow queues; whether there is room for one; looped frames held. */
+int xsk_lo_recv(struct xhcad *d, int max);
+int xsk_lo_room(const struct xhcad *d);
+__u32 xsk_lo_held(const struct xhcad *d);
+/* The frame at addr was looped back, not received from the wire. */
+int xsk_frame_looped(const struct xhcad *d, __u64 addr);
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);
 void xsk_rep_close(struct xhcad *d);
 

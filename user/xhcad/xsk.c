@@ -114,6 +114,20 @@ struct inj_ring {
 	__u32 head, tail;	/* free running */
 };
 
+/* A frame looped back (loopback.c): in a UMEM frame (or jumbo slot) of its
+ * own, the block xhca_rx wrote in its test run in front of it, as the
+ * kernel lays out a frame it receives; per flow queue, as its RX rings
+ * would hold it. */
+struct lo_desc {
+	__u64 addr;		/* of the data */
+	__u32 len;
+};
+
+struct lo_ring {
+	struct lo_desc *d;	/* lo_cap entries, made at first use */
+	__u32 head, tail;	/* free running */
+};
+
 struct xsk_state {
 	void *area;
 	__u64 area_len;
@@ -126,6 +140,13 @@ struct xsk_state {
 	struct inj_ring inj[XHCA_FLOWQ_MAX];
 	__u32 inj_cap;			/* descriptors per flow queue (credits) */
 	int cand_inj[XHCA_FLOWQ_MAX];	/* xsk_head() found f's head among the injected */
+	struct lo_ring lo[XHCA_FLOWQ_MAX];
+	__u32 lo_cap;			/* looped frames held, in all (and per ring) */
+	__u32 lo_frames;		/* held now */
+	int cand_lo[XHCA_FLOWQ_MAX];	/* ... among the looped */
+	int taken_lo;			/* the frame taken last was a looped one */
+	__u8 *lo_rbuf;			/* a frame from another xhcad */
+	__u8 *lo_mark;			/* per frame: a looped one */
 	int taken_inj;			/* the frame being processed is an injected copy */
 	struct inj_desc taken_desc;
 	/* the replication port's socket (mcast.c makes the port) */
@@ -365,6 +386,13 @@ static int umem_alloc(struct xhcad *d, struct xsk_state *xs)
 		xs->tfree[xs->ntfree++] = xs->tjumbo_base + (__u64)(TX_JUMBO - 1 - i) * JUMBO_SIZE;
 	for (__u32 i = 0; i < xs->njumbo; i++)
 		xs->jfree[xs->njfree++] = xs->jumbo_base + (__u64)(xs->njumbo - 1 - i) * JUMBO_SIZE;
+	/* looped frames: at most a ring's worth, and a quarter of the frames
+	 * (the fill rings keep the rest) */
+	xs->lo_cap = d->ring_size < xs->nframes / 4 ? d->ring_size : xs->nframes / 4;
+	xs->lo_rbuf = malloc(JUMBO_SIZE);
+	xs->lo_mark = calloc(xs->area_len / FRAME_SIZE, 1);
+	if (!xs->lo_rbuf || !xs->lo_mark)
+		return -ENOMEM;
 	xs->inj_cap = d->mcast_credits;
 	for (__u32 f = 0; f < d->nflowq; f++) {
 		xs->inj[f].d = calloc(xs->inj_cap, sizeof(*xs->inj[f].d));
@@ -502,8 +530,12 @@ void xsk_fini(struct xhcad *d)
 		free(d->fq[f].socks);
 		d->fq[f].socks = NULL;
 	}
-	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++)
+	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++) {
 		free(xs->inj[f].d);
+		free(xs->lo[f].d);
+	}
+	free(xs->lo_rbuf);
+	free(xs->lo_mark);
 	free(xs->socks);
 	free(xs->rxq);
 	free(xs->free);
@@ -523,7 +555,8 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
 		    __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) != s->rx.cached_cons)
 			return 1;
 	}
-	return d->xs && f < d->nflowq && d->xs->inj[f].head != d->xs->inj[f].tail;
+	return d->xs && ((f < d->nflowq && d->xs->inj[f].head != d->xs->inj[f].tail) ||
+			 d->xs->lo[f].head != d->xs->lo[f].tail);
 }
 
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)
@@ -673,11 +706,152 @@ static void tx_cancel(struct xsk_state *xs)
 	xs->txr_n = 0;
 }
 
+/* ---- loopback (loopback.c) ---------------------------------------------------- */
+
+static void frame_put_back(struct xsk_state *xs, __u64 frame);
+
+/* A frame (and room for the block in front) for a looped frame of len
+ * bytes: an ordinary one, or a jumbo slot; its data's address, or 0. */
+static __u64 lo_frame(struct xsk_state *xs, __u32 len)
+{
+	__u64 a;
+
+	if (len <= FRAME_SIZE - XDP_PACKET_HEADROOM) {
+		if (!xs->nfree)
+			return 0;
+		a = xs->free[--xs->nfree];
+		xs->held++;
+		return a + XDP_PACKET_HEADROOM;
+	}
+	if (len > JUMBO_SIZE - JUMBO_DATA || !xs->njfree)
+		return 0;
+	a = xs->jfree[--xs->njfree];
+	return a + JUMBO_DATA;
+}
+
+/* Into f's ring of looped frames (made at its first frame). */
+static int lo_push(struct xsk_state *xs, __u32 f, __u64 addr, __u32 len)
+{
+	struct lo_ring *lr = &xs->lo[f];
+
+	if (!lr->d) {
+		lr->d = calloc(xs->lo_cap, sizeof(*lr->d));
+		if (!lr->d)
+			return -ENOMEM;
+	}
+	lr->d[lr->tail % xs->lo_cap] = (struct lo_desc){ addr, len };
+	lr->tail++;
+	xs->lo_frames++;
+	return 0;
+}
+
+/* A frame to this interface, as if it came from the wire: xhca_rx runs on
+ * it, and a frame it sends to a flow queue goes into that queue's ring of
+ * looped frames. -EAGAIN: no room, nothing done (the sender tries again,
+ * as with a full TX ring); else 0, whatever xhca_rx decided. */
+static int lo_in(struct xhcad *d, const void *frame, __u32 len)
+{
+	struct xsk_state *xs = d->xs;
+	struct xhca_lo_stats *st = &d->lo.stats;
+	struct xhca_rx_meta m;
+	__u64 a = xs->lo_frames < xs->lo_cap ? lo_frame(xs, len) : 0;
+	__u8 *p = (__u8 *)xs->area + a;
+	int v;
+
+	if (!a) {
+		st->no_room++;
+		return -EAGAIN;
+	}
+	memcpy(p, frame, len);
+	v = lo_run(d, p, len, &m);
+	if (v == XDP_REDIRECT && (m.flowq < d->nflowq || m.flowq == XHCA_FLOWQ_MCAST ||
+				  m.flowq == XHCA_FLOWQ_PROXY)) {
+		memcpy(p - META_LEN, &m, META_LEN);
+		if (!lo_push(xs, m.flowq, a, len)) {
+			xs->lo_mark[a / FRAME_SIZE] = 1;
+			st->to_flowq++;
+			return 0;
+		}
+		/* counted into the queue by xhca_rx, and lost after all */
+		__atomic_store_n(&d->fqm[m.flowq].deq, d->fqm[m.flowq].deq + 1,
+				 __ATOMIC_RELEASE);
+		st->no_room++;
+	} else if (v == XDP_PASS) {
+		st->passed++;
+	} else if (v >= 0) {
+		st->consumed++;
+	}
+	frame_put_back(xs, a - a % FRAME_SIZE);
+	return 0;
+}
+
+int xsk_lo_recv(struct xhcad *d, int max)
+{
+	struct xsk_state *xs = d->xs;
+	int n = 0, len;
+
+	while (n < max && xs->lo_frames < xs->lo_cap && xs->nfree &&
+	       (len = lo_recv(d, xs->lo_rbuf, JUMBO_SIZE)) > 0) {
+		lo_in(d, xs->lo_rbuf, (__u32)len);
+		n++;
+	}
+	return n;
+}
+
+int xsk_lo_room(const struct xhcad *d)
+{
+	const struct xsk_state *xs = d->xs;
+
+	return xs && xs->lo_frames < xs->lo_cap && xs->nfree;
+}
+
+__u32 xsk_lo_held(const struct xhcad *d)
+{
+	return d->xs ? d->xs->lo_frames : 0;
+}
+
+int xsk_frame_looped(const struct xhcad *d, __u64 addr)
+{
+	return d->xs->lo_mark[addr / FRAME_SIZE];
+}
+
+/* Where a frame given to send goes (loopback.c): the wire, or this host. */
+static int tx_loop(struct xhcad *d, __u32 len, int *wire)
+{
+	struct xsk_state *xs = d->xs;
+	const __u8 *fr = (const __u8 *)xs->area + xs->txr_addr;
+	int ifindex = 0, r = 0;
+
+	*wire = 1;
+	switch (lo_dest(d, fr, len, &ifindex)) {
+	case LO_WIRE:
+		return 0;
+	case LO_MCAST: /* and a copy for the members here */
+		if (!lo_in(d, fr, len))
+			d->lo.stats.mcast++;
+		return 0;
+	case LO_SELF:
+		r = lo_in(d, fr, len);
+		if (!r)
+			d->lo.stats.self++;
+		break;
+	case LO_PEER:
+		r = lo_forward(d, ifindex, fr, len);
+		break;
+	}
+	*wire = 0;
+	if (r)
+		xs->tx_full++;
+	tx_cancel(xs);
+	return r;
+}
+
 int xsk_tx_submit(struct xhcad *d, __u32 len)
 {
 	struct xsk_state *xs = d->xs;
 	struct fq_sock *s = &xs->socks[0];
 	__u32 off = 0;
+	int r, wire;
 
 	if (!xs->txr_n)
 		return -EINVAL;
@@ -685,6 +859,9 @@ int xsk_tx_submit(struct xhcad *d, __u32 len)
 		tx_cancel(xs);
 		return -EMSGSIZE;
 	}
+	r = tx_loop(d, len, &wire);
+	if (!wire)
+		return r;
 	for (__u32 i = 0; i < xs->txr_n; i++) {
 		struct xdp_desc *desc = xsk_ring_prod__tx_desc(&s->tx, xs->txr_idx + i);
 		__u32 part = len - off < FRAME_SIZE ? len - off : FRAME_SIZE;
@@ -771,6 +948,7 @@ void xsk_refill(struct xhcad *d)
 /* A frame back to where it came from: the free stack or the jumbo slots. */
 static void frame_put_back(struct xsk_state *xs, __u64 frame)
 {
+	xs->lo_mark[frame / FRAME_SIZE] = 0;
 	if (frame >= xs->jumbo_base) {
 		xs->jfree[xs->njfree++] = frame;
 		return;
@@ -868,14 +1046,27 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 	struct xsk_state *xs = d->xs;
 	const struct xhca_rx_meta *best_m = NULL;
 	const struct xdp_desc *best = NULL;
+	struct lo_ring *lr = &xs->lo[f];
 
 	xs->cand[f] = NULL;
 	xs->cand_inj[f] = 0;
+	xs->cand_lo[f] = 0;
 	if (f < d->nflowq && xs->inj[f].head != xs->inj[f].tail) {
 		struct inj_desc *id = &xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
 
 		best_m = &id->m;
 		xs->cand_inj[f] = 1;
+	}
+	if (lr->head != lr->tail) {
+		struct lo_desc *ld = &lr->d[lr->head % xs->lo_cap];
+		const struct xhca_rx_meta *m = (const void *)((const __u8 *)xs->area + ld->addr -
+							      META_LEN);
+
+		if (!best_m || m->rx_ns < best_m->rx_ns) {
+			best_m = m;
+			xs->cand_inj[f] = 0;
+			xs->cand_lo[f] = 1;
+		}
 	}
 	for (__u32 q = 0; q < d->fq[f].nsocks; q++) {
 		struct fq_sock *s = d->fq[f].socks[q];
@@ -885,13 +1076,14 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 		if (!desc)
 			continue;
 		m = (const void *)((const __u8 *)xs->area + desc->addr - META_LEN);
-		/* Oldest first over the RX queues of one flow queue, and its
-		 * injected multicast copies. */
+		/* Oldest first over the RX queues of one flow queue, its
+		 * injected multicast copies and its looped frames. */
 		if (!best_m || m->rx_ns < best_m->rx_ns) {
 			best = desc;
 			best_m = m;
 			xs->cand[f] = s;
 			xs->cand_inj[f] = 0;
+			xs->cand_lo[f] = 0;
 		}
 	}
 	if (xs->cand_inj[f]) {
@@ -902,12 +1094,33 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 		*len = id->len;
 		return 1;
 	}
+	if (xs->cand_lo[f]) {
+		struct lo_desc *ld = &lr->d[lr->head % xs->lo_cap];
+
+		*meta = best_m;
+		*data = (const __u8 *)xs->area + ld->addr;
+		*len = ld->len;
+		return 1;
+	}
 	if (!best)
 		return 0;
 	*meta = best_m;
 	*data = (const __u8 *)xs->area + best->addr;
 	*len = best->len;
 	return 1;
+}
+
+/* The head of f's looped frames out of its ring (held already: no
+ * ring slot to release). Its address. */
+static __u64 lo_pop(struct xsk_state *xs, __u32 f)
+{
+	struct lo_ring *lr = &xs->lo[f];
+	__u64 addr = lr->d[lr->head % xs->lo_cap].addr;
+
+	lr->head++;
+	xs->lo_frames--;
+	xs->cand_lo[f] = 0;
+	return addr;
 }
 
 void xsk_take(struct xhcad *d, __u32 f)
@@ -917,12 +1130,23 @@ void xsk_take(struct xhcad *d, __u32 f)
 	const struct xdp_desc *desc;
 
 	xs->taken_inj = 0;
+	xs->taken_lo = 0;
 	if (xs->cand_inj[f]) {
 		/* a multicast copy: the frame is held already, by its references */
 		xs->taken_desc = xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
 		xs->inj[f].head++;
 		xs->taken_inj = 1;
 		xs->cand_inj[f] = 0;
+		return;
+	}
+	if (xs->cand_lo[f]) {
+		__u64 a = lo_pop(xs, f);
+
+		xs->taken = a - a % FRAME_SIZE;
+		xs->have_taken = 1;
+		xs->taken_lo = 1;
+		if (f != XHCA_FLOWQ_MCAST && f != XHCA_FLOWQ_PROXY)
+			xs->deq_pending[f]++;
 		return;
 	}
 	if (!s)
@@ -1009,6 +1233,14 @@ int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8
 
 	if (!xsk_head(d, XHCA_FLOWQ_MCAST, meta, data, len))
 		return 0;
+	if (xs->cand_lo[XHCA_FLOWQ_MCAST]) {
+		/* held already; its stored copy's one reference */
+		*addr = lo_pop(xs, XHCA_FLOWQ_MCAST);
+		xs->refs[*addr / FRAME_SIZE] = 1;
+		xs->taken_lo = 1;
+		return 1;
+	}
+	xs->taken_lo = 0;
 	s = xs->cand[XHCA_FLOWQ_MCAST];
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 	*addr = desc->addr;

@@ -512,6 +512,25 @@ struct xhca_status {
 	__u64 poll_us;		/* --poll-us */
 	__u64 sleeps;		/* waits in ppoll that could sleep */
 	__u64 polled;		/* busy polls that found work: no wakeup needed */
+	/* loopback (loopback.c, xsk.c): frames to this host's own addresses */
+	struct xhca_lo_stats {
+		__u64 self;	/* to this interface's addresses: through xhca_rx here */
+		__u64 mcast;	/* copies of multicast frames sent, for members here */
+		__u64 peer_sent; /* to another interface's xhcad on this host */
+		__u64 peer_received; /* from one */
+		__u64 peer_unreachable; /* lost: no xhcad serves that interface */
+		__u64 peer_full; /* held back: its socket was full */
+		__u64 peer_refused; /* from a process that is not root: dropped */
+		__u64 peer_too_long; /* over a frame: dropped */
+		__u64 runs;	/* test runs of xhca_rx */
+		__u64 errors;	/* ... that failed: the frame lost */
+		__u64 to_flowq;	/* redirected by xhca_rx: into their flow queue */
+		__u64 consumed;	/* ended in xhca_rx: placed, or dropped (its reasons) */
+		__u64 passed;	/* not RoCE to xhca_rx: dropped */
+		__u64 no_room;	/* held back: no UMEM frame for it */
+		__u64 held;	/* in flow queues now */
+		__u64 addr_reads; /* the host's addresses read */
+	} lo;
 };
 
 /* A request on an application session of libxhca (the rdma_cm library's,

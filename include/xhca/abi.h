@@ -58,7 +58,7 @@
 
 /* Host memory: an mmapable array of 4 KiB pages (xhca_hostmem). */
 #define XHCA_PAGE_SIZE 4096
-#define XHCA_HOSTMEM_PAGES_DEFAULT 16384 /* 64 MiB */
+#define XHCA_HOSTMEM_PAGES_DEFAULT 65536 /* 256 MiB: UCX takes some 40 MiB a process */
 
 #define XHCA_QPN_MASK 0x00ffffffu
 #define XHCA_QPN_SMI 0u

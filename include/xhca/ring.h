@@ -47,8 +47,9 @@ _Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
 #define XHCA_QPE_ACCESS 1
 #define XHCA_QPE_REQ 2
 
-/* Pieces of a scatter list, of a send request or a receive. */
-#define XHCA_SGE_MAX 4
+/* Pieces of a scatter list, of a send request or a receive (UCX's
+ * rc_verbs asks for 5, ud_verbs 6; RXE has 32, mlx5 30). */
+#define XHCA_SGE_MAX 16
 
 /* A receive work request (xhca_post_recv): a buffer in one of the
  * session's host memory allocations, or (nsge > 1) a scatter list of
@@ -71,9 +72,10 @@ struct xhca_rsge {
 };
 _Static_assert(sizeof(struct xhca_rsge) == 16, "xhca_rsge size");
 
-/* Bytes of a ring's scatter list table: a list of XHCA_SGE_MAX pieces per
- * entry, the entry's slot in the ring its index (libxhca's, read by xhcad). */
-#define XHCA_RSGL_BYTES(depth) ((__u64)(depth) * XHCA_SGE_MAX * sizeof(struct xhca_rsge))
+/* Bytes of a ring's scatter list table: a list of max_sge pieces per
+ * entry, the entry's slot in the ring its index (libxhca's, read by xhcad,
+ * which takes each list's place from its entry). */
+#define XHCA_RSGL_BYTES(depth, max_sge) ((__u64)(depth) * (max_sge) * sizeof(struct xhca_rsge))
 
 /* Send work requests, numbered as ibv_wr_opcode. */
 enum xhca_wr_opcode {
@@ -119,7 +121,7 @@ struct xhca_swqe {
 	} sge[XHCA_SGE_MAX];
 	__u64 pad1;
 };
-_Static_assert(sizeof(struct xhca_swqe) == 144, "xhca_swqe size");
+_Static_assert(sizeof(struct xhca_swqe) == 336, "xhca_swqe size");
 
 /* Completion status and opcodes, numbered as in ibv_wc_status/ibv_wc_opcode. */
 enum xhca_wc_status {
@@ -175,7 +177,7 @@ struct xhca_cqe {
 	__u32 src_qp;		/* UD: the sender's QPN */
 	__u32 wc_flags;		/* XHCA_WC_* */
 	__u16 pkey_index;
-	__u8 sl;
+	__u8 sl;		/* UD: XHCA_SL_*, the frame's network header */
 	__u8 pad0;
 	__u32 vendor_err;	/* enum xhca_host_reason of a receive error; of a send
 				 * error, the NAK's AETH syndrome (0: none) */
@@ -187,7 +189,16 @@ struct xhca_cqe {
 };
 _Static_assert(sizeof(struct xhca_cqe) == 64, "xhca_cqe size");
 
+/* A UD receive's sl (RoCE has no SL): the frame's network header, as the
+ * RoCEv2 annex has a CQE say it (mlx5's values). */
+#define XHCA_SL_ROCE_V2 0x8	/* a UDP header */
+#define XHCA_SL_IPV6 0x1
+#define XHCA_SL_IPV4 0x2
+
 #define XHCA_RING_DEPTH_MAX 65536
+/* A CQ's, as mlx5 has it (libfabric's RDM endpoints ask for 2^18 entries
+ * by default): a ring of 2^22 entries takes 256 MiB of host memory */
+#define XHCA_CQ_DEPTH_MAX (1u << 22)
 
 /* Bytes of host memory a ring of depth entries of size esize takes. */
 static inline __u64 xhca_ring_bytes(__u32 depth, __u32 esize)

@@ -100,7 +100,7 @@ int xhca_mr_dereg(struct xhca_mr *mr);
 uint32_t xhca_mr_rkey(const struct xhca_mr *mr);
 int xhca_mr_pretranslated(const struct xhca_mr *mr);
 
-/* Completion queues. depth: a power of 2 up to XHCA_RING_DEPTH_MAX.
+/* Completion queues. depth: a power of 2 up to XHCA_CQ_DEPTH_MAX.
  * xhca_cq_create_ex() takes XHCA_CQF_PROXY (attr.h): a proxy CQ, whose
  * completions the proxy releases in message order; there every RDMA WRITE
  * that lands completes too (XHCA_WC_RECV_RDMA_WRITE), and requests the

@@ -107,6 +107,6 @@ printf 'proxy-handler = %s\nflowqs = 6\nkeep = yes\n' "$B/px_counter.so:5" >"$tm
 check "config: --config FILE in place of IFNAME's" xhcad_start --config "$tmp/other.conf"
 check_eq "config: ... its settings alone (the defaults for the rest), its proxy handler" \
 	"$(settings) $(xhca -j status | json_get 'd["keep"]') $(xhca -j proxy show |
-		json_get '[h["name"] for h in d["handlers"]][-1]')" "6 64 50 False 1 counter"
+		json_get '[h["name"] for h in d["handlers"]][-1]')" "6 256 50 False 1 counter"
 xhcad_stop
 t_done

@@ -67,7 +67,12 @@ rping_pair() {
 }
 
 # ---- a program of the tests' own: bind rules, options, the synchronous API ---------
-xa "$B/xhca-rdmacmtest" local "$IP_A" "$IP_B" >"$tmp/ct.local" 2>&1
+# an interface of A that no xhcad serves
+IF_N=xn$(($$ % 100000))
+ip link add "$IF_N" netns "$NS_A" type veth peer name "${IF_N}p" netns "$NS_M"
+ip -n "$NS_A" addr add 10.91.0.1/24 dev "$IF_N"
+ip -n "$NS_A" link set "$IF_N" up
+xa "$B/xhca-rdmacmtest" local "$IP_A" "$IP_B" 10.91.0.1 >"$tmp/ct.local" 2>&1
 prog_checks "xhca-rdmacmtest local (bind rules, a non-blocking channel, options, route, QP attributes)" \
 	"$tmp/ct.local" $?
 xa timeout 60 "$B/xhca-rdmacmtest" server "$IP_A" >"$tmp/ct.srv" 2>&1 &

@@ -303,7 +303,7 @@ static void local_qp_errors(void)
 {
 	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
-						.max_send_sge = 5, .max_recv_sge = 1 } };
+						.max_send_sge = 17, .max_recv_sge = 1 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
 	uint8_t buf[64];
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
@@ -312,7 +312,8 @@ static void local_qp_errors(void)
 	struct ibv_pd *p2;
 
 	errno = 0;
-	check(!ibv_create_qp(pd, &ia) && errno == EINVAL, "create_qp: 5 send SGEs: EINVAL");
+	check(!ibv_create_qp(pd, &ia) && errno == EINVAL, "create_qp: 17 send SGEs (max_sge 16): "
+	      "EINVAL");
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_inline_data = 5000;
 	errno = 0;
@@ -367,8 +368,8 @@ static void local_qp_errors(void)
 	c2 = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	errno = 0;
 	check(!ibv_create_cq(ctx, 0, NULL, NULL, 0) && errno == EINVAL, "create_cq of 0: EINVAL");
-	check(!ibv_create_cq(ctx, 1 << 20, NULL, NULL, 0) && errno == EINVAL,
-	      "create_cq over max_cqe: EINVAL");
+	check(!ibv_create_cq(ctx, (1 << 22) + 1, NULL, NULL, 0) && errno == EINVAL,
+	      "create_cq over max_cqe (2^22): EINVAL");
 	check(ibv_destroy_cq(cq) == EBUSY, "destroy_cq of a CQ a QP uses: EBUSY");
 	check(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd with a QP and an MR in it: EBUSY");
 	p2 = ibv_alloc_pd(ctx);
@@ -702,10 +703,13 @@ static struct peer serve_mcast(uint8_t *buf, struct ibv_mr *mr)
 /* Multicast on one device (loopback): a member on the sending device gets
  * its copy, the sending QP too, unless it asked not to
  * (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB); nothing for a QP not attached. */
+static uint8_t mc_sl; /* the last one's sl */
+
 static int mc_got(struct ibv_cq *c, uint32_t qpn, uint8_t *buf, uint8_t v)
 {
 	struct ibv_wc wc = wait_wc(c, 1000);
 
+	mc_sl = wc.sl;
 	return wc.status == IBV_WC_SUCCESS && wc.qp_num == qpn && wc.byte_len == 40 + 64 &&
 	       (wc.wc_flags & IBV_WC_GRH) && buf[40] == v && buf[40 + 63] == v;
 }
@@ -757,6 +761,8 @@ static void local_mcast_loopback(void)
 	ok = !ibv_post_send(a, &w, &bad) && wait_wc(c[0], 2000).opcode == IBV_WC_SEND;
 	check(ok && mc_got(c[0], a->qp_num, buf[0], 0x5a),
 	      "loopback: the sending QP, a member, gets its own message");
+	check(mc_sl == 0xa, "a UD receive's sl: the frame's network header, RoCEv2 over IPv4 "
+	      "(0xa, as mlx5; UCX reads it), got 0x%x", mc_sl);
 	check(mc_got(c[2], blk->qp_num, buf[2], 0x5a), "loopback: the other member of this "
 	      "device gets it");
 	check((int)wait_wc(c[1], 300).status < 0, "loopback: a QP not attached gets nothing");

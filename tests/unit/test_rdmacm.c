@@ -268,6 +268,13 @@ static int inet(void)
 	      !memcmp(ip, back, 16), "IPv6 both ways");
 	ip4(ip, "0.0.0.0");
 	CHECK(xcm_ip_any(ip) && xcm_ip_any((uint8_t[16]){}), "0.0.0.0 and :: are wildcards");
+	CHECK(!xcm_ip_loopback(ip), "0.0.0.0 is no loopback address");
+	ip4(ip, "127.3.4.5");
+	CHECK(xcm_ip_loopback(ip) && xcm_ip_loopback((uint8_t[16]){ [15] = 1 }),
+	      "127.3.4.5 and ::1 are loopback addresses");
+	ip4(ip, "128.0.0.1");
+	CHECK(!xcm_ip_loopback(ip) && !xcm_ip_loopback((uint8_t[16]){ [15] = 2 }),
+	      "128.0.0.1 and ::2 are not");
 	ss.ss_family = AF_IB;
 	CHECK(xcm_ip_of((struct sockaddr *)&ss, back, NULL) == -EAFNOSUPPORT, "AF_IB: no");
 	ip4(ip, "127.0.0.1");

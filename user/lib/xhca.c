@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -27,6 +28,35 @@
 
 #define CTL_TIMEOUT_S 10
 #define RESUME_WAIT_MS 10000	/* how long a restarting xhcad may take to come back */
+
+/*
+ * The library's own mappings (host memory, and moving an application's
+ * pages under a region and back) are made with the system calls
+ * themselves, not libc's wrappers: a program may hook those (UCX's memory
+ * hooks patch mmap, munmap and mremap to hear of the program's unmaps),
+ * and would take a region's pages going into host memory, contents kept,
+ * for the program unmapping them: UCX's registration cache then
+ * deregistered the region it had just registered, its receive buffers
+ * left on private pages that no frame reaches.
+ */
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+
+	return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
+}
+
+static int sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *sys_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr)
+{
+	long r = syscall(SYS_mremap, old, old_len, len, flags, new_addr);
+
+	return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
+}
 
 struct xhca_cq {
 	struct xhca_ctx *ctx;
@@ -269,7 +299,7 @@ static void *map_ring(struct xhca_ctx *ctx, __u64 off, __u64 len)
 		errno = EPROTO;
 		return NULL;
 	}
-	m = mmap(NULL, pages_of(len), PROT_READ | PROT_WRITE, MAP_SHARED, ctx->memfd, (off_t)off);
+	m = sys_mmap(NULL, pages_of(len), PROT_READ | PROT_WRITE, MAP_SHARED, ctx->memfd, (off_t)off);
 	return m == MAP_FAILED ? NULL : m;
 }
 
@@ -411,7 +441,7 @@ void xhca_close(struct xhca_ctx *ctx)
 		if (ctx->bufs[i].adopted)
 			unadopt_pages(&ctx->bufs[i]);
 		else
-			munmap(ctx->bufs[i].va, ctx->bufs[i].len);
+			sys_munmap(ctx->bufs[i].va, ctx->bufs[i].len);
 	}
 	/* xhcad frees everything of the session when the socket closes. */
 	close(ctx->fd);
@@ -421,7 +451,7 @@ void xhca_close(struct xhca_ctx *ctx)
 		ctx->cqs = cq->next;
 		close(cq->efd);
 		close(cq->dbfd);
-		munmap(cq->ring, cq->ring_len);
+		sys_munmap(cq->ring, cq->ring_len);
 		free(cq);
 	}
 	while (ctx->qps) {
@@ -429,9 +459,9 @@ void xhca_close(struct xhca_ctx *ctx)
 
 		ctx->qps = qp->next;
 		if (qp->rq.ctl)
-			munmap(qp->rq.ctl, qp->rq_len);
+			sys_munmap(qp->rq.ctl, qp->rq_len);
 		if (qp->sq)
-			munmap(qp->sq, qp->sq_len);
+			sys_munmap(qp->sq, qp->sq_len);
 		free(qp);
 	}
 	if (ctx->sq_dbfd >= 0)
@@ -520,7 +550,7 @@ static int map_runs(struct xhca_ctx *ctx, __u8 *va, const struct xhca_alloc *a,
 		size_t n = (size_t)runs[i].count * XHCA_PAGE_SIZE;
 
 		if (pos + n > a->len || (__u64)runs[i].page * XHCA_PAGE_SIZE + n > ctx->hostmem_len ||
-		    mmap(va + pos, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
+		    sys_mmap(va + pos, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
 			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED)
 			return fail(ctx, -EPROTO, "alloc: cannot map host memory page %u",
 				    runs[i].page);
@@ -548,7 +578,7 @@ void *xhca_alloc_ex(struct xhca_ctx *ctx, size_t len, unsigned int flags)
 	if (err)
 		goto out;
 	/* A place for all of it, then each run of pages in its place. */
-	va = mmap(NULL, a.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	va = sys_mmap(NULL, a.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (va == MAP_FAILED) {
 		err = fail(ctx, -errno, "alloc: no address space for %llu bytes",
 			   (unsigned long long)a.len);
@@ -566,7 +596,7 @@ out:
 	free(r);
 	if (err) {
 		if (va != MAP_FAILED)
-			munmap(va, a.len);
+			sys_munmap(va, a.len);
 		alloc_undo(ctx, a.id);
 		errno = -err;
 		return NULL;
@@ -590,7 +620,7 @@ int xhca_free(struct xhca_ctx *ctx, void *addr)
 	err = call(ctx, XHCA_CTL_FREE, &b->id, sizeof(b->id), -1, NULL, 0, NULL);
 	if (err)
 		return err;
-	munmap(b->va, b->len);
+	sys_munmap(b->va, b->len);
 	buf_del(ctx, b);
 	return 0;
 }
@@ -669,7 +699,7 @@ struct swap {
 static void *swap_private(void *arg)
 {
 	struct swap *s = arg;
-	void *tmp = mmap(NULL, s->n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *tmp = sys_mmap(NULL, s->n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	s->err = 0;
 	if (tmp == MAP_FAILED) {
@@ -683,9 +713,9 @@ static void *swap_private(void *arg)
 
 	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)s->n)
 		memcpy(tmp, s->va, s->n);
-	if (mremap(tmp, s->n, s->n, MREMAP_MAYMOVE | MREMAP_FIXED, s->va) == MAP_FAILED) {
+	if (sys_mremap(tmp, s->n, s->n, MREMAP_MAYMOVE | MREMAP_FIXED, s->va) == MAP_FAILED) {
 		s->err = -errno;
-		munmap(tmp, s->n);
+		sys_munmap(tmp, s->n);
 	}
 	return NULL;
 }
@@ -707,7 +737,7 @@ static void *swap_adopt(void *arg)
 	for (__u32 i = 0; i < s->nruns; i++) {
 		size_t rl = (size_t)s->runs[i].count * XHCA_PAGE_SIZE;
 
-		if (mremap(s->tmp + s->done, rl, rl, MREMAP_MAYMOVE | MREMAP_FIXED,
+		if (sys_mremap(s->tmp + s->done, rl, rl, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   s->va + s->done) == MAP_FAILED) {
 			s->err = -errno;
 			return NULL;
@@ -769,7 +799,7 @@ static int adopt_gap(struct xhca_ctx *ctx, __u8 *va, const __u32 *pages, __u32 g
 {
 	size_t n = (size_t)(g1 - g0) * XHCA_PAGE_SIZE;
 	struct xhca_alloc_run *runs = calloc(g1 - g0, sizeof(*runs));
-	__u8 *tmp = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	__u8 *tmp = sys_mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct swap sw;
 	__u32 nruns = 0;
 	int err = 0;
@@ -785,7 +815,7 @@ static int adopt_gap(struct xhca_ctx *ctx, __u8 *va, const __u32 *pages, __u32 g
 			runs[nruns++] = (struct xhca_alloc_run){ .page = pages[p], .count = 1 };
 	}
 	for (__u32 i = 0, pos = 0; i < nruns; pos += runs[i++].count)
-		if (mmap(tmp + (size_t)pos * XHCA_PAGE_SIZE, (size_t)runs[i].count * XHCA_PAGE_SIZE,
+		if (sys_mmap(tmp + (size_t)pos * XHCA_PAGE_SIZE, (size_t)runs[i].count * XHCA_PAGE_SIZE,
 			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
 			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED) {
 			err = fail(ctx, -EPROTO, "adopt: cannot map host memory page %u",
@@ -803,7 +833,7 @@ static int adopt_gap(struct xhca_ctx *ctx, __u8 *va, const __u32 *pages, __u32 g
 	}
 out:
 	if (tmp != MAP_FAILED)
-		munmap(tmp, n);
+		sys_munmap(tmp, n);
 	free(runs);
 	return err;
 }
@@ -1230,7 +1260,7 @@ int xhca_cq_destroy(struct xhca_cq *cq)
 	}
 	close(cq->efd);
 	close(cq->dbfd);
-	munmap(cq->ring, cq->ring_len);
+	sys_munmap(cq->ring, cq->ring_len);
 	free(cq);
 	return 0;
 }
@@ -1386,9 +1416,9 @@ static int qp_map(struct xhca_ctx *ctx, struct xhca_qp *qp, const struct xhca_qp
 out:
 	if (err) {
 		if (qp->rq.ctl)
-			munmap(qp->rq.ctl, qp->rq_len);
+			sys_munmap(qp->rq.ctl, qp->rq_len);
 		if (qp->sq)
-			munmap(qp->sq, qp->sq_len);
+			sys_munmap(qp->sq, qp->sq_len);
 	}
 	return err;
 }
@@ -1578,11 +1608,11 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 	if (err)
 		return err;
 	if (qp->rq.ctl)
-		munmap(qp->rq.ctl, qp->rq_len);
+		sys_munmap(qp->rq.ctl, qp->rq_len);
 	if (qp->rq.sgl)
 		xhca_free(ctx, qp->rq.sgl);
 	if (qp->sq)
-		munmap(qp->sq, qp->sq_len);
+		sys_munmap(qp->sq, qp->sq_len);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;
@@ -1645,8 +1675,8 @@ static int rq_post(struct xhca_ctx *ctx, const struct rq_ring *r, uint64_t wr_id
 		 * a message wants the entry (it is ours until then) */
 		__u32 slot = prod & (r->depth - 1);
 
-		memcpy(r->sgl + (size_t)slot * XHCA_SGE_MAX, piece, (size_t)n * sizeof(piece[0]));
-		w->off = (__u64)slot * XHCA_SGE_MAX * sizeof(piece[0]);
+		memcpy(r->sgl + (size_t)slot * r->max_sge, piece, (size_t)n * sizeof(piece[0]));
+		w->off = (__u64)slot * r->max_sge * sizeof(piece[0]);
 		w->alloc = r->sgl_alloc;
 		w->len = (__u32)total;
 		w->nsge = (__u32)n;
@@ -1682,7 +1712,7 @@ static int rq_sgl(struct xhca_ctx *ctx, struct rq_ring *r, unsigned int max_sge)
 	if (r->max_sge > XHCA_SGE_MAX)
 		return fail(ctx, -EINVAL, "receive scatter lists of %u pieces: at most %d",
 			    max_sge, XHCA_SGE_MAX);
-	r->sgl = xhca_alloc_ex(ctx, XHCA_RSGL_BYTES(r->depth), XHCA_ALLOC_CONTIG);
+	r->sgl = xhca_alloc_ex(ctx, XHCA_RSGL_BYTES(r->depth, r->max_sge), XHCA_ALLOC_CONTIG);
 	if (!r->sgl)
 		return -errno;
 	b = buf_find(ctx, r->sgl, 1);
@@ -1735,7 +1765,7 @@ int xhca_srq_destroy(struct xhca_srq *q)
 
 	if (err)
 		return err;
-	munmap(q->rq.ctl, q->len);
+	sys_munmap(q->rq.ctl, q->len);
 	if (q->rq.sgl)
 		xhca_free(q->ctx, q->rq.sgl);
 	free(q);

@@ -4,7 +4,9 @@
  * addrinfo.c: the QP type stands for the socket type (RC, UC: stream; UD:
  * datagram) and the port space for the protocol (TCP; UDP, IPoIB: UDP);
  * one answer, the first; RAI_PASSIVE fills the source address, else the
- * destination (and the hints' source is copied). No route or connect data:
+ * destination (and the hints' source is copied). With neither a node nor
+ * a service, the answer is the hints' addresses (libfabric's verbs
+ * provider asks so once it has them). No route or connect data:
  * those come from ibacm, which RoCE has no use for (ai_route, ai_connect
  * stay empty). AF_IB is not served.
  */
@@ -93,6 +95,30 @@ static int from_ai(struct rdma_addrinfo *rai, const struct rdma_addrinfo *h,
 	       copy_name(&rai->ai_dst_canonname, ai->ai_canonname);
 }
 
+/* No node, no service: the hints, their addresses copied (rdma-core's). */
+static int from_hints(const struct rdma_addrinfo *h, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *rai = calloc(1, sizeof(*rai));
+	int ret = 0;
+
+	if (!rai)
+		return EAI_MEMORY;
+	rai->ai_flags = h->ai_flags;
+	rai->ai_family = h->ai_family;
+	rai->ai_qp_type = h->ai_qp_type;
+	rai->ai_port_space = h->ai_port_space;
+	if (h->ai_dst_len && h->ai_dst_addr)
+		ret = copy_addr(&rai->ai_dst_addr, &rai->ai_dst_len, h->ai_dst_addr, h->ai_dst_len);
+	if (!ret && h->ai_src_len && h->ai_src_addr)
+		ret = copy_addr(&rai->ai_src_addr, &rai->ai_src_len, h->ai_src_addr, h->ai_src_len);
+	if (ret) {
+		rdma_freeaddrinfo(rai);
+		return ret;
+	}
+	*res = rai;
+	return 0;
+}
+
 XCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 				const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
@@ -100,7 +126,7 @@ XCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	struct addrinfo aih, *ai;
 	int ret;
 
-	if (!res || (!node && !service)) {
+	if (!res || (!node && !service && !hints)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -108,6 +134,8 @@ XCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		errno = EAFNOSUPPORT;
 		return -1;
 	}
+	if (!node && !service)
+		return from_hints(hints, res);
 	to_ai(&aih, hints);
 	ret = getaddrinfo(node, service, &aih, &ai);
 	if (ret)

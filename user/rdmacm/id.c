@@ -240,9 +240,14 @@ XCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	return 0;
 }
 
-/* i bound to ip (a wildcard: to no device) and port (0: an ephemeral
- * one): 0, -EINVAL (bound already), -EADDRNOTAVAIL (no interface has ip),
- * -ENODEV (no xhcad serves it), -EADDRINUSE, -EACCES. */
+/* i bound to ip (a wildcard, or a loopback address: to no device) and
+ * port (0: an ephemeral one): 0, -EINVAL (bound already), -EADDRNOTAVAIL
+ * (no interface has ip), -ENODEV (no xhcad serves it), -EADDRINUSE,
+ * -EACCES. A loopback address is bound as the kernel's rdma_cm binds a
+ * wildcard: no device yet. (libfabric's verbs provider asks for
+ * "localhost" when given no address at all, fi_pingpong's server among
+ * its users, and takes an id with no device to mean every device's
+ * addresses.) */
 int xcm_id_bind(struct xcm_id *i, const uint8_t ip[16], uint16_t port)
 {
 	unsigned int flags = (i->reuseaddr ? XCM_PORT_REUSE : 0) |
@@ -252,7 +257,7 @@ int xcm_id_bind(struct xcm_id *i, const uint8_t ip[16], uint16_t port)
 
 	if (i->bound)
 		return -EINVAL;
-	if (!xcm_ip_any(ip)) {
+	if (!xcm_ip_any(ip) && !xcm_ip_loopback(ip)) {
 		d = xcm_dev_of_ip(ip, &rc);
 		if (!d)
 			return rc;
@@ -362,6 +367,14 @@ XCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel 
 		if (!channel)
 			rdma_destroy_event_channel(ch);
 		return xcm_err(rc);
+	}
+	/* a synchronous id's last event, which it keeps until its next call,
+	 * is acked first (librdmacm's): else the wait below never ends
+	 * (libfabric resolves synchronously, then moves the id to its
+	 * event queue's channel) */
+	if (i->sync && id->event) {
+		xcm_event_free(id->event);
+		id->event = NULL;
 	}
 	wait_acked(i);
 	id->channel = ch;

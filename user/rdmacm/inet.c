@@ -28,6 +28,13 @@ int xcm_ip_any(const uint8_t ip[16])
 	return !memcmp(ip, zero, 16) || (xcm_ip_is_v4(ip) && !memcmp(ip + 12, zero, 4));
 }
 
+int xcm_ip_loopback(const uint8_t ip[16])
+{
+	static const uint8_t one6[16] = { [15] = 1 };
+
+	return (xcm_ip_is_v4(ip) && ip[12] == 127) || !memcmp(ip, one6, 16);
+}
+
 /* sa's address as 16 bytes and its port (host order); -EAFNOSUPPORT for
  * another family than IPv4's and IPv6's (AF_IB too: no InfiniBand here). */
 int xcm_ip_of(const struct sockaddr *sa, uint8_t ip[16], uint16_t *port)

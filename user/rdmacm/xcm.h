@@ -60,6 +60,8 @@ socklen_t xcm_sockaddr(struct sockaddr_storage *ss, const uint8_t ip[16], uint16
 socklen_t xcm_sa_len(const struct sockaddr *sa);
 int xcm_ip_is_v4(const uint8_t ip[16]);
 int xcm_ip_any(const uint8_t ip[16]);
+/* 127.0.0.0/8 or ::1: the loopback interface's, which no xhca device has. */
+int xcm_ip_loopback(const uint8_t ip[16]);
 void xcm_ip_text(const uint8_t ip[16], char *buf, size_t len);
 int xcm_local_if(const uint8_t ip[16], char ifname[IF_NAMESIZE]);
 int xcm_route_src(const uint8_t dst[16], uint8_t src[16]);

@@ -78,7 +78,7 @@ static struct xv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
 	struct xv_cq *q;
 	int e;
 
-	if (cqe < 1 || cqe > XHCA_RING_DEPTH_MAX) {
+	if (cqe < 1 || (uint32_t)cqe > XHCA_CQ_DEPTH_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}

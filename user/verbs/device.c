@@ -350,7 +350,7 @@ static void device_attr(struct xv_context *c, struct ibv_device_attr *a)
 	a->max_sge = XV_MAX_SGE;
 	a->max_sge_rd = XV_MAX_SGE;
 	a->max_cq = 65536;
-	a->max_cqe = XHCA_RING_DEPTH_MAX;
+	a->max_cqe = (int)XHCA_CQ_DEPTH_MAX;
 	a->max_mr = (int)max_mrs;
 	a->max_pd = 65536;
 	a->max_qp_rd_atom = XV_MAX_RD_ATOM;

@@ -114,9 +114,9 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 
 	if (!owner)
 		efd = -1; /* the CLI's: nobody sleeps on it (xhca cq poll) */
-	if (!a->depth || a->depth > XHCA_RING_DEPTH_MAX || (a->depth & (a->depth - 1))) {
+	if (!a->depth || a->depth > XHCA_CQ_DEPTH_MAX || (a->depth & (a->depth - 1))) {
 		snprintf(err, errlen, "cq create: depth %u is not a power of 2 in 1..%u", a->depth,
-			 XHCA_RING_DEPTH_MAX);
+			 XHCA_CQ_DEPTH_MAX);
 		return -EINVAL;
 	}
 	if (efd < 0 && owner) {

@@ -344,6 +344,11 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_inf
 
 			c.src_qp = be32(deth + 4) & XHCA_QPN_MASK;
 			c.wc_flags |= XHCA_WC_GRH;
+			/* RoCE has no SL: a RoCEv2 HCA gives the frame's network
+			 * header in it (IBA A17.4.5.1; bit 3 a UDP header, bits
+			 * 2:0 IPv4 2 or IPv6 1, as mlx5 does), which tells where
+			 * in the GRH the destination is (UCX checks it there) */
+			c.sl = XHCA_SL_ROCE_V2 | ((m->flags & XHCA_MF_IPV6) ? XHCA_SL_IPV6 : XHCA_SL_IPV4);
 		}
 		complete(d, qh, &c);
 		qh->rcv.in_msg = MSG_NONE;

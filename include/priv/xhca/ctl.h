@@ -176,7 +176,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 6
+#define XHCA_SESSION_VERSION 7 /* 7: XHCA_SGE_MAX 16 */
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its

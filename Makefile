@@ -123,9 +123,11 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
 	dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
 	systemd-analyze:systemd systemd-nspawn:systemd-container \
-	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils debootstrap:debootstrap
+	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils debootstrap:debootstrap \
+	/usr/lib/python3/dist-packages/pyverbs:python3-pyverbs ucx_info:ucx-utils \
+	fi_info:libfabric-bin mpirun:openmpi-bin mpicc:libopenmpi-dev
 
-.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-rxe test-fresh interop fuzz demo bench vmlinux install deb clean
+.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-rxe test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -337,6 +339,11 @@ test-fresh: ready
 # case.
 test-rxe: ready
 	$(Q)tests/run.sh rxe
+
+# The RDMA stack on xhca (tests/stack): rdma-core's own suite (from
+# ../shared/rdma-core-tests), UCX, libfabric, Open MPI; .ci/run runs it.
+test-stack: ready
+	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) tests/run.sh stack
 
 interop: ready
 	$(Q)RXE_VERBOSE=1 tests/run.sh rxe

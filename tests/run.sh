@@ -6,7 +6,9 @@
 # unit/rx"); rxe (make test-rxe: the RXE harness, a qemu guest, about 7
 # minutes; not in interop, never run by default); fresh (make test-fresh:
 # the packages on a fresh Debian 12, with the Debian mirror; never run by
-# default). Counts the "ok"/"not ok"/"skip" lines they print, and ends with
+# default); stack (make test-stack: rdma-core's suite, UCX, libfabric and
+# Open MPI on xhca, tests/stack; never run by default). Counts the
+# "ok"/"not ok"/"skip" lines they print, and ends with
 # "N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,9 +54,13 @@ for s in "${suites[@]}"; do
 			run_one "$s/$(basename "$t" .sh)" bash "$t"
 		done ;;
 	rxe|interop/rxe) run_one interop/rxe bash tests/interop/rxe.sh ;;
+	stack)
+		for t in tests/stack/*.sh; do
+			run_one "stack/$(basename "$t" .sh)" bash "$t"
+		done ;;
 	fresh) run_one fresh bash tests/fresh/fresh.sh ;;
 	unit/*) run_one "$s" "$B/test_unit" --only "${s#unit/}" ;;
-	integ/*|interop/*)
+	integ/*|interop/*|stack/*)
 		if [ -e "tests/$s.sh" ]; then run_one "$s" bash "tests/$s.sh"
 		else echo "no test $s (tests/$s.sh)"; exit 2; fi ;;
 	*)

@@ -67,6 +67,8 @@ static void local_binds(struct rdma_event_channel *ch, const char *ip, const cha
 	int err;
 
 	check(!bind_err(ch, &a, ip, 7301), "bind %s:7301", ip);
+	check(a->verbs && a->pd && a->pd->context == a->verbs,
+	      "... the id has its device's context and a PD of it (librdmacm's)");
 	err = bind_err(ch, &b, ip, 7301);
 	check(err == EADDRINUSE, "the same address and port again: EADDRINUSE (%s)", strerror(err));
 	err = bind_err(ch, &c, "0.0.0.0", 7301);

@@ -232,6 +232,21 @@ static void local_memory(void)
 		      "dereg_mr on %s: bytes kept", m[i].what);
 		m[i].p[m[i].n - 1] = 1; /* still the application's memory */
 	}
+	/* memory the program discarded while registered (an allocator's
+	 * MADV_DONTNEED of memory freed, before a lazy dereg: UCX's): its
+	 * dereg gives zero pages back, where it read the discarded ones */
+	fill(anon, 1 << 20, 7);
+	{
+		struct ibv_mr *mr = ibv_reg_mr(pd, anon, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
+		int z = 1;
+
+		check(mr && !madvise(anon + 8192, 16384, MADV_DONTNEED) && !ibv_dereg_mr(mr),
+		      "dereg_mr of pages the program discarded (MADV_DONTNEED) meanwhile");
+		for (int i = 0; i < 16384; i++)
+			z &= anon[8192 + i] == 0;
+		check(z && same(anon, 8192, 7), "... they come back zero, the others with their "
+		      "bytes");
+	}
 	free(heap);
 	free(al);
 	munmap(anon, 1 << 20);

@@ -695,24 +695,35 @@ struct swap {
 	int err;
 };
 
-/* [va, va + n) to private anonymous pages holding its bytes. */
+/* [va, va + n) to private anonymous pages holding its bytes. A page of
+ * host memory the application discarded (madvise MADV_DONTNEED, as
+ * allocators do with memory freed: glibc shrinking a thread's arena) has
+ * lost its mapping, and host memory has no fault handler to give it back:
+ * a read there is SIGBUS. So the bytes are read by the kernel
+ * (process_vm_readv fails instead), page by page where a read of all of
+ * them failed, and a discarded page comes back as the zero page it would
+ * have been. */
 static void *swap_private(void *arg)
 {
 	struct swap *s = arg;
 	void *tmp = sys_mmap(NULL, s->n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct iovec l = { tmp, s->n }, r = { s->va, s->n };
 
 	s->err = 0;
 	if (tmp == MAP_FAILED) {
 		s->err = -errno;
 		return NULL;
 	}
-	/* whole pages, beyond the application's buffers: copied by the
-	 * kernel (as swap_adopt), which no sanitizer of the program's
-	 * takes for an overflow of its malloc'd buffer */
-	struct iovec l = { tmp, s->n }, r = { s->va, s->n };
-
+	/* (whole pages, beyond the application's buffers: copied by the
+	 * kernel, which no sanitizer of the program's takes for an overflow
+	 * of its malloc'd buffer) */
 	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)s->n)
-		memcpy(tmp, s->va, s->n);
+		for (size_t o = 0; o < s->n; o += XHCA_PAGE_SIZE) {
+			l = (struct iovec){ (__u8 *)tmp + o, XHCA_PAGE_SIZE };
+			r = (struct iovec){ s->va + o, XHCA_PAGE_SIZE };
+			if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != XHCA_PAGE_SIZE)
+				memset(l.iov_base, 0, XHCA_PAGE_SIZE);
+		}
 	if (sys_mremap(tmp, s->n, s->n, MREMAP_MAYMOVE | MREMAP_FIXED, s->va) == MAP_FAILED) {
 		s->err = -errno;
 		sys_munmap(tmp, s->n);

@@ -167,6 +167,7 @@ int xcm_id_attach(struct xcm_id *i, struct xcm_dev *d)
 		return -EINVAL;
 	i->dev = d;
 	i->id.verbs = d->verbs;
+	i->id.pd = xcm_dev_pd(d); /* as librdmacm's: an id on a device has its PD */
 	i->id.port_num = 1;
 	return xid_on(i, d) ? 0 : xid_new(i, d);
 }
@@ -271,6 +272,7 @@ int xcm_id_bind(struct xcm_id *i, const uint8_t ip[16], uint16_t port)
 	if (d) {
 		i->dev = d;
 		i->id.verbs = d->verbs;
+		i->id.pd = xcm_dev_pd(d);
 		i->id.port_num = 1;
 	}
 	return 0;
@@ -467,6 +469,7 @@ struct xcm_id *xcm_id_passive(struct xcm_id *l, struct xcm_dev *d, const struct 
 	i->ack_timeout = l->ack_timeout;
 	i->dev = d;
 	nid->verbs = d->verbs;
+	nid->pd = xcm_dev_pd(d);
 	nid->port_num = 1;
 	xcm_addr_fill(&nid->route.addr, x->dst_ip, x->dst_port, x->src_ip, x->src_port);
 	xcm_conn_learn(&i->conn, x, 0);

@@ -7,6 +7,7 @@
  * it names the functions of every other file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,20 @@ static int cm_call(struct ibv_context *ctx, uint32_t op, const void *req, uint32
 	return rc;
 }
 
+/* cmd_fd: programs take it for a descriptor (pyverbs dup()s it to try
+ * ibv_import_device, which xhca does not have: EOPNOTSUPP). The device file
+ * of the device view (/dev/null there), else /dev/null: nothing is ever
+ * read or written on it. */
+static int cmd_fd_open(const struct ibv_device *device)
+{
+	char path[sizeof("/dev/infiniband/") + IBV_SYSFS_NAME_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", device->dev_name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	return fd >= 0 ? fd : open("/dev/null", O_RDWR | O_CLOEXEC);
+}
+
 XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct xv_context *c = calloc(1, sizeof(*c));
@@ -97,11 +112,13 @@ XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	ctx = &c->vctx.context;
 	ctx->device = device;
-	ctx->cmd_fd = -1;
+	ctx->cmd_fd = cmd_fd_open(device);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->async_fd < 0) {
 		int e = errno;
 
+		if (ctx->cmd_fd >= 0)
+			close(ctx->cmd_fd);
 		xhca_close(c->x);
 		free(c);
 		errno = e;
@@ -133,6 +150,8 @@ XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		if (c->watch_stop >= 0)
 			close(c->watch_stop);
 		close(ctx->async_fd);
+		if (ctx->cmd_fd >= 0)
+			close(ctx->cmd_fd);
 		xhca_close(c->x);
 		free(c);
 		errno = e;
@@ -155,6 +174,8 @@ XV_EXPORT int ibv_close_device(struct ibv_context *ctx)
 	xv_mem_close(c);
 	xhca_close(c->x);
 	close(ctx->async_fd);
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
 	while (c->async_head) {
 		struct xv_async *a = c->async_head;
 

@@ -291,6 +291,7 @@ struct qp_view {
 	__u8 mtu_shift;
 	__u8 flowq;
 	__u8 flags;	/* XHCA_QPF_* */
+	__u8 access;	/* XHCA_ACCESS_REMOTE_*, XHCA_QP_ACCESS_SET */
 	__u16 ack_every;
 };
 
@@ -313,6 +314,7 @@ static __always_inline int ctx_view(struct xhca_qp_ctx *c, struct qp_view *v)
 		v->mtu_shift = c->mtu_shift;
 		v->flowq = c->flowq;
 		v->flags = c->flags;
+		v->access = c->access;
 		v->pkey = c->pkey;
 		v->qkey = c->qkey;
 		v->pd = c->pd;
@@ -1037,6 +1039,12 @@ static __always_inline int check_region(const struct roce_pkt *p, const struct q
 
 	if (v->action != XHCA_ACT_HOST || !(f & XHCA_O_REQ) || !(f & XHCA_O_START))
 		return 0;
+	/* the QP's own remote access first, zero lengths too (RXE's
+	 * check_op_valid): a responder that allows none is answered so */
+	if ((v->access & XHCA_QP_ACCESS_SET) && (f & (XHCA_H_ATMETH | XHCA_H_RETH)) &&
+	    !(v->access & ((f & XHCA_H_ATMETH) ? XHCA_ACCESS_REMOTE_ATOMIC :
+			   (f & XHCA_O_READ) ? XHCA_ACCESS_REMOTE_READ : XHCA_ACCESS_REMOTE_WRITE)))
+		return XHCA_R_DROP_QP_ACCESS;
 	if (f & XHCA_H_ATMETH) {
 		pre = mr_check(p, v->pd, XHCA_ACCESS_REMOTE_ATOMIC, m);
 		if (!pre && (p->va & 7))

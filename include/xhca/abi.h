@@ -136,6 +136,8 @@
 	X(DROP_SEND_SEQ, "drop_send_seq",                                                   \
 	  "SEND MIDDLE/LAST without a SEND in progress, or an RC SEND cut off by another message") \
 	X(DROP_ATOMIC_ALIGN, "drop_atomic_align", "ATOMIC address not 8-byte aligned")     \
+	X(DROP_QP_ACCESS, "drop_qp_access",                                                 \
+	  "RDMA or ATOMIC request the QP's remote access flags do not allow")              \
 	X(CNP, "cnp", "congestion notification: counted for the QP and consumed")          \
 	X(ACCEPT_PASS, "accept_pass", "accepted; QP action pass: given to the kernel")     \
 	X(ACCEPT_DROP, "accept_drop", "accepted; QP action drop: consumed")                \
@@ -185,6 +187,8 @@ enum xhca_qp_action {
 	XHCA_ACT_DROP = 1,	/* consumed and counted */
 	XHCA_ACT_HOST = 2,	/* to the QP's flow queue: xhcad delivers it to the host */
 };
+
+#define XHCA_QP_ACCESS_SET (1u << 7)
 
 /* QP context flags, written by xhcad. */
 #define XHCA_QPF_IPV6 (1u << 1) /* addresses are IPv6, not v4-mapped IPv4 */
@@ -250,7 +254,11 @@ struct xhca_qp_ctx {
 	__u8 flowq;	/* flow queue of action host, < XHCA_FLOWQ_MAX */
 	/* xhca_pkeys[pkey_index], copied so the check needs no second lookup */
 	__u16 pkey;
-	__u16 pad1;
+	/* the remote access an RDMA or ATOMIC request to this QP needs in it
+	 * (XHCA_ACCESS_REMOTE_*, verbs' qp_access_flags) once XHCA_QP_ACCESS_SET
+	 * is there; without (libxhca's and the CLI's QPs), any */
+	__u8 access;
+	__u8 pad1;
 	__u32 qkey;
 	__u32 dest_qpn; /* remote QPN (RC/UC) */
 	__u8 local_ip[16];

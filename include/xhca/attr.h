@@ -31,6 +31,8 @@
 #define XHCA_QPA_RETRY_CNT (1u << 15)	/* RC requester: retry_cnt */
 #define XHCA_QPA_RNR_RETRY (1u << 16)	/* RC requester: rnr_retry */
 #define XHCA_QPA_MAX_RD_ATOMIC (1u << 17) /* RC requester: max_rd_atomic */
+#define XHCA_QPA_ACCESS (1u << 18)	/* RC/UC responder: the remote access it allows,
+					 * access (XHCA_ACCESS_REMOTE_*); never set: any */
 
 /* An RC QP's defaults: an ACK at least every 16 request packets; RNR NAKs
  * ask for 1.28 ms (timer code 14, IBA table 45). */
@@ -76,7 +78,8 @@ struct xhca_qp_attr {
 	__u16 ack_every;	/* RC responder: an ACK at least every N request
 				 * packets, besides AckReq (0: only at AckReq) */
 	__u8 rnr_timer;		/* RC responder: the RNR NAK's timer code, 0..31 */
-	__u8 pad0;
+	__u8 access;		/* XHCA_QPA_ACCESS: XHCA_ACCESS_REMOTE_* (verbs'
+				 * qp_access_flags); reply: with XHCA_QP_ACCESS_SET once set */
 	/* the requester (send side) */
 	__u32 sq_psn;		/* the PSN of the next new packet */
 	__u8 timeout;		/* RC: 4.096 us * 2^timeout without a response

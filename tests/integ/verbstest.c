@@ -78,12 +78,13 @@ static struct ibv_qp *new_qp(enum ibv_qp_type type, struct ibv_pd *p, struct ibv
 	return ibv_create_qp(p, &a);
 }
 
+/* the remote access the next QP brought up allows (its qp_access_flags) */
+static int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
 static int to_init(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ |
-						    IBV_ACCESS_REMOTE_ATOMIC };
+				 .qp_access_flags = (unsigned int)qp_access };
 
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				     IBV_QP_ACCESS_FLAGS);
@@ -1022,6 +1023,9 @@ static struct peer srv_setup(struct srv *v, struct peer *p)
 	me(v->qp, &r);
 	r.rkey = v->mr->rkey;
 	r.addr = (uintptr_t)v->buf;
+	/* (the client's rkey, unused otherwise: its QP access, 0x100 set) */
+	qp_access = (p->rkey & 0x100) ? (int)(p->rkey & 0xff) : IBV_ACCESS_REMOTE_WRITE |
+		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	if (to_rts(v->qp, p, 14, 7, 7))
 		die("server rts");
 	for (uint32_t i = 0; i < p->len; i++)
@@ -1211,8 +1215,8 @@ static void hear_srv(struct cside *c)
 
 /* A fresh pair: the server's buffer registered with access, nrecv receives
  * posted there; the client's QP with these retry settings. */
-static void pair(struct cside *c, int access, int nrecv, uint8_t timeout, uint8_t retry,
-		 uint8_t rnr)
+static void pair_qp(struct cside *c, int access, int srv_qp_access, int nrecv, uint8_t timeout,
+		    uint8_t retry, uint8_t rnr)
 {
 	struct peer p = { .arg = access, .len = (uint32_t)nrecv };
 
@@ -1222,11 +1226,20 @@ static void pair(struct cside *c, int access, int nrecv, uint8_t timeout, uint8_
 	if (!c->qp)
 		die("client qp");
 	me(c->qp, &p);
+	if (srv_qp_access >= 0)
+		p.rkey = 0x100 | (uint32_t)srv_qp_access;
 	snprintf(p.cmd, sizeof(p.cmd), "setup");
 	say(&p);
 	hear_srv(c);
 	if (to_rts(c->qp, &c->srv, timeout, retry, rnr))
 		die("client rts");
+}
+
+/* a QP pair with the server's region of access (its QP allowing all) */
+static void pair(struct cside *c, int access, int nrecv, uint8_t timeout, uint8_t retry,
+		 uint8_t rnr)
+{
+	pair_qp(c, access, -1, nrecv, timeout, retry, rnr);
 }
 
 static void expect(struct cside *c, const char *what, enum ibv_wc_status want, int ms)
@@ -1494,6 +1507,20 @@ static void client_remote_access(struct cside *c)
 	pair(c, IBV_ACCESS_REMOTE_WRITE, 2, 14, 7, 7);
 	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr, c->srv.rkey ^ 0x5500, 9);
 	expect(c, "WRITE with a wrong R_Key", IBV_WC_REM_ACCESS_ERR, 3000);
+
+	/* the region allows it, the server's QP (qp_access_flags) does not:
+	 * NAKed invalid request, as RXE */
+	pair_qp(c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ, 2, 14,
+		7, 7);
+	post(c->qp, IBV_WR_RDMA_WRITE, c->buf, 64, c->mr->lkey, c->srv.addr, c->srv.rkey, 10);
+	expect(c, "WRITE to a QP without remote write (qp_access_flags)", IBV_WC_REM_INV_REQ_ERR,
+	       3000);
+	r = ask("byte", 0);
+	check(r.arg == 0, "nothing was written there");
+	pair_qp(c, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE, 2, 14,
+		7, 7);
+	post(c->qp, IBV_WR_RDMA_READ, c->buf, 64, c->mr->lkey, c->srv.addr, c->srv.rkey, 11);
+	expect(c, "READ from a QP without remote read", IBV_WC_REM_INV_REQ_ERR, 3000);
 }
 
 /* A SEND too long for the receive, none posted, a slow receiver. */

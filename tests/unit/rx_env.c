@@ -236,7 +236,7 @@ int qp_dropped_reason(int r)
 	       r == XHCA_R_DROP_PSN_OOS || r == XHCA_R_DROP_UC_GAP || r == XHCA_R_DROP_NO_SOCKET ||
 	       r == XHCA_R_DROP_FLOWQ_GATE || r == XHCA_R_DROP_META || r == XHCA_R_DROP_PROXY_NOCQ ||
 	       answered_reason(r) ||
-	       (r >= XHCA_R_DROP_MR_RKEY && r <= XHCA_R_DROP_ATOMIC_ALIGN);
+	       (r >= XHCA_R_DROP_MR_RKEY && r <= XHCA_R_DROP_QP_ACCESS);
 }
 
 /* The flow queues' counters moved as the packet's reason says, and only

@@ -199,6 +199,7 @@ int seq_write_errors(char *why)
 		__u64 va;
 		__u32 dma, payload;
 		int reason;
+		__u8 qp_access;	/* the QP's remote access (0: never set, any) */
 	} cases[] = {
 		{ "no such MR", XHCA_OP_WRITE_ONLY, 9, 0, 0x10000, 16, 16, XHCA_R_DROP_MR_RKEY },
 		{ "MR index 0", XHCA_OP_WRITE_ONLY, 0, 0x11, 0x10000, 16, 16, XHCA_R_DROP_MR_RKEY },
@@ -227,6 +228,22 @@ int seq_write_errors(char *why)
 		  XHCA_R_DROP_MR_ACCESS },
 		{ "ATOMIC not 8-byte aligned", XHCA_OP_FETCH_ADD, MR_PRE, 0, PRE_IOVA + 4, 8, 0,
 		  XHCA_R_DROP_ATOMIC_ALIGN },
+		/* the QP's own remote access (verbs' qp_access_flags), before the
+		 * region's: each request needs its own bit, zero lengths too */
+		{ "WRITE to a QP without remote write", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA, 16,
+		  16, XHCA_R_DROP_QP_ACCESS, XHCA_QP_ACCESS_SET | XHCA_ACCESS_REMOTE_READ |
+		  XHCA_ACCESS_REMOTE_ATOMIC },
+		{ "zero-length WRITE to a QP without remote write", XHCA_OP_WRITE_ONLY, MR_PRE, 0, 0, 0,
+		  0, XHCA_R_DROP_QP_ACCESS, XHCA_QP_ACCESS_SET },
+		{ "READ from a QP without remote read", XHCA_OP_READ_REQ, MR_PRE, 0, PRE_IOVA, 64, 0,
+		  XHCA_R_DROP_QP_ACCESS, XHCA_QP_ACCESS_SET | XHCA_ACCESS_REMOTE_WRITE |
+		  XHCA_ACCESS_REMOTE_ATOMIC },
+		{ "ATOMIC to a QP without remote atomics", XHCA_OP_FETCH_ADD, MR_PRE, 0, PRE_IOVA, 8,
+		  0, XHCA_R_DROP_QP_ACCESS, XHCA_QP_ACCESS_SET | XHCA_ACCESS_REMOTE_WRITE |
+		  XHCA_ACCESS_REMOTE_READ },
+		{ "WRITE to a region without remote write, the QP's allowing it",
+		  XHCA_OP_WRITE_ONLY, MR_RONLY, 0, 0x400000, 16, 16, XHCA_R_DROP_MR_ACCESS,
+		  XHCA_QP_ACCESS_SET | XHCA_ACCESS_REMOTE_WRITE },
 	};
 	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(E.skel->maps.xhca_events), on_event,
 						  NULL, NULL);
@@ -241,6 +258,13 @@ int seq_write_errors(char *why)
 		if (qps_reset())
 			return -1;
 		mrs_reset();
+		if (cases[i].qp_access) {
+			struct xhca_qp_ctx c;
+
+			xhca_qpctx_load(&E.ctxm[L_RCW], &c);
+			c.access = cases[i].qp_access;
+			xhca_qpctx_store(&E.ctxm[L_RCW], &c, 0);
+		}
 		wspec(&s, L_RCW, cases[i].op, EPSN0, cases[i].mr, cases[i].va, cases[i].dma,
 		      cases[i].payload);
 		if (cases[i].rkey)

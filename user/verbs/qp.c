@@ -334,6 +334,13 @@ static int to_xhca_attr(struct xv_context *c, struct xv_qp *q, const struct ibv_
 		x->mask |= XHCA_QPA_QKEY;
 		x->qkey = a->qkey;
 	}
+	/* the remote access the QP allows its peer (UD: no RDMA to allow) */
+	if ((mask & IBV_QP_ACCESS_FLAGS) && q->ex.qp_base.qp_type != IBV_QPT_UD) {
+		x->mask |= XHCA_QPA_ACCESS;
+		x->access = (uint8_t)(a->qp_access_flags & (IBV_ACCESS_REMOTE_WRITE |
+							    IBV_ACCESS_REMOTE_READ |
+							    IBV_ACCESS_REMOTE_ATOMIC));
+	}
 	if (mask & IBV_QP_AV) {
 		err = av_to_ips(c, &a->ah_attr, x->remote_ip, x->local_ip);
 		if (err)

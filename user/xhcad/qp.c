@@ -164,6 +164,7 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 	memcpy(a->remote_ip, c->remote_ip, 16);
 	a->ack_every = c->ack_every;
 	a->rnr_timer = c->rnr_timer;
+	a->access = c->access;
 }
 
 /* What only xhcad knows of a QP: its owner, CQ and receive queue. */
@@ -675,6 +676,11 @@ static int modify_check_ctx(const struct xhca_qp_attr *a, const struct xhca_qp_c
 		return errf(err, errlen, -ERANGE,
 			    "qp modify: RNR timer code %u is out of range (0..31, IBA table 45)",
 			    a->rnr_timer);
+	if ((m & XHCA_QPA_ACCESS) && (a->access & ~(XHCA_ACCESS_REMOTE_WRITE |
+						      XHCA_ACCESS_REMOTE_READ |
+						      XHCA_ACCESS_REMOTE_ATOMIC)))
+		return errf(err, errlen, -EINVAL, "qp modify: remote access 0x%x: only remote "
+			    "write (0x2), read (0x4) and atomic (0x8)", a->access);
 	if ((m & (XHCA_QPA_ACK_EVERY | XHCA_QPA_RNR_TIMER)) && c->type != XHCA_QPT_RC)
 		return errf(err, errlen, -EINVAL,
 			    "qp modify: QP 0x%06x is not RC: only an RC responder sends ACKs and "
@@ -798,6 +804,8 @@ static int modify_ctx(const struct xhca_qp_attr *a, __u8 pidx, struct xhca_qp_ct
 		c->ack_every = a->ack_every;
 	if (m & XHCA_QPA_RNR_TIMER)
 		c->rnr_timer = a->rnr_timer;
+	if (m & XHCA_QPA_ACCESS)
+		c->access = (__u8)(XHCA_QP_ACCESS_SET | a->access);
 	/* Off: no new message is offloaded; the ones already given to the
 	 * proxy, and the rest of a message it was given, still go there, and
 	 * every completion is still released in order. */

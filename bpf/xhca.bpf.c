@@ -336,6 +336,7 @@ struct mr_view {
 	__u32 gen;
 	__u32 access;
 	__u32 pd;
+	__u32 qpn;
 	__u8 valid;
 	__u8 key;
 	__u8 flags;
@@ -367,6 +368,7 @@ static __always_inline int mr_view(__u32 idx, struct mr_view *m)
 		m->valid = e->valid;
 		m->key = e->key;
 		m->flags = e->flags;
+		m->qpn = e->qpn;
 		load_barrier();
 		if (seq_read(&e->seq) == seq)
 			return m->valid ? 0 : XHCA_R_DROP_MR_RKEY;
@@ -377,8 +379,8 @@ static __always_inline int mr_view(__u32 idx, struct mr_view *m)
 /* The R_Key checks of RXE's check_rkey and lookup_mr: the key byte, the
  * PD, every access bit needed, and the bounds of the whole message,
  * overflow-safe. Returns 0 or the reason. */
-static __always_inline int mr_check(const struct roce_pkt *p, __u32 pd, __u32 need,
-				    struct mr_view *m)
+static __always_inline int mr_check(const struct roce_pkt *p, const struct qp_view *v,
+				    __u32 need, struct mr_view *m)
 {
 	int r = mr_view(p->rkey >> 8, m);
 
@@ -386,10 +388,12 @@ static __always_inline int mr_check(const struct roce_pkt *p, __u32 pd, __u32 ne
 		return r;
 	if (m->key != (p->rkey & 0xff))
 		return XHCA_R_DROP_MR_KEY;
-	if (m->pd != pd)
+	if (m->pd != v->pd)
 		return XHCA_R_DROP_MR_PD;
 	if ((m->access & need) != need)
 		return XHCA_R_DROP_MR_ACCESS;
+	if ((m->flags & XHCA_MRF_MW_QP) && m->qpn != v->gqpn)
+		return XHCA_R_DROP_MW_QP;
 	if (p->va < m->iova || (__u64)p->dma_len > m->length ||
 	    p->va - m->iova > m->length - p->dma_len)
 		return XHCA_R_DROP_MR_BOUNDS;
@@ -1028,6 +1032,14 @@ static __always_inline int check_headers(struct xhca_qp_ctx *c, const struct roc
 	return RQ_GO;
 }
 
+/* A request xhcad answers with a response of its own (wire.h): READ,
+ * ATOMIC, ATOMIC WRITE. */
+static __always_inline int responded(const struct roce_pkt *p)
+{
+	return (p->op_flags & (XHCA_O_READ | XHCA_H_ATMETH)) ||
+	       p->opcode == (XHCA_OPC_RC | XHCA_OP_ATOMIC_WRITE);
+}
+
 /* RDMA requests of a host QP: the region their R_Key names (into m). A
  * zero length READ or WRITE checks no key (IBA C9-88, as RXE). 0, or the
  * reason the request fails with. */
@@ -1045,16 +1057,25 @@ static __always_inline int check_region(const struct roce_pkt *p, const struct q
 	    !(v->access & ((f & XHCA_H_ATMETH) ? XHCA_ACCESS_REMOTE_ATOMIC :
 			   (f & XHCA_O_READ) ? XHCA_ACCESS_REMOTE_READ : XHCA_ACCESS_REMOTE_WRITE)))
 		return XHCA_R_DROP_QP_ACCESS;
-	if (f & XHCA_H_ATMETH) {
-		pre = mr_check(p, v->pd, XHCA_ACCESS_REMOTE_ATOMIC, m);
+	if (p->opcode == (XHCA_OPC_RC | XHCA_OP_ATOMIC_WRITE)) {
+		/* IBA 1.5: 8 bytes, stored whole at an aligned address (the
+		 * QP's and the region's remote write) */
+		if (p->dma_len != 8 || p->payload_len != 8)
+			pre = XHCA_R_DROP_WRITE_LEN;
+		else
+			pre = mr_check(p, v, XHCA_ACCESS_REMOTE_WRITE, m);
+		if (!pre && (p->va & 7))
+			pre = XHCA_R_DROP_ATOMIC_ALIGN;
+	} else if (f & XHCA_H_ATMETH) {
+		pre = mr_check(p, v, XHCA_ACCESS_REMOTE_ATOMIC, m);
 		if (!pre && (p->va & 7))
 			pre = XHCA_R_DROP_ATOMIC_ALIGN;
 	} else if ((f & XHCA_H_RETH) && p->dma_len) {
 		if (p->dma_len > 0x80000000u)
 			pre = XHCA_R_DROP_WRITE_LEN;
 		else
-			pre = mr_check(p, v->pd, (f & XHCA_O_READ) ? XHCA_ACCESS_REMOTE_READ
-								   : XHCA_ACCESS_REMOTE_WRITE, m);
+			pre = mr_check(p, v, (f & XHCA_O_READ) ? XHCA_ACCESS_REMOTE_READ
+							       : XHCA_ACCESS_REMOTE_WRITE, m);
 	}
 	return pre;
 }
@@ -1092,7 +1113,7 @@ static __always_inline int accepted(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	int r;
 
 	if (v->type == XHCA_QPT_RC && v->action == XHCA_ACT_HOST) {
-		if (vd->ack_due || (f & (XHCA_O_READ | XHCA_H_ATMETH))) {
+		if (vd->ack_due || responded(p)) {
 			WRITE_ONCE32(c->unacked, 0);
 			vd->mflags |= vd->ack_due ? XHCA_MF_ACKREQ : 0;
 		} else {
@@ -1101,12 +1122,12 @@ static __always_inline int accepted(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	}
 	if ((f & XHCA_O_END) && (v->type == XHCA_QPT_RC || proxy_cq)) {
 		/* a request message accepted whole: the responder's MSN; a READ
-		 * or ATOMIC carries it to xhcad for its response. On a proxy CQ
+		 * or ATOMIC (WRITE) carries it to xhcad for its response. On a proxy CQ
 		 * the count before it is the message's CSN. */
 		__u32 was = __sync_fetch_and_add(&c->msn, 1);
 
 		vd->csn = was;
-		if (v->type == XHCA_QPT_RC && (f & (XHCA_O_READ | XHCA_H_ATMETH))) {
+		if (v->type == XHCA_QPT_RC && responded(p)) {
 			vd->msg_len = (was + 1) & XHCA_PSN_MASK;
 			vd->mflags |= XHCA_MF_MSN;
 		}
@@ -1177,7 +1198,7 @@ __noinline int xhca_check_qp(struct xdp_md *ctx, struct xhca_qp_ctx *c, const st
 	/* An RC request's ACK is due at AckReq, and at least every ack_every
 	 * packets; a READ or ATOMIC is answered anyway. Decided before the
 	 * commit: a WRITE placed here then goes on to xhcad for it. */
-	if (v.type == XHCA_QPT_RC && v.action == XHCA_ACT_HOST && !(f & (XHCA_O_READ | XHCA_H_ATMETH)))
+	if (v.type == XHCA_QPT_RC && v.action == XHCA_ACT_HOST && !responded(p))
 		vd->ack_due = (p->mflags & XHCA_MF_ACKREQ) ||
 			      (v.ack_every && READ_ONCE32(c->unacked) + 1 >= v.ack_every);
 	vd->pre = pre;

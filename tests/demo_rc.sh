@@ -8,7 +8,8 @@
 # back by RDMA READs, a counter in B's memory that both sides add to, a
 # multicast group of two QPs on B. Unmodified verbs programs (Debian's
 # ibv_rc_pingpong and perftest's ib_write_bw) through `xhca exec`, which
-# gives them xhca's libibverbs.so.1. Then the same run through loss,
+# gives them xhca's libibverbs.so.1, and UCX's ucx_perftest on rc_verbs
+# (Debian's ucx-utils, unmodified). Then the same run through loss,
 # reordering and duplicates (tests/impair, a tc program of our own: this
 # kernel has no netem). Everything is removed on exit.
 set -u -o pipefail # the applications' exit status, through their output's sed
@@ -19,8 +20,8 @@ tmp=$(mktemp -d)
 MID_MTU=3000 topo_setup_mid || { echo "demo: cannot build the topology" >&2; exit 1; }
 trap 'topo_cleanup; rm -rf "$tmp"' EXIT
 say "two hosts: $NS_A/$IF_A ($IP_A) <-> bridge in $NS_M <-> $NS_B/$IF_B ($IP_B)"
-xhcad_start --hostmem-mb 160 || exit 1
-xhcad_start_b --hostmem-mb 160 || exit 1
+xhcad_start --hostmem-mb 320 || exit 1
+xhcad_start_b --hostmem-mb 320 || exit 1
 echo "an xhcad on each ($IF_A and $IF_B), the XDP program on each interface"
 
 # rc_pair ARGS: the server (B) and the client (A), their output side by side
@@ -74,6 +75,38 @@ if command -v ibv_rc_pingpong >/dev/null && command -v ib_write_bw >/dev/null; t
 		{ echo "demo: ib_write_bw failed" >&2; exit 1; }
 else
 	say "verbs programs: not installed (make deps installs ibverbs-utils and perftest)"
+fi
+
+# ucx_pair ARGS: Debian's ucx_perftest, server on B, client on A, through
+# xhca exec, UCX on xhca's rc_verbs (UCX_TLS=rc_v,self: with ud_verbs for
+# its wire-up); the client's table of results
+ucx_pair() {
+	local spid rc=0
+	in_b "$B/xhca" -i "$IF_B" exec -- env UCX_TLS=rc_v,self UCX_NET_DEVICES="xhca_$IF_B:1" \
+		timeout 60 ucx_perftest "$@" >"$tmp/userver" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do
+		ip netns exec "$NS_B" ss -Hltn 'sport = :13337' | grep -q LISTEN && break
+		sleep 0.05
+	done
+	in_a "$B/xhca" -i "$IF_A" exec -- env UCX_TLS=rc_v,self UCX_NET_DEVICES="xhca_$IF_A:1" \
+		timeout 60 ucx_perftest "$@" "$IP_B" >"$tmp/uclient" 2>&1 || rc=1
+	wait "$spid" || rc=1
+	grep -E '^( *\+-|[|]|Final:)' "$tmp/uclient" | grep -vE '^[|] +[0-9]+ +[|]' | sed 's/^/  /'
+	[ $rc = 0 ] || sed 's/^/  /' "$tmp/uclient" "$tmp/userver" | tail -n 8
+	return $rc
+}
+if command -v ucx_perftest >/dev/null; then
+	say "UCX (Debian's ucx_perftest, unmodified) over xhca: ucx_info -d on A lists"
+	in_a "$B/xhca" -i "$IF_A" exec -- ucx_info -d | grep -E '^# +(Memory domain|Transport|Device): +(xhca|rc_verbs|ud_verbs)' |
+		sed 's/^#  */  /'
+	say "ucx_perftest tag_lat between the two hosts over rc_verbs (UCX_TLS=rc_v,self)"
+	ucx_pair -t tag_lat -n 2000 || { echo "demo: ucx_perftest tag_lat failed" >&2; exit 1; }
+	say "ucx_perftest ucp_put_bw: 64 KiB RDMA puts into B's memory"
+	ucx_pair -t ucp_put_bw -n 2000 -s 65536 ||
+		{ echo "demo: ucx_perftest ucp_put_bw failed" >&2; exit 1; }
+else
+	say "UCX: not installed (make deps installs ucx-utils)"
 fi
 
 say "the same run through 2% loss, 2% reordering, 1% duplicates (both directions)"

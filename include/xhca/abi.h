@@ -54,7 +54,8 @@
 #define XHCA_ACCESS_REMOTE_WRITE (1u << 1)
 #define XHCA_ACCESS_REMOTE_READ (1u << 2)
 #define XHCA_ACCESS_REMOTE_ATOMIC (1u << 3)
-#define XHCA_ACCESS_ALL 0xfu
+#define XHCA_ACCESS_MW_BIND (1u << 4)	/* memory windows may be bound to the region */
+#define XHCA_ACCESS_ALL 0x1fu
 
 /* Host memory: an mmapable array of 4 KiB pages (xhca_hostmem). */
 #define XHCA_PAGE_SIZE 4096
@@ -128,6 +129,8 @@
 	  "R_Key's key byte is not the MR's (stale or forged R_Key)")                      \
 	X(DROP_MR_PD, "drop_mr_pd", "MR is in another protection domain than the QP")      \
 	X(DROP_MR_ACCESS, "drop_mr_access", "MR does not allow this remote access")        \
+	X(DROP_MW_QP, "drop_mw_qp",                                                         \
+	  "R_Key names a type 2 memory window bound to another QP")                        \
 	X(DROP_MR_BOUNDS, "drop_mr_bounds", "access outside the MR (the whole message checked)") \
 	X(DROP_WRITE_LEN, "drop_write_len",                                                 \
 	  "RDMA packet length does not fit its message (ONLY = DMA length, FIRST/MIDDLE = MTU)") \
@@ -325,12 +328,14 @@ struct xhca_mr_ctx {
 	__u64 length;
 	__u64 base;	/* PRETRANSLATED: byte offset of iova in host memory */
 	__u32 alloc;	/* the host memory allocation it lies in (xhcad's) */
-	__u32 pad1;
+	__u32 qpn;	/* XHCA_MRF_MW_QP: the only QP that may use it */
 	__u64 pad2;
 };
 _Static_assert(sizeof(struct xhca_mr_ctx) == 64, "xhca_mr_ctx size");
 
 #define XHCA_MRF_PRETRANSLATED (1u << 0)
+#define XHCA_MRF_MW (1u << 1)		/* a memory window (bound: valid) */
+#define XHCA_MRF_MW_QP (1u << 2)	/* a type 2 window, bound to QP qpn */
 
 /* xhca_events (ring buffer): what xhca_rx tells xhcad, now. */
 struct xhca_event {

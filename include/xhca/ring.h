@@ -61,7 +61,7 @@ struct xhca_rwqe {
 	__u32 len;
 	__u32 alloc;		/* the allocation's id */
 	__u32 nsge;		/* 0 or 1: the buffer itself; up to XHCA_SGE_MAX: a list */
-	__u32 pad1;
+	__u32 lkey;		/* the buffer's region (0: none): checked when it is used */
 };
 _Static_assert(sizeof(struct xhca_rwqe) == 32, "xhca_rwqe size");
 
@@ -69,8 +69,10 @@ struct xhca_rsge {
 	__u64 off;
 	__u32 len;
 	__u32 alloc;
+	__u32 lkey;		/* as xhca_rwqe's */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct xhca_rsge) == 16, "xhca_rsge size");
+_Static_assert(sizeof(struct xhca_rsge) == 24, "xhca_rsge size");
 
 /* Bytes of a ring's scatter list table: a list of max_sge pieces per
  * entry, the entry's slot in the ring its index (libxhca's, read by xhcad,
@@ -86,7 +88,13 @@ enum xhca_wr_opcode {
 	XHCA_WR_RDMA_READ = 4,
 	XHCA_WR_ATOMIC_CMP_AND_SWP = 5,
 	XHCA_WR_ATOMIC_FETCH_AND_ADD = 6,
+	XHCA_WR_LOCAL_INV = 7,		/* imm: the R_Key of a type 2 window to unbind */
+	XHCA_WR_BIND_MW = 8,		/* rkey: the window's new R_Key; imm: the region's
+					 * L_Key; remote_va, compare_add: the window's
+					 * address and length in it; swap: its access */
 	XHCA_WR_SEND_WITH_INV = 9,
+	XHCA_WR_ATOMIC_WRITE = 15,	/* RC: compare_add's 8 bytes (as in memory) stored
+					 * whole at remote_va, 8-byte aligned (IBA 1.5) */
 };
 
 /* send_flags, as ibv_send_flags. */
@@ -130,6 +138,7 @@ enum xhca_wc_status {
 	XHCA_WC_LOC_QP_OP_ERR = 2,	/* a send request the QP cannot carry */
 	XHCA_WC_LOC_PROT_ERR = 4,
 	XHCA_WC_WR_FLUSH_ERR = 5,
+	XHCA_WC_MW_BIND_ERR = 6,	/* a memory window bind the rules refuse */
 	XHCA_WC_BAD_RESP_ERR = 7,	/* a response the request did not ask for */
 	XHCA_WC_REM_INV_REQ_ERR = 9,	/* NAK: invalid request */
 	XHCA_WC_REM_ACCESS_ERR = 10,	/* NAK: remote access error */
@@ -146,6 +155,9 @@ enum xhca_wc_opcode {
 	XHCA_WC_RDMA_READ = 2,
 	XHCA_WC_COMP_SWAP = 3,
 	XHCA_WC_FETCH_ADD = 4,
+	XHCA_WC_BIND_MW = 5,
+	XHCA_WC_LOCAL_INV = 6,
+	XHCA_WC_ATOMIC_WRITE = 9,
 	/* receive completions */
 	XHCA_WC_RECV = 128,
 	XHCA_WC_RECV_RDMA_WITH_IMM = 129,

@@ -95,7 +95,22 @@ struct xhca_mr *xhca_mr_reg(struct xhca_pd *pd, void *addr, size_t len, unsigned
 /* As xhca_mr_reg, the remote side naming the region's first byte iova. */
 struct xhca_mr *xhca_mr_reg_iova(struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
 				 unsigned int access);
+/* The region with a new translation (len bytes at addr, remote iova), PD
+ * (of the same session) and access, its key kept: the old ones are no
+ * longer used when it returns. On failure it is as it was. */
+int xhca_mr_rereg(struct xhca_mr *mr, struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
+		  unsigned int access);
 int xhca_mr_dereg(struct xhca_mr *mr);
+/* Memory windows (since XHCA_1.1) of type 1 or 2 in pd: the window's R_Key
+ * in *rkey, its index its own; unbound until a bind (XHCA_WR_BIND_MW, on a
+ * QP of pd) gives it part of a region registered with XHCA_ACCESS_MW_BIND
+ * and a new key byte. Remote requests may then use the window's R_Key, a
+ * type 2 window's only through the QP that bound it; XHCA_WR_LOCAL_INV or
+ * the peer's SEND with Invalidate unbinds a type 2 window, a bind of
+ * length 0 a type 1 window. A region cannot be deregistered while windows
+ * are bound to it (-EBUSY). */
+int xhca_mw_alloc(struct xhca_pd *pd, unsigned int type, uint32_t *rkey);
+int xhca_mw_dealloc(struct xhca_pd *pd, uint32_t rkey);
 /* The R_Key (= L_Key): index << 8 | a key byte new on every registration. */
 uint32_t xhca_mr_rkey(const struct xhca_mr *mr);
 int xhca_mr_pretranslated(const struct xhca_mr *mr);
@@ -108,6 +123,14 @@ int xhca_mr_pretranslated(const struct xhca_mr *mr);
 struct xhca_cq *xhca_cq_create(struct xhca_ctx *ctx, unsigned int depth);
 struct xhca_cq *xhca_cq_create_ex(struct xhca_ctx *ctx, unsigned int depth, unsigned int flags);
 int xhca_cq_destroy(struct xhca_cq *cq);
+/* The CQ holds depth (a power of 2) entries from now on, its completions
+ * kept: -EINVAL when it holds more than depth, -EOPNOTSUPP for a proxy CQ.
+ * Not while another thread polls it. */
+int xhca_cq_resize(struct xhca_cq *cq, unsigned int depth);
+/* Takes QP qpn's completions out of the CQ (those not polled yet; the
+ * others keep their order), as a QP reset does on an HCA: how many, or
+ * -errno. Not while another thread polls it. (Since XHCA_1.1.) */
+int xhca_cq_clean(struct xhca_cq *cq, uint32_t qpn);
 /* Up to n completions into wc; returns how many (0: none). Every 64th empty
  * poll of a CQ in a row yields the CPU (sched_yield), so that a program
  * spinning on it leaves xhcad room on a busy host; XHCA_POLL_YIELD=N in the
@@ -221,7 +244,10 @@ int xhca_post_recv_sg(struct xhca_qp *qp, uint64_t wr_id, const struct xhca_sge 
 struct xhca_sge {
 	uint64_t addr;
 	uint32_t length;
-	uint32_t pad;
+	uint32_t lkey;	/* a receive's (since XHCA_1.1): the region xhcad checks the
+			 * piece against when a message takes it (a region of the
+			 * QP's PD allowing local write, holding the piece), else
+			 * XHCA_WC_LOC_PROT_ERR; 0: none checked */
 };
 
 struct xhca_send_wr {
@@ -231,7 +257,8 @@ struct xhca_send_wr {
 	int num_sge;			/* up to XHCA_SGE_MAX (ring.h) */
 	enum xhca_wr_opcode opcode;
 	unsigned int send_flags;	/* XHCA_SEND_* */
-	uint32_t imm_data;		/* network order; SEND_WITH_INV: the R_Key */
+	uint32_t imm_data;		/* network order; SEND_WITH_INV, LOCAL_INV: the R_Key
+					 * (host order) */
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -239,7 +266,9 @@ struct xhca_send_wr {
 		} rdma;
 		struct {
 			uint64_t remote_addr;
-			uint64_t compare_add;	/* FETCH_ADD: the addend */
+			uint64_t compare_add;	/* FETCH_ADD: the addend; ATOMIC_WRITE
+						 * (since XHCA_1.1): the 8 bytes stored,
+						 * as in memory, no scatter list */
 			uint64_t swap;
 			uint32_t rkey;
 		} atomic;
@@ -248,6 +277,13 @@ struct xhca_send_wr {
 			uint32_t remote_qpn;	/* 0xffffff with a multicast address */
 			uint32_t remote_qkey;
 		} ud;
+		struct {			/* XHCA_WR_BIND_MW (since XHCA_1.1) */
+			uint32_t mw_rkey;	/* the window's R_Key from now on */
+			uint32_t mr_lkey;	/* the region it is bound to */
+			uint64_t addr;		/* its first byte there (the region's iova) */
+			uint64_t length;	/* 0: unbound */
+			unsigned int access;	/* XHCA_ACCESS_REMOTE_* */
+		} bind;
 	} wr;
 };
 

@@ -505,7 +505,7 @@ err2 "mr reg: --scatter with --contig" 'mr reg;exclude each other' mr reg --len 
 err1 "mr reg: length 0" 'mr reg;length 0' mr reg --len 0
 err1 "mr reg: more than host memory" 'mr reg;no 4000000000 bytes of host memory' \
 	mr reg --len 4000000000
-err1 "mr reg: unknown access flags" 'mr reg;unknown access flags 0x10' mr reg --len 10 --access 0x11
+err1 "mr reg: unknown access flags" 'mr reg;unknown access flags 0x20' mr reg --len 10 --access 0x21
 err1 "mr reg: remote write without local write" 'mr reg;need local write' \
 	mr reg --len 10 --access remote-write
 err2 "mr dereg: no R_Key" 'mr dereg;missing R_Key' mr dereg

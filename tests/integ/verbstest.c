@@ -197,6 +197,27 @@ static int same(const uint8_t *p, size_t n, uint8_t seed)
 	return 1;
 }
 
+/* A buffer on the stack registered and deregistered again and again at
+ * other places in the page: each time its page (the frames of the calls
+ * that register it among them) is copied and swapped under the running
+ * thread, which must have written nothing there meanwhile (libxhca's
+ * off_stack: a lost write is a lost return address, a crash). */
+static void local_stack_again(void)
+{
+	volatile uint64_t canary = 0x5a5a5a5a12345678ull;
+	uint8_t stack[8192];
+	int ok = 1;
+
+	memset(stack, 0x3c, sizeof(stack));
+	for (int i = 0; i < 100 && ok; i++) {
+		struct ibv_mr *mr = ibv_reg_mr(pd, stack + (i * 37) % 4096, 100, IBV_ACCESS_LOCAL_WRITE);
+
+		ok = mr && !ibv_dereg_mr(mr) && stack[(i * 37) % 4096] == 0x3c;
+	}
+	check(ok && canary == 0x5a5a5a5a12345678ull, "reg_mr and dereg_mr of a stack buffer, "
+	      "100 times: the stack as it was");
+}
+
 /* ibv_reg_mr on memory of every kind the man page allows keeps its bytes,
  * and ibv_dereg_mr gives it back with them. */
 static void local_memory(void)
@@ -251,6 +272,7 @@ static void local_memory(void)
 	free(heap);
 	free(al);
 	munmap(anon, 1 << 20);
+	local_stack_again();
 }
 
 static void local_mr_errors(void)
@@ -269,9 +291,8 @@ static void local_mr_errors(void)
 	mr = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
 	check(!mr && errno == EINVAL, "reg_mr: length 0: EINVAL (%s)", strerror(errno));
 	errno = 0;
-	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
-	check(!mr && errno == EOPNOTSUPP, "reg_mr: memory window binding: EOPNOTSUPP (%s)",
-	      strerror(errno));
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED);
+	check(!mr && errno == EOPNOTSUPP, "reg_mr: zero-based: EOPNOTSUPP (%s)", strerror(errno));
 	if (fd >= 0 && !ftruncate(fd, 8192)) {
 		fm = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		fm[0] = 42;
@@ -802,6 +823,567 @@ static void local_mcast_loopback(void)
 	for (int i = 0; i < 3; i++)
 		ibv_destroy_cq(c[i]);
 	ibv_dereg_mr(mr);
+}
+
+/* ibv_resize_cq: a CQ of 4 holding three flushed receives grows to 16
+ * (they stay, in order, and more than 4 fit), shrinks to 1 once empty;
+ * sizes that cannot take what it holds, or what signaled sends posted
+ * will put there, are refused with EINVAL and change nothing. */
+static void local_cq_resize(void)
+{
+	static uint8_t buf[256];
+	struct ibv_cq *c = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp *qp = ud_qp(c, 0x77), *q2 = ud_qp(c, 0x77), *q3 = ud_qp(c, 0x77);
+	struct ibv_qp *sq = ud_qp(c, 0x77);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .sgid_index = GIDX, .hop_limit = 8 } };
+	struct ibv_sge g = { .addr = (uintptr_t)buf, .length = 16 };
+	struct ibv_send_wr w = { .sg_list = &g, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_ah *ah;
+	struct ibv_wc wc[16];
+	int n, ok = 1;
+
+	if (!mr || ibv_query_gid(ctx, 1, GIDX, &aa.grh.dgid) || !(ah = ibv_create_ah(pd, &aa)))
+		die("cq resize setup");
+	g.lkey = mr->lkey;
+	for (int i = 0; i < 3; i++)
+		post_recv(qp, buf, sizeof(buf), mr->lkey, (uint64_t)(100 + i));
+	ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	usleep(200000);
+	check(ibv_resize_cq(c, 2) == EINVAL && c->cqe == 4,
+	      "resize_cq to 2 of a CQ holding 3 completions: EINVAL, its size kept");
+	check(ibv_resize_cq(c, 0) == EINVAL && ibv_resize_cq(c, -1) == EINVAL &&
+	      ibv_resize_cq(c, 1 << 30) == EINVAL && c->cqe == 4,
+	      "resize_cq to 0, -1, past the largest CQ: EINVAL");
+	n = ibv_resize_cq(c, 10);
+	check(!n && c->cqe >= 10, "resize_cq from 4 to 10 (cqe %d)", c->cqe);
+	check(ibv_poll_cq(c, 1, wc) == 1 && wc[0].wr_id == 100 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR, "the first completion polled after it");
+	for (int i = 0; i < 8; i++)
+		post_recv(q2, buf, sizeof(buf), mr->lkey, (uint64_t)(200 + i));
+	ibv_modify_qp(q2, &a, IBV_QP_STATE);
+	usleep(200000);
+	n = ibv_poll_cq(c, 16, wc);
+	for (int i = 0; i < n; i++)
+		ok &= wc[i].wr_id == (uint64_t)(i < 2 ? 101 + i : 200 + i - 2);
+	check(n == 10 && ok, "the two left and 8 more, 10 in a CQ that held 4, in order (%d)", n);
+	n = ibv_resize_cq(c, 1);
+	check(!n && c->cqe >= 1 && c->cqe < 10, "resize_cq of the empty CQ down to 1 (cqe %d)",
+	      c->cqe);
+	post_recv(q3, buf, sizeof(buf), mr->lkey, 300);
+	ibv_modify_qp(q3, &a, IBV_QP_STATE);
+	check(wait_wc(c, 1000).wr_id == 300, "a completion through the shrunk CQ");
+	/* three signaled sends posted to the CQ of 1: their completions
+	 * count, written or not */
+	check(!ibv_resize_cq(c, 4), "resize_cq to 4");
+	w.wr.ud.ah = ah;
+	w.wr.ud.remote_qpn = sq->qp_num;
+	w.wr.ud.remote_qkey = 0x77;
+	for (int i = 0; i < 3; i++)
+		ok &= !ibv_post_send(sq, &w, &bad);
+	check(ok && ibv_resize_cq(c, 2) == EINVAL, "resize_cq to 2 right after posting 3 "
+	      "signaled sends: EINVAL");
+	n = 0;
+	for (int i = 0; i < 3; i++)
+		n += wait_wc(c, 1000).status == IBV_WC_SUCCESS;
+	check(n == 3, "... and their 3 completions come (%d)", n);
+	ibv_destroy_ah(ah);
+	check(!ibv_destroy_qp(qp) && !ibv_destroy_qp(q2) && !ibv_destroy_qp(q3) &&
+	      !ibv_destroy_qp(sq) && !ibv_destroy_cq(c) && !ibv_dereg_mr(mr),
+	      "destroy the QPs and the resized CQ");
+}
+
+/* Two RC QPs of this device, each connected to the other (loopback). */
+static void loop_pair(struct ibv_pd *p, struct ibv_cq *c, struct ibv_qp **a, struct ibv_qp **b)
+{
+	struct peer pa = {}, pb = {};
+
+	*a = new_qp(IBV_QPT_RC, p, c);
+	*b = new_qp(IBV_QPT_RC, p, c);
+	if (!*a || !*b)
+		die("loopback pair");
+	me(*a, &pa);
+	me(*b, &pb);
+	if (to_rts(*a, &pb, 12, 3, 3) || to_rts(*b, &pa, 12, 3, 3))
+		die("loopback pair: to RTS");
+}
+
+/* One WRITE of 64 bytes of v from qp to (addr, rkey); its status. */
+static enum ibv_wc_status write_lo(struct ibv_qp *qp, struct ibv_cq *c, struct ibv_mr *src,
+				   uint64_t addr, uint32_t rkey, uint8_t v)
+{
+	memset(src->addr, v, 64);
+	if (post(qp, IBV_WR_RDMA_WRITE, src->addr, 64, src->lkey, addr, rkey, v))
+		return (enum ibv_wc_status)-2;
+	return wait_wc(c, 3000).status;
+}
+
+/* ibv_rereg_mr: the region's translation, PD and access change, its keys
+ * stay; a peer's WRITE (a loopback QP of this device) follows: into the
+ * new pages, not the old; refused while the region is of another PD or
+ * lacks remote write. Bad arguments: IBV_REREG_MR_ERR_INPUT, EINVAL, and
+ * the region as it was. */
+static void local_rereg(void)
+{
+	uint8_t *b1 = aligned_alloc(4096, 4096), *b2 = aligned_alloc(4096, 8192);
+	static uint8_t src[4096];
+	struct ibv_cq *c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr, *smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp *qa, *qb;
+	uint32_t key;
+
+	if (!b1 || !b2 || !c || !pd2 || !smr)
+		die("rereg setup");
+	memset(b1, 0, 4096);
+	memset(b2, 0, 8192);
+	mr = ibv_reg_mr(pd, b1, 4096, rw);
+	if (!mr)
+		die("rereg: reg_mr");
+	key = mr->rkey;
+	loop_pair(pd, c, &qa, &qb);
+	check(write_lo(qa, c, smr, (uintptr_t)b1, key, 0x11) == IBV_WC_SUCCESS && b1[63] == 0x11,
+	      "rereg: a loopback WRITE into the region");
+	/* bad arguments: nothing changes */
+	errno = 0;
+	check(ibv_rereg_mr(mr, 1 << 3, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT &&
+	      errno == EINVAL, "rereg_mr with an unknown flag: ERR_INPUT, EINVAL");
+	errno = 0;
+	check(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 64, 0) ==
+	      IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg_mr to address NULL: EINVAL");
+	errno = 0;
+	check(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, rw) ==
+	      IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg_mr with access flags but no "
+	      "CHANGE_ACCESS: EINVAL");
+	errno = 0;
+	check(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0) ==
+	      IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg_mr to PD NULL: EINVAL");
+	errno = 0;
+	check(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_REMOTE_WRITE) == IBV_REREG_MR_ERR_INPUT && errno == EINVAL,
+	      "rereg_mr to remote write without local write: EINVAL");
+	check(mr->rkey == key && mr->addr == b1 && mr->pd == pd &&
+	      write_lo(qa, c, smr, (uintptr_t)b1, key, 0x12) == IBV_WC_SUCCESS && b1[0] == 0x12,
+	      "... and the region is as it was");
+	/* its pages */
+	check(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b2 + 4096, 4096, 0) &&
+	      mr->lkey == key && mr->rkey == key && mr->addr == b2 + 4096 && mr->length == 4096,
+	      "rereg_mr to other pages: keys kept, address and length new");
+	check(write_lo(qa, c, smr, (uintptr_t)(b2 + 4096), key, 0x21) == IBV_WC_SUCCESS &&
+	      b2[4096 + 63] == 0x21 && b1[0] == 0x12 && !b2[0],
+	      "a WRITE to the new address lands in the new pages, nothing in the old");
+	check(write_lo(qa, c, smr, (uintptr_t)b1, key, 0x22) == IBV_WC_REM_ACCESS_ERR &&
+	      b1[0] == 0x12, "a WRITE to the old address: REM_ACCESS_ERR, the old pages untouched");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	/* its access */
+	loop_pair(pd, c, &qa, &qb);
+	check(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE),
+	      "rereg_mr to local write only");
+	check(write_lo(qa, c, smr, (uintptr_t)(b2 + 4096), key, 0x31) == IBV_WC_REM_ACCESS_ERR &&
+	      b2[4096] == 0x21, "a WRITE then: REM_ACCESS_ERR, nothing written");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	/* its PD (with its access back) */
+	loop_pair(pd, c, &qa, &qb);
+	check(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS, pd2, NULL, 0,
+			    rw) && mr->pd == pd2, "rereg_mr to another PD, remote write again");
+	errno = 0;
+	check(ibv_dealloc_pd(pd2) == EBUSY, "that PD cannot go while the region is in it");
+	check(write_lo(qa, c, smr, (uintptr_t)(b2 + 4096), key, 0x41) == IBV_WC_REM_ACCESS_ERR &&
+	      b2[4096] == 0x21, "a WRITE from a QP of the first PD: REM_ACCESS_ERR");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	loop_pair(pd, c, &qa, &qb);
+	check(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd, NULL, 0, 0) &&
+	      write_lo(qa, c, smr, (uintptr_t)(b2 + 4096), key, 0x51) == IBV_WC_SUCCESS &&
+	      b2[4096 + 10] == 0x51, "rereg_mr back to the first PD: the WRITE lands");
+	check(!ibv_dealloc_pd(pd2), "and the other PD can go");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	check(!ibv_dereg_mr(mr) && !ibv_dereg_mr(smr) && !ibv_destroy_cq(c),
+	      "dereg the re-registered region");
+	free(b1);
+	free(b2);
+}
+
+/* One request on qp: its completion (status -2: refused when posted). */
+static struct ibv_wc post_wait(struct ibv_qp *qp, struct ibv_cq *c, struct ibv_send_wr *w)
+{
+	struct ibv_send_wr *bad;
+
+	w->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(qp, w, &bad))
+		return (struct ibv_wc){ .status = (enum ibv_wc_status)-2 };
+	return wait_wc(c, 3000);
+}
+
+static void unpair(struct ibv_qp *a, struct ibv_qp *b)
+{
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+}
+
+/* IBV_WR_BIND_MW of type 2 window mw (its R_Key was key) to 2048 bytes at
+ * addr of mr, remote write, through qp: the new R_Key, the completion in *wc. */
+static uint32_t bind2(struct ibv_qp *qp, struct ibv_cq *c, struct ibv_mw *mw, uint32_t key,
+		      struct ibv_mr *mr, uint64_t addr, struct ibv_wc *wc)
+{
+	struct ibv_send_wr w = { .wr_id = 81, .opcode = IBV_WR_BIND_MW };
+
+	w.bind_mw.mw = mw;
+	w.bind_mw.rkey = ibv_inc_rkey(key);
+	w.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = addr, .length = 2048,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	*wc = post_wait(qp, c, &w);
+	return w.bind_mw.rkey;
+}
+
+/* A SEND with Invalidate of key from qp to its peer: whether both complete
+ * and the receive says WITH_INV with the key. */
+static int send_inv(struct ibv_qp *qp, struct ibv_qp *peer, struct ibv_cq *c, struct ibv_mr *smr,
+		    uint32_t key)
+{
+	struct ibv_send_wr w = { .wr_id = 84, .opcode = IBV_WR_SEND_WITH_INV, .invalidate_rkey = key };
+	struct ibv_wc a, b;
+
+	post_recv(peer, (uint8_t *)smr->addr + 2048, 64, smr->lkey, 85);
+	a = post_wait(qp, c, &w);
+	b = wait_wc(c, 3000);
+	if (a.opcode == IBV_WC_RECV) {
+		struct ibv_wc t = a;
+
+		a = b;
+		b = t;
+	}
+	return a.status == IBV_WC_SUCCESS && a.wr_id == 84 && b.status == IBV_WC_SUCCESS &&
+	       b.wr_id == 85 && (b.wc_flags & IBV_WC_WITH_INV) && b.invalidated_rkey == key;
+}
+
+/* Memory windows (ibv_alloc_mw, ibv_bind_mw, IBV_WR_BIND_MW, LOCAL_INV,
+ * SEND with Invalidate) between loopback QPs of this device: a WRITE
+ * through a window lands in its part of the region and nowhere else, only
+ * while it is bound, a type 2 window's only through the QP that bound it;
+ * what the rules refuse completes MW_BIND_ERR. */
+static void local_mw(void)
+{
+	static uint8_t src[4096];
+	uint8_t *buf = aligned_alloc(4096, 8192);
+	struct ibv_cq *c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_mr *smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = NULL, *plain = NULL;
+	struct ibv_mw *w1 = NULL, *w2 = NULL;
+	struct ibv_device_attr da;
+	struct ibv_qp *qa, *qb, *qc, *qd;
+	struct ibv_wc wc;
+	uint64_t win = 0;
+	uint32_t k;
+	int n;
+
+	if (!buf || !c || !smr)
+		die("mw setup");
+	memset(buf, 0, 8192);
+	memset(&da, 0, sizeof(da));
+	n = ibv_query_device(ctx, &da);
+	check(!n && (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) && da.max_mw > 0,
+	      "query_device: memory windows of type 1 and 2B, max_mw %d", da.max_mw);
+	mr = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	plain = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	w1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	w2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	check(mr && plain && w1 && w2 && w1->type == IBV_MW_TYPE_1 && w2->rkey &&
+	      w2->rkey != w1->rkey, "reg_mr with IBV_ACCESS_MW_BIND; alloc_mw of type 1 and 2");
+	if (!mr || !plain || !w1 || !w2)
+		die("mw setup");
+	errno = 0;
+	check(!ibv_alloc_mw(pd, (enum ibv_mw_type)3) && errno == EINVAL, "alloc_mw of type 3: EINVAL");
+	win = (uintptr_t)buf + 1024;
+
+	/* type 1: ibv_bind_mw, a WRITE through it, outside it, unbound */
+	loop_pair(pd, c, &qa, &qb);
+	k = w1->rkey;
+	{
+		struct ibv_mw_bind b = { .wr_id = 71, .send_flags = IBV_SEND_SIGNALED,
+					 .bind_info = { .mr = mr, .addr = win, .length = 1024,
+							.mw_access_flags = IBV_ACCESS_REMOTE_WRITE } };
+
+		n = ibv_bind_mw(qa, w1, &b);
+		check(!n && w1->rkey != k && (w1->rkey >> 8) == (k >> 8),
+		      "bind_mw of the type 1 window: a new key byte (0x%x -> 0x%x)", k, w1->rkey);
+	}
+	wc = wait_wc(c, 3000);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 71,
+	      "... its completion: BIND_MW, success");
+	check(write_lo(qb, c, smr, win + 1024 - 64, w1->rkey, 0x61) == IBV_WC_SUCCESS &&
+	      buf[2048 - 1] == 0x61 && !buf[2048], "a WRITE through the window lands at its end");
+	check(write_lo(qb, c, smr, win - 64, w1->rkey, 0x62) == IBV_WC_REM_ACCESS_ERR &&
+	      !buf[1023], "a WRITE before the window: REM_ACCESS_ERR, nothing written");
+	unpair(qa, qb);
+	loop_pair(pd, c, &qa, &qb);
+	check(write_lo(qb, c, smr, win, k, 0x63) == IBV_WC_REM_ACCESS_ERR && !buf[1024],
+	      "a WRITE with the window's R_Key of before the bind: REM_ACCESS_ERR");
+	unpair(qa, qb);
+	loop_pair(pd, c, &qa, &qb);
+	errno = 0;
+	check(ibv_dereg_mr(mr) == EBUSY, "dereg_mr of the region a window is bound to: EBUSY");
+	{
+		struct ibv_mw_bind b = { .wr_id = 72, .send_flags = IBV_SEND_SIGNALED,
+					 .bind_info = { .mr = mr, .addr = win, .length = 0 } };
+
+		check(!ibv_bind_mw(qa, w1, &b) && wait_wc(c, 3000).status == IBV_WC_SUCCESS,
+		      "bind_mw of length 0: the type 1 window unbound");
+	}
+	check(write_lo(qb, c, smr, win, w1->rkey, 0x64) == IBV_WC_REM_ACCESS_ERR &&
+	      !buf[1024], "a WRITE through it then: REM_ACCESS_ERR");
+	unpair(qa, qb);
+
+	/* type 2: IBV_WR_BIND_MW, only its QP may use it, LOCAL_INV */
+	loop_pair(pd, c, &qa, &qb);
+	loop_pair(pd, c, &qc, &qd);
+	k = bind2(qa, c, w2, w2->rkey, mr, win, &wc);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 81,
+	      "IBV_WR_BIND_MW of the type 2 window through QP A");
+	check(write_lo(qb, c, smr, win, k, 0x71) == IBV_WC_SUCCESS && buf[1024 + 63] == 0x71,
+	      "a WRITE to QP A through it lands");
+	check(write_lo(qc, c, smr, win + 64, k, 0x72) == IBV_WC_REM_ACCESS_ERR &&
+	      !buf[1024 + 64], "a WRITE to another QP (D) through it: REM_ACCESS_ERR "
+	      "(drop_mw_qp), nothing written");
+	unpair(qc, qd);
+	loop_pair(pd, c, &qc, &qd);
+	check(send_inv(qc, qd, c, smr, k), "SEND with Invalidate of it to QP D: delivered, the key "
+	      "in the completion");
+	check(write_lo(qb, c, smr, win + 128, k, 0x73) == IBV_WC_SUCCESS &&
+	      buf[1024 + 128] == 0x73, "... and the window, not bound through D, still takes "
+	      "A's WRITEs");
+	unpair(qc, qd);
+	{
+		struct ibv_send_wr w = { .wr_id = 82, .opcode = IBV_WR_LOCAL_INV,
+					 .invalidate_rkey = k };
+
+		wc = post_wait(qa, c, &w);
+	}
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV,
+	      "LOCAL_INV of the type 2 window on QP A");
+	check(write_lo(qb, c, smr, win + 192, k, 0x74) == IBV_WC_REM_ACCESS_ERR &&
+	      !buf[1024 + 192], "a WRITE through it then: REM_ACCESS_ERR");
+	unpair(qa, qb);
+	/* the peer's SEND with Invalidate */
+	loop_pair(pd, c, &qa, &qb);
+	k = bind2(qa, c, w2, k, mr, win, &wc);
+	check(wc.status == IBV_WC_SUCCESS, "the type 2 window bound again, through a new QP A");
+	check(send_inv(qb, qa, c, smr, k), "B's SEND with Invalidate of it to A: delivered, the key "
+	      "in the completion");
+	check(write_lo(qb, c, smr, win + 256, k, 0x75) == IBV_WC_REM_ACCESS_ERR &&
+	      !buf[1024 + 256], "... and the window unbound: a WRITE through it: REM_ACCESS_ERR");
+	unpair(qa, qb);
+	loop_pair(pd, c, &qa, &qb);
+	k = bind2(qa, c, w2, k, mr, win, &wc);
+	check(wc.status == IBV_WC_SUCCESS, "bound once more");
+	bind2(qa, c, w2, k, mr, win, &wc);
+	check(wc.status == IBV_WC_MW_BIND_ERR && qp_state(qa) == IBV_QPS_ERR,
+	      "binding it again while bound: MW_BIND_ERR, the QP in error");
+	unpair(qa, qb);
+
+	/* what the rules refuse */
+	loop_pair(pd, c, &qa, &qb);
+	{
+		struct ibv_send_wr w = { .wr_id = 91, .opcode = IBV_WR_BIND_MW };
+
+		w.bind_mw.mw = w2;
+		w.bind_mw.rkey = ibv_inc_rkey(k);
+		w.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = plain, .addr = (uintptr_t)buf,
+			.length = 64, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		wc = post_wait(qa, c, &w);
+		check(wc.status == IBV_WC_MW_BIND_ERR && qp_state(qa) == IBV_QPS_ERR,
+		      "a bind to a region without IBV_ACCESS_MW_BIND: MW_BIND_ERR, the QP in error");
+	}
+	unpair(qa, qb);
+	loop_pair(pd, c, &qa, &qb);
+	{
+		struct ibv_send_wr w = { .wr_id = 92, .opcode = IBV_WR_BIND_MW };
+
+		w.bind_mw.mw = w2;
+		w.bind_mw.rkey = ibv_inc_rkey(k);
+		w.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = win + 4096,
+			.length = 4096, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		check(post_wait(qa, c, &w).status == IBV_WC_MW_BIND_ERR,
+		      "a window past the end of its region: MW_BIND_ERR");
+	}
+	unpair(qa, qb);
+	{
+		struct ibv_qp *ud = ud_qp(c, 0x99);
+		struct ibv_send_wr w = { .wr_id = 93, .opcode = IBV_WR_BIND_MW }, *bad;
+
+		w.bind_mw.mw = w2;
+		w.bind_mw.rkey = ibv_inc_rkey(k);
+		w.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = win,
+			.length = 64, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		check(ibv_post_send(ud, &w, &bad) == EINVAL, "IBV_WR_BIND_MW on a UD QP: EINVAL");
+		w.bind_mw.rkey = ibv_inc_rkey(w1->rkey);
+		ibv_destroy_qp(ud);
+	}
+	errno = 0;
+	check(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd with windows in it: EBUSY");
+	check(!ibv_dealloc_mw(w1) && !ibv_dealloc_mw(w2) && !ibv_dereg_mr(mr) &&
+	      !ibv_dereg_mr(plain) && !ibv_dereg_mr(smr) && !ibv_destroy_cq(c),
+	      "dealloc_mw, then the region goes");
+	free(buf);
+}
+
+/* A receive's lkey is checked when a message takes it, as on an HCA: its
+ * region deregistered since it was posted (the pages kept by another), or
+ * moved to another PD, the receive completes LOC_PROT_ERR and the sender
+ * REM_OP_ERR. A reset QP leaves nothing of its own in its CQ; another
+ * QP's completions there stay. */
+static void local_recv_lkey(void)
+{
+	static uint8_t rb[4096], sb[4096];
+	struct ibv_cq *c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_mr *m1 = ibv_reg_mr(pd, rb, sizeof(rb), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *m2 = ibv_reg_mr(pd, rb, sizeof(rb), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *smr = ibv_reg_mr(pd, sb, sizeof(sb), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp *qa, *qb, *ud;
+	struct ibv_wc w[4];
+	int n, ok = 1;
+
+	if (!c || !pd2 || !m1 || !m2 || !smr)
+		die("recv lkey setup");
+	/* deregistered after the post */
+	loop_pair(pd, c, &qa, &qb);
+	post_recv(qb, rb, 64, m1->lkey, 41);
+	check(!ibv_dereg_mr(m1), "dereg the receive's region (another keeps its pages)");
+	check(post(qa, IBV_WR_SEND, sb, 64, smr->lkey, 0, 0, 42) == 0, "a SEND to it");
+	n = 0;
+	for (int i = 0; i < 2; i++) {
+		w[i] = wait_wc(c, 3000);
+		n += (w[i].wr_id == 41 && w[i].status == IBV_WC_LOC_PROT_ERR) ||
+		     (w[i].wr_id == 42 && w[i].status == IBV_WC_REM_OP_ERR);
+	}
+	check(n == 2, "the receive: LOC_PROT_ERR, the SEND: REM_OP_ERR (%d/2)", n);
+	unpair(qa, qb);
+	while (ibv_poll_cq(c, 4, w) > 0)
+		; /* (their flushes) */
+	/* moved to another PD after the post */
+	loop_pair(pd, c, &qa, &qb);
+	post_recv(qb, rb, 64, m2->lkey, 43);
+	check(!ibv_rereg_mr(m2, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0),
+	      "rereg the receive's region to another PD");
+	post(qa, IBV_WR_SEND, sb, 64, smr->lkey, 0, 0, 44);
+	n = 0;
+	for (int i = 0; i < 2; i++) {
+		w[i] = wait_wc(c, 3000);
+		n += (w[i].wr_id == 43 && w[i].status == IBV_WC_LOC_PROT_ERR) ||
+		     (w[i].wr_id == 44 && w[i].status == IBV_WC_REM_OP_ERR);
+	}
+	check(n == 2, "the receive: LOC_PROT_ERR, the SEND: REM_OP_ERR (%d/2)", n);
+	/* the pair's flushes in the CQ, a UD QP's after them */
+	ud = ud_qp(c, 0x5);
+	post_recv(qb, rb, 64, m2->lkey, 45);
+	post_recv(qa, sb, 64, smr->lkey, 46);
+	post_recv(ud, sb, 64, smr->lkey, 47);
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+		ibv_modify_qp(ud, &a, IBV_QP_STATE);
+		usleep(200000);
+		a.qp_state = IBV_QPS_RESET;
+		check(!ibv_modify_qp(qa, &a, IBV_QP_STATE) && !ibv_modify_qp(qb, &a, IBV_QP_STATE),
+		      "both QPs of the pair to RESET");
+	}
+	n = ibv_poll_cq(c, 4, w);
+	for (int i = 0; i < n; i++)
+		ok &= w[i].qp_num == ud->qp_num;
+	check(n == 1 && ok && w[0].wr_id == 47, "the CQ holds the UD QP's flushed receive only "
+	      "(%d completions)", n);
+	ibv_destroy_qp(ud);
+	unpair(qa, qb);
+	check(!ibv_dereg_mr(m2) && !ibv_dereg_mr(smr) && !ibv_dealloc_pd(pd2) && !ibv_destroy_cq(c),
+	      "clean up");
+}
+
+/* ATOMIC WRITE (IBA 1.5, RC): 8 bytes stored whole at an aligned address
+ * of a region with remote write, through ibv_wr_atomic_write and
+ * ibv_post_send's IBV_WR_ATOMIC_WRITE (its 8 bytes from the scatter list,
+ * read when posted); misaligned: REM_INV_REQ_ERR, a region without remote
+ * write: REM_ACCESS_ERR, nothing stored; not 8 bytes, or on UD: EINVAL. */
+static void local_atomic_write(void)
+{
+	static uint64_t dst[8] __attribute__((aligned(64)));
+	static uint64_t src[2];
+	struct ibv_cq *c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_mr *dmr = ibv_reg_mr(pd, dst, sizeof(dst),
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_mr *ro = ibv_reg_mr(pd, dst, sizeof(dst),
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	struct ibv_mr *smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = c, .recv_cq = c, .qp_type = IBV_QPT_RC, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_RDMA_WRITE,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qa = ibv_create_qp_ex(ctx, &ia), *qb = new_qp(IBV_QPT_RC, pd, c), *ud;
+	struct ibv_qp_ex *x = qa ? ibv_qp_to_qp_ex(qa) : NULL;
+	const uint8_t word[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct ibv_sge g = { .addr = (uintptr_t)src, .length = 8 };
+	struct ibv_send_wr w = { .wr_id = 61, .opcode = IBV_WR_ATOMIC_WRITE, .sg_list = &g,
+				 .num_sge = 1 }, *bad;
+	struct peer pa = {}, pb = {};
+	struct ibv_wc wc;
+
+	if (!c || !dmr || !ro || !smr || !x || !qb)
+		die("atomic write setup");
+	g.lkey = smr->lkey;
+	me(qa, &pa);
+	me(qb, &pb);
+	if (to_rts(qa, &pb, 12, 3, 3) || to_rts(qb, &pa, 12, 3, 3))
+		die("atomic write: to RTS");
+	ibv_wr_start(x);
+	x->wr_id = 60;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, dmr->rkey, (uintptr_t)&dst[1], word);
+	check(!ibv_wr_complete(x), "ibv_wr_atomic_write posted");
+	wc = wait_wc(c, 3000);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 60 &&
+	      !memcmp(&dst[1], word, 8) && !dst[0] && !dst[2], "... completes ATOMIC_WRITE: "
+	      "the 8 bytes there, as they were, nothing beside them");
+	src[0] = 0x1122334455667788ull;
+	w.wr.rdma.remote_addr = (uintptr_t)&dst[1];
+	w.wr.rdma.rkey = dmr->rkey;
+	wc = post_wait(qa, c, &w);
+	src[0] = 0; /* (read when posted: what the completion stored is the old value) */
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_ATOMIC_WRITE &&
+	      dst[3] == 0 && dst[1] == 0x1122334455667788ull,
+	      "ibv_post_send IBV_WR_ATOMIC_WRITE: its scatter list's 8 bytes stored (%d)", wc.status);
+	g.length = 4;
+	w.wr.rdma.remote_addr = (uintptr_t)&dst[2];
+	w.wr.rdma.rkey = dmr->rkey;
+	check(ibv_post_send(qa, &w, &bad) == EINVAL, "IBV_WR_ATOMIC_WRITE of 4 bytes: EINVAL");
+	g.length = 8;
+	w.wr.rdma.remote_addr = (uintptr_t)&dst[4] + 4;
+	src[0] = ~0ull;
+	wc = post_wait(qa, c, &w);
+	check(wc.status == IBV_WC_REM_INV_REQ_ERR && !dst[4] && !dst[5],
+	      "to an address not 8-byte aligned: REM_INV_REQ_ERR, nothing stored");
+	unpair(qa, qb);
+	loop_pair(pd, c, &qa, &qb);
+	w.wr.rdma.remote_addr = (uintptr_t)&dst[6];
+	w.wr.rdma.rkey = ro->rkey;
+	wc = post_wait(qa, c, &w);
+	check(wc.status == IBV_WC_REM_ACCESS_ERR && !dst[6], "to a region without remote write: "
+	      "REM_ACCESS_ERR, nothing stored");
+	unpair(qa, qb);
+	ud = ud_qp(c, 0x3);
+	check(ibv_post_send(ud, &w, &bad) == EINVAL, "IBV_WR_ATOMIC_WRITE on a UD QP: EINVAL");
+	ibv_destroy_qp(ud);
+	check(!ibv_dereg_mr(dmr) && !ibv_dereg_mr(ro) && !ibv_dereg_mr(smr) && !ibv_destroy_cq(c),
+	      "clean up");
 }
 
 /* A local address no xhcad serves (loopback.sh): frames to it are lost,
@@ -1683,6 +2265,11 @@ int main(int argc, char **argv)
 		local_fork();
 		local_channel();
 		local_cq_ex();
+		local_cq_resize();
+		local_rereg();
+		local_mw();
+		local_recv_lkey();
+		local_atomic_write();
 		local_gids_srq();
 		local_threads();
 		local_qp_errors();

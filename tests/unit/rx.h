@@ -56,6 +56,7 @@
 #define MR_SLOW 2		/* not pre-translated, REMOTE_WRITE */
 #define MR_OTHERPD 3
 #define MR_RONLY 4		/* REMOTE_READ only */
+#define MR_MW_QP 5		/* a type 2 memory window, bound through QP 0x777 */
 #define PRE_IOVA 0x10000ull
 #define PRE_BASE (4 * 4096 + 100ull)
 #define PRE_LEN (3 * 4096 + 100ull)

@@ -499,6 +499,9 @@ void mrs_reset(void)
 	mr_put(MR_SLOW, 7, XHCA_ACCESS_REMOTE_WRITE, 0, 0x200000, 8192, 0, 1);
 	mr_put(MR_OTHERPD, 8, XHCA_ACCESS_REMOTE_WRITE, 1, 0x300000, 4096, 9 * 4096, 1);
 	mr_put(MR_RONLY, 7, XHCA_ACCESS_REMOTE_READ, 1, 0x400000, 4096, 10 * 4096, 1);
+	mr_put(MR_MW_QP, 7, XHCA_ACCESS_REMOTE_WRITE, 1, 0x500000, 4096, 11 * 4096, 1);
+	mrm[MR_MW_QP].flags |= XHCA_MRF_MW | XHCA_MRF_MW_QP;
+	mrm[MR_MW_QP].qpn = 0x777;
 }
 
 /* Host memory holds the canary everywhere but [off, off + n), which holds

@@ -208,6 +208,8 @@ int seq_write_errors(char *why)
 		{ "other PD", XHCA_OP_WRITE_ONLY, MR_OTHERPD, 0, 0x300000, 16, 16, XHCA_R_DROP_MR_PD },
 		{ "no remote write", XHCA_OP_WRITE_ONLY, MR_RONLY, 0, 0x400000, 16, 16,
 		  XHCA_R_DROP_MR_ACCESS },
+		{ "type 2 memory window bound through another QP", XHCA_OP_WRITE_ONLY, MR_MW_QP, 0,
+		  0x500000, 16, 16, XHCA_R_DROP_MW_QP },
 		{ "before the region", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA - 1, 16, 16,
 		  XHCA_R_DROP_MR_BOUNDS },
 		{ "past its end", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA + PRE_LEN - 15, 16, 16,
@@ -228,6 +230,18 @@ int seq_write_errors(char *why)
 		  XHCA_R_DROP_MR_ACCESS },
 		{ "ATOMIC not 8-byte aligned", XHCA_OP_FETCH_ADD, MR_PRE, 0, PRE_IOVA + 4, 8, 0,
 		  XHCA_R_DROP_ATOMIC_ALIGN },
+		/* ATOMIC WRITE (IBA 1.5): 8 bytes, aligned, remote write */
+		{ "ATOMIC WRITE not 8-byte aligned", XHCA_OP_ATOMIC_WRITE, MR_PRE, 0, PRE_IOVA + 4, 8,
+		  8, XHCA_R_DROP_ATOMIC_ALIGN },
+		{ "ATOMIC WRITE of 16 bytes", XHCA_OP_ATOMIC_WRITE, MR_PRE, 0, PRE_IOVA, 16, 16,
+		  XHCA_R_DROP_WRITE_LEN },
+		{ "ATOMIC WRITE of 8 bytes saying 16", XHCA_OP_ATOMIC_WRITE, MR_PRE, 0, PRE_IOVA, 16, 8,
+		  XHCA_R_DROP_WRITE_LEN },
+		{ "ATOMIC WRITE to a region without remote write", XHCA_OP_ATOMIC_WRITE, MR_RONLY, 0,
+		  0x400000, 8, 8, XHCA_R_DROP_MR_ACCESS },
+		{ "ATOMIC WRITE to a QP without remote write", XHCA_OP_ATOMIC_WRITE, MR_PRE, 0, PRE_IOVA,
+		  8, 8, XHCA_R_DROP_QP_ACCESS, XHCA_QP_ACCESS_SET | XHCA_ACCESS_REMOTE_READ |
+		  XHCA_ACCESS_REMOTE_ATOMIC },
 		/* the QP's own remote access (verbs' qp_access_flags), before the
 		 * region's: each request needs its own bit, zero lengths too */
 		{ "WRITE to a QP without remote write", XHCA_OP_WRITE_ONLY, MR_PRE, 0, PRE_IOVA, 16,

@@ -11,6 +11,7 @@ static const struct name_val access_names[] = {
 	{ "remote-write", XHCA_ACCESS_REMOTE_WRITE },
 	{ "remote-read", XHCA_ACCESS_REMOTE_READ },
 	{ "remote-atomic", XHCA_ACCESS_REMOTE_ATOMIC },
+	{ "mw-bind", XHCA_ACCESS_MW_BIND },
 	{ NULL, 0 },
 };
 
@@ -36,7 +37,7 @@ static int access_arg(const char *op, const char *arg, __u32 *out)
 
 		if (name_lookup(access_names, tok, &f))
 			return usage_err(op, "unknown access flag '%s'; use local-write, "
-					 "remote-write, remote-read, remote-atomic (comma-separated)",
+					 "remote-write, remote-read, remote-atomic, mw-bind (comma-separated)",
 					 tok);
 		*out |= f;
 	}
@@ -66,7 +67,7 @@ static void mr_json(const struct xhca_mr_attr *a, const __u32 *owner, const __u3
 	jw_u64("index", a->rkey >> 8);
 	jw_u64("key", a->rkey & 0xff);
 	jw_u64("pd", a->pd);
-	jw_bool("block_self_mcast_loopback", !!(a->flags & XHCA_QPF_BLOCK_MC_LOOPBACK));
+	jw_bool("window", !!(a->flags & XHCA_MRF_MW));
 	jw_u64("iova", a->iova);
 	jw_u64("length", a->len);
 	jw_str("access", acc);
@@ -240,7 +241,8 @@ static void mr_row(const void *ctx, int row, char c[][TBL_CELL])
 	cell(c[3], "0x%llx", (unsigned long long)a->iova);
 	cell(c[4], "%llu", (unsigned long long)a->len);
 	cell(c[5], "%u", a->npages);
-	cell(c[6], "%s", (a->flags & XHCA_MRF_PRETRANSLATED) ? "pre-translated" : "fragmented");
+	cell(c[6], "%s%s", (a->flags & XHCA_MRF_MW) ? "window, " : "",
+	     (a->flags & XHCA_MRF_PRETRANSLATED) ? "pre-translated" : "fragmented");
 	cell(c[7], "%s", acc);
 	cell(c[8], "%u", mi->gen);
 	cell(c[9], "0x%x", a->alloc);

@@ -85,6 +85,14 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_bool("fragment", NULL, s->fragment);
 	out_text("%s", s->fragment ? ", --fragment (none pre-translated)" : "");
 	out_u64("barriers", "; %llu invalidation barriers\n", s->barriers);
+	out_open("mw", "mws:          ");
+	out_u64("in_use", "%llu memory windows", s->mw.in_use);
+	out_u64("binds", "; %llu binds", s->mw.binds);
+	out_u64("bind_errors", " (%llu refused)", s->mw.bind_errors);
+	out_u64("invalidations", ", %llu invalidations", s->mw.invalidations);
+	out_u64("inv_unknown", ", %llu SEND with Invalidate naming no window of its QP",
+		s->mw.inv_unknown);
+	out_close("\n");
 	out_bool("canary", NULL, s->canary);
 	out_u64("canary_violations", s->canary ? "canary:       on, %llu violations\n" : NULL,
 		s->canary_violations);

@@ -6,7 +6,9 @@
  * stores on rings in host memory (include/xhca/ring.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -682,8 +685,9 @@ static int maps_check(uintptr_t base, size_t n, int want_hostmem, int *prot)
  * Pages are copied, then the copy mapped in their place: whatever is
  * written there in between is lost. The calling thread's own stack may be
  * among them (a buffer on the stack: its page holds the frames of this very
- * call), so the copy and the swap run on another thread while this one
- * waits, its frames still.
+ * call), so the copy and the swap run on another thread, which starts them
+ * only once this one sleeps in the kernel (its futex wait, every signal
+ * blocked): from then on nothing writes its stack until it is woken.
  */
 struct swap {
 	__u8 *va;		/* the application's pages */
@@ -758,15 +762,78 @@ static void *swap_adopt(void *arg)
 	return NULL;
 }
 
+/* What off_stack's thread runs, and the futex the caller sleeps on. */
+struct off_job {
+	void *(*fn)(void *);
+	struct swap *s;
+	pid_t caller;		/* its thread id */
+	int state;		/* 0 running, 1 done */
+};
+
+/* Whether thread tid sleeps in futex(addr, FUTEX_WAIT...): the syscall it
+ * is blocked in, from /proc (-1: cannot be told). */
+static int asleep_on(pid_t tid, const void *addr)
+{
+	char path[64], line[256];
+	unsigned long nr, a0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	line[n] = 0;
+	if (sscanf(line, "%lu %lx", &nr, &a0) != 2)
+		return 0; /* "running" */
+	return nr == SYS_futex && a0 == (unsigned long)(uintptr_t)addr;
+}
+
+static void *off_job_run(void *arg)
+{
+	struct off_job *j = arg;
+	int k = 0, r;
+
+	/* (without /proc: a while, which the caller's few instructions to
+	 * its sleep never take) */
+	while ((r = asleep_on(j->caller, &j->state)) == 0 && k++ < 200000)
+		sched_yield();
+	if (r < 0)
+		usleep(20000);
+	j->fn(j->s);
+	__atomic_store_n(&j->state, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &j->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return NULL;
+}
+
 static int off_stack(void *(*fn)(void *), struct swap *s)
 {
+	struct off_job *j = calloc(1, sizeof(*j));
+	sigset_t all, old;
 	pthread_t t;
 
-	if (pthread_create(&t, NULL, fn, s)) {
+	if (!j) {
+		fn(s); /* as well as it goes */
+		return s->err;
+	}
+	*j = (struct off_job){ .fn = fn, .s = s, .caller = (pid_t)syscall(SYS_gettid) };
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, off_job_run, j)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		free(j);
 		fn(s); /* no thread to be had: here, as well as it goes */
 		return s->err;
 	}
+	while (!__atomic_load_n(&j->state, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &j->state, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	pthread_join(t, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(j);
 	return s->err;
 }
 
@@ -1134,29 +1201,38 @@ struct xhca_mr *xhca_mr_reg(struct xhca_pd *pd, void *addr, size_t len, unsigned
 	return xhca_mr_reg_iova(pd, addr, len, (uint64_t)(uintptr_t)addr, access);
 }
 
+/* The request that registers len bytes at addr of pd's session; 0, or
+ * -errno with the message kept. */
+static int mr_attr(struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
+		   unsigned int access, const char *what, struct xhca_mr_attr *a)
+{
+	struct xhca_ctx *ctx = pd->ctx;
+	struct buf *b;
+
+	*a = (struct xhca_mr_attr){ .pd = pd->id, .len = len, .access = access, .iova = iova };
+	if (!len)
+		return fail(ctx, -EINVAL, "%s: length 0; a region has at least one byte", what);
+	b = buf_find(ctx, addr, len);
+	if (!b)
+		return fail(ctx, -EFAULT, "%s: %zu bytes at %p are not inside one buffer of "
+			    "xhca_alloc", what, len, addr);
+	a->alloc = b->id;
+	a->off = (__u64)((__u8 *)addr - b->va);
+	return 0;
+}
+
 struct xhca_mr *xhca_mr_reg_iova(struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
 				 unsigned int access)
 {
 	struct xhca_ctx *ctx = pd->ctx;
-	struct xhca_mr_attr a = { .pd = pd->id, .len = len, .access = access, .iova = iova };
+	struct xhca_mr_attr a;
 	struct xhca_mr *mr;
-	struct buf *b;
-	int err;
+	int err = mr_attr(pd, addr, len, iova, access, "mr reg", &a);
 
-	if (!len) {
-		errno = EINVAL;
-		fail(ctx, -EINVAL, "mr reg: length 0; a region has at least one byte");
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
-	b = buf_find(ctx, addr, len);
-	if (!b) {
-		errno = EFAULT;
-		fail(ctx, -EFAULT, "mr reg: %zu bytes at %p are not inside one buffer of "
-		     "xhca_alloc", len, addr);
-		return NULL;
-	}
-	a.alloc = b->id;
-	a.off = (__u64)((__u8 *)addr - b->va);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;
@@ -1176,6 +1252,28 @@ struct xhca_mr *xhca_mr_reg_iova(struct xhca_pd *pd, void *addr, size_t len, uin
 	return mr;
 }
 
+int xhca_mr_rereg(struct xhca_mr *mr, struct xhca_pd *pd, void *addr, size_t len, uint64_t iova,
+		  unsigned int access)
+{
+	struct xhca_mr_attr a;
+	int err;
+
+	if (pd->ctx != mr->pd->ctx)
+		return fail(mr->pd->ctx, -EINVAL, "mr rereg: the PD is of another session");
+	err = mr_attr(pd, addr, len, iova, access, "mr rereg", &a);
+	if (err)
+		return err;
+	a.rkey = mr->rkey;
+	err = call(pd->ctx, XHCA_CTL_MR_REREG, &a, sizeof(a), -1, &a, sizeof(a), NULL);
+	if (err)
+		return err;
+	mr->pd = pd;
+	mr->flags = a.flags;
+	mr->addr = addr;
+	mr->len = len;
+	return 0;
+}
+
 int xhca_mr_dereg(struct xhca_mr *mr)
 {
 	struct xhca_ctx *ctx = mr->pd->ctx;
@@ -1193,6 +1291,21 @@ int xhca_mr_dereg(struct xhca_mr *mr)
 	}
 	free(mr);
 	return 0;
+}
+
+int xhca_mw_alloc(struct xhca_pd *pd, unsigned int type, uint32_t *rkey)
+{
+	struct xhca_mw_req r = { .pd = pd->id, .type = type };
+	int err = call(pd->ctx, XHCA_CTL_MW_ALLOC, &r, sizeof(r), -1, &r, sizeof(r), NULL);
+
+	if (!err)
+		*rkey = r.rkey;
+	return err;
+}
+
+int xhca_mw_dealloc(struct xhca_pd *pd, uint32_t rkey)
+{
+	return call(pd->ctx, XHCA_CTL_MW_DEALLOC, &rkey, sizeof(rkey), -1, NULL, 0, NULL);
 }
 
 uint32_t xhca_mr_rkey(const struct xhca_mr *mr)
@@ -1254,6 +1367,27 @@ fail:
 	return NULL;
 }
 
+int xhca_cq_resize(struct xhca_cq *cq, unsigned int depth)
+{
+	struct xhca_cq_attr a = { .cq = cq->id, .depth = depth };
+	struct xhca_ring_ctl *ring;
+	int err;
+
+	err = call(cq->ctx, XHCA_CTL_CQ_RESIZE, &a, sizeof(a), -1, &a, sizeof(a), NULL);
+	if (err)
+		return err;
+	/* xhcad writes the new ring from now on; the old one is freed */
+	ring = map_ring(cq->ctx, a.ring_off, a.ring_len);
+	if (!ring)
+		return fail(cq->ctx, -EPROTO, "cq resize: cannot map the new ring");
+	sys_munmap(cq->ring, cq->ring_len);
+	cq->ring = ring;
+	cq->ring_len = pages_of(a.ring_len);
+	cq->depth = a.depth;
+	cq->e = (struct xhca_cqe *)(ring + 1);
+	return 0;
+}
+
 int xhca_cq_destroy(struct xhca_cq *cq)
 {
 	struct xhca_ctx *ctx = cq->ctx;
@@ -1299,6 +1433,22 @@ static unsigned int poll_yield(void)
 	return every;
 }
 
+/* The consumer index moves to cons; xhcad may be waiting for exactly
+ * this room (ring.h): its doorbell. 0 or -errno. */
+static int cq_consumed(struct xhca_cq *cq, __u32 cons)
+{
+	__atomic_store_n(&cq->ring->cons, cons, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cq->ring->waiting, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&cq->ring->waiting, 0, __ATOMIC_SEQ_CST)) {
+		__u64 one = 1;
+
+		if (write(cq->dbfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
 int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n)
 {
 	__u32 cons = cq->ring->cons;
@@ -1315,17 +1465,27 @@ int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n)
 		return 0;
 	}
 	cq->empty = 0;
-	__atomic_store_n(&cq->ring->cons, cons, __ATOMIC_RELEASE);
-	/* xhcad may be waiting for exactly this room (ring.h). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&cq->ring->waiting, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&cq->ring->waiting, 0, __ATOMIC_SEQ_CST)) {
-		__u64 one = 1;
+	return cq_consumed(cq, cons) ?: k;
+}
 
-		if (write(cq->dbfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			return -errno;
+int xhca_cq_clean(struct xhca_cq *cq, uint32_t qpn)
+{
+	__u32 cons = cq->ring->cons;
+	__u32 prod = __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE), gone = 0;
+
+	/* newest first, the ones kept moved up over the ones taken out;
+	 * xhcad writes past prod only, so nothing here moves under it */
+	for (__u32 i = prod; i-- != cons;) {
+		const struct xhca_cqe *c = &cq->e[i & (cq->depth - 1)];
+
+		if (c->qp_num == qpn)
+			gone++;
+		else if (gone)
+			cq->e[(i + gone) & (cq->depth - 1)] = *c;
 	}
-	return k;
+	if (!gone)
+		return 0;
+	return cq_consumed(cq, cons + gone) ?: (int)gone;
 }
 
 static int cq_ready(const struct xhca_cq *cq)
@@ -1662,7 +1822,8 @@ static int rq_post(struct xhca_ctx *ctx, const struct rq_ring *r, uint64_t wr_id
 		if (!b)
 			return -EFAULT;
 		piece[i] = (struct xhca_rsge){ .off = (__u64)((__u8 *)(uintptr_t)sg[i].addr - b->va),
-					       .len = sg[i].length, .alloc = b->id };
+					       .len = sg[i].length, .alloc = b->id,
+					       .lkey = sg[i].lkey };
 		total += sg[i].length;
 	}
 	if (total > 0xffffffffull)
@@ -1681,6 +1842,7 @@ static int rq_post(struct xhca_ctx *ctx, const struct rq_ring *r, uint64_t wr_id
 		w->off = piece[0].off;
 		w->len = piece[0].len;
 		w->alloc = piece[0].alloc;
+		w->lkey = piece[0].lkey;
 	} else {
 		/* the list in the entry's slot of the table, read by xhcad when
 		 * a message wants the entry (it is ours until then) */
@@ -1800,7 +1962,7 @@ struct xhca_ring_ctl *xhca_qp_sq(struct xhca_qp *qp)
 }
 
 /* Whether the QP type can send op (IBA 9.8: UD sends only; UC no READ,
- * ATOMIC or SEND with invalidate). */
+ * ATOMIC or SEND with invalidate; memory windows on RC and UC). */
 static int op_allowed(__u8 type, enum xhca_wr_opcode op)
 {
 	switch (op) {
@@ -1809,11 +1971,14 @@ static int op_allowed(__u8 type, enum xhca_wr_opcode op)
 		return 1;
 	case XHCA_WR_RDMA_WRITE:
 	case XHCA_WR_RDMA_WRITE_WITH_IMM:
+	case XHCA_WR_BIND_MW:
+	case XHCA_WR_LOCAL_INV:
 		return type != XHCA_QPT_UD;
 	case XHCA_WR_RDMA_READ:
 	case XHCA_WR_ATOMIC_CMP_AND_SWP:
 	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
 	case XHCA_WR_SEND_WITH_INV:
+	case XHCA_WR_ATOMIC_WRITE:
 		return type == XHCA_QPT_RC;
 	}
 	return 0;
@@ -1856,6 +2021,14 @@ static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct x
 	w->len = (__u32)total;
 	w->imm = wr->imm_data;
 	switch (wr->opcode) {
+	case XHCA_WR_ATOMIC_WRITE:
+		if (w->nsge) /* the word is in the request */
+			return -EINVAL;
+		w->remote_va = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->len = 8;
+		break;
 	case XHCA_WR_RDMA_WRITE:
 	case XHCA_WR_RDMA_WRITE_WITH_IMM:
 	case XHCA_WR_RDMA_READ:
@@ -1870,6 +2043,19 @@ static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct x
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
+		break;
+	case XHCA_WR_BIND_MW:
+		if (w->nsge)
+			return -EINVAL;
+		w->rkey = wr->wr.bind.mw_rkey;
+		w->imm = wr->wr.bind.mr_lkey;
+		w->remote_va = wr->wr.bind.addr;
+		w->compare_add = wr->wr.bind.length;
+		w->swap = wr->wr.bind.access;
+		break;
+	case XHCA_WR_LOCAL_INV:
+		if (w->nsge)
+			return -EINVAL;
 		break;
 	default:
 		break;

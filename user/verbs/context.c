@@ -132,6 +132,9 @@ XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = xv_post_send;
 	ctx->ops.post_recv = xv_post_recv;
 	ctx->ops.post_srq_recv = xv_post_srq_recv;
+	ctx->ops.alloc_mw = xv_alloc_mw;
+	ctx->ops.dealloc_mw = xv_dealloc_mw;
+	ctx->ops.bind_mw = xv_bind_mw;
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = xv_query_port_ex;
 	c->vctx.query_device_ex = xv_query_device_ex;

@@ -137,12 +137,49 @@ XV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *c
 }
 XV_V11(ibv_create_cq);
 
+/* A new ring in host memory, the completions not polled yet moved there
+ * (xhca_cq_resize). Too small for them: EINVAL, as rxe. A proxy mode CQ
+ * keeps its size (the proxy thread writes its ring). */
 XV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-	/* its ring is fixed in host memory at creation */
-	return EOPNOTSUPP;
+	struct xv_context *c = xv_ctx(cq->context);
+	struct xv_cq *q = xcq(cq);
+	uint32_t depth;
+	int err;
+
+	if (cqe < 1 || (uint32_t)cqe > XHCA_CQ_DEPTH_MAX)
+		return EINVAL;
+	if (q->xs)
+		return EOPNOTSUPP;
+	depth = xv_pow2((uint32_t)cqe);
+	pthread_spin_lock(&q->lock);
+	pthread_mutex_lock(&c->lock);
+	err = depth == (uint32_t)q->ex.cqe ? 0 : xhca_cq_resize(q->x, depth);
+	pthread_mutex_unlock(&c->lock);
+	if (!err)
+		q->ex.cqe = (int)depth;
+	pthread_spin_unlock(&q->lock);
+	if (err) {
+		xv_log(c, "resize cq to %d", cqe);
+		return xv_errno(err);
+	}
+	return 0;
 }
 XV_V11(ibv_resize_cq);
+
+/* A QP reset: its completions not polled yet leave the CQ (as mlx5's
+ * provider cleans its CQs; RXE's flushes would come later, if at all), so
+ * a QP brought up again does not poll what its error left. */
+void xv_cq_clean(struct ibv_cq *cq, uint32_t qpn)
+{
+	struct xv_cq *q = xcq(cq);
+
+	pthread_spin_lock(&q->lock);
+	xhca_cq_clean(q->x, qpn);
+	if (q->xs)
+		xhca_cq_clean(q->xs, qpn);
+	pthread_spin_unlock(&q->lock);
+}
 
 XV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {

@@ -346,12 +346,14 @@ static void device_attr(struct xv_context *c, struct ibv_device_attr *a)
 	a->max_qp = (int)max_qps;
 	a->max_qp_wr = XHCA_RING_DEPTH_MAX / 2;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_SYS_IMAGE_GUID;
+			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = XV_MAX_SGE;
 	a->max_sge_rd = XV_MAX_SGE;
 	a->max_cq = 65536;
 	a->max_cqe = (int)XHCA_CQ_DEPTH_MAX;
 	a->max_mr = (int)max_mrs;
+	a->max_mw = (int)max_mrs; /* (regions and windows share xhcad's table) */
 	a->max_pd = 65536;
 	a->max_qp_rd_atom = XV_MAX_RD_ATOM;
 	a->max_res_rd_atom = XV_MAX_RD_ATOM * a->max_qp;

@@ -190,7 +190,22 @@ static int mr_index(struct xv_context *c, struct xv_mr *m)
 
 #define XV_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-			 IBV_ACCESS_RELAXED_ORDERING)
+			 IBV_ACCESS_MW_BIND | IBV_ACCESS_RELAXED_ORDERING)
+
+/* 0, or the errno of a region's access flags (*access without the hints) */
+static int access_err(struct xv_context *c, unsigned int *access)
+{
+	*access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE; /* hints: relaxed ordering */
+	if (*access & ~XV_ACCESS_KNOWN) {
+		/* zero-based, on-demand paging, hugetlb */
+		xv_log(c, "reg mr: access flags 0x%x are not supported", *access & ~XV_ACCESS_KNOWN);
+		return EOPNOTSUPP;
+	}
+	if ((*access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(*access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL; /* the man page's rule */
+	return 0;
+}
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
 			     unsigned int access)
@@ -199,20 +214,11 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	struct xv_mr *m;
 	int e;
 
-	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE; /* hints: relaxed ordering */
-	if (access & ~XV_ACCESS_KNOWN) {
-		/* memory windows, zero-based, on-demand paging, hugetlb */
-		xv_log(c, "reg mr: access flags 0x%x are not supported", access & ~XV_ACCESS_KNOWN);
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!len || (uintptr_t)addr + len < (uintptr_t)addr) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL; /* the man page's rule */
+	e = access_err(c, &access);
+	if (!e && (!len || (uintptr_t)addr + len < (uintptr_t)addr))
+		e = EINVAL;
+	if (e) {
+		errno = e;
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));
@@ -235,6 +241,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	m->mr.lkey = m->mr.rkey = xhca_mr_rkey(m->x);
 	m->mr.handle = m->mr.lkey;
 	m->access = access;
+	m->iova = iova;
 	if (mr_index(c, m)) {
 		errno = ENOMEM;
 		goto fail;
@@ -285,7 +292,7 @@ static int recv_sges(struct xv_context *c, struct ibv_pd *pd, const struct ibv_r
 			continue;
 		if (!xv_sge_ok(c, pd, g, IBV_ACCESS_LOCAL_WRITE))
 			*flags |= XHCA_RECV_LOC_PROT_ERR;
-		sg[*n] = (struct xhca_sge){ .addr = g->addr, .length = g->length };
+		sg[*n] = (struct xhca_sge){ .addr = g->addr, .length = g->length, .lkey = g->lkey };
 		(*n)++;
 	}
 	if (!*n)
@@ -364,12 +371,137 @@ XV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 }
 XV_V11(ibv_dereg_mr);
 
+/* The same region (its keys kept) with what flags change: its pages
+ * (the remote side's address is the new one), its PD, its access. On
+ * failure it is as it was: IBV_REREG_MR_ERR_INPUT for bad arguments,
+ * IBV_REREG_MR_ERR_CMD when xhcad refused, errno saying why. */
 XV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
-	/* deregister and register again: the keys change, which rereg may not do */
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	struct xv_context *c = xv_ctx(mr->context);
+	struct xv_mr *m = (struct xv_mr *)mr;
+	unsigned int acc = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access : m->access;
+	int move = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct ibv_pd *npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
+	struct xv_area *area = NULL;
+	int err;
+
+	/* libibverbs' own checks */
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) || (move && (!addr || !length)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) || !npd ||
+	    npd->context != mr->context ||
+	    (move && (uintptr_t)addr + length < (uintptr_t)addr)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	err = access_err(c, &acc);
+	if (err) {
+		errno = err;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (!flags)
+		return 0;
+	if (!move) {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (move) {
+		area = area_get(c, addr, length);
+		if (!area) {
+			err = errno;
+			goto out;
+		}
+	}
+	err = -xhca_mr_rereg(m->x, ((struct xv_pd *)npd)->x, addr, length,
+			     move ? (uint64_t)(uintptr_t)addr : m->iova, acc & XHCA_ACCESS_ALL);
+	if (err) {
+		xv_log(c, "rereg mr 0x%x", mr->lkey);
+		if (area)
+			area_put(c, area);
+		goto out;
+	}
+	if (move) {
+		area_put(c, m->area); /* no WRITE reaches the old pages any more */
+		m->area = area;
+		m->iova = (uint64_t)(uintptr_t)addr;
+	}
+	mr->pd = npd;
+	mr->addr = addr;
+	mr->length = length;
+	m->access = acc;
+out:
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		errno = err;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	return 0;
+}
+
+/* ---- memory windows (ibv_alloc_mw, ibv_bind_mw: the context's ops) -------- */
+
+struct ibv_mw *xv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct xv_context *c = xv_ctx(pd->context);
+	struct ibv_mw *mw;
+	uint32_t rkey;
+	int err;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	err = xhca_mw_alloc(((struct xv_pd *)pd)->x, (unsigned int)type, &rkey);
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		xv_log(c, "alloc mw of type %d", type);
+		free(mw);
+		xv_errno(err);
+		return NULL;
+	}
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->rkey = rkey;
+	mw->handle = rkey >> 8;
+	mw->type = type;
+	return mw;
+}
+
+int xv_dealloc_mw(struct ibv_mw *mw)
+{
+	struct xv_context *c = xv_ctx(mw->context);
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = xhca_mw_dealloc(((struct xv_pd *)mw->pd)->x, mw->handle << 8);
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		xv_log(c, "dealloc mw 0x%x", mw->rkey);
+		return xv_errno(err);
+	}
+	free(mw);
+	return 0;
+}
+
+/* A type 1 window's bind (ibv_bind_mw): a send request of the QP with the
+ * window's next R_Key, which the window has from now on (as rxe: a failed
+ * bind's completion tells the application to go back). */
+int xv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = b->wr_id, .opcode = IBV_WR_BIND_MW, .send_flags = b->send_flags,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(mw->rkey), .bind_info = b->bind_info },
+	}, *bad;
+	int err = qp->context->ops.post_send(qp, &wr, &bad);
+
+	if (!err)
+		mw->rkey = wr.bind_mw.rkey;
+	return err;
 }
 
 XV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,

@@ -36,7 +36,8 @@ static uint8_t port_mtu_shift(struct xv_context *c)
 #define XV_SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV | \
+		     IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static int check_init_attr(struct xv_context *c, const struct ibv_qp_init_attr_ex *a)
 {
@@ -447,8 +448,12 @@ XV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	}
 	keep_attr(q, a, mask);
 	if (next == IBV_QPS_RESET) {
-		/* back to the attributes of a new QP */
+		/* back to the attributes of a new QP, nothing of it in its CQs */
 		struct ibv_qp_cap cap = q->attr.cap;
+
+		xv_cq_clean(qp->recv_cq, qp->qp_num);
+		if (qp->send_cq != qp->recv_cq)
+			xv_cq_clean(qp->send_cq, qp->qp_num);
 
 		memset(&q->attr, 0, sizeof(q->attr));
 		q->attr.cap = cap;
@@ -513,7 +518,7 @@ XV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode o
 /* ---- posting ------------------------------------------------------------------ */
 
 /* The access a request's scatter list needs (0: none), or -1 for an
- * opcode xhca does not send (memory windows, TSO). */
+ * opcode xhca does not send (TSO, XRC). */
 static int sge_access(enum ibv_wr_opcode op)
 {
 	switch (op) {
@@ -526,6 +531,9 @@ static int sge_access(enum ibv_wr_opcode op)
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_ATOMIC_WRITE:
 		return 0;
 	default:
 		return -1;
@@ -567,6 +575,49 @@ static int send_sges(struct xv_context *c, struct xv_qp *q, const struct ibv_sen
 	return 0;
 }
 
+/* A memory window's bind: a window of this context (the R_Key its index
+ * with a key byte of the application's choosing), part of a region of the
+ * QP's context (xhcad checks the rest in the request's turn: MW_BIND_ERR). */
+static int bind_target(const struct xv_qp *q, const struct ibv_send_wr *wr,
+		       struct xhca_send_wr *x)
+{
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	if (wr->num_sge || !mw || mw->context != q->ex.qp_base.context ||
+	    (wr->bind_mw.rkey >> 8) != mw->handle ||
+	    (bi->mr && bi->mr->context != mw->context) || (!bi->mr && bi->length))
+		return EINVAL;
+	x->wr.bind.mw_rkey = wr->bind_mw.rkey;
+	x->wr.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	x->wr.bind.addr = bi->addr;
+	x->wr.bind.length = bi->length;
+	x->wr.bind.access = bi->mw_access_flags & ~(unsigned int)IBV_ACCESS_LOCAL_WRITE;
+	return 0;
+}
+
+/* An ATOMIC WRITE (RC): its 8 bytes, from its scatter list, read now (as
+ * inline data: the request carries them); where they go, as an RDMA's. */
+static int atomic_write_target(const struct ibv_send_wr *wr, struct xhca_send_wr *x)
+{
+	uint8_t word[8];
+	uint32_t got = 0;
+
+	for (int i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > 8 - got)
+			return EINVAL;
+		memcpy(word + got, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+		got += wr->sg_list[i].length;
+	}
+	if (got != 8)
+		return EINVAL;
+	x->num_sge = 0;
+	x->wr.atomic.remote_addr = wr->wr.rdma.remote_addr;
+	x->wr.atomic.rkey = wr->wr.rdma.rkey;
+	memcpy(&x->wr.atomic.compare_add, word, 8);
+	return 0;
+}
+
 /* Where wr goes: the remote region of an RDMA or ATOMIC, a UD address. */
 static int send_target(const struct xv_qp *q, const struct ibv_send_wr *wr,
 		       struct xhca_send_wr *x)
@@ -585,6 +636,8 @@ static int send_target(const struct xv_qp *q, const struct ibv_send_wr *wr,
 		x->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		x->wr.atomic.swap = wr->wr.atomic.swap;
 		break;
+	case IBV_WR_BIND_MW:
+		return bind_target(q, wr, x);
 	default:
 		break;
 	}
@@ -617,8 +670,11 @@ static int send_wr(struct xv_context *c, struct xv_qp *q, const struct ibv_send_
 	x->send_flags = wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
 	if (q->sq_sig_all)
 		x->send_flags |= XHCA_SEND_SIGNALED;
-	x->imm_data = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey : wr->imm_data;
+	x->imm_data = wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV ?
+		      wr->invalidate_rkey : wr->imm_data;
 	x->sg_list = sg;
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE) /* (libxhca: RC only) */
+		return atomic_write_target(wr, x);
 	err = send_sges(c, q, wr, slot, (unsigned int)need, x, sg);
 	return err ? err : send_target(q, wr, x);
 }

@@ -18,6 +18,7 @@ struct xv_wrb {
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[XV_MAX_SGE];
 	uint8_t inl[XV_MAX_INLINE];
+	uint8_t own_data;	/* sge[0] is inl (the batch may move: wr_complete) */
 };
 
 static struct xv_qp *xq(struct ibv_qp_ex *qp)
@@ -57,6 +58,7 @@ static struct xv_wrb *begin(struct ibv_qp_ex *qp, enum ibv_wr_opcode op)
 	}
 	b = &q->wrb[q->wr_n++];
 	memset(&b->wr, 0, sizeof(b->wr));
+	b->own_data = 0;
 	b->wr.wr_id = qp->wr_id;
 	b->wr.send_flags = qp->wr_flags;
 	b->wr.opcode = op;
@@ -136,6 +138,43 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t ad
 	atomic(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
+static void wr_bind_mw(struct ibv_qp_ex *qp, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	struct xv_wrb *b = begin(qp, IBV_WR_BIND_MW);
+
+	if (!b)
+		return;
+	b->wr.bind_mw.mw = mw;
+	b->wr.bind_mw.rkey = rkey;
+	b->wr.bind_mw.bind_info = *info;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qp, uint32_t rkey)
+{
+	struct xv_wrb *b = begin(qp, IBV_WR_LOCAL_INV);
+
+	if (b)
+		b->wr.invalidate_rkey = rkey;
+}
+
+/* Its 8 bytes copied now, into the request's own staging, its scatter list
+ * (read when posted: qp.c). */
+static void wr_atomic_write(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t addr,
+			    const void *atomic_wr)
+{
+	struct xv_wrb *b = begin(qp, IBV_WR_ATOMIC_WRITE);
+
+	if (!b)
+		return;
+	b->wr.wr.rdma.rkey = rkey;
+	b->wr.wr.rdma.remote_addr = addr;
+	memcpy(b->inl, atomic_wr, 8);
+	b->sge[0] = (struct ibv_sge){ .addr = (uintptr_t)b->inl, .length = 8 };
+	b->wr.num_sge = 1;
+	b->own_data = 1;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *qp, size_t n, const struct ibv_sge *l)
 {
 	struct xv_qp *q = xq(qp);
@@ -146,6 +185,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qp, size_t n, const struct ibv_sge
 		return;
 	}
 	memcpy(b->sge, l, n * sizeof(*l));
+	b->own_data = 0;
 	b->wr.num_sge = (int)n;
 	b->wr.sg_list = b->sge;
 	b->wr.send_flags &= ~(unsigned int)IBV_SEND_INLINE;
@@ -180,6 +220,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qp, size_t n, const struct
 	b->wr.sg_list = b->sge;
 	b->wr.num_sge = 1;
 	b->wr.send_flags |= IBV_SEND_INLINE;
+	b->own_data = 1;
 }
 
 static void wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t len)
@@ -218,6 +259,12 @@ static int wr_complete(struct ibv_qp_ex *qp)
 			err = ENOMEM;
 	}
 	if (!err && q->wr_n) {
+		/* (the batch grew by realloc: its lists where they are now) */
+		for (uint32_t i = 0; i < q->wr_n; i++) {
+			q->wrb[i].wr.sg_list = q->wrb[i].sge;
+			if (q->wrb[i].own_data)
+				q->wrb[i].sge[0].addr = (uintptr_t)q->wrb[i].inl;
+		}
 		for (uint32_t i = 0; i + 1 < q->wr_n; i++)
 			q->wrb[i].wr.next = &q->wrb[i + 1].wr;
 		q->wrb[q->wr_n - 1].wr.next = NULL;
@@ -255,5 +302,8 @@ void xv_wr_init(struct xv_qp *q)
 	x->wr_set_inline_data = wr_set_inline_data;
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
 	x->wr_set_ud_addr = wr_set_ud_addr;
-	/* memory windows, XRC, TSO, atomic write, flush: none here (NULL) */
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_atomic_write = wr_atomic_write;
+	/* XRC, TSO, flush: none here (NULL) */
 }

@@ -127,6 +127,7 @@ struct xv_mr {
 	struct xhca_mr *x;
 	struct xv_area *area;
 	unsigned int access;
+	uint64_t iova;			/* the remote side's address of its first byte */
 };
 
 struct xv_cq {
@@ -218,6 +219,12 @@ void xv_cq_ex_init(struct xv_cq *q);
 struct ibv_cq_ex *xv_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
 
 /* util */
+/* cq.c: a reset QP's completions out of its CQ */
+void xv_cq_clean(struct ibv_cq *cq, uint32_t qpn);
+/* mem.c: memory windows, the context's ops */
+struct ibv_mw *xv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int xv_dealloc_mw(struct ibv_mw *mw);
+int xv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
 int xv_errno(int err);	/* -errno of libxhca -> errno set, returns it */
 void xv_log(struct xv_context *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint32_t xv_pow2(uint32_t n);

@@ -318,6 +318,62 @@ int cq_rebind(struct xhcad *d, __u32 id, __u32 owner, int efd, char *err, size_t
 	return 0;
 }
 
+int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pending, char *err,
+	      size_t errlen)
+{
+	struct cq *cq = cq_find(d, a->cq);
+	struct xhca_ring_ctl *old;
+	struct hm_alloc *al;
+	__u32 prod, cons, used, omask, nmask, oalloc;
+	__u64 len;
+
+	if (!cq || cq->owner != owner || !owner)
+		return errf(err, errlen, -ENOENT, "cq resize: no CQ %u in this session", a->cq);
+	if (cq->proxy)
+		return errf(err, errlen, -EOPNOTSUPP, "cq resize: CQ %u is a proxy CQ, which the "
+			    "proxy thread writes: it keeps its size", a->cq);
+	if (!a->depth || a->depth > XHCA_CQ_DEPTH_MAX || (a->depth & (a->depth - 1)))
+		return errf(err, errlen, -EINVAL, "cq resize: depth %u is not a power of 2 in "
+			    "1..%u", a->depth, XHCA_CQ_DEPTH_MAX);
+	prod = cq->ring->prod;
+	cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+	used = prod - cons;
+	if (used > cq->depth)
+		used = cq->depth; /* (a consumer index the application broke) */
+	/* (a request posted is as good as completed to the application:
+	 * its completion counts; receives to come wait for room, as in any
+	 * full CQ) */
+	if (a->depth < used + pending)
+		return errf(err, errlen, -EINVAL, "cq resize: CQ %u holds %u completions and %u "
+			    "more are on their way; %u entries cannot take them", a->cq, used,
+			    pending, a->depth);
+	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
+	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
+	if (!al)
+		return errf(err, errlen, -ENOMEM, "cq resize: no room for %llu bytes in host "
+			    "memory", (unsigned long long)len);
+	/* the completions where the same indexes fall in the new ring, the
+	 * counters as they were: the application goes on from its consumer
+	 * index */
+	old = cq->ring;
+	omask = cq->depth - 1;
+	nmask = a->depth - 1;
+	oalloc = cq->alloc;
+	cq->ring = hm_contig_ptr(d, al);
+	memcpy(cq->ring, old, sizeof(*old));
+	cq->ring->depth = a->depth;
+	cq->e = (struct xhca_cqe *)(cq->ring + 1);
+	for (__u32 i = cons; i != cons + used; i++)
+		cq->e[i & nmask] = ((const struct xhca_cqe *)(old + 1))[i & omask];
+	cq->depth = a->depth;
+	cq->alloc = al->id;
+	mem_free(d, oalloc, owner);
+	flowq_unblock(d, cq); /* (room, perhaps, for what waited) */
+	a->ring_off = hm_base(al, 0);
+	a->ring_len = len;
+	return 0;
+}
+
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen)
 {
 	struct cq *cq = cq_find(d, id);

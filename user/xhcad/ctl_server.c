@@ -91,6 +91,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	hm_canary_scan(d);
 	s->canary_violations = d->hm.canary_violations;
 	s->barriers = d->mr.barriers;
+	s->mw = d->mr.mw;
 	s->naks = d->naks;
 	s->resp = d->resp;
 	s->req = d->req;
@@ -386,6 +387,31 @@ static int op_mr_reg(struct ctl_req *r)
 	return rc ? rc : reply(r, &a, sizeof(a));
 }
 
+static int op_mr_rereg(struct ctl_req *r)
+{
+	struct xhca_mr_attr a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = mr_rereg(r->d, r->c->session, &a, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+static int op_mw_alloc(struct ctl_req *r)
+{
+	struct xhca_mw_req a;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	rc = mw_alloc(r->d, r->c->session, &a, r->err, sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
+}
+
+static int op_mw_dealloc(struct ctl_req *r)
+{
+	return mw_dealloc(r->d, r->c->session, in_u32(r), r->err, sizeof(r->err));
+}
+
 static int op_mr_dereg(struct ctl_req *r)
 {
 	return mr_dereg(r->d, r->c->session, in_u32(r), r->err, sizeof(r->err));
@@ -430,6 +456,19 @@ static int op_cq_create(struct ctl_req *r)
 		r->out_fd = cq_find(r->d, a.cq)->dbfd;
 	}
 	return reply(r, &a, sizeof(a));
+}
+
+static int op_cq_resize(struct ctl_req *r)
+{
+	struct xhca_cq_attr a;
+	struct cq *cq;
+	int rc;
+
+	memcpy(&a, r->in, sizeof(a));
+	cq = cq_find(r->d, a.cq);
+	rc = cq_resize(r->d, r->c->session, &a, cq ? sq_in_flight(r->d, cq) : 0, r->err,
+		       sizeof(r->err));
+	return rc ? rc : reply(r, &a, sizeof(a));
 }
 
 static int op_cq_destroy(struct ctl_req *r)
@@ -758,6 +797,11 @@ static const struct ctl_op {
 	[XHCA_CTL_CM_DESTROY] = CM_OP("cm destroy", op_cm_destroy, sizeof(__u32)),
 	[XHCA_CTL_CM_NOTIFY] = CM_OP("cm notify", op_cm_notify, sizeof(struct xhca_cm_notify)),
 #undef CM_OP
+	[XHCA_CTL_CQ_RESIZE] = { "cq resize", op_cq_resize, sizeof(struct xhca_cq_attr),
+				 CTL_SESSION },
+	[XHCA_CTL_MR_REREG] = { "mr rereg", op_mr_rereg, sizeof(struct xhca_mr_attr), CTL_SESSION },
+	[XHCA_CTL_MW_ALLOC] = { "mw alloc", op_mw_alloc, sizeof(struct xhca_mw_req), CTL_SESSION },
+	[XHCA_CTL_MW_DEALLOC] = { "mw dealloc", op_mw_dealloc, sizeof(__u32), CTL_SESSION },
 };
 
 /* Whether the request may be served: 0, or -errno with r->err saying why. */

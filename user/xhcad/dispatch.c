@@ -32,9 +32,9 @@ static int meta_ok(const struct pkt_info *pi, __u32 f)
 	case XHCA_R_SEQ_NAK_TO_FLOWQ:
 		return (oi->flags & XHCA_O_REQ) && (m->opcode >> 5) == XHCA_QPT_RC;
 	case XHCA_R_TO_FLOWQ:
-		/* READ, ATOMIC: no payload; respond() reads the headers */
+		/* READ, ATOMIC (WRITE): respond() reads the headers */
 		if (m->flags & XHCA_MF_MSN)
-			return !!(oi->flags & (XHCA_O_READ | XHCA_H_ATMETH));
+			return xhca_op_responded(pi->op);
 		/* fall through */
 	case XHCA_R_TO_XLATE:
 		/* its payload inside the frame, after the headers (pkt_parse) */
@@ -137,7 +137,7 @@ static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct p
 			return XHCA_H_BAD_META;
 		return recv_write(d, f, qh, pi);
 	}
-	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD)
+	if (xhca_op_responded(op))
 		return respond(d, qh, pi);
 	if (!recv_is_send(op) || !(oi->flags & XHCA_O_REQ))
 		return XHCA_H_UNSUPPORTED;

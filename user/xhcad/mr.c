@@ -183,25 +183,82 @@ static __u8 next_key(struct xhcad *d, __u32 i)
 	return (__u8)(old + 1 + (d->mr.key_seed >> 16) % 255);
 }
 
+/* What a registration (or re-registration: what) asks for, checked: its
+ * access, length and PD; 0 or -errno with err saying why. */
+static int attr_ok(struct xhcad *d, __u32 owner, const struct xhca_mr_attr *a, const char *what,
+		   char *err, size_t errlen)
+{
+	if (a->access & ~XHCA_ACCESS_ALL)
+		return errf(err, errlen, -EINVAL, "%s: unknown access flags 0x%x; use local-write, "
+			    "remote-write, remote-read, remote-atomic, mw-bind", what,
+			    a->access & ~XHCA_ACCESS_ALL);
+	if ((a->access & (XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_ATOMIC)) &&
+	    !(a->access & XHCA_ACCESS_LOCAL_WRITE))
+		return errf(err, errlen, -EINVAL, "%s: remote write and atomic access need local "
+			    "write too (as ibv_reg_mr)", what);
+	if (!a->len)
+		return errf(err, errlen, -EINVAL, "%s: length 0; a region has at least one byte",
+			    what);
+	if (!pd_usable(d, owner, a->pd))
+		return errf(err, errlen, -ENOENT, "%s: no protection domain %u in this session; "
+			    "allocate one first", what, a->pd);
+	return 0;
+}
+
+/* The session's allocation a names, holding the region; NULL with err. */
+static struct hm_alloc *region_alloc(struct xhcad *d, __u32 owner, const struct xhca_mr_attr *a,
+				     const char *what, int *rc, char *err, size_t errlen)
+{
+	struct hm_alloc *al = hm_find(d, a->alloc);
+
+	if (!al || al->owner != owner) {
+		*rc = errf(err, errlen, -EFAULT, "%s: the region is not in this session's host "
+			   "memory (allocation %u); allocate it with xhca_alloc", what, a->alloc);
+		return NULL;
+	}
+	if (!hm_range(al, a->off, a->len)) {
+		*rc = errf(err, errlen, -EFAULT, "%s: %llu bytes at %llu run past the end of their "
+			   "allocation (%llu bytes)", what, (unsigned long long)a->len,
+			   (unsigned long long)a->off, (unsigned long long)al->len);
+		return NULL;
+	}
+	return al;
+}
+
+/* The entry of a region (key and generation aside): pre-translated when
+ * its pages are adjacent in host memory. a->flags, npages say what it is. */
+static void fill_entry(struct xhcad *d, struct hm_alloc *al, __u32 owner,
+		       struct xhca_mr_attr *a, struct xhca_mr_ctx *e)
+{
+	__u32 first = (__u32)(a->off / XHCA_PAGE_SIZE);
+	__u32 last = (__u32)((a->off + a->len - 1) / XHCA_PAGE_SIZE);
+	int pretx = 1;
+
+	for (__u32 p = first + 1; p <= last; p++)
+		if (al->pages[p] != al->pages[first] + (p - first))
+			pretx = 0;
+	e->valid = 1;
+	e->flags = pretx ? XHCA_MRF_PRETRANSLATED : 0;
+	e->access = a->access;
+	e->pd = a->pd;
+	e->owner = owner;
+	e->iova = a->iova;
+	e->length = a->len;
+	e->base = pretx ? hm_base(al, a->off) : 0;
+	e->alloc = al->id;
+	a->flags = e->flags;
+	a->npages = last - first + 1;
+}
+
 int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen)
 {
 	struct hm_alloc *al;
 	struct xhca_mr_ctx e = {};
-	__u32 i, first, last, own_alloc = 0;
-	int pretx = 1;
+	__u32 i, own_alloc = 0;
+	int rc = attr_ok(d, owner, a, "mr reg", err, errlen);
 
-	if (a->access & ~XHCA_ACCESS_ALL)
-		return errf(err, errlen, -EINVAL, "mr reg: unknown access flags 0x%x; use local-write, "
-			    "remote-write, remote-read, remote-atomic", a->access & ~XHCA_ACCESS_ALL);
-	if ((a->access & (XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_ATOMIC)) &&
-	    !(a->access & XHCA_ACCESS_LOCAL_WRITE))
-		return errf(err, errlen, -EINVAL, "mr reg: remote write and atomic access need local "
-			    "write too (as ibv_reg_mr)");
-	if (!a->len)
-		return errf(err, errlen, -EINVAL, "mr reg: length 0; a region has at least one byte");
-	if (!pd_usable(d, owner, a->pd))
-		return errf(err, errlen, -ENOENT, "mr reg: no protection domain %u in this session; "
-			    "allocate one first", a->pd);
+	if (rc)
+		return rc;
 	if (!d->mr.nfree)
 		return errf(err, errlen, -ENOSPC, "mr reg: all %u memory regions are in use; "
 			    "deregister some or start xhcad with a larger --max-mrs", d->mr.max - 1);
@@ -215,33 +272,14 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 		a->off = 0;
 		own_alloc = 1;
 	} else {
-		al = hm_find(d, a->alloc);
-		if (!al || al->owner != owner)
-			return errf(err, errlen, -EFAULT, "mr reg: the region is not in this session's "
-				    "host memory (allocation %u); allocate it with xhca_alloc", a->alloc);
-		if (!hm_range(al, a->off, a->len))
-			return errf(err, errlen, -EFAULT, "mr reg: %llu bytes at %llu run past the end "
-				    "of their allocation (%llu bytes)", (unsigned long long)a->len,
-				    (unsigned long long)a->off, (unsigned long long)al->len);
+		al = region_alloc(d, owner, a, "mr reg", &rc, err, errlen);
+		if (!al)
+			return rc;
 	}
-	first = (__u32)(a->off / XHCA_PAGE_SIZE);
-	last = (__u32)((a->off + a->len - 1) / XHCA_PAGE_SIZE);
-	for (__u32 p = first + 1; p <= last; p++)
-		if (al->pages[p] != al->pages[first] + (p - first))
-			pretx = 0;
-
 	i = d->mr.free[--d->mr.nfree];
+	fill_entry(d, al, owner, a, &e);
 	e.gen = d->mr.e[i].e.gen + 1;
-	e.valid = 1;
 	e.key = next_key(d, i);
-	e.flags = pretx ? XHCA_MRF_PRETRANSLATED : 0;
-	e.access = a->access;
-	e.pd = a->pd;
-	e.owner = owner;
-	e.iova = a->iova;
-	e.length = a->len;
-	e.base = pretx ? hm_base(al, a->off) : 0;
-	e.alloc = al->id;
 	/* Loaded and marked in one section: the bit is never seen without
 	 * its address (the patent's P5 and P6). */
 	xhca_mr_store(&d->mr.map[i], &e);
@@ -254,11 +292,50 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 	d->mr.in_use++;
 	pd_ref(d, a->pd, 1);
 	a->rkey = d->mr.e[i].rkey;
-	a->flags = e.flags;
-	a->npages = last - first + 1;
 	pr_debug("registered MR 0x%08x: %llu bytes at iova 0x%llx, %s\n", a->rkey,
 		 (unsigned long long)a->len, (unsigned long long)a->iova,
-		 pretx ? "pre-translated" : "fragmented");
+		 e.flags ? "pre-translated" : "fragmented");
+	return 0;
+}
+
+int mr_rereg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen)
+{
+	struct mr_rt *m = mr_find(d, a->rkey);
+	struct xhca_mr_ctx e;
+	struct hm_alloc *al;
+	int rc;
+
+	if (!m || m->owner != owner || m->mw_type)
+		return errf(err, errlen, -ENOENT, "mr rereg: no memory region with R_Key 0x%08x in "
+			    "this session", a->rkey);
+	if (m->nmw)
+		return errf(err, errlen, -EBUSY, "mr rereg: %u memory windows are bound to region "
+			    "0x%08x; invalidate or deallocate them first", m->nmw, a->rkey);
+	if (m->own_alloc)
+		return errf(err, errlen, -EINVAL, "mr rereg: R_Key 0x%08x is a region of xhcad's "
+			    "own memory; deregister it and register another", a->rkey);
+	rc = attr_ok(d, owner, a, "mr rereg", err, errlen);
+	if (rc)
+		return rc;
+	al = region_alloc(d, owner, a, "mr rereg", &rc, err, errlen);
+	if (!al)
+		return rc;
+	/* The same key, a new generation: the new translation, PD and access
+	 * in one section; after the barrier no xhca_rx run still uses the
+	 * old ones, so the caller may give the old pages back. */
+	e = m->e;
+	fill_entry(d, al, owner, a, &e);
+	e.gen++;
+	xhca_mr_store(&d->mr.map[idx_of(a->rkey)], &e);
+	mr_barrier(d);
+	pd_ref(d, m->e.pd, -1);
+	pd_ref(d, a->pd, 1);
+	m->e = e;
+	m->alloc = al->id;
+	m->off = a->off;
+	pr_debug("re-registered MR 0x%08x: %llu bytes at iova 0x%llx, pd %u, access 0x%x\n",
+		 a->rkey, (unsigned long long)a->len, (unsigned long long)a->iova, a->pd,
+		 a->access);
 	return 0;
 }
 
@@ -282,8 +359,13 @@ static void release(struct xhcad *d, __u32 i)
 	/* Gone from the table before its memory goes: mem_free() drops the
 	 * regions on the allocation, and this one is not among them any more. */
 	pd_ref(d, d->mr.e[i].e.pd, -1);
+	if (d->mr.e[i].mw_type)
+		d->mr.mw.in_use--;
 	d->mr.e[i].rkey = 0;
 	d->mr.e[i].own_alloc = 0;
+	d->mr.e[i].mw_type = 0;
+	d->mr.e[i].mw_mr = 0;
+	d->mr.e[i].nmw = 0;
 	d->mr.free[d->mr.nfree++] = i;
 	d->mr.in_use--;
 	if (own)
@@ -300,20 +382,35 @@ int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
 	if (owner && m->owner != owner)
 		return errf(err, errlen, -EPERM, "mr dereg: R_Key 0x%08x belongs to another session",
 			    rkey);
+	if (m->mw_type)
+		return errf(err, errlen, -EINVAL, "mr dereg: R_Key 0x%08x is a memory window; "
+			    "deallocate it instead", rkey);
+	if (m->nmw)
+		return errf(err, errlen, -EBUSY, "mr dereg: %u memory windows are bound to region "
+			    "0x%08x; invalidate or deallocate them first", m->nmw, rkey);
 	invalidate(d, idx_of(rkey));
 	mr_barrier(d);
 	release(d, idx_of(rkey));
 	return 0;
 }
 
+static void mw_unbind(struct xhcad *d, __u32 i);
+
+/* Every entry on allocation v (by_alloc) or of session v goes; a window
+ * bound on the allocation is only unbound (its owner still holds it). */
 static void drop_where(struct xhcad *d, int by_alloc, __u32 v)
 {
 	__u32 n = 0;
 
 	for (__u32 i = 1; i < d->mr.max; i++) {
-		if (!d->mr.e[i].rkey || (by_alloc ? d->mr.e[i].alloc : d->mr.e[i].owner) != v)
+		struct mr_rt *m = &d->mr.e[i];
+
+		if (!m->rkey || (by_alloc ? m->alloc : m->owner) != v)
 			continue;
-		invalidate(d, i);
+		if (by_alloc && m->mw_type)
+			mw_unbind(d, i);
+		else
+			invalidate(d, i);
 		n++;
 	}
 	if (!n)
@@ -392,6 +489,182 @@ int mr_show(struct xhcad *d, __u32 owner, struct xhca_mr_info **out, __u32 *n)
 	}
 	*out = mi;
 	*n = k;
+	return 0;
+}
+
+/* ---- memory windows ------------------------------------------------------- */
+
+/*
+ * A memory window is an entry of the same table, with an index of its own.
+ * Bound, it holds the part of its region it was bound to (the region's
+ * allocation, offset and pre-translation), the window's access and PD and,
+ * type 2, the QP it was bound through (xhca_rx lets no other QP use it:
+ * XHCA_MRF_MW_QP); so xhca_rx and xhcad's own placement and READs use it as
+ * they use a region. Unbound, it is not valid: an R_Key naming it fails as
+ * a stale one. A bind gives it the key byte of its new R_Key. The region
+ * counts the windows bound to it, and cannot go or be re-registered under
+ * them.
+ */
+
+int mw_alloc(struct xhcad *d, __u32 owner, struct xhca_mw_req *r, char *err, size_t errlen)
+{
+	struct xhca_mr_ctx e = {};
+	__u32 i;
+
+	if (r->type != 1 && r->type != 2)
+		return errf(err, errlen, -EINVAL, "mw alloc: type %u; memory windows are of type 1 "
+			    "or 2", r->type);
+	if (!pd_usable(d, owner, r->pd))
+		return errf(err, errlen, -ENOENT, "mw alloc: no protection domain %u in this "
+			    "session", r->pd);
+	if (!d->mr.nfree)
+		return errf(err, errlen, -ENOSPC, "mw alloc: all %u memory regions and windows are "
+			    "in use; start xhcad with a larger --max-mrs", d->mr.max - 1);
+	i = d->mr.free[--d->mr.nfree];
+	e.gen = d->mr.e[i].e.gen + 1;
+	e.key = next_key(d, i);
+	e.flags = XHCA_MRF_MW;
+	e.pd = r->pd;
+	e.owner = owner;
+	xhca_mr_store(&d->mr.map[i], &e);
+	d->mr.e[i] = (struct mr_rt){ .rkey = i << 8 | e.key, .owner = owner,
+				     .mw_type = (__u8)r->type, .e = e };
+	d->mr.in_use++;
+	d->mr.mw.in_use++;
+	pd_ref(d, r->pd, 1);
+	r->rkey = d->mr.e[i].rkey;
+	return 0;
+}
+
+/* The window at index i, not valid (the barrier is the caller's); its
+ * region one window fewer. */
+static void mw_unbind(struct xhcad *d, __u32 i)
+{
+	struct mr_rt *w = &d->mr.e[i];
+	struct xhca_mr_ctx e = w->e;
+
+	if (w->mw_mr && d->mr.e[w->mw_mr].nmw)
+		d->mr.e[w->mw_mr].nmw--;
+	w->mw_mr = 0;
+	w->alloc = 0;
+	w->off = 0;
+	e.valid = 0;
+	e.flags = XHCA_MRF_MW;
+	e.access = 0;
+	e.iova = e.length = e.base = 0;
+	e.alloc = e.qpn = 0;
+	e.gen++;
+	xhca_mr_store(&d->mr.map[i], &e);
+	w->e = e;
+}
+
+/* The session's window with index i, or NULL. */
+static struct mr_rt *mw_at(struct xhcad *d, __u32 owner, __u32 i)
+{
+	struct mr_rt *w = i && i < d->mr.max ? &d->mr.e[i] : NULL;
+
+	return w && w->rkey && w->mw_type && w->owner == owner ? w : NULL;
+}
+
+int mw_dealloc(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen)
+{
+	struct mr_rt *w = mw_at(d, owner, idx_of(rkey));
+
+	if (!w)
+		return errf(err, errlen, -ENOENT, "mw dealloc: no memory window 0x%08x in this "
+			    "session", rkey);
+	if (w->e.valid) {
+		mw_unbind(d, idx_of(rkey));
+		mr_barrier(d);
+	}
+	release(d, idx_of(rkey));
+	return 0;
+}
+
+/* What a bind of window w to part of region m asks for, checked as RXE's
+ * rxe_check_bind_mw: 0, or why not (for the log). */
+static const char *bind_refused(const struct mr_rt *w, const struct mr_rt *m, __u32 owner,
+				__u32 pd, const struct mw_bind *b)
+{
+	if (w->e.pd != pd)
+		return "the window is of another PD than the QP";
+	if (w->mw_type == 2 && w->e.valid)
+		return "a type 2 window is bound already: invalidate it first";
+	if (b->access & ~(XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_READ |
+			  XHCA_ACCESS_REMOTE_ATOMIC))
+		return "access flags other than remote write, read, atomic";
+	if (!b->len)
+		return NULL;
+	if (!m || m->mw_type || m->owner != owner || !m->e.valid)
+		return "the L_Key names no region of this session";
+	if (m->e.pd != pd)
+		return "the region is of another PD";
+	if (!(m->e.access & XHCA_ACCESS_MW_BIND))
+		return "the region was registered without IBV_ACCESS_MW_BIND";
+	if ((b->access & (XHCA_ACCESS_REMOTE_WRITE | XHCA_ACCESS_REMOTE_ATOMIC)) &&
+	    !(m->e.access & XHCA_ACCESS_LOCAL_WRITE))
+		return "remote write or atomic access on a region without local write";
+	if (b->addr < m->e.iova || b->len > m->e.length || b->addr - m->e.iova > m->e.length - b->len)
+		return "the window is not inside the region";
+	return NULL;
+}
+
+__u8 mw_bind(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, const struct mw_bind *b)
+{
+	__u32 i = idx_of(b->rkey);
+	struct mr_rt *w = mw_at(d, owner, i);
+	struct mr_rt *m = b->len ? mr_find(d, b->lkey) : NULL;
+	const char *why = w ? bind_refused(w, m, owner, pd, b) : "no such window in this session";
+	struct xhca_mr_ctx e;
+	int was;
+
+	if (why) {
+		pr_debug("qp 0x%06x: bind of memory window 0x%08x refused: %s\n", qpn, b->rkey, why);
+		d->mr.mw.bind_errors++;
+		return XHCA_WC_MW_BIND_ERR;
+	}
+	was = w->e.valid;
+	mw_unbind(d, i);
+	e = w->e;
+	e.key = (__u8)b->rkey;
+	if (b->len) {
+		__u64 off = b->addr - m->e.iova;
+
+		e.valid = 1;
+		e.flags = (__u8)(XHCA_MRF_MW | (m->e.flags & XHCA_MRF_PRETRANSLATED) |
+				 (w->mw_type == 2 ? XHCA_MRF_MW_QP : 0));
+		e.access = b->access;
+		e.iova = b->addr;
+		e.length = b->len;
+		e.base = (m->e.flags & XHCA_MRF_PRETRANSLATED) ? m->e.base + off : 0;
+		e.alloc = m->e.alloc;
+		e.qpn = w->mw_type == 2 ? qpn : 0;
+		w->alloc = m->alloc;
+		w->off = m->off + off;
+		w->mw_mr = idx_of(m->rkey);
+		m->nmw++;
+	}
+	/* loaded and marked in one section, as a region */
+	xhca_mr_store(&d->mr.map[i], &e);
+	w->e = e;
+	w->rkey = b->rkey;
+	d->mr.mw.binds++;
+	if (was)
+		mr_barrier(d); /* the old binding is used by nobody now */
+	return 0;
+}
+
+int mw_invalidate(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, __u32 rkey, int remote)
+{
+	struct mr_rt *w = mw_at(d, owner, idx_of(rkey));
+
+	/* a type 1 window is unbound by a bind of length 0 only (o10-37.2.26) */
+	if (!w || w->rkey != rkey || !w->e.valid || w->mw_type != 2 || w->e.pd != pd ||
+	    (remote && w->e.qpn != qpn))
+		return -ENOENT;
+	mw_unbind(d, idx_of(rkey));
+	mr_barrier(d);
+	d->mr.mw.invalidations++;
 	return 0;
 }
 

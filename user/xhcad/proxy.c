@@ -792,7 +792,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 		d->resp.bad_icrc++;
 		return XHCA_H_BAD_ICRC;
 	}
-	if (op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
+	if (xhca_op_responded(op)) {
 		x = msg_new(PX_JOB, 0);
 		if (!x)
 			return XHCA_H_RESP_FAIL;

@@ -179,8 +179,50 @@ int recv_bth_offset(const __u8 *fr, __u32 len, __u32 *off)
 	return 0;
 }
 
-/* The buffer of the receive in progress, if it is still the session's and
- * [off, off + n) is inside it (the application may have freed it since). */
+/* Whether region m holds the same host memory as [off, off + len) of
+ * allocation a: a region of another allocation, which a later one joined
+ * (the verbs library's overlapping regions), looked for page by page. */
+static int region_holds(struct xhcad *d, const struct mr_rt *m, const struct hm_alloc *a,
+			__u64 off, __u32 len)
+{
+	const struct hm_alloc *ma = hm_find(d, m->alloc);
+	__u64 first = hm_base(a, off);
+	__u64 j = (first + XHCA_PAGE_SIZE - (m->off % XHCA_PAGE_SIZE)) % XHCA_PAGE_SIZE;
+
+	for (; ma && j + len <= m->e.length; j += XHCA_PAGE_SIZE) {
+		__u64 k;
+
+		if (hm_base(ma, m->off + j) != first)
+			continue;
+		for (k = XHCA_PAGE_SIZE - first % XHCA_PAGE_SIZE; k < len; k += XHCA_PAGE_SIZE)
+			if (hm_base(ma, m->off + j + k) != hm_base(a, off + k))
+				break;
+		if (k >= len)
+			return 1;
+	}
+	return 0;
+}
+
+/* The lkey check of a receive's piece when a message takes it, as on an
+ * HCA (the region may have been deregistered or re-registered since it
+ * was posted): a region of the session, of the QP's PD (an SRQ's pieces:
+ * any of the session's), allowing local write, holding the piece. A piece
+ * posted without a key (libxhca's own callers) is not checked. */
+static int lkey_holds(struct xhcad *d, const struct qp_host *qh, const struct xhca_rsge *g,
+		      const struct hm_alloc *a)
+{
+	struct mr_rt *m = g->lkey ? mr_find(d, g->lkey) : NULL;
+
+	if (!g->lkey)
+		return 1;
+	if (!m || !m->e.valid || m->mw_type || m->owner != qh->owner ||
+	    (!qh->rcv.srq && m->e.pd != qh->pd) || !(m->e.access & XHCA_ACCESS_LOCAL_WRITE))
+		return 0;
+	if (m->alloc != g->alloc)
+		return region_holds(d, m, a, g->off, g->len);
+	return g->off >= m->off && g->len <= m->e.length && g->off - m->off <= m->e.length - g->len;
+}
+
 /* The pieces of the receive entry a message goes into (qh->rcv.wqe): its
  * buffer, or the scatter list it names (ring.h), each checked; wqe.len
  * becomes their sum. 0, or -EFAULT: an allocation that is not the
@@ -191,7 +233,8 @@ static int rq_load(struct xhcad *d, struct qp_host *qh)
 	__u64 total = 0;
 
 	if (w->nsge <= 1) {
-		qh->rcv.seg[0] = (struct xhca_rsge){ .off = w->off, .len = w->len, .alloc = w->alloc };
+		qh->rcv.seg[0] = (struct xhca_rsge){ .off = w->off, .len = w->len, .alloc = w->alloc,
+						      .lkey = w->lkey };
 		qh->rcv.nseg = 1;
 	} else {
 		const struct hm_alloc *l = hm_find(d, w->alloc);
@@ -205,7 +248,8 @@ static int rq_load(struct xhcad *d, struct qp_host *qh)
 	for (__u32 i = 0; i < qh->rcv.nseg; i++) {
 		const struct hm_alloc *a = hm_find(d, qh->rcv.seg[i].alloc);
 
-		if (!a || a->owner != qh->owner || !hm_range(a, qh->rcv.seg[i].off, qh->rcv.seg[i].len))
+		if (!a || a->owner != qh->owner || !hm_range(a, qh->rcv.seg[i].off, qh->rcv.seg[i].len) ||
+		    !lkey_holds(d, qh, &qh->rcv.seg[i], a))
 			return -EFAULT;
 		total += qh->rcv.seg[i].len;
 	}
@@ -338,6 +382,10 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_inf
 		} else if (oi->flags & XHCA_H_IETH) {
 			c.imm_data = be32(payload - 4);
 			c.wc_flags |= XHCA_WC_WITH_INV;
+			/* a type 2 window bound through this QP is unbound; a
+			 * key that names none is counted, the message delivered */
+			if (mw_invalidate(d, qh->owner, qh->pd, qh->gqpn, c.imm_data, 1))
+				d->mr.mw.inv_unknown++;
 		}
 		if (qh->type == XHCA_QPT_UD) {
 			const __u8 *deth = payload - oi->hdr_len + BTH_LEN;

@@ -69,7 +69,14 @@ static struct sq_ent *ent(const struct sq_state *s, __u32 i)
 static int is_rdat(__u8 op)
 {
 	return op == XHCA_WR_RDMA_READ || op == XHCA_WR_ATOMIC_CMP_AND_SWP ||
-	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD;
+	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD || op == XHCA_WR_ATOMIC_WRITE;
+}
+
+/* Whether a request is executed here, sending nothing: a memory window's
+ * bind or invalidation. */
+static int is_local(__u8 op)
+{
+	return op == XHCA_WR_BIND_MW || op == XHCA_WR_LOCAL_INV;
 }
 
 /* Whether a request takes a receive buffer at the responder. */
@@ -275,6 +282,8 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 
 /* The request e failed: it completes with status, the QP goes to the
  * error state and what follows it is flushed. */
+static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now);
+
 static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 status,
 		    __u8 syndrome)
 {
@@ -283,6 +292,10 @@ static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 
 	e->syndrome = syndrome;
 	d->req.errors++;
 	qp_set_error(d, lidx_of(d, qh), qh->gen);
+	/* its completion (and those before it) first, then the flushed ones,
+	 * as rxe's completer: the application polls the error before the
+	 * receives the error flushes */
+	sq_retire(d, qh->sq, now_ns());
 	qp_host_to_error(d, qh); /* the receive queue flushed, and this one */
 }
 
@@ -309,6 +322,15 @@ static __u8 swqe_check(struct xhcad *d, const struct qp_host *qh, const struct x
 		if (qh->type != XHCA_QPT_RC)
 			return XHCA_WC_LOC_QP_OP_ERR;
 		break;
+	case XHCA_WR_ATOMIC_WRITE:
+		/* (its word in the request: no scatter list) */
+		if (qh->type != XHCA_QPT_RC || w->nsge)
+			return XHCA_WC_LOC_QP_OP_ERR;
+		return w->len == 8 ? 0 : XHCA_WC_LOC_LEN_ERR;
+	case XHCA_WR_BIND_MW:
+	case XHCA_WR_LOCAL_INV:
+		/* (RC and UC; no data) */
+		return qh->type == XHCA_QPT_UD || w->nsge || w->len ? XHCA_WC_LOC_QP_OP_ERR : 0;
 	default:
 		return XHCA_WC_LOC_QP_OP_ERR;
 	}
@@ -418,6 +440,8 @@ static __u8 send_op(__u8 wr, int n, __u32 i)
 		return XHCA_OP_CMP_SWAP;
 	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
 		return XHCA_OP_FETCH_ADD;
+	case XHCA_WR_ATOMIC_WRITE:
+		return XHCA_OP_ATOMIC_WRITE;
 	case XHCA_WR_SEND_WITH_IMM:
 		return xhca_msg_opcode(XHCA_OP_SEND_ONLY_IMM, i, (__u64)n);
 	case XHCA_WR_SEND_WITH_INV:
@@ -521,6 +545,13 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	       op != XHCA_OP_WRITE_FIRST && op != XHCA_OP_WRITE_MIDDLE;
 	if (op == XHCA_OP_READ_REQ) {
 		spec_read(e, i, mtu, &p);
+	} else if (op == XHCA_OP_ATOMIC_WRITE) {
+		p.psn = e->psn;
+		p.payload = (const __u8 *)&w->compare_add;
+		p.payload_len = 8;
+		p.reth_va = w->remote_va;
+		p.reth_rkey = w->rkey;
+		p.reth_len = 8;
 	} else if (op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD) {
 		p.psn = e->psn;
 		p.atomic_va = w->remote_va;
@@ -658,6 +689,22 @@ static int sq_start(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32
 	return 0;
 }
 
+/* A memory window's bind or invalidation, executed in its turn: its
+ * completion status. */
+static __u8 sq_local(struct xhcad *d, const struct sq_state *s, const struct sq_ent *e)
+{
+	const struct qp_host *qh = s->qh;
+	struct mw_bind b = {
+		.rkey = e->w.rkey, .lkey = e->w.imm, .addr = e->w.remote_va,
+		.len = e->w.compare_add, .access = (__u32)e->w.swap,
+	};
+
+	if (e->w.opcode == XHCA_WR_LOCAL_INV)
+		return mw_invalidate(d, qh->owner, qh->pd, qh->gqpn, e->w.imm, 0) ?
+		       XHCA_WC_LOC_QP_OP_ERR : XHCA_WC_SUCCESS;
+	return mw_bind(d, qh->owner, qh->pd, qh->gqpn, &b);
+}
+
 /* Sends what it may of s's requests, up to budget packets. */
 static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c, int budget,
 		   __u64 now, int *more)
@@ -679,6 +726,20 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 		if (e->status) {
 			sq_fail(d, qh, e, e->status, 0);
 			break;
+		}
+		if (is_local(e->w.opcode)) {
+			/* no PSN; done here, completed after what is before it */
+			__u8 st = sq_local(d, s, e);
+
+			if (st) {
+				sq_fail(d, qh, e, st, 0);
+				break;
+			}
+			e->started = e->done = 1;
+			if (s->acked == s->next)
+				s->acked++;
+			s->next++;
+			continue;
 		}
 		if (!e->started && sq_start(d, s, e, mtu, rc))
 			break;
@@ -1046,6 +1107,15 @@ static enum comp_state cs_read(struct comp_run *x)
 	struct sq_ent *e = x->e;
 	__u64 chunk_end;
 
+	if (e && e->w.opcode == XHCA_WR_ATOMIC_WRITE) {
+		/* its answer: a READ RESPONSE ONLY of no bytes (IBA 1.5) */
+		if (op != XHCA_OP_READ_RESP_ONLY || plen || x->psn != e->psn)
+			return CS_STALE;
+		s->rd_out--;
+		x->r = XHCA_H_RESP_ACK;
+		rdat_done(s, e, x->psn, x->now);
+		return CS_DONE;
+	}
 	if (!e || e->w.opcode != XHCA_WR_RDMA_READ)
 		return CS_STALE;
 	exp = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
@@ -1133,6 +1203,12 @@ static __u32 wc_opcode(__u8 wr)
 		return XHCA_WC_COMP_SWAP;
 	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
 		return XHCA_WC_FETCH_ADD;
+	case XHCA_WR_BIND_MW:
+		return XHCA_WC_BIND_MW;
+	case XHCA_WR_LOCAL_INV:
+		return XHCA_WC_LOCAL_INV;
+	case XHCA_WR_ATOMIC_WRITE:
+		return XHCA_WC_ATOMIC_WRITE;
 	}
 	return XHCA_WC_SEND;
 }
@@ -1228,6 +1304,21 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 		if (s->hold_until > now && s->next != s->fetched &&
 		    (!*deadline || s->hold_until < *deadline))
 			*deadline = s->hold_until;
+	}
+	return n;
+}
+
+__u32 sq_in_flight(const struct xhcad *d, const struct cq *cq)
+{
+	__u32 n = 0;
+
+	for (const struct sq_state *s = d->sq.list; s; s = s->next_sq) {
+		__u32 prod = __atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE);
+
+		if (s->cq != cq || prod - s->cons > s->depth)
+			continue;
+		for (__u32 i = s->cons; i != prod; i++)
+			n += !!(s->e[i & (s->depth - 1)].flags & XHCA_SEND_SIGNALED);
 	}
 	return n;
 }

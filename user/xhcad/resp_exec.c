@@ -129,24 +129,41 @@ int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *a
 		}
 		return err;
 	}
-	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
-		__u64 orig;
+	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD ||
+	    j->op == XHCA_OP_ATOMIC_WRITE) {
+		__u64 orig = 0;
 
 		/* atomic against each other, from either thread, and against
 		 * xhca_rx's placement, which stores aligned words whole */
 		if (j->op == XHCA_OP_FETCH_ADD) {
 			orig = __atomic_fetch_add(j->word, j->arg, __ATOMIC_SEQ_CST);
-		} else {
+		} else if (j->op == XHCA_OP_CMP_SWAP) {
 			orig = j->cmp;
 			__atomic_compare_exchange_n(j->word, &orig, j->arg, 0, __ATOMIC_SEQ_CST,
 						    __ATOMIC_SEQ_CST);
+		} else {
+			__atomic_store_n(j->word, j->arg, __ATOMIC_SEQ_CST);
 		}
-		s->opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
-		s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
-		s->atomic_orig = orig;
+		resp_done_spec(j, orig);
 		return resp_send_spec(s, tx, arg);
 	}
 	return -EINVAL;
+}
+
+void resp_done_spec(struct resp_job *j, __u64 orig)
+{
+	struct xhca_pkt_spec *s = &j->s;
+
+	s->aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
+	if (j->op == XHCA_OP_ATOMIC_WRITE) {
+		s->opcode = XHCA_OPC_RC | XHCA_OP_READ_RESP_ONLY;
+		s->payload = NULL;
+		s->payload_len = 0;
+		s->pad = -1;
+		return;
+	}
+	s->opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
+	s->atomic_orig = orig;
 }
 
 __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low)

@@ -121,7 +121,7 @@ void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 o
 	for (int i = 0; i < RESP_RES; i++) {
 		struct resp_res *r = &qh->resp.res[i];
 
-		if ((r->op == XHCA_OP_CMP_SWAP || r->op == XHCA_OP_FETCH_ADD) && r->psn == psn) {
+		if (r->op != XHCA_OP_READ_REQ && xhca_op_responded(r->op) && r->psn == psn) {
 			r->orig = orig;
 			r->done = 1;
 		}
@@ -166,6 +166,24 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi,
 
 		j->arg = be64(bth + 24);
 		j->cmp = be64(bth + 32);
+		mr = mr_find(d, be32(bth + 20));
+		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
+		if (!j->word) {
+			send_aeth(d, s, mr && mr->e.valid ? XHCA_AETH_NAK_INVALID : XHCA_AETH_NAK_ACCESS);
+			qh->cnt.errors++;
+			return XHCA_H_RESP_FAIL;
+		}
+		res_add(qh, j, be32(bth + 20), va);
+		return 0;
+	}
+	if (j->op == XHCA_OP_ATOMIC_WRITE) {
+		/* IBA 1.5: RETH, then the 8 bytes, stored whole (xhca_rx
+		 * checked the key, the length and the alignment) */
+		__u64 va = be64(bth + 12);
+
+		if (bth + 28 + 8 > pi->fr + pi->len)
+			return XHCA_H_BAD_META;
+		memcpy(&j->arg, bth + 28, 8); /* (BTH, RETH) */
 		mr = mr_find(d, be32(bth + 20));
 		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
 		if (!j->word) {
@@ -688,9 +706,8 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 	} else {
 		if (!r->done)
 			goto unknown; /* the proxy has not executed it yet: the next one */
-		j.s.opcode = XHCA_OPC_RC | XHCA_OP_ATOMIC_ACK;
-		j.s.aeth_syndrome = XHCA_AETH_ACK_NO_CREDIT;
-		j.s.atomic_orig = r->orig;
+		/* the answer again, never the store or the ATOMIC again */
+		resp_done_spec(&j, r->orig);
 		err = resp_send_spec(&j.s, resp_tx_umem, d);
 		d->resp.replays += !err;
 		return XHCA_H_DUP;
@@ -799,8 +816,7 @@ static enum resp_state rs_duplicate(struct resp_run *x)
 
 	d->resp.dups++;
 	x->r = XHCA_H_DUP;
-	if (pi->op == XHCA_OP_READ_REQ || pi->op == XHCA_OP_CMP_SWAP ||
-	    pi->op == XHCA_OP_FETCH_ADD) {
+	if (xhca_op_responded(pi->op)) {
 		x->r = resend_saved(d, qh, m, pi->fr, pi->len, (int)(pi->bth - pi->fr));
 		return RS_DONE;
 	}

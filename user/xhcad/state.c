@@ -182,8 +182,8 @@ int state_save(struct xhcad *d)
 		const struct mr_rt *m = &d->mr.e[i];
 		struct st_mr e;
 
-		if (!m->rkey)
-			continue;
+		if (!m->rkey || m->mw_type)
+			continue; /* (memory windows do not outlive xhcad) */
 		e = (struct st_mr){ .index = i, .rkey = m->rkey, .owner = m->owner,
 				    .alloc = m->alloc, .own_alloc = (__u32)m->own_alloc, .off = m->off };
 		put(&w, &e, sizeof(e));

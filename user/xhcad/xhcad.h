@@ -323,6 +323,9 @@ struct mr_rt {
 	int own_alloc;		/* xhcad allocated it for this region (the CLI's) */
 	__u64 off;		/* where in it */
 	struct xhca_mr_ctx e;	/* what xhca_rx sees */
+	__u8 mw_type;		/* a memory window (1 or 2); 0: a region */
+	__u32 mw_mr;		/* a bound window: its region's index */
+	__u32 nmw;		/* a region: the windows bound to it */
 };
 
 /* A protection domain. */
@@ -362,6 +365,7 @@ struct mr_table {
 	struct pd_rt *pds;
 	__u32 next_pd;
 	__u32 key_seed;
+	struct xhca_mw_stats mw;	/* memory windows */
 };
 
 /* the bus model (--bus-rate, round.c) */
@@ -662,6 +666,9 @@ void mr_restore(struct xhcad *d, __u32 index, __u32 rkey, __u32 owner, __u32 all
 void mr_sweep(struct xhcad *d);
 void mr_fini(struct xhcad *d);
 int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen);
+/* Region a->rkey with the translation, PD and access a gives (key kept,
+ * the old ones unusable when it returns). */
+int mr_rereg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen);
 int mr_dereg(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen);
 /* Invalidates every region on allocation id (before it is freed). */
 void mr_drop_alloc(struct xhcad *d, __u32 id);
@@ -671,6 +678,22 @@ void mr_drop_owner(struct xhcad *d, __u32 owner);
 int mem_free(struct xhcad *d, __u32 id, __u32 owner);
 void mem_free_owner(struct xhcad *d, __u32 owner);
 int mr_show(struct xhcad *d, __u32 owner, struct xhca_mr_info **out, __u32 *n);
+/* Memory windows: entries of the same table. A bind or invalidation is a
+ * send queue request of a QP of owner in PD pd (request.c executes it in
+ * its turn; receive.c a SEND with Invalidate): the completion status. */
+int mw_alloc(struct xhcad *d, __u32 owner, struct xhca_mw_req *r, char *err, size_t errlen);
+int mw_dealloc(struct xhcad *d, __u32 owner, __u32 rkey, char *err, size_t errlen);
+struct mw_bind {
+	__u32 rkey;		/* the window's R_Key after the bind */
+	__u32 lkey;		/* the region (0: none, with len 0) */
+	__u64 addr, len;	/* the window: the region's addresses */
+	__u32 access;		/* XHCA_ACCESS_REMOTE_* */
+};
+__u8 mw_bind(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, const struct mw_bind *b);
+/* A type 2 window bound through QP qpn (remote: by the peer's SEND with
+ * Invalidate; local: a LOCAL_INV) unbound; 0 or -errno when rkey names no
+ * such window. */
+int mw_invalidate(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, __u32 rkey, int remote);
 /* io->len bytes of the region at io->off, in a buffer for the caller to free. */
 int mr_read(struct xhcad *d, __u32 owner, struct xhca_mr_io *io, void **out, char *err,
 	    size_t errlen);
@@ -796,6 +819,12 @@ int srq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen
 int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, char *err,
 	      size_t errlen);
 int cq_destroy(struct xhcad *d, __u32 id, __u32 owner, char *err, size_t errlen);
+/* The CQ's ring of a->depth entries now (its completions moved there, its
+ * counters kept); a->ring_off, ring_len say where. It must take what it
+ * holds and pending more: the completions of signaled requests posted to
+ * it (sq_in_flight). */
+int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pending, char *err,
+	      size_t errlen);
 int cq_show(struct xhcad *d, __u32 owner, struct xhca_cq_info **out, __u32 *n);
 /* A CQ of an earlier xhcad (state.c). */
 int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
@@ -896,13 +925,17 @@ struct resp_job {
 	struct xhca_pkt_spec s;	/* the response's frame (addresses, QPN, MSN) */
 	__u8 op;
 	__u32 psn, mtu, dlen;
-	__u64 arg, cmp;		/* ATOMIC operands */
+	__u64 arg, cmp;		/* ATOMIC operands; ATOMIC WRITE: the word, as it came */
 	__u64 *word;		/* ATOMIC: the host word */
 	struct { __u64 hoff; __u32 len; } *span; /* READ: its bytes in host memory, in order */
 	__u32 nspan;
 };
-/* Executes j: READ RESPONSE packets, or the ATOMIC and its ACK, to tx. */
+/* Executes j: READ RESPONSE packets, or the ATOMIC (WRITE) and its answer,
+ * to tx. */
 int resp_execute(const __u8 *hostmem, struct resp_job *j, resp_tx_fn tx, void *arg);
+/* j->s becomes the answer of an ATOMIC executed (orig: the word before),
+ * or of an ATOMIC WRITE (a READ RESPONSE ONLY of no bytes). */
+void resp_done_spec(struct resp_job *j, __u64 orig);
 void resp_job_free(struct resp_job *j);
 /* The response's frame around the request fr: addresses and tags swapped,
  * the QP's remote QPN and P_Key; returns the BTH offset. */
@@ -994,6 +1027,9 @@ int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 int sq_arm(struct xhcad *d);
 /* A send queue has requests not taken yet, or a timer is due (rings only). */
 int sq_ready(const struct xhcad *d);
+/* Signaled requests posted on send queues completing to cq, their
+ * completions not written yet. */
+__u32 sq_in_flight(const struct xhcad *d, const struct cq *cq);
 
 /* cm.c: the connection manager (QP1's MADs, the rdma_cm library's requests;
  * include/priv/xhca/cm.h) */

@@ -77,6 +77,10 @@ enum xhca_ctl_op {
 	XHCA_CTL_CM_DISCONNECT,	/* __u32 id -> nothing (DREQ, or the DREP owed) */
 	XHCA_CTL_CM_DESTROY,	/* __u32 id -> nothing */
 	XHCA_CTL_CM_NOTIFY,	/* struct xhca_cm_notify -> nothing */
+	XHCA_CTL_CQ_RESIZE,	/* struct xhca_cq_attr (cq, depth) -> struct xhca_cq_attr (session) */
+	XHCA_CTL_MR_REREG,	/* struct xhca_mr_attr (rkey: the region; the rest new) -> the same */
+	XHCA_CTL_MW_ALLOC,	/* struct xhca_mw_req (pd, type) -> struct xhca_mw_req (rkey) */
+	XHCA_CTL_MW_DEALLOC,	/* __u32 rkey -> nothing */
 };
 
 /* The control protocol's version: in every message's header. xhcad serves
@@ -176,7 +180,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 7 /* 7: XHCA_SGE_MAX 16 */
+#define XHCA_SESSION_VERSION 8 /* 7: XHCA_SGE_MAX 16; 8: receive lkeys */
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its
@@ -289,6 +293,14 @@ struct xhca_mr_attr {
 	__u32 flags;		/* in: XHCA_ALLOC_* for xhcad's own; out: XHCA_MRF_* */
 	__u32 rkey;
 	__u32 npages;		/* out: host pages it spans */
+};
+
+/* A memory window of type 1 or 2 (its R_Key's index is its own). */
+struct xhca_mw_req {
+	__u32 pd;
+	__u32 type;
+	__u32 rkey;		/* out */
+	__u32 pad;
 };
 
 struct xhca_mr_info {
@@ -531,6 +543,14 @@ struct xhca_status {
 		__u64 held;	/* in flow queues now */
 		__u64 addr_reads; /* the host's addresses read */
 	} lo;
+	/* memory windows (mr.c) */
+	struct xhca_mw_stats {
+		__u64 in_use;	/* allocated now */
+		__u64 binds;	/* bound (or, zero length, unbound) */
+		__u64 bind_errors; /* binds refused: MW_BIND_ERR */
+		__u64 invalidations; /* type 2 windows invalidated (LOCAL_INV, SEND with Invalidate) */
+		__u64 inv_unknown; /* SEND with Invalidate naming no window bound through its QP */
+	} mw;
 };
 
 /* A request on an application session of libxhca (the rdma_cm library's,

@@ -194,6 +194,16 @@ static inline __attribute__((always_inline)) unsigned int xhca_reth_off(__u16 fl
 	return 12 + ((flags & XHCA_H_FETH) ? 4 : 0) + ((flags & XHCA_H_DETH) ? 8 : 0);
 }
 
+/* Whether an RC request (its opcode without the class) is answered by a
+ * response of its own, which the responder executes and keeps for its
+ * duplicates: READ (READ responses), CMP_SWAP and FETCH_ADD (an ATOMIC
+ * ACK), ATOMIC WRITE (IBA 1.5: a READ RESPONSE ONLY of no bytes). */
+static inline __attribute__((always_inline)) int xhca_op_responded(__u8 op)
+{
+	return op == XHCA_OP_READ_REQ || op == XHCA_OP_CMP_SWAP || op == XHCA_OP_FETCH_ADD ||
+	       op == XHCA_OP_ATOMIC_WRITE;
+}
+
 /* 24-bit serial-number comparison: <0 a before b, 0 equal, >0 a after b. */
 static inline __attribute__((always_inline)) int xhca_psn_cmp(__u32 a, __u32 b)
 {

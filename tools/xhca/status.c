@@ -46,6 +46,89 @@ static void status_lo(const struct xhca_status *s)
 	out_close("\n");
 }
 
+/* Host memory, memory regions and windows, the canary. */
+static void status_memory(const struct xhca_status *s)
+{
+	out_u64("hostmem_used", "hostmem:      %llu", s->hostmem_used);
+	out_u64("hostmem_bytes", " of %llu bytes in use\n", s->hostmem_bytes);
+	out_u64("mrs_in_use", "mrs:          %llu", s->mrs_in_use);
+	out_u64("max_mrs", " of %llu in use", s->max_mrs);
+	out_bool("fragment", NULL, s->fragment);
+	out_text("%s", s->fragment ? ", --fragment (none pre-translated)" : "");
+	out_u64("barriers", "; %llu invalidation barriers\n", s->barriers);
+	out_open("mw", "mws:          ");
+	out_u64("in_use", "%llu memory windows", s->mw.in_use);
+	out_u64("binds", "; %llu binds", s->mw.binds);
+	out_u64("bind_errors", " (%llu refused)", s->mw.bind_errors);
+	out_u64("invalidations", ", %llu invalidations", s->mw.invalidations);
+	out_u64("inv_unknown", ", %llu SEND with Invalidate naming no window of its QP",
+		s->mw.inv_unknown);
+	out_close("\n");
+	out_bool("canary", NULL, s->canary);
+	out_u64("canary_violations", s->canary ? "canary:       on, %llu violations\n" : NULL,
+		s->canary_violations);
+}
+
+/* The RC responder and the requester (respond.c, request.c). */
+static void status_rr(const struct xhca_status *s)
+{
+	out_open("responder", "responder:    ");
+	out_u64("acks", "%llu ACKs", s->resp.acks);
+	out_u64("seq_naks", ", %llu sequence NAKs", s->resp.seq_naks);
+	out_u64("rnr_naks", ", %llu RNR NAKs", s->resp.rnr_naks);
+	out_u64("dups", ", %llu duplicates answered", s->resp.dups);
+	out_u64("replays", " (%llu responses sent again", s->resp.replays);
+	out_u64("dup_unknown", ", %llu unknown)", s->resp.dup_unknown);
+	out_u64("rewinds", ", %llu rewinds", s->resp.rewinds);
+	out_u64("bad_icrc", ", %llu bad ICRC", s->resp.bad_icrc);
+	out_u64("credit_acks", ", %llu credit updates", s->resp.credit_acks);
+	out_close("\n");
+	out_open("requester", "requester:    ");
+	out_u64("wqes", "%llu send requests", s->req.wqes);
+	out_u64("packets", ", %llu packets", s->req.packets);
+	out_u64("bytes", " (%llu payload bytes", s->req.bytes);
+	out_u64("retransmits", ", %llu sent again)", s->req.retransmits);
+	out_u64("completions", ", %llu completions;\n              ", s->req.completions);
+	out_u64("timeouts", "%llu timeouts", s->req.timeouts);
+	out_u64("seq_naks", ", %llu sequence NAKs", s->req.seq_naks);
+	out_u64("rnr_naks", " and %llu RNR NAKs received", s->req.rnr_naks);
+	out_u64("errors", ", %llu errors", s->req.errors);
+	out_u64("stale", ", %llu stale responses", s->req.stale);
+	out_u64("no_neigh", ", %llu waits for a neighbour", s->req.no_neigh);
+	out_u64("credit_waits", ", %llu waits for credits", s->req.credit_waits);
+	out_u64("credit_updates", " (%llu updates taken)", s->req.credit_updates);
+	out_close("\n");
+}
+
+/* Multicast replication and the UMEM's frames. */
+static void status_mcast_umem(const struct xhca_status *s)
+{
+	out_open("mcast", "mcast:        ");
+	out_u64("groups", "%llu groups", s->mcast_groups);
+	out_u64("waiting", ", %llu packets waiting for replication", s->mcast_waiting);
+	out_u64("threshold", s->mcast_threshold ? " (threshold %llu),\n              "
+						: " (threshold %llu: none),\n              ",
+		s->mcast_threshold);
+	out_u64("replicated", "%llu replicated", s->mcast_replicated);
+	out_u64("max_refs", ", largest reference count %llu", s->mcast_max_refs);
+	out_u64("credit_stalls", ", %llu credit stalls", s->mcast_credit_stalls);
+	out_u64("credits", " (%llu credits a flow queue)", s->mcast_credits);
+	out_u64("stale", NULL, s->mcast_stale);
+	out_close("\n");
+	out_open("umem", "umem frames:  ");
+	out_u64("frames", "%llu", s->umem_frames);
+	out_u64("free", " = %llu free", s->frames_free);
+	out_u64("fill", " + %llu fill", s->frames_fill);
+	out_u64("kernel", " + %llu kernel", s->frames_kernel);
+	out_u64("rx", " + %llu rx", s->frames_rx);
+	out_u64("held", " + %llu held\n", s->frames_held);
+	out_u64("jumbo_slots", "jumbo slots:  %llu", s->jumbo_slots);
+	out_u64("jumbo_free", " (%llu free)", s->jumbo_free);
+	out_u64("jumbo_frames", ": %llu frames made one", s->jumbo_frames);
+	out_u64("jumbo_drops", ", %llu dropped (no slot free, or over one)\n", s->jumbo_drops);
+	out_close(NULL);
+}
+
 /* The daemon's status: one call per value, text or JSON (out.c). */
 static void status_print(const struct xhca_status *s, const char *ifn, const char *pin,
 			 const char *mode, const char *by, const char *sch, const char *xm)
@@ -78,24 +161,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_str("sched", ", scheduler %s\n", sch);
 	out_u64("bus_rate", s->bus_rate ? "bus_rate:     %llu bytes/s\n" : "bus_rate:     unlimited\n",
 		s->bus_rate);
-	out_u64("hostmem_used", "hostmem:      %llu", s->hostmem_used);
-	out_u64("hostmem_bytes", " of %llu bytes in use\n", s->hostmem_bytes);
-	out_u64("mrs_in_use", "mrs:          %llu", s->mrs_in_use);
-	out_u64("max_mrs", " of %llu in use", s->max_mrs);
-	out_bool("fragment", NULL, s->fragment);
-	out_text("%s", s->fragment ? ", --fragment (none pre-translated)" : "");
-	out_u64("barriers", "; %llu invalidation barriers\n", s->barriers);
-	out_open("mw", "mws:          ");
-	out_u64("in_use", "%llu memory windows", s->mw.in_use);
-	out_u64("binds", "; %llu binds", s->mw.binds);
-	out_u64("bind_errors", " (%llu refused)", s->mw.bind_errors);
-	out_u64("invalidations", ", %llu invalidations", s->mw.invalidations);
-	out_u64("inv_unknown", ", %llu SEND with Invalidate naming no window of its QP",
-		s->mw.inv_unknown);
-	out_close("\n");
-	out_bool("canary", NULL, s->canary);
-	out_u64("canary_violations", s->canary ? "canary:       on, %llu violations\n" : NULL,
-		s->canary_violations);
+	status_memory(s);
 	/* every frame xhcad sent: requests, responses, ACKs and NAKs */
 	out_u64("tx_frames", "transmit:     %llu frames sent (requests, responses, ACKs, NAKs)",
 		s->tx_frames);
@@ -104,56 +170,8 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("poll_us", "loop:         busy poll %llu us after work", s->poll_us);
 	out_u64("sleeps", "; %llu sleeps", s->sleeps);
 	out_u64("polled", ", %llu wakeups spared by polling\n", s->polled);
-	out_open("responder", "responder:    ");
-	out_u64("acks", "%llu ACKs", s->resp.acks);
-	out_u64("seq_naks", ", %llu sequence NAKs", s->resp.seq_naks);
-	out_u64("rnr_naks", ", %llu RNR NAKs", s->resp.rnr_naks);
-	out_u64("dups", ", %llu duplicates answered", s->resp.dups);
-	out_u64("replays", " (%llu responses sent again", s->resp.replays);
-	out_u64("dup_unknown", ", %llu unknown)", s->resp.dup_unknown);
-	out_u64("rewinds", ", %llu rewinds", s->resp.rewinds);
-	out_u64("bad_icrc", ", %llu bad ICRC", s->resp.bad_icrc);
-	out_u64("credit_acks", ", %llu credit updates", s->resp.credit_acks);
-	out_close("\n");
-	out_open("requester", "requester:    ");
-	out_u64("wqes", "%llu send requests", s->req.wqes);
-	out_u64("packets", ", %llu packets", s->req.packets);
-	out_u64("bytes", " (%llu payload bytes", s->req.bytes);
-	out_u64("retransmits", ", %llu sent again)", s->req.retransmits);
-	out_u64("completions", ", %llu completions;\n              ", s->req.completions);
-	out_u64("timeouts", "%llu timeouts", s->req.timeouts);
-	out_u64("seq_naks", ", %llu sequence NAKs", s->req.seq_naks);
-	out_u64("rnr_naks", " and %llu RNR NAKs received", s->req.rnr_naks);
-	out_u64("errors", ", %llu errors", s->req.errors);
-	out_u64("stale", ", %llu stale responses", s->req.stale);
-	out_u64("no_neigh", ", %llu waits for a neighbour", s->req.no_neigh);
-	out_u64("credit_waits", ", %llu waits for credits", s->req.credit_waits);
-	out_u64("credit_updates", " (%llu updates taken)", s->req.credit_updates);
-	out_close("\n");
-	out_open("mcast", "mcast:        ");
-	out_u64("groups", "%llu groups", s->mcast_groups);
-	out_u64("waiting", ", %llu packets waiting for replication", s->mcast_waiting);
-	out_u64("threshold", s->mcast_threshold ? " (threshold %llu),\n              "
-						: " (threshold %llu: none),\n              ",
-		s->mcast_threshold);
-	out_u64("replicated", "%llu replicated", s->mcast_replicated);
-	out_u64("max_refs", ", largest reference count %llu", s->mcast_max_refs);
-	out_u64("credit_stalls", ", %llu credit stalls", s->mcast_credit_stalls);
-	out_u64("credits", " (%llu credits a flow queue)", s->mcast_credits);
-	out_u64("stale", NULL, s->mcast_stale);
-	out_close("\n");
-	out_open("umem", "umem frames:  ");
-	out_u64("frames", "%llu", s->umem_frames);
-	out_u64("free", " = %llu free", s->frames_free);
-	out_u64("fill", " + %llu fill", s->frames_fill);
-	out_u64("kernel", " + %llu kernel", s->frames_kernel);
-	out_u64("rx", " + %llu rx", s->frames_rx);
-	out_u64("held", " + %llu held\n", s->frames_held);
-	out_u64("jumbo_slots", "jumbo slots:  %llu", s->jumbo_slots);
-	out_u64("jumbo_free", " (%llu free)", s->jumbo_free);
-	out_u64("jumbo_frames", ": %llu frames made one", s->jumbo_frames);
-	out_u64("jumbo_drops", ", %llu dropped (no slot free, or over one)\n", s->jumbo_drops);
-	out_close(NULL);
+	status_rr(s);
+	status_mcast_umem(s);
 	status_lo(s);
 	status_cm(s);
 	out_close(NULL);

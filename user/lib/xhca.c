@@ -1984,42 +1984,10 @@ static int op_allowed(__u8 type, enum xhca_wr_opcode op)
 	return 0;
 }
 
-/* One request into slot w; 0 or -errno. */
-static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xhca_swqe *w)
+/* What the request's opcode carries beside its scatter list (total bytes):
+ * the remote region, the ATOMIC operands, a memory window's bind. */
+static int swqe_target(const struct xhca_send_wr *wr, struct xhca_swqe *w, __u64 total)
 {
-	__u64 total = 0;
-
-	if (!op_allowed(qp->type, wr->opcode) || wr->num_sge < 0 || wr->num_sge > XHCA_SGE_MAX)
-		return -EINVAL;
-	memset(w, 0, sizeof(*w));
-	w->wr_id = wr->wr_id;
-	w->opcode = (__u8)wr->opcode;
-	w->flags = (__u8)(wr->send_flags & (XHCA_SEND_FENCE | XHCA_SEND_SIGNALED |
-					    XHCA_SEND_SOLICITED));
-	if (wr->send_flags & XHCA_SEND_LOC_PROT_ERR) {
-		/* an SGE in allocation 0, which is none: xhcad completes the
-		 * request with LOC_PROT_ERR in its turn */
-		w->nsge = 1;
-		return 0;
-	}
-	for (int i = 0; i < wr->num_sge; i++) {
-		const struct xhca_sge *g = &wr->sg_list[i];
-		struct buf *b;
-
-		if (!g->length)
-			continue;
-		b = buf_find(qp->ctx, (const void *)(uintptr_t)g->addr, g->length);
-		if (!b)
-			return -EFAULT;
-		w->sge[w->nsge].off = (__u64)((__u8 *)(uintptr_t)g->addr - b->va);
-		w->sge[w->nsge].len = g->length;
-		w->sge[w->nsge++].alloc = b->id;
-		total += g->length;
-	}
-	if (total > 0x80000000ull)
-		return -EINVAL;
-	w->len = (__u32)total;
-	w->imm = wr->imm_data;
 	switch (wr->opcode) {
 	case XHCA_WR_ATOMIC_WRITE:
 		if (w->nsge) /* the word is in the request */
@@ -2060,6 +2028,49 @@ static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct x
 	default:
 		break;
 	}
+	return 0;
+}
+
+/* One request into slot w; 0 or -errno. */
+static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xhca_swqe *w)
+{
+	__u64 total = 0;
+	int err;
+
+	if (!op_allowed(qp->type, wr->opcode) || wr->num_sge < 0 || wr->num_sge > XHCA_SGE_MAX)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (__u8)wr->opcode;
+	w->flags = (__u8)(wr->send_flags & (XHCA_SEND_FENCE | XHCA_SEND_SIGNALED |
+					    XHCA_SEND_SOLICITED));
+	if (wr->send_flags & XHCA_SEND_LOC_PROT_ERR) {
+		/* an SGE in allocation 0, which is none: xhcad completes the
+		 * request with LOC_PROT_ERR in its turn */
+		w->nsge = 1;
+		return 0;
+	}
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct xhca_sge *g = &wr->sg_list[i];
+		struct buf *b;
+
+		if (!g->length)
+			continue;
+		b = buf_find(qp->ctx, (const void *)(uintptr_t)g->addr, g->length);
+		if (!b)
+			return -EFAULT;
+		w->sge[w->nsge].off = (__u64)((__u8 *)(uintptr_t)g->addr - b->va);
+		w->sge[w->nsge].len = g->length;
+		w->sge[w->nsge++].alloc = b->id;
+		total += g->length;
+	}
+	if (total > 0x80000000ull)
+		return -EINVAL;
+	w->len = (__u32)total;
+	w->imm = wr->imm_data;
+	err = swqe_target(wr, w, total);
+	if (err)
+		return err;
 	if (qp->type == XHCA_QPT_UD) {
 		memcpy(w->dest_ip, wr->wr.ud.dest_ip, 16);
 		w->dest_qpn = wr->wr.ud.remote_qpn & XHCA_QPN_MASK;

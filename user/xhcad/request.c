@@ -689,20 +689,32 @@ static int sq_start(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32
 	return 0;
 }
 
-/* A memory window's bind or invalidation, executed in its turn: its
- * completion status. */
-static __u8 sq_local(struct xhcad *d, const struct sq_state *s, const struct sq_ent *e)
+/* The memory window's bind or invalidation at s->next, executed in its
+ * turn (no PSN): done, completed after what is before it; -1 when it
+ * failed (the QP in error). */
+static int sq_local(struct xhcad *d, struct sq_state *s, struct sq_ent *e)
 {
-	const struct qp_host *qh = s->qh;
+	struct qp_host *qh = s->qh;
 	struct mw_bind b = {
 		.rkey = e->w.rkey, .lkey = e->w.imm, .addr = e->w.remote_va,
 		.len = e->w.compare_add, .access = (__u32)e->w.swap,
 	};
+	__u8 st;
 
 	if (e->w.opcode == XHCA_WR_LOCAL_INV)
-		return mw_invalidate(d, qh->owner, qh->pd, qh->gqpn, e->w.imm, 0) ?
-		       XHCA_WC_LOC_QP_OP_ERR : XHCA_WC_SUCCESS;
-	return mw_bind(d, qh->owner, qh->pd, qh->gqpn, &b);
+		st = mw_invalidate(d, qh->owner, qh->pd, qh->gqpn, e->w.imm, 0) ?
+		     XHCA_WC_LOC_QP_OP_ERR : XHCA_WC_SUCCESS;
+	else
+		st = mw_bind(d, qh->owner, qh->pd, qh->gqpn, &b);
+	if (st) {
+		sq_fail(d, qh, e, st, 0);
+		return -1;
+	}
+	e->started = e->done = 1;
+	if (s->acked == s->next)
+		s->acked++;
+	s->next++;
+	return 0;
 }
 
 /* Sends what it may of s's requests, up to budget packets. */
@@ -728,17 +740,8 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 			break;
 		}
 		if (is_local(e->w.opcode)) {
-			/* no PSN; done here, completed after what is before it */
-			__u8 st = sq_local(d, s, e);
-
-			if (st) {
-				sq_fail(d, qh, e, st, 0);
+			if (sq_local(d, s, e))
 				break;
-			}
-			e->started = e->done = 1;
-			if (s->acked == s->next)
-				s->acked++;
-			s->next++;
 			continue;
 		}
 		if (!e->started && sq_start(d, s, e, mtu, rc))

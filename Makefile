@@ -361,6 +361,7 @@ demo: ready
 bench: ready
 	$(Q)tests/bench.sh
 	$(Q)tests/bench_verbs.sh
+	$(Q)tests/bench_stack.sh
 
 # The unit's and the pkg-config file's paths: those of this install.
 SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \

@@ -27,15 +27,17 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 	export UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1:halt_on_error=1"
 	export LSAN_OPTIONS="log_path=$san/lsan"
 fi
-trap 'rm -f "$log"; [ -n "$san" ] && rm -rf "$san"' EXIT
+times=$(mktemp) # seconds each test took
+trap 'rm -f "$log" "$times"; [ -n "$san" ] && rm -rf "$san"' EXIT
 
 run_one() {
 	local name=$1; shift
-	local out
+	local out t0=$SECONDS
 	out=$(mktemp)
 	echo "== $name"
 	"$@" >"$out" 2>&1
 	local rc=$?
+	echo "$((SECONDS - t0)) $name" >>"$times"
 	sed 's/^/  /' "$out"
 	cat "$out" >>"$log"
 	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
@@ -85,5 +87,7 @@ p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log"); k=$(grep -c '^skip '
 echo
 grep '^not ok ' "$log" | sed 's/^/FAILED: /'
 grep '^skip - ' "$log" | sed 's/^skip - /SKIPPED: /'
+[ "$(wc -l <"$times")" -gt 1 ] &&
+	echo "slowest: $(sort -rn "$times" | head -n 5 | awk '{ printf "%s%s %d s", s, $2, $1; s = ", " }')"
 echo "$p passed, $f failed, $k skipped"
 [ "$f" = 0 ]

@@ -85,6 +85,8 @@ ONE=1 ucx "${rc_v[@]}" -- -t ucp_put_bw -n 1000 -s 65536
 ONE=1 ucx "${rc_v[@]}" -- -t ucp_get -n 1000 -s 65536
 ONE=1 ucx "${ud_v[@]}" -- -t tag_lat -n 2000
 ONE=1 ucx "${ud_v[@]}" -- -t tag_bw -n 1000 -s 65536
+ONE=1 ucx "${ud_v[@]}" -- -t ucp_put_bw -n 1000 -s 65536
+ONE=1 ucx "${ud_v[@]}" -- -t ucp_get -n 1000 -s 65536
 check "ucx on one host: through xhca's loopback ($(( $(looped) - l0 )) frames)" \
 	test "$(looped)" -gt $((l0 + 10000))
 t_done

@@ -137,9 +137,11 @@ static int cm(struct side *s, __u32 op, const void *req, __u32 len)
 	return xhca_session_call(s->ctx, op, req, len, -1, NULL, 0, NULL);
 }
 
+/* A completion within 10 s (an RC SEND under 25% loss both ways may need
+ * several retransmissions, each after the QP's timeout). */
 static int wait_wc(struct side *s, struct xhca_wc *wc)
 {
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < 1000; i++) {
 		if (xhca_poll_cq(s->cq, wc, 1) == 1)
 			return 0;
 		usleep(10000);

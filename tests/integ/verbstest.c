@@ -1354,6 +1354,9 @@ static void local_recv_lkey(void)
 		ok &= w[i].qp_num == ud->qp_num;
 	check(n == 1 && ok && w[0].wr_id == 47, "the CQ holds the UD QP's flushed receive only "
 	      "(%d completions)", n);
+	post_recv(ud, sb, 64, smr->lkey, 48);
+	check(wait_wc(c, 2000).wr_id == 48, "a receive posted to the QP in the error state: "
+	      "it completes flushed (as on an HCA)");
 	ibv_destroy_qp(ud);
 	unpair(qa, qb);
 	check(!ibv_dereg_mr(m2) && !ibv_dereg_mr(smr) && !ibv_dealloc_pd(pd2) && !ibv_destroy_cq(c),
@@ -1468,6 +1471,11 @@ static void nopeer(const char *ip)
 	w.wr.ud.remote_qkey = 0x99;
 	check(ah && !ibv_post_send(ud, &w, &bad) && wait_wc(cq, 2000).status == IBV_WC_SUCCESS,
 	      "a UD SEND to it: sent (lost, as on a wire)");
+	if (ah)
+		ibv_destroy_ah(ah);
+	ibv_destroy_qp(rc);
+	ibv_destroy_qp(ud);
+	ibv_dereg_mr(mr);
 }
 
 /* ---- the device view (xhca exec): each file as the verbs have it ---------------- */

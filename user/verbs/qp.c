@@ -740,6 +740,15 @@ static int qp_post_one(void *ring, uint64_t wr_id, const struct xhca_sge *sg, in
 	return xhca_post_recv_sg(ring, wr_id, sg, n, flags);
 }
 
+/* Whether the QP is in the error state: moved there by the application,
+ * or by xhcad for a request it received (the send ring's mark). */
+static int in_error(struct xv_qp *q)
+{
+	const struct xhca_ring_ctl *r = xhca_qp_sq(q->x);
+
+	return q->attr.qp_state == IBV_QPS_ERR || (r && __atomic_load_n(&r->qp_err, __ATOMIC_RELAXED));
+}
+
 int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct xv_qp *q = xqp(qp);
@@ -754,6 +763,18 @@ int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 	err = xv_post_recv_chain(xv_ctx(qp->context), qp->pd, wr,
 				 q->cap.max_recv_sge ? q->cap.max_recv_sge : 1, qp_post_one, q->x, bad);
 	pthread_spin_unlock(&q->rq_lock);
+	if (!err && in_error(q)) {
+		/* receives posted to a QP in the error state complete flushed,
+		 * as on an HCA: xhcad flushes what its queue holds when told
+		 * the state again */
+		struct xv_context *c = xv_ctx(qp->context);
+		struct xhca_qp_attr x = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_ERR };
+
+		pthread_mutex_lock(&c->lock);
+		if (xhca_qp_modify(q->x, &x))
+			xv_log(c, "post recv: flushing qp 0x%06x", qp->qp_num);
+		pthread_mutex_unlock(&c->lock);
+	}
 	return err;
 }
 

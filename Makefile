@@ -11,7 +11,8 @@
 #   make interop    the same cases, in detail
 #   make test-fresh the packages on a fresh Debian 12 (debootstrap, a container;
 #                   downloads from the Debian mirror: not part of make test)
-#   make fuzz       FUZZ_N (3 million) mutated frames through xhca_rx, FUZZ_SEED
+#   make fuzz       FUZZ_N (3 million) mutated frames through xhca_rx, FUZZ_SEED;
+#                   then rings scribbled over for a minute (sanitized xhcad)
 #   make bench      ns/packet and packets/s against baselines
 #   make deps       apt-get install only what is missing
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel
@@ -108,7 +109,7 @@ RDMACM_LIB := $(OUT)/verbs/librdmacm.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest \
 	$(OUT)/xhca-cmtest $(OUT)/px_counter.so $(OUT)/xhca-impair $(OUT)/xhca-verbstest \
-	$(OUT)/xhca-rdmacmtest
+	$(OUT)/xhca-rdmacmtest $(OUT)/xhca-hostile
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -278,6 +279,10 @@ $(OUT)/xhca-ctltest: $(OUT)/tests/integ/ctltest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+$(OUT)/xhca-hostile: $(OUT)/tests/integ/hostile.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
 $(OUT)/xhca-cmtest: $(OUT)/tests/integ/cmtest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
@@ -349,11 +354,15 @@ interop: ready
 	$(Q)RXE_VERBOSE=1 tests/run.sh rxe
 
 # FUZZ_N mutated and random frames through xhca_rx (BPF_PROG_TEST_RUN), from
-# FUZZ_SEED (default: the time; the result line names it, to replay a run).
+# FUZZ_SEED (default: the time; the result line names it, to replay a run);
+# then the ring fuzzer with the sanitized xhcad (tests/fuzz/rings.sh:
+# applications scribbling over their rings for RING_FUZZ_S, 60, seconds).
 # make test runs a short pass from a fixed seed.
 FUZZ_N ?= 3000000
 fuzz: ready
 	$(Q)./$(OUT)/test_unit --fuzz $(FUZZ_N) $${FUZZ_SEED:-$$(date +%s)}
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 ready
+	$(Q)XHCA_BUILD=$(CURDIR)/build/sanitize SANITIZE=1 tests/run.sh fuzz/rings
 
 demo: ready
 	$(Q)tests/demo.sh

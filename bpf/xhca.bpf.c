@@ -110,15 +110,24 @@ struct {
 	__type(value, struct xhca_flowq_counter);
 } xhca_fq_stats SEC(".maps");
 
-/* Host memory: 4 KiB pages, mmapable. Key: page number. xhcad carves
- * receive buffers, queues and memory regions out of it; applications map it
- * read-write. Sized at load (default 64 MiB). */
-struct {
+/* A block of host memory: XHCA_BLOCK_PAGES pages of 4 KiB, mmapable, one
+ * owner's (a session's, or xhcad's own): the application maps only its own
+ * blocks. xhcad creates them. */
+struct hm_block {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XHCA_HOSTMEM_PAGES_DEFAULT);
+	__uint(max_entries, XHCA_BLOCK_PAGES);
 	__type(key, __u32);
 	__type(value, __u8[XHCA_PAGE_SIZE]);
+};
+
+/* Host memory: its blocks. Key: block number (page >> XHCA_BLOCK_SHIFT);
+ * an empty slot is memory no one holds. Sized at load (default 256 MiB). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XHCA_HOSTMEM_PAGES_DEFAULT / XHCA_BLOCK_PAGES);
+	__type(key, __u32);
+	__array(values, struct hm_block);
 } xhca_hostmem SEC(".maps");
 
 
@@ -697,10 +706,14 @@ static __always_inline int place(struct xdp_md *ctx, const struct roce_pkt *p, _
 
 	for (int i = 0; i < 2 && left; i++) {
 		__u32 pg = (__u32)(off >> 12), in = (__u32)(off & (XHCA_PAGE_SIZE - 1));
-		__u32 chunk = XHCA_PAGE_SIZE - in;
-		void *mem = bpf_map_lookup_elem(&xhca_hostmem, &pg);
+		__u32 blk = pg >> XHCA_BLOCK_SHIFT, chunk = XHCA_PAGE_SIZE - in;
+		void *block = bpf_map_lookup_elem(&xhca_hostmem, &blk), *mem;
 		int r;
 
+		if (!block)
+			return XHCA_R_DROP_MR_BOUNDS;
+		pg &= XHCA_BLOCK_PAGES - 1;
+		mem = bpf_map_lookup_elem(block, &pg);
 		if (chunk > left)
 			chunk = left;
 		if (!mem)

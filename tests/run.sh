@@ -62,7 +62,7 @@ for s in "${suites[@]}"; do
 		done ;;
 	fresh) run_one fresh bash tests/fresh/fresh.sh ;;
 	unit/*) run_one "$s" "$B/test_unit" --only "${s#unit/}" ;;
-	integ/*|interop/*|stack/*)
+	integ/*|interop/*|stack/*|fuzz/*)
 		if [ -e "tests/$s.sh" ]; then run_one "$s" bash "tests/$s.sh"
 		else echo "no test $s (tests/$s.sh)"; exit 2; fi ;;
 	*)

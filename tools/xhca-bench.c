@@ -166,6 +166,25 @@ static int qp_setup(struct bench *b, __u32 lidx, __u32 qpn, __u8 type, __u32 qke
 	return 0;
 }
 
+/* Host memory's block 0, as xhcad makes a block; its first pages mapped. */
+static int place_block(struct bench *b)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_hm_block", 4, XHCA_PAGE_SIZE,
+				XHCA_BLOCK_PAGES, &mo);
+	__u32 k = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map__update_elem(b->rx->maps.xhca_hostmem, &k, sizeof(k), &fd, sizeof(fd), 0)) {
+		close(fd);
+		return -errno;
+	}
+	b->hm = mmap(NULL, PLACE_PAGES * XHCA_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return b->hm == MAP_FAILED ? (b->hm = NULL, -errno) : 0;
+}
+
 /* MR 1: a pre-translated region over the first host memory pages, as
  * xhcad writes it for a contiguous registration (xhca_rx places into it). */
 static int mr_setup(struct bench *b)
@@ -184,9 +203,7 @@ static int mr_setup(struct bench *b)
 		return -errno;
 	xhca_mr_store(&mrs[PLACE_MR], &m);
 	munmap(mrs, sz);
-	b->hm = mmap(NULL, PLACE_PAGES * XHCA_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     bpf_map__fd(b->rx->maps.xhca_hostmem), 0);
-	return b->hm == MAP_FAILED ? (b->hm = NULL, -errno) : 0;
+	return place_block(b);
 }
 
 static int load(struct bench *b)
@@ -204,7 +221,7 @@ static int load(struct bench *b)
 	bpf_map__set_max_entries(b->rx->maps.xhca_qp_cam, BENCH_QPS);
 	bpf_map__set_max_entries(b->rx->maps.xhca_qp_ctx, BENCH_QPS);
 	bpf_map__set_max_entries(b->rx->maps.xhca_qp_stats, BENCH_QPS);
-	bpf_map__set_max_entries(b->rx->maps.xhca_hostmem, PLACE_PAGES);
+	bpf_map__set_max_entries(b->rx->maps.xhca_hostmem, 1);
 	bpf_map__set_max_entries(b->rx->maps.xhca_mr, 2);
 	err = xhca__load(b->rx);
 	if (err) {

@@ -57,8 +57,13 @@
 #define XHCA_ACCESS_MW_BIND (1u << 4)	/* memory windows may be bound to the region */
 #define XHCA_ACCESS_ALL 0x1fu
 
-/* Host memory: an mmapable array of 4 KiB pages (xhca_hostmem). */
+/* Host memory: 4 KiB pages in blocks of XHCA_BLOCK_PAGES, each block an
+ * mmapable array map of its own that one owner (a session, or xhcad) holds;
+ * xhca_hostmem, an array of maps, holds the blocks. Page p of host memory is
+ * page p % XHCA_BLOCK_PAGES of block p / XHCA_BLOCK_PAGES. */
 #define XHCA_PAGE_SIZE 4096
+#define XHCA_BLOCK_SHIFT 10
+#define XHCA_BLOCK_PAGES (1u << XHCA_BLOCK_SHIFT) /* 4 MiB */
 #define XHCA_HOSTMEM_PAGES_DEFAULT 65536 /* 256 MiB: UCX takes some 40 MiB a process */
 
 #define XHCA_QPN_MASK 0x00ffffffu

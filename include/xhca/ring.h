@@ -36,7 +36,8 @@ struct xhca_ring_ctl {
 	__u64 stalls;		/* CQ: times xhcad found it full */
 	__u32 qp_err;		/* SQ: why the responder moved the QP to the error
 				 * state (XHCA_QPE_*), for the application's async
-				 * event; 0 until then */
+				 * event; 0 until then. CQ: XHCA_CQ_OVERRUN once
+				 * xhcad gave up on it */
 	__u8 pad2[36];
 };
 _Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
@@ -46,6 +47,14 @@ _Static_assert(sizeof(struct xhca_ring_ctl) == 192, "xhca_ring_ctl size");
  * invalid request (IBV_EVENT_QP_REQ_ERR). */
 #define XHCA_QPE_ACCESS 1
 #define XHCA_QPE_REQ 2
+/* ... or the application's own queue: indexes xhcad cannot take (a producer
+ * index past the ring's room or behind what xhcad took), verbs'
+ * IBV_EVENT_QP_FATAL */
+#define XHCA_QPE_FATAL 3
+/* A CQ that stayed full with completions waiting for it longer than
+ * xhcad's --cq-stall-ms: it takes no more, its QPs are in the error state
+ * (XHCA_QPE_FATAL), verbs' IBV_EVENT_CQ_ERR. */
+#define XHCA_CQ_OVERRUN 4
 
 /* Pieces of a scatter list, of a send request or a receive (UCX's
  * rc_verbs asks for 5, ud_verbs 6; RXE has 32, mlx5 30). */

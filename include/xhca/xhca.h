@@ -147,6 +147,10 @@ int xhca_cq_fd(const struct xhca_cq *cq);
 int xhca_cq_arm(struct xhca_cq *cq);
 /* Times xhcad found this CQ full and held the QPs' flow queue back. */
 uint64_t xhca_cq_stalls(const struct xhca_cq *cq);
+/* Since XHCA_1.2: 1 once xhcad gave up on the CQ (full longer than its
+ * --cq-stall-ms with completions waiting: it takes no more, its QPs are in
+ * the error state), else 0. */
+int xhca_cq_overrun(const struct xhca_cq *cq);
 
 /* Queue pairs. */
 struct xhca_qp_init_attr {

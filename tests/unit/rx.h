@@ -38,7 +38,8 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #define TQ 64 /* local QPs of the object under test */
-#define HM_PAGES 16 /* its host memory */
+#define HM_PAGES 16 /* its host memory: of block 0 */
+#define HM_BLOCKS 2 /* block 1 not there */
 #define WHY_LEN 256
 
 #define XHCA_REASON_STR(name, str, desc) str,
@@ -57,6 +58,7 @@
 #define MR_OTHERPD 3
 #define MR_RONLY 4		/* REMOTE_READ only */
 #define MR_MW_QP 5		/* a type 2 memory window, bound through QP 0x777 */
+#define MR_NOBLOCK 6		/* pre-translated, in host memory's block 1 (not there) */
 #define PRE_IOVA 0x10000ull
 #define PRE_BASE (4 * 4096 + 100ull)
 #define PRE_LEN (3 * 4096 + 100ull)
@@ -171,6 +173,7 @@ int seq_write_slow(char *why);
 int seq_write_icrc_first(char *why);
 int seq_write_errors(char *why);
 int seq_write_invalidated(char *why);
+int seq_write_no_block(char *why);
 int seq_op_sequence(char *why);
 int seq_ack_nak(char *why);
 int seq_read_atomic(char *why);

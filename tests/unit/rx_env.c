@@ -502,6 +502,8 @@ void mrs_reset(void)
 	mr_put(MR_MW_QP, 7, XHCA_ACCESS_REMOTE_WRITE, 1, 0x500000, 4096, 11 * 4096, 1);
 	mrm[MR_MW_QP].flags |= XHCA_MRF_MW | XHCA_MRF_MW_QP;
 	mrm[MR_MW_QP].qpn = 0x777;
+	mr_put(MR_NOBLOCK, 7, XHCA_ACCESS_REMOTE_WRITE, 1, 0x600000, 4096,
+	       (__u64)XHCA_BLOCK_PAGES * 4096, 1);
 }
 
 /* Host memory holds the canary everywhere but [off, off + n), which holds
@@ -554,6 +556,22 @@ __u32 rx_word(__u32 lidx)
 
 /* ---- setup --------------------------------------------------------------- */
 
+/* Host memory's block 0, as xhcad makes a block: its first HM_PAGES pages
+ * mapped. Block 1 is not there: a region in it is memory no one holds. */
+static __u8 *block_zero(int outer)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_hm_block", 4, 4096, XHCA_BLOCK_PAGES, &mo);
+	__u32 b = 0;
+	void *m;
+
+	if (fd < 0 || bpf_map_update_elem(outer, &b, &fd, 0))
+		return MAP_FAILED;
+	m = mmap(NULL, HM_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd); /* the mapping and xhca_hostmem hold it */
+	return m;
+}
+
 int env_open(char *why)
 {
 	struct xhca_pkey pk = { .pkey = 0xffff };
@@ -566,7 +584,7 @@ int env_open(char *why)
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_cam, TQ);
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_ctx, TQ);
 	bpf_map__set_max_entries(E.skel->maps.xhca_qp_stats, TQ);
-	bpf_map__set_max_entries(E.skel->maps.xhca_hostmem, HM_PAGES);
+	bpf_map__set_max_entries(E.skel->maps.xhca_hostmem, HM_BLOCKS);
 	bpf_map__set_max_entries(E.skel->maps.xhca_mr, 16);
 	err = xhca__load(E.skel);
 	if (err)
@@ -583,8 +601,7 @@ int env_open(char *why)
 		return snprintf(why, WHY_LEN, "mmap the context map: %s", strerror(errno)), -1;
 	mrm = mmap(NULL, 16 * sizeof(struct xhca_mr_ctx), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   bpf_map__fd(E.skel->maps.xhca_mr), 0);
-	hm = mmap(NULL, HM_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		  bpf_map__fd(E.skel->maps.xhca_hostmem), 0);
+	hm = block_zero(bpf_map__fd(E.skel->maps.xhca_hostmem));
 	if (mrm == MAP_FAILED || hm == MAP_FAILED)
 		return snprintf(why, WHY_LEN, "mmap MRs or host memory: %s", strerror(errno)), -1;
 	if (bpf_map_update_elem(E.pkeys, &k, &pk, 0))

@@ -336,6 +336,20 @@ int seq_write_invalidated(char *why)
 	return hm_only(PRE_BASE, want, 1024, why);
 }
 
+/* A region whose block of host memory is not there (xhcad drops a block
+ * only after its regions: a region left over would be its mistake): the
+ * WRITE lands nowhere, counted as drop_mr_bounds. */
+int seq_write_no_block(char *why)
+{
+	struct xhca_pkt_spec s;
+
+	if (qps_reset())
+		return -1;
+	mrs_reset();
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_NOBLOCK, 0x600000, 16, 16);
+	return step(&s, XHCA_R_DROP_MR_BOUNDS, L_UCW, -1, why) || hm_only(0, NULL, 0, why);
+}
+
 /* IBA 9.7.5.1.2 (RXE's check_op_seq): a multi-packet SEND or WRITE in
  * progress takes only its own MIDDLE/LAST, and a MIDDLE/LAST needs its
  * FIRST. RC: its own reason, the QP to the error state (xhcad NAKs invalid

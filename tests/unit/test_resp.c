@@ -180,7 +180,7 @@ static void case_credit_count(void)
 
 		qp_reset(0x100, 5);
 		D.qh[LIDX].rcv.rq = &rq;
-		rq.cons = 100;
+		rq.cons = D.qh[LIDX].rcv.rq_cons = 100; /* (xhcad's index, and the ring's copy) */
 		rq.prod = 100 + want[i].posted;
 		req_make(&q, XHCA_OP_SEND_ONLY, 0x100, 1, XHCA_R_TO_FLOWQ, 0);
 		resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
@@ -357,7 +357,7 @@ static void case_credit_update(void)
 
 	if (acks_begin(0x700, 3, &rq))
 		return;
-	rq.cons = 200;
+	rq.cons = qh->rcv.rq_cons = 200;
 	rq.prod = 202;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x700, 1, XHCA_R_TO_FLOWQ, 0);
 	D.ctxm[LIDX].rx_psn = 0x701;
@@ -460,7 +460,7 @@ static void case_credit_watch_list(void)
 	    D.qh[l2].resp.credit_slot);
 	/* a duplicate SEND re-ACKed at the ePSN - 1 with nothing left posted */
 	fx_n = 0;
-	rq2.cons = rq2.prod;
+	rq2.cons = D.qh[l2].rcv.rq_cons = rq2.prod;
 	D.ctxm[l2].rx_psn = 0xb05;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0xb00, 0, XHCA_R_DUP_TO_FLOWQ, 0xb05);
 	q.m.lidx = l2;

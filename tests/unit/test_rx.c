@@ -396,6 +396,8 @@ void run_sequences(void)
 		{ "every R_Key and length failure: own reason, nothing written, RC QP to error",
 		  seq_write_errors },
 		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },
+		{ "a region in a block of host memory that is not there: dropped, nothing written",
+		  seq_write_no_block },
 		{ "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST",
 		  seq_op_sequence },
 		{ "READ and ATOMIC checked, then to the flow queue", seq_read_atomic },

@@ -50,7 +50,22 @@ static void status_lo(const struct xhca_status *s)
 static void status_memory(const struct xhca_status *s)
 {
 	out_u64("hostmem_used", "hostmem:      %llu", s->hostmem_used);
-	out_u64("hostmem_bytes", " of %llu bytes in use\n", s->hostmem_bytes);
+	out_u64("hostmem_bytes", " of %llu bytes in use", s->hostmem_bytes);
+	out_u64("hostmem_blocks", ", %llu blocks of 4 MiB", s->hostmem_blocks);
+	out_u64("session_mb", "; a session %llu MiB at most",
+		(__u64)s->session_blocks * (XHCA_BLOCK_PAGES * XHCA_PAGE_SIZE >> 20));
+	out_u64("hostmem_refused", " (%llu allocations refused)\n", s->hostmem_refused);
+	out_open("limits", "limits:       ");
+	out_u64("qps", "a session %llu QPs", s->lim_qps);
+	out_u64("cqs", ", %llu CQs", s->lim_cqs);
+	out_u64("mrs", ", %llu regions and windows (0: the device's)", s->lim_mrs);
+	out_u64("user_clients", "; a user %llu connections", s->lim_clients);
+	out_u64("refused_clients", " (%llu refused)", s->refused_clients);
+	out_close("\n");
+	out_u64("ring_faults", "ring faults:  %llu QPs failed for garbage in their queues' "
+		"indexes", s->ring_faults);
+	out_u64("cq_overruns", "; %llu CQs overrun", s->cq_overruns);
+	out_u64("cq_stall_ms", " (full %llu ms)\n", s->cq_stall_ms);
 	out_u64("mrs_in_use", "mrs:          %llu", s->mrs_in_use);
 	out_u64("max_mrs", " of %llu in use", s->max_mrs);
 	out_bool("fragment", NULL, s->fragment);

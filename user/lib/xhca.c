@@ -139,9 +139,12 @@ struct xhca_ctx {
 	char ifname[IF_NAMESIZE];
 	int fd;
 	pthread_mutex_t call_lock;	/* one request at a time on fd: threads share a session */
-	int memfd;		/* host memory: each allocation maps its pages from it */
+	/* host memory: the session's blocks, each a map of its own
+	 * (XHCA_CTL_BLOCK), fetched as its allocations come to them */
+	int *bfd;		/* by block; -1: not fetched */
+	__u32 nblocks;
+	pthread_mutex_t block_lock;
 	__u32 session;
-	size_t hostmem_len;
 	struct buf *bufs;	/* sorted by va */
 	__u32 nbufs, cap;
 	/* adopted buffers another one joined (xhca_adopt): out of the table,
@@ -199,7 +202,7 @@ static int resume(struct xhca_ctx *ctx)
 	__u64 until = now_ms() + RESUME_WAIT_MS;
 	void *rp = NULL;
 	__u32 got = 0;
-	int fd, memfd = -1, err;
+	int fd, err;
 
 	for (;;) {
 		fd = xhca_ctl_connect(ctx->ifname);
@@ -214,11 +217,10 @@ static int resume(struct xhca_ctx *ctx)
 	}
 	set_timeouts(fd);
 	snprintf(h.name, sizeof(h.name), "%s", program_invocation_short_name);
-	err = xhca_ctl_call_fd(fd, XHCA_CTL_HELLO, &h, sizeof(h), -1, &rp, &got, &memfd, ctx->err,
+	/* (the blocks are the same maps: the pinned xhca_hostmem kept them) */
+	err = xhca_ctl_call_fd(fd, XHCA_CTL_HELLO, &h, sizeof(h), -1, &rp, &got, NULL, ctx->err,
 			       sizeof(ctx->err));
 	free(rp);
-	if (memfd >= 0)
-		close(memfd); /* the same host memory: the pinned map, kept */
 	if (err) {
 		close(fd);
 		return err;
@@ -293,17 +295,75 @@ static size_t pages_of(__u64 len)
 	return (size_t)((len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE) * XHCA_PAGE_SIZE;
 }
 
+/* The map of block b of the session's host memory (its descriptor kept),
+ * or -1 with errno. */
+static int block_fd(struct xhca_ctx *ctx, __u32 b)
+{
+	struct xhca_block_info bi;
+	int fd = -1, err = 0;
+
+	if (b >= ctx->nblocks) {
+		errno = EPROTO;
+		return -1;
+	}
+	pthread_mutex_lock(&ctx->block_lock);
+	if (ctx->bfd[b] < 0) {
+		err = call(ctx, XHCA_CTL_BLOCK, &b, sizeof(b), -1, &bi, sizeof(bi), &fd);
+		if (!err && (fd < 0 || bi.block != b || bi.pages != XHCA_BLOCK_PAGES))
+			err = -EPROTO;
+		if (!err)
+			ctx->bfd[b] = fd;
+		else if (fd >= 0)
+			close(fd);
+	}
+	fd = ctx->bfd[b];
+	pthread_mutex_unlock(&ctx->block_lock);
+	if (err)
+		errno = -err;
+	return err ? -1 : fd;
+}
+
+/* Host memory pages [page, page + count) at va (reserved), block by block. */
+static int map_host(struct xhca_ctx *ctx, __u8 *va, __u64 page, __u64 count)
+{
+	while (count) {
+		__u64 in = page % XHCA_BLOCK_PAGES, n = XHCA_BLOCK_PAGES - in;
+		int fd = page / XHCA_BLOCK_PAGES < ctx->nblocks ? block_fd(ctx, (__u32)(page /
+							XHCA_BLOCK_PAGES)) : -1;
+
+		if (n > count)
+			n = count;
+		if (fd < 0 || sys_mmap(va, n * XHCA_PAGE_SIZE, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_FIXED, fd, (off_t)(in * XHCA_PAGE_SIZE)) == MAP_FAILED)
+			return -1;
+		va += n * XHCA_PAGE_SIZE;
+		page += n;
+		count -= n;
+	}
+	return 0;
+}
+
 /* Maps a contiguous piece of host memory (a ring). */
 static void *map_ring(struct xhca_ctx *ctx, __u64 off, __u64 len)
 {
-	void *m;
+	size_t n = pages_of(len);
+	__u8 *m;
 
-	if (off % XHCA_PAGE_SIZE || off > ctx->hostmem_len || len > ctx->hostmem_len - off) {
+	if (off % XHCA_PAGE_SIZE || !len) {
 		errno = EPROTO;
 		return NULL;
 	}
-	m = sys_mmap(NULL, pages_of(len), PROT_READ | PROT_WRITE, MAP_SHARED, ctx->memfd, (off_t)off);
-	return m == MAP_FAILED ? NULL : m;
+	m = sys_mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (map_host(ctx, m, off / XHCA_PAGE_SIZE, n / XHCA_PAGE_SIZE)) {
+		int e = errno;
+
+		sys_munmap(m, n);
+		errno = e;
+		return NULL;
+	}
+	return m;
 }
 
 /* The allocation holding [p, p + len), or NULL. */
@@ -390,14 +450,14 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid() };
 	struct xhca_hello_reply r;
 	struct xhca_ctx *ctx;
-	int memfd = -1, err;
+	int err;
 
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return NULL;
-	ctx->memfd = -1;
 	ctx->sq_dbfd = -1;
 	pthread_mutex_init(&ctx->call_lock, NULL);
+	pthread_mutex_init(&ctx->block_lock, NULL);
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	ctx->fd = xhca_ctl_connect(ifname);
 	if (ctx->fd < 0) {
@@ -406,22 +466,26 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	}
 	set_timeouts(ctx->fd);
 	snprintf(h.name, sizeof(h.name), "%s", program_invocation_short_name);
-	err = call(ctx, XHCA_CTL_HELLO, &h, sizeof(h), -1, &r, sizeof(r), &memfd);
+	err = call(ctx, XHCA_CTL_HELLO, &h, sizeof(h), -1, &r, sizeof(r), NULL);
 	if (err)
 		goto fail;
-	if (memfd < 0) {
+	ctx->nblocks = (__u32)(r.hostmem_bytes / XHCA_PAGE_SIZE / XHCA_BLOCK_PAGES);
+	if (r.block_pages != XHCA_BLOCK_PAGES || r.page_size != XHCA_PAGE_SIZE || !ctx->nblocks) {
 		err = -EPROTO;
 		goto fail;
 	}
-	ctx->memfd = memfd;
-	ctx->hostmem_len = r.hostmem_bytes;
+	ctx->bfd = malloc(ctx->nblocks * sizeof(*ctx->bfd));
+	if (!ctx->bfd) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (__u32 b = 0; b < ctx->nblocks; b++)
+		ctx->bfd[b] = -1;
 	ctx->session = r.session;
 	return ctx;
 fail:
 	if (ctx->fd >= 0)
 		close(ctx->fd);
-	if (memfd >= 0)
-		close(memfd);
 	free(ctx);
 	errno = -err;
 	return NULL;
@@ -483,7 +547,10 @@ void xhca_close(struct xhca_ctx *ctx)
 	}
 	free(ctx->bufs);
 	free(ctx->joined);
-	close(ctx->memfd);
+	for (__u32 b = 0; b < ctx->nblocks; b++)
+		if (ctx->bfd[b] >= 0)
+			close(ctx->bfd[b]);
+	free(ctx->bfd);
 	free(ctx);
 }
 
@@ -552,9 +619,7 @@ static int map_runs(struct xhca_ctx *ctx, __u8 *va, const struct xhca_alloc *a,
 	for (__u32 i = 0; i < a->nruns; i++) {
 		size_t n = (size_t)runs[i].count * XHCA_PAGE_SIZE;
 
-		if (pos + n > a->len || (__u64)runs[i].page * XHCA_PAGE_SIZE + n > ctx->hostmem_len ||
-		    sys_mmap(va + pos, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
-			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED)
+		if (pos + n > a->len || map_host(ctx, va + pos, runs[i].page, runs[i].count))
 			return fail(ctx, -EPROTO, "alloc: cannot map host memory page %u",
 				    runs[i].page);
 		pos += n;
@@ -886,16 +951,16 @@ static int adopt_gap(struct xhca_ctx *ctx, __u8 *va, const __u32 *pages, __u32 g
 		err = fail(ctx, -ENOMEM, "adopt: no memory or address space for %zu bytes", n);
 		goto out;
 	}
+	/* (a run in one block: one mapping for mremap to move) */
 	for (__u32 p = g0; p < g1; p++) {
-		if (nruns && runs[nruns - 1].page + runs[nruns - 1].count == pages[p])
+		if (nruns && runs[nruns - 1].page + runs[nruns - 1].count == pages[p] &&
+		    pages[p] % XHCA_BLOCK_PAGES)
 			runs[nruns - 1].count++;
 		else
 			runs[nruns++] = (struct xhca_alloc_run){ .page = pages[p], .count = 1 };
 	}
 	for (__u32 i = 0, pos = 0; i < nruns; pos += runs[i++].count)
-		if (sys_mmap(tmp + (size_t)pos * XHCA_PAGE_SIZE, (size_t)runs[i].count * XHCA_PAGE_SIZE,
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->memfd,
-			 (off_t)runs[i].page * XHCA_PAGE_SIZE) == MAP_FAILED) {
+		if (map_host(ctx, tmp + (size_t)pos * XHCA_PAGE_SIZE, runs[i].page, runs[i].count)) {
 			err = fail(ctx, -EPROTO, "adopt: cannot map host memory page %u",
 				   runs[i].page);
 			goto out;
@@ -1548,6 +1613,11 @@ int xhca_cq_wait(struct xhca_cq *cq, int timeout_ms)
 uint64_t xhca_cq_stalls(const struct xhca_cq *cq)
 {
 	return cq->ring->stalls;
+}
+
+int xhca_cq_overrun(const struct xhca_cq *cq)
+{
+	return __atomic_load_n(&cq->ring->qp_err, __ATOMIC_ACQUIRE) == XHCA_CQ_OVERRUN;
 }
 
 /* ---- queue pairs -------------------------------------------------------------- */

@@ -22,7 +22,8 @@
 /* What a QP's error (ring.h's XHCA_QPE_*) is to the application. */
 static enum ibv_event_type qp_event(uint32_t err)
 {
-	return err == XHCA_QPE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR;
+	return err == XHCA_QPE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+	       : err == XHCA_QPE_FATAL ? IBV_EVENT_QP_FATAL : IBV_EVENT_QP_REQ_ERR;
 }
 
 /*
@@ -56,6 +57,14 @@ static void *watch(void *arg)
 				xv_async_post(c, &ev);
 			}
 			q->err_seen = err;
+		}
+		for (struct xv_cq *q = c->cqs; q; q = q->next) {
+			if (q->overrun_seen || !xhca_cq_overrun(q->x))
+				continue;
+			q->overrun_seen = 1;
+			ev.event_type = IBV_EVENT_CQ_ERR;
+			ev.element.cq = ibv_cq_ex_to_cq(&q->ex);
+			xv_async_post(c, &ev);
 		}
 		pthread_mutex_unlock(&c->lock);
 	}

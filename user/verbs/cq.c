@@ -116,6 +116,10 @@ static struct xv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
 	pthread_cond_init(&q->ex.cond, NULL);
 	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
 	xv_cq_ex_init(q);
+	pthread_mutex_lock(&c->lock);
+	q->next = c->cqs;
+	c->cqs = q;
+	pthread_mutex_unlock(&c->lock);
 	return q;
 fail:
 	cq_free(c, q);
@@ -191,6 +195,11 @@ XV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	err = xhca_cq_destroy(q->x);
 	if (!err && q->xs)
 		err = xhca_cq_destroy(q->xs);
+	for (struct xv_cq **pp = &c->cqs; !err && *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
 	pthread_mutex_unlock(&c->lock);
 	if (err) {
 		xv_log(c, "destroy cq");

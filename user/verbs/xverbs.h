@@ -103,6 +103,7 @@ struct xv_context {
 	struct xv_srq *srqs;
 	int srq_armed;			/* SRQs with a limit armed: polling checks them */
 	struct xv_qp *qps;		/* for the watcher's QP errors */
+	struct xv_cq *cqs;		/* ... and CQ overruns */
 	/* the watcher (context.c): async events for QP errors and the port */
 	pthread_t watcher;
 	int watch_stop;			/* an eventfd: written to stop it */
@@ -140,6 +141,8 @@ struct xv_cq {
 	struct xhca_wc batch[16];
 	int nbatch, cur;
 	uint32_t wc_flags;		/* ibv_create_cq_ex's */
+	int overrun_seen;		/* its IBV_EVENT_CQ_ERR went */
+	struct xv_cq *next;		/* the context's, for the watcher */
 };
 
 struct xv_wrb;

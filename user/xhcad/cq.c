@@ -21,7 +21,7 @@
  * proxy, which writes it in order. */
 static __u32 cq_given(const struct cq *cq)
 {
-	return cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED) : cq->ring->prod;
+	return cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED) : cq->prod;
 }
 
 __u32 cq_used(struct cq *cq)
@@ -50,27 +50,29 @@ static int cq_full(struct cq *cq)
  * may have made room between the two (ring.h); cq then waits for it. */
 int cq_room_or_wait(struct cq *cq)
 {
-	if (!cq_full(cq))
-		return 1;
+	if (cq->overrun || !cq_full(cq))
+		return 1; /* (an overrun CQ takes nothing: cq_put drops it) */
 	__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
 	if (!cq_full(cq)) {
 		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
 		return 1;
 	}
-	if (!cq->waiting)
+	if (!cq->waiting) {
 		cq->ring->stalls++;
+		cq->full_since = now_ns();
+	}
 	cq->waiting = 1;
 	return 0;
 }
 
 int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
 {
-	__u32 prod = cq->ring->prod;
-
 	if (!cq_room_or_wait(cq))
 		return -ENOSPC;
-	cq->e[prod & (cq->depth - 1)] = *c;
-	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	if (cq->overrun)
+		return 0;
+	cq->e[cq->prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, ++cq->prod, __ATOMIC_RELEASE);
 	cq->dirty = 1;
 	return 0;
 }
@@ -128,6 +130,15 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 			 a->flags & ~XHCA_CQF_PROXY);
 		return -EINVAL;
 	}
+	if (owner && d->app.lim_cqs) {
+		__u32 n = 0;
+
+		for (struct cq *c = d->app.cqs; c; c = c->next)
+			n += c->owner == owner;
+		if (n >= d->app.lim_cqs)
+			return errf(err, errlen, -ENOMEM, "cq create: this session has %u CQs, its "
+				    "limit (xhcad --session-cqs); destroy one first", n);
+	}
 	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
 	/* Rings are contiguous: the application maps them in one piece. */
 	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
@@ -158,7 +169,7 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->ring->depth = a->depth;
 	cq->proxy = !!(a->flags & XHCA_CQF_PROXY);
-	cq->claimed = cq->ring->prod;
+	cq->prod = cq->claimed = 0; /* (a new ring: zeroed) */
 	cq->efd = efd;
 	cq->next = d->app.cqs;
 	d->app.cqs = cq;
@@ -286,7 +297,9 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 	cq->efd = -1; /* until the application resumes and sends it again */
 	cq->cons_cache = cq->ring->cons;
 	cq->proxy = !!(flags & XHCA_CQF_PROXY);
-	cq->claimed = cq->ring->prod; /* what an earlier proxy had not written is gone */
+	/* what an earlier proxy had not written is gone; the ring's index is
+	 * taken once, as it was (the application's own ring) */
+	cq->prod = cq->claimed = cq->ring->prod;
 	cq->next = d->app.cqs;
 	d->app.cqs = cq;
 	return 0;
@@ -335,7 +348,7 @@ int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pendin
 	if (!a->depth || a->depth > XHCA_CQ_DEPTH_MAX || (a->depth & (a->depth - 1)))
 		return errf(err, errlen, -EINVAL, "cq resize: depth %u is not a power of 2 in "
 			    "1..%u", a->depth, XHCA_CQ_DEPTH_MAX);
-	prod = cq->ring->prod;
+	prod = cq->prod;
 	cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
 	used = prod - cons;
 	if (used > cq->depth)

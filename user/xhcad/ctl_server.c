@@ -84,6 +84,17 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->bus_rate = d->bus.rate;
 	s->hostmem_bytes = d->hm.bytes;
 	s->hostmem_used = d->hm.used;
+	s->hostmem_blocks = hm_blocks_made(d);
+	s->session_blocks = d->hm.session_blocks;
+	s->hostmem_refused = d->hm.refused;
+	s->lim_qps = d->app.lim_qps;
+	s->lim_cqs = d->app.lim_cqs;
+	s->lim_mrs = d->app.lim_mrs;
+	s->lim_clients = d->app.lim_clients;
+	s->refused_clients = d->app.refused_clients;
+	s->ring_faults = d->ring_faults;
+	s->cq_overruns = d->cq_overruns;
+	s->cq_stall_ms = d->cq_stall_ns / 1000000;
 	s->max_mrs = d->mr.max - 1;
 	s->mrs_in_use = d->mr.in_use;
 	s->fragment = (__u32)d->hm.fragment;
@@ -224,7 +235,7 @@ static int op_stats(struct ctl_req *r)
 /* ---- sessions --------------------------------------------------------------- */
 
 /* HELLO: the connection becomes an application session (or resumes one of
- * an earlier xhcad); the host memory map comes back with the reply. */
+ * an earlier xhcad). Its host memory comes block by block (BLOCK). */
 static int op_hello(struct ctl_req *r)
 {
 	struct xhca_hello_reply out = { .page_size = XHCA_PAGE_SIZE };
@@ -262,7 +273,22 @@ static int op_hello(struct ctl_req *r)
 	r->c->session = s->id;
 	out.session = s->id;
 	out.hostmem_bytes = d->hm.bytes;
-	r->out_fd = d->m.hostmem;
+	out.block_pages = XHCA_BLOCK_PAGES;
+	out.session_blocks = d->hm.session_blocks;
+	return reply(r, &out, sizeof(out));
+}
+
+/* BLOCK: the map of a block of the session's host memory; another's (or
+ * none) is refused, whatever it holds. */
+static int op_block(struct ctl_req *r)
+{
+	struct xhca_block_info out = { .block = in_u32(r), .pages = XHCA_BLOCK_PAGES };
+	int fd = hm_block_fd(r->d, out.block, r->c->session);
+
+	if (fd < 0)
+		return errf(r->err, sizeof(r->err), -EPERM, "block %u: not a block of this "
+			    "session's host memory", out.block);
+	r->out_fd = fd;
 	return reply(r, &out, sizeof(out));
 }
 
@@ -315,6 +341,15 @@ static int reply_alloc(struct ctl_req *r, const struct hm_alloc *al)
 	return 0;
 }
 
+/* A session at its host memory limit: ENOMEM, saying which. */
+static int alloc_quota(struct ctl_req *r, __u64 len)
+{
+	return errf(r->err, sizeof(r->err), -ENOMEM, "alloc: %llu bytes more would take this "
+		    "session past its host memory limit (%u MiB, xhcad --session-mb); free "
+		    "buffers", (unsigned long long)len,
+		    r->d->hm.session_blocks * (XHCA_BLOCK_PAGES * XHCA_PAGE_SIZE >> 20));
+}
+
 /* ALLOC: a new allocation of the session, or (XHCA_ALLOC_JOIN, its list
  * after the request) one holding the pages of earlier ones too. */
 static int op_alloc(struct ctl_req *r)
@@ -331,6 +366,8 @@ static int op_alloc(struct ctl_req *r)
 			return errf(r->err, sizeof(r->err), -EINVAL,
 				    "alloc: a join names its allocations after the request");
 		al = hm_alloc_join(d, a.len, r->c->session, join, a.nruns);
+		if (!al && errno == EDQUOT)
+			return alloc_quota(r, a.len);
 		if (!al)
 			return errf(r->err, sizeof(r->err), -errno, "alloc: join of %u allocations "
 				    "in %llu bytes: %s", a.nruns, (unsigned long long)a.len,
@@ -346,6 +383,8 @@ static int op_alloc(struct ctl_req *r)
 	if (!a.len)
 		return errf(r->err, sizeof(r->err), -EINVAL, "alloc: length 0");
 	al = hm_alloc(d, a.len, r->c->session, a.flags);
+	if (!al && errno == EDQUOT)
+		return alloc_quota(r, a.len);
 	if (!al)
 		return errf(r->err, sizeof(r->err), -ENOMEM, "alloc: no %llu bytes free in host "
 			    "memory (%llu of %llu in use); free buffers or start xhcad with a "
@@ -748,6 +787,7 @@ static const struct ctl_op {
 	[XHCA_CTL_HELLO] = { "hello", op_hello, sizeof(struct xhca_hello), CTL_ANYONE },
 	[XHCA_CTL_ALLOC] = { "alloc", op_alloc, sizeof(struct xhca_alloc), CTL_SESSION | CTL_MIN },
 	[XHCA_CTL_FREE] = { "free", op_free, sizeof(__u32), CTL_SESSION },
+	[XHCA_CTL_BLOCK] = { "block", op_block, sizeof(__u32), CTL_SESSION },
 	[XHCA_CTL_CQ_CREATE] = { "cq create", op_cq_create, sizeof(struct xhca_cq_attr), 0 },
 	[XHCA_CTL_CQ_DESTROY] = { "cq destroy", op_cq_destroy, sizeof(__u32), 0 },
 	[XHCA_CTL_FLOWQ_SET] = { "flowq set", op_flowq_set, sizeof(struct xhca_flowq_set),

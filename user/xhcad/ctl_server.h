@@ -11,6 +11,7 @@ struct client {
 	int fd;
 	__u32 session;	/* 0: not an application session (the CLI) */
 	int admin;	/* the peer is root (or xhcad's own user): the CLI's rights */
+	__u32 uid;	/* the peer's */
 };
 
 int ctl_serve_one(struct xhcad *d, struct client *c);

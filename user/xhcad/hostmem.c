@@ -1,29 +1,78 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Host memory: the xhca_hostmem map, an mmapable array of 4 KiB pages, the
- * machine memory of this HCA (the patent's MPA space). xhcad hands it out in
- * allocations: what an application sees as one virtually contiguous buffer
- * (libxhca maps the allocation's pages side by side), backed by a run of
- * adjacent pages, or by pages scattered over host memory (--fragment, or
- * XHCA_ALLOC_SCATTER), as a guest's buffer may be scattered over machine
- * pages. Memory regions are pre-translated only when their pages are
- * adjacent (mr.c).
+ * Host memory: 4 KiB pages, the machine memory of this HCA (the patent's
+ * MPA space), in blocks of XHCA_BLOCK_PAGES. Each block is an mmapable
+ * array map of its own, held by one owner (a session, or xhcad: 0), in the
+ * xhca_hostmem array of maps where xhca_rx finds it; a session is handed
+ * the descriptors of its own blocks only (XHCA_CTL_BLOCK), so no
+ * application can map another's memory. A session's blocks are made as it
+ * needs them, up to --session-mb, and go with it; a new block is zeroed by
+ * the kernel. xhcad maps every block at its place in one reservation
+ * (base), so a host memory offset is a pointer for it.
  *
- * Every allocation has an owner (a session, or xhcad: 0) and is zeroed
- * before it is handed out. With --canary, freed pages are filled with a
- * pattern that is checked when they are handed out again: a byte that
- * changed meanwhile was written after its memory was given back.
+ * xhcad hands the pages out in allocations: what an application sees as
+ * one virtually contiguous buffer (libxhca maps the allocation's pages side
+ * by side), backed by a run of adjacent pages, or by pages scattered over
+ * host memory (--fragment, or XHCA_ALLOC_SCATTER), as a guest's buffer may
+ * be scattered over machine pages. Memory regions are pre-translated only
+ * when their pages are adjacent (mr.c). An allocation's pages are all in
+ * its owner's blocks.
+ *
+ * Every allocation is zeroed before it is handed out. With --canary, freed
+ * pages are filled with a pattern that is checked when they are handed out
+ * again: a byte that changed meanwhile was written after its memory was
+ * given back.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "log.h"
 #include "xhcad.h"
 
 #define CANARY_WORD 0xdeadc0defee1deadull
+#define BLOCK_BYTES ((__u64)XHCA_BLOCK_PAGES * XHCA_PAGE_SIZE)
 
+static __u8 *block_at(const struct xhcad *d, __u32 b)
+{
+	return d->hm.base + (__u64)b * BLOCK_BYTES;
+}
+
+static int map_block(struct xhcad *d, __u32 b, int fd)
+{
+	return mmap(block_at(d, b), BLOCK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		    0) == MAP_FAILED ? -errno : 0;
+}
+
+static void unmap_block(struct xhcad *d, __u32 b)
+{
+	mmap(block_at(d, b), BLOCK_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+	     MAP_NORESERVE, -1, 0);
+}
+
+/* The blocks a pinned map holds (a restart): mapped, no owner yet. */
+static int blocks_found(struct xhcad *d)
+{
+	for (__u32 b = 0; b < d->hm.nblocks; b++) {
+		__u32 id;
+		int fd, err;
+
+		if (bpf_map_lookup_elem(d->m.hostmem, &b, &id))
+			continue;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			return -errno;
+		err = map_block(d, b, fd);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		d->hm.blocks[b] = (struct hm_block){ .fd = fd, .owner = HM_NOBODY };
+	}
+	return 0;
+}
 
 int hostmem_init(struct xhcad *d)
 {
@@ -33,22 +82,27 @@ int hostmem_init(struct xhcad *d)
 
 	if (bpf_obj_get_info_by_fd(d->m.hostmem, &info, &ilen))
 		return -errno;
-	d->hm.pages = info.max_entries;
-	d->hm.bytes = (__u64)info.max_entries * XHCA_PAGE_SIZE;
-	m = mmap(NULL, d->hm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, d->m.hostmem, 0);
+	d->hm.nblocks = info.max_entries;
+	d->hm.pages = info.max_entries * XHCA_BLOCK_PAGES;
+	d->hm.bytes = (__u64)d->hm.pages * XHCA_PAGE_SIZE;
+	if (!d->hm.session_blocks || d->hm.session_blocks > d->hm.nblocks)
+		d->hm.session_blocks = d->hm.nblocks;
+	m = mmap(NULL, d->hm.bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {
-		pr_warn("cannot map host memory (%llu bytes): %s\n",
+		pr_warn("cannot reserve %llu bytes for host memory: %s\n",
 			(unsigned long long)d->hm.bytes, strerror(errno));
 		return -errno;
 	}
 	d->hm.base = m;
 	d->hm.page_ref = calloc(d->hm.pages, sizeof(*d->hm.page_ref));
 	d->hm.allocs = calloc(HM_SLOTS, sizeof(*d->hm.allocs));
-	if (!d->hm.page_ref || !d->hm.allocs)
+	d->hm.blocks = calloc(d->hm.nblocks, sizeof(*d->hm.blocks));
+	if (!d->hm.page_ref || !d->hm.allocs || !d->hm.blocks)
 		return -ENOMEM;
-	return 0;
+	for (__u32 b = 0; b < d->hm.nblocks; b++)
+		d->hm.blocks[b] = (struct hm_block){ .fd = -1, .owner = HM_NOBODY };
+	return blocks_found(d);
 }
-
 
 static void alloc_free(struct hm_alloc *a)
 {
@@ -65,15 +119,32 @@ void hostmem_fini(struct xhcad *d)
 	d->hm.allocs = NULL;
 	free(d->hm.page_ref);
 	d->hm.page_ref = NULL;
+	/* the blocks stay in the pinned map (a restart keeps them) */
+	for (__u32 b = 0; d->hm.blocks && b < d->hm.nblocks; b++)
+		if (d->hm.blocks[b].fd >= 0)
+			close(d->hm.blocks[b].fd);
+	free(d->hm.blocks);
+	d->hm.blocks = NULL;
 	if (d->hm.base)
 		munmap(d->hm.base, d->hm.bytes);
 	d->hm.base = NULL;
 	d->hm.used = 0;
 }
 
+static int there(const struct xhcad *d, __u32 p)
+{
+	return !d->hm.blocks || d->hm.blocks[p >> XHCA_BLOCK_SHIFT].fd >= 0;
+}
+
 static int used(const struct xhcad *d, __u32 p)
 {
 	return d->hm.page_ref[p] != 0;
+}
+
+/* Whether page p is free and in a block of owner's. */
+static int usable(const struct xhcad *d, __u32 p, __u32 owner)
+{
+	return !used(d, p) && (!d->hm.blocks || d->hm.blocks[p >> XHCA_BLOCK_SHIFT].owner == owner);
 }
 
 /* One more (v) or one less allocation holds page p; returns how many do. */
@@ -86,25 +157,130 @@ static __u32 set_used(struct xhcad *d, __u32 p, int v)
 	return d->hm.page_ref[p];
 }
 
-void hm_canary_fill(struct xhcad *d)
+static void canary_page(struct xhcad *d, __u32 p)
 {
-	for (__u32 p = 0; d->hm.canary && p < d->hm.pages; p++) {
-		__u64 *w = (__u64 *)(d->hm.base + (__u64)p * XHCA_PAGE_SIZE);
+	__u64 *w = (__u64 *)(d->hm.base + (__u64)p * XHCA_PAGE_SIZE);
 
-		if (used(d, p))
-			continue;
-		for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
-			w[k] = CANARY_WORD;
-	}
+	for (__u32 k = 0; k < XHCA_PAGE_SIZE / 8; k++)
+		w[k] = CANARY_WORD;
 }
 
-/* A run of n free pages, first fit. */
-static int find_run(const struct xhcad *d, __u32 n, __u32 *first)
+void hm_canary_fill(struct xhcad *d)
+{
+	for (__u32 p = 0; d->hm.canary && p < d->hm.pages; p++)
+		if (there(d, p) && !used(d, p))
+			canary_page(d, p);
+}
+
+/* A new block b for owner: made, mapped, in xhca_hostmem. */
+static int block_add(struct xhcad *d, __u32 b, __u32 owner)
+{
+	int fd = hostmem_block_new(), err;
+
+	if (fd < 0)
+		return fd;
+	err = map_block(d, b, fd);
+	if (!err && bpf_map_update_elem(d->m.hostmem, &b, &fd, BPF_ANY))
+		err = -errno;
+	if (err) {
+		unmap_block(d, b);
+		close(fd);
+		pr_warn("host memory: cannot add block %u: %s\n", b, strerror(-err));
+		return err;
+	}
+	d->hm.blocks[b] = (struct hm_block){ .fd = fd, .owner = owner };
+	for (__u32 p = b * XHCA_BLOCK_PAGES; d->hm.canary && p < (b + 1) * XHCA_BLOCK_PAGES; p++)
+		canary_page(d, p);
+	return 0;
+}
+
+/* Block b goes: out of xhca_hostmem (xhca_rx finds it no more), unmapped.
+ * An application that mapped it keeps its pages: no one else gets them. */
+static void block_drop(struct xhcad *d, __u32 b)
+{
+	bpf_map_delete_elem(d->m.hostmem, &b);
+	unmap_block(d, b);
+	close(d->hm.blocks[b].fd);
+	d->hm.blocks[b] = (struct hm_block){ .fd = -1, .owner = HM_NOBODY };
+}
+
+__u32 hm_blocks_of(const struct xhcad *d, __u32 owner)
+{
+	__u32 n = 0;
+
+	for (__u32 b = 0; d->hm.blocks && b < d->hm.nblocks; b++)
+		n += d->hm.blocks[b].fd >= 0 && d->hm.blocks[b].owner == owner;
+	return n;
+}
+
+__u32 hm_blocks_made(const struct xhcad *d)
+{
+	__u32 n = 0;
+
+	for (__u32 b = 0; d->hm.blocks && b < d->hm.nblocks; b++)
+		n += d->hm.blocks[b].fd >= 0;
+	return n;
+}
+
+int hm_block_fd(const struct xhcad *d, __u32 b, __u32 owner)
+{
+	if (!d->hm.blocks || b >= d->hm.nblocks || d->hm.blocks[b].owner != owner)
+		return -1;
+	return d->hm.blocks[b].fd;
+}
+
+void hm_settle(struct xhcad *d)
+{
+	for (__u32 b = 0; d->hm.blocks && b < d->hm.nblocks; b++)
+		if (d->hm.blocks[b].fd >= 0 && d->hm.blocks[b].owner == HM_NOBODY)
+			block_drop(d, b);
+}
+
+/* owner gets k more blocks, adjacent ones if adjacent: -EDQUOT past its
+ * limit (a session's), -ENOMEM when host memory has not so many. */
+static int grow(struct xhcad *d, __u32 owner, __u32 k, int adjacent)
+{
+	__u32 got = 0, run = 0, first = 0;
+
+	if (!d->hm.blocks || !k)
+		return -ENOMEM;
+	if (owner && hm_blocks_of(d, owner) + k > d->hm.session_blocks)
+		return -EDQUOT;
+	for (__u32 b = 0; b < d->hm.nblocks && got < k; b++) {
+		if (d->hm.blocks[b].fd >= 0) {
+			run = 0;
+			continue;
+		}
+		if (!adjacent) {
+			if (block_add(d, b, owner))
+				return -ENOMEM;
+			got++;
+		} else if (++run == k) {
+			first = b + 1 - k;
+			break;
+		}
+	}
+	if (!adjacent)
+		return got == k ? 0 : -ENOMEM;
+	if (run < k)
+		return -ENOMEM;
+	for (__u32 b = first; b < first + k; b++) {
+		if (block_add(d, b, owner)) {
+			while (b-- > first)
+				block_drop(d, b);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* A run of n free pages of owner's, first fit. */
+static int find_run(const struct xhcad *d, __u32 owner, __u32 n, __u32 *first)
 {
 	__u32 run = 0;
 
 	for (__u32 p = 0; p < d->hm.pages; p++) {
-		run = used(d, p) ? 0 : run + 1;
+		run = usable(d, p, owner) ? run + 1 : 0;
 		if (run == n) {
 			*first = p + 1 - n;
 			return 0;
@@ -113,20 +289,20 @@ static int find_run(const struct xhcad *d, __u32 n, __u32 *first)
 	return -ENOMEM;
 }
 
-/* n free pages of which no two in a row are adjacent, as far as free
- * memory allows: every other free page first, then what is left. */
-static int find_scattered(struct xhcad *d, __u32 n, __u32 *pages)
+/* n free pages of owner's of which no two in a row are adjacent, as far
+ * as free memory allows: every other free page first, then what is left. */
+static int find_scattered(struct xhcad *d, __u32 owner, __u32 n, __u32 *pages)
 {
 	__u32 got = 0;
 
 	for (__u32 p = 0; p < d->hm.pages && got < n; p++) {
-		if (used(d, p) || (got && pages[got - 1] + 1 == p))
+		if (!usable(d, p, owner) || (got && pages[got - 1] + 1 == p))
 			continue;
 		pages[got++] = p;
 		set_used(d, p, 1);
 	}
 	for (__u32 p = 0; p < d->hm.pages && got < n; p++) {
-		if (!used(d, p)) {
+		if (usable(d, p, owner)) {
 			pages[got++] = p;
 			set_used(d, p, 1);
 		}
@@ -135,6 +311,43 @@ static int find_scattered(struct xhcad *d, __u32 n, __u32 *pages)
 	for (__u32 i = 0; i < got; i++)
 		set_used(d, pages[i], 0);
 	return got == n ? 0 : -ENOMEM;
+}
+
+static __u32 free_pages_of(const struct xhcad *d, __u32 owner)
+{
+	__u32 n = 0;
+
+	for (__u32 p = 0; p < d->hm.pages; p++)
+		n += usable(d, p, owner);
+	return n;
+}
+
+static __u32 blocks_for(__u32 pages)
+{
+	return (pages + XHCA_BLOCK_PAGES - 1) / XHCA_BLOCK_PAGES;
+}
+
+/* n pages of owner's (pages[]), a run or scattered, its blocks grown
+ * when what it holds has not so many: 0, -ENOMEM or -EDQUOT. */
+static int find_pages(struct xhcad *d, __u32 owner, __u32 n, int scatter, __u32 *pages)
+{
+	__u32 first, have;
+	int err;
+
+	if (scatter) {
+		have = free_pages_of(d, owner);
+		if (have < n && (err = grow(d, owner, blocks_for(n - have), 0)))
+			return err;
+		return find_scattered(d, owner, n, pages);
+	}
+	if (find_run(d, owner, n, &first)) {
+		err = grow(d, owner, blocks_for(n), 1);
+		if (err || (err = find_run(d, owner, n, &first)))
+			return err;
+	}
+	for (__u32 i = 0; i < n; i++)
+		pages[i] = first + i;
+	return 0;
 }
 
 /* Whether free page p still holds the canary; a page that does not is
@@ -158,7 +371,7 @@ static int canary_check(struct xhcad *d, __u32 p)
 void hm_canary_scan(struct xhcad *d)
 {
 	for (__u32 p = 0; d->hm.canary && p < d->hm.pages; p++)
-		if (!used(d, p))
+		if (there(d, p) && !used(d, p))
 			canary_check(d, p);
 }
 
@@ -212,7 +425,7 @@ static int free_slot(struct xhcad *d, __u32 *slot)
 struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
 {
 	struct hm_alloc *a;
-	__u32 n, slot, first;
+	__u32 n, slot;
 	int err;
 
 	if (!len || len > d->hm.bytes) {
@@ -227,16 +440,13 @@ struct hm_alloc *hm_alloc(struct xhcad *d, __u64 len, __u32 owner, __u32 flags)
 	a = alloc_new(n);
 	if (!a)
 		return NULL;
-	if ((flags & XHCA_ALLOC_SCATTER) || (d->hm.fragment && !(flags & XHCA_ALLOC_CONTIG))) {
-		err = find_scattered(d, n, a->pages);
-	} else {
-		err = find_run(d, n, &first);
-		for (__u32 i = 0; !err && i < n; i++)
-			a->pages[i] = first + i;
-	}
+	err = find_pages(d, owner, n, (flags & XHCA_ALLOC_SCATTER) ||
+				 (d->hm.fragment && !(flags & XHCA_ALLOC_CONTIG)), a->pages);
 	if (err) {
 		alloc_free(a);
-		errno = ENOMEM;
+		if (err == -EDQUOT)
+			d->hm.refused++;
+		errno = -err;
 		return NULL;
 	}
 	for (__u32 i = 0; i < n; i++)
@@ -256,6 +466,7 @@ struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
 {
 	__u32 n = (__u32)((len + XHCA_PAGE_SIZE - 1) / XHCA_PAGE_SIZE), slot;
 	struct hm_alloc *a;
+	int err = -ENOMEM;
 	__u8 *taken;
 
 	if (!len || len > d->hm.bytes || free_slot(d, &slot)) {
@@ -288,10 +499,11 @@ struct hm_alloc *hm_alloc_join(struct xhcad *d, __u64 len, __u32 owner,
 		}
 		while (k < n && !taken[k])
 			k++;
-		if (!find_run(d, k - i, &first)) {
+		if (!find_run(d, owner, k - i, &first)) {
 			for (__u32 p = i; p < k; p++)
 				a->pages[p] = first + (p - i);
-		} else if (find_scattered(d, k - i, a->pages + i)) {
+		} else if ((err = find_pages(d, owner, k - i, 0, a->pages + i)) &&
+			   (err = find_pages(d, owner, k - i, 1, a->pages + i))) {
 			for (__u32 p = 0; p < i; p++) /* the gaps before, claimed */
 				if (!taken[p] && !set_used(d, a->pages[p], 0))
 					d->hm.used -= XHCA_PAGE_SIZE;
@@ -315,7 +527,9 @@ nomem:
 	free(taken);
 	if (a)
 		alloc_free(a);
-	errno = ENOMEM;
+	if (err == -EDQUOT)
+		d->hm.refused++;
+	errno = -err;
 	return NULL;
 }
 
@@ -357,11 +571,15 @@ int hm_free(struct xhcad *d, __u32 id, __u32 owner)
 	return 0;
 }
 
+/* Every allocation of owner goes; a session's blocks with them. */
 void hm_free_owner(struct xhcad *d, __u32 owner)
 {
 	for (__u32 i = 1; i < HM_SLOTS; i++)
 		if (d->hm.allocs[i] && d->hm.allocs[i]->owner == owner)
 			release(d, d->hm.allocs[i]);
+	for (__u32 b = 0; owner && d->hm.blocks && b < d->hm.nblocks; b++)
+		if (d->hm.blocks[b].fd >= 0 && d->hm.blocks[b].owner == owner)
+			block_drop(d, b);
 }
 
 /* Where byte off of allocation a is in host memory. */
@@ -437,9 +655,17 @@ int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *p
 	if (!slot || d->hm.allocs[slot] || !npages ||
 	    len > (__u64)npages * XHCA_PAGE_SIZE || len <= (__u64)(npages - 1) * XHCA_PAGE_SIZE)
 		return -EINVAL;
-	for (__u32 i = 0; i < npages; i++)
+	for (__u32 i = 0; i < npages; i++) {
+		const struct hm_block *b;
+
 		if (pages[i] >= d->hm.pages)
 			return -EINVAL;
+		b = d->hm.blocks ? &d->hm.blocks[pages[i] >> XHCA_BLOCK_SHIFT] : NULL;
+		if (b && (b->fd < 0 || (b->owner != HM_NOBODY && b->owner != owner)))
+			return -EINVAL; /* not there, or another's */
+	}
+	for (__u32 i = 0; d->hm.blocks && i < npages; i++)
+		d->hm.blocks[pages[i] >> XHCA_BLOCK_SHIFT].owner = owner;
 	a = calloc(1, sizeof(*a));
 	if (a)
 		a->pages = malloc((size_t)npages * sizeof(*a->pages));

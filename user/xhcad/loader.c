@@ -46,8 +46,7 @@ static const struct map_desc map_descs[] = {
 		 flowq),
 	MAP_DESC(XHCA_MAP_FLOWQ_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 		 sizeof(struct xhca_flowq_counter), 0, 0, fq_stats),
-	MAP_DESC(XHCA_MAP_HOSTMEM, BPF_MAP_TYPE_ARRAY, 4, XHCA_PAGE_SIZE, BPF_F_MMAPABLE,
-		 SIZED_HOSTMEM, hostmem),
+	MAP_DESC(XHCA_MAP_HOSTMEM, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 0, SIZED_HOSTMEM, hostmem),
 	MAP_DESC(XHCA_MAP_MR, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_mr_ctx), BPF_F_MMAPABLE,
 		 SIZED_MRS, mr),
 	MAP_DESC(XHCA_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0, events),
@@ -93,6 +92,32 @@ static int mkdir_p(const char *path)
 	if (mkdir(tmp, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+/* A block of host memory: an mmapable array of XHCA_BLOCK_PAGES pages, as
+ * xhca_rx's template (struct hm_block) has it, zeroed by the kernel. */
+int hostmem_block_new(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xhca_hm_block", 4, XHCA_PAGE_SIZE,
+				XHCA_BLOCK_PAGES, &mo);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* xhca_hostmem for pages of host memory, its blocks empty. */
+int hostmem_map_new(__u32 pages)
+{
+	int tmpl = hostmem_block_new(), fd;
+
+	if (tmpl < 0)
+		return tmpl;
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .inner_map_fd = (__u32)tmpl);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, XHCA_MAP_HOSTMEM, 4, 4,
+			    pages / XHCA_BLOCK_PAGES, &mo);
+	fd = fd < 0 ? -errno : fd;
+	close(tmpl);
+	return fd;
 }
 
 /* Checks that an existing map is one of ours, of this ABI. */
@@ -250,7 +275,7 @@ static int reuse_maps(struct xhcad *d, struct xhca *skel, int reused[NR_MAPS])
 		if (map_descs[i].sized_by == SIZED_QPS)
 			bpf_map__set_max_entries(m, d->max_qps);
 		if (map_descs[i].sized_by == SIZED_HOSTMEM && d->hm.pages)
-			bpf_map__set_max_entries(m, d->hm.pages);
+			bpf_map__set_max_entries(m, d->hm.pages / XHCA_BLOCK_PAGES);
 		if (map_descs[i].sized_by == SIZED_MRS && d->mr.max)
 			bpf_map__set_max_entries(m, d->mr.max);
 	}
@@ -433,14 +458,9 @@ int xhcad_adopt(struct xhcad *d)
 		 * it cannot be found from the program: host memory (xhca_rx
 		 * does not touch it before RDMA WRITE placement). */
 		if (fd < 0 && map_descs[i].sized_by == SIZED_HOSTMEM) {
-			LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = map_descs[i].flags);
-
-			fd = bpf_map_create(map_descs[i].type, map_descs[i].name, 4,
-					    map_descs[i].value_size,
-					    d->hm.pages ? d->hm.pages
-							     : XHCA_HOSTMEM_PAGES_DEFAULT, &mo);
+			fd = hostmem_map_new(d->hm.pages ? d->hm.pages : XHCA_HOSTMEM_PAGES_DEFAULT);
 			if (fd < 0) {
-				err = -errno;
+				err = fd;
 				pr_warn("adopt: cannot create %s: %s\n", map_descs[i].name,
 					strerror(-err));
 				goto out;

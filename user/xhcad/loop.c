@@ -23,7 +23,7 @@
 #include "log.h"
 #include "xhcad.h"
 
-#define MAX_CLIENTS 64
+#define MAX_CLIENTS 256
 #define BUDGET 256		/* frames between two looks at the control socket */
 #define HOUSEKEEP_NS 100000000ull
 
@@ -59,10 +59,20 @@ static void client_gone(struct xhcad *d, struct client *cl, int *ncl, int i)
 	cl[i] = cl[--*ncl];
 }
 
-static void accept_client(int lfd, struct client *cl, int *ncl)
+/* Whether a user may connect once more (--user-clients; root always). */
+static int user_room(const struct xhcad *d, const struct client *cl, int ncl, __u32 uid)
+{
+	__u32 n = 0;
+
+	for (int i = 0; i < ncl; i++)
+		n += cl[i].uid == uid;
+	return !uid || !d->app.lim_clients || n < d->app.lim_clients;
+}
+
+static void accept_client(struct xhcad *d, int lfd, struct client *cl, int *ncl)
 {
 	int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	struct ucred cr;
+	struct ucred cr = { .uid = (uid_t)-1 };
 	socklen_t crlen = sizeof(cr);
 	/* A client that stalls mid-message must not stall the daemon: it gets
 	 * a second, then is dropped. */
@@ -75,14 +85,23 @@ static void accept_client(int lfd, struct client *cl, int *ncl)
 		close(cfd);
 		return;
 	}
+	getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen);
+	if (!user_room(d, cl, *ncl, cr.uid)) {
+		d->app.refused_clients++;
+		if (d->app.refused_clients == 1 || !(d->app.refused_clients % 1000))
+			pr_warn("user %u has %u control connections (--user-clients): refused\n",
+				cr.uid, d->app.lim_clients);
+		close(cfd);
+		return;
+	}
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	cl[*ncl].fd = cfd;
 	cl[*ncl].session = 0;
 	/* who connected: root has the CLI's rights; anyone else the socket's
 	 * permissions let in (xhcad --group) may make a session of its own */
-	cl[*ncl].admin = !getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) &&
-			 (cr.uid == 0 || cr.uid == geteuid());
+	cl[*ncl].uid = cr.uid;
+	cl[*ncl].admin = cr.uid == 0 || cr.uid == geteuid();
 	(*ncl)++;
 }
 
@@ -301,7 +320,7 @@ static void serve_ready(struct loop *lp)
 	__u64 v;
 
 	if (revents(lp, 0) & POLLIN)
-		accept_client(lp->lfd, lp->cl, &lp->ncl);
+		accept_client(d, lp->lfd, lp->cl, &lp->ncl);
 	if (revents(lp, 1) & POLLIN)
 		ring_buffer__consume(lp->ev);
 	if (revents(lp, 2) & POLLIN)
@@ -364,6 +383,7 @@ static void run_round(struct loop *lp)
 	cm_timers(d);
 	if (now_ns() >= lp->next_hk) {
 		xsk_sync_drops(d);
+		qp_cq_overruns(d);
 		recheck_blocked(d);
 		lp->next_hk = now_ns() + HOUSEKEEP_NS;
 	}

@@ -29,6 +29,8 @@
 
 #define RING_SIZE 2048
 #define UMEM_FRAMES_DEFAULT 8192
+#define USER_CLIENTS_DEFAULT 64
+#define CQ_STALL_MS_DEFAULT 2000
 #define HIGH_DEFAULT 512
 #define MCAST_THRESHOLD_DEFAULT 512
 #define MCAST_CREDITS_DEFAULT 1024
@@ -85,6 +87,7 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	 * memory, regions, CQs and QPs; every other region goes. */
 	state_restore(d, d->maps_reused);
 	mr_sweep(d);
+	hm_settle(d);
 	err = filter_init(d);
 	if (err)
 		return err;
@@ -241,7 +244,20 @@ SETTER(set_watermarks)
 	return 0;
 }
 
-SETTER(set_hostmem) { O->d->hm.pages = (__u32)v * (1024 * 1024 / XHCA_PAGE_SIZE); return 0; }
+/* whole blocks: MiB rounded up to 4 */
+static __u32 mb_blocks(__u64 mb)
+{
+	return (__u32)((mb * (1024 * 1024 / XHCA_PAGE_SIZE) + XHCA_BLOCK_PAGES - 1) /
+		       XHCA_BLOCK_PAGES);
+}
+
+SETTER(set_hostmem) { O->d->hm.pages = mb_blocks(v) * XHCA_BLOCK_PAGES; return 0; }
+SETTER(set_session_mb) { O->d->hm.session_blocks = mb_blocks(v); return 0; }
+SETTER(set_session_qps) { O->d->app.lim_qps = (__u32)v; return 0; }
+SETTER(set_session_cqs) { O->d->app.lim_cqs = (__u32)v; return 0; }
+SETTER(set_session_mrs) { O->d->app.lim_mrs = (__u32)v; return 0; }
+SETTER(set_user_clients) { O->d->app.lim_clients = (__u32)v; return 0; }
+SETTER(set_cq_stall) { O->d->cq_stall_ns = v * 1000000ull; return 0; }
 SETTER(set_umem) { O->d->umem_frames = (__u32)v; return 0; }
 SETTER(set_jumbo) { O->d->jumbo_slots = (int)v; return 0; }
 SETTER(set_max_mrs) { O->d->mr.max = (__u32)v + 1; /* index 0 is never used */ return 0; }
@@ -321,8 +337,22 @@ static const struct xhca_opt xopts[] = {
 	  set_bus_rate, .hint = "give bytes per second, 1k to 1000G, e.g. 20M"),
 	OPT(8, "watermarks", "H,L", "backpressure per flow queue, frames (default 512,128)",
 	  set_watermarks, .hint = "give HIGH,LOW frames with 0 < LOW < HIGH <= 1024"),
-	OPT(9, "hostmem-mb", "N", "host memory, MiB; fixed once maps are pinned", set_hostmem,
-	  NUM(1, 16384, XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20)),
+	OPT(9, "hostmem-mb", "N", "host memory, MiB (in blocks of 4); fixed once maps are pinned",
+	  set_hostmem, NUM(1, 16384, XHCA_HOSTMEM_PAGES_DEFAULT * XHCA_PAGE_SIZE >> 20)),
+	OPT(28, "session-mb", "N", "the most host memory one session holds, MiB (in blocks\n"
+	  "of 4; default and at most: all of it)", set_session_mb, NUM(4, 16384, 0)),
+	OPT(29, "session-qps", "N", "the most QPs one session holds (default 0: no limit\n"
+	  "but the device's)", set_session_qps, NUM(0, XHCA_MAX_QPS_LIMIT, 0)),
+	OPT(30, "session-cqs", "N", "the most CQs one session holds (default 0: no limit)",
+	  set_session_cqs, NUM(0, 1u << 20, 0)),
+	OPT(31, "session-mrs", "N", "the most memory regions and windows one session holds\n"
+	  "(default 0: no limit but --max-mrs)", set_session_mrs,
+	  NUM(0, XHCA_MR_MAX_LIMIT, 0)),
+	OPT(32, "user-clients", "N", "control connections (sessions, CLIs) of one user; root's\n"
+	  "are not counted (default 64, at most 256)", set_user_clients, NUM(1, 256, USER_CLIENTS_DEFAULT)),
+	OPT(33, "cq-stall-ms", "N", "a CQ that stays full this long with completions waiting\n"
+	  "overruns: its QPs go to the error state, its flow queue goes\n"
+	  "on (0: it waits for ever)", set_cq_stall, NUM(0, 3600000, CQ_STALL_MS_DEFAULT)),
 	OPT(10, "umem-frames", "N", "AF_XDP UMEM frames of 4 KiB", set_umem,
 	  NUM(256, 1048576, UMEM_FRAMES_DEFAULT)),
 	OPT(11, "jumbo-slots", "N", "8 KiB slots for received frames over one UMEM frame (path\n"
@@ -686,6 +716,8 @@ int main(int argc, char **argv)
 		.jumbo_slots = -1, .ring_size = RING_SIZE, .poll_ns = POLL_US_DEFAULT * 1000ull,
 		.pxc = { .high = PROXY_LIMIT_DEFAULT, .low = PROXY_LIMIT_DEFAULT / 2,
 			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
+		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
+		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull,
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };

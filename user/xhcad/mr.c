@@ -250,6 +250,18 @@ static void fill_entry(struct xhcad *d, struct hm_alloc *al, __u32 owner,
 	a->npages = last - first + 1;
 }
 
+/* Whether a session holds its limit of regions and windows (--session-mrs). */
+static int at_limit(const struct xhcad *d, __u32 owner)
+{
+	__u32 n = 0;
+
+	if (!owner || !d->app.lim_mrs)
+		return 0;
+	for (__u32 i = 1; i < d->mr.max && n < d->app.lim_mrs; i++)
+		n += d->mr.e[i].rkey && d->mr.e[i].owner == owner;
+	return n >= d->app.lim_mrs;
+}
+
 int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size_t errlen)
 {
 	struct hm_alloc *al;
@@ -262,6 +274,10 @@ int mr_reg(struct xhcad *d, __u32 owner, struct xhca_mr_attr *a, char *err, size
 	if (!d->mr.nfree)
 		return errf(err, errlen, -ENOSPC, "mr reg: all %u memory regions are in use; "
 			    "deregister some or start xhcad with a larger --max-mrs", d->mr.max - 1);
+	if (at_limit(d, owner))
+		return errf(err, errlen, -ENOMEM, "mr reg: this session has %u memory regions and "
+			    "windows, its limit (xhcad --session-mrs); deregister some first",
+			    d->app.lim_mrs);
 	if (!owner) {
 		/* xhcad's own region (the CLI's): xhcad provides the memory. */
 		al = hm_alloc(d, a->len, 0, a->flags & (XHCA_ALLOC_SCATTER | XHCA_ALLOC_CONTIG));
@@ -520,6 +536,10 @@ int mw_alloc(struct xhcad *d, __u32 owner, struct xhca_mw_req *r, char *err, siz
 	if (!d->mr.nfree)
 		return errf(err, errlen, -ENOSPC, "mw alloc: all %u memory regions and windows are "
 			    "in use; start xhcad with a larger --max-mrs", d->mr.max - 1);
+	if (at_limit(d, owner))
+		return errf(err, errlen, -ENOMEM, "mw alloc: this session has %u memory regions "
+			    "and windows, its limit (xhcad --session-mrs); deallocate some first",
+			    d->app.lim_mrs);
 	i = d->mr.free[--d->mr.nfree];
 	e.gen = d->mr.e[i].e.gen + 1;
 	e.key = next_key(d, i);
@@ -760,17 +780,11 @@ int mem_free(struct xhcad *d, __u32 id, __u32 owner)
 	return hm_free(d, id, owner);
 }
 
-/* Every allocation of owner, the same way. */
+/* Every allocation of owner, the same way; a session's blocks go too. */
 void mem_free_owner(struct xhcad *d, __u32 owner)
 {
-	int any = 0;
-
-	for (__u32 i = 1; i < HM_SLOTS; i++) {
-		if (d->hm.allocs[i] && d->hm.allocs[i]->owner == owner) {
+	for (__u32 i = 1; i < HM_SLOTS; i++)
+		if (d->hm.allocs[i] && d->hm.allocs[i]->owner == owner)
 			mr_drop_alloc(d, d->hm.allocs[i]->id);
-			any = 1;
-		}
-	}
-	if (any)
-		hm_free_owner(d, owner);
+	hm_free_owner(d, owner);
 }

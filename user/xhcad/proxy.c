@@ -125,13 +125,13 @@ static int emit(void *arg, __u16 csn, const struct xhca_cqe *c)
 {
 	struct pxqp *q = arg;
 	struct cq *cq = q->cq;
-	__u32 prod = cq->ring->prod, cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+	__u32 cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
 
 	(void)csn;
-	if (prod - cons >= cq->depth)
+	if (cq->prod - cons >= cq->depth)
 		return 1;
-	cq->e[prod & (cq->depth - 1)] = *c;
-	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	cq->e[cq->prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, ++cq->prod, __ATOMIC_RELEASE);
 	q->dirty = 1;
 	return 0;
 }

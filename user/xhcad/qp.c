@@ -499,6 +499,21 @@ static void ctx_new(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lidx, _
 		c->flags |= XHCA_QPF_ICRC_FIRST;
 }
 
+/* A session at its limit of QPs (--session-qps) gets no more. */
+static int create_check_quota(struct xhcad *d, __u32 owner, char *err, size_t errlen)
+{
+	__u32 n = 0;
+
+	if (!owner || !d->app.lim_qps)
+		return 0;
+	for (__u32 i = 0; i < d->max_qps; i++)
+		n += d->qh[i].valid && d->qh[i].owner == owner;
+	if (n < d->app.lim_qps)
+		return 0;
+	return errf(err, errlen, -ENOMEM, "qp create: this session has %u QPs, its limit (xhcad "
+		    "--session-qps); destroy one first", n);
+}
+
 /* Its slot, QPN and P_Key index: what create takes from the tables. */
 static int create_slot(struct xhcad *d, const struct xhca_qp_attr *a, __u16 pkey, __u32 *lidx,
 		       __u8 *pidx, char *err, size_t errlen)
@@ -578,6 +593,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	rc = rc ?: create_check_attr(d, a, pkey, err, errlen);
 	rc = rc ?: create_check_recv(d, a, owner, &n, err, errlen);
 	rc = rc ?: create_check_send(d, a, owner, &n, err, errlen);
+	rc = rc ?: create_check_quota(d, owner, err, errlen);
 	rc = rc ?: create_slot(d, a, pkey, &lidx, &pidx, err, errlen);
 	rc = rc ?: create_rings(d, a, owner, &n, err, errlen);
 	if (rc)
@@ -845,6 +861,8 @@ static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lid
 		if (m & XHCA_QPA_SQ_PSN)
 			sq_set_psn(d, s, a->sq_psn);
 	}
+	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_RESET)
+		recv_reset(&d->qh[lidx]);
 	if (set_rx) {
 		/* a new sequence: the host side starts over too */
 		d->qh[lidx].rcv.psn_valid = 0;

@@ -37,27 +37,109 @@ struct qp_host *qp_host_of(struct xhcad *d, const struct xhca_rx_meta *m)
 
 /* ---- receive queue and completion queue -------------------------------- */
 
+/* xhcad's consumer index of the QP's receive queue (its SRQ's). */
+static __u32 *rq_cons(struct qp_host *qh)
+{
+	return qh->rcv.srq ? &qh->rcv.srq->cons : &qh->rcv.rq_cons;
+}
+
+__u32 recv_cons(const struct qp_host *qh)
+{
+	return qh->rcv.srq ? qh->rcv.srq->cons : qh->rcv.rq_cons;
+}
+
+/* The receive queue's head entry, copied: 0 when it has none. A producer
+ * index the ring cannot hold (more than its depth ahead of xhcad's consumer
+ * index, or behind it) is garbage from the application: the ring is taken
+ * as empty and marked broken (rq_broken, the QP goes to error). */
 static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
 {
 	__u32 cons, prod;
 
-	if (!qh->rcv.rq)
+	if (!qh->rcv.rq || qh->rcv.rq_broken)
 		return 0;
-	cons = qh->rcv.rq->cons;
+	cons = *rq_cons(qh);
 	prod = qh->rcv.rq_prod_cache;
 	if (prod == cons || qh->rcv.srq) {
 		/* read the application's index only when the cached one is used up */
 		prod = qh->rcv.rq_prod_cache = __atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE);
 		if (prod == cons)
 			return 0;
+		if (prod - cons > qh->rcv.rq_depth) {
+			qh->rcv.rq_broken = 1;
+			return 0;
+		}
 	}
 	*w = qh->rcv.rqe[cons & (qh->rcv.rq_depth - 1)];
 	return 1;
 }
 
+/* A queue of the QP's held garbage indexes (rq_broken, an SQ's broken): the
+ * QP goes to the error state, its application gets IBV_EVENT_QP_FATAL, its
+ * buffers are flushed as far as they can be; no other QP notices. */
+static int qp_fatal(struct xhcad *d, struct qp_host *qh)
+{
+	if (qp_set_error(d, (__u32)(qh - d->qh), qh->gen))
+		return -1; /* in error already */
+	if (qh->sq)
+		__atomic_store_n(&qh->sq->ring->qp_err, XHCA_QPE_FATAL, __ATOMIC_RELEASE);
+	qp_host_to_error(d, qh);
+	return 0;
+}
+
+void qp_ring_fatal(struct xhcad *d, struct qp_host *qh, const char *which)
+{
+	if (qp_fatal(d, qh))
+		return;
+	d->ring_faults++;
+	pr_info("QP 0x%06x: error state (its %s queue's producer index is garbage)\n", qh->gqpn,
+		which);
+}
+
+/* CQs full for longer than --cq-stall-ms while frames wait for them (their
+ * application stopped polling): overrun, as an HCA's CQ that overflows,
+ * but only after that long. The CQ takes no more completions, its
+ * application gets IBV_EVENT_CQ_ERR, its QPs go to the error state: the
+ * flow queues it held (other sessions' QPs share them) go on. */
+void qp_cq_overruns(struct xhcad *d)
+{
+	__u64 now = now_ns();
+
+	for (struct cq *cq = d->app.cqs; d->cq_stall_ns && cq; cq = cq->next) {
+		if (cq->overrun || cq->proxy || !cq->waiting || now - cq->full_since < d->cq_stall_ns ||
+		    cq_used(cq) < cq_room(cq))
+			continue;
+		cq->overrun = 1;
+		d->cq_overruns++;
+		__atomic_store_n(&cq->ring->qp_err, XHCA_CQ_OVERRUN, __ATOMIC_RELEASE);
+		pr_info("CQ %u: overrun (full for %llu ms with completions waiting); its QPs go to "
+			"the error state\n", cq->id, (unsigned long long)((now - cq->full_since) / 1000000));
+		for (__u32 l = 0; l < d->max_qps; l++) {
+			struct qp_host *qh = &d->qh[l];
+
+			if (qh->valid && (qh->cq == cq || (qh->sq && qh->sq->cq == cq)))
+				qp_fatal(d, qh);
+		}
+		flowq_unblock(d, cq);
+	}
+}
+
+/* RESET: a broken receive queue starts over, empty. */
+void recv_reset(struct qp_host *qh)
+{
+	if (!qh->rcv.rq_broken)
+		return;
+	qh->rcv.rq_broken = 0;
+	if (!qh->rcv.srq) {
+		qh->rcv.rq_cons = qh->rcv.rq_prod_cache = __atomic_load_n(&qh->rcv.rq->prod,
+									 __ATOMIC_ACQUIRE);
+		__atomic_store_n(&qh->rcv.rq->cons, qh->rcv.rq_cons, __ATOMIC_RELEASE);
+	}
+}
+
 static void rq_pop(struct qp_host *qh)
 {
-	__atomic_store_n(&qh->rcv.rq->cons, qh->rcv.rq->cons + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&qh->rcv.rq->cons, ++*rq_cons(qh), __ATOMIC_RELEASE);
 }
 
 /* Writes a completion for the RQ head and consumes it. The ready check left
@@ -67,7 +149,6 @@ static void rq_pop(struct qp_host *qh)
 static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c, int flush)
 {
 	struct cq *cq = qh->cq;
-	__u32 prod = cq->ring->prod;
 
 	/* The receive entry is free before the completion says so: an
 	 * application that reposts at once must find the room. */
@@ -82,8 +163,10 @@ static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_c
 		qh->cnt.completions++;
 		return;
 	}
-	cq->e[prod & (cq->depth - 1)] = *c;
-	__atomic_store_n(&cq->ring->prod, prod + 1, __ATOMIC_RELEASE);
+	if (cq->overrun)
+		return; /* (its QP is in error: this is a flush) */
+	cq->e[cq->prod & (cq->depth - 1)] = *c;
+	__atomic_store_n(&cq->ring->prod, ++cq->prod, __ATOMIC_RELEASE);
 	qh->cnt.completions++;
 	cq->dirty = 1;
 }
@@ -330,6 +413,10 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_inf
 		qh->rcv.in_msg = MSG_NONE;
 		qh->rcv.discard = 0;
 		if (!rq_head(qh, &qh->rcv.wqe)) {
+			if (qh->rcv.rq_broken) {
+				qp_ring_fatal(d, qh, "receive");
+				return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+			}
 			qh->cnt.rnr++;
 			return recv_msg_fail(qh, end, XHCA_H_RNR);
 		}
@@ -416,6 +503,10 @@ int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_met
 	};
 
 	if (!rq_head(qh, &qh->rcv.wqe)) {
+		if (qh->rcv.rq_broken) {
+			qp_ring_fatal(d, qh, "receive");
+			return XHCA_H_BAD_BUF;
+		}
 		qh->cnt.rnr++;
 		return XHCA_H_RNR;
 	}
@@ -532,6 +623,8 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 		qh->rcv.rq = hm_contig_ptr(d, rq);
 		qh->rcv.rqe = (struct xhca_rwqe *)(qh->rcv.rq + 1);
 		qh->rcv.rq->depth = rq_depth;
+		/* (a ring kept across a restart: its index taken once) */
+		qh->rcv.rq_cons = qh->rcv.rq_prod_cache = qh->rcv.rq->cons;
 	} else {
 		qh->cq = NULL;
 	}

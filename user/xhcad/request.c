@@ -266,6 +266,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	__atomic_store_n(&s->ring->cons, prod, __ATOMIC_RELEASE);
 	s->rd_out = 0;
 	s->error = 0;
+	s->broken = 0;
 	__atomic_store_n(&s->ring->qp_err, 0, __ATOMIC_RELEASE);
 	s->deadline = s->hold_until = 0;
 	s->retry_left = s->retry_cnt;
@@ -355,8 +356,8 @@ static __u8 swqe_check(struct xhcad *d, const struct qp_host *qh, const struct x
 
 /* Copies n bytes at byte off of the request's scatter list to (or, to_sge,
  * from) buf. */
-static int sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *buf, __u32 n,
-		  int to_sge)
+static int sge_io(struct xhcad *d, __u32 owner, const struct xhca_swqe *w, __u64 off, void *buf,
+		  __u32 n, int to_sge)
 {
 	__u8 *b = buf;
 
@@ -372,9 +373,10 @@ static int sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *b
 		if (k > n)
 			k = n;
 		/* checked when the request was taken; the application may
-		 * have freed the buffer since */
+		 * have freed the buffer since, and its id (a slot and 15 bits
+		 * of sequence) may be another's by now */
 		a = hm_find(d, w->sge[i].alloc);
-		if (!a || !hm_range(a, w->sge[i].off + off, k))
+		if (!a || a->owner != owner || !hm_range(a, w->sge[i].off + off, k))
 			return -EFAULT;
 		if (to_sge)
 			hm_write(d, a, w->sge[i].off + off, b, k);
@@ -390,7 +392,8 @@ static int sge_io(struct xhcad *d, const struct xhca_swqe *w, __u64 off, void *b
 /* n bytes of w's scatter list from off where they are one run of host
  * memory (one piece, its pages adjacent there): the packet takes them in
  * place. NULL: copy them (sge_io). */
-static const void *sge_span(struct xhcad *d, const struct xhca_swqe *w, __u64 off, __u32 n)
+static const void *sge_span(struct xhcad *d, __u32 owner, const struct xhca_swqe *w, __u64 off,
+			    __u32 n)
 {
 	for (int i = 0; i < w->nsge; i++) {
 		struct hm_alloc *a;
@@ -402,21 +405,44 @@ static const void *sge_span(struct xhcad *d, const struct xhca_swqe *w, __u64 of
 		if (w->sge[i].len - off < n)
 			return NULL;
 		a = hm_find(d, w->sge[i].alloc);
-		return a && hm_range(a, w->sge[i].off + off, n) ? hm_span(d, a, w->sge[i].off + off, n)
-							       : NULL;
+		return a && a->owner == owner && hm_range(a, w->sge[i].off + off, n)
+			       ? hm_span(d, a, w->sge[i].off + off, n)
+			       : NULL;
 	}
 	return NULL;
 }
 
-/* Takes what the application posted: copied, checked. */
+/* The application's producer index, read once: 0 when the ring can hold
+ * it (from what xhcad took up to the ring's room past its oldest entry),
+ * -1 when it is garbage. */
+static int sq_prod(const struct sq_state *s, __u32 *prod)
+{
+	*prod = __atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE);
+	return *prod - s->cons > s->depth || *prod - s->cons < s->fetched - s->cons ? -1 : 0;
+}
+
+/* Whether the send queue has requests xhcad has not taken. */
+static int sq_pending(const struct sq_state *s)
+{
+	__u32 prod;
+
+	return !s->broken && !sq_prod(s, &prod) && prod != s->fetched;
+}
+
+/* Takes what the application posted: copied, checked. A producer index the
+ * ring cannot hold breaks the queue: nothing more is taken (no garbage
+ * request), the QP goes to error (qp_ring_fatal). */
 static void sq_fetch(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c)
 {
-	__u32 prod = __atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE);
+	__u32 prod;
 
-	/* (an application that wrote past the ring's room gets no more than
-	 * the ring holds) */
-	if (prod - s->cons > s->depth)
-		prod = s->cons + s->depth;
+	if (s->broken)
+		return;
+	if (sq_prod(s, &prod)) {
+		s->broken = 1;
+		qp_ring_fatal(d, s->qh, "send");
+		return;
+	}
 	while (s->fetched != prod) {
 		struct sq_ent *e = ent(s, s->fetched);
 
@@ -563,8 +589,8 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		off = i * mtu;
 		plen = w->len - off < mtu ? w->len - off : mtu;
 		/* one copy: from host memory into the frame, where it can */
-		p.payload = plen ? sge_span(d, w, off, plen) : buf;
-		if (!p.payload && sge_io(d, w, off, buf, plen, 0))
+		p.payload = plen ? sge_span(d, qh->owner, w, off, plen) : buf;
+		if (!p.payload && sge_io(d, qh->owner, w, off, buf, plen, 0))
 			return -EFAULT;
 		if (!p.payload)
 			p.payload = buf;
@@ -1093,7 +1119,7 @@ static enum comp_state cs_atomic(struct comp_run *x)
 	orig = (__u64)be32(x->pi->bth + 16) << 32 | be32(x->pi->bth + 20);
 	x->s->rd_out--;
 	x->r = XHCA_H_RESP_ACK;
-	if (sge_io(x->d, &e->w, 0, &orig, 8, 1)) /* host order, as verbs */
+	if (sge_io(x->d, x->qh->owner, &e->w, 0, &orig, 8, 1)) /* host order, as verbs */
 		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
 	else
 		rdat_done(x->s, e, x->psn, x->now);
@@ -1139,7 +1165,8 @@ static enum comp_state cs_read(struct comp_run *x)
 		return CS_DONE;
 	}
 	x->r = XHCA_H_RESP_READ;
-	if (plen && sge_io(x->d, &e->w, e->rd_off, (void *)(x->pi->fr + m->payload_off), plen, 1)) {
+	if (plen && sge_io(x->d, x->qh->owner, &e->w, e->rd_off,
+			   (void *)(x->pi->fr + m->payload_off), plen, 1)) {
 		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
 		return CS_DONE;
 	}
@@ -1331,7 +1358,7 @@ int sq_ready(const struct xhcad *d)
 	if (d->sq.deadline && now_ns() >= d->sq.deadline)
 		return 1;
 	for (const struct sq_state *s = d->sq.list; s; s = s->next_sq)
-		if (__atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE) != s->fetched)
+		if (sq_pending(s))
 			return 1;
 	return 0;
 }
@@ -1359,7 +1386,7 @@ int sq_arm(struct xhcad *d)
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (struct sq_state *s = d->sq.list; s; s = s->next_sq)
-		if (__atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE) != s->fetched)
+		if (sq_pending(s))
 			again = 1;
 	return again;
 }

@@ -257,7 +257,7 @@ static __u8 credit_code_at(const struct qp_host *qh, __u32 cons)
 /* ... of an ACK made now. */
 static __u8 credit_code(const struct qp_host *qh)
 {
-	return credit_code_at(qh, qh->rcv.rq ? qh->rcv.rq->cons : 0);
+	return credit_code_at(qh, recv_cons(qh));
 }
 
 static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
@@ -442,7 +442,7 @@ void resp_fini(struct xhcad *d)
 static void ack_record(struct qp_host *qh, const struct xhca_pkt_spec *s)
 {
 	qh->resp.ack = *s;
-	qh->resp.ack_cons = qh->rcv.rq ? qh->rcv.rq->cons : 0;
+	qh->resp.ack_cons = recv_cons(qh);
 }
 
 /* An ACK or NAK back the way the frame came, now. */

@@ -81,6 +81,7 @@ struct srq {
 	__u32 nqps;		/* QPs taking buffers from it */
 	struct xhca_ring_ctl *ring;
 	struct xhca_rwqe *e;
+	__u32 cons;		/* xhcad's consumer index (the ring's is a copy) */
 	struct srq *next;
 };
 
@@ -97,6 +98,12 @@ struct cq {
 	int waiting;		/* xhcad waits for room (flow queues blocked on it) */
 	int dirty;		/* completions since the last notification */
 	__u32 cons_cache;	/* the application's consumer index, as last read */
+	__u32 prod;		/* the producer index (the main thread's; a proxy CQ's,
+				 * the proxy thread's): the ring's is a copy for the
+				 * application, never read back */
+	__u64 full_since;	/* waiting: since when (ns) */
+	int overrun;		/* xhcad gave up on it (XHCA_CQ_OVERRUN): no more
+				 * completions are written */
 	int proxy;		/* XHCA_CQF_PROXY: the proxy thread writes it */
 	__u32 claimed;		/* proxy CQ: completions promised to it (atomic, both
 				 * threads): written or on their way, prod at most */
@@ -173,6 +180,8 @@ struct sq_state {
 	int gap_set;		/* a lost response was asked for again at gap_psn: */
 	__u32 gap_psn;		/* ... later ones of the old stream do not retry again */
 	int error;		/* the QP is in error: everything left is flushed */
+	int broken;		/* its ring's producer index is garbage: nothing more is
+				 * taken from it until a reset */
 	__u64 deadline;		/* retransmission timer (ns), 0: off */
 	__u64 hold_until;	/* sending waits (an RNR NAK's timer, a neighbour) */
 	__u8 dmac[6];		/* RC/UC: the remote's, from the neighbour table */
@@ -199,6 +208,9 @@ struct qp_recv {
 	__u32 rq_depth;
 	__u32 rq_prod_cache;	/* the application's producer index, as last read
 				 * (of its own ring only: an SRQ's moves under it) */
+	__u32 rq_cons;		/* xhcad's consumer index of its own ring (the ring's
+				 * copy is for the application: never read back) */
+	int rq_broken;		/* the ring's producer index was garbage */
 	struct srq *srq;	/* the ring is this SRQ's, shared */
 	/* the message being received */
 	int in_msg;		/* MSG_*: a FIRST was placed; MIDDLE/LAST go on */
@@ -336,11 +348,22 @@ struct pd_rt {
 	struct pd_rt *next;
 };
 
+/* A block of host memory (hostmem.c): its map, its owner. */
+#define HM_NOBODY 0xffffffffu	/* a block not there (or not claimed yet) */
+struct hm_block {
+	int fd;			/* its map, mapped at its place; -1: not there */
+	__u32 owner;		/* session, 0 = xhcad; HM_NOBODY */
+};
+
 /* host memory (hostmem.c) */
 struct hostmem {
-	__u8 *base;
+	__u8 *base;		/* every block at its place; PROT_NONE between */
 	__u64 bytes;
 	__u32 pages;		/* from --hostmem-mb, or the pinned map */
+	__u32 nblocks;
+	struct hm_block *blocks; /* NULL: plain memory, every page there (the unit tests) */
+	__u32 session_blocks;	/* --session-mb: the most blocks one session holds */
+	__u64 refused;		/* allocations refused for a session's limit */
 	__u64 used;
 	__u16 *page_ref;	/* allocations holding each page (0: free); more than
 				 * one after XHCA_ALLOC_JOIN */
@@ -458,6 +481,10 @@ struct apps {
 	__u32 next_cq;
 	struct srq *srqs;
 	__u32 next_srq;
+	/* per session limits (--session-qps, -cqs, -mrs; 0: the device's) */
+	__u32 lim_qps, lim_cqs, lim_mrs;
+	__u32 lim_clients;	/* --user-clients: connections of one user (not root) */
+	__u64 refused_clients;	/* connections refused for it */
 };
 
 struct xhcad {
@@ -516,6 +543,9 @@ struct xhcad {
 	struct xsk_state *xs;
 	struct xhca_counter host[XHCA_H_MAX];
 	__u64 naks;
+	__u64 ring_faults;	/* QPs failed for their queues' garbage indexes */
+	__u64 cq_stall_ns;	/* --cq-stall-ms: a CQ full that long overruns (0: never) */
+	__u64 cq_overruns;
 	struct xhca_resp_stats resp;
 	struct xhca_req_stats req;
 	__u32 nflush;		/* QPs with buffers to flush */
@@ -559,6 +589,8 @@ __u64 proc_start_time(__u32 pid);
 /* loader.c */
 int xhcad_load(struct xhcad *d);
 int xhcad_adopt(struct xhcad *d);
+int hostmem_block_new(void);	/* a block's map: its descriptor, or -errno */
+int hostmem_map_new(__u32 pages); /* xhca_hostmem, empty */
 void xhcad_unload(struct xhcad *d);
 /* xhcad --unload: what it did */
 struct unload_done {
@@ -656,6 +688,13 @@ int hm_restore(struct xhcad *d, __u32 id, __u32 owner, __u64 len, const __u32 *p
 	       __u32 npages);
 /* --canary: the pattern into every free page (at start, after the restore). */
 void hm_canary_fill(struct xhcad *d);
+/* After the restore: the blocks of the pinned map that no kept allocation
+ * holds go. */
+void hm_settle(struct xhcad *d);
+/* The descriptor of block b if owner holds it, else -1. */
+int hm_block_fd(const struct xhcad *d, __u32 b, __u32 owner);
+__u32 hm_blocks_of(const struct xhcad *d, __u32 owner);
+__u32 hm_blocks_made(const struct xhcad *d);
 
 /* mr.c: the translation manager */
 int mr_init(struct xhcad *d);
@@ -899,6 +938,10 @@ struct qp_host *qp_host_of(struct xhcad *d, const struct xhca_rx_meta *m);
  * WR_FLUSH_ERR (as far as its CQ has room now; the rest later), its send
  * requests are flushed by the next sq_run. */
 void qp_host_to_error(struct xhcad *d, struct qp_host *qh);
+__u32 recv_cons(const struct qp_host *qh); /* xhcad's consumer index of its receive queue */
+void recv_reset(struct qp_host *qh);
+void qp_ring_fatal(struct xhcad *d, struct qp_host *qh, const char *which);
+void qp_cq_overruns(struct xhcad *d);
 /* Flushes what the CQs have room for now. */
 void qp_flush_run(struct xhcad *d);
 /* The placement of one frame (dispatch.c chose it; host reasons back): a

@@ -35,7 +35,7 @@ enum xhca_ctl_op {
 	XHCA_CTL_QP_DESTROY,	/* __u32 qpn -> nothing */
 	XHCA_CTL_QP_SHOW,	/* __u32 qpn (0 = all) -> struct xhca_qp_info[] */
 	XHCA_CTL_STATS,		/* struct xhca_stats_req -> struct xhca_stats_reply */
-	XHCA_CTL_HELLO,		/* struct xhca_hello -> struct xhca_hello_reply + hostmem fd */
+	XHCA_CTL_HELLO,		/* struct xhca_hello -> struct xhca_hello_reply */
 	XHCA_CTL_ALLOC,		/* struct xhca_alloc -> struct xhca_alloc (session) */
 	XHCA_CTL_FREE,		/* struct xhca_alloc (off) -> nothing (session) */
 	XHCA_CTL_CQ_CREATE,	/* struct xhca_cq_attr + eventfd -> struct xhca_cq_attr + doorbell fd */
@@ -81,6 +81,7 @@ enum xhca_ctl_op {
 	XHCA_CTL_MR_REREG,	/* struct xhca_mr_attr (rkey: the region; the rest new) -> the same */
 	XHCA_CTL_MW_ALLOC,	/* struct xhca_mw_req (pd, type) -> struct xhca_mw_req (rkey) */
 	XHCA_CTL_MW_DEALLOC,	/* __u32 rkey -> nothing */
+	XHCA_CTL_BLOCK,		/* __u32 block -> struct xhca_block_info + its fd (session) */
 };
 
 /* The control protocol's version: in every message's header. xhcad serves
@@ -180,7 +181,7 @@ struct xhca_stats_reply {
 };
 
 /* Application sessions (libxhca). */
-#define XHCA_SESSION_VERSION 8 /* 7: XHCA_SGE_MAX 16; 8: receive lkeys */
+#define XHCA_SESSION_VERSION 9 /* 7: XHCA_SGE_MAX 16; 8: receive lkeys; 9: blocks */
 
 /* HELLO opens a session; with resume, it takes back the session of that id
  * that an earlier xhcad left (a restart): only the same process may (its
@@ -197,7 +198,18 @@ struct xhca_hello {
 struct xhca_hello_reply {
 	__u32 session;		/* id, > 0 */
 	__u32 page_size;	/* XHCA_PAGE_SIZE */
-	__u64 hostmem_bytes;	/* size of the mapping of the fd that comes along */
+	__u64 hostmem_bytes;	/* all host memory: its page numbers are below this / page_size */
+	__u32 block_pages;	/* XHCA_BLOCK_PAGES */
+	__u32 session_blocks;	/* the most blocks this session may hold (--session-mb) */
+};
+
+/* BLOCK: __u32 block -> this reply and the block's map (an mmapable array
+ * of block_pages pages: host memory page block * block_pages + i at
+ * offset i * page_size). Only a block of the session's own: a block that
+ * holds one of its allocations. */
+struct xhca_block_info {
+	__u32 block;
+	__u32 pages;
 };
 
 /* ALLOC: len and flags in; out the allocation's id, its length in whole
@@ -455,6 +467,15 @@ struct xhca_status {
 	__u64 bus_rate;		/* bytes/s, 0 = unlimited */
 	__u64 hostmem_bytes;
 	__u64 hostmem_used;
+	__u32 hostmem_blocks;	/* blocks made (sessions' and xhcad's) */
+	__u32 session_blocks;	/* --session-mb, in blocks */
+	__u64 hostmem_refused;	/* allocations refused for a session's limit */
+	__u32 lim_qps, lim_cqs, lim_mrs; /* per session (0: none) */
+	__u32 lim_clients;	/* control connections of one user */
+	__u64 refused_clients;
+	__u64 ring_faults;	/* QPs failed for garbage in their queues' indexes */
+	__u64 cq_overruns;	/* CQs full past --cq-stall-ms */
+	__u64 cq_stall_ms;
 	/* UMEM frames: every one is in exactly one of these */
 	__u32 umem_frames;
 	__u32 frames_free;	/* xhcad's free list */

@@ -9,17 +9,22 @@
  *                   prints {"ready", "alloc", "rkey"}; stdin: "check"
  *                   prints {"intact", "first_diff"} (the buffer, byte by
  *                   byte), "alloc N" allocates N bytes more, "quit" ends it
- *   search IF ALLOC RKEY [plant]
+ *   search IF IP ALLOC RKEY [plant]
  *                   looks for the secret through every descriptor it holds
  *                   (each mapped as far as it goes), asks xhcad for every
  *                   block of host memory, asks the kernel for every BPF map
  *                   by id and for the pinned xhca_hostmem; then posts work
  *                   requests naming the victim's allocation (ALLOC) and
- *                   region (RKEY): prints what it got; with plant, the
+ *                   region (RKEY, a receive's lkey, a SEND to itself through
+ *                   the device's address IP): prints what it got; with plant, the
  *                   secret is put in its own memory first (found: the
  *                   search works)
  *   hog IF LEN      allocations of LEN until one is refused: how many, why
  *   limits IF       CQs, QPs, memory regions, sessions until each is refused
+ *   trickle IF SECONDS, noread IF SECONDS
+ *                   a control connection with half a request sent, or with
+ *                   requests sent and no reply read; after SECONDS prints
+ *                   whether xhcad closed it
  *   nopoll IF IP SECONDS
  *                   a UD QP SENDs to itself (through the device's address
  *                   IP) into a CQ of 4 it never polls; after SECONDS
@@ -41,6 +46,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <xhca/xhca.h>
 #include <xhca/ctl.h>
@@ -201,6 +207,35 @@ static int post_foreign(struct xhca_ctx *ctx, struct xhca_qp *qp, struct xhca_cq
 	return -1;
 }
 
+/* A receive whose piece names the victim's region (vrkey) as its lkey, on a
+ * QP of its own, then a SEND to it through the device's address ip: the
+ * receive completion's status. */
+static int recv_foreign_lkey(struct xhca_ctx *ctx, const char *ip, __u8 *mine, uint32_t vrkey)
+{
+	struct xhca_cq *cq = xhca_cq_create(ctx, 16);
+	struct xhca_qp_init_attr qa = { .type = XHCA_QPT_UD, .qkey = 0x5555, .flowq = -1,
+					.rq_depth = 16, .sq_depth = 16, .recv_cq = cq, .send_cq = cq };
+	struct xhca_qp *qp = cq ? xhca_qp_create(ctx, &qa) : NULL;
+	struct xhca_sge rs = { .addr = (uintptr_t)mine + 8192, .length = 256, .lkey = vrkey };
+	struct xhca_sge ss = { .addr = (uintptr_t)mine + 16384, .length = 64 };
+	struct xhca_send_wr wr = { .wr_id = 98, .opcode = XHCA_WR_SEND, .sg_list = &ss,
+				   .num_sge = 1 };
+	struct xhca_wc wc;
+
+	if (!qp || to_rts(qp) || xhca_post_recv_sg(qp, 99, &rs, 1, 0))
+		return -1;
+	wr.wr.ud.remote_qpn = xhca_qp_num(qp);
+	wr.wr.ud.remote_qkey = 0x5555;
+	if (xhca_ip_parse(ip, wr.wr.ud.dest_ip) < 0 || xhca_post_send(qp, &wr, NULL))
+		return -1;
+	for (int i = 0; i < 300; i++) {
+		if (xhca_poll_cq(cq, &wc, 1) == 1 && wc.wr_id == 99)
+			return wc.status;
+		usleep(10000);
+	}
+	return -1;
+}
+
 /* What the search found. */
 struct found {
 	unsigned int fds, granted, refused, by_id;
@@ -267,7 +302,7 @@ static void search_kernel(const char *ifname, struct found *f)
 		close((int)fd);
 }
 
-static int search(const char *ifname, uint32_t valloc, uint32_t vrkey, int plant)
+static int search(const char *ifname, const char *ip, uint32_t valloc, uint32_t vrkey, int plant)
 {
 	struct xhca_ctx *ctx = xhca_open(ifname);
 	struct xhca_qp_init_attr qa = { .type = XHCA_QPT_UD, .qkey = 0x2222, .flowq = -1,
@@ -297,12 +332,14 @@ static int search(const char *ifname, uint32_t valloc, uint32_t vrkey, int plant
 	search_fds(&f);
 	search_blocks(ctx, &f);
 	search_kernel(ifname, &f);
-	/* 4. a work request naming the victim's memory */
+	/* 4. work requests naming the victim's memory: its allocation in a
+	 * send's scatter list, its region as a receive's lkey */
 	st = post_foreign(ctx, qp, cq, valloc, 16);
 	printf("{\"fds\": %u, \"mapped\": %zu, \"found\": %d, \"blocks_granted\": %u, "
 	       "\"blocks_refused\": %u, \"by_id\": %u, \"pinned_errno\": %d, "
-	       "\"foreign_send\": %d, \"rkey\": %u}\n",
-	       f.fds, f.mapped, f.found, f.granted, f.refused, f.by_id, f.pinned_errno, st, vrkey);
+	       "\"foreign_send\": %d, \"foreign_lkey\": %d}\n",
+	       f.fds, f.mapped, f.found, f.granted, f.refused, f.by_id, f.pinned_errno, st,
+	       recv_foreign_lkey(ctx, ip, mine, vrkey));
 	xhca_close(ctx);
 	return 0;
 }
@@ -484,6 +521,41 @@ static int nopoll(const char *ifname, const char *ip, double seconds)
 	return 0;
 }
 
+/* A control connection that stalls xhcad if it can: half a request's
+ * header, then nothing (trickle); or requests sent without a reply read
+ * (noread). Waits seconds, then says whether xhcad closed it. */
+static int stall(const char *ifname, int noread, double seconds)
+{
+	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = XHCA_CTL_STATUS,
+				  .version = XHCA_CTL_VERSION };
+	int fd = xhca_ctl_connect(ifname), sent = 0;
+	char c;
+
+	if (fd < 0) {
+		printf("{\"error\": \"connect: %s\"}\n", strerror(-fd));
+		return 1;
+	}
+	if (noread) {
+		int one = 1 << 12;
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &one, sizeof(one));
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		while (sent < 100000 && send(fd, &h, sizeof(h), MSG_NOSIGNAL) == sizeof(h))
+			sent++;
+	} else {
+		sent = (int)send(fd, &h, sizeof(h) / 2, MSG_NOSIGNAL);
+	}
+	usleep((useconds_t)(seconds * 1e6));
+	/* closed by xhcad: the replies it sent, then end of file (or a reset) */
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (read(fd, &c, 1) > 0)
+		;
+	printf("{\"sent\": %d, \"closed\": %d}\n", sent,
+	       recv(fd, &c, 1, MSG_DONTWAIT) == 0 || errno == ECONNRESET);
+	close(fd);
+	return 0;
+}
+
 /* One "what": how many it made before the refusal, its errno and message. */
 static void made(const char *what, unsigned int n, int err, const char *msg, int last)
 {
@@ -508,6 +580,17 @@ static int limits(const char *ifname)
 		return 1;
 	}
 	printf("{");
+	{
+		/* a queue's ring: its session may not free it under xhcad */
+		struct xhca_srq_attr sa = { .depth = 16 };
+		int rc = xhca_session_call(ctx, XHCA_CTL_SRQ_CREATE, &sa, sizeof(sa), -1, &sa,
+					   sizeof(sa), NULL);
+
+		if (!rc)
+			rc = xhca_session_call(ctx, XHCA_CTL_FREE, &sa.alloc, sizeof(sa.alloc), -1,
+					       NULL, 0, NULL);
+		printf("\"ring_free\": {\"rc\": %d, \"msg\": \"%s\"}, ", rc, xhca_errmsg(ctx));
+	}
 	cq = xhca_cq_create(ctx, 4);
 	for (n = cq != NULL; n < 100000 && xhca_cq_create(ctx, 4); n++)
 		;
@@ -536,9 +619,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 4 && !strcmp(argv[1], "victim"))
 		return victim(argv[2], strtoul(argv[3], NULL, 0));
-	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "search"))
-		return search(argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
-			      (uint32_t)strtoul(argv[4], NULL, 0), argc == 6);
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "search"))
+		return search(argv[2], argv[3], (uint32_t)strtoul(argv[4], NULL, 0),
+			      (uint32_t)strtoul(argv[5], NULL, 0), argc == 7);
+	if (argc == 4 && (!strcmp(argv[1], "trickle") || !strcmp(argv[1], "noread")))
+		return stall(argv[2], !strcmp(argv[1], "noread"), atof(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "nopoll"))
 		return nopoll(argv[2], argv[3], atof(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "limits"))

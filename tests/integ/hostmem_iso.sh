@@ -51,10 +51,10 @@ victim_intact() {
 }
 
 # the search, first with the secret planted in its own memory: it finds it
-member "$bin/xhca-hostile" search "$IF_A" "$VALLOC" "$VRKEY" plant >"$tmp/s0" 2>&1
+member "$bin/xhca-hostile" search "$IF_A" "$IP_A" "$VALLOC" "$VRKEY" plant >"$tmp/s0" 2>&1
 check_eq "hostmem_iso: the search finds a secret in its own memory (the check works)" \
 	"$(json_get 'd["found"]' <"$tmp/s0" 2>&1)" 1
-member "$bin/xhca-hostile" search "$IF_A" "$VALLOC" "$VRKEY" >"$tmp/s1" 2>&1
+member "$bin/xhca-hostile" search "$IF_A" "$IP_A" "$VALLOC" "$VRKEY" >"$tmp/s1" 2>&1
 sed 's/^/  /' "$tmp/s1" >&2
 s() { json_get "d[\"$1\"]" <"$tmp/s1" 2>&1; }
 check "hostmem_iso: it mapped every descriptor it holds ($(s fds)), $(( $(s mapped) >> 20 )) MiB in all" \
@@ -67,6 +67,8 @@ check "hostmem_iso: nor the pinned xhca_hostmem (errno $(s pinned_errno))" \
 	test "$(s pinned_errno)" = 13 -o "$(s pinned_errno)" = 1
 check_eq "hostmem_iso: a SEND naming the victim's allocation completes LOC_PROT_ERR" \
 	"$(s foreign_send)" 4
+check_eq "hostmem_iso: a receive naming the victim's region as its lkey completes LOC_PROT_ERR" \
+	"$(s foreign_lkey)" 4
 check_eq "hostmem_iso: the victim's bytes are intact" "$(victim_intact)" True
 
 # the scribbler, while two processes ping-pong on the device
@@ -115,6 +117,24 @@ check_eq "hostmem_iso: ... counted" "$(xhca -j status | json_get 'd["cq_overruns
 check_eq "hostmem_iso: the ping-pong on the same flow queue ran to the end" \
 	"$r1 $r2 $(grep -h ' iters in ' "$tmp/srv2" "$tmp/cli2" | wc -l)" "0 0 2"
 
+# control connections that would hold xhcad: half a request sent, then
+# nothing; requests sent and no reply read. xhcad answers others meanwhile
+# at once and drops them after a second.
+for mode in trickle noread; do
+	member "$bin/xhca-hostile" $mode "$IF_A" 2.5 >"$tmp/$mode" 2>&1 &
+	ST=$!
+	sleep 0.3
+	t0=$(date +%s%N)
+	for _ in 1 2 3 4 5; do xhca status >/dev/null; done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	wait $ST
+	check "hostmem_iso: $mode: 5 requests of root's answered meanwhile in $ms ms" test "$ms" -lt 500
+	check_eq "hostmem_iso: $mode: xhcad closed that connection ($(cat "$tmp/$mode"))" \
+		"$(json_get 'd["closed"]' <"$tmp/$mode")" 1
+done
+check "hostmem_iso: ... both counted ($(xhca -j status | json_get 'd["limits"]["stalled_clients"]'))" \
+	test "$(xhca -j status | json_get 'd["limits"]["stalled_clients"]')" -ge 2
+
 # per-session host memory: 16 MiB
 member "$bin/xhca-hostile" hog "$IF_A" 1048576 >"$tmp/hog" 2>&1
 sed 's/^/  /' "$tmp/hog" >&2
@@ -138,6 +158,8 @@ for k in "cqs 6 session-cqs" "qps 8 session-qps" "mrs 10 session-mrs"; do
 		"$(lim "$1" n) $(lim "$1" errno) $(lim "$1" msg | grep -c -- "--$3")" "$2 12 1"
 done
 check_eq "hostmem_iso: a user opens 5 sessions, the sixth refused" "$(lim sessions n)" 5
+check_eq "hostmem_iso: freeing an SRQ's ring under xhcad: EBUSY, saying why" \
+	"$(lim ring_free rc) $(lim ring_free msg | grep -c 'ring of a queue')" "-16 1"
 check "hostmem_iso: ... counted ($(xhca -j status | json_get 'd["limits"]'))" \
 	test "$(xhca -j status | json_get 'd["limits"]["refused_clients"]')" -ge 1
 check_eq "hostmem_iso: the victim still allocates" \

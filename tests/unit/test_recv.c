@@ -201,6 +201,50 @@ static void case_flush(void)
 	    "WR_FLUSH_ERR (%d completions, %d flushed)", n, flushed);
 }
 
+/* Two QPs on one SRQ, a message of three packets each, their packets
+ * interleaved: each message has a buffer of its own (the first QP's start
+ * took the head entry off the ring), in the order they began. */
+static void case_srq(void)
+{
+	struct hm_alloc *ring = hm_alloc(&D, xhca_ring_bytes(RQ_DEPTH, sizeof(struct xhca_rwqe)), 0,
+					 XHCA_ALLOC_CONTIG);
+	static struct srq srq;
+	struct xhca_cqe c1 = { .wr_id = 0 }, c2 = { .wr_id = 0 };
+	int r = -1;
+
+	if (!ring) {
+		res(0, "an SRQ ring in host memory");
+		return;
+	}
+	srq = (struct srq){ .depth = RQ_DEPTH, .alloc = ring->id, .ring = hm_contig_ptr(&D, ring) };
+	srq.e = (struct xhca_rwqe *)(srq.ring + 1);
+	qp_host_detach(&D, LRC);
+	qp_host_detach(&D, LUD);
+	qp_host_attach(&D, LRC, 1, 0x100 + LRC, XHCA_QPT_RC, 0, 0, cq, NULL, 0, &srq);
+	qp_host_attach(&D, LUD, 1, 0x100 + LUD, XHCA_QPT_RC, 0, 0, cq, NULL, 0, &srq);
+	for (__u32 k = 6; k < 8; k++) {
+		srq.e[srq.ring->prod & (RQ_DEPTH - 1)] = (struct xhca_rwqe){
+			.wr_id = 40 + k, .off = (__u64)k * BUF, .len = BUF, .alloc = bufs->id };
+		__atomic_store_n(&srq.ring->prod, srq.ring->prod + 1, __ATOMIC_RELEASE);
+	}
+	if (deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_FIRST, 1, 1024, 0, 21) == XHCA_H_PLACED &&
+	    deliver(LUD, XHCA_OPC_RC | XHCA_OP_SEND_FIRST, 1, 1024, 0, 22) == XHCA_H_PLACED &&
+	    deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_MIDDLE, 2, 1024, 1024, 21) == XHCA_H_PLACED &&
+	    deliver(LUD, XHCA_OPC_RC | XHCA_OP_SEND_MIDDLE, 2, 1024, 1024, 22) == XHCA_H_PLACED &&
+	    deliver(LRC, XHCA_OPC_RC | XHCA_OP_SEND_LAST, 3, 100, 2048, 21) == XHCA_H_PLACED)
+		r = deliver(LUD, XHCA_OPC_RC | XHCA_OP_SEND_LAST, 3, 100, 2048, 22);
+	if (fx_take_cqe(cq, &c1) || fx_take_cqe(cq, &c2))
+		r = -2; /* (not two completions) */
+	res(r == XHCA_H_PLACED && c1.wr_id == 46 && c1.qp_num == 0x100 + LRC && c2.wr_id == 47 &&
+		    c2.qp_num == 0x100 + LUD && holds(6, 0, 2148, 21) && holds(7, 0, 2148, 22) &&
+		    srq.ring->cons == 2,
+	    "two QPs' messages on one SRQ, their packets interleaved: a buffer each, whole "
+	    "(reason %d, wr %llu and %llu, the ring's consumer index %u)", r,
+	    (unsigned long long)c1.wr_id, (unsigned long long)c2.wr_id, srq.ring->cons);
+	qp_host_detach(&D, LRC);
+	qp_host_detach(&D, LUD);
+}
+
 int test_recv_run(void)
 {
 	struct xhca_cq_attr ca = { .depth = 16 };
@@ -221,5 +265,6 @@ int test_recv_run(void)
 	case_ud();
 	case_dispatch();
 	case_flush();
+	case_srq();
 	return fails;
 }

@@ -60,7 +60,8 @@ static void status_memory(const struct xhca_status *s)
 	out_u64("cqs", ", %llu CQs", s->lim_cqs);
 	out_u64("mrs", ", %llu regions and windows (0: the device's)", s->lim_mrs);
 	out_u64("user_clients", "; a user %llu connections", s->lim_clients);
-	out_u64("refused_clients", " (%llu refused)", s->refused_clients);
+	out_u64("refused_clients", " (%llu refused", s->refused_clients);
+	out_u64("stalled_clients", ", %llu dropped mid-message)", s->stalled_clients);
 	out_close("\n");
 	out_u64("ring_faults", "ring faults:  %llu QPs failed for garbage in their queues' "
 		"indexes", s->ring_faults);

@@ -166,6 +166,7 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	cq->depth = a->depth;
 	cq->alloc = al->id;
 	cq->ring = hm_contig_ptr(d, al);
+	al->ring = 1;
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->ring->depth = a->depth;
 	cq->proxy = !!(a->flags & XHCA_CQF_PROXY);
@@ -234,6 +235,7 @@ int srq_create(struct xhcad *d, __u32 owner, struct xhca_srq_attr *a, char *err,
 	q->depth = a->depth;
 	q->alloc = al->id;
 	q->ring = hm_contig_ptr(d, al);
+	al->ring = 1;
 	q->e = (struct xhca_rwqe *)(q->ring + 1);
 	q->ring->depth = a->depth;
 	q->next = d->app.srqs;
@@ -293,6 +295,7 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 	cq->depth = depth;
 	cq->alloc = alloc;
 	cq->ring = hm_contig_ptr(d, al);
+	al->ring = 1;
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->efd = -1; /* until the application resumes and sends it again */
 	cq->cons_cache = cq->ring->cons;
@@ -373,6 +376,7 @@ int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pendin
 	nmask = a->depth - 1;
 	oalloc = cq->alloc;
 	cq->ring = hm_contig_ptr(d, al);
+	al->ring = 1;
 	memcpy(cq->ring, old, sizeof(*old));
 	cq->ring->depth = a->depth;
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);

@@ -6,6 +6,7 @@
  * request atomic with respect to the others and to the data path.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->lim_mrs = d->app.lim_mrs;
 	s->lim_clients = d->app.lim_clients;
 	s->refused_clients = d->app.refused_clients;
+	s->stalled_clients = d->app.stalled_clients;
 	s->ring_faults = d->ring_faults;
 	s->cq_overruns = d->cq_overruns;
 	s->cq_stall_ms = d->cq_stall_ns / 1000000;
@@ -396,7 +398,13 @@ static int op_alloc(struct ctl_req *r)
 static int op_free(struct ctl_req *r)
 {
 	__u32 id = in_u32(r);
-	int rc = mem_free(r->d, id, r->c->session);
+	const struct hm_alloc *a = hm_find(r->d, id);
+	int rc;
+
+	if (a && a->owner == r->c->session && a->ring)
+		return errf(r->err, sizeof(r->err), -EBUSY, "free: buffer %u is the ring of a "
+			    "queue of this session: it goes when the queue is destroyed", id);
+	rc = mem_free(r->d, id, r->c->session);
 
 	return rc ? errf(r->err, sizeof(r->err), rc, "free: no buffer %u in this session", id)
 		  : 0;
@@ -873,20 +881,177 @@ static int admit(struct ctl_req *r, const struct xhca_ctl_hdr *h, const struct c
 	return 0;
 }
 
-/* Serves one request. Returns 0, or -errno when the connection is done. */
-int ctl_serve_one(struct xhcad *d, struct client *c)
+void ctl_client_init(struct client *c, int fd, __u32 uid, int admin)
 {
-	struct ctl_req r = { .d = d, .c = c, .in_fd = -1, .out_fd = -1 };
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->uid = uid;
+	c->admin = admin;
+	c->in_fd = c->out_fd = -1;
+}
+
+static void in_reset(struct client *c)
+{
+	free(c->in);
+	c->in = NULL;
+	c->got = 0;
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	c->in_fd = -1;
+}
+
+static void out_reset(struct client *c)
+{
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_sent = 0;
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	c->out_fd = -1;
+}
+
+void ctl_client_free(struct client *c)
+{
+	in_reset(c);
+	out_reset(c);
+	close(c->fd);
+	c->fd = -1;
+}
+
+int ctl_wants_out(const struct client *c)
+{
+	return c->out != NULL;
+}
+
+int ctl_stalled(const struct client *c, __u64 now)
+{
+	return c->since && now - c->since > CTL_STALL_NS;
+}
+
+/* What the socket has of the request, without waiting: 1 once it is whole,
+ * 0 for more to come, -errno when the connection is done (a header that is
+ * not ours, a payload over the limit: no message boundary can be found). */
+static int read_some(struct client *c)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	const __u32 hl = sizeof(c->hdr);
+
+	for (;;) {
+		int in_hdr = c->got < hl;
+		struct iovec iov = {
+			.iov_base = in_hdr ? (__u8 *)&c->hdr + c->got : c->in + (c->got - hl),
+			.iov_len = in_hdr ? hl - c->got : hl + c->hdr.len - c->got,
+		};
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
+				      .msg_controllen = sizeof(cm.buf) };
+		ssize_t n;
+
+		if (!in_hdr && c->got == hl + c->hdr.len)
+			return 1;
+		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
+			if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
+			    h->cmsg_len != CMSG_LEN(sizeof(int)))
+				continue;
+			if (c->in_fd >= 0)
+				close(c->in_fd);
+			memcpy(&c->in_fd, CMSG_DATA(h), sizeof(int));
+		}
+		if (!n)
+			return -ECONNRESET;
+		c->got += (__u32)n;
+		if (!in_hdr || c->got < hl)
+			continue;
+		if (c->hdr.magic != XHCA_CTL_MAGIC)
+			return -EBADMSG;
+		if (c->hdr.len > XHCA_CTL_MAX_PAYLOAD)
+			return -EMSGSIZE;
+		/* (one spare NUL: a string that came without one is one) */
+		c->in = calloc(1, c->hdr.len + 1);
+		if (!c->in)
+			return -ENOMEM;
+	}
+}
+
+/* Sends what is left of the reply, without waiting: 0 (all sent, or the
+ * rest waits for room), -errno when the connection is done. */
+static int send_some(struct client *c)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+
+	while (c->out_sent < c->out_len) {
+		struct iovec iov = { c->out + c->out_sent, c->out_len - c->out_sent };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		if (c->out_fd >= 0) {
+			struct cmsghdr *h;
+
+			memset(&cm, 0, sizeof(cm));
+			msg.msg_control = cm.buf;
+			msg.msg_controllen = sizeof(cm.buf);
+			h = CMSG_FIRSTHDR(&msg);
+			h->cmsg_level = SOL_SOCKET;
+			h->cmsg_type = SCM_RIGHTS;
+			h->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(h), &c->out_fd, sizeof(int));
+		}
+		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		if (c->out_fd >= 0) { /* it went with the first bytes */
+			close(c->out_fd);
+			c->out_fd = -1;
+		}
+		c->out_sent += (__u32)n;
+	}
+	out_reset(c);
+	return 0;
+}
+
+/* The reply to a request, queued and sent as far as the socket takes it:
+ * header and payload, and a copy of fd with the first byte. */
+static int reply_queue(struct client *c, __u16 op, __u16 version, __s32 err, const void *buf,
+		       __u32 len, int fd)
+{
+	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = op, .version = version,
+				  .len = len, .err = err };
+
+	c->out = malloc(sizeof(h) + len);
+	if (!c->out)
+		return -ENOMEM;
+	memcpy(c->out, &h, sizeof(h));
+	if (len)
+		memcpy(c->out + sizeof(h), buf, len);
+	c->out_len = sizeof(h) + len;
+	c->out_sent = 0;
+	c->out_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+	if (fd >= 0 && c->out_fd < 0) {
+		out_reset(c);
+		return -errno;
+	}
+	return send_some(c);
+}
+
+/* Serves the request read whole. Returns 0, or -errno when the connection
+ * is done. */
+static int serve(struct xhcad *d, struct client *c)
+{
+	struct ctl_req r = { .d = d, .c = c, .in = c->in, .in_len = c->hdr.len,
+			     .in_fd = c->in_fd, .out_fd = -1 };
 	const struct ctl_op *op = NULL;
-	struct xhca_ctl_hdr h;
-	void *buf = NULL;
+	struct xhca_ctl_hdr h = c->hdr;
 	int rc;
 
-	rc = xhca_ctl_recv_fd(c->fd, &h, &buf, &r.in_fd);
-	if (rc)
-		return rc;
-	r.in = buf;
-	r.in_len = h.len;
+	c->in_fd = -1; /* the request's now: a handler may keep it */
 	rc = admit(&r, &h, &op);
 	if (!rc)
 		rc = op->fn(&r);
@@ -894,9 +1059,9 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 		const char *msg = r.err[0] ? r.err : strerror(-rc);
 
 		/* in the client's own version: one of another can read it */
-		rc = xhca_ctl_reply(c->fd, h.op, h.version, rc, msg, (__u32)strlen(msg) + 1, -1);
+		rc = reply_queue(c, h.op, h.version, rc, msg, (__u32)strlen(msg) + 1, -1);
 	} else {
-		rc = xhca_ctl_reply(c->fd, h.op, h.version, 0, r.out, r.out_len, r.out_fd);
+		rc = reply_queue(c, h.op, h.version, 0, r.out, r.out_len, r.out_fd);
 	}
 	if (r.out_fd_close && r.out_fd >= 0)
 		close(r.out_fd);
@@ -906,6 +1071,26 @@ int ctl_serve_one(struct xhcad *d, struct client *c)
 	if (r.in_fd >= 0)
 		close(r.in_fd);
 	free(r.out);
-	free(buf);
+	in_reset(c);
+	return rc;
+}
+
+/* Reads what came, serving a whole request; or (a reply half sent) sends
+ * the rest, reading nothing until it is out. Nothing here waits: a
+ * message left half sent or half read past CTL_STALL_NS drops the
+ * client (ctl_stalled, the loop's housekeeping). */
+int ctl_serve_one(struct xhcad *d, struct client *c)
+{
+	int rc;
+
+	if (c->out) {
+		rc = send_some(c);
+	} else {
+		rc = read_some(c);
+		if (rc > 0)
+			rc = serve(d, c);
+	}
+	if (!rc)
+		c->since = c->got || c->out ? (c->since ? c->since : now_ns()) : 0;
 	return rc;
 }

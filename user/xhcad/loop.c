@@ -55,7 +55,7 @@ static void client_gone(struct xhcad *d, struct client *cl, int *ncl, int i)
 {
 	if (cl[i].session)
 		session_close(d, cl[i].session);
-	close(cl[i].fd);
+	ctl_client_free(&cl[i]);
 	cl[i] = cl[--*ncl];
 }
 
@@ -71,12 +71,11 @@ static int user_room(const struct xhcad *d, const struct client *cl, int ncl, __
 
 static void accept_client(struct xhcad *d, int lfd, struct client *cl, int *ncl)
 {
-	int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	/* (non-blocking: a client that stalls mid-message holds up no one;
+	 * it is dropped after CTL_STALL_NS) */
+	int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct ucred cr = { .uid = (uid_t)-1 };
 	socklen_t crlen = sizeof(cr);
-	/* A client that stalls mid-message must not stall the daemon: it gets
-	 * a second, then is dropped. */
-	struct timeval tv = { .tv_sec = 1 };
 
 	if (cfd < 0)
 		return;
@@ -94,14 +93,9 @@ static void accept_client(struct xhcad *d, int lfd, struct client *cl, int *ncl)
 		close(cfd);
 		return;
 	}
-	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	cl[*ncl].fd = cfd;
-	cl[*ncl].session = 0;
 	/* who connected: root has the CLI's rights; anyone else the socket's
 	 * permissions let in (xhcad --group) may make a session of its own */
-	cl[*ncl].uid = cr.uid;
-	cl[*ncl].admin = cr.uid == 0 || cr.uid == geteuid();
+	ctl_client_init(&cl[*ncl], cfd, cr.uid, cr.uid == 0 || cr.uid == geteuid());
 	(*ncl)++;
 }
 
@@ -238,8 +232,13 @@ static void poll_set(struct loop *lp)
 	ps_add(ps, proxy_fd(d)); /* what the proxy sends back: round_run serves it */
 	lo_set(lp);
 	lp->first_client = ps->n;
-	for (int i = 0; i < lp->ncl; i++)
-		ps_add(ps, lp->cl[i].fd);
+	for (int i = 0; i < lp->ncl; i++) {
+		int k = ps_add(ps, lp->cl[i].fd);
+
+		/* a reply half sent: room for the rest, no new request */
+		if (k >= 0 && ctl_wants_out(&lp->cl[i]))
+			ps->p[k].events = POLLOUT;
+	}
 	lp->first_cq = ps->n;
 	lp->ncq = 0;
 	for (struct cq *cq = d->app.cqs; cq && lp->ncq < 256; cq = cq->next) {
@@ -310,6 +309,21 @@ static struct timespec sleep_time(struct loop *lp)
 static short revents(const struct loop *lp, int i)
 {
 	return lp->ps.p[i].revents;
+}
+
+/* Clients that left a message half sent or half read too long. */
+static void drop_stalled(struct loop *lp)
+{
+	__u64 now = now_ns();
+
+	for (int i = lp->ncl - 1; i >= 0; i--) {
+		if (!ctl_stalled(&lp->cl[i], now))
+			continue;
+		pr_info("control client of user %u: a message half %s for a second: dropped\n",
+			lp->cl[i].uid, ctl_wants_out(&lp->cl[i]) ? "read by it" : "sent");
+		lp->d->app.stalled_clients++;
+		client_gone(lp->d, lp->cl, &lp->ncl, i);
+	}
 }
 
 /* What woke the loop: new clients, events, the proxy, doorbells, requests,
@@ -385,6 +399,7 @@ static void run_round(struct loop *lp)
 		xsk_sync_drops(d);
 		qp_cq_overruns(d);
 		recheck_blocked(d);
+		drop_stalled(lp);
 		lp->next_hk = now_ns() + HOUSEKEEP_NS;
 	}
 }
@@ -401,7 +416,7 @@ static void loop_end(struct loop *lp)
 
 			if (s)
 				s->fd = -1;
-			close(lp->cl[i].fd);
+			ctl_client_free(&lp->cl[i]);
 		}
 		state_save(d);
 	} else {

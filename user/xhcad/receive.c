@@ -127,6 +127,7 @@ void qp_cq_overruns(struct xhcad *d)
 /* RESET: a broken receive queue starts over, empty. */
 void recv_reset(struct qp_host *qh)
 {
+	qh->rcv.held = 0; /* (verbs: what a reset QP had posted goes) */
 	if (!qh->rcv.rq_broken)
 		return;
 	qh->rcv.rq_broken = 0;
@@ -151,8 +152,12 @@ static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_c
 	struct cq *cq = qh->cq;
 
 	/* The receive entry is free before the completion says so: an
-	 * application that reposts at once must find the room. */
-	rq_pop(qh);
+	 * application that reposts at once must find the room. (An SRQ's
+	 * left the ring when its message began.) */
+	if (qh->rcv.held)
+		qh->rcv.held = 0;
+	else
+		rq_pop(qh);
 	if (cq->proxy) {
 		if (flush) {
 			proxy_flush_cqe(d, qh, c);
@@ -412,17 +417,23 @@ int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_inf
 			qh->cnt.errors++;
 		qh->rcv.in_msg = MSG_NONE;
 		qh->rcv.discard = 0;
-		if (!rq_head(qh, &qh->rcv.wqe)) {
+		if (qh->rcv.held)
+			; /* the SRQ's entry an abandoned message took: this one's */
+		else if (!rq_head(qh, &qh->rcv.wqe)) {
 			if (qh->rcv.rq_broken) {
 				qp_ring_fatal(d, qh, "receive");
 				return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
 			}
 			qh->cnt.rnr++;
 			return recv_msg_fail(qh, end, XHCA_H_RNR);
-		}
-		if (rq_load(d, qh)) {
+		} else if (rq_load(d, qh)) {
 			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+		} else if (qh->rcv.srq) {
+			/* off the shared ring now (its pieces copied by rq_load):
+			 * another QP's message starting meanwhile takes the next */
+			rq_pop(qh);
+			qh->rcv.held = 1;
 		}
 		qh->rcv.msg_off = 0;
 		qh->rcv.in_msg = MSG_SEND;
@@ -502,7 +513,7 @@ int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_met
 		.qp_num = qh->gqpn, .rx_ns = m->rx_ns,
 	};
 
-	if (!rq_head(qh, &qh->rcv.wqe)) {
+	if (!qh->rcv.held && !rq_head(qh, &qh->rcv.wqe)) {
 		if (qh->rcv.rq_broken) {
 			qp_ring_fatal(d, qh, "receive");
 			return XHCA_H_BAD_BUF;
@@ -619,6 +630,7 @@ void qp_host_attach(struct xhcad *d, __u32 lidx, __u32 gen, __u32 gqpn, __u8 typ
 	} else if (cq && rq) {
 		cq->nqps++;
 		qh->rcv.rq_alloc = rq->id;
+		rq->ring = 1;
 		qh->rcv.rq_depth = rq_depth;
 		qh->rcv.rq = hm_contig_ptr(d, rq);
 		qh->rcv.rqe = (struct xhca_rwqe *)(qh->rcv.rq + 1);
@@ -645,10 +657,15 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 		 * are stale now: look again. */
 		flowq_unblock(d, qh->cq);
 	}
-	if (qh->rcv.srq)
+	if (qh->rcv.srq) {
 		qh->rcv.srq->nqps--; /* the ring lives on for its other QPs */
-	else if (qh->rcv.rq)
+	} else if (qh->rcv.rq) {
+		struct hm_alloc *a = hm_find(d, qh->rcv.rq_alloc);
+
 		__atomic_store_n(&qh->rcv.rq->dead, 1, __ATOMIC_RELEASE);
+		if (a)
+			a->ring = 0; /* (no queue uses it now: its owner may free it) */
+	}
 	qh->rcv.srq = NULL;
 	if (qh->flowq < d->nflowq)
 		d->fq[qh->flowq].nqps--;
@@ -697,6 +714,14 @@ void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 {
 	qh->rcv.in_msg = MSG_NONE;
 	qh->rcv.discard = 0;
+	/* the SRQ entry it took for a message is its own: flushed */
+	if (qh->rcv.held && qh->cq && cq_room_or_wait(qh->cq)) {
+		struct xhca_cqe c = { .wr_id = qh->rcv.wqe.wr_id, .status = XHCA_WC_WR_FLUSH_ERR,
+				      .opcode = XHCA_WC_RECV, .qp_num = qh->gqpn, .rx_ns = now_ns() };
+
+		complete_rq(d, qh, &c, 1);
+	}
+	qh->rcv.held = 0;
 	/* an SRQ's buffers are its other QPs' too: they stay (verbs) */
 	if (qh->rcv.rq && !qh->rcv.srq && !qh->rcv.flush) {
 		qh->rcv.flush = 1;

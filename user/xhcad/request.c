@@ -151,6 +151,7 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->e = (struct xhca_swqe *)(s->ring + 1);
 	s->ring->depth = depth;
 	s->alloc = alloc->id;
+	alloc->ring = 1;
 	s->depth = depth;
 	s->cq = cq;
 	cq->nqps++;
@@ -183,6 +184,7 @@ void sq_fini(struct xhcad *d)
 void sq_detach(struct xhcad *d, struct qp_host *qh)
 {
 	struct sq_state *s = qh->sq, **pp;
+	struct hm_alloc *a;
 
 	if (!s)
 		return;
@@ -195,6 +197,10 @@ void sq_detach(struct xhcad *d, struct qp_host *qh)
 	__atomic_store_n(&s->ring->dead, 1, __ATOMIC_RELEASE);
 	s->cq->nqps--;
 	flowq_unblock(d, s->cq);
+	/* (no queue uses the ring now: its owner may free it) */
+	a = hm_find(d, s->alloc);
+	if (a)
+		a->ring = 0;
 	free(s->ent);
 	free(s);
 	qh->sq = NULL;

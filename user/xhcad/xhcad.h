@@ -216,7 +216,9 @@ struct qp_recv {
 	int in_msg;		/* MSG_*: a FIRST was placed; MIDDLE/LAST go on */
 	int discard;		/* dropping the rest of a broken message, by this reason */
 	__u32 msg_off;		/* bytes placed so far */
-	struct xhca_rwqe wqe;	/* its buffer (the RQ head, consumed at the end) */
+	struct xhca_rwqe wqe;	/* its buffer (the RQ head, consumed at the end; an
+				 * SRQ's is taken off the ring at the start: held) */
+	int held;		/* wqe is an SRQ's entry this QP took, not completed */
 	struct xhca_rsge seg[XHCA_SGE_MAX]; /* ... its pieces (rq_load) */
 	__u32 nseg;
 	__u32 wr_rkey;		/* MSG_WRITE: the region, */
@@ -322,6 +324,8 @@ struct hm_alloc {
 	__u32 owner;		/* session, 0 = xhcad */
 	__u32 npages;
 	int contiguous;		/* pages[i] == pages[0] + i */
+	int ring;		/* a CQ's, SRQ's or QP's ring: its owner cannot free it
+				 * (it goes with the queue) */
 	__u64 len;		/* bytes asked for */
 	__u32 *pages;		/* host memory pages, in the order the application sees them */
 };
@@ -485,6 +489,7 @@ struct apps {
 	__u32 lim_qps, lim_cqs, lim_mrs;
 	__u32 lim_clients;	/* --user-clients: connections of one user (not root) */
 	__u64 refused_clients;	/* connections refused for it */
+	__u64 stalled_clients;	/* dropped for a message left half sent or read */
 };
 
 struct xhcad {

@@ -473,6 +473,7 @@ struct xhca_status {
 	__u32 lim_qps, lim_cqs, lim_mrs; /* per session (0: none) */
 	__u32 lim_clients;	/* control connections of one user */
 	__u64 refused_clients;
+	__u64 stalled_clients;	/* dropped: a message left half sent or half read */
 	__u64 ring_faults;	/* QPs failed for garbage in their queues' indexes */
 	__u64 cq_overruns;	/* CQs full past --cq-stall-ms */
 	__u64 cq_stall_ms;

@@ -304,26 +304,30 @@ static int send_raw(struct fuzz *z, const struct xhca_ctl_hdr *h, const void *p,
 		    int pass)
 {
 	struct iovec iov[2] = { { (void *)h, sizeof(*h) }, { (void *)p, n } };
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n ? 2 : 1 };
-	int efd = pass ? eventfd(0, EFD_CLOEXEC) : -1;
+	int efd[2] = { -1, -1 };
 	ssize_t w;
 
-	if (efd >= 0) {
+	/* pass descriptors along: one, or (2) two in one message */
+	for (int i = 0; i < pass && i < 2; i++)
+		efd[i] = eventfd(0, EFD_CLOEXEC);
+	if (pass > 0 && efd[0] >= 0 && (pass < 2 || efd[1] >= 0)) {
 		struct cmsghdr *c;
 
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE((size_t)pass * sizeof(int));
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &efd, sizeof(int));
-		z->fds_sent++;
+		c->cmsg_len = CMSG_LEN((size_t)pass * sizeof(int));
+		memcpy(CMSG_DATA(c), efd, (size_t)pass * sizeof(int));
+		z->fds_sent += (unsigned long)pass;
 	}
 	w = sendmsg(z->fd, &mh, MSG_NOSIGNAL);
-	if (efd >= 0)
-		close(efd);
+	for (int i = 0; i < 2; i++)
+		if (efd[i] >= 0)
+			close(efd[i]);
 	return w == (ssize_t)(sizeof(*h) + n) ? 0 : -1;
 }
 
@@ -382,7 +386,7 @@ static void one(struct fuzz *z)
 		truncate = 1;
 	}
 	truncate |= h.len != n;
-	if (send_raw(z, &h, pl, n, kind >= 26 && kind < 30) || truncate ||
+	if (send_raw(z, &h, pl, n, kind >= 26 && kind < 30 ? 1 + (kind == 29) : 0) || truncate ||
 	    read_reply(z) < 0 || h.len > XHCA_CTL_MAX_PAYLOAD) {
 		reconnect(z);				/* the connection is done */
 		return;

@@ -88,29 +88,51 @@ out:
 	return err;
 }
 
+void xhca_ctl_put_fd(struct msghdr *msg, union xhca_fd_cmsg *cm, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(cm, 0, sizeof(*cm));
+	msg->msg_control = cm->buf;
+	msg->msg_controllen = CMSG_SPACE(sizeof(int));
+	c = CMSG_FIRSTHDR(msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
+void xhca_ctl_take_fd(struct msghdr *msg, int *fdp)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		/* more than one (the room takes two): none is taken, all closed */
+		for (size_t i = 0; n != 1 && i < n; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			close(fd);
+		}
+		if (n != 1)
+			continue;
+		if (*fdp >= 0)
+			close(*fdp);
+		memcpy(fdp, CMSG_DATA(c), sizeof(int));
+	}
+}
+
 /* Writes every byte of iov[0..cnt), resuming after short writes and signals.
  * MSG_NOSIGNAL: a peer that hung up must cost an -EPIPE, not the process.
  * pass_fd >= 0 rides on the first byte as SCM_RIGHTS. */
 static int send_all(int fd, struct iovec *iov, int cnt, int pass_fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union xhca_fd_cmsg cm;
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = cnt };
 
-	if (pass_fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&cm, 0, sizeof(cm));
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
+	if (pass_fd >= 0)
+		xhca_ctl_put_fd(&msg, &cm, pass_fd);
 	while (msg.msg_iovlen) {
 		ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
 
@@ -172,31 +194,22 @@ int xhca_ctl_reply(int fd, __u32 op, __u16 version, __s32 err, const void *buf, 
  * a descriptor that came as SCM_RIGHTS lands there (the caller closes it). */
 static int recv_all(int fd, void *buf, size_t len, int at_boundary, int *fdp)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union xhca_fd_cmsg cm;
 	size_t got = 0;
 
 	while (got < len) {
 		struct iovec iov = { .iov_base = (char *)buf + got, .iov_len = len - got };
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-		struct cmsghdr *c;
 		ssize_t n;
 
 		if (fdp) {
+			/* room for one descriptor: more than one the kernel drops */
 			msg.msg_control = cm.buf;
-			msg.msg_controllen = sizeof(cm.buf);
+			msg.msg_controllen = CMSG_SPACE(sizeof(int));
 		}
 		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-		for (c = fdp && n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-			    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-				if (*fdp >= 0)
-					close(*fdp);
-				memcpy(fdp, CMSG_DATA(c), sizeof(int));
-			}
-		}
+		if (fdp && n > 0)
+			xhca_ctl_take_fd(&msg, fdp);
 
 		if (n < 0) {
 			if (errno == EINTR)

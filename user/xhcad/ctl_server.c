@@ -933,10 +933,7 @@ int ctl_stalled(const struct client *c, __u64 now)
  * not ours, a payload over the limit: no message boundary can be found). */
 static int read_some(struct client *c)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union xhca_fd_cmsg cm;
 	const __u32 hl = sizeof(c->hdr);
 
 	for (;;) {
@@ -945,8 +942,9 @@ static int read_some(struct client *c)
 			.iov_base = in_hdr ? (__u8 *)&c->hdr + c->got : c->in + (c->got - hl),
 			.iov_len = in_hdr ? hl - c->got : hl + c->hdr.len - c->got,
 		};
+		/* (room for one descriptor: more than one the kernel drops) */
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
-				      .msg_controllen = sizeof(cm.buf) };
+				      .msg_controllen = CMSG_SPACE(sizeof(int)) };
 		ssize_t n;
 
 		if (!in_hdr && c->got == hl + c->hdr.len)
@@ -954,14 +952,7 @@ static int read_some(struct client *c)
 		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
-			if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
-			    h->cmsg_len != CMSG_LEN(sizeof(int)))
-				continue;
-			if (c->in_fd >= 0)
-				close(c->in_fd);
-			memcpy(&c->in_fd, CMSG_DATA(h), sizeof(int));
-		}
+		xhca_ctl_take_fd(&msg, &c->in_fd);
 		if (!n)
 			return -ECONNRESET;
 		c->got += (__u32)n;
@@ -982,28 +973,15 @@ static int read_some(struct client *c)
  * rest waits for room), -errno when the connection is done. */
 static int send_some(struct client *c)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union xhca_fd_cmsg cm;
 
 	while (c->out_sent < c->out_len) {
 		struct iovec iov = { c->out + c->out_sent, c->out_len - c->out_sent };
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t n;
 
-		if (c->out_fd >= 0) {
-			struct cmsghdr *h;
-
-			memset(&cm, 0, sizeof(cm));
-			msg.msg_control = cm.buf;
-			msg.msg_controllen = sizeof(cm.buf);
-			h = CMSG_FIRSTHDR(&msg);
-			h->cmsg_level = SOL_SOCKET;
-			h->cmsg_type = SCM_RIGHTS;
-			h->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(h), &c->out_fd, sizeof(int));
-		}
+		if (c->out_fd >= 0)
+			xhca_ctl_put_fd(&msg, &cm, c->out_fd);
 		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;

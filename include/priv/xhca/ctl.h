@@ -604,5 +604,16 @@ int xhca_ctl_reply(int fd, __u32 op, __u16 version, __s32 err, const void *buf, 
 		   int pass_fd);
 int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf);
 int xhca_ctl_recv_fd(int fd, struct xhca_ctl_hdr *hdr, void **buf, int *fdp);
+/* A message's room for one descriptor (SCM_RIGHTS): msg carries fd, with
+ * cm as its control buffer; or (take) the descriptor a message received
+ * came with lands in *fdp, one there before closed. For xhcad's sockets,
+ * which it reads and writes without waiting, as for the calls above. */
+struct msghdr;
+union xhca_fd_cmsg {
+	char buf[64];		/* CMSG_SPACE(sizeof(int)), and then some */
+	__u64 align;
+};
+void xhca_ctl_put_fd(struct msghdr *msg, union xhca_fd_cmsg *cm, int fd);
+void xhca_ctl_take_fd(struct msghdr *msg, int *fdp);
 
 #endif /* XHCA_CTL_H */

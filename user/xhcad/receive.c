@@ -402,54 +402,67 @@ static int msg_continues(struct qp_host *qh, int kind, int end)
 	return -1;
 }
 
+/* A message's first packet: its buffer (the receive queue's head, or the
+ * SRQ entry the QP holds), and a UD one's GRH in front. -1, or the reason
+ * it fails. */
+static int send_begin(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, int end)
+{
+	const struct xhca_rx_meta *m = pi->m;
+
+	if (qh->rcv.in_msg) /* the last message never ended */
+		qh->cnt.errors++;
+	qh->rcv.in_msg = MSG_NONE;
+	qh->rcv.discard = 0;
+	if (qh->rcv.held)
+		; /* the SRQ's entry an abandoned message took: this one's */
+	else if (!rq_head(qh, &qh->rcv.wqe)) {
+		if (qh->rcv.rq_broken) {
+			qp_ring_fatal(d, qh, "receive");
+			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+		}
+		qh->cnt.rnr++;
+		return recv_msg_fail(qh, end, XHCA_H_RNR);
+	} else if (rq_load(d, qh)) {
+		complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+		return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+	} else if (qh->rcv.srq) {
+		/* off the shared ring now (its pieces copied by rq_load):
+		 * another QP's message starting meanwhile takes the next */
+		rq_pop(qh);
+		qh->rcv.held = 1;
+	}
+	qh->rcv.msg_off = 0;
+	qh->rcv.in_msg = MSG_SEND;
+	if (qh->type == XHCA_QPT_UD) {
+		__u8 grh[GRH_LEN];
+
+		if (qh->rcv.wqe.len < GRH_LEN || make_grh(pi->fr, pi->len, grh)) {
+			complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
+			return recv_msg_fail(qh, end, XHCA_H_LEN_ERR);
+		}
+		if (rq_write(d, qh, 0, grh, GRH_LEN)) {
+			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
+			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
+		}
+		qh->rcv.msg_off = GRH_LEN;
+	}
+	return -1;
+}
+
 /* A SEND (any of its packets) into the QP's receive buffer. */
 int recv_send(struct xhcad *d, __u32 f, struct qp_host *qh, const struct pkt_info *pi)
 {
 	const struct xhca_rx_meta *m = pi->m;
 	const struct xhca_opinfo *oi = pi->oi;
-	const __u8 *fr = pi->fr, *payload = fr + m->payload_off;
-	__u32 len = pi->len;
+	const __u8 *payload = pi->fr + m->payload_off;
 	__u32 plen = m->payload_len;
 	int start = !!(oi->flags & XHCA_O_START), end = !!(oi->flags & XHCA_O_END);
 
 	if (start) {
-		if (qh->rcv.in_msg) /* the last message never ended */
-			qh->cnt.errors++;
-		qh->rcv.in_msg = MSG_NONE;
-		qh->rcv.discard = 0;
-		if (qh->rcv.held)
-			; /* the SRQ's entry an abandoned message took: this one's */
-		else if (!rq_head(qh, &qh->rcv.wqe)) {
-			if (qh->rcv.rq_broken) {
-				qp_ring_fatal(d, qh, "receive");
-				return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
-			}
-			qh->cnt.rnr++;
-			return recv_msg_fail(qh, end, XHCA_H_RNR);
-		} else if (rq_load(d, qh)) {
-			complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
-			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
-		} else if (qh->rcv.srq) {
-			/* off the shared ring now (its pieces copied by rq_load):
-			 * another QP's message starting meanwhile takes the next */
-			rq_pop(qh);
-			qh->rcv.held = 1;
-		}
-		qh->rcv.msg_off = 0;
-		qh->rcv.in_msg = MSG_SEND;
-		if (qh->type == XHCA_QPT_UD) {
-			__u8 grh[GRH_LEN];
+		int r = send_begin(d, qh, pi, end);
 
-			if (qh->rcv.wqe.len < GRH_LEN || make_grh(fr, len, grh)) {
-				complete_err(d, qh, XHCA_WC_LOC_LEN_ERR, XHCA_H_LEN_ERR, m);
-				return recv_msg_fail(qh, end, XHCA_H_LEN_ERR);
-			}
-			if (rq_write(d, qh, 0, grh, GRH_LEN)) {
-				complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
-				return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
-			}
-			qh->rcv.msg_off = GRH_LEN;
-		}
+		if (r >= 0)
+			return r;
 	} else {
 		int r = msg_continues(qh, MSG_SEND, end);
 

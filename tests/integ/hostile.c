@@ -174,8 +174,7 @@ static long sys_bpf(int cmd, union bpf_attr *a)
 /* A UD SEND to itself whose scatter list names the victim's allocation,
  * written into the send queue raw (libxhca would refuse it): its
  * completion's status. */
-static int post_foreign(struct xhca_ctx *ctx, struct xhca_qp *qp, struct xhca_cq *cq,
-			uint32_t alloc, int depth)
+static int post_foreign(struct xhca_qp *qp, struct xhca_cq *cq, uint32_t alloc, int depth)
 {
 	struct xhca_ring_ctl *sq = xhca_qp_sq(qp);
 	struct xhca_swqe *w = (struct xhca_swqe *)(sq + 1), e = {
@@ -203,7 +202,6 @@ static int post_foreign(struct xhca_ctx *ctx, struct xhca_qp *qp, struct xhca_cq
 			return wc.status;
 		usleep(10000);
 	}
-	(void)ctx;
 	return -1;
 }
 
@@ -334,7 +332,7 @@ static int search(const char *ifname, const char *ip, uint32_t valloc, uint32_t 
 	search_kernel(ifname, &f);
 	/* 4. work requests naming the victim's memory: its allocation in a
 	 * send's scatter list, its region as a receive's lkey */
-	st = post_foreign(ctx, qp, cq, valloc, 16);
+	st = post_foreign(qp, cq, valloc, 16);
 	printf("{\"fds\": %u, \"mapped\": %zu, \"found\": %d, \"blocks_granted\": %u, "
 	       "\"blocks_refused\": %u, \"by_id\": %u, \"pinned_errno\": %d, "
 	       "\"foreign_send\": %d, \"foreign_lkey\": %d}\n",
@@ -605,6 +603,13 @@ static int limits(const char *ifname)
 	     n++)
 		;
 	made("mrs", n, errno, xhca_errmsg(ctx), 0);
+	{
+		/* a memory window counts with the regions */
+		uint32_t rkey;
+		int rc = pd ? xhca_mw_alloc(pd, 1, &rkey) : -ENOENT;
+
+		made("mw", (unsigned)(rc == 0), -rc, xhca_errmsg(ctx), 0);
+	}
 	for (n = 0; n < 300 && (more[n] = xhca_open(ifname)); n++)
 		;
 	made("sessions", n + 1, errno, strerror(errno), 1);

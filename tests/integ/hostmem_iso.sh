@@ -157,6 +157,8 @@ for k in "cqs 6 session-cqs" "qps 8 session-qps" "mrs 10 session-mrs"; do
 	check_eq "hostmem_iso: a session makes $2 $1, then ENOMEM naming --$3" \
 		"$(lim "$1" n) $(lim "$1" errno) $(lim "$1" msg | grep -c -- "--$3")" "$2 12 1"
 done
+check_eq "hostmem_iso: ... and then a memory window: ENOMEM naming --session-mrs" \
+	"$(lim mw n) $(lim mw errno) $(lim mw msg | grep -c -- --session-mrs)" "0 12 1"
 check_eq "hostmem_iso: a user opens 5 sessions, the sixth refused" "$(lim sessions n)" 5
 check_eq "hostmem_iso: freeing an SRQ's ring under xhcad: EBUSY, saying why" \
 	"$(lim ring_free rc) $(lim ring_free msg | grep -c 'ring of a queue')" "-16 1"

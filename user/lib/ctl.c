@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Control socket client (and the framing xhcad shares with it): every message
- * is a struct xhca_ctl_hdr and hdr.len payload bytes, over a stream socket.
+ * Control socket client (and the descriptor passing xhcad shares with it):
+ * every message is a struct xhca_ctl_hdr and hdr.len payload bytes, over a
+ * stream socket. xhcad reads and writes them without waiting
+ * (user/xhcad/ctl_server.c); a client waits, as here.
  *
- * xhca_ctl_recv() return values, for callers that must tell them apart:
+ * xhca_ctl_recv_fd() return values, for callers that must tell them apart:
  *   -ECONNRESET  the peer closed the connection between messages (normal
  *                hang-up of a client, or the daemon went away)
  *   -EPROTO      the peer closed in the middle of a message
@@ -160,21 +162,11 @@ static int send_all(int fd, struct iovec *iov, int cnt, int pass_fd)
 	return 0;
 }
 
-int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len)
+/* A request: op and buf, pass_fd >= 0 along as SCM_RIGHTS. */
+static int send_request(int fd, __u32 op, const void *buf, __u32 len, int pass_fd)
 {
-	return xhca_ctl_send_fd(fd, op, err, buf, len, -1);
-}
-
-int xhca_ctl_send_fd(int fd, __u32 op, __s32 err, const void *buf, __u32 len, int pass_fd)
-{
-	return xhca_ctl_reply(fd, op, XHCA_CTL_VERSION, err, buf, len, pass_fd);
-}
-
-int xhca_ctl_reply(int fd, __u32 op, __u16 version, __s32 err, const void *buf, __u32 len,
-		   int pass_fd)
-{
-	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = (__u16)op, .version = version,
-				  .len = len, .err = err };
+	struct xhca_ctl_hdr h = { .magic = XHCA_CTL_MAGIC, .op = (__u16)op,
+				  .version = XHCA_CTL_VERSION, .len = len };
 	struct iovec iov[2] = {
 		{ .iov_base = &h, .iov_len = sizeof(h) },
 		{ .iov_base = (void *)buf, .iov_len = len },
@@ -222,11 +214,6 @@ static int recv_all(int fd, void *buf, size_t len, int at_boundary, int *fdp)
 		got += n;
 	}
 	return 0;
-}
-
-int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf)
-{
-	return xhca_ctl_recv_fd(fd, hdr, buf, NULL);
 }
 
 int xhca_ctl_recv_fd(int fd, struct xhca_ctl_hdr *hdr, void **buf, int *fdp)
@@ -296,7 +283,7 @@ int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_
 		*recv_fd = -1;
 	if (errmsg && errlen)
 		errmsg[0] = '\0';
-	err = xhca_ctl_send_fd(fd, op, 0, req, req_len, send_fd);
+	err = send_request(fd, op, req, req_len, send_fd);
 	if (err)
 		goto out;
 	err = xhca_ctl_recv_fd(fd, &h, &p, recv_fd);

@@ -1349,9 +1349,9 @@ __u32 sq_in_flight(const struct xhcad *d, const struct cq *cq)
 	__u32 n = 0;
 
 	for (const struct sq_state *s = d->sq.list; s; s = s->next_sq) {
-		__u32 prod = __atomic_load_n(&s->ring->prod, __ATOMIC_ACQUIRE);
+		__u32 prod;
 
-		if (s->cq != cq || prod - s->cons > s->depth)
+		if (s->cq != cq || sq_prod(s, &prod))
 			continue;
 		for (__u32 i = s->cons; i != prod; i++)
 			n += !!(s->e[i & (s->depth - 1)].flags & XHCA_SEND_SIGNALED);

@@ -161,29 +161,20 @@ int resp_resolve(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi,
 		res_add(qh, j, be32(bth + 20), be64(bth + 12));
 		return 0;
 	}
-	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD) {
+	if (j->op == XHCA_OP_CMP_SWAP || j->op == XHCA_OP_FETCH_ADD ||
+	    j->op == XHCA_OP_ATOMIC_WRITE) {
 		__u64 va = be64(bth + 12);
 
-		j->arg = be64(bth + 24);
-		j->cmp = be64(bth + 32);
-		mr = mr_find(d, be32(bth + 20));
-		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
-		if (!j->word) {
-			send_aeth(d, s, mr && mr->e.valid ? XHCA_AETH_NAK_INVALID : XHCA_AETH_NAK_ACCESS);
-			qh->cnt.errors++;
-			return XHCA_H_RESP_FAIL;
+		if (j->op == XHCA_OP_ATOMIC_WRITE) {
+			/* IBA 1.5: RETH, then the 8 bytes, stored whole (xhca_rx
+			 * checked the key, the length and the alignment) */
+			if (bth + 28 + 8 > pi->fr + pi->len)
+				return XHCA_H_BAD_META;
+			memcpy(&j->arg, bth + 28, 8); /* (BTH, RETH) */
+		} else {
+			j->arg = be64(bth + 24);
+			j->cmp = be64(bth + 32);
 		}
-		res_add(qh, j, be32(bth + 20), va);
-		return 0;
-	}
-	if (j->op == XHCA_OP_ATOMIC_WRITE) {
-		/* IBA 1.5: RETH, then the 8 bytes, stored whole (xhca_rx
-		 * checked the key, the length and the alignment) */
-		__u64 va = be64(bth + 12);
-
-		if (bth + 28 + 8 > pi->fr + pi->len)
-			return XHCA_H_BAD_META;
-		memcpy(&j->arg, bth + 28, 8); /* (BTH, RETH) */
 		mr = mr_find(d, be32(bth + 20));
 		j->word = mr && mr->e.valid ? atomic_target(d, mr, va) : NULL;
 		if (!j->word) {

@@ -594,15 +594,8 @@ int xhca_ctl_call_fd(int fd, __u32 op, const void *req, __u32 req_len, int send_
  * On a daemon error returns its -errno and copies its message to errmsg. */
 int xhca_ctl_call(int fd, __u32 op, const void *req, __u32 req_len, void **resp,
 		  __u32 *resp_len, char *errmsg, size_t errlen);
-/* Server side helpers (also used by the client). pass_fd >= 0 goes along as
- * SCM_RIGHTS; a received one lands in *fdp (else -1). */
-int xhca_ctl_send(int fd, __u32 op, __s32 err, const void *buf, __u32 len);
-int xhca_ctl_send_fd(int fd, __u32 op, __s32 err, const void *buf, __u32 len, int pass_fd);
-/* A reply in the client's protocol version (an error to a client of
- * another can be read by it). */
-int xhca_ctl_reply(int fd, __u32 op, __u16 version, __s32 err, const void *buf, __u32 len,
-		   int pass_fd);
-int xhca_ctl_recv(int fd, struct xhca_ctl_hdr *hdr, void **buf);
+/* One message, waiting for all of it (the tests' raw clients); a
+ * descriptor that came with it lands in *fdp (else -1). */
 int xhca_ctl_recv_fd(int fd, struct xhca_ctl_hdr *hdr, void **buf, int *fdp);
 /* A message's room for one descriptor (SCM_RIGHTS): msg carries fd, with
  * cm as its control buffer; or (take) the descriptor a message received

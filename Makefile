@@ -88,7 +88,7 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   control socket | loop | main
 XHCAD_LAYERS := util sched reorder locksvc loader loopback ibview xsk resp_exec pxq hostmem mr qptab flowq cq \
 	session net receive respond request cm dispatch mcast proxy filter cli round qp state client \
-	ctl_server loop main
+	ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
 # system's; `xhca exec` runs a program with it. Position-independent objects
 # of its own and of the libxhca files it needs, every symbol hidden but the
@@ -369,7 +369,9 @@ demo: ready
 
 bench: ready
 	$(Q)tests/bench.sh
-	$(Q)tests/bench_verbs.sh
+	$(Q)BENCH_MTU=4200 tests/bench_verbs.sh
+	$(Q)BENCH_MTU=1500 tests/bench_verbs.sh
+	$(Q)tests/bench_engines.sh
 	$(Q)tests/bench_stack.sh
 
 # The unit's and the pkg-config file's paths: those of this install.

@@ -31,12 +31,14 @@ ensure_bpffs() {
 }
 
 # topo_setup: namespaces NS_A (xhcad side, IF_A, 10.77.0.1, fd77::1) and NS_B
-# (traffic side, IF_B, 10.77.0.2, fd77::2), joined by a veth pair. Names carry
+# (traffic side, IF_B, 10.77.0.2, fd77::2), joined by a veth pair of
+# TOPO_QUEUES queues each way (default 2). Names carry
 # the PID so a leftover from a killed run cannot collide.
 topo_setup() {
 	topo_names || return 1
-	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
-		peer name "$IF_B" numrxqueues 2 numtxqueues 2 netns "$NS_B" || return 1
+	local q=${TOPO_QUEUES:-2}
+	ip link add "$IF_A" numrxqueues "$q" numtxqueues "$q" netns "$NS_A" type veth \
+		peer name "$IF_B" numrxqueues "$q" numtxqueues "$q" netns "$NS_B" || return 1
 	topo_ends
 	return 0
 }

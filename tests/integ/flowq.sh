@@ -5,6 +5,8 @@
 # flow queue with DRR, and everybody with FIFO; weights share the bus; one
 # QP's messages arrive in PSN order; and no UMEM frame is lost after a
 # million packets, a crashed client, or a QP destroyed with frames queued.
+# The scheduler and the bus model are an engine's (xhcad --engines): the
+# tests of them run one engine; order and leaks run the default.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/flowq
@@ -54,7 +56,7 @@ two_flows() {
 }
 
 # --- isolation: DRR keeps B going when A stalls ---
-check "flowq: xhcad --sched drr --bus-rate 4M" xhcad_start --sched drr --bus-rate $BUS
+check "flowq: xhcad --sched drr --bus-rate 4M" xhcad_start --engines 1 --sched drr --bus-rate $BUS
 two_flows 0
 base=$RATE_B
 echo "# DRR, both applications polling: B received $base msgs/s of the 2250 offered"
@@ -71,7 +73,7 @@ check_eq "flowq: DRR: the stalled queue was dropped early at its gate, B's queue
 xhcad_stop TERM
 
 # --- the FIFO baseline: the same stall stops B too ---
-check "flowq: xhcad --sched fifo --bus-rate 4M" xhcad_start --sched fifo --bus-rate $BUS
+check "flowq: xhcad --sched fifo --bus-rate 4M" xhcad_start --engines 1 --sched fifo --bus-rate $BUS
 two_flows 2 --stop-after 100
 echo "# FIFO, A stops polling after 100: B $RATE_B msgs/s"
 check "flowq: FIFO: B collapses behind A's blocked frame ($RATE_B vs $base)" \
@@ -81,7 +83,7 @@ xhcad_stop TERM
 # --- weights 3:1 while both are backlogged ---
 # A low watermark under one burst period of service would let the faster
 # queue run dry between xhca-gen's bursts: keep 512 frames queued.
-check "flowq: xhcad for the weights" xhcad_start --sched drr --bus-rate $BUS \
+check "flowq: xhcad for the weights" xhcad_start --engines 1 --sched drr --bus-rate $BUS \
 	--watermarks 1024,512 --umem-frames 16384
 xhca flowq set 1 --weight 3 >/dev/null
 app w1 "$RECV" -i "$IF_A" --type ud --qkey 0xa --flowq 1 --bufs 1024 --buf-size 2048 -q -j --timeout 2

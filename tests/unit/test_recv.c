@@ -250,6 +250,8 @@ int test_recv_run(void)
 	struct xhca_cq_attr ca = { .depth = 16 };
 	char err[XHCA_ERRMSG_LEN];
 
+	D.neng = 1;
+	eng_self = &D.eng[0];
 	D.max_qps = 4;
 	D.nflowq = 1;
 	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));

@@ -42,6 +42,8 @@ static int setup(void)
 	struct hm_alloc *ring;
 	char err[XHCA_ERRMSG_LEN];
 
+	D.neng = 1;
+	eng_self = &D.eng[0];
 	D.max_qps = 4;
 	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
 	D.qh = calloc(D.max_qps, sizeof(*D.qh));
@@ -196,7 +198,7 @@ static void case_retry_on_timeout(void)
 {
 	__u32 psn = 0, dqpn = 0, plen = 0;
 	__u8 op;
-	__u64 before = D.req.timeouts;
+	__u64 before = D.eng[0].req.timeouts;
 	struct xhca_cqe c = { .wr_id = 0 };
 	int ok;
 
@@ -211,7 +213,7 @@ static void case_retry_on_timeout(void)
 		run();
 	}
 	ok = fx_n == 2 && !frame_of(1, &op, &psn, &dqpn, &plen);
-	res(ok && psn == PSN0 + 1 && D.req.timeouts == before + 1,
+	res(ok && psn == PSN0 + 1 && D.eng[0].req.timeouts == before + 1,
 	    "no ACK: after the timeout the request goes again at the same PSN (%d frames, "
 	    "PSN 0x%06x)", fx_n, fx_n > 1 ? psn : 0);
 	peer_ack(PSN0 + 1, 0x1f, 2);
@@ -299,15 +301,15 @@ static void credits_start(__u64 id, __u8 cr, __u32 msn)
 static void case_credits(void)
 {
 	__u32 p0 = sq->psn;
-	__u64 waits = D.req.credit_waits;
+	__u64 waits = D.eng[0].req.credit_waits;
 	struct xhca_cqe c = { .wr_id = 0 };
 	int n = 0, order = 1;
 
 	sq->timeout = 14;
 	credits_start(60, 2, 10); /* 2 buffers posted after it */
-	res(fx_n == 2 && psn_of(1) == p0 + 2 && D.req.credit_waits == waits + 1,
+	res(fx_n == 2 && psn_of(1) == p0 + 2 && D.eng[0].req.credit_waits == waits + 1,
 	    "4 SENDs posted: 2 leave, the other 2 wait for credits (%d frames, %llu waits)", fx_n,
-	    (unsigned long long)(D.req.credit_waits - waits));
+	    (unsigned long long)(D.eng[0].req.credit_waits - waits));
 	peer_ack(p0 + 1, 1, 11); /* the one buffer left is the second's */
 	run();
 	res(fx_n == 2, "the first's ACK with 1 credit (the second's buffer): none leaves (%d frames)",
@@ -337,7 +339,7 @@ static void case_credits(void)
 static void case_credit_update(void)
 {
 	__u32 p0 = sq->psn;
-	__u64 upd = D.req.credit_updates, stale;
+	__u64 upd = D.eng[0].req.credit_updates, stale;
 	struct xhca_cqe c = { .wr_id = 0 };
 	int n = 0;
 
@@ -345,13 +347,13 @@ static void case_credit_update(void)
 	res(fx_n == 1, "4 SENDs posted: 1 leaves, 3 wait for credits (%d frames)", fx_n);
 	peer_ack(p0, 3, 40);
 	run();
-	res(fx_n == 3 && psn_of(2) == p0 + 3 && D.req.credit_updates == upd + 1,
+	res(fx_n == 3 && psn_of(2) == p0 + 3 && D.eng[0].req.credit_updates == upd + 1,
 	    "the last ACK again with 3 credits: 2 more leave (%d frames, %llu updates)", fx_n,
-	    (unsigned long long)(D.req.credit_updates - upd));
-	stale = D.req.stale;
+	    (unsigned long long)(D.eng[0].req.credit_updates - upd));
+	stale = D.eng[0].req.stale;
 	peer_ack(p0, 1, 40);
 	run();
-	res(fx_n == 3 && D.req.credit_updates == upd + 1 && D.req.stale == stale + 1,
+	res(fx_n == 3 && D.eng[0].req.credit_updates == upd + 1 && D.eng[0].req.stale == stale + 1,
 	    "... and again with 1 credit: a stale duplicate, nothing taken back (%d frames)", fx_n);
 	peer_ack(p0 + 3, 3, 43);
 	run();

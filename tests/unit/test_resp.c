@@ -61,8 +61,8 @@ static void qp_reset_at(__u32 l, __u32 epsn, __u32 msn)
 static void qp_reset(__u32 epsn, __u32 msn)
 {
 	qp_reset_at(LIDX, epsn, msn);
-	memset(&D.resp, 0, sizeof(D.resp));
-	D.naks = 0;
+	memset(&D.eng[0].resp, 0, sizeof(D.eng[0].resp));
+	D.eng[0].naks = 0;
 	fx_n = 0;
 }
 
@@ -155,8 +155,8 @@ static void case_acks(void)
 	r = resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
 	/* no receive queue here: the credit field says none (31) */
 	one_ack("SEND ONLY placed, AckReq", 0x100, 0x1f, 6);
-	res(r == XHCA_H_PLACED && D.resp.acks == 1, "... counted as one ACK (%llu)",
-	    (unsigned long long)D.resp.acks);
+	res(r == XHCA_H_PLACED && D.eng[0].resp.acks == 1, "... counted as one ACK (%llu)",
+	    (unsigned long long)D.eng[0].resp.acks);
 	fx_n = 0;
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x101, 0, XHCA_R_TO_FLOWQ, 0);
 	resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_PLACED);
@@ -208,14 +208,14 @@ static void case_duplicate_and_gap(void)
 	r = resp_before(&D, &D.qh[LIDX], &q.pi);
 	res(r == XHCA_H_DUP, "a duplicate SEND is answered, not placed (%d)", r);
 	one_ack("duplicate", 0x1ff, 0x1f, 9);
-	res(D.resp.dups == 1, "... counted as a duplicate");
+	res(D.eng[0].resp.dups == 1, "... counted as a duplicate");
 	/* a gap: one sequence NAK at the ePSN */
 	qp_reset(0x300, 2);
 	req_make(&q, XHCA_OP_SEND_ONLY, 0x305, 0, XHCA_R_SEQ_NAK_TO_FLOWQ, 0x300);
 	r = resp_before(&D, &D.qh[LIDX], &q.pi);
 	res(r == XHCA_H_SEQ_NAK, "a PSN gap gets a NAK, nothing placed (%d)", r);
 	one_ack("gap", 0x300, XHCA_AETH_NAK_SEQ, 2);
-	res(D.resp.seq_naks == 1 && D.naks == 1, "... counted as a sequence NAK");
+	res(D.eng[0].resp.seq_naks == 1 && D.eng[0].naks == 1, "... counted as a sequence NAK");
 }
 
 static void case_rnr(void)
@@ -230,7 +230,7 @@ static void case_rnr(void)
 	r = resp_before(&D, &D.qh[LIDX], &q.pi);
 	r = r == -1 ? resp_after(&D, &D.qh[LIDX], &q.pi, XHCA_H_RNR) : r;
 	one_ack("no receive buffer", 0x400, XHCA_AETH_RNR | 14, 3);
-	res(r == XHCA_H_RNR && D.resp.rnr_naks == 1, "... counted as an RNR NAK");
+	res(r == XHCA_H_RNR && D.eng[0].resp.rnr_naks == 1, "... counted as an RNR NAK");
 	res((c->rx_psn & XHCA_RXPSN_MASK) == 0x400 && (c->rx_psn & XHCA_RXPSN_NAKED),
 	    "xhca_rx rewound to the NAKed PSN, quiet until it comes again (rx_psn 0x%08x)",
 	    c->rx_psn);
@@ -318,7 +318,7 @@ static void case_ack_coalescing(void)
 	res(fx_n == 0, "three SENDs with AckReq in one round: no ACK before its end (%d sent)", fx_n);
 	resp_flush_acks(&D);
 	one_ack("the round's end: one ACK for the three", 0x602, 0x1f, 4);
-	res(D.resp.acks == 1, "... counted once (%llu)", (unsigned long long)D.resp.acks);
+	res(D.eng[0].resp.acks == 1, "... counted once (%llu)", (unsigned long long)D.eng[0].resp.acks);
 	fx_n = 0;
 	resp_flush_acks(&D);
 	res(fx_n == 0, "the next round owes nothing (%d sent)", fx_n);
@@ -383,14 +383,14 @@ static void case_credit_update(void)
 	n = resp_credits_run(&D);
 	res(due && n == 1, "... with room: the update is due and sent (%d, %d)", due, n);
 	one_ack("the credit update: the last ACK's PSN and MSN, the new count", 0x700, 7, 4);
-	res(D.resp.credit_acks == 1, "... counted (%llu)", (unsigned long long)D.resp.credit_acks);
+	res(D.eng[0].resp.credit_acks == 1, "... counted (%llu)", (unsigned long long)D.eng[0].resp.credit_acks);
 	fx_n = 0;
 	rq.prod += 16;
 	due = resp_credit_due(&D);
 	n = resp_credits_run(&D);
-	res(!due && !n && fx_n == 0 && D.ncredit_qps == 0,
+	res(!due && !n && fx_n == 0 && D.eng[0].ncredit_qps == 0,
 	    "12 credits given, over half the ring: not watched any more (%d, %d, %d frames, %u "
-	    "watched)", due, n, fx_n, D.ncredit_qps);
+	    "watched)", due, n, fx_n, D.eng[0].ncredit_qps);
 	acks_end();
 }
 
@@ -411,9 +411,9 @@ static void case_credit_unwatched(void)
 	qh->valid = 0;
 	rq.prod += 16;
 	n = resp_credits_run(&D);
-	res(!n && fx_n == 0 && D.ncredit_qps == 0 && !resp_credit_due(&D),
+	res(!n && fx_n == 0 && D.eng[0].ncredit_qps == 0 && !resp_credit_due(&D),
 	    "its QP destroyed, buffers posted: no update, the QP forgotten (%d, %d frames, %u "
-	    "watched)", n, fx_n, D.ncredit_qps);
+	    "watched)", n, fx_n, D.eng[0].ncredit_qps);
 	/* watched again, then in the error state */
 	qp_reset(0x900, 3);
 	with_rq(LIDX, &rq);
@@ -423,9 +423,9 @@ static void case_credit_unwatched(void)
 	D.ctxm[LIDX].state = XHCA_QPS_ERR;
 	rq.prod += 16;
 	n = resp_credits_run(&D);
-	res(!n && fx_n == 0 && D.ncredit_qps == 0,
+	res(!n && fx_n == 0 && D.eng[0].ncredit_qps == 0,
 	    "a QP in the error state, buffers posted: no update (%d, %d frames, %u watched)", n,
-	    fx_n, D.ncredit_qps);
+	    fx_n, D.eng[0].ncredit_qps);
 	acks_end();
 }
 
@@ -447,16 +447,16 @@ static void case_credit_watch_list(void)
 	with_rq(l2, &rq2);
 	send_acked(LIDX, 0xa00);
 	send_acked(l2, 0xb00);
-	res(fx_n == 2 && D.ncredit_qps == 2, "two QPs' ACKs with no credit: both watched (%d frames, "
-	    "%u watched)", fx_n, D.ncredit_qps);
+	res(fx_n == 2 && D.eng[0].ncredit_qps == 2, "two QPs' ACKs with no credit: both watched (%d frames, "
+	    "%u watched)", fx_n, D.eng[0].ncredit_qps);
 	fx_n = 0;
 	D.qh[LIDX].valid = 0;
 	rq2.prod += 8;
 	n = resp_credits_run(&D);
 	ok = n == 1 && fx_n == 1 && !ack_of(0, &p, &syn, &m, &dq);
-	res(ok && p == 0xb00 && syn == 6 && D.ncredit_qps == 1 && D.qh[l2].resp.credit_slot == 1,
+	res(ok && p == 0xb00 && syn == 6 && D.eng[0].ncredit_qps == 1 && D.qh[l2].resp.credit_slot == 1,
 	    "the first destroyed, 8 posted to the second: its update (PSN 0x%06x, code %u), and it "
-	    "holds the first slot now (%u watched, slot %u)", p, syn, D.ncredit_qps,
+	    "holds the first slot now (%u watched, slot %u)", p, syn, D.eng[0].ncredit_qps,
 	    D.qh[l2].resp.credit_slot);
 	/* a duplicate SEND re-ACKed at the ePSN - 1 with nothing left posted */
 	fx_n = 0;
@@ -475,9 +475,9 @@ static void case_credit_watch_list(void)
 	rq2.prod += 16;
 	send_acked(l2, 0xb05);
 	ok = fx_n == 1 && !ack_of(0, &p, &syn, &m, &dq);
-	res(ok && syn == 9 && D.ncredit_qps == 0,
+	res(ok && syn == 9 && D.eng[0].ncredit_qps == 0,
 	    "an ACK with 24 credits, over half the ring: the watch ends (code %u, %u watched)", syn,
-	    D.ncredit_qps);
+	    D.eng[0].ncredit_qps);
 	qp_reset_at(l2, 0, 0);
 	D.qh[l2].valid = 0;
 	D.ctxm[l2].valid = 0;
@@ -486,6 +486,8 @@ static void case_credit_watch_list(void)
 
 int test_resp_run(void)
 {
+	D.neng = 1;
+	eng_self = &D.eng[0];
 	D.max_qps = 4;
 	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
 	D.qh = calloc(D.max_qps, sizeof(*D.qh));

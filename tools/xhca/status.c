@@ -174,7 +174,8 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("flowqs", "flowqs:       %llu", s->nflowq);
 	out_u64("rx_queues", " on %llu RX queues", s->nrxq);
 	out_str("xsk_mode", ", AF_XDP %s mode", xm);
-	out_str("sched", ", scheduler %s\n", sch);
+	out_str("sched", ", scheduler %s", sch);
+	out_u64("engines", ", %llu engine(s)\n", s->engines);
 	out_u64("bus_rate", s->bus_rate ? "bus_rate:     %llu bytes/s\n" : "bus_rate:     unlimited\n",
 		s->bus_rate);
 	status_memory(s);

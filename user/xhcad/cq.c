@@ -47,13 +47,14 @@ static int cq_full(struct cq *cq)
 
 /* Whether cq has room for a completion. If not, the application is told
  * to ring the CQ's doorbell when it makes some, and looked at again, as it
- * may have made room between the two (ring.h); cq then waits for it. */
-int cq_room_or_wait(struct cq *cq)
+ * may have made room between the two (ring.h); cq then waits for it. A CQ
+ * with completions of an engine waiting for it (cq_write) has none. */
+static int room_or_wait(struct cq *cq)
 {
-	if (cq->overrun || !cq_full(cq))
+	if (cq->overrun || (!cq_full(cq) && !__atomic_load_n(&cq->spilled, __ATOMIC_RELAXED)))
 		return 1; /* (an overrun CQ takes nothing: cq_put drops it) */
 	__atomic_store_n(&cq->ring->waiting, 1, __ATOMIC_SEQ_CST);
-	if (!cq_full(cq)) {
+	if (!cq_full(cq) && !__atomic_load_n(&cq->spilled, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&cq->ring->waiting, 0, __ATOMIC_RELAXED);
 		return 1;
 	}
@@ -65,16 +66,108 @@ int cq_room_or_wait(struct cq *cq)
 	return 0;
 }
 
-int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
+int cq_room_or_wait(struct cq *cq)
 {
-	if (!cq_room_or_wait(cq))
-		return -ENOSPC;
+	int r;
+
+	spin_lock(&cq->lock);
+	r = room_or_wait(cq);
+	spin_unlock(&cq->lock);
+	return r;
+}
+
+/* The entry written, under the CQ's lock, if there is room. */
+static int write_locked(struct cq *cq, const struct xhca_cqe *c)
+{
 	if (cq->overrun)
 		return 0;
+	if (cq_full(cq))
+		return -ENOSPC;
 	cq->e[cq->prod & (cq->depth - 1)] = *c;
 	__atomic_store_n(&cq->ring->prod, ++cq->prod, __ATOMIC_RELEASE);
-	cq->dirty = 1;
+	__atomic_store_n(&cq->dirty, 1, __ATOMIC_RELAXED);
 	return 0;
+}
+
+int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
+{
+	int r = -ENOSPC;
+
+	spin_lock(&cq->lock);
+	if (room_or_wait(cq))
+		r = write_locked(cq, c);
+	spin_unlock(&cq->lock);
+	return r;
+}
+
+struct cq_spill {
+	struct cq *cq;
+	struct xhca_cqe c;
+};
+
+#define SPILL_MAX 1024
+
+static int spill(struct cq *cq, const struct xhca_cqe *c)
+{
+	struct engine *e = eng();
+
+	if (!e->spill)
+		e->spill = calloc(SPILL_MAX, sizeof(*e->spill));
+	if (!e->spill || e->nspill == SPILL_MAX)
+		return -ENOMEM;
+	e->spill[e->nspill++] = (struct cq_spill){ cq, *c };
+	__atomic_fetch_add(&cq->spilled, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Whether the running engine has completions for cq waiting already. */
+static int spilled_here(const struct cq *cq)
+{
+	const struct engine *e = eng();
+
+	for (__u32 i = 0; i < e->nspill; i++)
+		if (e->spill[i].cq == cq)
+			return 1;
+	return 0;
+}
+
+void cq_write(struct cq *cq, const struct xhca_cqe *c)
+{
+	int r;
+
+	spin_lock(&cq->lock);
+	r = (__atomic_load_n(&cq->spilled, __ATOMIC_RELAXED) && spilled_here(cq)) ? -ENOSPC
+										 : write_locked(cq, c);
+	if (r && spill(cq, c))
+		pr_warn("cq %u: a completion lost: %u waiting for room already\n", cq->id,
+			SPILL_MAX);
+	spin_unlock(&cq->lock);
+}
+
+int cq_spill_run(struct xhcad *d)
+{
+	struct engine *e = eng();
+	__u32 kept = 0;
+
+	for (__u32 i = 0; i < e->nspill; i++) {
+		struct cq_spill *sp = &e->spill[i];
+		int r = -ENOSPC;
+
+		spin_lock(&sp->cq->lock);
+		/* (in order: nothing of a CQ passes an earlier one of it) */
+		for (__u32 j = 0; j < kept; j++)
+			if (e->spill[j].cq == sp->cq)
+				goto keep;
+		r = write_locked(sp->cq, &sp->c);
+keep:
+		if (!r)
+			__atomic_fetch_sub(&sp->cq->spilled, 1, __ATOMIC_RELAXED);
+		spin_unlock(&sp->cq->lock);
+		if (r)
+			e->spill[kept++] = *sp;
+	}
+	e->nspill = kept;
+	return kept > 0;
 }
 
 /* Signals every CQ that got completions and whose application sleeps on
@@ -86,9 +179,9 @@ void cq_notify(struct xhcad *d)
 	for (struct cq *cq = d->app.cqs; cq; cq = cq->next) {
 		__u64 one = 1;
 
-		if (!cq->dirty)
+		if (!__atomic_load_n(&cq->dirty, __ATOMIC_RELAXED) ||
+		    !__atomic_exchange_n(&cq->dirty, 0, __ATOMIC_RELAXED))
 			continue;
-		cq->dirty = 0;
 		/* (no eventfd: a session waiting to be resumed; it looks
 		 * at the ring itself when it comes back) */
 		if (cq->efd >= 0 && __atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
@@ -180,10 +273,26 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	return 0;
 }
 
+/* A CQ that goes: no engine's completions wait for it any more (the
+ * engines stopped: the control thread's). */
+static void spill_forget(struct xhcad *d, const struct cq *cq)
+{
+	for (__u32 k = 0; k < d->neng; k++) {
+		struct engine *e = &d->eng[k];
+		__u32 kept = 0;
+
+		for (__u32 i = 0; i < e->nspill; i++)
+			if (e->spill[i].cq != cq)
+				e->spill[kept++] = e->spill[i];
+		e->nspill = kept;
+	}
+}
+
 static void cq_free(struct xhcad *d, struct cq *cq)
 {
 	struct cq **pp;
 
+	spill_forget(d, cq);
 	flowq_unblock(d, cq);
 	for (pp = &d->app.cqs; *pp; pp = &(*pp)->next) {
 		if (*pp == cq) {

@@ -62,6 +62,9 @@ int ctl_listen(struct xhcad *d)
 
 void fill_status(struct xhcad *d, struct xhca_status *s)
 {
+	struct engine tot;
+
+	round_totals(d, &tot);
 	memset(s, 0, sizeof(*s));
 	snprintf(s->ifname, sizeof(s->ifname), "%s", d->ifname);
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", d->pin_dir);
@@ -80,7 +83,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->sessions = d->app.nsessions;
 	s->nflowq = d->nflowq;
 	s->nrxq = xsk_nrxq(d);
-	snprintf(s->sched, sizeof(s->sched), "%s", sched_mode_name(d->sched.mode));
+	snprintf(s->sched, sizeof(s->sched), "%s", sched_mode_name(d->eng[0].sched.mode));
 	snprintf(s->xsk_mode, sizeof(s->xsk_mode), "%s", xsk_zerocopy(d) ? "zerocopy" : "copy");
 	s->bus_rate = d->bus.rate;
 	s->hostmem_bytes = d->hm.bytes;
@@ -94,8 +97,8 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->lim_clients = d->app.lim_clients;
 	s->refused_clients = d->app.refused_clients;
 	s->stalled_clients = d->app.stalled_clients;
-	s->ring_faults = d->ring_faults;
-	s->cq_overruns = d->cq_overruns;
+	s->ring_faults = tot.ring_faults;
+	s->cq_overruns = tot.cq_overruns;
 	s->cq_stall_ms = d->cq_stall_ns / 1000000;
 	s->max_mrs = d->mr.max - 1;
 	s->mrs_in_use = d->mr.in_use;
@@ -105,13 +108,14 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->canary_violations = d->hm.canary_violations;
 	s->barriers = d->mr.barriers;
 	s->mw = d->mr.mw;
-	s->naks = d->naks;
-	s->resp = d->resp;
-	s->req = d->req;
+	s->naks = tot.naks;
+	s->resp = tot.resp;
+	s->req = tot.req;
 	xsk_tx_stats(d, &s->tx_frames, &s->tx_full);
 	s->poll_us = d->poll_ns / 1000;
-	s->sleeps = d->sleeps;
-	s->polled = d->polled;
+	s->sleeps = tot.sleeps;
+	s->polled = tot.polled;
+	s->engines = d->neng;
 	s->lo = d->lo.stats;
 	s->lo.held = xsk_lo_held(d);
 	mcast_status(d, s);

@@ -62,7 +62,7 @@ static int place(struct xhcad *d, __u32 f, const struct pkt_info *pi)
 	/* QP1 is xhcad's own: the connection manager's MADs, ICRC checked */
 	if (qh->gqpn == XHCA_QPN_GSI && !qh->owner && d->cm) {
 		if (xhca_icrc_check_frame(pi->fr, pi->len)) {
-			d->resp.bad_icrc++;
+			eng()->resp.bad_icrc++;
 			return XHCA_H_BAD_ICRC;
 		}
 		return cm_recv(d, pi);
@@ -70,7 +70,7 @@ static int place(struct xhcad *d, __u32 f, const struct pkt_info *pi)
 	if (!(oi->flags & XHCA_O_REQ)) {
 		/* a response to this QP's requests: the requester's */
 		if (xhca_icrc_check_frame(pi->fr, pi->len)) {
-			d->resp.bad_icrc++;
+			eng()->resp.bad_icrc++;
 			return XHCA_H_BAD_ICRC;
 		}
 		return sq_response(d, qh, pi);

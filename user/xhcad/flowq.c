@@ -15,15 +15,23 @@
 #include "xhcad.h"
 
 
+/* (an engine's own flow queues, unless the main thread has every engine
+ * stopped: then all of them) */
 void flowq_unblock(struct xhcad *d, struct cq *cq)
 {
+	int all = d->neng < 2 || d->stopped, left = 0;
+
 	for (__u32 f = 0; f < d->nflowq; f++) {
 		if (!d->fq[f].blocked || (cq && d->fq[f].blocked_on != cq))
 			continue;
+		if (!all && fq_engine(d, f) != eng()->id) {
+			left = 1;
+			continue;
+		}
 		d->fq[f].blocked = 0;
 		d->fq[f].blocked_on = NULL;
 	}
-	if (cq)
+	if (cq && !left)
 		cq->waiting = 0;
 }
 
@@ -33,8 +41,10 @@ void flowq_init(struct xhcad *d)
 		d->fq[f].blocked = 0;
 		d->fq[f].blocked_on = NULL;
 	}
-	d->bus.tokens = TOKEN_BURST_MIN;
-	d->bus.tokens_ns = now_ns();
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
+		d->eng[k].tokens = TOKEN_BURST_MIN;
+		d->eng[k].tokens_ns = now_ns();
+	}
 }
 
 void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi)
@@ -44,7 +54,7 @@ void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi)
 
 	memset(fi, 0, sizeof(*fi));
 	fi->flowq = f;
-	fi->weight = d->sched.weight[f];
+	fi->weight = d->eng[fq_engine(d, f)].sched.weight[f];
 	fi->high = q->high;
 	fi->low = q->low;
 	fi->gate = __atomic_load_n(&q->gate, __ATOMIC_RELAXED);
@@ -77,6 +87,6 @@ int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t
 			 XHCA_WEIGHT_MAX);
 		return -EINVAL;
 	}
-	d->sched.weight[r->flowq] = r->weight;
+	d->eng[fq_engine(d, r->flowq)].sched.weight[r->flowq] = r->weight;
 	return 0;
 }

@@ -27,7 +27,6 @@
 #define BUDGET 256		/* frames between two looks at the control socket */
 #define HOUSEKEEP_NS 100000000ull
 
-volatile sig_atomic_t xhcad_stop; /* a signal: the loop ends (main.c) */
 
 struct pollset {
 	struct pollfd *p;
@@ -103,7 +102,7 @@ static void accept_client(struct xhcad *d, int lfd, struct client *cl, int *ncl)
  * slot). */
 static int any_blocked(const struct xhcad *d)
 {
-	for (__u32 f = 0; f < d->nflowq; f++)
+	for (__u32 f = 0; f < d->nflowq; f += d->neng)
 		if (d->fq[f].blocked)
 			return 1;
 	return 0;
@@ -144,6 +143,7 @@ struct loop {
 	int ncl;
 	struct pollset ps;
 	int first_client, first_cq, first_orphan, first_db;
+	int first_data;		/* from here on: the data path's (no engine stopped for it) */
 	int lo_first, lo_n;	/* where loopback.c's are in it */
 	int dbs[MAX_CLIENTS]; /* a doorbell comes with a client: a session's */
 	int ndb;
@@ -176,24 +176,14 @@ static void ps_add_xsks(struct pollset *ps, const struct xhcad *d, __u32 f)
  * once, for reading while it is not blocked. */
 static int fq_epoll(struct loop *lp, __u32 f, int on)
 {
-	int fds[XHCA_RXQ_MAX], k = xsk_fds(lp->d, f, fds, XHCA_RXQ_MAX), op;
-
-	op = lp->fq_on[f] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-	for (int j = 0; j < k; j++) {
-		struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u32 = f };
-
-		if (epoll_ctl(lp->xepfd, op, fds[j], &ev))
-			return -errno;
-	}
-	lp->fq_on[f] = (unsigned char)(on ? 2 : 1); /* 1: registered, muted */
-	return 0;
+	return engine_fq_epoll(lp->d, lp->xepfd, &lp->fq_on[f], f, on);
 }
 
 static void fq_mute(struct loop *lp)
 {
 	struct xhcad *d = lp->d;
 
-	for (__u32 f = 0; f < d->nflowq; f++)
+	for (__u32 f = 0; f < d->nflowq; f += d->neng) /* (engine 0's) */
 		if ((lp->fq_on[f] == 2) != !d->fq[f].blocked && fq_epoll(lp, f, !d->fq[f].blocked))
 			pr_warn("flow queue %u: epoll: %s\n", f, strerror(errno));
 }
@@ -266,6 +256,8 @@ static void poll_set(struct loop *lp)
 		ps_add(ps, s->sq_dbfd);
 	}
 	fq_mute(lp);
+	lp->first_data = ps->n;
+	ps_add(ps, d->eng[0].wake_fd); /* (another engine's: a CQ to hear) */
 	if (!lp->wait_ns && !lp->stalled)
 		ps_add(ps, lp->xepfd);
 	if (proxy_taking(d))
@@ -282,7 +274,7 @@ static struct timespec sleep_time(struct loop *lp)
 	__u64 now = now_ns(), t;
 
 	/* Going to sleep: the send queues want their doorbells. */
-	if (!lp->more && d->sq.list && sq_arm(d))
+	if (!lp->more && eng()->sq.list && sq_arm(d))
 		lp->more = 1;
 	if (lp->more)
 		return (struct timespec){ 0, 0 };
@@ -295,13 +287,13 @@ static struct timespec sleep_time(struct loop *lp)
 		if (c && (c > now ? c - now : 0) < t)
 			t = c > now ? c - now : 0;
 	}
-	if (d->sq.deadline) {
-		__u64 w = d->sq.deadline > now ? d->sq.deadline - now : 0;
+	if (eng()->sq.deadline) {
+		__u64 w = eng()->sq.deadline > now ? eng()->sq.deadline - now : 0;
 
 		if (w < t)
 			t = w;
 	}
-	if (d->sq.poll && t > SQ_POLL_NS)
+	if (eng()->sq.poll && t > SQ_POLL_NS)
 		t = SQ_POLL_NS;
 	return (struct timespec){ (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
 }
@@ -328,7 +320,7 @@ static void drop_stalled(struct loop *lp)
 
 /* What woke the loop: new clients, events, the proxy, doorbells, requests,
  * CQs with room again, orphans whose process ended. */
-static void serve_ready(struct loop *lp)
+static void serve_ctl(struct loop *lp)
 {
 	struct xhcad *d = lp->d;
 	__u64 v;
@@ -373,33 +365,66 @@ static void serve_ready(struct loop *lp)
 	}
 }
 
+/* What woke the loop; the other engines stopped while it is served, if it
+ * is more than the data path's. */
+static void serve_ready(struct loop *lp)
+{
+	int ctl = 0;
+	__u64 v;
+
+	for (int i = 0; i < lp->first_data && !ctl; i++)
+		ctl = !!revents(lp, i);
+	if (revents(lp, lp->first_data) &&
+	    read(lp->d->eng[0].wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		pr_debug("wake: %s\n", strerror(errno));
+	if (!ctl)
+		return;
+	engines_stop(lp->d);
+	serve_ctl(lp);
+	engines_go(lp->d);
+}
+
 /* The data path's turn, then housekeeping when it is due. */
 static void run_round(struct loop *lp)
 {
 	struct xhcad *d = lp->d;
-	int n, work;
+	int n, work, spilled;
 
-	if (d->nflush)
+	if (eng()->nflush)
 		qp_flush_run(d);
-	if (d->state_dirty)
+	if (d->state_dirty) {
+		engines_stop(d);
 		state_save(d);
+		engines_go(d);
+	}
+	spilled = cq_spill_run(d);
 	n = round_run(d, BUDGET, &lp->wait_ns, &work);
 	if (work)
 		lp->last_work = now_ns();
 	/* (looped frames are in no socket the poll set would see) */
-	lp->more = n == BUDGET || mcast_pending(d) || d->sq.more ||
+	lp->more = spilled || n == BUDGET || mcast_pending(d) || eng()->sq.more ||
 		   (xsk_lo_held(d) && round_ready(d));
 	/* FIFO: an oldest frame that cannot move stops everything; wait for
 	 * its doorbell rather than spin on readable sockets. (Only a blocked
 	 * queue stops FIFO: frames counted in flight but not yet in a ring
 	 * must not put the loop to sleep.) */
-	lp->stalled = d->sched.mode == FQ_SCHED_FIFO && !n && !lp->wait_ns && any_blocked(d);
-	cm_timers(d);
+	lp->stalled = eng()->sched.mode == FQ_SCHED_FIFO && !n && !lp->wait_ns && any_blocked(d);
+	if (d->cm) {
+		__u64 c = cm_deadline(d);
+
+		if (c && c <= now_ns()) {
+			engines_stop(d);
+			cm_timers(d);
+			engines_go(d);
+		}
+	}
 	if (now_ns() >= lp->next_hk) {
+		engines_stop(d);
 		xsk_sync_drops(d);
 		qp_cq_overruns(d);
 		recheck_blocked(d);
 		drop_stalled(lp);
+		engines_go(d);
 		lp->next_hk = now_ns() + HOUSEKEEP_NS;
 	}
 }
@@ -410,6 +435,7 @@ static void loop_end(struct loop *lp)
 {
 	struct xhcad *d = lp->d;
 
+	engines_end(d); /* (from here on one thread) */
 	if (d->keep) {
 		for (int i = 0; i < lp->ncl; i++) {
 			struct session *s = session_find(d, lp->cl[i].session);
@@ -468,7 +494,7 @@ static int skip_ppoll(struct loop *lp)
 		return 0;
 	if (!lp->more && (now_ns() - lp->last_work >= d->poll_ns || !busy_poll(lp)))
 		return 0;
-	d->polled += !lp->more;
+	eng()->polled += !lp->more;
 	if (++lp->quiet_polls >= 16) {
 		lp->quiet_polls = 0;
 		return 0;
@@ -489,8 +515,10 @@ int xhcad_run(struct xhcad *d, int lfd)
 	lp->next_hk = now_ns() + HOUSEKEEP_NS;
 	lp->ev = ring_buffer__new(d->m.events, on_event, d, NULL);
 	lp->xepfd = epoll_create1(EPOLL_CLOEXEC);
-	for (__u32 f = 0; lp->xepfd >= 0 && !err && f < d->nflowq; f++)
+	for (__u32 f = 0; lp->xepfd >= 0 && !err && f < d->nflowq; f += d->neng)
 		err = fq_epoll(lp, f, 1);
+	if (!err && (err = engines_start(d)))
+		pr_warn("cannot start the engines: %s\n", strerror(-err));
 	if (!lp->ev || lp->xepfd < 0 || err) {
 		err = err ?: -errno;
 		ring_buffer__free(lp->ev);
@@ -511,13 +539,16 @@ int xhcad_run(struct xhcad *d, int lfd)
 		}
 		poll_set(lp);
 		ts = sleep_time(lp);
-		d->sleeps += ts.tv_sec || ts.tv_nsec;
+		eng()->sleeps += ts.tv_sec || ts.tv_nsec;
+		__atomic_store_n(&eng()->sleeping, 1, __ATOMIC_SEQ_CST);
 		if (ppoll(lp->ps.p, (nfds_t)lp->ps.n, &ts, NULL) < 0) {
+			__atomic_store_n(&eng()->sleeping, 0, __ATOMIC_SEQ_CST);
 			if (errno == EINTR)
 				continue;
 			err = -errno;
 			break;
 		}
+		__atomic_store_n(&eng()->sleeping, 0, __ATOMIC_SEQ_CST);
 		serve_ready(lp);
 		run_round(lp);
 	}

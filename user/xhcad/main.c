@@ -86,6 +86,7 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 	/* What an earlier xhcad left: sessions that live on keep their
 	 * memory, regions, CQs and QPs; every other region goes. */
 	state_restore(d, d->maps_reused);
+	qp_engines_fix(d);
 	mr_sweep(d);
 	hm_settle(d);
 	err = filter_init(d);
@@ -119,7 +120,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 				 __ATOMIC_RELEASE);
 		q->gate = 0;
 	}
-	sched_init(&d->sched, mode, d->nflowq, XSK_FRAME_SIZE);
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++)
+		sched_init(&d->eng[k].sched, mode, d->nflowq, XSK_FRAME_SIZE);
 	flowq_init(d);
 	err = lo_init(d);
 	if (!err)
@@ -308,6 +310,7 @@ SETTER(set_group)
 }
 
 SETTER(set_poll) { O->d->poll_ns = v * 1000ull; return 0; }
+SETTER(set_engines) { O->d->neng = (__u32)v; return 0; }
 
 SETTER(set_no_cm) { O->d->no_cm = 1; return 0; }
 
@@ -386,6 +389,10 @@ static const struct xhca_opt xopts[] = {
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
 	  NUM(0, 1000000, POLL_US_DEFAULT)),
+	OPT(34, "engines", "N", "data path threads: engine k runs flow queues k, k+N, ...\n"
+	  "(their QPs, sockets, send queues); at most the interface's\n"
+	  "RX queues and the flow queues (default 0: one per CPU)", set_engines,
+	  NUM(0, XHCA_ENGINES_MAX, 0)),
 	OPT(21, "group", "GROUP", "the control socket is this group's too (mode 0660): its\n"
 	  "members run verbs programs, each on its own objects only;\n"
 	  "default: root alone (0600)", set_group,
@@ -556,6 +563,7 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 		err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
 	if (err)
 		return 1;
+	xsk_engines(d); /* (before the QPs: each goes to its engine) */
 	err = qp_table_init(d);
 	if (!err)
 		err = qp_reconcile(d);
@@ -566,8 +574,9 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 		if (err)
 			pr_warn("cannot set up the host interface: %s\n", strerror(-err));
 	}
+	if (!err)
+		net_local_mac(d); /* (once: every engine reads it) */
 	if (!err && !d->no_cm) { /* the connection manager: QP1's MADs */
-		net_local_mac(d);
 		err = cm_init(d);
 		err = err ?: qp_gsi_ensure(d);
 	}
@@ -722,6 +731,13 @@ int main(int argc, char **argv)
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };
 	int err, next;
+
+	d.neng = 0; /* (--engines: one per CPU) */
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
+		d.eng[k].id = k;
+		d.eng[k].wake_fd = -1;
+	}
+	eng_self = &d.eng[0]; /* (the main thread is engine 0) */
 
 	err = configure(argc, argv, &o, &next);
 	if (err)

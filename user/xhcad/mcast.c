@@ -599,7 +599,7 @@ static int eligible(struct xhcad *d, struct mc_group *g, const struct mc_member 
 	const struct xhca_qp_ctx *c = &d->ctxm[mb->lidx];
 
 	if (!qh->valid || qh->gen != mb->gen || c->gen != mb->gen || !c->valid) {
-		g->skip_stale++;
+		__atomic_fetch_add(&g->skip_stale, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (c->state < XHCA_QPS_RTR || c->state >= XHCA_QPS_ERR) {
@@ -728,7 +728,7 @@ int mcast_run(struct xhcad *d, int budget)
 				mc->stale++; /* destroyed (or re-created) since */
 				g = NULL;
 			} else if (xhca_icrc_check_frame(fr, mc->len)) {
-				d->resp.bad_icrc++; /* checked once here, for every copy */
+				eng()->resp.bad_icrc++; /* checked once here, for every copy */
 				g = NULL;
 			} else if (m->reason == XHCA_R_TO_MCAST_PORTS) {
 				ports_send(d, g, fr, mc->len);
@@ -759,16 +759,16 @@ void mcast_delivered(struct xhcad *d, __u32 group, int reason)
 		return;
 	switch (reason) {
 	case XHCA_H_PLACED:
-		g->copies++;
+		__atomic_fetch_add(&g->copies, 1, __ATOMIC_RELAXED); /* (its member's engine) */
 		break;
 	case XHCA_H_RNR:
-		g->rnr++;
+		__atomic_fetch_add(&g->rnr, 1, __ATOMIC_RELAXED);
 		break;
 	case XHCA_H_STALE:
 		g->skip_stale++;
 		break;
 	default:
-		g->errors++;
+		__atomic_fetch_add(&g->errors, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -629,7 +629,8 @@ static const char *bind_refused(const struct mr_rt *w, const struct mr_rt *m, __
 	return NULL;
 }
 
-__u8 mw_bind(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, const struct mw_bind *b)
+static __u8 bind_locked(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn,
+			const struct mw_bind *b)
 {
 	__u32 i = idx_of(b->rkey);
 	struct mr_rt *w = mw_at(d, owner, i);
@@ -674,7 +675,8 @@ __u8 mw_bind(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, const struct mw_
 	return 0;
 }
 
-int mw_invalidate(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, __u32 rkey, int remote)
+static int invalidate_locked(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, __u32 rkey,
+			     int remote)
 {
 	struct mr_rt *w = mw_at(d, owner, idx_of(rkey));
 
@@ -686,6 +688,28 @@ int mw_invalidate(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, __u32 rkey,
 	mr_barrier(d);
 	d->mr.mw.invalidations++;
 	return 0;
+}
+
+/* (send queues of several engines bind and invalidate windows: one at a
+ * time) */
+__u8 mw_bind(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, const struct mw_bind *b)
+{
+	__u8 st;
+
+	spin_lock(&d->mr.wlock);
+	st = bind_locked(d, owner, pd, qpn, b);
+	spin_unlock(&d->mr.wlock);
+	return st;
+}
+
+int mw_invalidate(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn, __u32 rkey, int remote)
+{
+	int r;
+
+	spin_lock(&d->mr.wlock);
+	r = invalidate_locked(d, owner, pd, qpn, rkey, remote);
+	spin_unlock(&d->mr.wlock);
+	return r;
 }
 
 /* ---- protection domains ---------------------------------------------------- */

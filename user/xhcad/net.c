@@ -20,9 +20,10 @@
 
 int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 {
-	d->net.nladdr = lo_if_addrs(d, d->ifindex, d->net.laddr, 16);
-	*out = (const __u8 (*)[16])d->net.laddr;
-	return d->net.nladdr;
+	static __thread __u8 laddr[16][16]; /* (each engine's) */
+
+	*out = (const __u8 (*)[16])laddr;
+	return lo_if_addrs(d, d->ifindex, laddr, 16);
 }
 
 int net_is_local(struct xhcad *d, const __u8 ip[16])
@@ -121,7 +122,7 @@ static void neigh_poke(const struct xhcad *d, const __u8 ip[16])
 
 /* The destination MAC of ip: a multicast one from the address, else the
  * neighbour table. UD destinations are kept a second. */
-static struct {
+static __thread struct {	/* (each engine's) */
 	__u8 ip[16];
 	__u8 mac[6];
 	__u64 ms;
@@ -153,7 +154,7 @@ int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
 	}
 	if (xhca_neigh_lookup(d->ifindex, ip, !v4, mac)) {
 		neigh_poke(d, ip);
-		d->req.no_neigh++;
+		eng()->req.no_neigh++;
 		return -EHOSTUNREACH;
 	}
 	memcpy(ncache[slot].ip, ip, 16);

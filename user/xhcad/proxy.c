@@ -789,7 +789,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 		proxy_record(d, qh, m->csn, NULL);
 		if (qh->type == XHCA_QPT_RC)
 			return resp_bad_icrc(d, qh, m);
-		d->resp.bad_icrc++;
+		eng()->resp.bad_icrc++;
 		return XHCA_H_BAD_ICRC;
 	}
 	if (xhca_op_responded(op)) {
@@ -845,8 +845,8 @@ int proxy_drain(struct xhcad *d, int budget)
 		m = *mp;
 		xsk_take(d, XHCA_FLOWQ_PROXY);
 		r = hand_over(d, &m, fr, len);
-		d->host[r].packets++;
-		d->host[r].bytes += len;
+		eng()->host[r].packets++;
+		eng()->host[r].bytes += len;
 		if (r != XHCA_H_TO_PROXY)
 			deq_add(d, 1); /* done with here: out of the proxy's backlog */
 		xsk_done(d);
@@ -900,8 +900,8 @@ static int replay(struct xhcad *d, struct px_msg *r)
 		m.flowq = qh->flowq;
 		qh->rcv.psn_valid = 0;
 		k = deliver_frame(d, m.flowq, &m, x->data, x->len);
-		d->host[k].packets++;
-		d->host[k].bytes += x->len;
+		eng()->host[k].packets++;
+		eng()->host[k].bytes += x->len;
 		CNT(d->px, replayed);
 	}
 	qh->rcv.psn_valid = saved_valid;

@@ -141,6 +141,7 @@ struct proxy {
 	int started;
 	int stop;
 	struct spsc in, out;
+	int in_lock;		/* in's producers: the main thread, an engine's proxy_sync */
 	int in_efd, out_efd;
 	struct pxqp *qp;	/* by local index */
 	__u32 *act;		/* local indexes of the active ones */

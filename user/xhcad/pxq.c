@@ -11,9 +11,15 @@
 #include <stdio.h>
 #include "proxy_int.h"
 
+/* (one producer at a time: the main thread, or an engine's sync) */
 int px_in_push(struct proxy *p, struct px_msg *x)
 {
-	if (spsc_push(&p->in, x)) {
+	int r;
+
+	spin_lock(&p->in_lock);
+	r = spsc_push(&p->in, x);
+	spin_unlock(&p->in_lock);
+	if (r) {
 		p->lost_main++;
 		msg_free(x);
 		return -ENOBUFS;
@@ -26,7 +32,14 @@ int px_in_push(struct proxy *p, struct px_msg *x)
  * room rather than lose it. */
 static void px_in_push_wait(struct proxy *p, struct px_msg *x)
 {
-	while (spsc_push(&p->in, x)) {
+	for (;;) {
+		int r;
+
+		spin_lock(&p->in_lock);
+		r = spsc_push(&p->in, x);
+		spin_unlock(&p->in_lock);
+		if (!r)
+			break;
 		wake(p->in_efd);
 		usleep(50);
 	}

@@ -195,10 +195,21 @@ static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
 	}
 }
 
-__u32 qp_default_flowq(const struct xhcad *d, __u32 qpn)
+/* A QP that engine 0 must run: QP1 (the connection manager's) or one whose
+ * completions go to the proxy (its mailbox and reorderer are engine 0's). */
+static int engine0_only(__u32 qpn, const struct cq *cq)
 {
-	/* Fibonacci hashing: neighbouring QPNs land on different queues. */
-	return d->nflowq ? (__u32)(((__u64)(qpn * 2654435761u) * d->nflowq) >> 32) : 0;
+	return qpn == XHCA_QPN_GSI || (cq && cq->proxy);
+}
+
+__u32 qp_default_flowq(const struct xhcad *d, __u32 qpn, int eng0)
+{
+	/* Fibonacci hashing: neighbouring QPNs land on different queues (of
+	 * engine 0's, f % neng == 0, when the QP must be its) */
+	__u32 n = eng0 ? (d->nflowq + d->neng - 1) / d->neng : d->nflowq;
+	__u32 i = n ? (__u32)(((__u64)(qpn * 2654435761u) * n) >> 32) : 0;
+
+	return eng0 ? i * d->neng : i;
 }
 
 static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
@@ -215,6 +226,28 @@ static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
  * broken: CAM entries whose context does not point back with the same
  * generation, contexts no CAM entry points at, impossible field values.
  */
+void qp_engines_fix(struct xhcad *d)
+{
+	for (__u32 l = 0; d->neng > 1 && l < d->max_qps; l++) {
+		struct qp_host *qh = &d->qh[l];
+		struct xhca_qp_ctx c;
+		__u32 f;
+
+		if (!qh->valid || !engine0_only(qh->gqpn, qh->cq) || !fq_engine(d, qh->flowq) ||
+		    qp_ctx_read(d, l, &c))
+			continue;
+		f = qp_default_flowq(d, qh->gqpn, 1);
+		pr_info("QP 0x%06x: flow queue %u -> %u (engine 0's: xhcad --engines %u now)\n",
+			qh->gqpn, qh->flowq, f, d->neng);
+		if (qh->flowq < d->nflowq)
+			d->fq[qh->flowq].nqps--;
+		d->fq[f].nqps++;
+		c.flowq = (__u8)f;
+		qp_ctx_write(d, l, &c, 0);
+		sq_move(d, qh, f);
+	}
+}
+
 int qp_reconcile(struct xhcad *d)
 {
 	__u32 key, next, *keys = NULL, nkeys = 0, i, max_qpn = 0;
@@ -578,6 +611,19 @@ int qp_gsi_ensure(struct xhcad *d)
 	return rc;
 }
 
+/* A flow queue given for a QP engine 0 must run is one of engine 0's. */
+static int create_check_engine(struct xhcad *d, const struct xhca_qp_attr *a,
+			       const struct cq *cq, char *err, size_t errlen)
+{
+	if (!(a->mask & XHCA_QPA_FLOWQ) || !engine0_only(a->qpn, cq) || !fq_engine(d, a->flowq))
+		return 0;
+	return errf(err, errlen, -EINVAL,
+		    "qp create: flow queue %u is engine %u's; a %s runs on engine 0 (xhcad "
+		    "--engines %u): give a flow queue that is a multiple of %u", a->flowq,
+		    fq_engine(d, a->flowq), cq && cq->proxy ? "QP of a proxy CQ" : "GSI QP",
+		    d->neng, d->neng);
+}
+
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
 {
 	struct qp_new n = { .buf_size = a->buf_size ? a->buf_size : 4096 };
@@ -593,6 +639,7 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	rc = rc ?: create_check_attr(d, a, pkey, err, errlen);
 	rc = rc ?: create_check_recv(d, a, owner, &n, err, errlen);
 	rc = rc ?: create_check_send(d, a, owner, &n, err, errlen);
+	rc = rc ?: create_check_engine(d, a, n.cq, err, errlen);
 	rc = rc ?: create_check_quota(d, owner, err, errlen);
 	rc = rc ?: create_slot(d, a, pkey, &lidx, &pidx, err, errlen);
 	rc = rc ?: create_rings(d, a, owner, &n, err, errlen);
@@ -602,7 +649,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		rings_free(d, owner, &n);
 		return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 	}
-	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq : qp_default_flowq(d, qpn);
+	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq
+					    : qp_default_flowq(d, qpn, engine0_only(qpn, n.cq));
 	ctx_new(d, a, lidx, qpn, flowq, pidx, pkey, owner, n.cq, &c);
 	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	qp_ctx_write(d, lidx, &c, 1);
@@ -1024,13 +1072,15 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, __u32 owner,
 {
 	struct xhca_counter *v;
 	struct xhca_qp_ctx c;
+	struct engine tot;
 	__u32 r, lidx = 0;
 	int i, rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->nr_reasons = XHCA_R_MAX;
 	out->nr_host = XHCA_H_MAX;
-	memcpy(out->host, d->host, sizeof(out->host));
+	round_totals(d, &tot);
+	memcpy(out->host, tot.host, sizeof(out->host));
 	if (rq->flags & XHCA_STATS_F_QP) {
 		rc = qp_find(d, "stats", rq->qpn, owner, &lidx, &c, err, errlen);
 		if (rc)
@@ -1055,7 +1105,7 @@ int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, __u32 owner,
 	if ((rq->flags & XHCA_STATS_F_RESET) && (rq->flags & XHCA_STATS_F_QP)) {
 		percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	} else if (rq->flags & XHCA_STATS_F_RESET) {
-		memset(d->host, 0, sizeof(d->host));
+		round_totals_reset(d);
 		for (r = 0; r < XHCA_R_MAX; r++)
 			percpu_zero(d, d->m.stats, r, sizeof(struct xhca_counter));
 		for (lidx = 0; lidx < d->max_qps; lidx++)

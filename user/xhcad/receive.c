@@ -91,7 +91,7 @@ void qp_ring_fatal(struct xhcad *d, struct qp_host *qh, const char *which)
 {
 	if (qp_fatal(d, qh))
 		return;
-	d->ring_faults++;
+	eng()->ring_faults++;
 	pr_info("QP 0x%06x: error state (its %s queue's producer index is garbage)\n", qh->gqpn,
 		which);
 }
@@ -110,7 +110,7 @@ void qp_cq_overruns(struct xhcad *d)
 		    cq_used(cq) < cq_room(cq))
 			continue;
 		cq->overrun = 1;
-		d->cq_overruns++;
+		eng()->cq_overruns++;
 		__atomic_store_n(&cq->ring->qp_err, XHCA_CQ_OVERRUN, __ATOMIC_RELEASE);
 		pr_info("CQ %u: overrun (full for %llu ms with completions waiting); its QPs go to "
 			"the error state\n", cq->id, (unsigned long long)((now - cq->full_since) / 1000000));
@@ -143,6 +143,26 @@ static void rq_pop(struct qp_host *qh)
 	__atomic_store_n(&qh->rcv.rq->cons, ++*rq_cons(qh), __ATOMIC_RELEASE);
 }
 
+/* The receive queue's head entry for a message that starts: an SRQ's
+ * leaves the shared ring at once, under its lock (QPs of other engines
+ * take from it too), and is the QP's (held) until its message ends. */
+static int rq_take(struct qp_host *qh, struct xhca_rwqe *w)
+{
+	struct srq *q = qh->rcv.srq;
+	int r;
+
+	if (!q)
+		return rq_head(qh, w);
+	spin_lock(&q->lock);
+	r = rq_head(qh, w);
+	if (r) {
+		rq_pop(qh);
+		qh->rcv.held = 1;
+	}
+	spin_unlock(&q->lock);
+	return r;
+}
+
 /* Writes a completion for the RQ head and consumes it. The ready check left
  * a slot. The application hears of it at the end of the batch (cq_notify).
  * A proxy CQ's goes to the proxy, which writes it in its message's turn
@@ -170,10 +190,8 @@ static void complete_rq(struct xhcad *d, struct qp_host *qh, const struct xhca_c
 	}
 	if (cq->overrun)
 		return; /* (its QP is in error: this is a flush) */
-	cq->e[cq->prod & (cq->depth - 1)] = *c;
-	__atomic_store_n(&cq->ring->prod, ++cq->prod, __ATOMIC_RELEASE);
+	cq_write(cq, c);
 	qh->cnt.completions++;
-	cq->dirty = 1;
 }
 
 static void complete(struct xhcad *d, struct qp_host *qh, const struct xhca_cqe *c)
@@ -415,7 +433,7 @@ static int send_begin(struct xhcad *d, struct qp_host *qh, const struct pkt_info
 	qh->rcv.discard = 0;
 	if (qh->rcv.held)
 		; /* the SRQ's entry an abandoned message took: this one's */
-	else if (!rq_head(qh, &qh->rcv.wqe)) {
+	else if (!rq_take(qh, &qh->rcv.wqe)) {
 		if (qh->rcv.rq_broken) {
 			qp_ring_fatal(d, qh, "receive");
 			return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
@@ -423,13 +441,10 @@ static int send_begin(struct xhcad *d, struct qp_host *qh, const struct pkt_info
 		qh->cnt.rnr++;
 		return recv_msg_fail(qh, end, XHCA_H_RNR);
 	} else if (rq_load(d, qh)) {
+		/* (an SRQ's entry is off its ring already: another QP's
+		 * message starting meanwhile takes the next) */
 		complete_err(d, qh, XHCA_WC_LOC_PROT_ERR, XHCA_H_BAD_BUF, m);
 		return recv_msg_fail(qh, end, XHCA_H_BAD_BUF);
-	} else if (qh->rcv.srq) {
-		/* off the shared ring now (its pieces copied by rq_load):
-		 * another QP's message starting meanwhile takes the next */
-		rq_pop(qh);
-		qh->rcv.held = 1;
 	}
 	qh->rcv.msg_off = 0;
 	qh->rcv.in_msg = MSG_SEND;
@@ -526,7 +541,7 @@ int recv_write_imm(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_met
 		.qp_num = qh->gqpn, .rx_ns = m->rx_ns,
 	};
 
-	if (!qh->rcv.held && !rq_head(qh, &qh->rcv.wqe)) {
+	if (!qh->rcv.held && !rq_take(qh, &qh->rcv.wqe)) {
 		if (qh->rcv.rq_broken) {
 			qp_ring_fatal(d, qh, "receive");
 			return XHCA_H_BAD_BUF;
@@ -683,7 +698,7 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 	if (qh->flowq < d->nflowq)
 		d->fq[qh->flowq].nqps--;
 	if (qh->rcv.flush)
-		d->nflush--;
+		qp_eng(d, qh)->nflush--;
 	qh->rcv.flush = 0;
 	qh->valid = 0;
 	qh->cq = NULL;
@@ -711,13 +726,14 @@ static int flush_rq(struct xhcad *d, struct qp_host *qh)
 
 void qp_flush_run(struct xhcad *d)
 {
-	for (__u32 l = 0; d->nflush && l < d->max_qps; l++) {
+	/* (the running engine's QPs: another's are its own to flush) */
+	for (__u32 l = 0; eng()->nflush && l < d->max_qps; l++) {
 		struct qp_host *qh = &d->qh[l];
 
-		if (!qh->valid || !qh->rcv.flush || flush_rq(d, qh))
+		if (!qh->valid || !qh->rcv.flush || qp_eng(d, qh) != eng() || flush_rq(d, qh))
 			continue;
 		qh->rcv.flush = 0;
-		d->nflush--;
+		eng()->nflush--;
 	}
 	cq_notify(d);
 	proxy_kick(d);
@@ -738,7 +754,7 @@ void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 	/* an SRQ's buffers are its other QPs' too: they stay (verbs) */
 	if (qh->rcv.rq && !qh->rcv.srq && !qh->rcv.flush) {
 		qh->rcv.flush = 1;
-		d->nflush++;
+		qp_eng(d, qh)->nflush++;
 	}
 	if (qh->sq) /* and its send requests, flushed by sq_run */
 		sq_mark_error(qh->sq);

@@ -99,7 +99,7 @@ static int credit_wait(struct xhcad *d, struct sq_state *s, const struct sq_ent 
 		return 0;
 	}
 	if (!s->credit_held)
-		d->req.credit_waits++;
+		eng()->req.credit_waits++;
 	s->credit_held = 1;
 	return 1;
 }
@@ -162,8 +162,8 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->max_rd_atomic = XHCA_MAX_RD_ATOMIC_DEFAULT;
 	s->cwnd = SQ_WINDOW;
 	s->qh = qh;
-	s->next_sq = d->sq.list;
-	d->sq.list = s;
+	s->next_sq = qp_eng(d, qh)->sq.list;
+	qp_eng(d, qh)->sq.list = s;
 	qh->sq = s;
 	sq_note(d, s, s->cons);
 	return 0;
@@ -171,13 +171,36 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 
 void sq_fini(struct xhcad *d)
 {
-	while (d->sq.list) {
-		struct sq_state *s = d->sq.list;
+	for (__u32 k = 0; k < d->neng; k++) {
+		struct requester *rq = &d->eng[k].sq;
 
-		d->sq.list = s->next_sq;
-		s->qh->sq = NULL;
-		free(s->ent);
-		free(s);
+		while (rq->list) {
+			struct sq_state *s = rq->list;
+
+			rq->list = s->next_sq;
+			s->qh->sq = NULL;
+			free(s->ent);
+			free(s);
+		}
+	}
+}
+
+void sq_move(struct xhcad *d, struct qp_host *qh, __u32 flowq)
+{
+	struct sq_state *s = qh->sq, **pp;
+
+	if (s) {
+		for (pp = &qp_eng(d, qh)->sq.list; *pp; pp = &(*pp)->next_sq) {
+			if (*pp == s) {
+				*pp = s->next_sq;
+				break;
+			}
+		}
+	}
+	qh->flowq = (__u8)flowq;
+	if (s) {
+		s->next_sq = qp_eng(d, qh)->sq.list;
+		qp_eng(d, qh)->sq.list = s;
 	}
 }
 
@@ -188,7 +211,7 @@ void sq_detach(struct xhcad *d, struct qp_host *qh)
 
 	if (!s)
 		return;
-	for (pp = &d->sq.list; *pp; pp = &(*pp)->next_sq) {
+	for (pp = &qp_eng(d, qh)->sq.list; *pp; pp = &(*pp)->next_sq) {
 		if (*pp == s) {
 			*pp = s->next_sq;
 			break;
@@ -297,7 +320,7 @@ static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 
 	e->done = 1;
 	e->status = status;
 	e->syndrome = syndrome;
-	d->req.errors++;
+	eng()->req.errors++;
 	qp_set_error(d, lidx_of(d, qh), qh->gen);
 	/* its completion (and those before it) first, then the flushed ones,
 	 * as rxe's completer: the application polls the error before the
@@ -456,7 +479,7 @@ static void sq_fetch(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		e->w = s->e[s->fetched & (s->depth - 1)];
 		e->status = swqe_check(d, s->qh, c, &e->w);
 		s->fetched++;
-		d->req.wqes++;
+		eng()->req.wqes++;
 	}
 }
 
@@ -551,7 +574,7 @@ static void note_sent(struct xhcad *d, struct sq_state *s, const struct sq_ent *
 		end = e->psn + (i * RD_CHUNK + RD_CHUNK < e->npkts ? i * RD_CHUNK + RD_CHUNK
 								  : e->npkts);
 	if (xhca_psn_diff(psn, s->hi_psn) < 0)
-		d->req.retransmits++;
+		eng()->req.retransmits++;
 	if (xhca_psn_diff(end, s->hi_psn) > 0)
 		s->hi_psn = end & XHCA_PSN_MASK;
 }
@@ -624,8 +647,8 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		return r;
 	if (qh->type == XHCA_QPT_RC)
 		note_sent(d, s, e, i, op, p.psn);
-	d->req.packets++;
-	d->req.bytes += plen;
+	eng()->req.packets++;
+	eng()->req.bytes += plen;
 	return 0;
 }
 
@@ -982,14 +1005,14 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	e = oldest(s);
 	t = holding(s, psn, &i) ? NULL : ent(s, i);
 	if (!e || !t) {
-		d->req.stale++;
+		eng()->req.stale++;
 		return XHCA_H_RESP_STALE;
 	}
 	/* a READ or ATOMIC before it lost its response: from there */
 	if (e != t && is_rdat(e->w.opcode))
 		from = e->psn + e->rd_off / mtu;
 	if (XHCA_AETH_KIND(syn) == XHCA_AETH_RNR) {
-		d->req.rnr_naks++;
+		eng()->req.rnr_naks++;
 		if (!s->rnr_left) {
 			sq_fail(d, s->qh, e, XHCA_WC_RNR_RETRY_EXC_ERR, syn);
 			return XHCA_H_RESP_NAK;
@@ -1003,7 +1026,7 @@ static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u6
 	}
 	switch (syn) {
 	case XHCA_AETH_NAK_SEQ:
-		d->req.seq_naks++;
+		eng()->req.seq_naks++;
 		retry(d, s, e, from);
 		break;
 	case XHCA_AETH_NAK_INVALID:
@@ -1055,7 +1078,7 @@ static enum comp_state cs_check_qp(struct comp_run *x)
 	x->s = x->qh->sq;
 	if (!x->s || x->qh->type != XHCA_QPT_RC || x->s->error)
 		return CS_STALE;
-	x->d->sq.kick = 1; /* completions to write, room in the windows */
+	eng()->sq.kick = 1; /* completions to write, room in the windows */
 	if (x->pi->oi->flags & XHCA_H_AETH)
 		x->aeth = be32(x->pi->bth + 12);
 	if (x->pi->op == XHCA_OP_ACK)
@@ -1083,7 +1106,7 @@ static int credits_raise(const struct sq_state *s, __u32 psn, __u8 syn)
 static enum comp_state cs_ack(struct comp_run *x)
 {
 	if (credits_raise(x->s, x->psn, (__u8)(x->aeth >> 24))) {
-		x->d->req.credit_updates++;
+		eng()->req.credit_updates++;
 		x->r = XHCA_H_RESP_ACK; /* sq_response takes its count */
 		return CS_DONE;
 	}
@@ -1190,7 +1213,7 @@ static enum comp_state cs_read(struct comp_run *x)
 
 static enum comp_state cs_stale(struct comp_run *x)
 {
-	x->d->req.stale++;
+	eng()->req.stale++;
 	x->r = XHCA_H_RESP_STALE;
 	return CS_DONE;
 }
@@ -1279,7 +1302,7 @@ static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now)
 		s->cons++;
 		__atomic_store_n(&s->ring->cons, s->cons, __ATOMIC_RELEASE);
 		if (signaled && !cq_put(d, s->cq, &c))
-			d->req.completions++;
+			eng()->req.completions++;
 		n++;
 	}
 	if ((int)(s->acked - s->cons) < 0)
@@ -1298,7 +1321,7 @@ static void sq_timeout(struct xhcad *d, struct sq_state *s)
 	s->deadline = 0;
 	if (!e || e->done)
 		return;
-	d->req.timeouts++;
+	eng()->req.timeouts++;
 	/* held at the window's edge inside a message, its AckReq packet
 	 * answered by nothing that moves the window, from a responder that
 	 * never acknowledged inside a message: it acknowledges whole
@@ -1322,9 +1345,9 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 
 	*more = 0;
 	*deadline = 0;
-	if (d->sq.list && net_local_mac(d))
+	if (eng()->sq.list && net_local_mac(d))
 		return 0;
-	for (struct sq_state *s = d->sq.list; s; s = s->next_sq) {
+	for (struct sq_state *s = eng()->sq.list; s; s = s->next_sq) {
 		const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];
 
 		sq_fetch(d, s, c);
@@ -1348,22 +1371,26 @@ __u32 sq_in_flight(const struct xhcad *d, const struct cq *cq)
 {
 	__u32 n = 0;
 
-	for (const struct sq_state *s = d->sq.list; s; s = s->next_sq) {
-		__u32 prod;
+	/* (the control thread's, the engines stopped: a CQ's QPs may be on
+	 * any of them) */
+	for (__u32 k = 0; k < d->neng; k++) {
+		for (const struct sq_state *s = d->eng[k].sq.list; s; s = s->next_sq) {
+			__u32 prod;
 
-		if (s->cq != cq || sq_prod(s, &prod))
-			continue;
-		for (__u32 i = s->cons; i != prod; i++)
-			n += !!(s->e[i & (s->depth - 1)].flags & XHCA_SEND_SIGNALED);
+			if (s->cq != cq || sq_prod(s, &prod))
+				continue;
+			for (__u32 i = s->cons; i != prod; i++)
+				n += !!(s->e[i & (s->depth - 1)].flags & XHCA_SEND_SIGNALED);
+		}
 	}
 	return n;
 }
 
 int sq_ready(const struct xhcad *d)
 {
-	if (d->sq.deadline && now_ns() >= d->sq.deadline)
+	if (eng()->sq.deadline && now_ns() >= eng()->sq.deadline)
 		return 1;
-	for (const struct sq_state *s = d->sq.list; s; s = s->next_sq)
+	for (const struct sq_state *s = eng()->sq.list; s; s = s->next_sq)
 		if (sq_pending(s))
 			return 1;
 	return 0;
@@ -1373,8 +1400,8 @@ int sq_arm(struct xhcad *d)
 {
 	int again = 0;
 
-	d->sq.poll = 0;
-	for (struct sq_state *s = d->sq.list; s; s = s->next_sq) {
+	eng()->sq.poll = 0;
+	for (struct sq_state *s = eng()->sq.list; s; s = s->next_sq) {
 		struct session *se = s->qh->owner ? session_find(d, s->qh->owner) : NULL;
 
 		/* A session kept across a restart has not sent this xhcad its
@@ -1383,7 +1410,7 @@ int sq_arm(struct xhcad *d)
 		 * ring the old xhcad's doorbell). */
 		if (se && se->sq_dbfd < 0) {
 			__atomic_store_n(&s->ring->armed, 0, __ATOMIC_SEQ_CST);
-			d->sq.poll = 1;
+			eng()->sq.poll = 1;
 			continue;
 		}
 		if (__atomic_load_n(&s->ring->armed, __ATOMIC_RELAXED))
@@ -1391,7 +1418,7 @@ int sq_arm(struct xhcad *d)
 		__atomic_store_n(&s->ring->armed, 1, __ATOMIC_SEQ_CST);
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (struct sq_state *s = d->sq.list; s; s = s->next_sq)
+	for (struct sq_state *s = eng()->sq.list; s; s = s->next_sq)
 		if (sq_pending(s))
 			again = 1;
 	return again;

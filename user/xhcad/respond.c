@@ -23,14 +23,14 @@
 static void count_aeth(struct xhcad *d, __u8 syndrome)
 {
 	if (!XHCA_AETH_KIND(syndrome)) {
-		d->resp.acks++;
+		eng()->resp.acks++;
 		return;
 	}
-	d->naks++;
+	eng()->naks++;
 	if (XHCA_AETH_KIND(syndrome) == XHCA_AETH_RNR)
-		d->resp.rnr_naks++;
+		eng()->resp.rnr_naks++;
 	else if (syndrome == XHCA_AETH_NAK_SEQ)
-		d->resp.seq_naks++;
+		eng()->resp.seq_naks++;
 }
 
 static void ack_flush(struct xhcad *d, struct qp_host *qh);
@@ -282,10 +282,10 @@ static void credit_sent(struct xhcad *d, struct qp_host *qh)
 			unwatch(d, r->credit_slot - 1);
 		return;
 	}
-	if (r->credit_slot || !d->credit_qps || d->ncredit_qps >= d->max_qps)
+	if (r->credit_slot || !eng()->credit_qps || eng()->ncredit_qps >= d->max_qps)
 		return;
-	d->credit_qps[d->ncredit_qps++] = (__u32)(qh - d->qh);
-	r->credit_slot = d->ncredit_qps;
+	eng()->credit_qps[eng()->ncredit_qps++] = (__u32)(qh - d->qh);
+	r->credit_slot = eng()->ncredit_qps;
 }
 
 /* A watched QP whose last ACK, sent again now, would let the requester go
@@ -307,7 +307,7 @@ static int credit_due(const struct qp_host *qh, __u8 *code)
  * the error state; a reset forgets the entry). */
 static struct qp_host *watched(struct xhcad *d, __u32 i)
 {
-	__u32 l = d->credit_qps[i];
+	__u32 l = eng()->credit_qps[i];
 	struct qp_host *qh = &d->qh[l];
 
 	if (!qh->valid || qh->resp.credit_slot != i + 1 ||
@@ -320,7 +320,7 @@ int resp_credit_due(struct xhcad *d)
 {
 	__u8 code;
 
-	for (__u32 i = 0; i < d->ncredit_qps; i++) {
+	for (__u32 i = 0; i < eng()->ncredit_qps; i++) {
 		struct qp_host *qh = watched(d, i);
 
 		if (!qh || credit_due(qh, &code))
@@ -332,14 +332,14 @@ int resp_credit_due(struct xhcad *d)
 static void unwatch(struct xhcad *d, __u32 i)
 {
 	struct qp_host *qh = watched(d, i);
-	__u32 last = --d->ncredit_qps;
+	__u32 last = --eng()->ncredit_qps;
 
 	if (qh)
 		qh->resp.credit_slot = 0;
 	if (i == last)
 		return;
-	d->credit_qps[i] = d->credit_qps[last];
-	qh = &d->qh[d->credit_qps[i]];
+	eng()->credit_qps[i] = eng()->credit_qps[last];
+	qh = &d->qh[eng()->credit_qps[i]];
 	if (qh->resp.credit_slot == last + 1)
 		qh->resp.credit_slot = i + 1;
 }
@@ -348,7 +348,7 @@ int resp_credits_run(struct xhcad *d)
 {
 	int sent = 0;
 
-	for (__u32 i = 0; i < d->ncredit_qps;) {
+	for (__u32 i = 0; i < eng()->ncredit_qps;) {
 		struct qp_host *qh = watched(d, i);
 		struct xhca_pkt_spec a;
 		__u8 code;
@@ -371,7 +371,7 @@ int resp_credits_run(struct xhcad *d)
 		}
 		qh->resp.ack.aeth_syndrome = code;
 		count_aeth(d, code);
-		d->resp.credit_acks++;
+		eng()->resp.credit_acks++;
 		sent++;
 		if (xhca_credit_count(code) * 2 > qh->rcv.rq_depth)
 			unwatch(d, i);
@@ -400,32 +400,42 @@ static void ack_flush(struct xhcad *d, struct qp_host *qh)
 
 void resp_flush_acks(struct xhcad *d)
 {
-	for (__u32 i = 0; i < d->nack_qps; i++) {
-		struct qp_host *qh = &d->qh[d->ack_qps[i]];
+	for (__u32 i = 0; i < eng()->nack_qps; i++) {
+		struct qp_host *qh = &d->qh[eng()->ack_qps[i]];
 
 		if (qh->valid)
 			ack_flush(d, qh);
 		qh->resp.ack_pending = 0;
 	}
-	d->nack_qps = 0;
+	eng()->nack_qps = 0;
 }
 
 int resp_init(struct xhcad *d)
 {
-	d->ack_qps = calloc(d->max_qps, sizeof(*d->ack_qps));
-	d->credit_qps = calloc(d->max_qps, sizeof(*d->credit_qps));
-	if (d->ack_qps && d->credit_qps)
-		return 0;
-	resp_fini(d);
-	return -ENOMEM;
+	/* (every engine's: how many run is known once the RX queues are) */
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
+		struct engine *e = &d->eng[k];
+
+		e->ack_qps = calloc(d->max_qps, sizeof(*e->ack_qps));
+		e->credit_qps = calloc(d->max_qps, sizeof(*e->credit_qps));
+		if (!e->ack_qps || !e->credit_qps) {
+			resp_fini(d);
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 void resp_fini(struct xhcad *d)
 {
-	free(d->ack_qps);
-	free(d->credit_qps);
-	d->ack_qps = d->credit_qps = NULL;
-	d->nack_qps = d->ncredit_qps = 0;
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
+		struct engine *e = &d->eng[k];
+
+		free(e->ack_qps);
+		free(e->credit_qps);
+		e->ack_qps = e->credit_qps = NULL;
+		e->nack_qps = e->ncredit_qps = 0;
+	}
 }
 
 /* s is the QP's last ACK now (a credit update repeats it); its count was
@@ -463,13 +473,13 @@ static void owe_ack(struct xhcad *d, struct qp_host *qh, const struct pkt_info *
 	const struct xhca_rx_meta *m = pi->m;
 	struct xhca_pkt_spec s;
 
-	if (!d->ack_qps || resp_ack_spec(&d->ctxm[m->lidx], pi->fr, pi->len, psn, msn, 0, &s)) {
+	if (!eng()->ack_qps || resp_ack_spec(&d->ctxm[m->lidx], pi->fr, pi->len, psn, msn, 0, &s)) {
 		reply_aeth(d, m, pi->fr, pi->len, psn, msn, credit_code(qh));
 		return;
 	}
 	ack_record(qh, &s);
 	if (!qh->resp.ack_pending)
-		d->ack_qps[d->nack_qps++] = m->lidx;
+		eng()->ack_qps[eng()->nack_qps++] = m->lidx;
 	qh->resp.ack_pending = 1;
 }
 
@@ -513,7 +523,7 @@ static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *
 	qh->rcv.next_psn = psn & XHCA_PSN_MASK;
 	if (!keep)
 		qh->rcv.in_msg = MSG_NONE;
-	d->resp.rewinds++;
+	eng()->resp.rewinds++;
 }
 
 /* xhca_rx expects psn again, as at a message's start (no WRITE cursor),
@@ -700,16 +710,16 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		/* the answer again, never the store or the ATOMIC again */
 		resp_done_spec(&j, r->orig);
 		err = resp_send_spec(&j.s, resp_tx_umem, d);
-		d->resp.replays += !err;
+		eng()->resp.replays += !err;
 		return XHCA_H_DUP;
 	}
 	err = resp_execute(d->hm.base, &j, resp_tx_umem, d);
 	resp_job_free(&j);
-	d->resp.replays += !err;
+	eng()->resp.replays += !err;
 	return XHCA_H_DUP;
 unknown:
 	resp_job_free(&j);
-	d->resp.dup_unknown++;
+	eng()->resp.dup_unknown++;
 	return XHCA_H_DUP;
 }
 
@@ -805,7 +815,7 @@ static enum resp_state rs_duplicate(struct resp_run *x)
 	struct xhcad *d = x->d;
 	__u32 p, n;
 
-	d->resp.dups++;
+	eng()->resp.dups++;
 	x->r = XHCA_H_DUP;
 	if (xhca_op_responded(pi->op)) {
 		x->r = resend_saved(d, qh, m, pi->fr, pi->len, (int)(pi->bth - pi->fr));
@@ -986,7 +996,7 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 {
 	__u32 psn, msn;
 
-	d->resp.bad_icrc++;
+	eng()->resp.bad_icrc++;
 	if (qh->type != XHCA_QPT_RC || m->reason == XHCA_R_DUP_TO_FLOWQ ||
 	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || (qh->resp.rewound && m->rx_ns <= qh->resp.rw_ns))
 		return XHCA_H_BAD_ICRC; /* nothing moved for it, or stale anyway */

@@ -9,6 +9,7 @@
  * applications and the proxy hear of their completions once. A bus model
  * (--bus-rate) charges every frame's bytes to a token bucket.
  */
+#include <string.h>
 #include <xhca/wire.h>
 #include "xhcad.h"
 
@@ -22,8 +23,8 @@ static struct head heads[XHCA_FLOWQ_MAX];
 
 static void count(struct xhcad *d, int reason, __u32 bytes)
 {
-	d->host[reason].packets++;
-	d->host[reason].bytes += bytes;
+	eng()->host[reason].packets++;
+	eng()->host[reason].bytes += bytes;
 }
 
 static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
@@ -31,7 +32,7 @@ static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
 	struct xhcad *d = ctx;
 	struct head *h = &heads[f];
 
-	if (!xsk_head(d, f, &h->m, &h->data, &h->len))
+	if (fq_engine(d, f) != eng()->id || !xsk_head(d, f, &h->m, &h->data, &h->len))
 		return 0;
 	*t = h->m->rx_ns;
 	return h->len ? h->len : 1;
@@ -74,6 +75,7 @@ static int ready_cb(void *ctx, __u32 f)
 		return 1;
 	d->fq[f].blocked = 1;
 	d->fq[f].blocked_on = cq;
+	eng()->blocked_new = 1;
 	return 0;
 }
 
@@ -86,22 +88,65 @@ static void tokens_refill(struct xhcad *d)
 
 	if (burst < TOKEN_BURST_MIN)
 		burst = TOKEN_BURST_MIN;
-	d->bus.tokens += (double)(now - d->bus.tokens_ns) * (double)d->bus.rate / 1e9;
-	if (d->bus.tokens > burst)
-		d->bus.tokens = burst;
-	d->bus.tokens_ns = now;
+	eng()->tokens += (double)(now - eng()->tokens_ns) * (double)d->bus.rate / 1e9;
+	if (eng()->tokens > burst)
+		eng()->tokens = burst;
+	eng()->tokens_ns = now;
+}
+
+static void add_u64s(void *to, const void *from, size_t bytes)
+{
+	__u64 *t = to;
+	const __u64 *f = from;
+
+	for (size_t i = 0; i < bytes / sizeof(__u64); i++)
+		t[i] += f[i];
+}
+
+void round_totals(const struct xhcad *d, struct engine *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (__u32 k = 0; k < d->neng; k++) {
+		const struct engine *e = &d->eng[k];
+
+		add_u64s(sum->host, e->host, sizeof(sum->host));
+		add_u64s(&sum->resp, &e->resp, sizeof(sum->resp));
+		add_u64s(&sum->req, &e->req, sizeof(sum->req));
+		sum->naks += e->naks;
+		sum->ring_faults += e->ring_faults;
+		sum->cq_overruns += e->cq_overruns;
+		sum->sleeps += e->sleeps;
+		sum->polled += e->polled;
+	}
+}
+
+void round_totals_reset(struct xhcad *d)
+{
+	for (__u32 k = 0; k < d->neng; k++)
+		memset(d->eng[k].host, 0, sizeof(d->eng[k].host));
 }
 
 int round_ready(struct xhcad *d)
 {
-	if (sq_ready(d) || resp_credit_due(d) ||
-	    (!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
-	    (proxy_taking(d) && xsk_rx_ready(d, XHCA_FLOWQ_PROXY)))
+	if (sq_ready(d) || resp_credit_due(d))
 		return 1;
-	for (__u32 f = 0; f < d->nflowq; f++)
+	if (!eng()->id && ((!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
+			   (proxy_taking(d) && xsk_rx_ready(d, XHCA_FLOWQ_PROXY))))
+		return 1;
+	for (__u32 f = eng()->id; f < d->nflowq; f += d->neng)
 		if (!d->fq[f].blocked && xsk_rx_ready(d, f))
 			return 1;
 	return 0;
+}
+
+/* Engine 0's own: what the proxy sent back and the proxy queue to it;
+ * multicast, whose copies join the flow queues they are for. */
+static int eng0_run(struct xhcad *d, int budget)
+{
+	int n = proxy_serve(d);
+
+	n += proxy_drain(d, budget);
+	return n + mcast_run(d, budget);
 }
 
 int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
@@ -110,25 +155,22 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 
 	*wait_ns = 0;
 	/* The send queues: new requests, retransmissions, completions. */
-	taken = sq_run(d, budget, &d->sq.more, &d->sq.deadline);
-	/* What the proxy sent back, and the proxy queue to it. */
-	taken += proxy_serve(d);
-	taken += proxy_drain(d, budget);
-	/* Multicast first: its copies join the flow queues they are for. */
-	taken += mcast_run(d, budget);
+	taken = sq_run(d, budget, &eng()->sq.more, &eng()->sq.deadline);
+	if (!eng()->id)
+		taken += eng0_run(d, budget);
 	if (d->bus.rate)
 		tokens_refill(d);
 	while (n < budget) {
 		struct xhca_rx_meta m;
 		const __u8 *fr;
 		__u32 len, group;
-		int f = sched_next(&d->sched, &ops, d), r;
+		int f = sched_next(&eng()->sched, &ops, d), r;
 
 		if (f < 0)
 			break;
 		len = heads[f].len;
-		if (d->bus.rate && d->bus.tokens < len) {
-			*wait_ns = (__u64)(((double)len - d->bus.tokens) * 1e9 / (double)d->bus.rate) + 1;
+		if (d->bus.rate && eng()->tokens < len) {
+			*wait_ns = (__u64)(((double)len - eng()->tokens) * 1e9 / (double)d->bus.rate) + 1;
 			break;
 		}
 		m = *heads[f].m;
@@ -140,27 +182,30 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 			mcast_delivered(d, group, r);
 		xsk_done(d);
 		d->fq[f].frames++;
-		sched_charge(&d->sched, (__u32)f, len);
+		sched_charge(&eng()->sched, (__u32)f, len);
 		if (d->bus.rate)
-			d->bus.tokens -= len;
+			eng()->tokens -= len;
 		n++;
 	}
 	taken += resp_credits_run(d);
-	if (d->sq.kick) {
+	if (eng()->sq.kick) {
 		int more;
 
-		d->sq.kick = 0;
-		taken += sq_run(d, budget, &more, &d->sq.deadline);
-		d->sq.more |= more;
+		eng()->sq.kick = 0;
+		taken += sq_run(d, budget, &more, &eng()->sq.deadline);
+		eng()->sq.more |= more;
 	}
 	*work = n || taken;
 	if (n || taken) {
 		resp_flush_acks(d); /* the ACKs the round owes: one per QP */
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
-		xsk_refill(d);
 		cq_notify(d);
-		proxy_kick(d); /* and the completion records of proxy CQs */
+		if (!eng()->id)
+			proxy_kick(d); /* and the completion records of proxy CQs */
 	}
+	/* (every round: another engine's frames may have drained a fill
+	 * ring, its own frames come back from the others) */
+	xsk_refill(d);
 	return n;
 }

@@ -4,12 +4,18 @@
  * what /proc says of a process. Nothing here calls another file of xhcad.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "xhcad.h"
+
+volatile sig_atomic_t xhcad_stop; /* a signal: the loops end (main.c) */
+
+/* The running thread's engine (xhcad.h: eng()). */
+__thread struct engine *eng_self;
 
 /* CLOCK_MONOTONIC, as bpf_ktime_get_ns() in the metadata. */
 __u64 now_ns(void)

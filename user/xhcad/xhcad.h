@@ -82,6 +82,7 @@ struct srq {
 	struct xhca_ring_ctl *ring;
 	struct xhca_rwqe *e;
 	__u32 cons;		/* xhcad's consumer index (the ring's is a copy) */
+	int lock;		/* QPs of several engines take from it (spin_lock) */
 	struct srq *next;
 };
 
@@ -104,6 +105,8 @@ struct cq {
 	__u64 full_since;	/* waiting: since when (ns) */
 	int overrun;		/* xhcad gave up on it (XHCA_CQ_OVERRUN): no more
 				 * completions are written */
+	int lock;		/* QPs of several engines write it (spin_lock) */
+	__u32 spilled;		/* completions of engines waiting for room (atomic) */
 	int proxy;		/* XHCA_CQF_PROXY: the proxy thread writes it */
 	__u32 claimed;		/* proxy CQ: completions promised to it (atomic, both
 				 * threads): written or on their way, prod at most */
@@ -380,6 +383,7 @@ struct hostmem {
 
 /* memory regions and protection domains (mr.c) */
 struct mr_table {
+	int wlock;		/* memory windows bound by send queues: one at a time */
 	struct xhca_mr_ctx *map;	/* the xhca_mr map, mapped */
 	struct mr_rt *e;	/* by index */
 	__u32 max;
@@ -397,9 +401,7 @@ struct mr_table {
 
 /* the bus model (--bus-rate, round.c) */
 struct bus_model {
-	__u64 rate;		/* bytes/s, 0: unlimited */
-	double tokens;		/* the token bucket, bytes */
-	__u64 tokens_ns;
+	__u64 rate;		/* bytes/s, 0: unlimited (each engine's bucket) */
 };
 
 /* the requester (request.c) */
@@ -415,8 +417,6 @@ struct requester {
 struct net_cache {
 	__u8 mac[6];		/* the interface's (requests' source) */
 	__u64 mac_ms;
-	__u8 laddr[16][16];	/* its addresses (UD sends' source), from loopback.c */
-	int nladdr;
 };
 
 /* this namespace's addresses, and frames to them (loopback.c) */
@@ -492,6 +492,51 @@ struct apps {
 	__u64 stalled_clients;	/* dropped for a message left half sent or read */
 };
 
+/*
+ * An engine: a thread of the data path (the main thread is engine 0). It
+ * owns the flow queues f with f % neng == its id (the replication and proxy
+ * queues are engine 0's), so the QPs on them, their send queues, timers and
+ * completions. Everything a round changes is its engine's or a QP's of that
+ * engine, but for the objects QPs of several engines share (CQs, SRQs:
+ * their own locks). The main thread does everything else (the control
+ * socket, the CM, the proxy's service, multicast) with the other engines
+ * stopped between two rounds (engines_stop). eng() is the running
+ * thread's.
+ */
+#define XHCA_ENGINES_MAX 16
+struct engine {
+	__u32 id;
+	struct requester sq;	/* its QPs' send queues (request.c) */
+	struct sched sched;	/* its flow queues' scheduler */
+	double tokens;		/* the bus model's bucket (d->bus.rate each) */
+	__u64 tokens_ns;
+	__u32 *ack_qps;		/* local indexes of the QPs owing an ACK this round */
+	__u32 nack_qps;
+	__u32 *credit_qps;	/* ... of the QPs whose last ACK gave few credits */
+	__u32 ncredit_qps;
+	__u32 nflush;		/* its QPs with buffers to flush */
+	struct cq_spill *spill;	/* completions that found their CQ full (cq.c) */
+	__u32 nspill;
+	/* its counters, summed for `xhca status` and `xhca stats` */
+	struct xhca_counter host[XHCA_H_MAX];
+	__u64 naks;
+	__u64 ring_faults;	/* QPs failed for their queues' garbage indexes */
+	__u64 cq_overruns;
+	struct xhca_resp_stats resp;
+	struct xhca_req_stats req;
+	__u64 sleeps, polled;	/* its loop's: waits that could sleep, busy polls that found work */
+	int wake_fd;		/* an eventfd: written to wake it when it sleeps */
+	int sleeping;		/* it sleeps, or is about to (atomic) */
+	int blocked_new;	/* a flow queue of its blocked on a CQ this round */
+};
+
+extern __thread struct engine *eng_self;
+/* The running thread's engine. */
+static inline struct engine *eng(void)
+{
+	return eng_self;
+}
+
 struct xhcad {
 	char ifname[16];
 	int ifindex;
@@ -501,12 +546,7 @@ struct xhcad {
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
-	__u64 sleeps, polled;	/* the loop's: waits that could sleep, busy polls that found work */
 	struct cm_state_all *cm; /* cm.c */
-	__u32 *ack_qps;		/* local indexes of the QPs owing an ACK this round */
-	__u32 nack_qps;
-	__u32 *credit_qps;	/* ... of the QPs whose last ACK gave few credits */
-	__u32 ncredit_qps;
 	int ctl_group;		/* --group: the control socket is its members' too */
 	int no_cm;		/* --no-cm: no connection manager, QP1 left to the CLI */
 	int cm_qp1;		/* QP1 is the connection manager's: nobody else changes it */
@@ -544,16 +584,8 @@ struct xhcad {
 	struct mcast_state *mc;	/* mcast.c */
 	struct xhca_flowq *fqm;	/* the xhca_flowq map, mapped */
 	struct flowq_rt fq[XHCA_FLOWQ_MAX];
-	struct sched sched;
 	struct xsk_state *xs;
-	struct xhca_counter host[XHCA_H_MAX];
-	__u64 naks;
-	__u64 ring_faults;	/* QPs failed for their queues' garbage indexes */
 	__u64 cq_stall_ns;	/* --cq-stall-ms: a CQ full that long overruns (0: never) */
-	__u64 cq_overruns;
-	struct xhca_resp_stats resp;
-	struct xhca_req_stats req;
-	__u32 nflush;		/* QPs with buffers to flush */
 
 	struct proxy *px;	/* the proxy thread (proxy.c, pxq.c) */
 
@@ -561,13 +593,41 @@ struct xhcad {
 	struct hostmem hm;
 	struct mr_table mr;
 	struct bus_model bus;
-	struct requester sq;
+	struct engine eng[XHCA_ENGINES_MAX];
+	__u32 neng;		/* --engines */
+	int stopped;		/* the main thread has the other engines stopped (engine.c) */
 	struct net_cache net;
 	struct loopback lo;
 	struct proxy_cfg pxc;
 	struct filters flt;
 	struct apps app;
 };
+
+/* The engine that owns flow queue f (the replication and proxy queues:
+ * engine 0), and so its QPs. */
+static inline __u32 fq_engine(const struct xhcad *d, __u32 f)
+{
+	return f < d->nflowq && d->neng > 1 ? f % d->neng : 0;
+}
+
+static inline struct engine *qp_eng(struct xhcad *d, const struct qp_host *qh)
+{
+	return &d->eng[fq_engine(d, qh->flowq)];
+}
+
+/* A lock held for a few instructions by threads that never sleep under
+ * it (a CQ's, an SRQ's): zero is unlocked. */
+static inline void spin_lock(int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static inline void spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
 
 /* One bit per index (QP slots, host memory pages). */
 static inline int bm_test(const uint64_t *bm, __u32 i)
@@ -629,6 +689,10 @@ int qp_cam_lookup(struct xhcad *d, __u32 qpn, struct xhca_cam_val *v);
 
 /* qp.c: the QP verbs */
 int qp_reconcile(struct xhcad *d);
+/* At start: a kept QP that engine 0 must run (QP1, a proxy CQ's) on a flow
+ * queue of another engine (an earlier xhcad ran other --engines) moves to
+ * one of engine 0's. */
+void qp_engines_fix(struct xhcad *d);
 int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen);
 /* QP1, the GSI QP, as the connection manager's: xhcad's own, UD, RTS,
  * delivering to xhcad (made unless an earlier xhcad's is there). */
@@ -641,7 +705,8 @@ int qp_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_qp_info **out, 
 	    char *err, size_t errlen);
 int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, __u32 owner,
 	      struct xhca_stats_reply *out, char *err, size_t errlen);
-__u32 qp_default_flowq(const struct xhcad *d, __u32 qpn);
+/* eng0: one of engine 0's (a QP it must run) */
+__u32 qp_default_flowq(const struct xhcad *d, __u32 qpn, int eng0);
 
 /* pxq.c: the proxy's mailbox, as the layers above tell the proxy thread
  * (no-ops while there is no proxy) */
@@ -782,6 +847,10 @@ int ibview_update(struct xhcad *d);
 void ibview_remove(struct xhcad *d);
 
 /* xsk.c: the UMEM, its rings and the flow queue sockets */
+/* How many engines run (d->neng): --engines, or (0) one per CPU; at most
+ * one per RX queue of the interface (an engine sends on a queue of its
+ * own) and per flow queue. */
+void xsk_engines(struct xhcad *d);
 int xsk_init(struct xhcad *d);
 void xsk_fini(struct xhcad *d);
 int xsk_nrxq(const struct xhcad *d);
@@ -888,6 +957,13 @@ int cq_room_or_wait(struct cq *cq);
 /* Writes a completion into a CQ that is not a proxy CQ; -ENOSPC when
  * full (its waiting flag set: the doorbell tells when there is room). */
 int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
+/* A completion into cq, whose room its caller saw (cq_room_or_wait): now,
+ * or, when another engine took that room meanwhile, at the running
+ * engine's next round (cq_spill_run), in order. */
+void cq_write(struct cq *cq, const struct xhca_cqe *c);
+/* The running engine's completions that found their CQ full: written
+ * while there is room. Whether any is left. */
+int cq_spill_run(struct xhcad *d);
 /* Wakes the applications whose CQs got completions and that sleep on them
  * (once per round). */
 void cq_notify(struct xhcad *d);
@@ -1049,6 +1125,9 @@ void resp_fini(struct xhcad *d);
  * slots), completions to cq. */
 int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
 	      struct cq *cq);
+/* The QP to flow queue flowq, its send queue to that queue's engine (at
+ * start, before any frame: qp_engines_fix). */
+void sq_move(struct xhcad *d, struct qp_host *qh, __u32 flowq);
 void sq_detach(struct xhcad *d, struct qp_host *qh);
 /* At exit: every send queue's memory, its ring left as it is. */
 void sq_fini(struct xhcad *d);
@@ -1167,6 +1246,10 @@ int cq_poll(struct xhcad *d, const struct xhca_cq_poll *r, struct xhca_cq_entry 
  * how long the bus model wants to wait before more (0: none). */
 /* One round; *work: whether anything was done (frames, requests, the
  * proxy's, copies). Returns the frames taken from the flow queues. */
+/* Every engine's counters added up (the control thread's, the engines
+ * stopped); the host reasons' zeroed (xhca stats --reset). */
+void round_totals(const struct xhcad *d, struct engine *sum);
+void round_totals_reset(struct xhcad *d);
 int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work);
 /* Whether a round would find work now (rings only, no system call): the
  * loop's busy poll. */
@@ -1228,6 +1311,18 @@ void session_close(struct xhcad *d, __u32 id);
 
 /* ctl_server.c, loop.c */
 int ctl_listen(struct xhcad *d);
+/* engine.c: the engines after the first, threads of their own */
+int engines_start(struct xhcad *d);
+/* Every engine stopped between two rounds (nested: counted), then let go
+ * again, those that sleep woken: around anything the main thread does but
+ * its own rounds. */
+void engines_stop(struct xhcad *d);
+void engines_go(struct xhcad *d);
+void engines_end(struct xhcad *d);
+/* Flow queue f's sockets in the epoll set epfd, heard (on) or muted;
+ * *state: 0 not in it yet, then 1 muted, 2 heard. */
+int engine_fq_epoll(const struct xhcad *d, int epfd, unsigned char *state, __u32 f, int on);
+
 int xhcad_run(struct xhcad *d, int lfd);
 void fill_status(struct xhcad *d, struct xhca_status *s);
 extern volatile sig_atomic_t xhcad_stop;	/* loop.c: a signal ends the loop */

@@ -43,6 +43,7 @@
  * frame goes out in as many descriptors as it needs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,6 +77,8 @@
 #define OPT_JOINED (1u << 31)
 #define OPT_SKIP(o) (((o) & OPT_JOINED) ? ((o) >> 8) & 0xffu : 0)
 #define TX_DESC_MAX 4 /* a frame of XHCA_PKT_MAX bytes */
+/* The running engine's share. */
+#define XE(xs) (&(xs)->e[eng()->id])
 
 struct mapping {
 	void *p;
@@ -94,6 +97,7 @@ struct fq_sock {
 };
 
 struct xsk_rxq {
+	int fill_lock;			/* engines refill it (xsk_refill) */
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
 	struct mapping fill_map, comp_map;
@@ -128,6 +132,48 @@ struct lo_ring {
 	__u32 head, tail;	/* free running */
 };
 
+/* An engine's share of the UMEM (its frames, jumbo slots, its TX socket)
+ * and the frame it is processing. The UMEM is one for all RX queues (the
+ * kernel takes one per queue, and a flow queue has a socket on every
+ * queue), so its frames are any engine's: each keeps a free stack of its
+ * own, fills the fill rings of the RX queues it owns (q % neng == its id),
+ * sends on its own socket (the first of RX queue id: its completion ring is
+ * that queue's), and gives frames to or takes them from a depot shared
+ * under a lock when it has too many or too few (a frame taken by one
+ * engine from a ring another fills, or looped by one to another's flow
+ * queue, is freed by the one that is done with it). */
+struct xsk_eng {
+	__u64 *free;			/* stack of frame addresses */
+	__u32 nfree;
+	__u32 held;			/* taken from the stack, not yet back */
+	__u64 *jfree;			/* stack of free jumbo slots */
+	__u32 njfree;
+	__u64 *tfree;			/* ... of jumbo slots for sending */
+	__u32 ntfree;
+	struct fq_sock *txs;		/* its TX socket */
+	struct xsk_ring_cons *comp;	/* and that one's completion ring */
+	__u32 tx_pending;	/* frames put on the TX ring since the last kick */
+	/* the frame xsk_tx_alloc() handed out to be built in place: its
+	 * TX ring entries reserved (idx, n), its UMEM address */
+	__u32 txr_idx, txr_n;
+	__u64 txr_addr;
+	__u64 tx_frames, tx_full;
+	__u64 taken;			/* address of the frame being processed */
+	int have_taken;			/* ... if any */
+	int taken_inj;			/* the frame being processed is an injected copy */
+	struct inj_desc taken_desc;
+	int taken_lo;			/* the frame taken last was a looped one */
+	__u64 jumbo_frames;		/* made one */
+	__u64 jumbo_drops;		/* no slot free, or over one: dropped */
+};
+
+/* The depot: frames and slots no engine holds (a lock: taken per batch). */
+struct xsk_depot {
+	pthread_mutex_t lock;
+	__u64 *free, *jfree, *tfree;
+	__u32 nfree, njfree, ntfree;
+};
+
 struct xsk_state {
 	void *area;
 	__u64 area_len;
@@ -144,28 +190,15 @@ struct xsk_state {
 	__u32 lo_cap;			/* looped frames held, in all (and per ring) */
 	__u32 lo_frames;		/* held now */
 	int cand_lo[XHCA_FLOWQ_MAX];	/* ... among the looped */
-	int taken_lo;			/* the frame taken last was a looped one */
 	__u8 *lo_rbuf;			/* a frame from another xhcad */
 	__u8 *lo_mark;			/* per frame: a looped one */
-	int taken_inj;			/* the frame being processed is an injected copy */
-	struct inj_desc taken_desc;
+	pthread_mutex_t lo_lock;	/* the looped frames' rings: any engine loops */
 	/* the replication port's socket (mcast.c makes the port) */
 	struct xsk_rxq rep_rxq;
 	struct fq_sock rep;
 	int rep_ifindex;
-	__u32 tx_pending;	/* frames put on the TX ring since the last kick */
-	/* the frame xsk_tx_alloc() handed out to be built in place: its
-	 * TX ring entries reserved (idx, n), its UMEM address */
-	__u32 txr_idx, txr_n;
-	__u64 txr_addr;
-	__u64 tx_frames, tx_full;
-	__u64 *free;			/* stack of frame addresses */
-	__u32 nfree;
 	__u32 fill_target;		/* per RX queue */
-	__u32 held;
 	struct fq_sock *cand[XHCA_FLOWQ_MAX]; /* where xsk_head() found f's head */
-	__u64 taken;			/* address of the frame being processed */
-	int have_taken;			/* ... if any */
 	__u32 deq_pending[XHCA_FLOWQ_MAX]; /* taken, not yet added to deq */
 	int zerocopy;
 	int sg;				/* frames of several descriptors (XDP_USE_SG) */
@@ -173,15 +206,12 @@ struct xsk_state {
 	 * made one */
 	__u64 jumbo_base;
 	__u32 njumbo;
-	__u64 *jfree;			/* stack of free slots */
-	__u32 njfree;
+	struct xsk_eng e[XHCA_ENGINES_MAX];
+	struct xsk_depot depot;
+	__u32 neng;
 	/* jumbo slots for sending, after those: frames over one UMEM frame
 	 * built in place (xsk_tx_alloc), apart from the receive side's */
 	__u64 tjumbo_base;
-	__u64 *tfree;
-	__u32 ntfree;
-	__u64 jumbo_frames;		/* made one */
-	__u64 jumbo_drops;		/* no slot free, or over one: dropped */
 };
 
 /* RX queues of the device, from ethtool (sysfs may show another namespace). */
@@ -339,10 +369,127 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 	return 0;
 }
 
+static void wake_fd(int fd)
+{
+	__u64 one = 1;
+
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		pr_debug("wake: %s\n", strerror(errno));
+}
+
+void xsk_engines(struct xhcad *d)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	__u32 nrxq = device_rxqs(d->ifname);
+	__u32 n = d->neng ? d->neng : cpus > 0 ? (__u32)cpus : 1, most = nrxq;
+
+	if (d->nflowq < most)
+		most = d->nflowq;
+	if (most > XHCA_ENGINES_MAX)
+		most = XHCA_ENGINES_MAX;
+	if (n > most) {
+		if (d->neng)
+			pr_warn("--engines %u: %s has %u RX queues and xhcad %u flow queues; "
+				"running %u engines\n", d->neng, d->ifname, nrxq, d->nflowq, most);
+		n = most;
+	}
+	d->neng = n ? n : 1;
+}
+
+/* Frames out of f's backlog (xhca_rx adds, any engine takes away). */
+static void deq_add(struct xhcad *d, __u32 f, __u64 n)
+{
+	__atomic_fetch_add(&d->fqm[f].deq, n, __ATOMIC_RELEASE);
+}
+
 /* The flow queue of the i-th socket of an RX queue. */
 static __u32 key_fq(const struct xhcad *d, __u32 i)
 {
 	return i == d->nflowq ? XHCA_FLOWQ_MCAST : i == d->nflowq + 1 ? XHCA_FLOWQ_PROXY : i;
+}
+
+/* Every engine's stacks (each can hold every frame or slot: a frame is
+ * freed by whichever engine is done with it), and the depot's. */
+static int stacks_alloc(struct xsk_state *xs)
+{
+	struct xsk_depot *dp = &xs->depot;
+
+	for (__u32 k = 0; k < xs->neng; k++) {
+		struct xsk_eng *e = &xs->e[k];
+
+		e->free = calloc(xs->nframes, sizeof(*e->free));
+		e->jfree = calloc(xs->njumbo + 1, sizeof(*e->jfree));
+		e->tfree = calloc(TX_JUMBO, sizeof(*e->tfree));
+		if (!e->free || !e->jfree || !e->tfree)
+			return -ENOMEM;
+	}
+	dp->free = calloc(xs->nframes, sizeof(*dp->free));
+	dp->jfree = calloc(xs->njumbo + 1, sizeof(*dp->jfree));
+	if (!dp->free || !dp->jfree)
+		return -ENOMEM;
+	pthread_mutex_init(&dp->lock, NULL);
+	return 0;
+}
+
+static void stacks_free(struct xsk_state *xs)
+{
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
+		free(xs->e[k].free);
+		free(xs->e[k].jfree);
+		free(xs->e[k].tfree);
+	}
+	free(xs->depot.free);
+	free(xs->depot.jfree);
+}
+
+static void stack_push(struct xsk_state *xs, __u32 k, int jumbo, __u64 a)
+{
+	struct xsk_eng *e = &xs->e[k];
+
+	if (jumbo)
+		e->jfree[e->njfree++] = a;
+	else
+		e->free[e->nfree++] = a;
+}
+
+/* Moves up to n entries from one stack to another. */
+static __u32 stack_move(__u64 *to, __u32 *nto, __u64 *from, __u32 *nfrom, __u32 n)
+{
+	if (n > *nfrom)
+		n = *nfrom;
+	memcpy(to + *nto, from + *nfrom - n, n * sizeof(*to));
+	*nto += n;
+	*nfrom -= n;
+	return n;
+}
+
+#define CACHE 64		/* frames an engine keeps beyond what it needs now */
+#define JCACHE 8		/* ... jumbo slots */
+
+/* The running engine's stacks: at least need frames and jneed slots (as
+ * far as the depot has them), at most CACHE (JCACHE) beyond that twice
+ * over; the rest back to the depot. So no engine holds frames another
+ * needs: an engine that sleeps holds a few at most. */
+static void depot_balance(struct xsk_state *xs, __u32 need, __u32 jneed)
+{
+	struct xsk_eng *e = XE(xs);
+	struct xsk_depot *dp = &xs->depot;
+
+	if (xs->neng == 1)
+		return;
+	if (e->nfree >= need && e->nfree <= need + 2 * CACHE && e->njfree >= jneed &&
+	    e->njfree <= jneed + 2 * JCACHE)
+		return;
+	pthread_mutex_lock(&dp->lock);
+	if (e->nfree < need)
+		stack_move(e->free, &e->nfree, dp->free, &dp->nfree, need + CACHE - e->nfree);
+	else if (e->nfree > need + 2 * CACHE)
+		stack_move(dp->free, &dp->nfree, e->free, &e->nfree, e->nfree - need - CACHE);
+	if (e->njfree < jneed)
+		stack_move(e->jfree, &e->njfree, dp->jfree, &dp->njfree, jneed + JCACHE - e->njfree);
+	else if (e->njfree > jneed + 2 * JCACHE)
+		stack_move(dp->jfree, &dp->njfree, e->jfree, &e->njfree, e->njfree - jneed - JCACHE);
+	pthread_mutex_unlock(&dp->lock);
 }
 
 /* The UMEM's area (frames, then jumbo slots) and the free stacks. */
@@ -366,26 +513,29 @@ static int umem_alloc(struct xhcad *d, struct xsk_state *xs)
 	xs->njumbo = d->jumbo_slots >= 0 ? (__u32)d->jumbo_slots : xs->nframes / 16;
 	xs->jumbo_base = (__u64)xs->nframes * FRAME_SIZE;
 	xs->tjumbo_base = xs->jumbo_base + (__u64)xs->njumbo * JUMBO_SIZE;
-	xs->area_len = xs->tjumbo_base + (__u64)TX_JUMBO * JUMBO_SIZE;
+	xs->area_len = xs->tjumbo_base + (__u64)TX_JUMBO * xs->neng * JUMBO_SIZE;
 	xs->area = mmap(NULL, xs->area_len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (xs->area == MAP_FAILED) {
 		xs->area = NULL;
 		return -errno;
 	}
-	xs->free = calloc(xs->nframes, sizeof(*xs->free));
 	xs->refs = calloc(xs->area_len / FRAME_SIZE, sizeof(*xs->refs));
-	xs->jfree = calloc(xs->njumbo, sizeof(*xs->jfree));
-	xs->tfree = calloc(TX_JUMBO, sizeof(*xs->tfree));
 	xs->rxq = calloc(xs->nrxq, sizeof(*xs->rxq));
 	xs->nsq = d->nflowq + 2;
 	xs->socks = calloc(xs->nrxq * xs->nsq, sizeof(*xs->socks));
-	if (!xs->free || !xs->refs || !xs->jfree || !xs->tfree || !xs->rxq || !xs->socks)
+	if (!xs->refs || !xs->rxq || !xs->socks || stacks_alloc(xs))
 		return -ENOMEM;
-	for (__u32 i = 0; i < TX_JUMBO; i++)
-		xs->tfree[xs->ntfree++] = xs->tjumbo_base + (__u64)(TX_JUMBO - 1 - i) * JUMBO_SIZE;
+	/* the frames and slots dealt out: an engine's share each, the
+	 * rest in the depot; the slots for sending, TX_JUMBO each */
+	for (__u32 i = 0; i < xs->nframes; i++)
+		stack_push(xs, i % xs->neng, 0, (__u64)(xs->nframes - 1 - i) * FRAME_SIZE);
 	for (__u32 i = 0; i < xs->njumbo; i++)
-		xs->jfree[xs->njfree++] = xs->jumbo_base + (__u64)(xs->njumbo - 1 - i) * JUMBO_SIZE;
+		stack_push(xs, i % xs->neng, 1, xs->jumbo_base + (__u64)(xs->njumbo - 1 - i) * JUMBO_SIZE);
+	for (__u32 k = 0; k < xs->neng; k++)
+		for (__u32 i = 0; i < TX_JUMBO; i++)
+			xs->e[k].tfree[xs->e[k].ntfree++] =
+				xs->tjumbo_base + ((__u64)k * TX_JUMBO + TX_JUMBO - 1 - i) * JUMBO_SIZE;
 	/* looped frames: at most a ring's worth, and a quarter of the frames
 	 * (the fill rings keep the rest) */
 	xs->lo_cap = d->ring_size < xs->nframes / 4 ? d->ring_size : xs->nframes / 4;
@@ -401,8 +551,6 @@ static int umem_alloc(struct xhcad *d, struct xsk_state *xs)
 	}
 	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++)
 		xs->socks[i].fd = -1;
-	for (__u32 i = 0; i < xs->nframes; i++)
-		xs->free[xs->nfree++] = (__u64)(xs->nframes - 1 - i) * FRAME_SIZE;
 	return 0;
 }
 
@@ -478,23 +626,40 @@ int xsk_init(struct xhcad *d)
 	d->xs = xs;
 	xs->rep.fd = -1;
 	xs->nrxq = device_rxqs(d->ifname);
+	if (!d->neng || d->neng > xs->nrxq)
+		return -EINVAL; /* (xsk_engines first) */
+	xs->neng = d->neng;
 	xs->nframes = d->umem_frames;
+	pthread_mutex_init(&xs->lo_lock, NULL);
 	err = umem_alloc(d, xs);
 	if (err)
 		return err;
 	umem_fd = umem_register(xs);
 	if (umem_fd < 0)
 		return umem_fd;
+	for (__u32 k = 1; k < xs->neng; k++)
+		xs->socks[k * xs->nsq].tx_map.len = 1; /* engine k's: queue k's first */
 	err = socks_open(d, xs, umem_fd);
 	if (err)
 		return err;
+	for (__u32 k = 0; k < xs->neng; k++) {
+		xs->e[k].txs = &xs->socks[k * xs->nsq];
+		xs->e[k].comp = &xs->rxq[k].comp;
+	}
 	xs->zerocopy = sock_zerocopy(umem_fd);
-	xsk_refill(d);
-	if (!xs->sg)
-		xs->njfree = 0;
+	for (__u32 k = 0; k < xs->neng; k++) {
+		struct engine *was = eng_self;
+
+		eng_self = &d->eng[k];
+		xsk_refill(d);
+		eng_self = was;
+		if (!xs->sg)
+			xs->e[k].njfree = 0;
+	}
 	pr_info("%u flow queues on %u RX queues: %u AF_XDP sockets (%s mode), %u UMEM frames, "
-		"%u in each fill ring, %u jumbo slots\n", d->nflowq, xs->nrxq, xs->nrxq * xs->nsq,
-		xs->zerocopy ? "zero-copy" : "copy", xs->nframes, xs->fill_target, xs->njfree);
+		"%u in each fill ring, %u jumbo slots; %u engine%s\n", d->nflowq, xs->nrxq,
+		xs->nrxq * xs->nsq, xs->zerocopy ? "zero-copy" : "copy", xs->nframes,
+		xs->fill_target, xs->sg ? xs->njumbo : 0, xs->neng, xs->neng > 1 ? "s" : "");
 	return 0;
 }
 
@@ -538,10 +703,8 @@ void xsk_fini(struct xhcad *d)
 	free(xs->lo_mark);
 	free(xs->socks);
 	free(xs->rxq);
-	free(xs->free);
+	stacks_free(xs);
 	free(xs->refs);
-	free(xs->jfree);
-	free(xs->tfree);
 	free(xs);
 	d->xs = NULL;
 }
@@ -555,8 +718,9 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
 		    __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) != s->rx.cached_cons)
 			return 1;
 	}
-	return d->xs && ((f < d->nflowq && d->xs->inj[f].head != d->xs->inj[f].tail) ||
-			 d->xs->lo[f].head != d->xs->lo[f].tail);
+	return d->xs && ((f < d->nflowq && d->xs->inj[f].head !=
+					      __atomic_load_n(&d->xs->inj[f].tail, __ATOMIC_ACQUIRE)) ||
+			 d->xs->lo[f].head != __atomic_load_n(&d->xs->lo[f].tail, __ATOMIC_ACQUIRE));
 }
 
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)
@@ -573,15 +737,15 @@ static void refill_ring(struct xsk_state *xs, struct xsk_ring_prod *fill, __u32 
 {
 	__u32 level = ring_level(fill->producer, fill->consumer), want, idx;
 
-	if (level >= target || !xs->nfree)
+	if (level >= target || !XE(xs)->nfree)
 		return;
 	want = target - level;
-	if (want > xs->nfree)
-		want = xs->nfree;
+	if (want > XE(xs)->nfree)
+		want = XE(xs)->nfree;
 	if (xsk_ring_prod__reserve(fill, want, &idx) != want)
 		return;
 	for (__u32 i = 0; i < want; i++)
-		*xsk_ring_prod__fill_addr(fill, idx + i) = xs->free[--xs->nfree];
+		*xsk_ring_prod__fill_addr(fill, idx + i) = XE(xs)->free[--XE(xs)->nfree];
 	xsk_ring_prod__submit(fill, want);
 }
 
@@ -634,7 +798,7 @@ void xsk_rep_close(struct xhcad *d)
  * second names the same slot) to its own. */
 static void tx_reclaim(struct xsk_state *xs)
 {
-	struct xsk_ring_cons *comp = &xs->rxq[0].comp;
+	struct xsk_ring_cons *comp = XE(xs)->comp;
 	__u32 idx, n = xsk_ring_cons__peek(comp, 64, &idx);
 
 	for (__u32 i = 0; i < n; i++) {
@@ -642,11 +806,11 @@ static void tx_reclaim(struct xsk_state *xs)
 
 		if (a >= xs->tjumbo_base) {
 			if (!((a - xs->tjumbo_base) % JUMBO_SIZE))
-				xs->tfree[xs->ntfree++] = a;
+				XE(xs)->tfree[XE(xs)->ntfree++] = a;
 			continue;
 		}
-		xs->free[xs->nfree++] = a - a % FRAME_SIZE;
-		xs->held--;
+		XE(xs)->free[XE(xs)->nfree++] = a - a % FRAME_SIZE;
+		XE(xs)->held--;
 	}
 	if (n)
 		xsk_ring_cons__release(comp, n);
@@ -657,16 +821,18 @@ static void tx_reclaim(struct xsk_state *xs)
 static int tx_room(struct xhcad *d, __u32 n, __u32 *idx)
 {
 	struct xsk_state *xs = d->xs;
-	struct fq_sock *s = &xs->socks[0];
+	struct fq_sock *s = XE(xs)->txs;
 
 	for (int tries = 0; tries < 2; tries++) {
 		tx_reclaim(xs);
-		if ((n == 1 ? xs->nfree : xs->ntfree) && xsk_ring_prod__reserve(&s->tx, n, idx) == n)
+		if (!XE(xs)->nfree || (n > 1 && !XE(xs)->ntfree))
+			depot_balance(xs, 1, 0);
+		if ((n == 1 ? XE(xs)->nfree : XE(xs)->ntfree) && xsk_ring_prod__reserve(&s->tx, n, idx) == n)
 			return 0;
 		if (!tries)
 			xsk_tx_kick(d);
 	}
-	xs->tx_full++;
+	XE(xs)->tx_full++;
 	return -EAGAIN;
 }
 
@@ -679,31 +845,31 @@ void *xsk_tx_alloc(struct xhcad *d, __u32 len)
 		errno = EMSGSIZE;
 		return NULL;
 	}
-	if (tx_room(d, n, &xs->txr_idx)) {
+	if (tx_room(d, n, &XE(xs)->txr_idx)) {
 		errno = EAGAIN;
 		return NULL;
 	}
-	xs->txr_n = n;
+	XE(xs)->txr_n = n;
 	if (n == 1) {
-		xs->txr_addr = xs->free[--xs->nfree];
-		xs->held++; /* until the completion ring gives it back */
+		XE(xs)->txr_addr = XE(xs)->free[--XE(xs)->nfree];
+		XE(xs)->held++; /* until the completion ring gives it back */
 	} else {
-		xs->txr_addr = xs->tfree[--xs->ntfree];
+		XE(xs)->txr_addr = XE(xs)->tfree[--XE(xs)->ntfree];
 	}
-	return (__u8 *)xs->area + xs->txr_addr;
+	return (__u8 *)xs->area + XE(xs)->txr_addr;
 }
 
 /* The reservation undone: the frame back, the ring entries unused. */
 static void tx_cancel(struct xsk_state *xs)
 {
-	xs->socks[0].tx.cached_prod -= xs->txr_n;
-	if (xs->txr_n == 1) {
-		xs->free[xs->nfree++] = xs->txr_addr;
-		xs->held--;
+	XE(xs)->txs->tx.cached_prod -= XE(xs)->txr_n;
+	if (XE(xs)->txr_n == 1) {
+		XE(xs)->free[XE(xs)->nfree++] = XE(xs)->txr_addr;
+		XE(xs)->held--;
 	} else {
-		xs->tfree[xs->ntfree++] = xs->txr_addr;
+		XE(xs)->tfree[XE(xs)->ntfree++] = XE(xs)->txr_addr;
 	}
-	xs->txr_n = 0;
+	XE(xs)->txr_n = 0;
 }
 
 /* ---- loopback (loopback.c) ---------------------------------------------------- */
@@ -716,16 +882,18 @@ static __u64 lo_frame(struct xsk_state *xs, __u32 len)
 {
 	__u64 a;
 
+	if (!XE(xs)->nfree || !XE(xs)->njfree)
+		depot_balance(xs, 1, xs->sg ? 1 : 0);
 	if (len <= FRAME_SIZE - XDP_PACKET_HEADROOM) {
-		if (!xs->nfree)
+		if (!XE(xs)->nfree)
 			return 0;
-		a = xs->free[--xs->nfree];
-		xs->held++;
+		a = XE(xs)->free[--XE(xs)->nfree];
+		XE(xs)->held++;
 		return a + XDP_PACKET_HEADROOM;
 	}
-	if (len > JUMBO_SIZE - JUMBO_DATA || !xs->njfree)
+	if (len > JUMBO_SIZE - JUMBO_DATA || !XE(xs)->njfree)
 		return 0;
-	a = xs->jfree[--xs->njfree];
+	a = XE(xs)->jfree[--XE(xs)->njfree];
 	return a + JUMBO_DATA;
 }
 
@@ -740,7 +908,7 @@ static int lo_push(struct xsk_state *xs, __u32 f, __u64 addr, __u32 len)
 			return -ENOMEM;
 	}
 	lr->d[lr->tail % xs->lo_cap] = (struct lo_desc){ addr, len };
-	lr->tail++;
+	__atomic_store_n(&lr->tail, lr->tail + 1, __ATOMIC_RELEASE); /* (its engine reads it) */
 	xs->lo_frames++;
 	return 0;
 }
@@ -768,13 +936,16 @@ static int lo_in(struct xhcad *d, const void *frame, __u32 len)
 				  m.flowq == XHCA_FLOWQ_PROXY)) {
 		memcpy(p - META_LEN, &m, META_LEN);
 		if (!lo_push(xs, m.flowq, a, len)) {
+			struct engine *to = &d->eng[fq_engine(d, m.flowq)];
+
 			xs->lo_mark[a / FRAME_SIZE] = 1;
 			st->to_flowq++;
+			if (to != eng() && __atomic_load_n(&to->sleeping, __ATOMIC_SEQ_CST))
+				wake_fd(to->wake_fd); /* (another engine's queue) */
 			return 0;
 		}
 		/* counted into the queue by xhca_rx, and lost after all */
-		__atomic_store_n(&d->fqm[m.flowq].deq, d->fqm[m.flowq].deq + 1,
-				 __ATOMIC_RELEASE);
+		deq_add(d, m.flowq, 1);
 		st->no_room++;
 	} else if (v == XDP_PASS) {
 		st->passed++;
@@ -790,9 +961,12 @@ int xsk_lo_recv(struct xhcad *d, int max)
 	struct xsk_state *xs = d->xs;
 	int n = 0, len;
 
-	while (n < max && xs->lo_frames < xs->lo_cap && xs->nfree &&
+	depot_balance(xs, 1, 0);
+	while (n < max && xs->lo_frames < xs->lo_cap && XE(xs)->nfree &&
 	       (len = lo_recv(d, xs->lo_rbuf, JUMBO_SIZE)) > 0) {
+		pthread_mutex_lock(&xs->lo_lock);
 		lo_in(d, xs->lo_rbuf, (__u32)len);
+		pthread_mutex_unlock(&xs->lo_lock);
 		n++;
 	}
 	return n;
@@ -802,12 +976,13 @@ int xsk_lo_room(const struct xhcad *d)
 {
 	const struct xsk_state *xs = d->xs;
 
-	return xs && xs->lo_frames < xs->lo_cap && xs->nfree;
+	/* (more engines: frames from the depot, see xsk_lo_recv) */
+	return xs && xs->lo_frames < xs->lo_cap && (xs->neng > 1 || XE(xs)->nfree);
 }
 
 __u32 xsk_lo_held(const struct xhcad *d)
 {
-	return d->xs ? d->xs->lo_frames : 0;
+	return d->xs ? __atomic_load_n(&d->xs->lo_frames, __ATOMIC_RELAXED) : 0;
 }
 
 int xsk_frame_looped(const struct xhcad *d, __u64 addr)
@@ -819,16 +994,23 @@ int xsk_frame_looped(const struct xhcad *d, __u64 addr)
 static int tx_loop(struct xhcad *d, __u32 len, int *wire)
 {
 	struct xsk_state *xs = d->xs;
-	const __u8 *fr = (const __u8 *)xs->area + xs->txr_addr;
+	const __u8 *fr = (const __u8 *)xs->area + XE(xs)->txr_addr;
 	int ifindex = 0, r = 0;
+	enum lo_dest where = lo_dest(d, fr, len, &ifindex);
 
 	*wire = 1;
-	switch (lo_dest(d, fr, len, &ifindex)) {
-	case LO_WIRE:
+	if (where == LO_WIRE)
 		return 0;
+	/* (one engine at a time: looped frames go to any engine's flow
+	 * queues, through loopback.c's scratch area and connections) */
+	pthread_mutex_lock(&xs->lo_lock);
+	switch (where) {
+	case LO_WIRE:
+		break;
 	case LO_MCAST: /* and a copy for the members here */
 		if (!lo_in(d, fr, len))
 			d->lo.stats.mcast++;
+		pthread_mutex_unlock(&xs->lo_lock);
 		return 0;
 	case LO_SELF:
 		r = lo_in(d, fr, len);
@@ -839,9 +1021,10 @@ static int tx_loop(struct xhcad *d, __u32 len, int *wire)
 		r = lo_forward(d, ifindex, fr, len);
 		break;
 	}
+	pthread_mutex_unlock(&xs->lo_lock);
 	*wire = 0;
 	if (r)
-		xs->tx_full++;
+		XE(xs)->tx_full++;
 	tx_cancel(xs);
 	return r;
 }
@@ -849,42 +1032,42 @@ static int tx_loop(struct xhcad *d, __u32 len, int *wire)
 int xsk_tx_submit(struct xhcad *d, __u32 len)
 {
 	struct xsk_state *xs = d->xs;
-	struct fq_sock *s = &xs->socks[0];
+	struct fq_sock *s = XE(xs)->txs;
 	__u32 off = 0;
 	int r, wire;
 
-	if (!xs->txr_n)
+	if (!XE(xs)->txr_n)
 		return -EINVAL;
-	if (!len || len > xs->txr_n * FRAME_SIZE) {
+	if (!len || len > XE(xs)->txr_n * FRAME_SIZE) {
 		tx_cancel(xs);
 		return -EMSGSIZE;
 	}
 	r = tx_loop(d, len, &wire);
 	if (!wire)
 		return r;
-	for (__u32 i = 0; i < xs->txr_n; i++) {
-		struct xdp_desc *desc = xsk_ring_prod__tx_desc(&s->tx, xs->txr_idx + i);
+	for (__u32 i = 0; i < XE(xs)->txr_n; i++) {
+		struct xdp_desc *desc = xsk_ring_prod__tx_desc(&s->tx, XE(xs)->txr_idx + i);
 		__u32 part = len - off < FRAME_SIZE ? len - off : FRAME_SIZE;
 
-		desc->addr = xs->txr_addr + off;
+		desc->addr = XE(xs)->txr_addr + off;
 		desc->len = part;
-		desc->options = i + 1 < xs->txr_n ? XDP_PKT_CONTD : 0;
+		desc->options = i + 1 < XE(xs)->txr_n ? XDP_PKT_CONTD : 0;
 		off += part;
 	}
-	if (off < len || (xs->txr_n == 2 && len <= FRAME_SIZE)) { /* (a jumbo slot for one frame) */
+	if (off < len || (XE(xs)->txr_n == 2 && len <= FRAME_SIZE)) { /* (a jumbo slot for one frame) */
 		tx_cancel(xs);
 		return -EMSGSIZE;
 	}
-	xsk_ring_prod__submit(&s->tx, xs->txr_n);
-	xs->tx_pending += xs->txr_n;
-	xs->tx_frames++;
-	xs->txr_n = 0;
+	xsk_ring_prod__submit(&s->tx, XE(xs)->txr_n);
+	XE(xs)->tx_pending += XE(xs)->txr_n;
+	XE(xs)->tx_frames++;
+	XE(xs)->txr_n = 0;
 	return 0;
 }
 
 void xsk_tx_abort(struct xhcad *d)
 {
-	if (d->xs->txr_n)
+	if (XE(d->xs)->txr_n)
 		tx_cancel(d->xs);
 }
 
@@ -902,9 +1085,9 @@ void xsk_tx_kick(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
-	struct xsk_ring_prod *tx = &xs->socks[0].tx;
+	struct xsk_ring_prod *tx = &XE(xs)->txs->tx;
 
-	if (!xs->tx_pending)
+	if (!XE(xs)->tx_pending)
 		return;
 	/* Copy mode: the kernel sends on this call, at most 32 frames (its TX
 	 * batch), and says EAGAIN when more wait: call again until it took
@@ -912,7 +1095,7 @@ void xsk_tx_kick(struct xhcad *d)
 	 * kick, which may be a retransmission timer away). */
 	for (int i = 0; i < 256; i++) {
 		__u32 was = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE);
-		int err = sendto(xs->socks[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ? errno : 0;
+		int err = sendto(XE(xs)->txs->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ? errno : 0;
 
 		if (err && err != EAGAIN && err != EBUSY && err != ENOBUFS) {
 			pr_debug("AF_XDP TX: %s\n", strerror(err));
@@ -925,13 +1108,16 @@ void xsk_tx_kick(struct xhcad *d)
 		if (err && err != EAGAIN && __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) == was)
 			break;
 	}
-	xs->tx_pending = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) != *tx->producer;
+	XE(xs)->tx_pending = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) != *tx->producer;
 }
 
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full)
 {
-	*frames = d->xs ? d->xs->tx_frames : 0;
-	*full = d->xs ? d->xs->tx_full : 0;
+	*frames = *full = 0;
+	for (__u32 k = 0; d->xs && k < d->xs->neng; k++) {
+		*frames += d->xs->e[k].tx_frames;
+		*full += d->xs->e[k].tx_full;
+	}
 }
 
 void xsk_refill(struct xhcad *d)
@@ -939,9 +1125,27 @@ void xsk_refill(struct xhcad *d)
 	struct xsk_state *xs = d->xs;
 
 	tx_reclaim(xs);
-	for (__u32 q = 0; q < xs->nrxq && xs->nfree; q++)
-		refill_ring(xs, &xs->rxq[q].fill, xs->fill_target);
-	if (xs->rep.fd >= 0)
+	/* Every queue's: an engine that takes frames from a queue refills it
+	 * (its owner may sleep); one engine at a time (a lock, tried: another
+	 * has it in hand) */
+	for (__u32 q = 0; q < xs->nrxq; q++) {
+		struct xsk_rxq *r = &xs->rxq[q];
+		__u32 level;
+
+		if (xs->neng == 1) {
+			refill_ring(xs, &r->fill, xs->fill_target);
+			continue;
+		}
+		level = ring_level(r->fill.producer, r->fill.consumer);
+		if (level >= xs->fill_target ||
+		    __atomic_exchange_n(&r->fill_lock, 1, __ATOMIC_ACQUIRE))
+			continue;
+		depot_balance(xs, xs->fill_target - level, 0);
+		refill_ring(xs, &r->fill, xs->fill_target);
+		spin_unlock(&r->fill_lock);
+	}
+	depot_balance(xs, 0, 0);
+	if (xs->rep.fd >= 0 && !eng()->id)
 		refill_ring(xs, &xs->rep_rxq.fill, REP_FILL);
 }
 
@@ -950,11 +1154,11 @@ static void frame_put_back(struct xsk_state *xs, __u64 frame)
 {
 	xs->lo_mark[frame / FRAME_SIZE] = 0;
 	if (frame >= xs->jumbo_base) {
-		xs->jfree[xs->njfree++] = frame;
+		XE(xs)->jfree[XE(xs)->njfree++] = frame;
 		return;
 	}
-	xs->held--;
-	xs->free[xs->nfree++] = frame;
+	XE(xs)->held--;
+	XE(xs)->free[XE(xs)->nfree++] = frame;
 }
 
 /* The i-th descriptor after the head of s's RX ring. */
@@ -971,7 +1175,7 @@ static void rx_free_pieces(struct xsk_state *xs, struct fq_sock *s, __u32 n)
 	for (__u32 i = 0; i < n; i++) {
 		const struct xdp_desc *p = rx_desc(s, i);
 
-		xs->free[xs->nfree++] = p->addr - p->addr % FRAME_SIZE;
+		XE(xs)->free[XE(xs)->nfree++] = p->addr - p->addr % FRAME_SIZE;
 	}
 }
 
@@ -980,8 +1184,8 @@ static void rx_drop_head(struct xhcad *d, struct fq_sock *s, __u32 f, __u32 n)
 	rx_free_pieces(d->xs, s, n);
 	s->rx.cached_cons += n;
 	s->taken += n;
-	d->xs->jumbo_drops++;
-	__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + 1, __ATOMIC_RELEASE);
+	XE(d->xs)->jumbo_drops++;
+	deq_add(d, f, 1);
 }
 
 /* The descriptor at the head of s's RX ring (flow queue f), NULL when it
@@ -1017,11 +1221,13 @@ static const struct xdp_desc *rx_peek(struct xhcad *d, struct fq_sock *s, __u32 
 				continue; /* more came meanwhile: look again */
 			return NULL;  /* cannot happen: the rest is not there yet */
 		}
-		if (!xs->njfree || total > JUMBO_SIZE - JUMBO_DATA || n > 0xff) {
+		if (!XE(xs)->njfree)
+			depot_balance(xs, 0, 1);
+		if (!XE(xs)->njfree || total > JUMBO_SIZE - JUMBO_DATA || n > 0xff) {
 			rx_drop_head(d, s, f, n);
 			continue;
 		}
-		j = xs->jfree[--xs->njfree];
+		j = XE(xs)->jfree[--XE(xs)->njfree];
 		to = (__u8 *)xs->area + j + JUMBO_DATA;
 		memcpy(to - META_LEN, (const __u8 *)xs->area + h->addr - META_LEN, META_LEN);
 		for (__u32 i = 0, off = 0; i < n; i++) {
@@ -1034,7 +1240,7 @@ static const struct xdp_desc *rx_peek(struct xhcad *d, struct fq_sock *s, __u32 
 		h->addr = j + JUMBO_DATA;
 		h->len = total;
 		h->options = OPT_JOINED | (n - 1) << 8;
-		xs->jumbo_frames++;
+		XE(xs)->jumbo_frames++;
 		return h;
 	}
 	return NULL;
@@ -1051,13 +1257,13 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 	xs->cand[f] = NULL;
 	xs->cand_inj[f] = 0;
 	xs->cand_lo[f] = 0;
-	if (f < d->nflowq && xs->inj[f].head != xs->inj[f].tail) {
+	if (f < d->nflowq && xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_ACQUIRE)) {
 		struct inj_desc *id = &xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
 
 		best_m = &id->m;
 		xs->cand_inj[f] = 1;
 	}
-	if (lr->head != lr->tail) {
+	if (lr->head != __atomic_load_n(&lr->tail, __ATOMIC_ACQUIRE)) {
 		struct lo_desc *ld = &lr->d[lr->head % xs->lo_cap];
 		const struct xhca_rx_meta *m = (const void *)((const __u8 *)xs->area + ld->addr -
 							      META_LEN);
@@ -1117,8 +1323,10 @@ static __u64 lo_pop(struct xsk_state *xs, __u32 f)
 	struct lo_ring *lr = &xs->lo[f];
 	__u64 addr = lr->d[lr->head % xs->lo_cap].addr;
 
+	pthread_mutex_lock(&xs->lo_lock);
 	lr->head++;
 	xs->lo_frames--;
+	pthread_mutex_unlock(&xs->lo_lock);
 	xs->cand_lo[f] = 0;
 	return addr;
 }
@@ -1129,22 +1337,23 @@ void xsk_take(struct xhcad *d, __u32 f)
 	struct fq_sock *s = xs->cand[f];
 	const struct xdp_desc *desc;
 
-	xs->taken_inj = 0;
-	xs->taken_lo = 0;
+	XE(xs)->taken_inj = 0;
+	XE(xs)->taken_lo = 0;
 	if (xs->cand_inj[f]) {
 		/* a multicast copy: the frame is held already, by its references */
-		xs->taken_desc = xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
-		xs->inj[f].head++;
-		xs->taken_inj = 1;
+		XE(xs)->taken_desc = xs->inj[f].d[xs->inj[f].head % xs->inj_cap];
+		/* (engine 0 injects, f's engine takes) */
+		__atomic_store_n(&xs->inj[f].head, xs->inj[f].head + 1, __ATOMIC_RELEASE);
+		XE(xs)->taken_inj = 1;
 		xs->cand_inj[f] = 0;
 		return;
 	}
 	if (xs->cand_lo[f]) {
 		__u64 a = lo_pop(xs, f);
 
-		xs->taken = a - a % FRAME_SIZE;
-		xs->have_taken = 1;
-		xs->taken_lo = 1;
+		XE(xs)->taken = a - a % FRAME_SIZE;
+		XE(xs)->have_taken = 1;
+		XE(xs)->taken_lo = 1;
 		if (f != XHCA_FLOWQ_MCAST && f != XHCA_FLOWQ_PROXY)
 			xs->deq_pending[f]++;
 		return;
@@ -1152,12 +1361,12 @@ void xsk_take(struct xhcad *d, __u32 f)
 	if (!s)
 		return;
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
-	xs->taken = desc->addr - desc->addr % FRAME_SIZE;
-	xs->have_taken = 1;
+	XE(xs)->taken = desc->addr - desc->addr % FRAME_SIZE;
+	XE(xs)->have_taken = 1;
 	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
 	s->taken += 1 + OPT_SKIP(desc->options);
-	if (xs->taken < xs->jumbo_base)
-		xs->held++;
+	if (XE(xs)->taken < xs->jumbo_base)
+		XE(xs)->held++;
 	xs->cand[f] = NULL;
 	/* the replication queue's: when the frame is free; the proxy's: when
 	 * the proxy has done it */
@@ -1170,21 +1379,20 @@ void xsk_flush(struct xhcad *d)
 	struct xsk_state *xs = d->xs;
 
 	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++) {
-		if (!xs->socks[i].taken)
+		if (fq_engine(d, key_fq(d, i % xs->nsq)) != eng()->id || !xs->socks[i].taken)
 			continue;
 		xsk_ring_cons__release(&xs->socks[i].rx, xs->socks[i].taken);
 		xs->socks[i].taken = 0;
 	}
-	if (xs->rep.fd >= 0 && xs->rep.taken) {
+	if (xs->rep.fd >= 0 && xs->rep.taken && !eng()->id) {
 		xsk_ring_cons__release(&xs->rep.rx, xs->rep.taken);
 		xs->rep.taken = 0;
 	}
 	/* The frames left their flow queues: the backlogs fall. */
-	for (__u32 f = 0; f < d->nflowq; f++) {
+	for (__u32 f = eng()->id; f < d->nflowq; f += xs->neng) {
 		if (!xs->deq_pending[f])
 			continue;
-		__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + xs->deq_pending[f],
-				 __ATOMIC_RELEASE);
+		deq_add(d, f, xs->deq_pending[f]);
 		xs->deq_pending[f] = 0;
 	}
 }
@@ -1195,30 +1403,29 @@ static void frame_release(struct xhcad *d, __u64 frame)
 	struct xsk_state *xs = d->xs;
 
 	frame_put_back(xs, frame);
-	__atomic_store_n(&d->fqm[XHCA_FLOWQ_MCAST].deq, d->fqm[XHCA_FLOWQ_MCAST].deq + 1,
-			 __ATOMIC_RELEASE);
+	deq_add(d, XHCA_FLOWQ_MCAST, 1);
 }
 
 void xsk_done(struct xhcad *d)
 {
 	struct xsk_state *xs = d->xs;
 
-	if (xs->taken_inj) {
-		xs->taken_inj = 0;
-		xsk_frame_put(d, xs->taken_desc.addr);
+	if (XE(xs)->taken_inj) {
+		XE(xs)->taken_inj = 0;
+		xsk_frame_put(d, XE(xs)->taken_desc.addr);
 		return;
 	}
-	if (!xs->have_taken)
+	if (!XE(xs)->have_taken)
 		return;
-	xs->have_taken = 0;
-	frame_put_back(xs, xs->taken);
+	XE(xs)->have_taken = 0;
+	frame_put_back(xs, XE(xs)->taken);
 }
 
 int xsk_taken_copy(const struct xhcad *d, __u32 *group)
 {
-	if (!d->xs->taken_inj)
+	if (!XE(d->xs)->taken_inj)
 		return 0;
-	*group = d->xs->taken_desc.group;
+	*group = XE(d->xs)->taken_desc.group;
 	return 1;
 }
 
@@ -1237,17 +1444,17 @@ int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8
 		/* held already; its stored copy's one reference */
 		*addr = lo_pop(xs, XHCA_FLOWQ_MCAST);
 		xs->refs[*addr / FRAME_SIZE] = 1;
-		xs->taken_lo = 1;
+		XE(xs)->taken_lo = 1;
 		return 1;
 	}
-	xs->taken_lo = 0;
+	XE(xs)->taken_lo = 0;
 	s = xs->cand[XHCA_FLOWQ_MCAST];
 	desc = xsk_ring_cons__rx_desc(&s->rx, s->rx.cached_cons);
 	*addr = desc->addr;
 	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
 	s->taken += 1 + OPT_SKIP(desc->options);
 	if (desc->addr < xs->jumbo_base)
-		xs->held++;
+		XE(xs)->held++;
 	xs->cand[XHCA_FLOWQ_MCAST] = NULL;
 	xs->refs[desc->addr / FRAME_SIZE] = 1; /* stored: the payload's own reference */
 	return 1;
@@ -1255,19 +1462,23 @@ int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8
 
 __u32 xsk_frame_get(struct xhcad *d, __u64 addr)
 {
-	return ++d->xs->refs[addr / FRAME_SIZE];
+	/* (engine 0 adds references, the members' engines drop them) */
+	return __atomic_add_fetch(&d->xs->refs[addr / FRAME_SIZE], 1, __ATOMIC_RELAXED);
 }
 
 void xsk_frame_put(struct xhcad *d, __u64 addr)
 {
 	struct xsk_state *xs = d->xs;
-	__u16 *r = &xs->refs[addr / FRAME_SIZE];
+	__u16 *r = &xs->refs[addr / FRAME_SIZE], was = __atomic_load_n(r, __ATOMIC_RELAXED);
 
-	if (!*r) {
-		pr_warn("multicast frame 0x%llx released twice\n", (unsigned long long)addr);
-		return;
-	}
-	if (--*r == 0)
+	do {
+		if (!was) {
+			pr_warn("multicast frame 0x%llx released twice\n", (unsigned long long)addr);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(r, &was, (__u16)(was - 1), 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	if (was == 1)
 		frame_release(d, addr - addr % FRAME_SIZE);
 }
 
@@ -1285,13 +1496,13 @@ int xsk_inject(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, __u64 add
 	id->addr = addr;
 	id->len = len;
 	id->group = group;
-	r->tail++;
+	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_RELEASE); /* (f's engine takes it) */
 	return 0;
 }
 
 __u32 xsk_injected(const struct xhcad *d, __u32 f)
 {
-	return d->xs->inj[f].tail - d->xs->inj[f].head;
+	return d->xs->inj[f].tail - __atomic_load_n(&d->xs->inj[f].head, __ATOMIC_ACQUIRE);
 }
 
 void xsk_sync_drops(struct xhcad *d)
@@ -1318,7 +1529,7 @@ void xsk_sync_drops(struct xhcad *d)
 				continue;
 			s->drops_seen = now;
 			d->fq[f].kernel_drops += delta;
-			__atomic_store_n(&d->fqm[f].deq, d->fqm[f].deq + delta, __ATOMIC_RELEASE);
+			deq_add(d, f, delta);
 		}
 	}
 }
@@ -1338,8 +1549,15 @@ void xsk_account(const struct xhcad *d, struct xhca_status *st)
 	if (!xs)
 		return;
 	st->umem_frames = xs->nframes;
-	st->frames_free = xs->nfree;
-	st->frames_held = xs->held;
+	st->frames_free = xs->depot.nfree;
+	for (__u32 k = 0; k < xs->neng; k++) {
+		st->frames_free += xs->e[k].nfree;
+		st->frames_held += xs->e[k].held;
+		st->jumbo_free += xs->e[k].njfree;
+		st->jumbo_frames += xs->e[k].jumbo_frames;
+		st->jumbo_drops += xs->e[k].jumbo_drops;
+	}
+	st->jumbo_free += xs->depot.njfree;
 	for (__u32 q = 0; q < xs->nrxq; q++)
 		st->frames_fill += ring_level(xs->rxq[q].fill.producer, xs->rxq[q].fill.consumer);
 	for (__u32 i = 0; i < xs->nrxq * xs->nsq; i++)
@@ -1351,7 +1569,4 @@ void xsk_account(const struct xhcad *d, struct xhca_status *st)
 	used = st->frames_free + st->frames_held + st->frames_fill + st->frames_rx;
 	st->frames_kernel = used <= xs->nframes ? xs->nframes - used : 0;
 	st->jumbo_slots = xs->sg ? xs->njumbo : 0;
-	st->jumbo_free = xs->njfree;
-	st->jumbo_frames = xs->jumbo_frames;
-	st->jumbo_drops = xs->jumbo_drops;
 }

@@ -546,6 +546,8 @@ struct xhca_status {
 	__u64 poll_us;		/* --poll-us */
 	__u64 sleeps;		/* waits in ppoll that could sleep */
 	__u64 polled;		/* busy polls that found work: no wakeup needed */
+	__u32 engines;		/* --engines: data path threads */
+	__u32 pad_engines;
 	/* loopback (loopback.c, xsk.c): frames to this host's own addresses */
 	struct xhca_lo_stats {
 		__u64 self;	/* to this interface's addresses: through xhca_rx here */

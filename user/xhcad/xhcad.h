@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include <xhca/abi.h>
@@ -616,12 +617,17 @@ static inline struct engine *qp_eng(struct xhcad *d, const struct qp_host *qh)
 }
 
 /* A lock held for a few instructions by threads that never sleep under
- * it (a CQ's, an SRQ's): zero is unlocked. */
+ * it (a CQ's, an SRQ's): zero is unlocked. A waiter yields its CPU after
+ * a while: with more busy threads than CPUs the holder may be the one
+ * waiting for it. */
 static inline void spin_lock(int *l)
 {
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+	for (unsigned int n = 1; __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); n++)
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
 			__builtin_ia32_pause();
+			if (!(n++ & 63))
+				sched_yield();
+		}
 }
 
 static inline void spin_unlock(int *l)

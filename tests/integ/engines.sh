@@ -104,22 +104,24 @@ rs=$?
 check "engines: rping -V, 200 pings of 4 KiB, both ends exit 0 ($rs, $rc)" \
 	test "$rs" = 0 -a "$rc" = 0
 
-# loopback: both ends on host A, QPs of several engines talking to each other
-xa timeout 60 ib_write_bw -F -q 8 -s 65536 -D 2 -p 18516 >"$tmp/lo.srv" 2>&1 &
-srv=$!
-for _ in $(seq 100); do listening "$NS_A" 18516 && break; sleep 0.05; done
-xa timeout 60 ib_write_bw -F -q 8 -s 65536 -D 2 -p 18516 "$IP_A" >"$tmp/lo.cli" 2>&1
-rc=$?
-wait "$srv"
+# local_pair NAME X NS PORT ADDR PROG ARGS: both ends on one host (X: xa or xb,
+# its namespace NS), the client to ADDR; the client's exit in $rc
+local_pair() {
+	local name=$1 x=$2 ns=$3 port=$4 addr=$5 srv
+	shift 5
+	$x timeout 60 "$@" -p "$port" >"$tmp/$name.srv" 2>&1 &
+	srv=$!
+	for _ in $(seq 100); do listening "$ns" "$port" && break; sleep 0.05; done
+	$x timeout 60 "$@" -p "$port" "$addr" >"$tmp/$name.cli" 2>&1
+	rc=$?
+	wait "$srv"
+}
+# loopback: QPs of several engines of one host talking to each other
+local_pair lo xa "$NS_A" 18516 "$IP_A" ib_write_bw -F -q 8 -s 65536 -D 2
 check "engines: loopback ib_write_bw, 8 QPs on one host: both ends exit 0 ($?, $rc)" test "$rc" = 0
 check "engines: ... through xhca_rx here (loopback frames counted)" \
 	test "$(xhca -j status | json_get 'd["loopback"]["self"]')" -gt 0
-xb timeout 60 ib_send_bw -F -q 8 -s 4096 -D 2 -p 18517 >/dev/null 2>&1 &
-srv=$!
-for _ in $(seq 100); do listening "$NS_B" 18517 && break; sleep 0.05; done
-xb timeout 60 ib_send_bw -F -q 8 -s 4096 -D 2 -p 18517 "$IP_B" >"$tmp/lo2.cli" 2>&1
-rc=$?
-wait "$srv"
+local_pair lo2 xb "$NS_B" 18517 "$IP_B" ib_send_bw -F -q 8 -s 4096 -D 2
 check "engines: loopback ib_send_bw, 8 QPs on host B: both ends exit 0 ($?, $rc)" test "$rc" = 0
 
 sleep 0.2

@@ -245,6 +245,56 @@ static void case_srq(void)
 	qp_host_detach(&D, LUD);
 }
 
+/* A CQ two engines write: a completion whose room the other engine took
+ * waits in its engine's spill list, in order, the CQ full meanwhile; it
+ * is written when the application makes room, and forgotten with its CQ. */
+static void case_spill(void)
+{
+	struct xhca_cq_attr ca = { .depth = 4 };
+	struct xhca_cqe c = {}, got[6];
+	char err[XHCA_ERRMSG_LEN];
+	struct cq *q;
+	int n = 0, ok;
+
+	if (cq_create(&D, 0, &ca, -1, err, sizeof(err)) || !(q = cq_find(&D, ca.cq))) {
+		res(0, "a CQ of 4 entries");
+		return;
+	}
+	eng_self = &D.eng[1];
+	for (c.wr_id = 1; c.wr_id <= 3; c.wr_id++)
+		cq_write(q, &c);
+	eng_self = &D.eng[0];
+	c.wr_id = 10; /* the last slot: engine 1's next finds none */
+	cq_write(q, &c);
+	eng_self = &D.eng[1];
+	c.wr_id = 4;
+	cq_write(q, &c);
+	res(q->prod == 4 && D.eng[1].nspill == 1 && q->spilled == 1,
+	    "a completion into a full CQ: spilled by its engine, not written (prod %u, %u spilled)",
+	    q->prod, D.eng[1].nspill);
+	ok = fx_take_cqe(q, &got[n]) == 0 && fx_take_cqe(q, &got[n + 1]) == 0;
+	n += 2;
+	eng_self = &D.eng[0];
+	res(ok && !cq_room_or_wait(q), "... room made, but the CQ with a spilled completion is full "
+	    "to the others");
+	eng_self = &D.eng[1];
+	c.wr_id = 5;
+	cq_write(q, &c); /* behind the spilled one */
+	res(D.eng[1].nspill == 2 && q->prod == 4, "... the engine's next one waits behind it");
+	res(!cq_spill_run(&D) && q->spilled == 0 && q->prod == 6, "... both written at its next round "
+	    "(prod %u)", q->prod);
+	while (n < 6 && fx_take_cqe(q, &got[n]) == 0)
+		n++;
+	res(n == 6 && got[0].wr_id == 1 && got[1].wr_id == 2 && got[2].wr_id == 3 &&
+	    got[3].wr_id == 10 && got[4].wr_id == 4 && got[5].wr_id == 5,
+	    "... in order: each engine's own in the order it wrote them (%d taken)", n);
+	for (c.wr_id = 20; c.wr_id < 25; c.wr_id++)
+		cq_write(q, &c);
+	res(D.eng[1].nspill == 1 && !cq_destroy(&D, ca.cq, 0, err, sizeof(err)) &&
+	    D.eng[1].nspill == 0, "a CQ destroyed: its spilled completion goes with it");
+	eng_self = &D.eng[0];
+}
+
 int test_recv_run(void)
 {
 	struct xhca_cq_attr ca = { .depth = 16 };
@@ -268,5 +318,8 @@ int test_recv_run(void)
 	case_dispatch();
 	case_flush();
 	case_srq();
+	D.neng = 2;
+	case_spill();
+	D.neng = 1;
 	return fails;
 }

@@ -52,14 +52,6 @@ static int stop_req, quit;
 static pthread_mutex_t stop_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stop_c = PTHREAD_COND_INITIALIZER;
 
-static void wake(int fd)
-{
-	__u64 one = 1;
-
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		pr_debug("engine wake: %s\n", strerror(errno));
-}
-
 int engine_fq_epoll(const struct xhcad *d, int epfd, unsigned char *state, __u32 f, int on)
 {
 	int fds[XHCA_RXQ_MAX], k = xsk_fds(d, f, fds, XHCA_RXQ_MAX), op;
@@ -104,14 +96,6 @@ static void recheck_blocked(struct engine_thread *t)
 			d->fq[f].blocked_on = NULL;
 		}
 	}
-}
-
-static int any_blocked(const struct engine_thread *t)
-{
-	for (__u32 f = t->e->id; f < t->d->nflowq; f += t->d->neng)
-		if (t->d->fq[f].blocked)
-			return 1;
-	return 0;
 }
 
 /* Steps aside while the main thread has the engines stopped. */
@@ -160,8 +144,7 @@ static __u64 turn(struct engine_thread *t, __u64 *last_work)
 	if (e->blocked_new) {
 		/* the main thread hears the CQ's doorbell: its poll set */
 		e->blocked_new = 0;
-		if (__atomic_load_n(&d->eng[0].sleeping, __ATOMIC_SEQ_CST))
-			wake(d->eng[0].wake_fd);
+		engine_wake(&d->eng[0], 0);
 	}
 	if (work)
 		*last_work = now;
@@ -187,7 +170,7 @@ static __u64 turn(struct engine_thread *t, __u64 *last_work)
 	}
 	if (e->sq.poll && sleep_ns > SQ_POLL_NS)
 		sleep_ns = SQ_POLL_NS;
-	if (any_blocked(t) && sleep_ns > 100000000ull)
+	if (flowq_any_blocked(d, e->id) && sleep_ns > 100000000ull)
 		sleep_ns = 100000000ull; /* (the recheck above) */
 	fq_mute(t);
 	return sleep_ns;
@@ -288,8 +271,7 @@ void engines_go(struct xhcad *d)
 	/* (what woke the main thread may be theirs: a doorbell, room in a
 	 * CQ, a QP made; a sleeping one looks again) */
 	for (__u32 k = 1; k < d->neng; k++)
-		if (__atomic_load_n(&d->eng[k].sleeping, __ATOMIC_SEQ_CST))
-			wake(d->eng[k].wake_fd);
+		engine_wake(&d->eng[k], 0);
 }
 
 void engines_end(struct xhcad *d)
@@ -301,7 +283,7 @@ void engines_end(struct xhcad *d)
 		if (!t)
 			continue;
 		if (t->started) {
-			wake(d->eng[k].wake_fd);
+			engine_wake(&d->eng[k], 1);
 			pthread_join(t->tid, NULL);
 		}
 		if (t->epfd >= 0)

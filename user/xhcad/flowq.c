@@ -35,6 +35,14 @@ void flowq_unblock(struct xhcad *d, struct cq *cq)
 		cq->waiting = 0;
 }
 
+int flowq_any_blocked(const struct xhcad *d, __u32 engine)
+{
+	for (__u32 f = engine; f < d->nflowq; f += d->neng)
+		if (d->fq[f].blocked)
+			return 1;
+	return 0;
+}
+
 void flowq_init(struct xhcad *d)
 {
 	for (__u32 f = 0; f < XHCA_FLOWQ_MAX; f++) {

@@ -98,16 +98,6 @@ static void accept_client(struct xhcad *d, int lfd, struct client *cl, int *ncl)
 	(*ncl)++;
 }
 
-/* Whether a flow queue waits for an application (its head needs a CQ
- * slot). */
-static int any_blocked(const struct xhcad *d)
-{
-	for (__u32 f = 0; f < d->nflowq; f += d->neng)
-		if (d->fq[f].blocked)
-			return 1;
-	return 0;
-}
-
 /* The safety net behind the doorbells: a blocked flow queue whose CQ has
  * room again is let go even if no doorbell came. */
 static void recheck_blocked(struct xhcad *d)
@@ -408,7 +398,7 @@ static void run_round(struct loop *lp)
 	 * its doorbell rather than spin on readable sockets. (Only a blocked
 	 * queue stops FIFO: frames counted in flight but not yet in a ring
 	 * must not put the loop to sleep.) */
-	lp->stalled = eng()->sched.mode == FQ_SCHED_FIFO && !n && !lp->wait_ns && any_blocked(d);
+	lp->stalled = eng()->sched.mode == FQ_SCHED_FIFO && !n && !lp->wait_ns && flowq_any_blocked(d, 0);
 	if (d->cm) {
 		__u64 c = cm_deadline(d);
 

@@ -3,6 +3,7 @@
  * The lowest layer of xhcad: clocks, the control reply's error text, and
  * what /proc says of a process. Nothing here calls another file of xhcad.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -10,12 +11,23 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "log.h"
 #include "xhcad.h"
 
 volatile sig_atomic_t xhcad_stop; /* a signal: the loops end (main.c) */
 
 /* The running thread's engine (xhcad.h: eng()). */
 __thread struct engine *eng_self;
+
+void engine_wake(struct engine *e, int always)
+{
+	__u64 one = 1;
+
+	if (e->wake_fd < 0 || (!always && !__atomic_load_n(&e->sleeping, __ATOMIC_SEQ_CST)))
+		return;
+	if (write(e->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_debug("engine %u: wake: %s\n", e->id, strerror(errno));
+}
 
 /* CLOCK_MONOTONIC, as bpf_ktime_get_ns() in the metadata. */
 __u64 now_ns(void)

@@ -653,6 +653,8 @@ static inline void bm_set(uint64_t *bm, __u32 i, int v)
 /* An error for the control reply: the message into err, rc back. */
 int errf(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 __u64 now_ms(void);
+/* Wakes engine e if it sleeps (always: even if not), through its eventfd. */
+void engine_wake(struct engine *e, int always);
 __u64 now_ns(void);	/* CLOCK_MONOTONIC, as xhca_rx's timestamps */
 /* The start time of a process (field 22 of /proc/PID/stat), 0 if gone. */
 __u64 proc_start_time(__u32 pid);
@@ -926,6 +928,9 @@ void xsk_rep_close(struct xhcad *d);
 #define TOKEN_BURST_MIN (64u << 10)	/* the bus model's bucket, at least */
 void flowq_init(struct xhcad *d);
 /* The flow queues waiting for room in cq (NULL: all) go on. */
+/* Whether a flow queue of engine's waits for an application (its head
+ * needs a CQ slot). */
+int flowq_any_blocked(const struct xhcad *d, __u32 engine);
 void flowq_unblock(struct xhcad *d, struct cq *cq);
 void flowq_info(const struct xhcad *d, __u32 f, struct xhca_flowq_info *fi);
 int flowq_set(struct xhcad *d, const struct xhca_flowq_set *r, char *err, size_t errlen);

@@ -136,12 +136,13 @@ struct lo_ring {
  * and the frame it is processing. The UMEM is one for all RX queues (the
  * kernel takes one per queue, and a flow queue has a socket on every
  * queue), so its frames are any engine's: each keeps a free stack of its
- * own, fills the fill rings of the RX queues it owns (q % neng == its id),
- * sends on its own socket (the first of RX queue id: its completion ring is
- * that queue's), and gives frames to or takes them from a depot shared
- * under a lock when it has too many or too few (a frame taken by one
- * engine from a ring another fills, or looped by one to another's flow
- * queue, is freed by the one that is done with it). */
+ * own (what it needs now and a few more), refills whichever fill rings are
+ * low (a lock per ring, tried: a queue's owner may sleep while another
+ * engine takes its frames), sends on its own socket (the first of RX
+ * queue id: its completion ring is that queue's), and gives frames to or
+ * takes them from a depot shared under a lock when it has too many or too
+ * few (a frame looped by one engine to another's flow queue is freed by
+ * the one that is done with it). */
 struct xsk_eng {
 	__u64 *free;			/* stack of frame addresses */
 	__u32 nfree;
@@ -367,14 +368,6 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 	if (bind(s->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)))
 		return -errno;
 	return 0;
-}
-
-static void wake_fd(int fd)
-{
-	__u64 one = 1;
-
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
-		pr_debug("wake: %s\n", strerror(errno));
 }
 
 void xsk_engines(struct xhcad *d)
@@ -940,8 +933,8 @@ static int lo_in(struct xhcad *d, const void *frame, __u32 len)
 
 			xs->lo_mark[a / FRAME_SIZE] = 1;
 			st->to_flowq++;
-			if (to != eng() && __atomic_load_n(&to->sleeping, __ATOMIC_SEQ_CST))
-				wake_fd(to->wake_fd); /* (another engine's queue) */
+			if (to != eng())
+				engine_wake(to, 0); /* (another engine's queue) */
 			return 0;
 		}
 		/* counted into the queue by xhca_rx, and lost after all */

@@ -156,9 +156,15 @@ static __u64 turn(struct engine_thread *t, __u64 *last_work)
 	}
 	if (more)
 		return 0;
-	/* going to sleep: the send queues want their doorbells */
-	if (e->sq.list && sq_arm(d))
+	/* Going to sleep: the send queues want their doorbells. Sleeping is
+	 * said first: a doorbell rung after the arming below finds it said,
+	 * and the main thread wakes this engine (a post before it, the
+	 * arming's look at the rings sees). */
+	__atomic_store_n(&e->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (e->sq.list && sq_arm(d)) {
+		__atomic_store_n(&e->sleeping, 0, __ATOMIC_SEQ_CST);
 		return 0;
+	}
 	sleep_ns = 1000000000ull;
 	if (wait_ns && wait_ns < sleep_ns)
 		sleep_ns = wait_ns;
@@ -193,9 +199,9 @@ static void *engine_main(void *arg)
 
 		wait_go();
 		pthread_mutex_lock(&t->run);
-		sleep_ns = turn(t, &last_work);
-		if (sleep_ns)
-			__atomic_store_n(&t->e->sleeping, 1, __ATOMIC_SEQ_CST);
+		sleep_ns = turn(t, &last_work); /* (sleeping said if it armed) */
+		if (!sleep_ns)
+			__atomic_store_n(&t->e->sleeping, 0, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&t->run);
 		if (!sleep_ns)
 			continue;

@@ -236,7 +236,11 @@ static void poll_set(struct loop *lp)
 		lp->orphans[lp->norphan++] = s;
 		ps_add(ps, s->pidfd);
 	}
-	/* The sessions' send doorbells (rung when xhcad is armed). */
+	fq_mute(lp);
+	lp->first_data = ps->n;
+	ps_add(ps, d->eng[0].wake_fd); /* (another engine's: a CQ to hear) */
+	/* The sessions' send doorbells (rung when an engine is armed): the
+	 * data path's, so no engine is stopped for them. */
 	lp->first_db = ps->n;
 	lp->ndb = 0;
 	for (struct session *s = d->app.sessions; s && lp->ndb < MAX_CLIENTS; s = s->next) {
@@ -245,9 +249,6 @@ static void poll_set(struct loop *lp)
 		lp->dbs[lp->ndb++] = s->sq_dbfd;
 		ps_add(ps, s->sq_dbfd);
 	}
-	fq_mute(lp);
-	lp->first_data = ps->n;
-	ps_add(ps, d->eng[0].wake_fd); /* (another engine's: a CQ to hear) */
 	if (!lp->wait_ns && !lp->stalled)
 		ps_add(ps, lp->xepfd);
 	if (proxy_taking(d))
@@ -326,11 +327,6 @@ static void serve_ctl(struct loop *lp)
 			ibview_update(d); /* an address or the link changed */
 		xsk_lo_recv(d, BUDGET);
 	}
-	/* (before the clients: one may end a session and its doorbell) */
-	for (int i = 0; i < lp->ndb; i++)
-		if ((revents(lp, lp->first_db + i) & POLLIN) &&
-		    read(lp->dbs[i], &v, sizeof(v)) < 0 && errno != EAGAIN)
-			pr_debug("send doorbell: %s\n", strerror(errno));
 	/* Backwards: a client that goes is replaced by the last one. */
 	for (int i = lp->first_cq - lp->first_client - 1; i >= 0; i--)
 		if (revents(lp, lp->first_client + i) && ctl_serve_one(d, &lp->cl[i]))
@@ -355,6 +351,26 @@ static void serve_ctl(struct loop *lp)
 	}
 }
 
+/* The send doorbells that rang (before the clients are served: one may end
+ * a session and its doorbell). A session's QPs may be any engine's: the
+ * sleeping ones look at their send queues; this thread's round does next. */
+static void send_doorbells(struct loop *lp)
+{
+	struct xhcad *d = lp->d;
+	int rang = 0;
+	__u64 v;
+
+	for (int i = 0; i < lp->ndb; i++) {
+		if (!(revents(lp, lp->first_db + i) & POLLIN))
+			continue;
+		rang = 1;
+		if (read(lp->dbs[i], &v, sizeof(v)) < 0 && errno != EAGAIN)
+			pr_debug("send doorbell: %s\n", strerror(errno));
+	}
+	for (__u32 k = 1; rang && k < d->neng; k++)
+		engine_wake(&d->eng[k], 0);
+}
+
 /* What woke the loop; the other engines stopped while it is served, if it
  * is more than the data path's. */
 static void serve_ready(struct loop *lp)
@@ -367,6 +383,7 @@ static void serve_ready(struct loop *lp)
 	if (revents(lp, lp->first_data) &&
 	    read(lp->d->eng[0].wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		pr_debug("wake: %s\n", strerror(errno));
+	send_doorbells(lp);
 	if (!ctl)
 		return;
 	engines_stop(lp->d);

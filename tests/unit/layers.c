@@ -97,6 +97,8 @@ int fx_take_cqe(struct cq *cq, struct xhca_cqe *c)
 {
 	__u32 cons = cq->ring->cons;
 
+	cq_flush(); /* (the round's end: its staged completions written) */
+
 	if (__atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE) == cons)
 		return -1;
 	*c = cq->e[cons & (cq->depth - 1)];

@@ -263,12 +263,18 @@ static void case_spill(void)
 	eng_self = &D.eng[1];
 	for (c.wr_id = 1; c.wr_id <= 3; c.wr_id++)
 		cq_write(q, &c);
+	res(q->prod == 0 && D.eng[1].nstage == 3, "a round's completions: staged by its engine, "
+	    "not yet in the ring (prod %u, %u staged)", q->prod, D.eng[1].nstage);
+	cq_flush();
+	res(q->prod == 3 && D.eng[1].nstage == 0, "... written at the round's end (prod %u)", q->prod);
 	eng_self = &D.eng[0];
 	c.wr_id = 10; /* the last slot: engine 1's next finds none */
 	cq_write(q, &c);
+	cq_notify(&D); /* (writes what is staged) */
 	eng_self = &D.eng[1];
 	c.wr_id = 4;
 	cq_write(q, &c);
+	cq_flush();
 	res(q->prod == 4 && D.eng[1].nspill == 1 && q->spilled == 1,
 	    "a completion into a full CQ: spilled by its engine, not written (prod %u, %u spilled)",
 	    q->prod, D.eng[1].nspill);
@@ -280,6 +286,7 @@ static void case_spill(void)
 	eng_self = &D.eng[1];
 	c.wr_id = 5;
 	cq_write(q, &c); /* behind the spilled one */
+	cq_flush();
 	res(D.eng[1].nspill == 2 && q->prod == 4, "... the engine's next one waits behind it");
 	res(!cq_spill_run(&D) && q->spilled == 0 && q->prod == 6, "... both written at its next round "
 	    "(prod %u)", q->prod);
@@ -290,8 +297,39 @@ static void case_spill(void)
 	    "... in order: each engine's own in the order it wrote them (%d taken)", n);
 	for (c.wr_id = 20; c.wr_id < 25; c.wr_id++)
 		cq_write(q, &c);
-	res(D.eng[1].nspill == 1 && !cq_destroy(&D, ca.cq, 0, err, sizeof(err)) &&
-	    D.eng[1].nspill == 0, "a CQ destroyed: its spilled completion goes with it");
+	cq_flush();
+	c.wr_id = 25;
+	cq_write(q, &c);
+	res(D.eng[1].nspill == 1 && D.eng[1].nstage == 1 &&
+	    !cq_destroy(&D, ca.cq, 0, err, sizeof(err)) && D.eng[1].nspill == 0 &&
+	    D.eng[1].nstage == 0, "a CQ destroyed: its spilled and staged completions go with it");
+	eng_self = &D.eng[0];
+}
+
+/* Staged completions count toward a CQ's room: the flow queue waits for
+ * the application as it did when each was written at once. */
+static void case_stage_room(void)
+{
+	struct xhca_cq_attr ca = { .depth = 4 };
+	struct xhca_cqe c = {};
+	char err[XHCA_ERRMSG_LEN];
+	struct cq *q;
+	int room;
+
+	if (cq_create(&D, 0, &ca, -1, err, sizeof(err)) || !(q = cq_find(&D, ca.cq))) {
+		res(0, "a CQ of 4 entries");
+		return;
+	}
+	eng_self = &D.eng[1];
+	for (c.wr_id = 1; c.wr_id <= 3; c.wr_id++)
+		cq_write(q, &c);
+	res(cq_room_or_wait(q) && q->prod == 0 && D.eng[1].nstage == 3,
+	    "staged completions count as written: 3 staged, the fourth slot is there");
+	cq_write(q, &c);
+	room = cq_room_or_wait(q);
+	res(!room && q->prod == 4 && D.eng[1].nstage == 0 && q->waiting,
+	    "... 4 staged: no room, seen with them written (prod %u)", q->prod);
+	res(!cq_destroy(&D, ca.cq, 0, err, sizeof(err)), "... the CQ destroyed");
 	eng_self = &D.eng[0];
 }
 
@@ -320,6 +358,7 @@ int test_recv_run(void)
 	case_srq();
 	D.neng = 2;
 	case_spill();
+	case_stage_room();
 	D.neng = 1;
 	return fails;
 }

@@ -39,10 +39,13 @@ __u32 cq_room(const struct cq *cq)
  * lives in a cache line the application writes). */
 static int cq_full(struct cq *cq)
 {
+	__u32 cons;
+
 	if (cq_given(cq) - cq->cons_cache < cq_room(cq))
 		return 0;
-	cq->cons_cache = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
-	return cq_given(cq) - cq->cons_cache >= cq_room(cq);
+	cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&cq->cons_cache, cons, __ATOMIC_RELAXED); /* (room_cached) */
+	return cq_given(cq) - cons >= cq_room(cq);
 }
 
 /* Whether cq has room for a completion. If not, the application is told
@@ -66,10 +69,29 @@ static int room_or_wait(struct cq *cq)
 	return 0;
 }
 
+/* Room by what was cached, without the lock: the common case, and a cache
+ * line every engine that completes into cq only reads. The running
+ * engine's staged completions count as written (all of them: whichever
+ * CQ they are for). Room another engine takes before this one writes is
+ * what cq_write's spill is for. */
+static int room_cached(struct cq *cq)
+{
+	__u32 given = cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED)
+				: __atomic_load_n(&cq->prod, __ATOMIC_RELAXED);
+
+	return !__atomic_load_n(&cq->spilled, __ATOMIC_RELAXED) &&
+	       given + eng()->nstage - __atomic_load_n(&cq->cons_cache, __ATOMIC_RELAXED) <
+		       cq_room(cq);
+}
+
 int cq_room_or_wait(struct cq *cq)
 {
 	int r;
 
+	if (room_cached(cq))
+		return 1;
+	if (eng()->nstage)
+		cq_flush(); /* (then the CQ as it is) */
 	spin_lock(&cq->lock);
 	r = room_or_wait(cq);
 	spin_unlock(&cq->lock);
@@ -84,7 +106,8 @@ static int write_locked(struct cq *cq, const struct xhca_cqe *c)
 	if (cq_full(cq))
 		return -ENOSPC;
 	cq->e[cq->prod & (cq->depth - 1)] = *c;
-	__atomic_store_n(&cq->ring->prod, ++cq->prod, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELAXED); /* (room_cached) */
+	__atomic_store_n(&cq->ring->prod, cq->prod, __ATOMIC_RELEASE);
 	__atomic_store_n(&cq->dirty, 1, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -93,6 +116,8 @@ int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
 {
 	int r = -ENOSPC;
 
+	if (eng()->nstage)
+		cq_flush(); /* (the running engine's completions stay in order) */
 	spin_lock(&cq->lock);
 	if (room_or_wait(cq))
 		r = write_locked(cq, c);
@@ -131,17 +156,51 @@ static int spilled_here(const struct cq *cq)
 	return 0;
 }
 
-void cq_write(struct cq *cq, const struct xhca_cqe *c)
+/* A completion written under cq's lock, or spilled. */
+static void write_or_spill(struct cq *cq, const struct xhca_cqe *c)
 {
 	int r;
 
-	spin_lock(&cq->lock);
 	r = (__atomic_load_n(&cq->spilled, __ATOMIC_RELAXED) && spilled_here(cq)) ? -ENOSPC
 										 : write_locked(cq, c);
 	if (r && spill(cq, c))
 		pr_warn("cq %u: a completion lost: %u waiting for room already\n", cq->id,
 			SPILL_MAX);
-	spin_unlock(&cq->lock);
+}
+
+#define STAGE_MAX 128
+
+void cq_write(struct cq *cq, const struct xhca_cqe *c)
+{
+	struct engine *e = eng();
+
+	if (!e->stage)
+		e->stage = calloc(STAGE_MAX, sizeof(*e->stage));
+	if (!e->stage) { /* (no batching, then) */
+		spin_lock(&cq->lock);
+		write_or_spill(cq, c);
+		spin_unlock(&cq->lock);
+		return;
+	}
+	if (e->nstage == STAGE_MAX)
+		cq_flush();
+	e->stage[e->nstage++] = (struct cq_spill){ cq, *c };
+}
+
+void cq_flush(void)
+{
+	struct engine *e = eng();
+
+	for (__u32 i = 0; i < e->nstage;) {
+		struct cq *cq = e->stage[i].cq;
+
+		/* one lock for each run of the same CQ's (their order kept) */
+		spin_lock(&cq->lock);
+		for (; i < e->nstage && e->stage[i].cq == cq; i++)
+			write_or_spill(cq, &e->stage[i].c);
+		spin_unlock(&cq->lock);
+	}
+	e->nstage = 0;
 }
 
 int cq_spill_run(struct xhcad *d)
@@ -174,6 +233,7 @@ keep:
  * it: once per batch, not per completion (one fence, one write at most). */
 void cq_notify(struct xhcad *d)
 {
+	cq_flush();
 	/* The application may be going to sleep: see ring.h. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (struct cq *cq = d->app.cqs; cq; cq = cq->next) {
@@ -273,8 +333,8 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	return 0;
 }
 
-/* A CQ that goes: no engine's completions wait for it any more (the
- * engines stopped: the control thread's). */
+/* A CQ that goes: no engine's completions wait for it any more, spilled
+ * or staged (the engines stopped: the control thread's). */
 static void spill_forget(struct xhcad *d, const struct cq *cq)
 {
 	for (__u32 k = 0; k < d->neng; k++) {
@@ -285,6 +345,11 @@ static void spill_forget(struct xhcad *d, const struct cq *cq)
 			if (e->spill[i].cq != cq)
 				e->spill[kept++] = e->spill[i];
 		e->nspill = kept;
+		kept = 0;
+		for (__u32 i = 0; i < e->nstage; i++)
+			if (e->stage[i].cq != cq)
+				e->stage[kept++] = e->stage[i];
+		e->nstage = kept;
 	}
 }
 

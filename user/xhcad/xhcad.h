@@ -99,9 +99,11 @@ struct cq {
 	int dbfd;		/* doorbell: the application says there is room */
 	int waiting;		/* xhcad waits for room (flow queues blocked on it) */
 	int dirty;		/* completions since the last notification */
-	__u32 cons_cache;	/* the application's consumer index, as last read */
-	__u32 prod;		/* the producer index (the main thread's; a proxy CQ's,
-				 * the proxy thread's): the ring's is a copy for the
+	__u32 cons_cache;	/* the application's consumer index, as last read
+				 * (written under the lock, read without it) */
+	__u32 prod;		/* the producer index (written under the lock, read
+				 * without it: cq_room_or_wait; a proxy CQ's, the
+				 * proxy thread's): the ring's is a copy for the
 				 * application, never read back */
 	__u64 full_since;	/* waiting: since when (ns) */
 	int overrun;		/* xhcad gave up on it (XHCA_CQ_OVERRUN): no more
@@ -518,6 +520,8 @@ struct engine {
 	__u32 nflush;		/* its QPs with buffers to flush */
 	struct cq_spill *spill;	/* completions that found their CQ full (cq.c) */
 	__u32 nspill;
+	struct cq_spill *stage;	/* the round's completions, written at its end */
+	__u32 nstage;
 	/* its counters, summed for `xhca status` and `xhca stats` */
 	struct xhca_counter host[XHCA_H_MAX];
 	__u64 naks;
@@ -968,15 +972,18 @@ int cq_room_or_wait(struct cq *cq);
 /* Writes a completion into a CQ that is not a proxy CQ; -ENOSPC when
  * full (its waiting flag set: the doorbell tells when there is room). */
 int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
-/* A completion into cq, whose room its caller saw (cq_room_or_wait): now,
- * or, when another engine took that room meanwhile, at the running
- * engine's next round (cq_spill_run), in order. */
+/* A completion into cq, whose room its caller saw (cq_room_or_wait):
+ * staged by the running engine and written at the end of its round
+ * (cq_flush, one lock per CQ), or, when another engine took that room
+ * meanwhile, at its next round (cq_spill_run), in order. */
 void cq_write(struct cq *cq, const struct xhca_cqe *c);
+/* The running engine's staged completions written (cq_notify does it). */
+void cq_flush(void);
 /* The running engine's completions that found their CQ full: written
  * while there is room. Whether any is left. */
 int cq_spill_run(struct xhcad *d);
-/* Wakes the applications whose CQs got completions and that sleep on them
- * (once per round). */
+/* Writes the round's staged completions, then wakes the applications whose
+ * CQs got completions and that sleep on them (once per round). */
 void cq_notify(struct xhcad *d);
 
 /* session.c: the list of application sessions */

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -221,6 +222,8 @@ static struct engine_thread *threads[XHCA_ENGINES_MAX];
 
 int engines_start(struct xhcad *d)
 {
+	char name[16];
+
 	for (__u32 k = 0; k < d->neng; k++) {
 		d->eng[k].wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (d->eng[k].wake_fd < 0)
@@ -247,6 +250,8 @@ int engines_start(struct xhcad *d)
 		if (err)
 			return -err;
 		t->started = 1;
+		snprintf(name, sizeof(name), "xhcad-e%u", k); /* (ps -L, top -H, perf) */
+		pthread_setname_np(t->tid, name);
 	}
 	if (d->neng > 1)
 		pr_info("%u engines: engine k runs flow queues k, k+%u, ...\n", d->neng, d->neng);

@@ -178,6 +178,9 @@ static void case_dispatch(void)
 	ok = !fx_take_cqe(cq, &c);
 	res(r == XHCA_H_PLACED && ok && c.wr_id == 40 && holds(6, 0, 64, 11),
 	    "the same frame with its metadata right: placed through the dispatch (%d)", r);
+	res(D.qh[LRC].rcv.psn_valid && D.qh[LRC].rcv.next_psn == 21 && D.qh[LRC].rcv.end_psn == 21,
+	    "... its message ended: the next starts at PSN 21 (next %u, end %u)",
+	    D.qh[LRC].rcv.next_psn, D.qh[LRC].rcv.end_psn);
 	frame(LRC, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 21, 64, 0, 12, 0);
 	fr[pi.len - 1] ^= 1; /* the ICRC's last byte */
 	r = deliver_frame(&D, 0, &m, fr, pi.len);

@@ -218,6 +218,33 @@ static void case_duplicate_and_gap(void)
 	res(D.eng[0].resp.seq_naks == 1 && D.eng[0].naks == 1, "... counted as a sequence NAK");
 }
 
+/* A SEND's FIRST lost between xhca_rx and xhcad after an earlier message
+ * ended: its MIDDLE shows the gap, and xhca_rx expects that FIRST again,
+ * not the earlier message (done, maybe acknowledged: a requester whose
+ * window moved past it would never send it again, and its retries would
+ * run out). */
+static void case_gap_after_message(void)
+{
+	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
+	struct qp_host *qh = &D.qh[LIDX];
+	struct req q;
+	int r;
+
+	/* the message at 0x500 ended at 0x503; xhca_rx took 0x504-0x507 */
+	qp_reset(0x508, 5);
+	qh->resp.msg_psn = 0x500;
+	qh->rcv.psn_valid = 1;
+	qh->rcv.next_psn = qh->rcv.end_psn = 0x504;
+	qh->rcv.in_msg = MSG_NONE;
+	req_make(&q, XHCA_OP_SEND_MIDDLE, 0x505, 0, XHCA_R_TO_FLOWQ, 0);
+	r = resp_after(&D, qh, &q.pi, XHCA_H_SEQ_ERR);
+	res((c->rx_psn & XHCA_RXPSN_MASK) == 0x504 && c->msn == 5 && D.eng[0].resp.rewinds == 1,
+	    "a message's FIRST lost after another ended: xhca_rx expects it again, MSN as before "
+	    "it (rx_psn 0x%08x, MSN %u, r %d)", c->rx_psn, c->msn, r);
+	res(qh->rcv.end_psn == 0x504 && !qh->rcv.psn_valid,
+	    "... the next message starts there (0x%06x)", qh->rcv.end_psn);
+}
+
 static void case_rnr(void)
 {
 	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
@@ -498,6 +525,7 @@ int test_resp_run(void)
 	case_acks();
 	case_credit_count();
 	case_duplicate_and_gap();
+	case_gap_after_message();
 	case_rnr();
 	case_class_c();
 	case_ack_coalescing();

@@ -120,6 +120,8 @@ static int place_qp(struct xhcad *d, __u32 f, struct qp_host *qh, const struct p
 		}
 		qh->rcv.psn_valid = 1;
 		qh->rcv.next_psn = (m->psn + 1) & XHCA_PSN_MASK;
+		if (end)
+			qh->rcv.end_psn = qh->rcv.next_psn;
 	}
 	if (m->reason == XHCA_R_PLACED_ACK)
 		return XHCA_H_ACKED; /* xhca_rx placed it: resp_after() acknowledges */

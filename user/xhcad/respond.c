@@ -521,8 +521,10 @@ static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *
 	qh->rcv.discard = 0;
 	qh->rcv.psn_valid = keep;
 	qh->rcv.next_psn = psn & XHCA_PSN_MASK;
-	if (!keep)
+	if (!keep) {
 		qh->rcv.in_msg = MSG_NONE;
+		qh->rcv.end_psn = psn & XHCA_PSN_MASK; /* (a message starts there) */
+	}
 	eng()->resp.rewinds++;
 }
 
@@ -660,6 +662,12 @@ static void rewind_msg(struct xhcad *d, struct qp_host *qh, const struct xhca_rx
 		*psn = m->msg_len;
 	else if (m->reason == XHCA_R_PLACED_TO_FLOWQ) /* its FIRST placed by xhca_rx */
 		*psn = m->psn - (m->msg_len ? (m->msg_len + mtu - 1) / mtu - 1 : 0);
+	else if (!qh->px.on && qh->rcv.psn_valid && !qh->rcv.in_msg &&
+		 xhca_psn_diff(qh->rcv.end_psn, qh->resp.msg_psn) > 0)
+		/* between messages: the one at msg_psn ended (and may be
+		 * acknowledged); this frame's FIRST, lost, follows the last
+		 * message's end */
+		*psn = qh->rcv.end_psn;
 	else
 		*psn = qh->resp.msg_psn;
 	rewind_to(d, qh, m->lidx, *psn, *msn, 0, quiet);

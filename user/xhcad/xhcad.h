@@ -234,6 +234,8 @@ struct qp_recv {
 	int flush;		/* in the error state with receive buffers to flush */
 	int psn_valid;
 	__u32 next_psn;		/* RC/UC: what the next frame should carry */
+	__u32 end_psn;		/* RC: the PSN after the last message that ended
+				 * here (psn_valid): where the next one starts */
 	/* a CLI QP with a CQ: the buffers xhcad posts for it (xhca cq poll
 	 * posts them again) */
 	__u32 cli_bufs;		/* their allocation, 0: none */

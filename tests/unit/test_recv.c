@@ -263,6 +263,7 @@ static void case_spill(void)
 		res(0, "a CQ of 4 entries");
 		return;
 	}
+	D.eng[0].in_round = D.eng[1].in_round = 1; /* (inside their rounds) */
 	eng_self = &D.eng[1];
 	for (c.wr_id = 1; c.wr_id <= 3; c.wr_id++)
 		cq_write(q, &c);
@@ -306,6 +307,7 @@ static void case_spill(void)
 	res(D.eng[1].nspill == 1 && D.eng[1].nstage == 1 &&
 	    !cq_destroy(&D, ca.cq, 0, err, sizeof(err)) && D.eng[1].nspill == 0 &&
 	    D.eng[1].nstage == 0, "a CQ destroyed: its spilled and staged completions go with it");
+	D.eng[0].in_round = D.eng[1].in_round = 0;
 	eng_self = &D.eng[0];
 }
 
@@ -324,15 +326,20 @@ static void case_stage_room(void)
 		return;
 	}
 	eng_self = &D.eng[1];
-	for (c.wr_id = 1; c.wr_id <= 3; c.wr_id++)
+	cq_write(q, &c);
+	res(q->prod == 1 && !D.eng[1].nstage, "a completion outside a round (a control request's): "
+	    "written at once (prod %u)", q->prod);
+	D.eng[1].in_round = 1;
+	for (c.wr_id = 1; c.wr_id <= 2; c.wr_id++)
 		cq_write(q, &c);
-	res(cq_room_or_wait(q) && q->prod == 0 && D.eng[1].nstage == 3,
-	    "staged completions count as written: 3 staged, the fourth slot is there");
+	res(cq_room_or_wait(q) && q->prod == 1 && D.eng[1].nstage == 2,
+	    "staged completions count as written: 1 written, 2 staged, the fourth slot is there");
 	cq_write(q, &c);
 	room = cq_room_or_wait(q);
 	res(!room && q->prod == 4 && D.eng[1].nstage == 0 && q->waiting,
-	    "... 4 staged: no room, seen with them written (prod %u)", q->prod);
+	    "... 3 staged: no room, seen with them written (prod %u)", q->prod);
 	res(!cq_destroy(&D, ca.cq, 0, err, sizeof(err)), "... the CQ destroyed");
+	D.eng[1].in_round = 0;
 	eng_self = &D.eng[0];
 }
 

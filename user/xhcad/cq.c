@@ -174,9 +174,11 @@ void cq_write(struct cq *cq, const struct xhca_cqe *c)
 {
 	struct engine *e = eng();
 
-	if (!e->stage)
+	if (e->in_round && !e->stage)
 		e->stage = calloc(STAGE_MAX, sizeof(*e->stage));
-	if (!e->stage) { /* (no batching, then) */
+	if (!e->in_round || !e->stage) { /* (outside a round, or no memory: now) */
+		if (e->nstage)
+			cq_flush(); /* (in order) */
 		spin_lock(&cq->lock);
 		write_or_spill(cq, c);
 		spin_unlock(&cq->lock);

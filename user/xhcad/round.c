@@ -154,6 +154,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 	int n = 0, taken;
 
 	*wait_ns = 0;
+	eng()->in_round = 1; /* (completions staged until its end: cq_write) */
 	/* The send queues: new requests, retransmissions, completions. */
 	taken = sq_run(d, budget, &eng()->sq.more, &eng()->sq.deadline);
 	if (!eng()->id)
@@ -196,7 +197,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 		eng()->sq.more |= more;
 	}
 	*work = n || taken;
-	if (n || taken) {
+	if (n || taken || eng()->nstage) {
 		resp_flush_acks(d); /* the ACKs the round owes: one per QP */
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
@@ -204,6 +205,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 		if (!eng()->id)
 			proxy_kick(d); /* and the completion records of proxy CQs */
 	}
+	eng()->in_round = 0;
 	/* (every round: another engine's frames may have drained a fill
 	 * ring, its own frames come back from the others) */
 	xsk_refill(d);

@@ -524,6 +524,7 @@ struct engine {
 	__u32 nspill;
 	struct cq_spill *stage;	/* the round's completions, written at its end */
 	__u32 nstage;
+	int in_round;		/* in round_run: completions are staged (cq_write) */
 	/* its counters, summed for `xhca status` and `xhca stats` */
 	struct xhca_counter host[XHCA_H_MAX];
 	__u64 naks;
@@ -975,9 +976,10 @@ int cq_room_or_wait(struct cq *cq);
  * full (its waiting flag set: the doorbell tells when there is room). */
 int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c);
 /* A completion into cq, whose room its caller saw (cq_room_or_wait):
- * staged by the running engine and written at the end of its round
- * (cq_flush, one lock per CQ), or, when another engine took that room
- * meanwhile, at its next round (cq_spill_run), in order. */
+ * inside a round, staged by the running engine and written at the round's
+ * end (cq_flush, one lock per CQ); outside one (a control request), now;
+ * when another engine took that room meanwhile, at its next round
+ * (cq_spill_run), in order. */
 void cq_write(struct cq *cq, const struct xhca_cqe *c);
 /* The running engine's staged completions written (cq_notify does it). */
 void cq_flush(void);

@@ -633,9 +633,18 @@ __u32 cq_free_owner(struct xhcad *d, __u32 owner)
 }
 
 /* At exit: the memory of every CQ and SRQ, their rings left as they are
- * (gone with the process, or kept with --keep for the next xhcad). */
+ * (gone with the process, or kept with --keep for the next xhcad), and
+ * the engines' lists of staged and spilled completions. */
 void cq_fini(struct xhcad *d)
 {
+	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
+		struct engine *e = &d->eng[k];
+
+		free(e->stage); /* (empty: a round writes what it staged) */
+		free(e->spill);
+		e->stage = e->spill = NULL;
+		e->nstage = e->nspill = 0;
+	}
 	while (d->app.cqs) {
 		struct cq *cq = d->app.cqs;
 

@@ -250,7 +250,7 @@ int engines_start(struct xhcad *d)
 		if (err)
 			return -err;
 		t->started = 1;
-		snprintf(name, sizeof(name), "xhcad-e%u", k); /* (ps -L, top -H, perf) */
+		snprintf(name, sizeof(name), "xhcad-e%u", (__u8)k); /* (ps -L, top -H, perf) */
 		pthread_setname_np(t->tid, name);
 	}
 	if (d->neng > 1)

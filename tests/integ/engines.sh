@@ -29,6 +29,8 @@ check "engines: ... with a warning, running 4" \
 	"$XHCAD_LOG"
 check_eq "engines: xhca status: 4 engines" \
 	"$(xhca -j status | json_get 'd["engines"]')" "4"
+names=$(cat /proc/"$XHCAD_PID"/task/*/comm | grep -c '^xhcad-e[123]$')
+check_eq "engines: engines 1-3 named xhcad-e1..3 (ps -L, top -H, perf)" "$names" 3
 check "engines: the second host's xhcad, 4 engines" xhcad_start_b --hostmem-mb 256 --engines 4
 links_up
 

@@ -174,11 +174,8 @@ void cq_write(struct cq *cq, const struct xhca_cqe *c)
 {
 	struct engine *e = eng();
 
-	if (e->in_round && !e->stage)
-		e->stage = calloc(STAGE_MAX, sizeof(*e->stage));
-	if (!e->in_round || !e->stage) { /* (outside a round, or no memory: now) */
-		if (e->nstage)
-			cq_flush(); /* (in order) */
+	/* outside a round (nothing staged then), or no memory: now */
+	if (!e->in_round || (!e->stage && !(e->stage = calloc(STAGE_MAX, sizeof(*e->stage))))) {
 		spin_lock(&cq->lock);
 		write_or_spill(cq, c);
 		spin_unlock(&cq->lock);
@@ -335,23 +332,24 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	return 0;
 }
 
+/* The list l of *n completions without cq's. */
+static void list_forget(struct cq_spill *l, __u32 *n, const struct cq *cq)
+{
+	__u32 kept = 0;
+
+	for (__u32 i = 0; i < *n; i++)
+		if (l[i].cq != cq)
+			l[kept++] = l[i];
+	*n = kept;
+}
+
 /* A CQ that goes: no engine's completions wait for it any more, spilled
  * or staged (the engines stopped: the control thread's). */
 static void spill_forget(struct xhcad *d, const struct cq *cq)
 {
 	for (__u32 k = 0; k < d->neng; k++) {
-		struct engine *e = &d->eng[k];
-		__u32 kept = 0;
-
-		for (__u32 i = 0; i < e->nspill; i++)
-			if (e->spill[i].cq != cq)
-				e->spill[kept++] = e->spill[i];
-		e->nspill = kept;
-		kept = 0;
-		for (__u32 i = 0; i < e->nstage; i++)
-			if (e->stage[i].cq != cq)
-				e->stage[kept++] = e->stage[i];
-		e->nstage = kept;
+		list_forget(d->eng[k].spill, &d->eng[k].nspill, cq);
+		list_forget(d->eng[k].stage, &d->eng[k].nstage, cq);
 	}
 }
 

@@ -76,7 +76,8 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 # files before it (make check-layers, run by make test, checks it from the
 # objects' symbols; docs/design.md says what each layer does). A new file
 # takes its place here.
-#   util: clocks, errors | sched reorder locksvc: pure | loader: the device
+#   util: clocks, errors | sched reorder locksvc: pure | kfeat: the kernel
+#   probed | loader: the device
 #   (program, maps) | xsk: AF_XDP sockets, UMEM | resp_exec: READ/ATOMIC
 #   execution, ACK frames (pure) | pxq: the proxy's mailbox | hostmem, mr:
 #   host memory, regions, PDs | qptab: the QP table | flowq, cq, session:
@@ -86,7 +87,7 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   cli: the CLI's receive side | round: one round of the data path | qp:
 #   QP verbs | state: restart | client: a session's end | ctl_server: the
 #   control socket | loop | main
-XHCAD_LAYERS := util sched reorder locksvc loader loopback ibview xsk resp_exec pxq hostmem mr qptab flowq cq \
+XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk resp_exec pxq hostmem mr qptab flowq cq \
 	session net receive respond request cm dispatch mcast proxy filter cli round qp state client \
 	ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
@@ -254,7 +255,7 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 # the unit tests: xhcad's layers up to the dispatch, as they are, but the
 # device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in);
 # loopback.c's addresses, as net.c reads them
-UNIT_LAYERS := util sched reorder locksvc loopback resp_exec pxq hostmem mr qptab flowq cq session net \
+UNIT_LAYERS := util sched reorder locksvc kfeat loopback resp_exec pxq hostmem mr qptab flowq cq session net \
 	receive respond request cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \

@@ -24,12 +24,49 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* kfuncs (kernel 6.15 and later): copy packet bytes into host memory,
- * bounds checked at run time. */
+/* kfuncs (bpf_dynptr_copy: kernel 6.15 and later): copy packet bytes into
+ * host memory, bounds checked at run time. Weak: on an older kernel libbpf
+ * resolves them to 0, the verifier drops the calls as dead code, and a WRITE
+ * that needs them goes to xhcad (can_copy). Only bpf_dynptr_copy's address
+ * is ever taken: kernels before 6.4 refuse the address of a kfunc they
+ * have, and bpf_dynptr_from_xdp is older than bpf_dynptr_copy. */
 extern int bpf_dynptr_from_xdp(struct xdp_md *x, __u64 flags,
-			       struct bpf_dynptr *ptr__uninit) __ksym;
+			       struct bpf_dynptr *ptr__uninit) __ksym __weak;
 extern int bpf_dynptr_copy(struct bpf_dynptr *dst_ptr, __u32 dst_off, struct bpf_dynptr *src_ptr,
-			   __u32 src_off, __u32 size) __ksym;
+			   __u32 src_off, __u32 size) __ksym __weak;
+
+#ifndef bpf_ksym_exists /* libbpf 1.2's bpf_helpers.h; Debian 12 has 1.1 */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+/* Set by xhcad (--no-kfuncs): xhca_rx behaves as on a kernel without the
+ * kfuncs, so the fallback is tested on any kernel (the unit tests flip it). */
+volatile __u8 xhca_no_kfuncs;
+
+/* Whether place() may copy a piece that is not at a multiple of 1 KiB in
+ * its page: without the kfunc, a constant for the verifier, which drops the
+ * path it rules out. */
+static __always_inline int can_copy(void)
+{
+	return !xhca_no_kfuncs && bpf_ksym_exists(bpf_dynptr_copy);
+}
+
+/* Whether 1 <= n <= max, tested so that the verifier learns both bounds of
+ * n itself (a helper's size): each bound on its own, n hidden from clang
+ * before each (it would drop a check it can prove, or test n - 1 in another
+ * register, which tells the verifier nothing of n); the lower one signed
+ * (from "!= 0" Linux 6.1's verifier learns nothing). */
+#define size_in(n, max)                                                  \
+	({                                                               \
+		int ok_;                                                 \
+		asm volatile("" : "+r"(n));                              \
+		ok_ = (n) <= (max);                                      \
+		if (ok_) {                                               \
+			asm volatile("" : "+r"(n));                      \
+			ok_ = (int)(n) >= 1;                             \
+		}                                                        \
+		ok_;                                                     \
+	})
 
 /* QP CAM. Key: global QPN (24 bits). Value: local index and generation.
  * Written by xhcad (insert BPF_NOEXIST on create, delete on destroy), read by
@@ -422,6 +459,7 @@ struct verdict {
 	__u8 fq_tried;	/* flowq_admit() ran: fq_drop's counters take its refusal */
 	__u8 fq_drop;
 	__u8 pretx;	/* a WRITE into a pre-translated region (or of no bytes) */
+	__u8 nocopy;	/* ... that xhca_rx cannot place on this kernel (placeable) */
 	__u8 offload;	/* the message goes to the proxy (decided at its first packet) */
 	__u32 csn;	/* XHCA_MF_CSN: the message's completion sequence number */
 	__u8 ack_due;	/* RC: xhcad acknowledges this packet (AckReq, or coalescing) */
@@ -442,13 +480,15 @@ struct verdict {
 static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, struct verdict *vd)
 {
 	__u32 fq = flowq & (XHCA_FLOWQ_MAX - 1);
+	/* (the key on the stack: Linux 6.1 takes no other memory for one) */
+	__u32 key = ctx->rx_queue_index * XHCA_FLOWQ_MAX + fq;
 	struct xhca_flowq *q;
 	__u64 backlog;
 
 	vd->fq_tried = 1;
 	vd->fq_drop = (__u8)fq;
-	vd->key = ctx->rx_queue_index * XHCA_FLOWQ_MAX + fq;
-	if (ctx->rx_queue_index >= XHCA_RXQ_MAX || !bpf_map_lookup_elem(&xhca_xsks, &vd->key))
+	vd->key = key;
+	if (ctx->rx_queue_index >= XHCA_RXQ_MAX || !bpf_map_lookup_elem(&xhca_xsks, &key))
 		return XHCA_R_DROP_NO_SOCKET;
 	q = bpf_map_lookup_elem(&xhca_flowq, &fq);
 	if (!q)
@@ -507,18 +547,19 @@ static __always_inline __u32 pf_msg_size(const struct roce_pkt *p)
 static __always_inline int pf_payload_match(struct xdp_md *ctx, const struct roce_pkt *p,
 					    const struct xhca_pfilter *f)
 {
-	__u32 n = f->match_len, off = p->payload_off;
+	__u32 n = f->match_len;
+	__u8 b[XHCA_PFILT_MATCH_MAX];
 
-	if (n < 1 || n > XHCA_PFILT_MATCH_MAX || p->payload_len < n)
+	if (!size_in(n, XHCA_PFILT_MATCH_MAX) || p->payload_len < n ||
+	    bpf_xdp_load_bytes(ctx, p->payload_off, b, n))
 		return 0;
+	/* no call inside the loop: Linux 6.1's verifier refuses a loop
+	 * whose back edge lands on one */
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < XHCA_PFILT_MATCH_MAX; i++) {
-		__u8 x;
-
 		if (i >= (int)n)
 			break;
-		/* a byte at a time: little stack, under xhca_rx's */
-		if (bpf_xdp_load_bytes(ctx, off + i, &x, 1) || ((x ^ f->value[i]) & ~f->mask[i]))
+		if ((b[i] ^ f->value[i]) & ~f->mask[i])
 			return 0;
 	}
 	return 1;
@@ -566,7 +607,9 @@ __noinline int xhca_pf_eval(struct xdp_md *ctx, const struct xhca_pfilter_set *f
 	if (!cls)
 		return 0;
 	size = pf_msg_size(p);
-#pragma clang loop unroll(disable)
+	/* unrolled: Linux 6.1's verifier refuses the loop clang makes, which
+	 * enters its header by a plain instruction's fall-through */
+#pragma unroll
 	for (int i = 0; i < XHCA_PFILT_PER_QP; i++)
 		if (pf_match(ctx, &fs->f[i], p, cls, size))
 			return 1;
@@ -686,7 +729,7 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 static __always_inline int load_at(struct xdp_md *ctx, __u32 from, void *mem, __u32 k,
 				   __u32 chunk)
 {
-	if (chunk > XHCA_PAGE_SIZE - k)
+	if (!size_in(chunk, XHCA_PAGE_SIZE - k))
 		return -1;
 	return bpf_xdp_load_bytes(ctx, from, mem + k, chunk);
 }
@@ -724,6 +767,8 @@ static __always_inline int place(struct xdp_md *ctx, const struct roce_pkt *p, _
 		case 2048: r = load_at(ctx, from, mem, 2048, chunk); break;
 		case 3072: r = load_at(ctx, from, mem, 3072, chunk); break;
 		default:
+			if (!can_copy()) /* (ruled out at the WRITE's start) */
+				return XHCA_R_DROP_MR_BOUNDS;
 			if (!have_pkt && bpf_dynptr_from_xdp(ctx, 0, &pkt))
 				return XHCA_R_DROP_MR_BOUNDS;
 			have_pkt = 1;
@@ -737,6 +782,15 @@ static __always_inline int place(struct xdp_md *ctx, const struct roce_pkt *p, _
 		left -= chunk;
 	}
 	return left ? XHCA_R_DROP_MR_BOUNDS : 0;
+}
+
+/* Whether place() can write every packet of a WRITE into a pre-translated
+ * region (m, its FIRST or ONLY p) on this kernel: any, with bpf_dynptr_copy;
+ * without, a message whose packets all start at a multiple of 1 KiB in their
+ * pages (a path MTU of 1024 or more, the message at such an offset). */
+static __always_inline int placeable(const struct mr_view *m, const struct roce_pkt *p, __u32 mtu)
+{
+	return can_copy() || (!((m->base + (p->va - m->iova)) & 1023) && mtu >= 1024);
 }
 
 /* Tells xhcad that the QP went to the error state. */
@@ -916,24 +970,19 @@ static __always_inline int rq_write_cursor(struct xdp_md *ctx, struct xhca_qp_ct
 	return RQ_GO;
 }
 
-/*
- * An RC or UC request against the QP's receive state (rx_psn and the WRITE
- * cursor): the PSN first (a duplicate is a duplicate whatever else is wrong
- * with it), the message sequence, the checks that needed both, admission to
- * the flow queue, then the commit. pre: what the R_Key check of a
- * FIRST/ONLY/READ/ATOMIC found (0: fine); m0: that region. Returns -1 when
- * the packet is accepted (vd says where it goes), or the reason.
- */
-__noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const struct qp_view *v,
-			       const struct roce_pkt *p, struct verdict *vd)
+/* One try of xhca_rx_request (below): its result, or RQ_RETRY when another
+ * CPU moved the receive state meanwhile. A global function of its own: Linux
+ * 6.1's verifier, which prunes less than later ones, would walk all
+ * CTX_TRIES of it on every path of xhca_rx_request, past its million
+ * instructions. */
+__noinline int xhca_rx_try(struct xdp_md *ctx, struct xhca_qp_ctx *c, const struct qp_view *v,
+			   const struct roce_pkt *p, struct verdict *vd)
 {
-	int rc, host, start, end, write, cont, off, pre;
+	int rc, host, start, end, write, cont, off, pre, err, r;
+	__u32 cur, epsn, base, next, mtu;
 	struct mr_view *m0;
-	__u32 mtu;
 	__u16 f;
 
-	/* A global function, checked once by the verifier, not on every
-	 * path of xhca_rx: its pointers may be NULL as far as it knows. */
 	if (!c || !v || !p || !vd)
 		return XHCA_R_DROP_QP_BUSY;
 	m0 = &vd->mr;
@@ -946,65 +995,79 @@ __noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const 
 	write = host && is_write_op(p->opcode & 0x1f);
 	cont = write && !start; /* WRITE MIDDLE or LAST */
 	mtu = mtu_of(v->mtu_shift);
-	for (int i = 0; i < CTX_TRIES; i++) {
-		__u32 cur = READ_ONCE32(c->rx_psn), epsn = cur & XHCA_RXPSN_MASK, base, next;
-		int err = 0, r;
-
-		if (cur & XHCA_RXPSN_BUSY)
-			continue;
-		if (cur & XHCA_RXPSN_ERR)
-			return XHCA_R_DROP_QP_STATE;
-		r = rq_psn(c, p, vd, cur, rc, host, start, &base);
-		if (r == RQ_RETRY)
-			continue;
-		if (r != RQ_GO)
+	cur = READ_ONCE32(c->rx_psn);
+	epsn = cur & XHCA_RXPSN_MASK;
+	if (cur & XHCA_RXPSN_BUSY)
+		return RQ_RETRY;
+	if (cur & XHCA_RXPSN_ERR)
+		return XHCA_R_DROP_QP_STATE;
+	r = rq_psn(c, p, vd, cur, rc, host, start, &base);
+	if (r != RQ_GO)
+		return r; /* (RQ_RETRY too) */
+	err = rq_seq(p, base, rc, host, start, write, cont, pre, mtu);
+	if (err) {
+		if (__sync_val_compare_and_swap(&c->rx_psn, cur, failed_state(cur, rc)) != cur)
+			return RQ_RETRY;
+		if (rc)
+			qp_error_event(ctx, vd, p, err);
+		return err;
+	}
+	/* To xhcad: everything but a WRITE into a pre-translated region
+	 * that needs no completion. */
+	if (write && start) {
+		vd->pretx = !p->dma_len || ((m0->flags & XHCA_MRF_PRETRANSLATED) &&
+					    !(v->flags & XHCA_QPF_ICRC_FIRST));
+		vd->nocopy = p->dma_len && vd->pretx && !placeable(m0, p, mtu);
+		vd->pretx = vd->pretx && !vd->nocopy;
+	} else if (write) {
+		vd->pretx = !!(base & XHCA_RXPSN_PRETX);
+	}
+	/* An offloaded message's later packets follow its first (never
+	 * a WRITE: the proxy executes no WRITEs). Arithmetic, not
+	 * branches: fewer paths for the verifier. */
+	off = start ? vd->offload : (base & XHCA_RXPSN_PROXY) >> 26;
+	vd->flowq = (__u8)(off ? XHCA_FLOWQ_PROXY : v->flowq);
+	if (host && !vd->admitted &&
+	    (!write || !vd->pretx || (end && (f & XHCA_H_IMM)) || vd->ack_due)) {
+		r = flowq_admit(ctx, vd->flowq, vd);
+		if (r >= 0 && (!write || !vd->pretx || (end && (f & XHCA_H_IMM))))
 			return r;
-		err = rq_seq(p, base, rc, host, start, write, cont, pre, mtu);
-		if (err) {
-			if (__sync_val_compare_and_swap(&c->rx_psn, cur, failed_state(cur, rc)) != cur)
-				continue;
-			if (rc)
-				qp_error_event(ctx, vd, p, err);
-			return err;
-		}
-		/* To xhcad: everything but a WRITE into a pre-translated region
-		 * that needs no completion. */
-		if (write)
-			vd->pretx = start ? (!p->dma_len ||
-					     ((m0->flags & XHCA_MRF_PRETRANSLATED) &&
-					      !(v->flags & XHCA_QPF_ICRC_FIRST)))
-					  : !!(base & XHCA_RXPSN_PRETX);
-		/* An offloaded message's later packets follow its first (never
-		 * a WRITE: the proxy executes no WRITEs). Arithmetic, not
-		 * branches: the verifier walks this loop on every path. */
-		off = start ? vd->offload : (base & XHCA_RXPSN_PROXY) >> 26;
-		vd->flowq = (__u8)(off ? XHCA_FLOWQ_PROXY : v->flowq);
-		if (host && !vd->admitted &&
-		    (!write || !vd->pretx || (end && (f & XHCA_H_IMM)) || vd->ack_due)) {
-			r = flowq_admit(ctx, vd->flowq, vd);
-			if (r >= 0 && (!write || !vd->pretx || (end && (f & XHCA_H_IMM))))
-				return r;
-			/* a WRITE placed here only for its ACK: placed
-			 * anyway, the ACK is the next one due */
-			vd->admitted = r < 0;
-			vd->ack_due = vd->ack_due && r < 0;
-		}
-		vd->offload = (__u8)off;
-		next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
-				 XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_SEND)) |
-		       ((__u32)(off & !end) << 26) |
-		       ((__u32)(host && !end && is_send_op(p->opcode & 0x1f)) << 24) |
-		       ((rc ? epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, v->mtu_shift) : 1)
-			    : p->psn + 1) & XHCA_RXPSN_MASK);
-		if (!write) {
-			if (__sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur)
-				return -1;
-			continue;
-		}
-		/* A WRITE: own the cursor while it moves. */
-		if (__sync_val_compare_and_swap(&c->rx_psn, cur, cur | XHCA_RXPSN_BUSY) != cur)
-			continue;
-		return rq_write_cursor(ctx, c, p, vd, cur, next, rc, start, end, mtu);
+		/* a WRITE placed here only for its ACK: placed
+		 * anyway, the ACK is the next one due */
+		vd->admitted = r < 0;
+		vd->ack_due = vd->ack_due && r < 0;
+	}
+	vd->offload = (__u8)off;
+	next = (base & ~(XHCA_RXPSN_MASK | XHCA_RXPSN_WRITE | XHCA_RXPSN_PRETX |
+			 XHCA_RXPSN_PROXY | XHCA_RXPSN_NAKED | XHCA_RXPSN_SEND)) |
+	       ((__u32)(off & !end) << 26) |
+	       ((__u32)(host && !end && is_send_op(p->opcode & 0x1f)) << 24) |
+	       ((rc ? epsn + ((f & XHCA_O_READ) ? read_npkts(p->dma_len, v->mtu_shift) : 1)
+		    : p->psn + 1) & XHCA_RXPSN_MASK);
+	if (!write)
+		return __sync_val_compare_and_swap(&c->rx_psn, cur, next) == cur ? -1 : RQ_RETRY;
+	/* A WRITE: own the cursor while it moves. */
+	if (__sync_val_compare_and_swap(&c->rx_psn, cur, cur | XHCA_RXPSN_BUSY) != cur)
+		return RQ_RETRY;
+	return rq_write_cursor(ctx, c, p, vd, cur, next, rc, start, end, mtu);
+}
+
+/*
+ * An RC or UC request against the QP's receive state (rx_psn and the WRITE
+ * cursor): the PSN first (a duplicate is a duplicate whatever else is wrong
+ * with it), the message sequence, the checks that needed both, admission to
+ * the flow queue, then the commit. pre: what the R_Key check of a
+ * FIRST/ONLY/READ/ATOMIC found (0: fine); m0: that region. Returns -1 when
+ * the packet is accepted (vd says where it goes), or the reason.
+ */
+__noinline int xhca_rx_request(struct xdp_md *ctx, struct xhca_qp_ctx *c, const struct qp_view *v,
+			       const struct roce_pkt *p, struct verdict *vd)
+{
+	for (int i = 0; i < CTX_TRIES; i++) {
+		int r = xhca_rx_try(ctx, c, v, p, vd);
+
+		if (r != RQ_RETRY)
+			return r;
 	}
 	return XHCA_R_DROP_QP_BUSY;
 }
@@ -1158,7 +1221,7 @@ static __always_inline int accepted(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 	if (!is_write_op(op))
 		return XHCA_R_TO_FLOWQ;
 	if (!vd->pretx)
-		return XHCA_R_TO_XLATE;
+		return vd->nocopy ? XHCA_R_XLATE_NOCOPY : XHCA_R_TO_XLATE;
 	r = place(ctx, p, vd->place);
 	if (r)
 		return r;
@@ -1371,7 +1434,13 @@ static __always_inline int parse(struct xdp_md *ctx, __u64 len, struct roce_pkt 
 		p->sqpn = bpf_ntohl(deth->sqp) & XHCA_QPN_MASK;
 	}
 	if (oi->flags & XHCA_H_RETH) {
-		struct xhca_reth *reth = (void *)bth + xhca_reth_off(oi->flags);
+		__u32 roff = xhca_reth_off(oi->flags);
+		struct xhca_reth *reth;
+
+		/* masked where clang cannot drop it: from its OR of the two
+		 * headers' lengths Linux 6.1's verifier learns no bound */
+		asm volatile("" : "+r"(roff));
+		reth = (void *)bth + (roff & 31);
 
 		if ((void *)(reth + 1) > end)
 			return XHCA_R_DROP_TRUNCATED;
@@ -1396,7 +1465,8 @@ static __always_inline int is_accept(__u32 r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
 	       r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED || r == XHCA_R_PLACED_TO_FLOWQ ||
-	       r == XHCA_R_TO_XLATE || r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK;
+	       r == XHCA_R_TO_XLATE || r == XHCA_R_XLATE_NOCOPY || r == XHCA_R_TO_PROXY ||
+	       r == XHCA_R_PLACED_ACK;
 }
 
 static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_hit)
@@ -1510,6 +1580,12 @@ int xhca_rx(struct xdp_md *ctx)
 	    r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ ||
 	    r == XHCA_R_SEQ_NAK_TO_FLOWQ)
 		r = flowq_send(ctx, p, vd, r, bytes);
+	else if (r == XHCA_R_XLATE_NOCOPY) { /* to xhcad as to_xlate, counted apart */
+		int sent = flowq_send(ctx, p, vd, XHCA_R_TO_XLATE, bytes);
+
+		if (sent != XHCA_R_TO_XLATE)
+			r = sent;
+	}
 out:
 	count(r, bytes, lidx, qp_hit);
 	count_flowq(r, vd);
@@ -1524,6 +1600,7 @@ out:
 	case XHCA_R_TO_FLOWQ:
 	case XHCA_R_PLACED_TO_FLOWQ:
 	case XHCA_R_TO_XLATE:
+	case XHCA_R_XLATE_NOCOPY:
 	case XHCA_R_TO_PROXY:
 	case XHCA_R_PLACED_ACK:
 	case XHCA_R_DUP_TO_FLOWQ:

@@ -157,6 +157,10 @@
 	  "placed by xhca_rx; its ACK is due: on to its flow queue for xhcad to send it")   \
 	X(TO_XLATE, "to_xlate",                                                             \
 	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")  \
+	X(XLATE_NOCOPY, "xlate_nocopy",                                                     \
+	  "first packet of a WRITE to a pre-translated MR that xhca_rx cannot place on this " \
+	  "kernel (no bpf_dynptr_copy: Linux < 6.15; the message not at a multiple of 1 KiB " \
+	  "in a page, or a path MTU under 1 KiB): placed by xhcad, as to_xlate")            \
 	X(TO_MCAST, "to_mcast",                                                             \
 	  "multicast: stored once, redirected to the replication queue")                  \
 	X(TO_MCAST_DEVS, "to_mcast_devs",                                                   \

@@ -41,6 +41,9 @@ struct xhca_sge;
 struct xhca_ctx *xhca_open(const char *ifname);
 void xhca_close(struct xhca_ctx *ctx);
 const char *xhca_errmsg(const struct xhca_ctx *ctx);
+/* The largest path MTU, in bytes, xhcad carries on this kernel: 4096, or
+ * 2048 where AF_XDP lacks multi-buffer (Linux < 6.6). */
+int xhca_max_path_mtu(const struct xhca_ctx *ctx);
 /* Buffers in host memory, page-aligned, zeroed, mapped into the process
  * page by page: one buffer is contiguous here whether or not its pages are
  * adjacent in host memory. xhca_alloc_ex() takes XHCA_ALLOC_SCATTER (pages

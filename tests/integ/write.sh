@@ -6,7 +6,8 @@
 # boundaries: the region holds exactly the bytes written, nothing outside
 # the target range changes, and both paths give the same bytes. WRITE with
 # immediate completes in the application's CQ. A zero-length WRITE checks
-# no key.
+# no key. Without bpf_dynptr_copy (--no-kfuncs) xhcad places what xhca_rx
+# cannot, with the same bytes.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/write
@@ -48,6 +49,19 @@ wr() {
 		"$(img check "$tmp/$kind.img" "$tmp/$kind.got")" same
 }
 qp_epsn() { xhca -j qp show "$QP" | json_get 'd["qps"][0]["epsn"]'; }
+# wr_set KIND RKEY: WRITEs of every size and offset into a fresh image; NPK
+# their packets, NUN those not at a multiple of 1 KiB.
+wr_set() {
+	local c seed=10
+	img init "$tmp/$1.img" "$MRLEN"
+	NPK=0 NUN=0
+	for c in 0:1 4095:1 4095:2 4000:100 1234:2048 4090:2049 8190:6149 \
+		$((MRLEN - 1)):1 $((MRLEN - 2048)):2048 $((8192 + 7)):1048576; do
+		seed=$((seed + 1))
+		wr "$1" "$2" "${c%%:*}" "${c##*:}" "$seed"
+		[ $(( ${c%%:*} % 1024 )) = 0 ] || NUN=$((NUN + 1))
+	done
+}
 
 for kind in pretranslated fragmented; do
 	if [ $kind = fragmented ]; then flag=--scatter; else flag=--contig; fi
@@ -55,16 +69,9 @@ for kind in pretranslated fragmented; do
 	check_eq "write: $kind: the region is $kind" \
 		"$(xhca -j mr show | json_get '[m["pretranslated"] for m in d["mrs"] if m["rkey"] == '"$R"'][0]')" \
 		"$([ $kind = pretranslated ] && echo True || echo False)"
-	img init "$tmp/$kind.img" "$MRLEN"
 	snap=$tmp/$kind.snap
 	stats_snap "$snap"
-	NPK=0
-	seed=10
-	for c in 0:1 4095:1 4095:2 4000:100 1234:2048 4090:2049 8190:6149 \
-		$((MRLEN - 1)):1 $((MRLEN - 2048)):2048 $((8192 + 7)):1048576; do
-		seed=$((seed + 1))
-		wr "$kind" "$R" "${c%%:*}" "${c##*:}" "$seed"
-	done
+	wr_set "$kind" "$R"
 	if [ $kind = pretranslated ]; then
 		check_eq "write: pretranslated: every packet placed by xhca_rx, none to xhcad" \
 			"$(stats_changed "$snap")" "placed"
@@ -130,4 +137,30 @@ check_eq "write imm: completions of placed WRITEs counted (imm_done)" \
 check_eq "write: no byte landed in freed memory (canary)" \
 	"$(xhca -j status | json_get 'd["canary_violations"]')" 0
 grep canary "$XHCAD_LOG" >&2 || true
+
+# A kernel without bpf_dynptr_copy (Linux < 6.15; --no-kfuncs makes this one
+# behave so): a WRITE into a pre-translated region is placed by xhca_rx when
+# its packets start at a multiple of 1 KiB in their pages; one elsewhere goes
+# whole to xhcad (its first packet counted xlate_nocopy), which places the
+# same bytes.
+xhcad_stop
+XHCAD_LOG=$tmp/xhcad-nokfuncs.log
+check "write: xhcad starts (--no-kfuncs)" xhcad_start --no-kfuncs
+check "write: --no-kfuncs: its start line says what it lacks" \
+	grep -q "lacks bpf_dynptr_copy (Linux 6.15; --no-kfuncs)" "$XHCAD_LOG"
+check_eq "write: --no-kfuncs: xhca status says the kernel lacks bpf_dynptr_copy" \
+	"$(xhca -j status | json_get 'd["kernel"]["kfunc_copy"]')" False
+QP=$(qp_up rc --epsn 0 --action host --mtu 2048)
+xhca qp modify "$QP" --ack-every 0 >/dev/null
+xhca qp modify "$QP" --state rts >/dev/null
+PSN=0
+R=$(xhca -j mr reg --len "$MRLEN" --iova "$IOVA" --contig | json_get 'd["rkey"]')
+stats_snap "$tmp/nokfuncs.snap"
+wr_set nokfuncs "$R"
+check_eq "write: --no-kfuncs: the aligned ones placed by xhca_rx, the others by xhcad" \
+	"$(stats_changed "$tmp/nokfuncs.snap")" "placed to_xlate xlate_nocopy"
+check_eq "write: --no-kfuncs: one xlate_nocopy for each WRITE not at a multiple of 1 KiB" \
+	"$(xhca -j stats | json_get 'd["reasons"]["xlate_nocopy"]["packets"]')" "$NUN"
+check "write: --no-kfuncs: the same bytes as xhca_rx placed with the kfunc" \
+	cmp -s "$tmp/pretranslated.final" "$tmp/nokfuncs.got"
 t_done

@@ -170,6 +170,7 @@ int seq_flowq_late_drop(char *why);
 int seq_write_placed(char *why);
 int seq_write_placed_4k(char *why);
 int seq_write_slow(char *why);
+int seq_write_nocopy(char *why);
 int seq_write_icrc_first(char *why);
 int seq_write_errors(char *why);
 int seq_write_invalidated(char *why);

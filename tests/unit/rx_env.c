@@ -204,7 +204,7 @@ int is_pass_reason(int r)
 int is_redirect_reason(int r)
 {
 	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
-	       r == XHCA_R_TO_MCAST || r == XHCA_R_TO_MCAST_DEVS || r == XHCA_R_TO_MCAST_PORTS ||
+	       r == XHCA_R_XLATE_NOCOPY || r == XHCA_R_TO_MCAST || r == XHCA_R_TO_MCAST_DEVS || r == XHCA_R_TO_MCAST_PORTS ||
 	       r == XHCA_R_TO_PROXY ||
 	       r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ;
 }

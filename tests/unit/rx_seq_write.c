@@ -700,3 +700,61 @@ int seq_write_icrc_first(char *why)
 	qps_reset();
 	return err ? -1 : 0;
 }
+
+/* Without bpf_dynptr_copy (Linux < 6.15; xhca_no_kfuncs stands in): a WRITE
+ * into a pre-translated region whose packets start at a multiple of 1 KiB in
+ * their pages is placed here; one elsewhere goes whole to xhcad, its first
+ * packet counted xlate_nocopy with to_xlate in its metadata, nothing written;
+ * so does one of a path MTU under 1 KiB, even at a page's start. With the
+ * kfunc again, such a WRITE is placed. */
+int seq_write_nocopy(char *why)
+{
+	static __u8 want[2048];
+	__u64 aligned = 4096 - 100; /* (PRE_BASE is 100 bytes into a page) */
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
+	int err;
+
+	if (qps_reset() || ctx_get(L_UCW, &c))
+		return -1;
+	c.mtu_shift = 8;
+	xhca_qpctx_store(&E.ctxm[L_UCW], &c, 1);
+	for (int i = 0; i < 2048; i++)
+		want[i] = (__u8)(i * 7);
+	mrs_reset();
+	E.skel->bss->xhca_no_kfuncs = 1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0, MR_PRE, PRE_IOVA + aligned + 1024, 2048, 1024);
+	s.payload = want;
+	err = step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why);
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 1, 0, 0, 0, 1024);
+	s.payload = want + 1024;
+	err = err || step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 2, why) ||
+	      hm_only(PRE_BASE + aligned + 1024, want, 2048, why);
+	if (err)
+		goto out;
+	mrs_reset();
+	wspec(&s, L_RCW, XHCA_OP_WRITE_FIRST, EPSN0 + 2, MR_PRE, PRE_IOVA + 8, 2048, 1024);
+	err = step(&s, XHCA_R_XLATE_NOCOPY, L_RCW, EPSN0 + 3, why) || hm_only(0, NULL, 0, why);
+	if (!err && (last_meta.reason != XHCA_R_TO_XLATE || last_meta.payload_len != 1024 ||
+		     (rx_word(L_RCW) & XHCA_RXPSN_PRETX))) {
+		snprintf(why, WHY_LEN, "xlate_nocopy: metadata reason %u, payload %u, cursor %s",
+			 last_meta.reason, last_meta.payload_len,
+			 (rx_word(L_RCW) & XHCA_RXPSN_PRETX) ? "pre-translated" : "not");
+		err = -1;
+	}
+	wspec(&s, L_RCW, XHCA_OP_WRITE_LAST, EPSN0 + 3, 0, 0, 0, 1024);
+	err = err || step(&s, XHCA_R_TO_XLATE, L_RCW, EPSN0 + 4, why) || hm_only(0, NULL, 0, why);
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA + aligned, 200, 200);
+	err = err || step(&s, XHCA_R_XLATE_NOCOPY, L_UCW, EPSN0 + 1, why) ||
+	      hm_only(0, NULL, 0, why);
+	if (err)
+		goto out;
+	E.skel->bss->xhca_no_kfuncs = 0;
+	wspec(&s, L_UCW, XHCA_OP_WRITE_ONLY, EPSN0 + 1, MR_PRE, PRE_IOVA + aligned, 200, 200);
+	s.payload = want;
+	err = step(&s, XHCA_R_PLACED, L_UCW, EPSN0 + 2, why) ||
+	      hm_only(PRE_BASE + aligned, want, 200, why);
+out:
+	E.skel->bss->xhca_no_kfuncs = 0;
+	return err;
+}

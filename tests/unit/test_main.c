@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The unit test binary: runs every test file's entry (or, with --only NAME,
- * that file's: pkt, rx, sched, reorder, locksvc, resp, req, recv, rdmacm) and exits 1 if any case
+ * that file's: pkt, rx, sched, reorder, locksvc, resp, req, recv, rdmacm, kfeat) and exits 1 if any case
  * failed. tests/run.sh counts the "ok"/"not ok"/"skip" lines. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 		{ "sched", test_sched_run },	 { "reorder", test_reorder_run },
 		{ "locksvc", test_locksvc_run }, { "resp", test_resp_run },
 		{ "req", test_req_run },	 { "recv", test_recv_run },
-		{ "rdmacm", test_rdmacm_run },
+		{ "rdmacm", test_rdmacm_run },	 { "kfeat", test_kfeat_run },
 	};
 	const char *only = argc >= 3 && !strcmp(argv[1], "--only") ? argv[2] : NULL;
 	int ran = 0;
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	}
 	if (!ran) {
 		fprintf(stderr, "test_unit: no unit test file %s; there are pkt, rx, sched, reorder, "
-			"locksvc, resp, req, recv and rdmacm\n", only);
+			"locksvc, resp, req, recv, rdmacm and kfeat\n", only);
 		return 2;
 	}
 	return fails ? 1 : 0;

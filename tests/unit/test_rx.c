@@ -392,6 +392,8 @@ void run_sequences(void)
 		  seq_write_placed_4k },
 		{ "WRITE into a fragmented MR: to the translation manager, nothing written",
 		  seq_write_slow },
+		{ "WRITE without bpf_dynptr_copy: placed at 1 KiB offsets, else whole to xhcad",
+		  seq_write_nocopy },
 		{ "WRITE of a QP under --icrc first: to xhcad, nothing placed here", seq_write_icrc_first },
 		{ "every R_Key and length failure: own reason, nothing written, RC QP to error",
 		  seq_write_errors },

@@ -30,5 +30,7 @@ int test_req_run(void);
 int test_recv_run(void);
 /* xhca's librdmacm: its pure parts (test_rdmacm.c) */
 int test_rdmacm_run(void);
+/* what xhcad decides from the kernel's features (test_kfeat.c) */
+int test_kfeat_run(void);
 
 #endif /* XHCA_TESTS_H */

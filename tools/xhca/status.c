@@ -116,6 +116,32 @@ static void status_rr(const struct xhca_status *s)
 	out_close("\n");
 }
 
+/* The running kernel and what it lacks of what xhca uses (XHCA_KFEATS):
+ * JSON says per feature whether it has it. */
+#define KF_ROW(n, k, w, s, c) { k, w, s, c },
+static const struct {
+	const char *key, *what, *since, *cost;
+} kf_rows[] = { XHCA_KFEATS(KF_ROW) };
+#undef KF_ROW
+
+static void status_kernel(const struct xhca_status *s, const char *release)
+{
+	out_open("kernel", "kernel:       ");
+	out_str("release", "%s", release);
+	out_text("%s", s->kern_lacks ? "" : ", has every feature xhca uses");
+	for (int i = 0; i < XHCA_KF_NR; i++) {
+		int lacks = !!(s->kern_lacks & (1u << i));
+
+		out_bool(kf_rows[i].key, NULL, !lacks);
+		if (lacks)
+			out_text(";\n              lacks %s (%s%s): %s", kf_rows[i].what,
+				 kf_rows[i].since,
+				 (s->kern_forced & (1u << i)) ? "; --no-kfuncs" : "",
+				 kf_rows[i].cost);
+	}
+	out_close("\n");
+}
+
 /* Multicast replication and the UMEM's frames. */
 static void status_mcast_umem(const struct xhca_status *s)
 {
@@ -147,7 +173,8 @@ static void status_mcast_umem(const struct xhca_status *s)
 
 /* The daemon's status: one call per value, text or JSON (out.c). */
 static void status_print(const struct xhca_status *s, const char *ifn, const char *pin,
-			 const char *mode, const char *by, const char *sch, const char *xm)
+			 const char *mode, const char *by, const char *sch, const char *xm,
+			 const char *kern)
 {
 	typedef unsigned long long ull;
 
@@ -176,6 +203,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_str("xsk_mode", ", AF_XDP %s mode", xm);
 	out_str("sched", ", scheduler %s", sch);
 	out_u64("engines", ", %llu engine(s)\n", s->engines);
+	status_kernel(s, kern);
 	out_u64("bus_rate", s->bus_rate ? "bus_rate:     %llu bytes/s\n" : "bus_rate:     unlimited\n",
 		s->bus_rate);
 	status_memory(s);
@@ -208,6 +236,7 @@ int do_status(const struct call *call, int argc, char **argv)
 	char by[FIELD_SIZE(struct xhca_status, attached_by) + 1];
 	char sch[FIELD_SIZE(struct xhca_status, sched) + 1];
 	char xm[FIELD_SIZE(struct xhca_status, xsk_mode) + 1];
+	char kern[FIELD_SIZE(struct xhca_status, kernel) + 1];
 	struct xhca_status *s = NULL;
 	__u32 len = 0;
 	int rc;
@@ -228,10 +257,11 @@ int do_status(const struct call *call, int argc, char **argv)
 	field_str(by, sizeof(by), s->attached_by, sizeof(s->attached_by));
 	field_str(sch, sizeof(sch), s->sched, sizeof(s->sched));
 	field_str(xm, sizeof(xm), s->xsk_mode, sizeof(s->xsk_mode));
+	field_str(kern, sizeof(kern), s->kernel, sizeof(s->kernel));
 	if (s->abi_version != XHCA_ABI_VERSION)
 		pr_warn("warning: xhcad uses map ABI %u, this xhca was built for %u; update one of "
 			"them\n", s->abi_version, XHCA_ABI_VERSION);
-	status_print(s, ifn, pin, mode, by, sch, xm);
+	status_print(s, ifn, pin, mode, by, sch, xm, kern);
 out:
 	free(s);
 	return rc;

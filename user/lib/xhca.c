@@ -145,6 +145,7 @@ struct xhca_ctx {
 	__u32 nblocks;
 	pthread_mutex_t block_lock;
 	__u32 session;
+	__u32 max_mtu;		/* the largest path MTU xhcad carries */
 	struct buf *bufs;	/* sorted by va */
 	__u32 nbufs, cap;
 	/* adopted buffers another one joined (xhca_adopt): out of the table,
@@ -445,6 +446,11 @@ static void buf_del(struct xhca_ctx *ctx, struct buf *b)
 	pthread_mutex_unlock(&sessions_lock);
 }
 
+int xhca_max_path_mtu(const struct xhca_ctx *ctx)
+{
+	return (int)ctx->max_mtu;
+}
+
 struct xhca_ctx *xhca_open(const char *ifname)
 {
 	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid() };
@@ -470,6 +476,7 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	if (err)
 		goto fail;
 	ctx->nblocks = (__u32)(r.hostmem_bytes / XHCA_PAGE_SIZE / XHCA_BLOCK_PAGES);
+	ctx->max_mtu = r.max_mtu;
 	if (r.block_pages != XHCA_BLOCK_PAGES || r.page_size != XHCA_PAGE_SIZE || !ctx->nblocks) {
 		err = -EPROTO;
 		goto fail;

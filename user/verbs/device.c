@@ -285,6 +285,24 @@ enum ibv_mtu xv_active_mtu(int link)
 	return m;
 }
 
+/* The largest path MTU xhcad carries (4096, or 2048 on a kernel whose
+ * AF_XDP lacks multi-buffer), as an IB MTU. */
+enum ibv_mtu xv_max_mtu(struct xv_context *c)
+{
+	int max = c->x ? xhca_max_path_mtu(c->x) : 0;
+
+	return max && max < 4096 ? (enum ibv_mtu)(__builtin_ctz((unsigned int)max) - 7)
+				 : IBV_MTU_4096;
+}
+
+/* The port's active MTU: what fits the link and xhcad carries. */
+enum ibv_mtu xv_port_mtu(struct xv_context *c)
+{
+	enum ibv_mtu link = xv_active_mtu(xv_link_mtu(c)), max = xv_max_mtu(c);
+
+	return link < max ? link : max;
+}
+
 /* The GID table (port.c: as xhcad's device view has it). */
 int xv_gid_table(struct xv_context *c, struct xv_gid *t, int max)
 {
@@ -405,8 +423,8 @@ int xv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr
 		return EINVAL;
 	up = xv_link_up(c);
 	p.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	p.max_mtu = IBV_MTU_4096;
-	p.active_mtu = xv_active_mtu(xv_link_mtu(c));
+	p.max_mtu = xv_max_mtu(c);
+	p.active_mtu = xv_port_mtu(c);
 	p.gid_tbl_len = XHCA_GID_TBL_LEN;
 	p.port_cap_flags = 0;
 	p.max_msg_sz = 1u << 31;

@@ -29,7 +29,7 @@ static uint8_t xtype(enum ibv_qp_type t)
 /* The port's active MTU as a shift (UD QPs: their packets' limit). */
 static uint8_t port_mtu_shift(struct xv_context *c)
 {
-	return (uint8_t)(xv_active_mtu(xv_link_mtu(c)) + 7);
+	return (uint8_t)(xv_port_mtu(c) + 7);
 }
 
 #define XV_QP_CREATE_FLAGS IBV_QP_CREATE_BLOCK_SELF_MCAST_LB

@@ -191,6 +191,8 @@ int xv_gid_ip(struct xv_context *c, int index, uint8_t ip[16]);
 int xv_link_mtu(struct xv_context *c);
 int xv_link_up(struct xv_context *c);
 enum ibv_mtu xv_active_mtu(int link_mtu);
+enum ibv_mtu xv_max_mtu(struct xv_context *c);
+enum ibv_mtu xv_port_mtu(struct xv_context *c); /* min of the two */
 void xv_async_post(struct xv_context *c, const struct ibv_async_event *ev);
 
 /* mem.c */

@@ -85,6 +85,9 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->nrxq = xsk_nrxq(d);
 	snprintf(s->sched, sizeof(s->sched), "%s", sched_mode_name(d->eng[0].sched.mode));
 	snprintf(s->xsk_mode, sizeof(s->xsk_mode), "%s", xsk_zerocopy(d) ? "zerocopy" : "copy");
+	snprintf(s->kernel, sizeof(s->kernel), "%s", d->kernel);
+	s->kern_lacks = d->kern_lacks;
+	s->kern_forced = d->kern_forced;
 	s->bus_rate = d->bus.rate;
 	s->hostmem_bytes = d->hm.bytes;
 	s->hostmem_used = d->hm.used;
@@ -281,6 +284,7 @@ static int op_hello(struct ctl_req *r)
 	out.hostmem_bytes = d->hm.bytes;
 	out.block_pages = XHCA_BLOCK_PAGES;
 	out.session_blocks = d->hm.session_blocks;
+	out.max_mtu = xsk_max_path_mtu(d);
 	return reply(r, &out, sizeof(out));
 }
 

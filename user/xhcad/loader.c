@@ -345,6 +345,8 @@ int xhcad_load(struct xhcad *d)
 	if (err)
 		goto out;
 	err = xhca__load(skel);
+	if (!err)
+		skel->bss->xhca_no_kfuncs = (__u8)d->no_kfuncs;
 	if (err) {
 		pr_warn("cannot load xhca_rx: %s (run with -v for the verifier log)\n", strerror(-err));
 		goto out;

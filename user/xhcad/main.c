@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <sys/utsname.h>
+#include "kfeat.h"
 #include "log.h"
 #include "opt.h"
 #include "xhcad.h"
@@ -313,6 +315,7 @@ SETTER(set_poll) { O->d->poll_ns = v * 1000ull; return 0; }
 SETTER(set_engines) { O->d->neng = (__u32)v; return 0; }
 
 SETTER(set_no_cm) { O->d->no_cm = 1; return 0; }
+SETTER(set_no_kfuncs) { O->d->no_kfuncs = 1; return 0; }
 
 SETTER(set_verbose) { O->verbose++; return 0; }
 SETTER(set_config) { O->config = arg; return 0; }
@@ -404,6 +407,10 @@ static const struct xhca_opt xopts[] = {
 	  "the command line overrides them", set_config, .flags = XHCA_OPT_CMDLINE),
 	OPT(26, "no-cm", NULL, "no connection manager: QP1 is not taken, rdma_cm programs\n"
 	  "cannot connect (the CLI may make QP1 itself)", set_no_cm),
+	OPT(35, "no-kfuncs", NULL, "load xhca_rx as on a kernel without the kfuncs it may use\n"
+	  "(bpf_dynptr_copy, Linux 6.15): xhcad places what they would\n"
+	  "(xlate_nocopy in xhca stats); for tests and comparisons",
+	  set_no_kfuncs),
 	OPT(25, "check-config", NULL, "check the file of IFNAME (or --config FILE) and exit:\n"
 	  "each mistake with its line, exit 1 on any", set_check,
 	  .flags = XHCA_OPT_CMDLINE),
@@ -553,12 +560,52 @@ out:
 	return err;
 }
 
+/* What xhca_rx needs of the kernel: a kernel that lacks any is refused,
+ * naming it. */
+static int kernel_check(struct xhcad *d)
+{
+	struct utsname u;
+	char miss[512];
+
+	if (!uname(&u))
+		snprintf(d->kernel, sizeof(d->kernel), "%s", u.release);
+	if (kfeat_missing(kfeat_probe_need, NULL, miss, sizeof(miss))) {
+		pr_warn("this kernel (%s) lacks what xhca_rx needs: %s; xhca needs Linux %d.%d or "
+			"later\n", d->kernel, miss, KFEAT_MIN_MAJOR, KFEAT_MIN_MINOR);
+		return -ENOTSUP;
+	}
+	if (kfeat_older(d->kernel, KFEAT_MIN_MAJOR, KFEAT_MIN_MINOR))
+		pr_warn("Linux %s is older than %d.%d, the oldest xhca is tested on\n", d->kernel,
+			KFEAT_MIN_MAJOR, KFEAT_MIN_MINOR);
+	return 0;
+}
+
+/* What the kernel lacks of what xhca uses where it has a slower path
+ * (XHCA_KFEATS), once the sockets are made: in one line. */
+static void kernel_features(struct xhcad *d)
+{
+	char line[1024];
+	int copy = kfeat_has_kfunc("bpf_dynptr_copy");
+
+	d->no_kfuncs = d->no_kfuncs && !d->adopt;
+	d->kern_lacks = (!copy || d->no_kfuncs ? XHCA_KF(KFUNC_COPY) : 0) |
+			(xsk_multibuf(d) ? 0 : XHCA_KF(XSK_SG)) |
+			(kfeat_has_trampoline() ? 0 : XHCA_KF(TRAMPOLINE));
+	d->kern_forced = copy && d->no_kfuncs ? XHCA_KF(KFUNC_COPY) : 0;
+	if (d->adopt && d->no_kfuncs) /* (the program is another's: loader.c) */
+		pr_warn("--no-kfuncs: ignored with --adopt\n");
+	kfeat_describe(d->kern_lacks, d->kern_forced, line, sizeof(line));
+	pr_info("kernel %s %s\n", d->kernel, line);
+}
+
 /* Load (or adopt) the program, rebuild the tables, serve until a signal,
  * and take it all down again. Returns main's exit code. */
 static int serve(struct xhcad *d, const struct opts *o, int lfd)
 {
 	int err = o->mtu ? link_set_mtu(d->ifname, o->mtu) : 0;
 
+	if (!err)
+		err = kernel_check(d);
 	if (!err)
 		err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
 	if (err)
@@ -583,6 +630,7 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 	if (!err)
 		ibview_update(d); /* (after lo_init: it watches the addresses) */
 	if (!err) {
+		kernel_features(d);
 		pr_info("serving %s: xhca_rx id %u (%s mode), %u local QPs, control %s\n",
 			d->ifname, d->prog_id, d->native ? "native" : "skb", d->max_qps,
 			d->sock_path);

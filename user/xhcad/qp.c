@@ -801,6 +801,11 @@ static int modify_check_req(struct xhcad *d, const struct xhca_qp_attr *a,
 				    "qp modify: path MTU %u does not fit %s (link MTU %u; its largest "
 				    "request takes %u bytes): raise it (ip link set %s mtu %u) or use "
 				    "a smaller --mtu", mtu, d->ifname, link, need, d->ifname, need);
+		if (mtu > xsk_max_path_mtu(d))
+			return errf(err, errlen, -EINVAL,
+				    "qp modify: path MTU %u: this kernel's AF_XDP lacks multi-buffer "
+				    "(Linux 6.6), a frame must fit one UMEM frame: %u at most", mtu,
+				    xsk_max_path_mtu(d));
 	}
 	return 0;
 }

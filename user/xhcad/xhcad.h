@@ -557,6 +557,10 @@ struct xhcad {
 	struct cm_state_all *cm; /* cm.c */
 	int ctl_group;		/* --group: the control socket is its members' too */
 	int no_cm;		/* --no-cm: no connection manager, QP1 left to the CLI */
+	int no_kfuncs;		/* --no-kfuncs: xhca_rx loaded as if the kernel had none */
+	char kernel[65];	/* the running kernel's release */
+	__u32 kern_lacks;	/* XHCA_KF_* it lacks (main.c, kfeat.c) */
+	__u32 kern_forced;	/* ... of them for --no-kfuncs */
 	int cm_qp1;		/* QP1 is the connection manager's: nobody else changes it */
 	__u32 ctl_gid;
 	int state_dirty;	/* state.c: something to save */
@@ -870,6 +874,8 @@ int xsk_init(struct xhcad *d);
 void xsk_fini(struct xhcad *d);
 int xsk_nrxq(const struct xhcad *d);
 int xsk_zerocopy(const struct xhcad *d);
+int xsk_multibuf(const struct xhcad *d); /* AF_XDP frames of several descriptors (Linux 6.6) */
+__u32 xsk_max_path_mtu(const struct xhcad *d); /* 4096, or 2048 without multi-buffer */
 /* Poll set: the RX socket fds of flow queue f. */
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max);
 /* The head frame of flow queue f (oldest over its RX queues): its metadata,

@@ -252,6 +252,17 @@ int xsk_zerocopy(const struct xhcad *d)
 	return d->xs && d->xs->zerocopy;
 }
 
+int xsk_multibuf(const struct xhcad *d)
+{
+	return d->xs && d->xs->sg;
+}
+
+__u32 xsk_max_path_mtu(const struct xhcad *d)
+{
+	/* without multi-buffer a frame is one UMEM frame's 3840 bytes */
+	return xsk_multibuf(d) ? 4096 : 2048;
+}
+
 static int sock_zerocopy(int fd)
 {
 	struct xdp_options o = {};
@@ -361,9 +372,7 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 		}
 		if (errno != EINVAL)
 			return -errno;
-		pr_warn("AF_XDP without XDP_USE_SG (Linux < 6.6): frames must fit one UMEM "
-			"frame (path MTU 2048 at most)\n");
-		sxdp.sxdp_flags = 0;
+		sxdp.sxdp_flags = 0; /* (Linux < 6.6: said at start, kfeat.c) */
 	}
 	if (bind(s->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)))
 		return -errno;

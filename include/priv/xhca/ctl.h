@@ -99,6 +99,26 @@ struct xhca_ctl_hdr {
 };
 
 
+/*
+ * What xhca uses of the kernel where it is optional, each with a slower path
+ * that is still correct: X(name, JSON key, what, since, what its lack
+ * costs). xhcad
+ * probes them at start (kfeat.c), says in one line what it lacks, and
+ * xhca status shows it.
+ */
+#define XHCA_KFEATS(X)                                                                   \
+	X(KFUNC_COPY, "kfunc_copy", "bpf_dynptr_copy", "Linux 6.15",                                   \
+	  "xhca_rx places only the WRITEs whose packets start at a multiple of 1 KiB "    \
+	  "in a page (path MTU 1024 or more), xhcad the others (xlate_nocopy)")          \
+	X(XSK_SG, "xsk_multibuf", "AF_XDP multi-buffer", "Linux 6.6",                                     \
+	  "a frame must fit one UMEM frame: path MTU 2048 at most")                      \
+	X(TRAMPOLINE, "trampoline", "BPF trampolines", "Linux 5.5, where the JIT has them", \
+	  "libxdp's dispatcher cannot run: xhca_rx is the interface's only XDP program")
+#define XHCA_KF_ENUM(n, k, w, s, c) XHCA_KF_##n##_BIT,
+enum { XHCA_KFEATS(XHCA_KF_ENUM) XHCA_KF_NR };
+#undef XHCA_KF_ENUM
+#define XHCA_KF(n) (1u << XHCA_KF_##n##_BIT)
+
 /* What xhcad delivered for a QP (summed), beside xhca_rx's counters. */
 struct xhca_qp_host {
 	__u64 frames;		/* taken from its flow queue */
@@ -201,6 +221,9 @@ struct xhca_hello_reply {
 	__u64 hostmem_bytes;	/* all host memory: its page numbers are below this / page_size */
 	__u32 block_pages;	/* XHCA_BLOCK_PAGES */
 	__u32 session_blocks;	/* the most blocks this session may hold (--session-mb) */
+	__u32 max_mtu;		/* the largest path MTU xhcad carries (xsk.c: 2048 without
+				 * AF_XDP multi-buffer) */
+	__u32 pad;
 };
 
 /* BLOCK: __u32 block -> this reply and the block's map (an mmapable array
@@ -464,6 +487,11 @@ struct xhca_status {
 	__u32 nrxq;		/* RX queues with sockets */
 	char sched[8];		/* "drr" or "fifo" */
 	char xsk_mode[16];	/* "copy" or "zerocopy" */
+	/* the running kernel: what it lacks of what xhca uses (XHCA_KF_*
+	 * bits), and which of those --no-kfuncs made it lack */
+	char kernel[65];	/* its release (uname -r) */
+	__u32 kern_lacks;
+	__u32 kern_forced;
 	__u64 bus_rate;		/* bytes/s, 0 = unlimited */
 	__u64 hostmem_bytes;
 	__u64 hostmem_used;

@@ -9,6 +9,8 @@
 #   make test-rxe   the RXE interop harness (an RXE guest in qemu, ~7 minutes: not
 #                   part of make test; .ci/run runs it)
 #   make interop    the same cases, in detail
+#   make test-kernels xhca on Debian 12's kernels, 6.1 and 6.12 (qemu guests with
+#                   this host's root) against this host's xhca: not part of make test
 #   make test-fresh the packages on a fresh Debian 12 (debootstrap, a container;
 #                   downloads from the Debian mirror: not part of make test)
 #   make fuzz       FUZZ_N (3 million) mutated frames through xhca_rx, FUZZ_SEED;
@@ -122,14 +124,14 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
 	qemu-system-x86_64:qemu-system-x86 /usr/share/doc/busybox-static/copyright:busybox-static \
 	/usr/lib/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs/librxe-rdmav34.so:ibverbs-providers \
-	cpio:cpio depmod:kmod groff:groff-base sockperf:sockperf iperf3:iperf3 \
+	cpio:cpio depmod:kmod xz:xz-utils killall:psmisc groff:groff-base sockperf:sockperf iperf3:iperf3 \
 	dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
 	systemd-analyze:systemd systemd-nspawn:systemd-container \
 	/usr/include/rdma/rdma_cma.h:librdmacm-dev rping:rdmacm-utils debootstrap:debootstrap \
 	/usr/lib/python3/dist-packages/pyverbs:python3-pyverbs ucx_info:ucx-utils \
 	fi_info:libfabric-bin mpirun:openmpi-bin mpicc:libopenmpi-dev
 
-.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-rxe test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
+.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-rxe test-kernels test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -159,9 +161,9 @@ deps:
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
-	@# the RXE guest's kernel (tests/interop/rxe): downloaded by apt into the
+	@# the guests' kernels (tests/interop/rxe, tests/kernels): downloaded by apt into the
 	@# cache, never installed here; without it the RXE cases say SKIPPED
-	$(Q)tests/interop/rxe/image.sh fetch || echo "deps: no kernel package for the RXE guest; its tests will be skipped"
+	$(Q)tests/interop/rxe/image.sh fetch || echo "deps: a kernel package for the guests is missing; their tests will be skipped"
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
@@ -350,6 +352,12 @@ test-rxe: ready
 # ../shared/rdma-core-tests), UCX, libfabric, Open MPI; .ci/run runs it.
 test-stack: ready
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) tests/run.sh stack
+
+# xhca on the kernels Debian 12 offers (tests/kernels/kernels.sh): its 6.1
+# and 6.12 kernel packages in qemu guests with this host's root, this
+# build's xhcad against this host's; .ci/run runs it.
+test-kernels: ready
+	$(Q)tests/run.sh kernels
 
 interop: ready
 	$(Q)RXE_VERBOSE=1 tests/run.sh rxe

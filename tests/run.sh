@@ -4,7 +4,9 @@
 # tests: unit/FILE (pkt, rx, sched, reorder, locksvc), integ/NAME,
 # interop/NAME, or a bare NAME of any of them (make test T="control
 # unit/rx"); rxe (make test-rxe: the RXE harness, a qemu guest, about 7
-# minutes; not in interop, never run by default); fresh (make test-fresh:
+# minutes; not in interop, never run by default); kernels (make
+# test-kernels: xhca on Debian 12's 6.1 kernel in a qemu guest; never run
+# by default); fresh (make test-fresh:
 # the packages on a fresh Debian 12, with the Debian mirror; never run by
 # default); stack (make test-stack: rdma-core's suite, UCX, libfabric and
 # Open MPI on xhca, tests/stack; never run by default). Counts the
@@ -56,6 +58,7 @@ for s in "${suites[@]}"; do
 			run_one "$s/$(basename "$t" .sh)" bash "$t"
 		done ;;
 	rxe|interop/rxe) run_one interop/rxe bash tests/interop/rxe.sh ;;
+	kernels) run_one kernels bash tests/kernels/kernels.sh ;;
 	stack)
 		for t in tests/stack/*.sh; do
 			run_one "stack/$(basename "$t" .sh)" bash "$t"

@@ -36,29 +36,6 @@ bash "$here/image.sh" build >"$img_log" 2>&1 ||
 rm -f "$img_log"
 
 MTU=4200 # path MTU 4096 on both sides
-# rxe_topo: NS_A's IF_A (xhcad) and a tap MB for the guest, both on a bridge
-# in NS_M; the guest is IP_B/MAC_B.
-rxe_topo() {
-	local id=$(( $$ % 100000 ))
-	NS_M=xhca-m-$id MA=ma$id MB=mb$id
-	topo_names && ip netns add "$NS_M" || return 1
-	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
-		peer name "$MA" netns "$NS_M" || return 1
-	ip -n "$NS_M" tuntap add "$MB" mode tap || return 1
-	ip -n "$NS_M" link add br0 type bridge || return 1
-	ip -n "$NS_M" link set "$MA" master br0
-	ip -n "$NS_M" link set "$MB" master br0
-	ip -n "$NS_M" link set lo up
-	for l in "$MA" "$MB" br0; do ip -n "$NS_M" link set "$l" mtu "$MTU" up; done
-	ip netns exec "$NS_M" ethtool -K "$MA" tx off rxvlan off txvlan off >/dev/null 2>&1
-	ip -n "$NS_A" link set "$IF_A" address $MAC_A
-	ip -n "$NS_A" addr add $IP_A/24 dev "$IF_A"
-	ip -n "$NS_A" link set lo up
-	ip -n "$NS_A" link set "$IF_A" mtu "$MTU" up
-	in_a ethtool -K "$IF_A" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
-	ip -n "$NS_A" neigh replace $IP_B lladdr $MAC_B dev "$IF_A"
-}
-
 tmp=$(mktemp -d)
 CAP=
 cleanup() {
@@ -76,7 +53,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap 'exit 130' INT TERM # (the EXIT trap then cleans up)
-rxe_topo || { fail "rxe: topology"; cleanup; t_done; }
+vm_topo "$MTU" || { fail "rxe: topology"; cleanup; t_done; }
 trap cleanup EXIT
 xhcad_start --hostmem-mb 256 || { fail "rxe: xhcad on $IF_A"; t_done; }
 t0=$SECONDS

@@ -284,6 +284,20 @@ static int reuse_maps(struct xhcad *d, struct xhca *skel, int reused[NR_MAPS])
 
 /* Loaded: the maps' descriptors kept, the new ones pinned, the program
  * attached. */
+/* The pins of the maps and the state file, and their directory. */
+static void unpin_all(const struct xhcad *d)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < NR_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", d->pin_dir, map_descs[i].name);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%s", d->pin_dir, DSTATE_NAME);
+	unlink(path);
+	rmdir(d->pin_dir);
+}
+
 static int pin_and_attach(struct xhcad *d, struct xhca *skel, const int reused[NR_MAPS])
 {
 	struct bpf_prog_info info = {};
@@ -313,6 +327,8 @@ static int pin_and_attach(struct xhcad *d, struct xhca *skel, const int reused[N
 		pr_warn("cannot attach xhca_rx to %s in %s mode: %s%s\n", d->ifname,
 			d->native ? "native" : "skb", strerror(-err),
 			d->native ? " (try --mode skb)" : "");
+		if (!reused[0]) /* maps of its own: nothing to come back to */
+			unpin_all(d);
 		return err;
 	}
 	if (!bpf_obj_get_info_by_fd(d->prog_fd, &info, &len))
@@ -501,7 +517,6 @@ out:
 
 void xhcad_unload(struct xhcad *d)
 {
-	char path[PATH_MAX];
 	size_t i;
 
 	if (d->attached && !d->keep) {
@@ -510,13 +525,7 @@ void xhcad_unload(struct xhcad *d)
 		/* Only if it is still ours: another tool may have replaced it. */
 		if (bpf_xdp_detach(d->ifindex, mode_flags(d) | XDP_FLAGS_REPLACE, &o))
 			pr_warn("detach from %s: %s\n", d->ifname, strerror(errno));
-		for (i = 0; i < NR_MAPS; i++) {
-			snprintf(path, sizeof(path), "%s/%s", d->pin_dir, map_descs[i].name);
-			unlink(path);
-		}
-		snprintf(path, sizeof(path), "%s/%s", d->pin_dir, DSTATE_NAME);
-		unlink(path);
-		rmdir(d->pin_dir);
+		unpin_all(d);
 	}
 	if (d->skel) {
 		xhca__destroy(d->skel);

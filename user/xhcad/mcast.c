@@ -118,31 +118,37 @@ int mcast_init(struct xhcad *d)
 }
 
 /* Groups in the maps that no record brought back (an earlier xhcad's
- * whose state was lost): their members are not known here. */
+ * whose state was lost): their members are not known here. Then the
+ * function ports' maps of the groups named in the maps or brought back
+ * that have no ports (any other index's entry xhca_rx never reads: a group
+ * there has no ports, or xhcad set it anew). Only those: each lookup or
+ * delete of an array of maps waits for an RCU grace period (Linux 6.1 even
+ * a lookup of an empty entry: all 4096 took 80 s in a guest). */
 static void sweep_maps(struct xhcad *d)
 {
+	static __u8 named[XHCA_MCAST_GROUPS];
 	struct xhca_mgid k, next;
 	struct xhca_mcast_grp v;
 	int n = 0;
 
+	memset(named, 0, sizeof(named));
 	for (int more = !bpf_map_get_next_key(d->m.mcast, NULL, &next); more;) {
 		k = next;
 		more = !bpf_map_get_next_key(d->m.mcast, &k, &next);
-		if (!bpf_map_lookup_elem(d->m.mcast, &k, &v) && v.index < XHCA_MCAST_GROUPS &&
-		    d->mc->g[v.index] && d->mc->g[v.index]->gen == v.gen)
+		if (bpf_map_lookup_elem(d->m.mcast, &k, &v))
+			continue;
+		if (v.index < XHCA_MCAST_GROUPS)
+			named[v.index] = 1;
+		if (v.index < XHCA_MCAST_GROUPS && d->mc->g[v.index] &&
+		    d->mc->g[v.index]->gen == v.gen)
 			continue;
 		if (!bpf_map_delete_elem(d->m.mcast, &k))
 			n++;
 	}
 	if (n)
 		pr_info("removed %d multicast groups of an earlier xhcad\n", n);
-	/* new maps are empty. Each lookup or delete of an array of maps waits
-	 * for an RCU grace period (Linux 6.1 even a lookup, of an empty entry:
-	 * 4096 of them took 80 s in a guest) */
-	if (!d->maps_reused)
-		return;
 	for (__u32 i = 0; i < XHCA_MCAST_GROUPS; i++)
-		if (!d->mc->g[i] || d->mc->g[i]->ports <= 0)
+		if ((named[i] || d->mc->g[i]) && (!d->mc->g[i] || d->mc->g[i]->ports <= 0))
 			bpf_map_delete_elem(d->m.mc_devs, &i);
 }
 

@@ -11,6 +11,14 @@
 #                                     output in $VM_DIR/o/NAME.out
 #   vm_run NAME CMD [SECONDS]         vm_start + vm_wait
 #   vm_stop                           powers it off (kills it if it must)
+#   vm_topo MTU                       the network (lib.sh's names): NS_A's
+#                                     IF_A (xhcad) and a tap MB for the guest,
+#                                     both on a bridge in NS_M; the guest is
+#                                     IP_B/MAC_B
+# VM_IMAGE=xhca boots image.sh's xhca guest (of kernel VM_SERIES, default
+# 6.1) instead of the RXE guest: this host's root folder shared read-only,
+# 1.5 GiB, the NIC with mergeable receive buffers (virtio_net's XDP needs
+# them).
 VM_QEMU=${VM_QEMU:-qemu-system-x86_64}
 VM_BOOT_KVM=${VM_BOOT_KVM:-45}   # seconds a KVM guest has to come up
 VM_KVM_SILENT=${VM_KVM_SILENT:-10} # ... or to write its first console line
@@ -21,20 +29,27 @@ VM_PID=
 
 vm_try() {
 	local accel=$1 limit=$2 ns=$3 tap=$4 mac=$5 ip=$6 mtu=$7 img cpu i
-	img=$(bash "$VM_HERE/image.sh" path)
-	rm -rf "$VM_DIR/q" "$VM_DIR/o" "$VM_DIR/ready" "$VM_DIR/gid" "$VM_DIR/poweroff"
+	local mem=768 nic=mrg_rxbuf=off root=()
+	img=$(bash "$VM_HERE/image.sh" path "${VM_IMAGE:-rxe}" ${VM_SERIES:-})
+	if [ "${VM_IMAGE:-rxe}" = xhca ]; then
+		mem=1536 nic=mrg_rxbuf=on
+		root=(-fsdev local,id=fs1,path=/,security_model=none,readonly=on,multidevs=remap
+		      -device virtio-9p-pci,fsdev=fs1,mount_tag=root)
+	fi
+	rm -rf "$VM_DIR/q" "$VM_DIR/o" "$VM_DIR/ready" "$VM_DIR/gid" "$VM_DIR/poweroff" \
+		"$VM_DIR/kernel"
 	mkdir -p "$VM_DIR/q" "$VM_DIR/o"
 	cpu=max; [ "$accel" = kvm ] && cpu=host
 	# checksums computed by the guest (no offload): frames leave it whole
 	(exec nsenter --net=/run/netns/"$ns" "$VM_QEMU" -machine q35,accel="$accel" \
-		-cpu "$cpu" -smp 2 -m 768 -nodefaults -no-user-config -display none -no-reboot \
+		-cpu "$cpu" -smp 2 -m "$mem" -nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
 		-append "console=ttyS0 panic=-1 loglevel=4 xhca.ip=$ip xhca.mtu=$mtu" \
 		-serial file:"$VM_DIR/console.log" \
 		-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
-		-device virtio-net-pci,netdev=n0,mac="$mac",host_mtu="$mtu",csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,mrg_rxbuf=off \
+		-device virtio-net-pci,netdev=n0,mac="$mac",host_mtu="$mtu",csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,"$nic" \
 		-fsdev local,id=fs0,path="$VM_DIR",security_model=none \
-		-device virtio-9p-pci,fsdev=fs0,mount_tag=xhca \
+		-device virtio-9p-pci,fsdev=fs0,mount_tag=xhca "${root[@]}" \
 		>"$VM_DIR/qemu.log" 2>&1) &
 	VM_PID=$!
 	VM_ACCEL=$accel
@@ -113,4 +128,25 @@ vm_stop() {
 	kill -9 "$VM_PID" 2>/dev/null
 	wait "$VM_PID" 2>/dev/null
 	VM_PID=
+}
+
+vm_topo() {
+	local id=$(( $$ % 100000 )) mtu=$1 l
+	NS_M=xhca-m-$id MA=ma$id MB=mb$id
+	topo_names && ip netns add "$NS_M" || return 1
+	ip link add "$IF_A" numrxqueues 2 numtxqueues 2 netns "$NS_A" type veth \
+		peer name "$MA" netns "$NS_M" || return 1
+	ip -n "$NS_M" tuntap add "$MB" mode tap || return 1
+	ip -n "$NS_M" link add br0 type bridge || return 1
+	ip -n "$NS_M" link set "$MA" master br0
+	ip -n "$NS_M" link set "$MB" master br0
+	ip -n "$NS_M" link set lo up
+	for l in "$MA" "$MB" br0; do ip -n "$NS_M" link set "$l" mtu "$mtu" up; done
+	ip netns exec "$NS_M" ethtool -K "$MA" tx off rxvlan off txvlan off >/dev/null 2>&1
+	ip -n "$NS_A" link set "$IF_A" address $MAC_A
+	ip -n "$NS_A" addr add $IP_A/24 dev "$IF_A"
+	ip -n "$NS_A" link set lo up
+	ip -n "$NS_A" link set "$IF_A" mtu "$mtu" up
+	in_a ethtool -K "$IF_A" tx off rxvlan off txvlan off gro on >/dev/null 2>&1
+	ip -n "$NS_A" neigh replace $IP_B lladdr $MAC_B dev "$IF_A"
 }

@@ -382,6 +382,7 @@ bench: ready
 	$(Q)BENCH_MTU=1500 tests/bench_verbs.sh
 	$(Q)tests/bench_engines.sh
 	$(Q)tests/bench_stack.sh
+	$(Q)tests/bench_kfuncs.sh
 
 # The unit's and the pkg-config file's paths: those of this install.
 SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \

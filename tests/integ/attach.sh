@@ -67,6 +67,17 @@ check "attach/skb: xhcad --mode skb" xhcad_start --mode skb
 check_eq "attach/skb: attached in generic mode" "$(in_a ip -d link show "$IF_A" | grep -c xdpgeneric)" 1
 check_eq "attach/skb: status mode" "$(xhca -j status | json_get 'd["mode"]')" skb
 xhcad_stop TERM
+# ... kept in skb mode (--keep), a restart without --mode takes it over in
+# that mode (an earlier xhcad may have fallen back to skb mode from a driver
+# that refused native XDP); --mode native refuses it, naming the mode
+check "attach/skb-kept: xhcad --keep --mode skb" xhcad_start --keep --mode skb
+xhcad_stop TERM
+out=$(in_a "$B/xhcad" "$IF_A" --mode native 2>&1); rc=$?
+check "attach/skb-kept: --mode native refuses the program kept in skb mode, naming it" \
+	test "$rc" = 1 -a "$(grep -c "attached in skb mode" <<<"$out")" = 1
+check "attach/skb-kept: a restart without --mode" xhcad_start
+check_eq "attach/skb-kept: ... serves in skb mode" "$(xhca -j status | json_get 'd["mode"]')" skb
+xhcad_stop TERM
 
 # 4. refusing to replace somebody else's program
 check "attach/foreign: ip attaches the generator's program" \

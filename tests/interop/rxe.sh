@@ -76,18 +76,9 @@ DEV_X=xhca_$IF_A
 PORT=18600
 
 xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-# listening_a/_g PORT: the server on xhca's side / the guest's is ready: a
-# TCP listener (the pingpongs' and perftest's exchange of QP numbers) or,
-# with CM=PS (its port space, 0106 TCP's, 0111 UDP's), an rdma_cm listener:
-# on xhca, its id's socket in xhcad's name space (as rdmacm.sh's bound); in
-# the guest, the kernel CM's id in LISTEN (rdma res show cm_id).
-listening_a() {
-	if [ -n "${CM:-}" ]; then
-		ip netns exec "$NS_A" grep -q "@xhca-rdmacm:$CM:$1:" /proc/net/unix
-	else
-		ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q LISTEN
-	fi
-}
+# listening_g PORT: the server in the guest is ready (xhca's side:
+# listening_a, vm.sh): a TCP listener or, with CM=PS, the kernel CM's id in
+# LISTEN (rdma res show cm_id).
 listening_g() {
 	local cmd="netstat -ltn | grep -q ':$1 '"
 

@@ -220,6 +220,8 @@ static int check_attached(struct xhcad *d)
 			d->ifname, q.prog_id, name, d->ifname);
 		return -EBUSY;
 	}
+	if (!d->mode_set) /* the earlier xhcad's mode (skb where the driver refused) */
+		d->native = q.attach_mode == XDP_ATTACHED_DRV;
 	if ((q.attach_mode == XDP_ATTACHED_DRV) != d->native) {
 		pr_warn("%s has xhca_rx attached in %s mode; start xhcad with --mode %s, "
 			"--adopt, or detach it first\n",
@@ -323,6 +325,14 @@ static int pin_and_attach(struct xhcad *d, struct xhca *skel, const int reused[N
 	if (err)
 		return err;
 	err = bpf_xdp_attach(d->ifindex, d->prog_fd, mode_flags(d), NULL);
+	if (err && d->native && !d->mode_set) {
+		/* e.g. a driver without XDP multi-buffer at a link MTU over a
+		 * page (virtio_net before Linux 6.3): skb mode, which has it */
+		pr_warn("%s's driver refuses native XDP (%s): xhca_rx in skb mode, slower "
+			"(--mode native insists)\n", d->ifname, strerror(-err));
+		d->native = 0;
+		err = bpf_xdp_attach(d->ifindex, d->prog_fd, mode_flags(d), NULL);
+	}
 	if (err) {
 		pr_warn("cannot attach xhca_rx to %s in %s mode: %s%s\n", d->ifname,
 			d->native ? "native" : "skb", strerror(-err),

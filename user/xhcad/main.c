@@ -206,6 +206,7 @@ SETTER(set_mode)
 		O->d->native = 0;
 	else
 		return -EINVAL;
+	O->d->mode_set = 1;
 	return 0;
 }
 
@@ -327,7 +328,8 @@ SETTER(set_mtu) { O->mtu = (__u32)v; return 0; }
 #define NUM XHCA_OPT_RANGE
 #define OPT XHCA_OPT_LONG
 static const struct xhca_opt xopts[] = {
-	OPT(0, "mode", "native|skb", "XDP attach mode (default native)", set_mode,
+	OPT(0, "mode", "native|skb", "XDP attach mode (default native, skb where the driver\n"
+	  "refuses native: said at start)", set_mode,
 	  .hint = "use native or skb"),
 	OPT(1, "pin-dir", "DIR", "where maps are pinned (default " XHCA_PIN_ROOT "/IFNAME)",
 	  set_pin_dir, .hint = "the path is too long"),

@@ -549,6 +549,7 @@ struct xhcad {
 	char ifname[16];
 	int ifindex;
 	int native;		/* XDP mode: 1 native (driver), 0 skb (generic) */
+	int mode_set;		/* --mode given: no skb mode where the driver refuses native */
 	int adopt;
 	int keep;
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */

@@ -11,6 +11,7 @@
 #                                     output in $VM_DIR/o/NAME.out
 #   vm_run NAME CMD [SECONDS]         vm_start + vm_wait
 #   vm_stop                           powers it off (kills it if it must)
+#   listening_a PORT                  a server on xhca's side is ready
 #   vm_topo MTU                       the network (lib.sh's names): NS_A's
 #                                     IF_A (xhcad) and a tap MB for the guest,
 #                                     both on a bridge in NS_M; the guest is
@@ -128,6 +129,18 @@ vm_stop() {
 	kill -9 "$VM_PID" 2>/dev/null
 	wait "$VM_PID" 2>/dev/null
 	VM_PID=
+}
+
+# listening_a PORT: the server on xhca's side (NS_A) is ready: a TCP
+# listener (the pingpongs' and perftest's exchange of QP numbers) or, with
+# CM=PS (its port space, 0106 TCP's, 0111 UDP's), an rdma_cm listener: its
+# id's socket in xhcad's name space (as rdmacm.sh's bound).
+listening_a() {
+	if [ -n "${CM:-}" ]; then
+		ip netns exec "$NS_A" grep -q "@xhca-rdmacm:$CM:$1:" /proc/net/unix
+	else
+		ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q LISTEN
+	fi
 }
 
 vm_topo() {

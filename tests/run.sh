@@ -73,7 +73,7 @@ for s in "${suites[@]}"; do
 		elif [ -e "tests/interop/$s.sh" ]; then run_one "interop/$s" bash "tests/interop/$s.sh"
 		elif [ -e "tests/unit/test_$s.c" ]; then run_one "unit/$s" "$B/test_unit" --only "$s"
 		else
-			echo "no suite or test $s: give unit, integ, interop, rxe, fresh, unit/FILE," \
+			echo "no suite or test $s: give unit, integ, interop, rxe, kernels, stack, fresh, unit/FILE," \
 				"integ/NAME, interop/NAME or a NAME of tests/integ, tests/interop"
 			exit 2
 		fi ;;

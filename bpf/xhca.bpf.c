@@ -708,7 +708,8 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 	m->opcode = p->opcode;
 	m->flags = p->mflags | vd->mflags;
 	m->flowq = (__u8)fq;
-	m->reason = (__u8)reason;
+	/* (xlate_nocopy is counted apart; xhcad takes it as to_xlate) */
+	m->reason = (__u8)(reason == XHCA_R_XLATE_NOCOPY ? XHCA_R_TO_XLATE : reason);
 	/* counted once the redirect is set up: a frame that goes nowhere
 	 * must not grow the backlog xhcad drains */
 	if (bpf_redirect_map(&xhca_xsks, vd->key, XDP_DROP) != XDP_REDIRECT)
@@ -1577,15 +1578,10 @@ int xhca_rx(struct xdp_md *ctx)
 	r = xhca_check_qp(ctx, c, p, vd);
 	qp_hit = vd->qp_hit;
 	if (r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
+	    r == XHCA_R_XLATE_NOCOPY ||
 	    r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ ||
 	    r == XHCA_R_SEQ_NAK_TO_FLOWQ)
 		r = flowq_send(ctx, p, vd, r, bytes);
-	else if (r == XHCA_R_XLATE_NOCOPY) { /* to xhcad as to_xlate, counted apart */
-		int sent = flowq_send(ctx, p, vd, XHCA_R_TO_XLATE, bytes);
-
-		if (sent != XHCA_R_TO_XLATE)
-			r = sent;
-	}
 out:
 	count(r, bytes, lidx, qp_hit);
 	count_flowq(r, vd);

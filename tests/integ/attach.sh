@@ -8,7 +8,7 @@ set -u
 need_root integ/attach
 topo_setup || { fail "attach: topology"; t_done; }
 snap=$(mktemp)
-trap 'in_a xdp-loader unload -a "$IF_A" >/dev/null 2>&1; topo_cleanup; rm -f "$snap"' EXIT
+trap 'in_a xdp-loader unload -a "$IF_A" >/dev/null 2>&1; topo_cleanup; rm -f "$snap" "$snap".adopt-*' EXIT
 OBJ=$B/bpf/xhca.bpf.o
 
 # stat_by_map ID REASON: packets of a reason straight from the map (no daemon).
@@ -39,7 +39,12 @@ adopt_cycle() {
 	check "attach/$how: ping through xhca_rx" in_b ping -c 2 -i 0.2 -W 2 -q "$IP_A" >/dev/null
 	gen --op rc-send-only --qpn 0x123456 --count 5
 	check_eq "attach/$how: RoCEv2 to unknown QPs counted in the map" "$(stat_by_map "$id" "$CAM_MISS")" 5
-	check "attach/$how: xhcad --adopt" xhcad_start --adopt
+	XHCAD_LOG=$snap.adopt-$how.log
+	check "attach/$how: xhcad --adopt (--no-kfuncs: not its program to set)" \
+		xhcad_start --adopt --no-kfuncs
+	check "attach/$how: --no-kfuncs said ignored, the kernel's kfunc used" eval \
+		'grep -q "no-kfuncs is ignored with --adopt" "$XHCAD_LOG" &&
+		 [ "$(xhca -j status | json_get "d[\"kernel\"][\"kfunc_copy\"]")" = True ]'
 	check_eq "attach/$how: adopted the same program" "$(xhca -j status | json_get 'd["prog_id"]')" "$id"
 	check_eq "attach/$how: status says adopted" "$(xhca -j status | json_get 'd["attached_by"]')" adopted
 	check_eq "attach/$how: earlier counters kept" "$(xhca -j stats | json_get 'd["reasons"]["drop_cam_miss"]["packets"]')" 5

@@ -84,35 +84,26 @@ int kfeat_probe_need(void *ctx, const struct kfeat_need *n)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, (enum bpf_func_id)n->helper, NULL) == 1;
 }
 
-int kfeat_has_kfunc(const char *name)
+int kfeat_has_kfunc(const struct btf *btf, const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	int found;
-
-	if (libbpf_get_error(btf))
-		return 0;
-	found = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return found;
+	return !libbpf_get_error(btf) && btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
 }
 
 /* An fentry program (return 0) on bpf_fentry_test1, a function only
  * BPF_PROG_TEST_RUN calls, attached and closed at once: the trampoline
  * libxdp's dispatcher needs (freplace) is the same machinery. */
-int kfeat_has_trampoline(void)
+int kfeat_has_trampoline(const struct btf *btf)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY);
-	struct btf *btf = btf__load_vmlinux_btf();
 	int id, fd, link, ok = 0;
 
-	if (libbpf_get_error(btf))
+	if (libbpf_get_error(btf) || !btf)
 		return 0;
 	id = btf__find_by_name_kind(btf, "bpf_fentry_test1", BTF_KIND_FUNC);
-	btf__free(btf);
 	if (id <= 0)
 		return 0;
 	o.attach_btf_id = (__u32)id;

@@ -45,9 +45,11 @@ int kfeat_older(const char *release, int major, int minor);
 void kfeat_describe(__u32 lacks, __u32 forced, char *buf, size_t len);
 
 /* The probes of the running kernel (libbpf): 1 if it has need n; 1 if its
- * BTF has the kfunc name; 1 if a BPF trampoline attaches. */
+ * BTF (btf__load_vmlinux_btf's, loaded once by the caller) has the kfunc
+ * name; 1 if a BPF trampoline attaches. */
+struct btf;
 int kfeat_probe_need(void *ctx, const struct kfeat_need *n);
-int kfeat_has_kfunc(const char *name);
-int kfeat_has_trampoline(void);
+int kfeat_has_kfunc(const struct btf *btf, const char *name);
+int kfeat_has_trampoline(const struct btf *btf);
 
 #endif

@@ -284,8 +284,6 @@ static int reuse_maps(struct xhcad *d, struct xhca *skel, int reused[NR_MAPS])
 	return 0;
 }
 
-/* Loaded: the maps' descriptors kept, the new ones pinned, the program
- * attached. */
 /* The pins of the maps and the state file, and their directory. */
 static void unpin_all(const struct xhcad *d)
 {
@@ -300,6 +298,8 @@ static void unpin_all(const struct xhcad *d)
 	rmdir(d->pin_dir);
 }
 
+/* Loaded: the maps' descriptors kept, the new ones pinned, the program
+ * attached. */
 static int pin_and_attach(struct xhcad *d, struct xhca *skel, const int reused[NR_MAPS])
 {
 	struct bpf_prog_info info = {};
@@ -371,12 +371,11 @@ int xhcad_load(struct xhcad *d)
 	if (err)
 		goto out;
 	err = xhca__load(skel);
-	if (!err)
-		skel->bss->xhca_no_kfuncs = (__u8)d->no_kfuncs;
 	if (err) {
 		pr_warn("cannot load xhca_rx: %s (run with -v for the verifier log)\n", strerror(-err));
 		goto out;
 	}
+	skel->bss->xhca_no_kfuncs = (__u8)d->no_kfuncs;
 	err = pin_and_attach(d, skel, reused);
 	if (err)
 		goto out;

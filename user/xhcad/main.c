@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <sys/utsname.h>
+#include <bpf/btf.h>
 #include "kfeat.h"
 #include "log.h"
 #include "opt.h"
@@ -586,16 +587,15 @@ static int kernel_check(struct xhcad *d)
  * (XHCA_KFEATS), once the sockets are made: in one line. */
 static void kernel_features(struct xhcad *d)
 {
+	struct btf *btf = btf__load_vmlinux_btf();
+	int copy = kfeat_has_kfunc(btf, "bpf_dynptr_copy");
 	char line[1024];
-	int copy = kfeat_has_kfunc("bpf_dynptr_copy");
 
-	d->no_kfuncs = d->no_kfuncs && !d->adopt;
 	d->kern_lacks = (!copy || d->no_kfuncs ? XHCA_KF(KFUNC_COPY) : 0) |
 			(xsk_multibuf(d) ? 0 : XHCA_KF(XSK_SG)) |
-			(kfeat_has_trampoline() ? 0 : XHCA_KF(TRAMPOLINE));
+			(kfeat_has_trampoline(btf) ? 0 : XHCA_KF(TRAMPOLINE));
 	d->kern_forced = copy && d->no_kfuncs ? XHCA_KF(KFUNC_COPY) : 0;
-	if (d->adopt && d->no_kfuncs) /* (the program is another's: loader.c) */
-		pr_warn("--no-kfuncs: ignored with --adopt\n");
+	btf__free(btf);
 	kfeat_describe(d->kern_lacks, d->kern_forced, line, sizeof(line));
 	pr_info("kernel %s %s\n", d->kernel, line);
 }
@@ -683,6 +683,10 @@ static int interface(struct xhcad *d, const struct opts *o, const char *ifname)
 	d->max_qps = o->max_qps ? o->max_qps : XHCA_MAX_QPS_DEFAULT;
 	if (d->adopt && o->max_qps)
 		pr_warn("--max-qps is ignored with --adopt: the maps exist already\n");
+	if (d->adopt && d->no_kfuncs) {
+		pr_warn("--no-kfuncs is ignored with --adopt: the program is the one attached\n");
+		d->no_kfuncs = 0;
+	}
 	return 0;
 }
 

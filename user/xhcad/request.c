@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The requester: what an HCA's send engine and completer do. Applications
+ * The requester: what an HCA's send engine does, and with the completer
+ * (completer.c, below it) the rules of both. Applications
  * post send requests into a send queue ring in host memory (ring.h); xhcad
  * copies each one when it takes it, builds its packets through the QP's
  * context (path MTU, addresses, P_Key, the next PSN) with the packet
@@ -48,42 +49,17 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad.h"
+#include "sq_int.h"
 
-#define SQ_WINDOW 256		/* the window (cwnd) at its start and largest: half a
-				 * flow queue's default gate (512), so the responses
-				 * to one window are not dropped early */
-#define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define RD_WINDOW 256		/* READ response PSNs asked for and not yet received */
-#define CWND_MIN 64		/* the window after losses, at least */
 #define TX_BATCH 32		/* a kick every so many frames: the kernel sends while more are built */
 #define NEIGH_RETRY_NS 10000000ull /* no neighbour entry: look again in 10 ms */
-
-
-static struct sq_ent *ent(const struct sq_state *s, __u32 i)
-{
-	return &s->ent[i & (s->depth - 1)];
-}
-
-/* a - b in PSN space (24 bits), signed */
-static int is_rdat(__u8 op)
-{
-	return op == XHCA_WR_RDMA_READ || op == XHCA_WR_ATOMIC_CMP_AND_SWP ||
-	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD || op == XHCA_WR_ATOMIC_WRITE;
-}
 
 /* Whether a request is executed here, sending nothing: a memory window's
  * bind or invalidation. */
 static int is_local(__u8 op)
 {
 	return op == XHCA_WR_BIND_MW || op == XHCA_WR_LOCAL_INV;
-}
-
-/* Whether a request takes a receive buffer at the responder. */
-static int takes_rq(__u8 op)
-{
-	return op == XHCA_WR_SEND || op == XHCA_WR_SEND_WITH_IMM || op == XHCA_WR_SEND_WITH_INV ||
-	       op == XHCA_WR_RDMA_WRITE_WITH_IMM;
 }
 
 /* End-to-end credits (IBA 9.7.7.2.5): a message that takes a receive
@@ -102,36 +78,6 @@ static int credit_wait(struct xhcad *d, struct sq_state *s, const struct sq_ent 
 		eng()->req.credit_waits++;
 	s->credit_held = 1;
 	return 1;
-}
-
-/* An ACK's credit count (a response's AETH, not a NAK's): from the
- * messages acknowledged through it. */
-static void credits_from(struct sq_state *s, __u8 syn)
-{
-	s->credits_on = syn != XHCA_AETH_ACK_NO_CREDIT;
-	s->rq_limit = s->rq_acked + xhca_credit_count(syn);
-}
-
-static __u64 tmo_ns(const struct sq_state *s)
-{
-	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 waits for ever */
-	return s->timeout ? 4096ull << s->timeout : 0;
-}
-
-/* IBA table 45: the RNR NAK's timer code, in units of 10 us (0: 655.36 ms). */
-static const __u32 rnr_tbl[32] = {
-	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
-	768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
-};
-
-static __u64 rnr_ns(__u8 code)
-{
-	return (__u64)rnr_tbl[code & 31] * 10000ull;
-}
-
-static __u32 lidx_of(const struct xhcad *d, const struct qp_host *qh)
-{
-	return (__u32)(qh - d->qh);
 }
 
 /* ---- the queue -------------------------------------------------------------- */
@@ -310,25 +256,6 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	sq_note(d, s, prod);
 }
 
-/* The request e failed: it completes with status, the QP goes to the
- * error state and what follows it is flushed. */
-static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now);
-
-static void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 status,
-		    __u8 syndrome)
-{
-	e->done = 1;
-	e->status = status;
-	e->syndrome = syndrome;
-	eng()->req.errors++;
-	qp_set_error(d, lidx_of(d, qh), qh->gen);
-	/* its completion (and those before it) first, then the flushed ones,
-	 * as rxe's completer: the application polls the error before the
-	 * receives the error flushes */
-	sq_retire(d, qh->sq, now_ns());
-	qp_host_to_error(d, qh); /* the receive queue flushed, and this one */
-}
-
 /* What a request copied from the ring may not carry: a completion status
  * (0: good). */
 static __u8 swqe_check(struct xhcad *d, const struct qp_host *qh, const struct xhca_qp_ctx *c,
@@ -380,41 +307,6 @@ static __u8 swqe_check(struct xhcad *d, const struct qp_host *qh, const struct x
 		return XHCA_WC_LOC_LEN_ERR;
 	if (qh->type == XHCA_QPT_UD && w->len > (1u << c->mtu_shift))
 		return XHCA_WC_LOC_LEN_ERR; /* one packet */
-	return 0;
-}
-
-/* Copies n bytes at byte off of the request's scatter list to (or, to_sge,
- * from) buf. */
-static int sge_io(struct xhcad *d, __u32 owner, const struct xhca_swqe *w, __u64 off, void *buf,
-		  __u32 n, int to_sge)
-{
-	__u8 *b = buf;
-
-	for (int i = 0; i < w->nsge && n; i++) {
-		struct hm_alloc *a;
-		__u64 k;
-
-		if (off >= w->sge[i].len) {
-			off -= w->sge[i].len;
-			continue;
-		}
-		k = w->sge[i].len - off;
-		if (k > n)
-			k = n;
-		/* checked when the request was taken; the application may
-		 * have freed the buffer since, and its id (a slot and 15 bits
-		 * of sequence) may be another's by now */
-		a = hm_find(d, w->sge[i].alloc);
-		if (!a || a->owner != owner || !hm_range(a, w->sge[i].off + off, k))
-			return -EFAULT;
-		if (to_sge)
-			hm_write(d, a, w->sge[i].off + off, b, k);
-		else
-			hm_read(d, a, w->sge[i].off + off, b, k);
-		b += k;
-		n -= (__u32)k;
-		off = 0;
-	}
 	return 0;
 }
 
@@ -619,7 +511,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		plen = w->len - off < mtu ? w->len - off : mtu;
 		/* one copy: from host memory into the frame, where it can */
 		p.payload = plen ? sge_span(d, qh->owner, w, off, plen) : buf;
-		if (!p.payload && sge_io(d, qh->owner, w, off, buf, plen, 0))
+		if (!p.payload && sq_sge_io(d, qh->owner, w, off, buf, plen, 0))
 			return -EFAULT;
 		if (!p.payload)
 			p.payload = buf;
@@ -658,13 +550,6 @@ static __u32 npkts_of(const struct sq_ent *e, __u32 mtu)
 	if (e->w.opcode == XHCA_WR_ATOMIC_CMP_AND_SWP || e->w.opcode == XHCA_WR_ATOMIC_FETCH_AND_ADD)
 		return 1;
 	return e->w.len ? (e->w.len + mtu - 1) / mtu : 1;
-}
-
-/* Whether an RC request started and is not acknowledged yet. */
-static int outstanding(const struct sq_state *s)
-{
-	return s->acked != s->fetched && ent(s, s->acked)->started &&
-	       !ent(s, s->acked)->done;
 }
 
 /* Whether the next packet of e may go now (RC: the window inside a
@@ -844,498 +729,6 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 	if (n >= budget)
 		*more = 1;
 	return n;
-}
-
-/* The oldest PSN not acknowledged moves on to una: the window grows by one
- * for each window's worth acknowledged. */
-static void una_to(struct sq_state *s, __u32 una)
-{
-	int k = xhca_psn_diff(una, s->una_psn);
-
-	if (k <= 0)
-		return;
-	s->una_psn = una & XHCA_PSN_MASK;
-	s->cwnd_acc += (__u32)k;
-	while (s->cwnd < SQ_WINDOW && s->cwnd_acc >= s->cwnd) {
-		s->cwnd_acc -= s->cwnd;
-		s->cwnd++;
-	}
-}
-
-/* Forward progress: the retry counts start again, and the timer. */
-static void progress(struct sq_state *s, __u64 now)
-{
-	s->gap_set = 0;
-	s->retry_left = s->retry_cnt;
-	s->rnr_left = s->rnr_retry;
-	s->deadline = outstanding(s) && tmo_ns(s) ? now + tmo_ns(s) : 0;
-}
-
-/* The index of the started request that holds psn (0 with it in *idx). */
-static int holding(const struct sq_state *s, __u32 psn, __u32 *idx)
-{
-	for (__u32 i = s->acked; i != s->fetched && ent(s, i)->started; i++) {
-		const struct sq_ent *e = ent(s, i);
-
-		if (xhca_psn_diff(psn, e->psn) >= 0 && xhca_psn_diff(psn, e->psn + e->npkts) < 0) {
-			*idx = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* Sends again from psn: the request holding it, and every one after it
- * that was sent. */
-static void go_back(struct sq_state *s, __u32 psn)
-{
-	struct sq_ent *e;
-	__u32 i;
-
-	if (holding(s, psn, &i))
-		return;
-	e = ent(s, i);
-	s->next = i;
-	e->sent = (psn - e->psn) & XHCA_PSN_MASK;
-	if (e->w.opcode == XHCA_WR_RDMA_READ)
-		e->sent /= RD_CHUNK;
-	else if (is_rdat(e->w.opcode))
-		e->sent = 0;
-	for (i++; i != s->fetched && ent(s, i)->started; i++)
-		ent(s, i)->sent = 0;
-}
-
-static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn);
-
-/* Everything up to and including psn is acknowledged (an ACK, or before a
- * NAK or a response). A READ or ATOMIC an ACK (explicit) passes lost its
- * response: sent again. Returns 1 when that happened. */
-static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int explicit, __u64 now)
-{
-	int moved = 0, lost = 0;
-	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift, una = (psn + 1) & XHCA_PSN_MASK;
-
-	while (s->acked != s->fetched && ent(s, s->acked)->started) {
-		struct sq_ent *e = ent(s, s->acked);
-
-		if (e->done) {
-			s->acked++;
-			continue;
-		}
-		if (is_rdat(e->w.opcode)) {
-			__u32 want = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
-
-			if (explicit && xhca_psn_diff(psn, e->psn) >= 0) {
-				retry(d, s, e, want);
-				lost = 1;
-			}
-			/* nothing acknowledges a response not received */
-			if (xhca_psn_diff(una, want) > 0)
-				una = want;
-			break;
-		}
-		if (xhca_psn_diff(psn, e->psn + e->npkts - 1) < 0) {
-			if (explicit && xhca_psn_diff(psn, e->psn) >= 0)
-				s->mid_acked = 1;
-			break;
-		}
-		e->done = 1;
-		e->status = XHCA_WC_SUCCESS;
-		s->rq_acked += takes_rq(e->w.opcode);
-		s->acked++;
-		moved = 1;
-	}
-	if (xhca_psn_diff(una, s->una_psn) > 0 && xhca_psn_diff(una, s->psn) <= 0 && !lost) {
-		una_to(s, una);
-		moved = 1;
-	}
-	if ((int)(s->next - s->acked) < 0)
-		s->next = s->acked;
-	if (moved)
-		progress(s, now);
-	return lost;
-}
-
-/* The request an RC response at psn is for: the oldest not done. */
-static struct sq_ent *oldest(struct sq_state *s)
-{
-	if (s->acked == s->fetched || !ent(s, s->acked)->started)
-		return NULL;
-	return ent(s, s->acked);
-}
-
-static void rdat_done(struct sq_state *s, struct sq_ent *e, __u32 psn, __u64 now)
-{
-	e->done = 1;
-	e->status = XHCA_WC_SUCCESS;
-	s->acked++;
-	una_to(s, psn + 1);
-	if ((int)(s->next - s->acked) < 0)
-		s->next = s->acked;
-	progress(s, now);
-}
-
-/* A retry: counted against retry_cnt; none left fails the request. A
- * retry for a lost response is asked once: the rest of the old response
- * stream, still arriving out of order, asks nothing more. */
-static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn)
-{
-	if (s->gap_set && s->gap_psn == psn)
-		return 0;
-	if (!s->retry_left) {
-		sq_fail(d, s->qh, e, XHCA_WC_RETRY_EXC_ERR, 0);
-		return -1;
-	}
-	s->retry_left--;
-	s->cwnd = s->cwnd / 2 > CWND_MIN ? s->cwnd / 2 : CWND_MIN;
-	s->cwnd_acc = 0;
-	s->gap_set = 1;
-	s->gap_psn = psn;
-	go_back(s, psn);
-	return 0;
-}
-
-static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u64 now)
-{
-	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift, from = psn;
-	struct sq_ent *e, *t;
-	__u32 i;
-
-	ack_through(d, s, psn - 1, 0, now);
-	e = oldest(s);
-	t = holding(s, psn, &i) ? NULL : ent(s, i);
-	if (!e || !t) {
-		eng()->req.stale++;
-		return XHCA_H_RESP_STALE;
-	}
-	/* a READ or ATOMIC before it lost its response: from there */
-	if (e != t && is_rdat(e->w.opcode))
-		from = e->psn + e->rd_off / mtu;
-	if (XHCA_AETH_KIND(syn) == XHCA_AETH_RNR) {
-		eng()->req.rnr_naks++;
-		if (!s->rnr_left) {
-			sq_fail(d, s->qh, e, XHCA_WC_RNR_RETRY_EXC_ERR, syn);
-			return XHCA_H_RESP_NAK;
-		}
-		if (s->rnr_retry != 7)
-			s->rnr_left--;
-		s->hold_until = now + rnr_ns(syn & 0x1f);
-		s->deadline = 0;
-		go_back(s, from);
-		return XHCA_H_RESP_NAK;
-	}
-	switch (syn) {
-	case XHCA_AETH_NAK_SEQ:
-		eng()->req.seq_naks++;
-		retry(d, s, e, from);
-		break;
-	case XHCA_AETH_NAK_INVALID:
-		sq_fail(d, s->qh, t, XHCA_WC_REM_INV_REQ_ERR, syn);
-		break;
-	case XHCA_AETH_NAK_ACCESS:
-		sq_fail(d, s->qh, t, XHCA_WC_REM_ACCESS_ERR, syn);
-		break;
-	case XHCA_AETH_NAK_REMOTE_OP:
-		sq_fail(d, s->qh, t, XHCA_WC_REM_OP_ERR, syn);
-		break;
-	default:
-		sq_fail(d, s->qh, t, XHCA_WC_BAD_RESP_ERR, syn);
-		break;
-	}
-	return XHCA_H_RESP_NAK;
-}
-
-/*
- * The completer, as a state machine (as rxe_comp.c): a response frame of an
- * RC QP's requests goes from CS_CHECK_QP through the states its opcode and
- * PSN lead to, each a function returning the next, until CS_DONE with its
- * host reason.
- */
-enum comp_state {
-	CS_CHECK_QP,		/* an RC QP with a send queue, not in error */
-	CS_ACK,			/* an ACKNOWLEDGE: an ACK, */
-	CS_NAK,			/* ... or a NAK (RNR, sequence, class C) */
-	CS_CHECK_PSN,		/* a READ response or ATOMIC ACK: inside the window */
-	CS_ATOMIC,		/* the ATOMIC ACK of the oldest request */
-	CS_READ,		/* a READ response packet, in order */
-	CS_STALE,		/* for nothing outstanding */
-	CS_DONE,
-};
-
-struct comp_run {
-	struct xhcad *d;
-	struct qp_host *qh;
-	struct sq_state *s;
-	const struct pkt_info *pi;
-	__u32 psn, aeth;
-	__u64 now;
-	struct sq_ent *e;	/* the oldest request (READ, ATOMIC) */
-	int r;
-};
-
-static enum comp_state cs_check_qp(struct comp_run *x)
-{
-	x->s = x->qh->sq;
-	if (!x->s || x->qh->type != XHCA_QPT_RC || x->s->error)
-		return CS_STALE;
-	eng()->sq.kick = 1; /* completions to write, room in the windows */
-	if (x->pi->oi->flags & XHCA_H_AETH)
-		x->aeth = be32(x->pi->bth + 12);
-	if (x->pi->op == XHCA_OP_ACK)
-		return XHCA_AETH_KIND((__u8)(x->aeth >> 24)) ? CS_NAK : CS_ACK;
-	return CS_CHECK_PSN;
-}
-
-/* Inside what was sent and not yet acknowledged. */
-static int in_window(const struct sq_state *s, __u32 psn)
-{
-	return xhca_psn_diff(psn, s->una_psn) >= 0 && xhca_psn_diff(psn, s->psn) < 0;
-}
-
-/* An ACK of the last PSN acknowledged again (a duplicate, or the
- * responder's credit update after its application posted buffers) whose
- * count lets more messages go than the last one did. */
-static int credits_raise(const struct sq_state *s, __u32 psn, __u8 syn)
-{
-	if (psn != ((s->una_psn - 1) & XHCA_PSN_MASK) || !s->credits_on)
-		return 0;
-	return syn == XHCA_AETH_ACK_NO_CREDIT ||
-	       (int)(s->rq_acked + xhca_credit_count(syn) - s->rq_limit) > 0;
-}
-
-static enum comp_state cs_ack(struct comp_run *x)
-{
-	if (credits_raise(x->s, x->psn, (__u8)(x->aeth >> 24))) {
-		eng()->req.credit_updates++;
-		x->r = XHCA_H_RESP_ACK; /* sq_response takes its count */
-		return CS_DONE;
-	}
-	if (!in_window(x->s, x->psn))
-		return CS_STALE;
-	ack_through(x->d, x->s, x->psn, 1, x->now);
-	x->r = XHCA_H_RESP_ACK;
-	return CS_DONE;
-}
-
-static enum comp_state cs_nak(struct comp_run *x)
-{
-	x->r = on_nak(x->d, x->s, x->psn, (__u8)(x->aeth >> 24), x->now);
-	return CS_DONE;
-}
-
-static enum comp_state cs_check_psn(struct comp_run *x)
-{
-	/* READ responses and the ATOMIC ACK answer the oldest request */
-	if (!in_window(x->s, x->psn))
-		return CS_STALE;
-	ack_through(x->d, x->s, x->psn - 1, 0, x->now);
-	x->e = oldest(x->s);
-	if (x->pi->op == XHCA_OP_ATOMIC_ACK)
-		return CS_ATOMIC;
-	if (x->pi->op >= XHCA_OP_READ_RESP_FIRST && x->pi->op <= XHCA_OP_READ_RESP_ONLY)
-		return CS_READ;
-	return CS_STALE;
-}
-
-static enum comp_state cs_atomic(struct comp_run *x)
-{
-	struct sq_ent *e = x->e;
-	__u64 orig;
-
-	if (!e || e->psn != x->psn || (e->w.opcode != XHCA_WR_ATOMIC_CMP_AND_SWP &&
-				       e->w.opcode != XHCA_WR_ATOMIC_FETCH_AND_ADD))
-		return CS_STALE;
-	orig = (__u64)be32(x->pi->bth + 16) << 32 | be32(x->pi->bth + 20);
-	x->s->rd_out--;
-	x->r = XHCA_H_RESP_ACK;
-	if (sge_io(x->d, x->qh->owner, &e->w, 0, &orig, 8, 1)) /* host order, as verbs */
-		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
-	else
-		rdat_done(x->s, e, x->psn, x->now);
-	return CS_DONE;
-}
-
-static enum comp_state cs_read(struct comp_run *x)
-{
-	const struct xhca_rx_meta *m = x->pi->m;
-	__u32 mtu = 1u << x->d->ctxm[m->lidx].mtu_shift, plen = m->payload_len, exp;
-	__u8 op = x->pi->op;
-	int end = op == XHCA_OP_READ_RESP_LAST || op == XHCA_OP_READ_RESP_ONLY;
-	struct sq_state *s = x->s;
-	struct sq_ent *e = x->e;
-	__u64 chunk_end;
-
-	if (e && e->w.opcode == XHCA_WR_ATOMIC_WRITE) {
-		/* its answer: a READ RESPONSE ONLY of no bytes (IBA 1.5) */
-		if (op != XHCA_OP_READ_RESP_ONLY || plen || x->psn != e->psn)
-			return CS_STALE;
-		s->rd_out--;
-		x->r = XHCA_H_RESP_ACK;
-		rdat_done(s, e, x->psn, x->now);
-		return CS_DONE;
-	}
-	if (!e || e->w.opcode != XHCA_WR_RDMA_READ)
-		return CS_STALE;
-	exp = (e->psn + e->rd_off / mtu) & XHCA_PSN_MASK;
-	if (x->psn != exp) {
-		/* a response lost before this one: the rest again */
-		if (xhca_psn_diff(x->psn, exp) > 0)
-			retry(x->d, s, e, exp);
-		return CS_STALE;
-	}
-	/* the request this response answers ends at its chunk's end */
-	chunk_end = ((__u64)(e->rd_off / mtu) / RD_CHUNK + 1) * RD_CHUNK * mtu;
-	if (chunk_end > e->w.len)
-		chunk_end = e->w.len;
-	if (plen > chunk_end - e->rd_off || (!end && plen != mtu) ||
-	    (end && e->rd_off + plen != chunk_end) || (!end && e->rd_off + plen >= chunk_end)) {
-		sq_fail(x->d, x->qh, e, XHCA_WC_BAD_RESP_ERR, 0);
-		x->r = XHCA_H_RESP_NAK;
-		return CS_DONE;
-	}
-	x->r = XHCA_H_RESP_READ;
-	if (plen && sge_io(x->d, x->qh->owner, &e->w, e->rd_off,
-			   (void *)(x->pi->fr + m->payload_off), plen, 1)) {
-		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
-		return CS_DONE;
-	}
-	e->rd_off += plen;
-	if (end)
-		s->rd_out--;
-	if (end && e->rd_off == e->w.len) {
-		rdat_done(s, e, x->psn, x->now);
-	} else {
-		una_to(s, x->psn + 1);
-		progress(s, x->now);
-	}
-	return CS_DONE;
-}
-
-static enum comp_state cs_stale(struct comp_run *x)
-{
-	eng()->req.stale++;
-	x->r = XHCA_H_RESP_STALE;
-	return CS_DONE;
-}
-
-/* One state's work; the next state (a switch: direct calls, per response). */
-static enum comp_state comp_step(struct comp_run *x, enum comp_state st)
-{
-	switch (st) {
-	case CS_CHECK_QP: return cs_check_qp(x);
-	case CS_ACK: return cs_ack(x);
-	case CS_NAK: return cs_nak(x);
-	case CS_CHECK_PSN: return cs_check_psn(x);
-	case CS_ATOMIC: return cs_atomic(x);
-	case CS_READ: return cs_read(x);
-	case CS_STALE: return cs_stale(x);
-	default: return CS_DONE;
-	}
-}
-
-int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
-{
-	struct comp_run x = { .d = d, .qh = qh, .pi = pi, .psn = pi->m->psn, .now = now_ns() };
-	enum comp_state st = CS_CHECK_QP;
-
-	while (st != CS_DONE)
-		st = comp_step(&x, st);
-	/* an ACK, or a READ response or ATOMIC ACK with an AETH, taken: its
-	 * credit count (a NAK's or a stale one's says nothing) */
-	if ((x.r == XHCA_H_RESP_ACK || x.r == XHCA_H_RESP_READ) && (pi->oi->flags & XHCA_H_AETH) &&
-	    !XHCA_AETH_KIND((__u8)(x.aeth >> 24)))
-		credits_from(x.s, (__u8)(x.aeth >> 24));
-	return x.r;
-}
-
-/* ---- completions, timers, the round ------------------------------------------- */
-
-static __u32 wc_opcode(__u8 wr)
-{
-	switch (wr) {
-	case XHCA_WR_RDMA_WRITE:
-	case XHCA_WR_RDMA_WRITE_WITH_IMM:
-		return XHCA_WC_RDMA_WRITE;
-	case XHCA_WR_RDMA_READ:
-		return XHCA_WC_RDMA_READ;
-	case XHCA_WR_ATOMIC_CMP_AND_SWP:
-		return XHCA_WC_COMP_SWAP;
-	case XHCA_WR_ATOMIC_FETCH_AND_ADD:
-		return XHCA_WC_FETCH_ADD;
-	case XHCA_WR_BIND_MW:
-		return XHCA_WC_BIND_MW;
-	case XHCA_WR_LOCAL_INV:
-		return XHCA_WC_LOCAL_INV;
-	case XHCA_WR_ATOMIC_WRITE:
-		return XHCA_WC_ATOMIC_WRITE;
-	}
-	return XHCA_WC_SEND;
-}
-
-/* Writes the completions of what is done, oldest first (in the error
- * state: everything, flushed); frees the ring slots. */
-static int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now)
-{
-	int n = 0;
-
-	while (s->cons != s->fetched) {
-		struct sq_ent *e = ent(s, s->cons);
-
-		if (!e->done) {
-			if (!s->error)
-				break;
-			e->done = 1;
-			e->status = XHCA_WC_WR_FLUSH_ERR;
-		}
-		struct xhca_cqe c = {
-			.wr_id = e->w.wr_id, .status = e->status, .opcode = wc_opcode(e->w.opcode),
-			.byte_len = e->w.len, .qp_num = s->qh->gqpn, .vendor_err = e->syndrome,
-			.rx_ns = now,
-		};
-		int signaled = e->status || (e->w.flags & XHCA_SEND_SIGNALED);
-
-		if (signaled && !cq_room_or_wait(s->cq))
-			break;
-		/* The slot is free before the completion says so: an application
-		 * that posts again as soon as it polls one (perftest keeps exactly
-		 * the queue's depth outstanding) must find room (verbs). */
-		s->cons++;
-		__atomic_store_n(&s->ring->cons, s->cons, __ATOMIC_RELEASE);
-		if (signaled && !cq_put(d, s->cq, &c))
-			eng()->req.completions++;
-		n++;
-	}
-	if ((int)(s->acked - s->cons) < 0)
-		s->acked = s->cons;
-	if ((int)(s->next - s->acked) < 0)
-		s->next = s->acked;
-	return n;
-}
-
-/* The retransmission timer went off: again from the oldest PSN not
- * acknowledged (the neighbour looked up again too). */
-static void sq_timeout(struct xhcad *d, struct sq_state *s)
-{
-	struct sq_ent *e = oldest(s);
-
-	s->deadline = 0;
-	if (!e || e->done)
-		return;
-	eng()->req.timeouts++;
-	/* held at the window's edge inside a message, its AckReq packet
-	 * answered by nothing that moves the window, from a responder that
-	 * never acknowledged inside a message: it acknowledges whole
-	 * messages only (IBA wants the packet itself acknowledged), and
-	 * messages go whole from now on */
-	if (s->next != s->fetched && !s->mid_acked) {
-		struct sq_ent *b = ent(s, s->next);
-
-		if (b->started && b->edge && !is_rdat(b->w.opcode))
-			s->whole_only = 1;
-	}
-	s->dmac_ok = 0;
-	s->gap_set = 0; /* the request asked again may be what was lost */
-	retry(d, s, e, s->una_psn);
 }
 
 int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)

@@ -1149,7 +1149,13 @@ int resp_credits_run(struct xhcad *d);
 int resp_init(struct xhcad *d);
 void resp_fini(struct xhcad *d);
 
-/* request.c: the requester (send queues, packets out, responses in) */
+/* completer.c: the completer (responses in, retries, completions; its
+ * insides shared with request.c in sq_int.h) */
+/* A response frame (ACK, NAK, READ response, ATOMIC ACK) of an RC QP's
+ * requests: its host reason. */
+int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
+
+/* request.c: the requester (send queues, requests taken, packets out) */
 /* The send queue of a QP being created: its ring in alloc (sq_depth
  * slots), completions to cq. */
 int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32 depth,
@@ -1175,9 +1181,6 @@ int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u3
  * written; *more when it had
  * to stop with work left; *deadline the next timer (ns, 0: none). */
 int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline);
-/* A response frame (ACK, NAK, READ response, ATOMIC ACK) of an RC QP's
- * requests: its host reason. */
-int sq_response(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 /* Sleep: every send queue drained arms its doorbell; returns 1 if one got
  * entries meanwhile (do not sleep). */
 int sq_arm(struct xhcad *d);

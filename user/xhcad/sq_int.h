@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The send queues' insides, shared by the requester (request.c: the queue,
+ * requests taken, packets out) and the completer below it (completer.c:
+ * responses in, retries, completions) and by no other file.
+ */
+#ifndef XHCAD_SQ_INT_H
+#define XHCAD_SQ_INT_H
+
+#include <xhca/wire.h>
+#include "xhcad.h"
+
+#define SQ_WINDOW 256		/* the window (cwnd) at its start and largest: half a
+				 * flow queue's default gate (512), so the responses
+				 * to one window are not dropped early */
+#define RD_CHUNK 64		/* response packets a READ request asks for at most */
+#define CWND_MIN 64		/* the window after losses, at least */
+
+static inline struct sq_ent *ent(const struct sq_state *s, __u32 i)
+{
+	return &s->ent[i & (s->depth - 1)];
+}
+
+static inline int is_rdat(__u8 op)
+{
+	return op == XHCA_WR_RDMA_READ || op == XHCA_WR_ATOMIC_CMP_AND_SWP ||
+	       op == XHCA_WR_ATOMIC_FETCH_AND_ADD || op == XHCA_WR_ATOMIC_WRITE;
+}
+
+/* Whether a request takes a receive buffer at the responder. */
+static inline int takes_rq(__u8 op)
+{
+	return op == XHCA_WR_SEND || op == XHCA_WR_SEND_WITH_IMM || op == XHCA_WR_SEND_WITH_INV ||
+	       op == XHCA_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static inline __u64 tmo_ns(const struct sq_state *s)
+{
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 waits for ever */
+	return s->timeout ? 4096ull << s->timeout : 0;
+}
+
+static inline __u32 lidx_of(const struct xhcad *d, const struct qp_host *qh)
+{
+	return (__u32)(qh - d->qh);
+}
+
+/* completer.c */
+/* The request e failed: it completes with status, the QP goes to the
+ * error state and what follows it is flushed. */
+void sq_fail(struct xhcad *d, struct qp_host *qh, struct sq_ent *e, __u8 status, __u8 syndrome);
+/* Copies n bytes at byte off of the request's scatter list to (or, to_sge,
+ * from) buf. */
+int sq_sge_io(struct xhcad *d, __u32 owner, const struct xhca_swqe *w, __u64 off, void *buf,
+	      __u32 n, int to_sge);
+/* Writes the completions of what is done, oldest first (in the error
+ * state: everything, flushed); frees the ring slots. */
+int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now);
+/* The retransmission timer went off: again from the oldest PSN not
+ * acknowledged (the neighbour looked up again too). */
+void sq_timeout(struct xhcad *d, struct sq_state *s);
+
+#endif

@@ -80,7 +80,8 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 # takes its place here.
 #   util: clocks, errors | sched reorder locksvc: pure | kfeat: the kernel
 #   probed | loader: the device
-#   (program, maps) | xsk: AF_XDP sockets, UMEM | resp_exec: READ/ATOMIC
+#   (program, maps) | xsk: AF_XDP sockets, UMEM | xsk_io: their data
+#   path | resp_exec: READ/ATOMIC
 #   execution, ACK frames (pure) | pxq: the proxy's mailbox | hostmem, mr:
 #   host memory, regions, PDs | qptab: the QP table | flowq, cq, session:
 #   flow queues, CQs/SRQs, sessions | net: addresses, neighbours | receive:
@@ -91,7 +92,7 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   cli: the CLI's receive side | round: one round of the data path | qp:
 #   QP verbs | state: restart | client: a session's end | ctl_server: the
 #   control socket | loop | main
-XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk resp_exec pxq hostmem mr qptab flowq cq \
+XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk xsk_io resp_exec pxq hostmem mr qptab flowq cq \
 	session net receive respond completer request cm dispatch mcast proxy filter cli round qp state client \
 	ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the

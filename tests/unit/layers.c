@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* What the tests of xhcad's layers share (layers.h): the functions of
- * xsk.c the layers above it call (frames are kept, nothing leaves), host
+ * xsk.c and xsk_io.c the layers above them call (frames are kept, nothing leaves), host
  * memory in plain memory, a CQ's next completion, xhca_rx's metadata. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the tests of xhcad's layers without a network share (test_resp.c,
- * test_req.c, test_recv.c): xhcad's AF_XDP layer (user/xhcad/xsk.c) as the
+ * test_req.c, test_recv.c): xhcad's AF_XDP layer (user/xhcad/xsk.c, xsk_io.c) as the
  * layers above it see it (the frames they send are kept here, in order),
  * host memory in plain memory, a CQ's next completion, the metadata xhca_rx
  * writes for a frame, and the result lines.

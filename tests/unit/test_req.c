@@ -2,11 +2,11 @@
 /*
  * The requester and completer (user/xhcad/request.c, completer.c) without a
  * network: xhcad's layers below it as they are, host memory in plain
- * memory, the AF_XDP layer replaced by layers.c. A send request posted into a send
- * queue ring goes out as the packet it should be; the responses that come
- * back (an ACK, a READ response, an ATOMIC ACK, a NAK, nothing until the
- * timer) complete it as verbs say, in the CQ ring, with a READ's bytes and
- * an ATOMIC's value in its buffer.
+ * memory, the AF_XDP layer replaced by layers.c. A send request posted
+ * into a send queue ring goes out as the packet it should be; the
+ * responses that come back (an ACK, a READ response, an ATOMIC ACK, a NAK,
+ * nothing until the timer) complete it as verbs say, in the CQ ring, with
+ * a READ's bytes and an ATOMIC's value in its buffer.
  */
 #include <stdarg.h>
 #include <stdio.h>

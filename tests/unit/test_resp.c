@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The RC responder (user/xhcad/respond.c) without a network: xhcad's layers
- * below it, as they are, and in place of the AF_XDP layer (xsk.c) three
+ * below it, as they are, and in place of the AF_XDP layer (xsk.c, xsk_io.c) three
  * functions that keep the frames the responder sends (layers.c). A QP's context lives
  * in plain memory, as xhcad's mapping of xhca_qp_ctx; each case hands
  * resp_before/resp_after a request frame with the metadata xhca_rx would

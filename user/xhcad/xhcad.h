@@ -866,7 +866,8 @@ int lo_local_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
 int ibview_update(struct xhcad *d);
 void ibview_remove(struct xhcad *d);
 
-/* xsk.c: the UMEM, its rings and the flow queue sockets */
+/* xsk.c: the UMEM, the flow queue sockets and their rings, the free
+ * stacks: set up, torn down, accounted */
 /* How many engines run (d->neng): --engines, or (0) one per CPU; at most
  * one per RX queue of the interface (an engine sends on a queue of its
  * own) and per flow queue. */
@@ -877,6 +878,19 @@ int xsk_nrxq(const struct xhcad *d);
 int xsk_zerocopy(const struct xhcad *d);
 int xsk_multibuf(const struct xhcad *d); /* AF_XDP frames of several descriptors (Linux 6.6) */
 __u32 xsk_max_path_mtu(const struct xhcad *d); /* 4096, or 2048 without multi-buffer */
+void xsk_refill(struct xhcad *d);
+/* Frames lost by the kernel after xhca_rx redirected them, since the last
+ * call, per flow queue: added to deq so backlog and gate stay true. */
+void xsk_sync_drops(struct xhcad *d);
+void xsk_account(const struct xhcad *d, struct xhca_status *s);
+__u32 xsk_backlog(const struct xhcad *d, __u32 f);
+/* The replication port's socket (queue 0 of ifindex), on the UMEM, into
+ * xhca_xsks at XHCA_XSK_REP_KEY, drained as the replication queue. */
+int xsk_rep_open(struct xhcad *d, int ifindex);
+void xsk_rep_close(struct xhcad *d);
+
+/* xsk_io.c: the AF_XDP data path: frames received, taken, sent, looped,
+ * injected (its insides and xsk.c's: xsk_int.h) */
 /* Poll set: the RX socket fds of flow queue f. */
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max);
 /* The head frame of flow queue f (oldest over its RX queues): its metadata,
@@ -889,19 +903,13 @@ int xsk_head(struct xhcad *d, __u32 f, const struct xhca_rx_meta **meta, const _
 void xsk_take(struct xhcad *d, __u32 f);
 void xsk_done(struct xhcad *d);
 void xsk_flush(struct xhcad *d);
-void xsk_refill(struct xhcad *d);
-/* Frames lost by the kernel after xhca_rx redirected them, since the last
- * call, per flow queue: added to deq so backlog and gate stay true. */
-void xsk_sync_drops(struct xhcad *d);
-void xsk_account(const struct xhcad *d, struct xhca_status *s);
-__u32 xsk_backlog(const struct xhcad *d, __u32 f);
 /* Whether the frame being processed is a multicast copy, and of which group. */
 int xsk_taken_copy(const struct xhcad *d, __u32 *group);
-/* The replication queue's head frame, taken and held with one reference
- * (the stored payload's); 0 when it is empty. */
 /* A frame waits in one of flow queue f's sockets (the rings looked at, no
  * system call). */
 int xsk_rx_ready(const struct xhcad *d, __u32 f);
+/* The replication queue's head frame, taken and held with one reference
+ * (the stored payload's); 0 when it is empty. */
 int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8 **data,
 		   __u32 *len, __u64 *addr);
 /* A reference more to the multicast frame at addr (returns the count), or
@@ -913,9 +921,6 @@ void xsk_frame_put(struct xhcad *d, __u64 addr);
 int xsk_inject(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, __u64 addr, __u32 len,
 	       __u32 group);
 __u32 xsk_injected(const struct xhcad *d, __u32 f);
-/* The replication port's socket (queue 0 of ifindex), on the UMEM, into
- * xhca_xsks at XHCA_XSK_REP_KEY, drained as the replication queue. */
-int xsk_rep_open(struct xhcad *d, int ifindex);
 /* Sends a frame out of RX queue 0's socket (copied into a UMEM frame);
  * xsk_tx_kick() hands what was queued to the kernel. */
 int xsk_tx(struct xhcad *d, const void *frame, __u32 len);
@@ -936,7 +941,6 @@ __u32 xsk_lo_held(const struct xhcad *d);
 /* The frame at addr was looped back, not received from the wire. */
 int xsk_frame_looped(const struct xhcad *d, __u64 addr);
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);
-void xsk_rep_close(struct xhcad *d);
 
 /* flowq.c: the flow queues' state (blocked on a CQ, weight, view) */
 #define TOKEN_BURST_MIN (64u << 10)	/* the bus model's bucket, at least */

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "xhcad.h"
+#include "xhcad_mech.h"
 
 void cli_post(struct xhcad *d, struct qp_host *qh, __u32 i)
 {

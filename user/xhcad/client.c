@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_verbs.h"
 
 /* Everything the session owned goes: QPs first (their CQs and rings are
  * in use until then), then CQs, then the rest of its host memory. */

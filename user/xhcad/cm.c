@@ -33,7 +33,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_transport.h"
 
 #define MAD_LEN 256
 #define MAD_DATA 24		/* where the CM message starts in the MAD */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_queues.h"
 
 /* What the CQ has been given: written, or (a proxy CQ) promised to the
  * proxy, which writes it in order. */

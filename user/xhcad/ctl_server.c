@@ -18,7 +18,7 @@
 #include <xhca/cm.h>
 #include "ctl_server.h"
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_control.h"
 
 int ctl_listen(struct xhcad *d)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
-#include "xhcad.h"
+#include "xhcad_transport.h"
 
 /* Whether the metadata can be what xhca_rx says of this frame (pkt_parse
  * found the headers where it says). */

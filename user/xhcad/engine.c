@@ -33,7 +33,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_control.h"
 
 #define BUDGET 256
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_mech.h"
 
 #define PF_OPS (XHCA_PF_OP_SEND | XHCA_PF_OP_READ | XHCA_PF_OP_CMP_SWAP | XHCA_PF_OP_FETCH_ADD)
 #define PF_FLAGS 0xffu

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "xhcad.h"
+#include "xhcad_queues.h"
 
 
 /* (an engine's own flow queues, unless the main thread has every engine

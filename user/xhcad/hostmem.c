@@ -30,7 +30,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_memory.h"
 
 #define CANARY_WORD 0xdeadc0defee1deadull
 #define BLOCK_BYTES ((__u64)XHCA_BLOCK_PAGES * XHCA_PAGE_SIZE)

@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <xhca/port.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_device.h"
 
 static int put(const char *root, const char *rel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -16,7 +16,7 @@
 #include <xdp/libxdp.h>
 #include "xhca.skel.h"
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_device.h"
 
 struct map_desc {
 	const char *name;

@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 #include "ctl_server.h"
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_control.h"
 
 #define MAX_CLIENTS 256
 #define BUDGET 256		/* frames between two looks at the control socket */

@@ -41,7 +41,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_device.h"
 
 #define ETH_HLEN_ 14
 #define META_LEN sizeof(struct xhca_rx_meta)

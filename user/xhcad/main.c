@@ -28,7 +28,7 @@
 #include "kfeat.h"
 #include "log.h"
 #include "opt.h"
-#include "xhcad.h"
+#include "xhcad_control.h"
 
 #define RING_SIZE 2048
 #define UMEM_FRAMES_DEFAULT 8192

@@ -40,7 +40,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_mech.h"
 
 struct mc_member {
 	__u32 lidx;

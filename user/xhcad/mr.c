@@ -29,7 +29,7 @@
 #include <bpf/bpf.h>
 #include <xhca/qpctx.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_memory.h"
 
 static __u32 idx_of(__u32 rkey)
 {

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <xhca/pkt.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_queues.h"
 
 int if_addrs(struct xhcad *d, const __u8 (**out)[16])
 {

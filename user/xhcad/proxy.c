@@ -42,6 +42,7 @@
 #include <xhca/proxy_handler.h>
 #include <xhca/wire.h>
 #include "proxy_int.h"
+#include "xhcad_mech.h"
 
 /* ---- the proxy thread -------------------------------------------------------- */
 

@@ -18,7 +18,7 @@
 #include "locksvc.h"
 #include "log.h"
 #include "reorder.h"
-#include "xhcad.h"
+#include "xhcad_device.h" /* (proxy.c includes its own layer's too) */
 
 #define PX_QUEUE 65536		/* entries of each direction's queue, a power of 2 */
 #define PX_FRAMES_MAX 1024	/* requests handed over, not yet taken by the proxy */

@@ -25,7 +25,7 @@
 #include <xhca/qpctx.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_verbs.h"
 
 
 static const char *const type_names[] = {

@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 #include <xhca/qpctx.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_qps.h"
 
 int qp_ctx_read(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
 {

@@ -20,7 +20,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_transport.h"
 
 #define GRH_LEN 40
 #define BTH_LEN ((__u32)sizeof(struct xhca_bth))

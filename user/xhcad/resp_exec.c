@@ -12,7 +12,7 @@
 #include <linux/if_ether.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
-#include "xhcad.h"
+#include "xhcad_device.h"
 
 /* The response's frame around what the request came in: addresses and
  * tags swapped, the QP's remote QPN and P_Key. Returns the BTH offset. */

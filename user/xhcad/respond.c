@@ -16,7 +16,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_transport.h"
 
 
 /* What an ACKNOWLEDGE that left was (an RNR NAK is a NAK too). */

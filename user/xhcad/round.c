@@ -11,7 +11,7 @@
  */
 #include <string.h>
 #include <xhca/wire.h>
-#include "xhcad.h"
+#include "xhcad_round.h"
 
 /* The head frame of each flow queue, as the scheduler last saw it. */
 struct head {

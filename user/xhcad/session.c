@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_queues.h"
 
 struct session *session_find(struct xhcad *d, __u32 id)
 {

@@ -8,7 +8,7 @@
 #define XHCAD_SQ_INT_H
 
 #include <xhca/wire.h>
-#include "xhcad.h"
+#include "xhcad_transport.h"
 
 #define SQ_WINDOW 256		/* the window (cwnd) at its start and largest: half a
 				 * flow queue's default gate (512), so the responses

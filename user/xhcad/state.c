@@ -32,7 +32,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_verbs.h"
 
 #define STATE_MAGIC 0x58484341u /* "XHCA" */
 #define STATE_VERSION 5

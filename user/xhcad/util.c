@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_util.h"
 
 volatile sig_atomic_t xhcad_stop; /* a signal: the loops end (main.c) */
 
-/* The running thread's engine (xhcad.h: eng()). */
+/* The running thread's engine (xhcad_util.h: eng()). */
 __thread struct engine *eng_self;
 
 void engine_wake(struct engine *e, int always)

@@ -23,7 +23,7 @@
 #include <bpf/bpf.h>
 #include <xdp/xsk.h>
 #include "log.h"
-#include "xhcad.h"
+#include "xhcad_device.h"
 
 #define FRAME_SIZE XSK_FRAME_SIZE
 #define META_LEN sizeof(struct xhca_rx_meta)

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhcad's round layer: one round of the data path. A file of this layer
+ * includes this header; it declares the layers below too, never those above
+ * (docs/design.md: xhcad in layers).
+ */
+#ifndef XHCAD_ROUND_H
+#define XHCAD_ROUND_H
+
+#include "xhcad_mech.h"
+
+/* round.c: one round of the data path */
+/* Serves up to budget frames; returns how many were taken. *wait_ns tells
+ * how long the bus model wants to wait before more (0: none). */
+/* One round; *work: whether anything was done (frames, requests, the
+ * proxy's, copies). Returns the frames taken from the flow queues. */
+/* Every engine's counters added up (the control thread's, the engines
+ * stopped); the host reasons' zeroed (xhca stats --reset). */
+void round_totals(const struct xhcad *d, struct engine *sum);
+void round_totals_reset(struct xhcad *d);
+int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work);
+/* Whether a round would find work now (rings only, no system call): the
+ * loop's busy poll. */
+int round_ready(struct xhcad *d);
+
+#endif

@@ -246,7 +246,7 @@ _Static_assert(sizeof(struct xhca_cam_val) == 8, "xhca_cam_val size");
  *  - The configuration (seq .. remote_ip) is written only by xhcad, through
  *    its mapping, inside a seqcount write section: seq is odd while it
  *    writes. xhca_rx copies what it checks between two reads of an even,
- *    unchanged seq, or retries (user/lib/qpctx.c, bpf/xhca.bpf.c).
+ *    unchanged seq, or retries (user/lib/qpctx.c, bpf/ctx.bpf.h).
  *  - The receive state (rx_psn) is changed by xhca_rx with compare-and-swap
  *    and by xhcad with atomic stores; it sits in its own cache line, so the
  *    per-packet writes do not evict the configuration from other CPUs.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * QP context and MR writes under the seqcount (the write side of ctx_view()
- * and mr_view() in bpf/xhca.bpf.c), as Linux's write_seqcount_begin/end: seq
+ * and mr_view() in bpf/ctx.bpf.h), as Linux's write_seqcount_begin/end: seq
  * odd, then the fields, then seq even, with release ordering between.
  */
 #include <errno.h>

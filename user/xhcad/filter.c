@@ -4,7 +4,7 @@
  * XHCA_PFILT_PER_QP per proxy QP, in xhca_pfilt at the QP's local index,
  * written whole with the context's generation (a QP made again in the slot
  * does not inherit them). xhca_rx evaluates them at the first packet of
- * each message (bpf/xhca.bpf.c, xhca_pf_eval). xhcad keeps what it wrote
+ * each message (bpf/proxy.bpf.h, xhca_pf_eval). xhcad keeps what it wrote
  * (d->flt.set) and reads it back at start, for a restart keeps the QPs.
  */
 #include <errno.h>

@@ -48,11 +48,9 @@ struct u32_unaligned {
 	__u32 v;
 } __attribute__((packed));
 
-/* A 16-bit big-endian word of the frame. */
-static __always_inline __u16 be16_at(const __u8 *p)
-{
-	return ((__u16)p[0] << 8) | p[1];
-}
+struct u16_unaligned {
+	__u16 v;
+} __attribute__((packed));
 
 SEC("xdp")
 int xhca_gen(struct xdp_md *ctx)
@@ -60,8 +58,9 @@ int xhca_gen(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct u32_unaligned *icrc;
-	__u16 old[4], new[4];
-	__u8 *apsn, *ib, *csum;
+	struct u16_unaligned *csum;
+	__be32 old[2], new[2];
+	__u8 *apsn;
 	__u32 k, psn, diff, x, sum;
 	int i;
 
@@ -73,7 +72,6 @@ int xhca_gen(struct xdp_md *ctx)
 	icrc = data + (icrc_off & OFF_MASK);
 	if ((void *)(apsn + 4) > end || (void *)(icrc + 1) > end)
 		return XDP_ABORTED;
-	ib = (__u8 *)icrc;
 
 	/* Modulo 2^32 then masked: the same as modulo 2^24. */
 	psn = (psn_first + k * psn_step) & 0xffffff;
@@ -86,10 +84,8 @@ int xhca_gen(struct xdp_md *ctx)
 	/* Live frames recycle their pages without copying the input again,
 	 * so the frame holds some earlier PSN: the checksum update works from
 	 * what is there, not from the first frame. */
-	old[0] = be16_at(apsn);
-	old[1] = be16_at(apsn + 2);
-	old[2] = be16_at(ib);
-	old[3] = be16_at(ib + 2);
+	old[0] = ((struct u32_unaligned *)apsn)->v;
+	old[1] = icrc->v;
 	apsn[1] = psn >> 16;
 	apsn[2] = psn >> 8;
 	apsn[3] = psn;
@@ -125,23 +121,22 @@ int xhca_gen(struct xdp_md *ctx)
 		return XDP_TX;
 
 	csum = data + (csum_off & OFF_MASK);
-	if ((void *)(csum + 2) > end)
+	if ((void *)(csum + 1) > end)
 		return XDP_ABORTED;
-	new[0] = be16_at(apsn);
-	new[1] = be16_at(apsn + 2);
-	new[2] = be16_at(ib);
-	new[3] = be16_at(ib + 2);
-	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'). The BTH and the ICRC start
-	 * at even offsets from the UDP header, so these are checksum words. */
-	sum = (__u16)~be16_at(csum);
-	for (i = 0; i < 4; i++)
-		sum += (__u16)~old[i] + (__u32)new[i];
+	new[0] = ((struct u32_unaligned *)apsn)->v;
+	new[1] = icrc->v;
+	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), the sum of ~m + m' by
+	 * bpf_csum_diff, seeded with ~HC. The BTH and the ICRC start at even
+	 * offsets from the UDP header, so these are checksum words; all in
+	 * the frame's byte order, which a ones' complement sum does not mind
+	 * (RFC 1071). Folded here: by kernel and architecture the helper
+	 * returns the sum folded to 16 bits or as a 32-bit partial sum. */
+	sum = (__u32)bpf_csum_diff(old, sizeof(old), new, sizeof(new), (__u16)~csum->v);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (__u16)~sum;
 	if (!sum)
 		sum = 0xffff; /* UDP: 0 would mean "no checksum" */
-	csum[0] = sum >> 8;
-	csum[1] = sum;
+	csum->v = (__u16)sum;
 	return XDP_TX;
 }

@@ -228,8 +228,9 @@ $(RDMACM_LIB): $(RDMACM_OBJS) $(VERBS_LIB) user/rdmacm/librdmacm.map
 		-Wl,--no-undefined -Wl,--version-script=user/rdmacm/librdmacm.map $(RDMACM_OBJS) -o $@ \
 		-L$(OUT)/verbs -l:libibverbs.so.1 -lpthread
 
+# (made anew: a member of a source gone would stay in it, and be linked)
 $(LIB): $(LIB_OBJS)
-	$(Q)ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(OUT)/xhcad: $(XHCAD_OBJS) $(LIB)
 	@echo "  LD      $@"

@@ -69,7 +69,7 @@ LIB := $(OUT)/libxhca.a
 # independent objects of its own (pic-api/: default visibility, the
 # version script chooses what is exported).
 SOVERSION := 1
-API_SRCS := user/lib/xhca.c user/lib/ctl.c
+API_SRCS := $(addprefix user/lib/,session.c mem.c adopt.c cq.c qp.c post.c ctl.c)
 API_OBJS := $(patsubst %.c,$(OUT)/pic-api/%.o,$(API_SRCS))
 SO_LIB := $(OUT)/libxhca.so.$(SOVERSION)
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)

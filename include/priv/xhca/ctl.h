@@ -259,7 +259,7 @@ struct xhca_alloc_join {
 };
 
 /* CQ_CREATE: depth in (a power of 2); the rest out. The eventfd the
- * application sends is signalled when it has armed the CQ (user/lib/xhca.c);
+ * application sends is signalled when it has armed the CQ (user/lib/cq.c);
  * the doorbell eventfd xhcad sends back is for the application to tell it
  * that a full CQ has room again. */
 struct xhca_cq_attr {

@@ -87,13 +87,14 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   flow queues, CQs/SRQs, sessions | net: addresses, neighbours | receive:
 #   a QP's receive side | respond: RC responder | completer: responses
 #   in, retries, completions | request: the requester: send queues, packets
-#   out | cm: the connection manager (QP1) | dispatch: a frame to its stage |
+#   out | cm_wire: the CM's MADs built (pure) | cm: the connection manager
+#   (QP1): ids, listeners, timers | dispatch: a frame to its stage |
 #   mcast, proxy, filter |
 #   cli: the CLI's receive side | round: one round of the data path | qp:
 #   QP verbs | state: restart | client: a session's end | ctl_server: the
 #   control socket | loop | main
 XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk xsk_io resp_exec pxq hostmem mr qptab flowq cq \
-	session net receive respond completer request cm dispatch mcast proxy filter cli round qp state client \
+	session net receive respond completer request cm_wire cm dispatch mcast proxy filter cli round qp state client \
 	ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
 # system's; `xhca exec` runs a program with it. Position-independent objects
@@ -262,7 +263,7 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 # device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in);
 # loopback.c's addresses, as net.c reads them
 UNIT_LAYERS := util sched reorder locksvc kfeat loopback resp_exec pxq hostmem mr qptab flowq cq session net \
-	receive respond completer request cm dispatch
+	receive respond completer request cm_wire cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \
 		  $(patsubst %,$(OUT)/user/rdmacm/%.o,$(RDMACM_PURE)) $(LIB)

@@ -21,6 +21,10 @@
  * tells the peer first (REJ 4 of a REQ sent, REJ 28 of one received,
  * DREQ of a connection). Layouts and the rdma_cm header in the REQ's private data
  * follow what Linux's ib_cm and rdma_cm send, so either side can be RXE.
+ *
+ * This file is the state machine: ids, listeners, timers, event channels, the
+ * messages received and the library's requests. The MADs are built in
+ * cm_wire.c, below it (cm_int.h: what the two files share).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,47 +37,10 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad_transport.h"
+#include "cm_int.h"
 
-#define MAD_LEN 256
-#define MAD_DATA 24		/* where the CM message starts in the MAD */
-#define CM_CLASS 0x07
-#define CM_CLASS_VERSION 2
-#define CM_SEND 0x03
-
-enum cm_attr {
-	ATTR_REQ = 0x0010, ATTR_MRA = 0x0011, ATTR_REJ = 0x0012, ATTR_REP = 0x0013,
-	ATTR_RTU = 0x0014, ATTR_DREQ = 0x0015, ATTR_DREP = 0x0016, ATTR_SIDR_REQ = 0x0017,
-	ATTR_SIDR_REP = 0x0018,
-};
-
-/* SIDR_REP's status (IBA 12.11.2) */
-#define SIDR_OK 0
-#define SIDR_UNSUPPORTED 1	/* no listener for the service ID */
-#define SIDR_REJECT 2		/* the consumer's */
-
-#define REJ_TIMEOUT 4		/* the active side gave up (its id destroyed) */
-#define REJ_INVALID_SID 8
-#define REJ_STALE 10
-#define REJ_CONSUMER 28
-
-/* Ours in the REQ: the peer answers within 4.096 us * 2^16 (268 ms) and we
- * within 2^20 (4.3 s, as Linux); a packet lives 2^14 (67 ms). Sent again
- * CM_RETRIES times. */
-#define CM_RESP_TIMEOUT_REMOTE 16
-#define CM_RESP_TIMEOUT_LOCAL 20
-#define CM_PKT_LIFE 14
-#define CM_RETRIES 15
-#define CM_MRA_TIMEOUT 24	/* what an MRA of ours asks for (Linux's) */
 #define TIMEWAIT_NS 500000000ull
 #define NEIGH_WAIT_NS 20000000ull /* no neighbour entry yet: again soon */
-
-enum cm_state {
-	CM_IDLE, CM_LISTEN, CM_REQ_SENT, CM_REQ_RCVD, CM_REP_SENT, CM_REP_RCVD,
-	CM_ESTABLISHED, CM_DREQ_SENT, CM_TIMEWAIT,
-	/* UD: service ID resolution, one request and its answer */
-	CM_SIDR_REQ_SENT, CM_SIDR_REQ_RCVD, CM_SIDR_REP_SENT,
-};
 
 struct cm_chan {
 	__u32 id, session;
@@ -81,71 +48,9 @@ struct cm_chan {
 	struct cm_chan *next;
 };
 
-struct cm_conn_id {
-	__u32 id, session, chan;
-	__u16 ps;
-	__u8 qp_type;
-	enum cm_state state;
-	/* a listener: its address and port, its backlog of requests */
-	__u8 lip[16];
-	__u16 lport;
-	__u32 backlog, pending;
-	/* a connection */
-	__u32 listen_id;	/* passive: the listener it came to */
-	__u32 local_cid, remote_cid;
-	__u64 remote_guid, tid;
-	__u32 local_qpn, remote_qpn;
-	__u8 local_ip[16], remote_ip[16];
-	__u16 local_port, remote_port;
-	__u64 sid;
-	__u8 req_local_timeout; /* passive: the REQ's Local CM Response Timeout */
-	/* the message that waits for an answer, sent again on its timer */
-	__u8 mad[MAD_LEN];
-	int mad_live;
-	__u64 deadline, wait_ns;
-	int tries;
-	struct cm_conn_id *next;
-};
-
-struct cm_state_all {
-	struct cm_chan *chans;
-	struct cm_conn_id *ids;
-	__u32 next_id, next_chan;
-	__u64 guid;		/* our CA GUID: the MAC as an EUI-64 */
-	__u64 next_tid;
-	__u32 sq_psn;		/* QP1's: each MAD the next, as any UD QP's */
-	struct {
-		__u64 sent, received, resent, events, events_lost, send_failed;
-		__u64 bad, ignored, rejects_sent, timeouts;
-	} st;
-};
-
-/* ---- big-endian fields of a MAD -------------------------------------------- */
-
-static void put16(__u8 *p, __u16 v) { p[0] = (__u8)(v >> 8); p[1] = (__u8)v; }
-static void put32(__u8 *p, __u32 v) { put16(p, (__u16)(v >> 16)); put16(p + 2, (__u16)v); }
-static void put64(__u8 *p, __u64 v) { put32(p, (__u32)(v >> 32)); put32(p + 4, (__u32)v); }
-static __u16 get16(const __u8 *p) { return (__u16)(p[0] << 8 | p[1]); }
-static __u32 get32(const __u8 *p) { return (__u32)get16(p) << 16 | get16(p + 2); }
-static __u64 get64(const __u8 *p) { return (__u64)get32(p) << 32 | get32(p + 4); }
-/* A 24-bit field in the top of a word (QPN, PSN). */
-static void put24(__u8 *p, __u32 v) { p[0] = (__u8)(v >> 16); p[1] = (__u8)(v >> 8); p[2] = (__u8)v; }
-static __u32 get24(const __u8 *p) { return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2]; }
-
 static __u64 ns_of_cm_time(__u8 t) /* 4.096 us * 2^t, in ns */
 {
 	return 4096ull << (t > 31 ? 31 : t);
-}
-
-static void mad_header(struct cm_state_all *cm, __u8 *m, enum cm_attr attr, __u64 tid)
-{
-	memset(m, 0, MAD_LEN);
-	m[0] = 1;
-	m[1] = CM_CLASS;
-	m[2] = CM_CLASS_VERSION;
-	m[3] = CM_SEND;
-	put64(m + 8, tid ? tid : (cm->next_tid++ << 32));
-	put16(m + 16, (__u16)attr);
 }
 
 /* A received MAD, where it came from and where to. */
@@ -287,117 +192,13 @@ static void send_once(struct xhcad *d, struct cm_conn_id *c, const __u8 *mad)
 		d->cm->st.send_failed++;
 }
 
-/* ---- the messages ------------------------------------------------------------ */
-
-/* rdma_cm's header in front of a REQ's private data: version 0, the IP
- * version in the high nibble, the active side's port, the two addresses
- * (IPv4: 12 zero bytes, then the address). */
-static void cma_hdr_put(__u8 *p, const struct cm_conn_id *c)
-{
-	int v4 = xhca_ip_is_v4(c->local_ip);
-
-	p[0] = 0;
-	p[1] = (__u8)((v4 ? 4 : 6) << 4);
-	put16(p + 2, c->local_port);
-	memset(p + 4, 0, 32);
-	memcpy(p + (v4 ? 16 : 4), v4 ? c->local_ip + 12 : c->local_ip, v4 ? 4 : 16);
-	memcpy(p + (v4 ? 32 : 20), v4 ? c->remote_ip + 12 : c->remote_ip, v4 ? 4 : 16);
-}
-
-/* Its addresses back into 16-byte (v4-mapped) form: 0, or -1 for a header
- * that is not rdma_cm's. */
-static int cma_hdr_get(const __u8 *p, __u8 src[16], __u8 dst[16], __u16 *port)
-{
-	int ver = p[1] >> 4;
-
-	if (p[0] || (ver != 4 && ver != 6))
-		return -1;
-	*port = get16(p + 2);
-	if (ver == 6) {
-		memcpy(src, p + 4, 16);
-		memcpy(dst, p + 20, 16);
-		return 0;
-	}
-	memset(src, 0, 16);
-	memset(dst, 0, 16);
-	src[10] = src[11] = dst[10] = dst[11] = 0xff;
-	memcpy(src + 12, p + 16, 4);
-	memcpy(dst + 12, p + 32, 4);
-	return 0;
-}
-
-/* REQ (data offsets of IBA 12.6.5; what Linux puts in them for RoCE). */
-static void build_req(struct xhcad *d, struct cm_conn_id *c, const struct xhca_cm_conn *k)
-{
-	__u8 *m = c->mad, *q = m + MAD_DATA;
-	__u8 len = k->pdata_len > 56 ? 56 : k->pdata_len;
-
-	mad_header(d->cm, m, ATTR_REQ, 0);
-	c->tid = get64(m + 8);
-	put32(q + 0, c->local_cid);
-	put64(q + 8, c->sid);
-	put64(q + 16, d->cm->guid);
-	put24(q + 32, c->local_qpn);
-	q[35] = k->resp_res;
-	q[39] = k->init_depth;
-	q[43] = (__u8)(CM_RESP_TIMEOUT_REMOTE << 3 | (c->qp_type == XHCA_QPT_UC ? 1 : 0) << 1 |
-		       (k->flow_control & 1));
-	put24(q + 44, k->psn);
-	q[47] = (__u8)(CM_RESP_TIMEOUT_LOCAL << 3 | (k->retry_count & 7));
-	put16(q + 48, XHCA_PKEY_DEFAULT);
-	q[50] = (__u8)((k->mtu ? k->mtu : 3) << 4 | (k->rnr_retry & 7));
-	q[51] = (__u8)(CM_RETRIES << 4 | (k->srq & 1) << 3);
-	put16(q + 52, 0xffff); /* permissive LIDs: RoCE, hop limit over 1 */
-	put16(q + 54, 0xffff);
-	memcpy(q + 56, c->local_ip, 16);
-	memcpy(q + 72, c->remote_ip, 16);
-	q[93] = 64; /* hop limit */
-	q[95] = (CM_PKT_LIFE + 1) << 3; /* local ACK timeout */
-	cma_hdr_put(q + 140, c);
-	memcpy(q + 176, k->pdata, len);
-}
-
-static void build_rep(struct xhcad *d, struct cm_conn_id *c, const struct xhca_cm_conn *k)
-{
-	__u8 *m = c->mad, *q = m + MAD_DATA;
-
-	mad_header(d->cm, m, ATTR_REP, c->tid);
-	put32(q + 0, c->local_cid);
-	put32(q + 4, c->remote_cid);
-	put24(q + 12, c->local_qpn);
-	put24(q + 20, k->psn);
-	q[24] = k->resp_res;
-	q[25] = k->init_depth;
-	q[26] = (__u8)(CM_PKT_LIFE << 3 | (k->flow_control & 1)); /* target ACK delay */
-	q[27] = (__u8)((k->rnr_retry & 7) << 5 | (k->srq & 1) << 4);
-	put64(q + 28, d->cm->guid);
-	memcpy(q + 36, k->pdata, k->pdata_len > 196 ? 196 : k->pdata_len);
-}
-
-/* A message that carries the two comm IDs only, and maybe more after. */
-static void build_ids(struct xhcad *d, const struct cm_conn_id *c, __u8 *m, enum cm_attr attr,
-		      __u64 tid)
-{
-	mad_header(d->cm, m, attr, tid);
-	put32(m + MAD_DATA, c->local_cid);
-	put32(m + MAD_DATA + 4, c->remote_cid);
-}
-
-/* REJ: reason, which message, private data. */
+/* A REJ (cm_build_rej) sent, counted. */
 static void send_rej(struct xhcad *d, struct cm_conn_id *c, __u16 reason, int msg,
 		     const __u8 *pdata, __u8 len)
 {
 	__u8 m[MAD_LEN];
 
-	build_ids(d, c, m, ATTR_REJ, c->tid);
-	m[MAD_DATA + 8] = (__u8)(msg << 6);
-	put16(m + MAD_DATA + 10, reason);
-	if (pdata)
-		memcpy(m + MAD_DATA + 84, pdata, len > 148 ? 148 : len);
-	if (reason == REJ_TIMEOUT) {
-		m[MAD_DATA + 9] = 8 << 1;
-		put64(m + MAD_DATA + 12, d->cm->guid);
-	}
+	cm_build_rej(d, c, m, reason, msg, pdata, len);
 	send_once(d, c, m);
 	d->cm->st.rejects_sent++;
 }
@@ -414,38 +215,6 @@ static void rej_unmatched(struct xhcad *d, const __u8 *req, const __u8 local[16]
 	send_rej(d, &c, reason, 0, NULL, 0);
 }
 
-/* SIDR_REQ (IBA 12.11.1): the request ID is our comm ID; rdma_cm's header
- * and 180 bytes of private data. */
-static void build_sidr_req(struct xhcad *d, struct cm_conn_id *c, const struct xhca_cm_conn *k)
-{
-	__u8 *m = c->mad, *q = m + MAD_DATA;
-
-	mad_header(d->cm, m, ATTR_SIDR_REQ, 0);
-	c->tid = get64(m + 8);
-	put32(q + 0, c->local_cid);
-	put16(q + 4, XHCA_PKEY_DEFAULT);
-	put64(q + 8, c->sid);
-	cma_hdr_put(q + 16, c);
-	memcpy(q + 52, k->pdata, k->pdata_len > 180 ? 180 : k->pdata_len);
-}
-
-/* SIDR_REP (IBA 12.11.2) into m: the request's ID and TID echoed, status;
- * accepted, the UD QP and its Q_Key; 136 bytes of private data. */
-static void build_sidr_rep(struct xhcad *d, const struct cm_conn_id *c, __u8 *m, __u8 status,
-			   __u32 qpn, __u32 qkey, const __u8 *pdata, __u8 len)
-{
-	__u8 *q = m + MAD_DATA;
-
-	mad_header(d->cm, m, ATTR_SIDR_REP, c->tid);
-	put32(q + 0, c->remote_cid);
-	q[4] = status;
-	put24(q + 8, qpn);
-	put64(q + 12, c->sid);
-	put32(q + 20, qkey);
-	if (pdata)
-		memcpy(q + 96, pdata, len > 136 ? 136 : len);
-}
-
 /* A SIDR_REP that refuses a request no id took: to where it came from. */
 static void sidr_refuse(struct xhcad *d, const struct mad_in *in, __u8 status)
 {
@@ -455,7 +224,7 @@ static void sidr_refuse(struct xhcad *d, const struct mad_in *in, __u8 status)
 
 	memcpy(c.local_ip, in->local, 16);
 	memcpy(c.remote_ip, in->remote, 16);
-	build_sidr_rep(d, &c, m, status, 0, 0, NULL, 0);
+	cm_build_sidr_rep(d, &c, m, status, 0, 0, NULL, 0);
 	send_once(d, &c, m);
 	d->cm->st.rejects_sent++;
 }
@@ -522,13 +291,12 @@ static int on_req(struct xhcad *d, const struct mad_in *in)
 		if (c->state == CM_REQ_RCVD) { /* not accepted yet: wait longer */
 			__u8 m[MAD_LEN];
 
-			build_ids(d, c, m, ATTR_MRA, c->tid);
-			m[MAD_DATA + 9] = CM_MRA_TIMEOUT << 3;
+			cm_build_mra(d, c, m, 0);
 			send_once(d, c, m);
 		}
 		return 1; /* a duplicate */
 	}
-	if (cma_hdr_get(q + 140, src, dst, &sport) || memcmp(dst, in->local, 16)) {
+	if (cm_cma_hdr_get(q + 140, src, dst, &sport) || memcmp(dst, in->local, 16)) {
 		rej_unmatched(d, in->m, in->local, in->remote, REJ_CONSUMER);
 		return 1;
 	}
@@ -570,14 +338,12 @@ static int on_rep(struct xhcad *d, const struct mad_in *in)
 	if (!c)
 		return 0;
 	if (c->state == CM_ESTABLISHED) { /* our RTU was lost: again */
-		build_ids(d, c, m, ATTR_RTU, c->tid);
+		cm_build_ids(d, c, m, ATTR_RTU, c->tid);
 		send_once(d, c, m);
 		return 1;
 	}
 	if (c->state == CM_REP_RCVD) { /* the library is at it: wait longer */
-		build_ids(d, c, m, ATTR_MRA, c->tid);
-		m[MAD_DATA + 8] = 1 << 6;
-		m[MAD_DATA + 9] = CM_MRA_TIMEOUT << 3;
+		cm_build_mra(d, c, m, 1);
 		send_once(d, c, m);
 		return 1;
 	}
@@ -687,7 +453,7 @@ static int on_dreq(struct xhcad *d, const struct mad_in *in)
 		memcpy(tmp.remote_ip, in->remote, 16);
 		c = &tmp;
 	}
-	build_ids(d, c, m, ATTR_DREP, get64(in->m + 8));
+	cm_build_ids(d, c, m, ATTR_DREP, get64(in->m + 8));
 	send_once(d, c, m);
 	if (c != &tmp)
 		to_timewait(d, c, 0);
@@ -724,7 +490,7 @@ static int on_sidr_req(struct xhcad *d, const struct mad_in *in)
 			send_once(d, c, c->mad);
 		return 1;
 	}
-	if (cma_hdr_get(q + 16, src, dst, &sport) || memcmp(dst, in->local, 16)) {
+	if (cm_cma_hdr_get(q + 16, src, dst, &sport) || memcmp(dst, in->local, 16)) {
 		sidr_refuse(d, in, SIDR_REJECT);
 		return 1;
 	}
@@ -970,10 +736,10 @@ int cm_connect(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, cha
 	c->remote_port = k->dst_port;
 	c->sid = (__u64)c->ps << 16 | k->dst_port;
 	if (c->qp_type == XHCA_QPT_UD) {
-		build_sidr_req(d, c, k);
+		cm_build_sidr_req(d, c, k);
 		c->state = CM_SIDR_REQ_SENT;
 	} else {
-		build_req(d, c, k);
+		cm_build_req(d, c, k);
 		c->state = CM_REQ_SENT;
 	}
 	send_waiting(d, c, 2 * ns_of_cm_time(CM_PKT_LIFE) + ns_of_cm_time(CM_RESP_TIMEOUT_REMOTE));
@@ -998,12 +764,12 @@ int cm_accept(struct xhcad *d, __u32 session, const struct xhca_cm_conn *k, char
 		l->pending--;
 	c->local_qpn = k->qpn;
 	if (c->state == CM_SIDR_REQ_RCVD) { /* kept: a repeated SIDR_REQ gets it again */
-		build_sidr_rep(d, c, c->mad, SIDR_OK, k->qpn, k->qkey, k->pdata, k->pdata_len);
+		cm_build_sidr_rep(d, c, c->mad, SIDR_OK, k->qpn, k->qkey, k->pdata, k->pdata_len);
 		send_once(d, c, c->mad);
 		c->state = CM_SIDR_REP_SENT;
 		return 0;
 	}
-	build_rep(d, c, k);
+	cm_build_rep(d, c, k);
 	c->state = CM_REP_SENT;
 	/* the active side's REQ says how long it takes to answer: within
 	 * that (a second at most) the REP goes again */
@@ -1027,7 +793,7 @@ int cm_reject(struct xhcad *d, __u32 session, const struct xhca_cm_reject *r, ch
 	if (l && l->pending)
 		l->pending--;
 	if (c->state == CM_SIDR_REQ_RCVD) {
-		build_sidr_rep(d, c, c->mad, SIDR_REJECT, 0, 0, r->pdata, r->pdata_len);
+		cm_build_sidr_rep(d, c, c->mad, SIDR_REJECT, 0, 0, r->pdata, r->pdata_len);
 		send_once(d, c, c->mad);
 		d->cm->st.rejects_sent++;
 		c->state = CM_SIDR_REP_SENT;
@@ -1049,7 +815,7 @@ int cm_establish(struct xhcad *d, __u32 session, __u32 id, char *err, size_t err
 	if (c->state != CM_REP_RCVD)
 		return errf(err, errlen, -EINVAL, "cm establish: cm id %u has no reply to "
 			    "answer", id);
-	build_ids(d, c, m, ATTR_RTU, c->tid);
+	cm_build_ids(d, c, m, ATTR_RTU, c->tid);
 	send_once(d, c, m);
 	c->state = CM_ESTABLISHED;
 	return 0;
@@ -1066,8 +832,7 @@ int cm_disconnect(struct xhcad *d, __u32 session, __u32 id, char *err, size_t er
 		return 0; /* the peer's DREQ was answered already, or ours is out */
 	if (c->state != CM_ESTABLISHED && c->state != CM_REP_SENT)
 		return errf(err, errlen, -EINVAL, "cm disconnect: cm id %u is not connected", id);
-	build_ids(d, c, c->mad, ATTR_DREQ, 0);
-	put24(c->mad + MAD_DATA + 8, c->remote_qpn);
+	cm_build_dreq(d, c, c->mad);
 	c->state = CM_DREQ_SENT;
 	send_waiting(d, c, 2 * ns_of_cm_time(CM_PKT_LIFE) + ns_of_cm_time(CM_RESP_TIMEOUT_REMOTE));
 	return 0;
@@ -1108,12 +873,11 @@ static void id_drop(struct xhcad *d, struct cm_conn_id *c)
 
 		if (l && l->pending)
 			l->pending--;
-		build_sidr_rep(d, c, m, SIDR_REJECT, 0, 0, NULL, 0);
+		cm_build_sidr_rep(d, c, m, SIDR_REJECT, 0, 0, NULL, 0);
 		send_once(d, c, m);
 		d->cm->st.rejects_sent++;
 	} else if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT) {
-		build_ids(d, c, m, ATTR_DREQ, 0);
-		put24(m + MAD_DATA + 8, c->remote_qpn);
+		cm_build_dreq(d, c, m);
 		send_once(d, c, m);
 	}
 	if (c->state == CM_LISTEN) /* its requests nobody accepted go with it */

@@ -137,6 +137,9 @@ int sq_ready(const struct xhcad *d);
  * completions not written yet. */
 __u32 sq_in_flight(const struct xhcad *d, const struct cq *cq);
 
+/* cm_wire.c: the CM's MADs built field by field (its functions take the
+ * connection manager's insides: cm_int.h, shared with cm.c only) */
+
 /* cm.c: the connection manager (QP1's MADs, the rdma_cm library's requests;
  * include/priv/xhca/cm.h) */
 struct cm_state_all;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The QP verbs: create, modify, destroy, show, and the table rebuilt at a
- * restart. The local index allocator (bitmap), the global QPN allocator (a
+ * The QP verbs: create, modify, destroy (the table rebuilt at a restart is
+ * qp_restore.c's, a QP shown and the counters qp_show.c's: both above this
+ * file, with what they use of it in qp_int.h). The local index allocator
+ * (bitmap), the global QPN allocator (a
  * cursor that only moves forward and wraps, so a destroyed QPN is reused
  * last, US 7,212,547), and the ordered writes that keep xhca_rx from ever
  * seeing a half-made QP:
@@ -25,7 +27,7 @@
 #include <xhca/qpctx.h>
 #include <xhca/wire.h>
 #include "log.h"
-#include "xhcad_verbs.h"
+#include "qp_int.h"
 
 
 static const char *const type_names[] = {
@@ -51,7 +53,7 @@ static int alloc_lidx(struct xhcad *d, __u32 *lidx)
 	return -ENOSPC;
 }
 
-static int percpu_zero(struct xhcad *d, int fd, __u32 key, size_t vsize)
+int qp_percpu_zero(struct xhcad *d, int fd, __u32 key, size_t vsize)
 {
 	size_t sz = ((vsize + 7) & ~7ul) * d->ncpus;
 	void *z = calloc(1, sz);
@@ -145,7 +147,7 @@ static int valid_transition(int from, int to)
 	return 0;
 }
 
-static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
+void qp_attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->qpn = c->gqpn;
@@ -168,8 +170,8 @@ static void attr_from_ctx(const struct xhca_qp_ctx *c, struct xhca_qp_attr *a)
 }
 
 /* What only xhcad knows of a QP: its owner, CQ and receive queue. */
-static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
-			   struct xhca_qp_attr *a)
+void qp_attr_from_host(const struct xhcad *d, const struct qp_host *qh,
+		       struct xhca_qp_attr *a)
 {
 	if (!qh->valid)
 		return;
@@ -197,7 +199,7 @@ static void attr_from_host(const struct xhcad *d, const struct qp_host *qh,
 
 /* A QP that engine 0 must run: QP1 (the connection manager's) or one whose
  * completions go to the proxy (its mailbox and reorderer are engine 0's). */
-static int engine0_only(__u32 qpn, const struct cq *cq)
+int qp_engine0_only(__u32 qpn, const struct cq *cq)
 {
 	return qpn == XHCA_QPN_GSI || (cq && cq->proxy);
 }
@@ -212,138 +214,13 @@ __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn, int eng0)
 	return eng0 ? i * d->neng : i;
 }
 
-static void invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
+void qp_invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)
 {
 	c->valid = 0;
 	c->state = XHCA_QPS_RESET;
 	c->gen++;
 	c->rx_psn = 0;
 	qp_ctx_write(d, lidx, c, 1);
-}
-
-/*
- * Rebuilds the QP table from the maps (restart, adopt) and removes what is
- * broken: CAM entries whose context does not point back with the same
- * generation, contexts no CAM entry points at, impossible field values.
- */
-void qp_engines_fix(struct xhcad *d)
-{
-	for (__u32 l = 0; d->neng > 1 && l < d->max_qps; l++) {
-		struct qp_host *qh = &d->qh[l];
-		struct xhca_qp_ctx c;
-		__u32 f;
-
-		if (!qh->valid || !engine0_only(qh->gqpn, qh->cq) || !fq_engine(d, qh->flowq) ||
-		    qp_ctx_read(d, l, &c))
-			continue;
-		f = qp_default_flowq(d, qh->gqpn, 1);
-		pr_info("QP 0x%06x: flow queue %u -> %u (engine 0's: xhcad --engines %u now)\n",
-			qh->gqpn, qh->flowq, f, d->neng);
-		if (qh->flowq < d->nflowq)
-			d->fq[qh->flowq].nqps--;
-		d->fq[f].nqps++;
-		c.flowq = (__u8)f;
-		qp_ctx_write(d, l, &c, 0);
-		sq_move(d, qh, f);
-	}
-}
-
-int qp_reconcile(struct xhcad *d)
-{
-	__u32 key, next, *keys = NULL, nkeys = 0, i, max_qpn = 0;
-	struct xhca_dstate ds;
-	uint8_t *claimed;
-	int err = 0;
-
-	claimed = calloc(d->max_qps, 1);
-	keys = calloc(d->max_qps + 1, sizeof(*keys));
-	if (!claimed || !keys) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* Collect first: deleting while iterating a hash map restarts the walk. */
-	if (!bpf_map_get_next_key(d->m.cam, NULL, &key)) {
-		do {
-			if (nkeys > d->max_qps)
-				break;
-			keys[nkeys++] = key;
-		} while (!bpf_map_get_next_key(d->m.cam, &key, &next) && ((key = next), 1));
-	}
-	for (i = 0; i < nkeys; i++) {
-		__u32 qpn = keys[i];
-		struct xhca_cam_val v;
-		struct xhca_qp_ctx c;
-		const char *why = NULL;
-
-		if (qp_cam_lookup(d, qpn, &v))
-			continue;
-		if (qpn == XHCA_QPN_SMI || qpn > QPN_LAST)
-			why = "reserved QPN";
-		else if (v.lidx >= d->max_qps)
-			why = "local index out of range";
-		else if (qp_ctx_read(d, v.lidx, &c))
-			why = "context unreadable";
-		else if (xhca_qpctx_torn(&d->ctxm[v.lidx]))
-			why = "context left half-written";
-		else if (!c.valid)
-			why = "context not valid";
-		else if (c.gqpn != qpn)
-			why = "context belongs to another QPN";
-		else if (c.gen != v.gen)
-			why = "generation mismatch";
-		else if (claimed[v.lidx])
-			why = "local index claimed twice";
-		else if (c.type != XHCA_QPT_RC && c.type != XHCA_QPT_UC && c.type != XHCA_QPT_UD)
-			why = "bad QP type";
-		else if (c.state > XHCA_QPS_ERR)
-			why = "bad QP state";
-		else if (c.pkey_index >= XHCA_PKEY_TBL_LEN)
-			why = "bad P_Key index";
-		if (why) {
-			pr_warn("removed broken CAM entry for QPN 0x%06x: %s\n", qpn, why);
-			bpf_map_delete_elem(d->m.cam, &qpn);
-			d->repaired++;
-			continue;
-		}
-		claimed[v.lidx] = 1;
-		if (qpn > max_qpn)
-			max_qpn = qpn;
-	}
-	for (i = 0; i < d->max_qps; i++) {
-		struct xhca_qp_ctx c;
-
-		if (qp_ctx_read(d, i, &c))
-			continue;
-		if (claimed[i]) {
-			bm_set(d->bitmap, i, 1);
-			d->qps_in_use++;
-			/* this xhcad's --icrc, whatever the last one's was */
-			if (!!(c.flags & XHCA_QPF_ICRC_FIRST) != !!d->icrc_first) {
-				c.flags ^= XHCA_QPF_ICRC_FIRST;
-				qp_ctx_write(d, i, &c, 0);
-			}
-			/* Sessions did not survive the restart: the QP is
-			 * xhcad's now, with nowhere to deliver (RNR). */
-			qp_host_attach(d, i, c.gen, c.gqpn, c.type, c.flowq, 0, NULL, NULL, 0, NULL);
-		} else if (c.valid || xhca_qpctx_torn(&d->ctxm[i])) {
-			pr_warn("removed QP context %u (QPN 0x%06x): no CAM entry points at it\n", i,
-				c.gqpn);
-			invalidate_slot(d, i, &c);
-			d->repaired++;
-		}
-	}
-	key = 0;
-	if (!bpf_map_lookup_elem(d->m.dstate, &key, &ds) && ds.next_qpn >= QPN_FIRST &&
-	    ds.next_qpn <= QPN_LAST)
-		d->next_qpn = ds.next_qpn;
-	else if (max_qpn >= QPN_FIRST)
-		d->next_qpn = max_qpn + 1 > QPN_LAST ? QPN_FIRST : max_qpn + 1;
-	if (d->qps_in_use || d->repaired)
-		pr_info("restored %u QPs, removed %u broken entries\n", d->qps_in_use, d->repaired);
-out:
-	free(claimed);
-	free(keys);
-	return err;
 }
 
 /* What a QP being created takes: its queues, and the rings and buffers
@@ -615,7 +492,7 @@ int qp_gsi_ensure(struct xhcad *d)
 static int create_check_engine(struct xhcad *d, const struct xhca_qp_attr *a,
 			       const struct cq *cq, char *err, size_t errlen)
 {
-	if (!(a->mask & XHCA_QPA_FLOWQ) || !engine0_only(a->qpn, cq) || !fq_engine(d, a->flowq))
+	if (!(a->mask & XHCA_QPA_FLOWQ) || !qp_engine0_only(a->qpn, cq) || !fq_engine(d, a->flowq))
 		return 0;
 	return errf(err, errlen, -EINVAL,
 		    "qp create: flow queue %u is engine %u's; a %s runs on engine 0 (xhcad "
@@ -650,15 +527,15 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 		return errf(err, errlen, rc, "qp create: no free QPN: %s", strerror(-rc));
 	}
 	flowq = (a->mask & XHCA_QPA_FLOWQ) ? a->flowq
-					    : qp_default_flowq(d, qpn, engine0_only(qpn, n.cq));
+					    : qp_default_flowq(d, qpn, qp_engine0_only(qpn, n.cq));
 	ctx_new(d, a, lidx, qpn, flowq, pidx, pkey, owner, n.cq, &c);
-	percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
+	qp_percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
 	qp_ctx_write(d, lidx, &c, 1);
 	v.lidx = lidx;
 	v.gen = c.gen;
 	if (bpf_map_update_elem(d->m.cam, &qpn, &v, BPF_NOEXIST)) {
 		rc = -errno;
-		invalidate_slot(d, lidx, &c);
+		qp_invalidate_slot(d, lidx, &c);
 		rings_free(d, owner, &n);
 		return errf(err, errlen, rc, "qp create: QP CAM insert for 0x%06x: %s", qpn,
 			    strerror(-rc));
@@ -685,8 +562,8 @@ int qp_create(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 			cli_post(d, qh, i);
 	}
 	pd_ref(d, a->pd, 1);
-	attr_from_ctx(&c, a);
-	attr_from_host(d, qh, a);
+	qp_attr_from_ctx(&c, a);
+	qp_attr_from_host(d, qh, a);
 	pr_info("created %s QP 0x%06x (flow queue %u%s)\n", type_names[c.type], qpn, flowq,
 		owner ? ", application" : "");
 	return 0;
@@ -954,8 +831,8 @@ int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, s
 	qp_ctx_write(d, lidx, &c, set_rx);
 	modify_host(d, a, lidx, set_rx);
 	qp_ctx_read(d, lidx, &c); /* the ePSN as it is now */
-	attr_from_ctx(&c, a);
-	attr_from_host(d, &d->qh[lidx], a);
+	qp_attr_from_ctx(&c, a);
+	qp_attr_from_host(d, &d->qh[lidx], a);
 	return 0;
 }
 
@@ -973,7 +850,7 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	/* CAM first: from here on new packets miss and are quietly dropped. */
 	if (bpf_map_delete_elem(d->m.cam, &qpn))
 		return errf(err, errlen, -errno, "qp destroy: QP CAM delete: %s", strerror(errno));
-	invalidate_slot(d, lidx, &c);
+	qp_invalidate_slot(d, lidx, &c);
 	bm_set(d->bitmap, lidx, 0);
 	d->qps_in_use--;
 	/* Frames still queued carry the old generation: xhcad discards them
@@ -1001,123 +878,4 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	}
 	pr_info("destroyed QP 0x%06x\n", qpn);
 	return 0;
-}
-
-static int qp_counters(struct xhcad *d, __u32 lidx, struct xhca_qp_counter *sum)
-{
-	struct xhca_qp_counter *v;
-	int i;
-
-	memset(sum, 0, sizeof(*sum));
-	v = calloc(d->ncpus, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(d->m.qp_stats, &lidx, v)) {
-		free(v);
-		return -errno;
-	}
-	for (i = 0; i < d->ncpus; i++) {
-		sum->accepted += v[i].accepted;
-		sum->accepted_bytes += v[i].accepted_bytes;
-		sum->dropped += v[i].dropped;
-		sum->dropped_bytes += v[i].dropped_bytes;
-	}
-	free(v);
-	return 0;
-}
-
-static void info_of(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c,
-		    struct xhca_qp_info *qi)
-{
-	memset(qi, 0, sizeof(*qi));
-	attr_from_ctx(c, &qi->attr);
-	attr_from_host(d, &d->qh[lidx], &qi->attr);
-	qi->gen = c->gen;
-	qp_counters(d, lidx, &qi->cnt);
-	if (d->qh[lidx].valid)
-		qi->host = d->qh[lidx].cnt;
-}
-
-int qp_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_qp_info **out, __u32 *n,
-	    char *err, size_t errlen)
-{
-	struct xhca_qp_info *qi;
-	struct xhca_qp_ctx c;
-	__u32 lidx, cnt = 0;
-	int rc;
-
-	if (qpn) {
-		rc = qp_find(d, "qp show", qpn, owner, &lidx, &c, err, errlen);
-		if (rc)
-			return rc;
-		qi = calloc(1, sizeof(*qi));
-		if (!qi)
-			return -ENOMEM;
-		info_of(d, lidx, &c, qi);
-		*out = qi;
-		*n = 1;
-		return 0;
-	}
-	qi = calloc(d->qps_in_use ? d->qps_in_use : 1, sizeof(*qi));
-	if (!qi)
-		return -ENOMEM;
-	for (lidx = 0; lidx < d->max_qps && cnt < d->qps_in_use; lidx++) {
-		if (!bm_test(d->bitmap, lidx) || qp_ctx_read(d, lidx, &c) || !c.valid ||
-		    (owner && d->qh[lidx].owner != owner))
-			continue; /* a session sees its own QPs only */
-		info_of(d, lidx, &c, &qi[cnt++]);
-	}
-	*out = qi;
-	*n = cnt;
-	return 0;
-}
-
-int stats_get(struct xhcad *d, const struct xhca_stats_req *rq, __u32 owner,
-	      struct xhca_stats_reply *out, char *err, size_t errlen)
-{
-	struct xhca_counter *v;
-	struct xhca_qp_ctx c;
-	struct engine tot;
-	__u32 r, lidx = 0;
-	int i, rc = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->nr_reasons = XHCA_R_MAX;
-	out->nr_host = XHCA_H_MAX;
-	round_totals(d, &tot);
-	memcpy(out->host, tot.host, sizeof(out->host));
-	if (rq->flags & XHCA_STATS_F_QP) {
-		rc = qp_find(d, "stats", rq->qpn, owner, &lidx, &c, err, errlen);
-		if (rc)
-			return rc;
-		out->qpn = rq->qpn;
-		qp_counters(d, lidx, &out->qp);
-	}
-	v = calloc(d->ncpus, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (r = 0; r < XHCA_R_MAX; r++) {
-		if (bpf_map_lookup_elem(d->m.stats, &r, v)) {
-			rc = errf(err, errlen, -errno, "stats: read counters: %s", strerror(errno));
-			goto out;
-		}
-		for (i = 0; i < d->ncpus; i++) {
-			out->reason[r].packets += v[i].packets;
-			out->reason[r].bytes += v[i].bytes;
-		}
-	}
-	/* --reset with --qp zeroes that QP's counters; alone, all of them. */
-	if ((rq->flags & XHCA_STATS_F_RESET) && (rq->flags & XHCA_STATS_F_QP)) {
-		percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
-	} else if (rq->flags & XHCA_STATS_F_RESET) {
-		round_totals_reset(d);
-		for (r = 0; r < XHCA_R_MAX; r++)
-			percpu_zero(d, d->m.stats, r, sizeof(struct xhca_counter));
-		for (lidx = 0; lidx < d->max_qps; lidx++)
-			if (bm_test(d->bitmap, lidx))
-				percpu_zero(d, d->m.qp_stats, lidx, sizeof(struct xhca_qp_counter));
-	}
-out:
-	free(v);
-	return rc;
 }

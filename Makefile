@@ -89,14 +89,15 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   in, retries, completions | request: the requester: send queues, packets
 #   out | cm_wire: the CM's MADs built (pure) | cm: the connection manager
 #   (QP1): ids, listeners, timers | dispatch: a frame to its stage |
-#   mcast, proxy, filter |
+#   mcast | proxy_thread: the proxy thread | proxy: the main thread's side
+#   of it | filter |
 #   cli: the CLI's receive side | round: one round of the data path | qp:
 #   QP verbs | qp_restore: the QP table rebuilt at start | qp_show: QPs
 #   shown, counters | state: restart | client: a session's end | ctl_server:
 #   the control socket | loop | main
 XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk xsk_io resp_exec pxq hostmem mr qptab flowq cq \
-	session net receive respond completer request cm_wire cm dispatch mcast proxy filter cli round qp \
-	qp_restore qp_show state client ctl_server engine loop main
+	session net receive respond completer request cm_wire cm dispatch mcast proxy_thread proxy filter cli \
+	round qp qp_restore qp_show state client ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
 # system's; `xhca exec` runs a program with it. Position-independent objects
 # of its own and of the libxhca files it needs, every symbol hidden but the

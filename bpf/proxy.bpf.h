@@ -3,7 +3,7 @@
  * The proxy QP (US 9,069,633): the filters that offload a message at its
  * first packet (xhca_pf_eval, proxy_decide), and the records of WRITEs
  * placed whole for the proxy's reorderer (xhca_px_record). xhcad's side is
- * user/xhcad/filter.c and proxy.c.
+ * user/xhcad/filter.c, proxy.c and proxy_thread.c (the records read).
  */
 #ifndef XHCA_PROXY_BPF_H
 #define XHCA_PROXY_BPF_H

@@ -31,8 +31,8 @@ check_eq "build: a file in no layer fails check-layers" "$rc" 1
 check "build: ... naming it" grep -q "user/xhcad/util.c is in no layer" <<<"$out"
 # -MMD: what a header's change rebuilds (make -W: as if it were new)
 out=$(mk -n -W user/xhcad/proxy_int.h compile 2>&1 | grep -oE -- '-c [^ ]+\.c' | sort | tr '\n' ' ')
-check_eq "build: proxy_int.h rebuilds its two users only" "$out" \
-	"-c user/xhcad/proxy.c -c user/xhcad/pxq.c "
+check_eq "build: proxy_int.h rebuilds its three users only" "$out" \
+	"-c user/xhcad/proxy.c -c user/xhcad/proxy_thread.c -c user/xhcad/pxq.c "
 out=$(mk -n -W tools/xhca/cli.h compile 2>&1 | grep -oE -- '-c [^ ]+\.c' | grep -vc tools/xhca/)
 check_eq "build: the CLI's header rebuilds the CLI's files, nothing else" "$out" 0
 # make alone: no package manager

@@ -6,7 +6,8 @@
  * here; completions go in with cq_put (or, from the receive path, straight
  * into the ring: receive.c), and cq_notify wakes the applications that sleep
  * on them once per round. A proxy CQ is written by the proxy thread only
- * (proxy.c): here its completions on their way are counted (claimed).
+ * (proxy_thread.c): here its completions on their way are counted
+ * (claimed).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The proxy's insides, shared by its two files and by no other: pxq.c (the
- * main thread's side of the mailbox: what every layer above it tells the
- * proxy) and proxy.c (the proxy thread, and the main thread's service of
- * what comes back). See proxy.c for the design.
+ * The proxy's insides, shared by its three files and by no other: pxq.c
+ * (the main thread's side of the mailbox: what every layer above it tells
+ * the proxy), proxy_thread.c (the proxy thread) and proxy.c (the main
+ * thread's service of it: frames handed over, what comes back). See proxy.c
+ * for the design.
  */
 #ifndef XHCAD_PROXY_INT_H
 #define XHCAD_PROXY_INT_H
@@ -18,7 +19,7 @@
 #include "locksvc.h"
 #include "log.h"
 #include "reorder.h"
-#include "xhcad_device.h" /* (proxy.c includes its own layer's too) */
+#include "xhcad_device.h" /* (proxy.c, proxy_thread.c include their own layer's too) */
 
 #define PX_QUEUE 65536		/* entries of each direction's queue, a power of 2 */
 #define PX_FRAMES_MAX 1024	/* requests handed over, not yet taken by the proxy */
@@ -193,5 +194,13 @@ static inline void claim(struct cq *cq, int n)
  * the wakeup of what was pushed. */
 int px_in_push(struct proxy *p, struct px_msg *x);
 void px_in_wake(struct proxy *p);
+
+/* The proxy thread (proxy_thread.c), as proxy.c starts and stops it: its
+ * loop (pthread_create's), xhca_rx's records (the ring buffer's callback,
+ * consumed on the thread), a QP's state dropped (at the end, the thread
+ * stopped). */
+void *px_thread(void *arg);
+int px_on_record(void *ctx, void *data, size_t len);
+void px_qp_del(struct proxy *p, __u32 lidx);
 
 #endif /* XHCAD_PROXY_INT_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The main thread's side of the proxy's mailbox (proxy_int.h): what the
- * layers above tell the proxy thread (proxy.c). A QP joins or leaves a proxy
- * CQ, the normal path records the end of a message (a completion or none)
- * and a flushed buffer's completion, a sync waits until the proxy is done
- * with everything given to it so far (memory may go). Low in xhcad's layers:
- * it needs no table of xhcad's, only the mailbox, so memory regions, CQs and
- * the receive path below the proxy's own work can use it.
+ * layers above tell the proxy thread (proxy_thread.c). A QP joins or leaves
+ * a proxy CQ, the normal path records the end of a message (a completion or
+ * none) and a flushed buffer's completion, a sync waits until the proxy is
+ * done with everything given to it so far (memory may go). Low in xhcad's
+ * layers: it needs no table of xhcad's, only the mailbox, so memory regions,
+ * CQs and the receive path below the proxy's own work can use it.
  */
 #include <stdio.h>
 #include "proxy_int.h"

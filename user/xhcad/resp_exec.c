@@ -4,7 +4,7 @@
  * take once they are resolved: the response frames built from the request
  * and the QP's context, the READ's bytes from host memory, the ATOMIC on its
  * word. Pure: no table of xhcad's is read, so either thread (the main loop's
- * responder, respond.c, or the proxy's, proxy.c) runs it.
+ * responder, respond.c, or the proxy's, proxy_thread.c) runs it.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -10,8 +10,11 @@
 
 #include "xhcad_transport.h"
 
-/* proxy.c: the proxy thread (US 9,069,633), and the main thread's service
- * of it (its mailbox: pxq.c) */
+/* proxy_thread.c: the proxy thread (US 9,069,633; what proxy.c calls of it
+ * is in proxy_int.h) */
+
+/* proxy.c: the main thread's service of the proxy thread (its mailbox:
+ * pxq.c) */
 int proxy_init(struct xhcad *d);	/* its queues: before any QP is attached */
 int proxy_start(struct xhcad *d);	/* the thread and its ring buffer */
 /* An application's handler (include/xhca/proxy_handler.h): FILE.so[:ARG]. */

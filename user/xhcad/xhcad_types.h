@@ -196,7 +196,7 @@ enum lo_dest {
 	LO_MCAST,		/* a group with members here: the wire and a copy here */
 };
 
-/* the proxy's settings (main.c, proxy.c) */
+/* the proxy's settings (main.c, proxy.c, proxy_thread.c) */
 struct proxy_cfg {
 	__u32 high, low;	/* the load limit, requests */
 	__u64 timeout_ns;	/* a sequence gap older than this is an error */
@@ -324,7 +324,7 @@ struct xhcad {
 	struct xsk_state *xs;
 	__u64 cq_stall_ns;	/* --cq-stall-ms: a CQ full that long overruns (0: never) */
 
-	struct proxy *px;	/* the proxy thread (proxy.c, pxq.c) */
+	struct proxy *px;	/* the proxy thread (proxy_thread.c, proxy.c, pxq.c) */
 
 	/* the state of the other layers, each its own */
 	struct hostmem hm;

@@ -245,7 +245,9 @@ $(OUT)/xhca: $(CLI_OBJS) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(OUT)/xhca-gen: $(OUT)/tools/xhca-gen.o $(LIB)
+# the generator: one file per role (tools/xhca-gen/)
+GEN_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard tools/xhca-gen/*.c))
+$(OUT)/xhca-gen: $(GEN_OBJS) $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

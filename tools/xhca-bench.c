@@ -57,6 +57,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xhca/abi.h>
+#include <xhca/json.h>
 #include <xhca/pkt.h>
 #include <xhca/qpctx.h>
 #include <xhca/wire.h>
@@ -472,8 +473,9 @@ static int prog_rounds(struct bench *b, struct bcase *cases, int ncases,
 
 /* The placed cases' payload rate in batch mode (the frame placed at the
  * same address each time), beside memcpy of the same chunk into one fixed
- * buffer, measured now: how near xhca_rx's placement is to a plain copy. */
-static void prog_placement(const struct bcase *cases, int ncases, const struct prog_args *a)
+ * buffer, measured now: how near xhca_rx's placement is to a plain copy.
+ * Returns 1 if it wrote a row (in JSON: the array "placement", left open). */
+static int prog_placement(const struct bcase *cases, int ncases, const struct prog_args *a)
 {
 	int first = 1;
 
@@ -491,10 +493,14 @@ static void prog_placement(const struct bcase *cases, int ncases, const struct p
 			continue;
 		}
 		if (json) {
-			printf("%s{\"name\": \"%s\", \"gbytes_per_s\": %.3f, "
-			       "\"memcpy_gbytes_per_s\": %.3f, \"ratio\": %.3f}",
-			       first ? "], \"placement\": [" : ", ", cases[i].name, gbs, mc,
-			       mc > 0 ? gbs / mc : 0);
+			if (first)
+				jw_open("placement", '[');
+			jw_open(NULL, '{');
+			jw_str("name", cases[i].name);
+			jw_float("gbytes_per_s", 3, gbs);
+			jw_float("memcpy_gbytes_per_s", 3, mc);
+			jw_float("ratio", 3, mc > 0 ? gbs / mc : 0);
+			jw_close('}');
 		} else {
 			if (first)
 				printf("\n%-36s %10s %10s %7s\n", "placement (batch), GB/s", "xhca_rx",
@@ -504,6 +510,22 @@ static void prog_placement(const struct bcase *cases, int ncases, const struct p
 		}
 		first = 0;
 	}
+	return !first;
+}
+
+/* A case's medians in JSON: single, and batch (bt) if it has one (bt >= 0),
+ * each beside the baseline's (base). */
+static void prog_case_json(const struct bcase *c, double s, double bt, const double base[2])
+{
+	jw_open(NULL, '{');
+	jw_str("name", c->name);
+	jw_float("single_ns", 2, s);
+	jw_float("single_ratio", 3, s / base[0]);
+	if (bt >= 0) {
+		jw_float("batch_ns", 2, bt);
+		jw_float("batch_ratio", 3, bt / base[1]);
+	}
+	jw_close('}');
 }
 
 /* Each case's medians, beside the baseline's (cases[0]). */
@@ -512,22 +534,23 @@ static void prog_print(const struct bcase *cases, int ncases, const struct prog_
 {
 	double base[2] = { median(cases[0].ns[SINGLE], a->rounds),
 			   median(cases[0].ns[BATCH], a->rounds) };
+	int placed;
 
-	if (json)
-		printf("{\"calls\": %u, \"rounds\": %d, \"cases\": [", a->calls, a->rounds);
-	else
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("calls", a->calls);
+		jw_u64("rounds", (unsigned int)a->rounds);
+		jw_open("cases", '[');
+	} else {
 		printf("%-36s %10s %7s %10s %7s\n", "ns/packet (median of rounds)", "single",
 		       "ratio", "batch", "ratio");
+	}
 	for (int i = 0; i < ncases; i++) {
 		double s = median(cases[i].ns[SINGLE], a->rounds);
 		double bt = cases[i].batch_ok ? median(cases[i].ns[BATCH], a->rounds) : -1;
 
 		if (json) {
-			printf("%s{\"name\": \"%s\", \"single_ns\": %.2f, \"single_ratio\": %.3f",
-			       i ? ", " : "", cases[i].name, s, s / base[0]);
-			if (bt >= 0)
-				printf(", \"batch_ns\": %.2f, \"batch_ratio\": %.3f", bt, bt / base[1]);
-			printf("}");
+			prog_case_json(&cases[i], s, bt, base);
 			continue;
 		}
 		printf("%-36s %10.1f %6.2fx", cases[i].name, s, s / base[0]);
@@ -536,13 +559,19 @@ static void prog_print(const struct bcase *cases, int ncases, const struct prog_
 		else
 			printf(" %10s %7s\n", "-", "-");
 	}
-	prog_placement(cases, ncases, a);
 	if (json)
-		printf("], \"seconds\": %.1f}\n", now_sec() - t0);
-	else
+		jw_close(']');
+	placed = prog_placement(cases, ncases, a);
+	if (json) {
+		if (placed)
+			jw_close(']');
+		jw_float("seconds", 1, now_sec() - t0);
+		jw_close('}');
+	} else {
 		printf("single: one packet per test run, %u runs; batch: %u repeats of one "
 		       "frame;\nratio: against the empty program measured the same way. "
 		       "%d rounds, %.1f s.\n", a->calls, a->calls * 10, a->rounds, now_sec() - t0);
+	}
 }
 
 static int cmd_prog(void *args)
@@ -629,13 +658,18 @@ static int cmd_sched(void *args)
 	}
 	d = median(drr, 5);
 	f = median(fifo, 5);
-	if (json)
-		printf("{\"frames\": %u, \"drr_ns\": %.2f, \"fifo_ns\": %.2f, \"ratio\": %.3f}\n", n,
-		       d, f, d / f);
-	else
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("frames", n);
+		jw_float("drr_ns", 2, d);
+		jw_float("fifo_ns", 2, f);
+		jw_float("ratio", 3, d / f);
+		jw_close('}');
+	} else {
 		printf("%-44s %8.2f ns\n%-44s %8.2f ns %6.2fx\n",
 		       "FIFO, 8 backlogged queues (baseline)", f,
 		       "DRR, 8 backlogged queues, weights 1..8", d, d / f);
+	}
 	return 0;
 }
 
@@ -678,13 +712,18 @@ static int cmd_memcpy(void *args)
 	bytes = memcpy_run(a->chunk, a->area, a->secs, &t);
 	if (!bytes)
 		return 1;
-	if (json)
-		printf("{\"chunk\": %zu, \"area\": %zu, \"bytes\": %llu, \"seconds\": %.6f, "
-		       "\"gbytes_per_s\": %.3f}\n", a->chunk, a->area, (unsigned long long)bytes, t,
-		       (double)bytes / t / 1e9);
-	else
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("chunk", a->chunk);
+		jw_u64("area", a->area);
+		jw_u64("bytes", bytes);
+		jw_float("seconds", 6, t);
+		jw_float("gbytes_per_s", 3, (double)bytes / t / 1e9);
+		jw_close('}');
+	} else {
 		printf("memcpy of %zu-byte chunks through %zu bytes: %.2f GB/s\n", a->chunk, a->area,
 		       (double)bytes / t / 1e9);
+	}
 	return 0;
 }
 
@@ -828,12 +867,16 @@ static int cmd_udp_sink(void *args)
 	sink_run(a, pfd, &c);
 	for (int k = 0; k < a->nsock; k++)
 		close(pfd[k].fd);
-	if (json)
-		printf("{\"received\": %llu, \"bytes\": %llu, \"seconds\": %.6f}\n", c.n, c.bytes,
-		       c.last - c.first);
-	else
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("received", c.n);
+		jw_u64("bytes", c.bytes);
+		jw_float("seconds", 6, c.last - c.first);
+		jw_close('}');
+	} else {
 		printf("received %llu datagrams (%llu bytes) in %.3f s\n", c.n, c.bytes,
 		       c.last - c.first);
+	}
 	return 0;
 }
 
@@ -960,12 +1003,18 @@ static int pp_client(const struct pp_args *a, int fd, char *buf)
 	qsort(rtt, (size_t)a->count, sizeof(*rtt), cmp_double);
 	p50 = rtt[a->count / 2] / 2 * 1e6;
 	p99 = rtt[(size_t)a->count * 99 / 100] / 2 * 1e6;
-	if (json)
-		printf("{\"count\": %d, \"size\": %d, \"spin\": %d, \"p50_us\": %.3f, "
-		       "\"p99_us\": %.3f}\n", a->count, a->size, a->spin, p50, p99);
-	else
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("count", (unsigned int)a->count);
+		jw_u64("size", (unsigned int)a->size);
+		jw_u64("spin", (unsigned int)a->spin);
+		jw_float("p50_us", 3, p50);
+		jw_float("p99_us", 3, p99);
+		jw_close('}');
+	} else {
 		printf("%d round trips of %d bytes (%s): one way %.2f us median, %.2f us 99th "
 		       "percentile\n", a->count, a->size, a->spin ? "spinning" : "blocking", p50, p99);
+	}
 	free(rtt);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The unit test binary: runs every test file's entry (or, with --only NAME,
- * that file's: pkt, rx, sched, reorder, locksvc, resp, req, recv, rdmacm, kfeat) and exits 1 if any case
- * failed. tests/run.sh counts the "ok"/"not ok"/"skip" lines. */
+ * that file's: pkt, rx, sched, reorder, locksvc, resp, req, recv, rdmacm, kfeat, json) and exits 1
+ * if any case failed. tests/run.sh counts the "ok"/"not ok"/"skip" lines. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 		{ "locksvc", test_locksvc_run }, { "resp", test_resp_run },
 		{ "req", test_req_run },	 { "recv", test_recv_run },
 		{ "rdmacm", test_rdmacm_run },	 { "kfeat", test_kfeat_run },
+		{ "json", test_json_run },
 	};
 	const char *only = argc >= 3 && !strcmp(argv[1], "--only") ? argv[2] : NULL;
 	int ran = 0;
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 	}
 	if (!ran) {
 		fprintf(stderr, "test_unit: no unit test file %s; there are pkt, rx, sched, reorder, "
-			"locksvc, resp, req, recv, rdmacm and kfeat\n", only);
+			"locksvc, resp, req, recv, rdmacm, kfeat and json\n", only);
 		return 2;
 	}
 	return fails ? 1 : 0;

@@ -32,5 +32,7 @@ int test_recv_run(void);
 int test_rdmacm_run(void);
 /* what xhcad decides from the kernel's features (test_kfeat.c) */
 int test_kfeat_run(void);
+/* the JSON writer of the CLI and the tools (test_json.c) */
+int test_json_run(void);
 
 #endif /* XHCA_TESTS_H */

@@ -15,6 +15,7 @@
  */
 #include <inttypes.h>
 #include <string.h>
+#include <xhca/json.h>
 #include <xhca/pcap.h>
 #include <xhca/wire.h>
 #include "gen.h"
@@ -32,6 +33,62 @@ static void print_list(const char *fmt, const uint32_t *v, int n)
 	}
 }
 
+/* A list of numbers in JSON, [64] or [64,1024]. */
+static void json_list(const char *key, const uint32_t *v, int n)
+{
+	jw_open_compact(key, '[');
+	for (int i = 0; i < n; i++)
+		jw_u64(NULL, v[i]);
+	jw_close(']');
+}
+
+/* --msg-len's summary; last: the last PSN sent. */
+static void print_msg_result(const struct gen_opts *o, const struct gen_result *r, uint32_t last)
+{
+	const char *name = xhca_opcode_name(o->spec.opcode);
+
+	if (!o->json) {
+		printf("%s %" PRIu64 " frames: %" PRIu64 " messages of %" PRIu64 " B (%s, "
+		       "MTU %u) qpn 0x%06x psn 0x%06x..0x%06x\n", o->pcap ? "wrote" : "sent",
+		       r->sent, o->count, o->msg_len, name, o->mtu, o->spec.dqpn, o->psn, last);
+		return;
+	}
+	jw_open(NULL, '{');
+	jw_u64("sent", r->sent);
+	jw_u64("messages", o->count);
+	jw_u64("msg_len", o->msg_len);
+	jw_u64("mtu", o->mtu);
+	jw_str("opcode", name);
+	jw_u64("qpn", o->spec.dqpn);
+	jw_u64("psn_first", o->psn);
+	jw_u64("psn_last", last);
+	jw_float("seconds", 6, r->seconds);
+	jw_close('}');
+}
+
+/* The summary as JSON: last, the last PSN sent; payloads and frame_lens,
+ * each size's lengths. */
+static void print_json(const struct gen_opts *o, const struct gen_result *r, uint32_t last,
+		       double pps, const uint32_t *payloads, const uint32_t *frame_lens)
+{
+	jw_open(NULL, '{');
+	jw_u64("sent", r->sent);
+	jw_str("opcode", xhca_opcode_name(o->spec.opcode));
+	jw_u64("opcode_num", o->spec.opcode);
+	jw_u64("qpn", o->spec.dqpn);
+	jw_u64("psn_first", o->psn);
+	jw_u64("psn_last", last);
+	jw_u64("payload_len", payloads[0]);
+	jw_u64("frame_len", frame_lens[0]);
+	json_list("payload_lens", payloads, o->nsizes);
+	json_list("frame_lens", frame_lens, o->nsizes);
+	jw_float("seconds", 6, r->seconds);
+	jw_float("pps", 1, pps);
+	if (o->pcap)
+		jw_str("pcap", o->pcap);
+	jw_close('}');
+}
+
 static void print_result(const struct gen_opts *o, const struct gen_result *r,
 			 const uint32_t *frame_lens)
 {
@@ -47,30 +104,11 @@ static void print_result(const struct gen_opts *o, const struct gen_result *r,
 		payloads[i] = so.spec.payload_len;
 	}
 	if (o->msg_len) {
-		if (o->json)
-			printf("{\"sent\": %" PRIu64 ", \"messages\": %" PRIu64 ", \"msg_len\": %"
-			       PRIu64 ", \"mtu\": %u, \"opcode\": \"%s\", \"qpn\": %u, "
-			       "\"psn_first\": %u, \"psn_last\": %u, \"seconds\": %.6f}\n",
-			       r->sent, o->count, o->msg_len, o->mtu, name, o->spec.dqpn, o->psn,
-			       last, r->seconds);
-		else
-			printf("%s %" PRIu64 " frames: %" PRIu64 " messages of %" PRIu64 " B (%s, "
-			       "MTU %u) qpn 0x%06x psn 0x%06x..0x%06x\n", o->pcap ? "wrote" : "sent",
-			       r->sent, o->count, o->msg_len, name, o->mtu, o->spec.dqpn, o->psn,
-			       last);
+		print_msg_result(o, r, last);
 		return;
 	}
 	if (o->json) {
-		printf("{\"sent\": %" PRIu64 ", \"opcode\": \"%s\", \"opcode_num\": %u, "
-		       "\"qpn\": %u, \"psn_first\": %u, \"psn_last\": %u, \"payload_len\": %u, "
-		       "\"frame_len\": %u, \"payload_lens\": [",
-		       r->sent, name, o->spec.opcode, o->spec.dqpn, o->psn, last, payloads[0],
-		       frame_lens[0]);
-		print_list("%u", payloads, o->nsizes);
-		printf("], \"frame_lens\": [");
-		print_list("%u", frame_lens, o->nsizes);
-		printf("], \"seconds\": %.6f, \"pps\": %.1f%s%s%s}\n", r->seconds, pps,
-		       o->pcap ? ", \"pcap\": \"" : "", o->pcap ? o->pcap : "", o->pcap ? "\"" : "");
+		print_json(o, r, last, pps, payloads, frame_lens);
 		return;
 	}
 	printf("%s %" PRIu64 " frames %s qpn 0x%06x psn 0x%06x..0x%06x payload ",

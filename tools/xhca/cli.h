@@ -2,9 +2,10 @@
 /*
  * The xhca CLI's insides: what its object files (one per object: status.c,
  * qp.c, stats.c, flowq.c, mr.c, mcast.c, cq.c, filter.c, proxy.c, exec.c)
- * share from common.c: messages, argument parsing, the request to xhcad,
- * the JSON writer and the table printer; from help.c: the usage texts, made
- * from the command and option tables. main.c dispatches.
+ * share from common.c: messages, argument parsing, the request to xhcad
+ * and the table printer; from help.c: the usage texts, made from the
+ * command and option tables. main.c dispatches. JSON is written by
+ * libxhca's writer (xhca/json.h), which the tools share.
  */
 #ifndef XHCA_TOOLS_CLI_H
 #define XHCA_TOOLS_CLI_H
@@ -22,6 +23,7 @@
 #include <net/if.h>
 #include <xhca/abi.h>
 #include <xhca/ctl.h>
+#include <xhca/json.h>
 #include <xhca/pkt.h>
 #include "log.h"
 #include "opt.h"
@@ -43,7 +45,6 @@ extern const char *ifname;
 #define XHCA_REASON_DESC(name, str, desc) desc,
 #define XHCA_HOST_STR(name, str, desc) str,
 #define XHCA_HOST_DESC(name, str, desc) desc,
-#define JW_MAX_DEPTH 8
 #define TBL_MAX_COLS 32
 #define TBL_CELL 96 /* the longest cell: a reason's description */
 
@@ -143,13 +144,6 @@ int parse_num(const char *s, unsigned long long max, unsigned long long *out);
 int num_arg(const char *op, const char *opt, const char *what, const char *s,
 		   unsigned int bits, const char *hint, unsigned long long *out);
 int qpn_arg(const char *op, const char *opt, const char *s, __u32 *qpn);
-void jw_str_raw(const char *s);
-void jw_key(const char *k);
-void jw_open(const char *k, char c);
-void jw_close(char c);
-void jw_u64(const char *k, unsigned long long v);
-void jw_bool(const char *k, int v);
-void jw_str(const char *k, const char *s);
 void cell(char *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tbl_print(const struct tbl_col *cols, int ncols, int nrows, tbl_row_fn fill,
 		      const void *ctx);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the CLI's objects share: messages, argument parsing, the request to
- * xhcad, the JSON writer and the table printer.
+ * xhcad and the table printer.
  */
 #include "cli.h"
 
@@ -160,78 +160,6 @@ int qpn_arg(const char *op, const char *opt, const char *s, __u32 *qpn)
 				 "(list QPs with: xhca -i %s qp show)", ifname ? ifname : "IFNAME");
 	*qpn = v;
 	return 0;
-}
-
-/* ---- JSON -------------------------------------------------------------- */
-
-/* A tiny writer: one object per command, on one line; numbers as numbers. */
-static int jw_depth;
-static int jw_first[JW_MAX_DEPTH + 1] = { 1 };
-
-void jw_str_raw(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-void jw_key(const char *k)
-{
-	if (!jw_first[jw_depth])
-		fputs(", ", stdout);
-	jw_first[jw_depth] = 0;
-	if (k) {
-		jw_str_raw(k);
-		fputs(": ", stdout);
-	}
-}
-
-void jw_open(const char *k, char c)
-{
-	jw_key(k);
-	putchar(c);
-	if (jw_depth < JW_MAX_DEPTH)
-		jw_depth++;
-	jw_first[jw_depth] = 1;
-}
-
-void jw_close(char c)
-{
-	putchar(c);
-	if (jw_depth)
-		jw_depth--;
-	if (!jw_depth)
-		putchar('\n');
-}
-
-void jw_u64(const char *k, unsigned long long v)
-{
-	jw_key(k);
-	printf("%llu", v);
-}
-
-void jw_bool(const char *k, int v)
-{
-	jw_key(k);
-	fputs(v ? "true" : "false", stdout);
-}
-
-void jw_str(const char *k, const char *s)
-{
-	jw_key(k);
-	if (s)
-		jw_str_raw(s);
-	else
-		fputs("null", stdout);
 }
 
 /* ---- tables ------------------------------------------------------------ */

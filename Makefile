@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # xhca: software RoCEv2 host channel adapter (XDP + AF_XDP).
 #   make            build everything (only builds: make deps installs packages)
-#   make test       layers checked, unit, integration and interop tests (T="control
-#                   unit/rx": only those; SANITIZE=1: sanitized
+#   make test       layers and man pages checked, unit, integration and interop
+#                   tests (T="control unit/rx": only those; SANITIZE=1: sanitized
 #                   programs; make test-sanitize: unit and integration so)
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
@@ -137,7 +137,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/lib/python3/dist-packages/pyverbs:python3-pyverbs ucx_info:ucx-utils \
 	fi_info:libfabric-bin mpirun:openmpi-bin mpicc:libopenmpi-dev
 
-.PHONY: all deps compile progs ready check-layers test test-sanitize test-unit test-integ test-interop test-rxe test-kernels test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
+.PHONY: all deps compile progs ready check-layers check-man test test-sanitize test-unit test-integ test-interop test-rxe test-kernels test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -330,9 +330,15 @@ check-layers: $(XHCAD_OBJS) $(RDMACM_OBJS)
 	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
 	$(Q)tests/check_layers.sh "$(RDMACM_LAYERS)" $(RDMACM_OBJS)
 
+# Every function libxhca.so.1 exports (user/lib/libxhca.map) has its section
+# 3 page in man/man3 (or a link page to the one that documents it), and
+# every page renders without a warning.
+check-man:
+	$(Q)tests/check_man3.sh user/lib/libxhca.map man
+
 # T="NAME ...": only those tests (tests/run.sh: unit/FILE, integ/NAME, a NAME)
 test: ready
-	$(Q)$(MAKE) --no-print-directory check-layers
+	$(Q)$(MAKE) --no-print-directory check-layers check-man
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh $(T)
 
 # The unit and integration tests with sanitized programs (SANITIZE=1).
@@ -400,7 +406,8 @@ SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 install: progs
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/xhca/verbs \
 		$(DESTDIR)$(PREFIX)/include/xhca $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR)
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man3 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 0755 $(OUT)/xhcad $(DESTDIR)$(PREFIX)/sbin/xhcad
 	install -m 0755 $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc \
 		$(DESTDIR)$(PREFIX)/bin/
@@ -412,6 +419,7 @@ install: progs
 	install -m 0644 $(VERBS_LIB) $(DESTDIR)$(LIBDIR)/xhca/verbs/libibverbs.so.1
 	install -m 0644 $(RDMACM_LIB) $(DESTDIR)$(LIBDIR)/xhca/verbs/librdmacm.so.1
 	install -m 0644 man/xhcad.8 man/xhca.8 man/xhca-gen.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 0644 man/man3/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 	$(SUBST_PATHS) systemd/xhcad@.service.in >$(DESTDIR)$(UNITDIR)/xhcad@.service
 	install -m 0644 systemd/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/xhca.conf
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make install puts the daemon, the tools, the BPF object, the headers, the
 # libraries (libxhca.a, libxhca.so.1 with its pkg-config file, the verbs
-# library in a directory of its own), the man pages, the systemd unit and
+# library in a directory of its own), the man pages (sections 8 and 3), the systemd unit and
 # the tmpfiles.d entry under DESTDIR/PREFIX (xhcad carries its program in
 # its skeleton).
 set -u
@@ -106,6 +106,15 @@ for p in xhcad xhca xhca-gen; do
 	done
 	check_eq "install: $p(8) describes every option of $p --help" "$missing" ""
 done
+# libxhca's section 3 pages: a page (or a link page) for every function
+# libxhca.so.1 exports, each rendered without a warning, its links resolved
+# where man resolves them (make check-man, on the installed pages)
+if out=$("$XHCA_TOP/tests/check_man3.sh" "$XHCA_TOP/user/lib/libxhca.map" \
+	"$dest/opt/xhca/share/man" 2>&1); then
+	pass "install: libxhca's man pages: ${out#check-man: }"
+else
+	fail "install: libxhca's man pages: $(tr '\n' ' ' <<<"$out")"
+fi
 check "install: the verbs library in a directory of its own, not over the system's" \
 	test "$(readelf -d "$dest/opt/xhca/lib/xhca/verbs/libibverbs.so.1" |
 		awk '/SONAME/ {print $NF}')" = "[libibverbs.so.1]"

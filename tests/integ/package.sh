@@ -49,7 +49,8 @@ check_eq "package: the verbs and rdma_cm libraries alone in their directory" \
 	"/usr/lib/$TRIPLET/xhca/verbs/libibverbs.so.1 /usr/lib/$TRIPLET/xhca/verbs/librdmacm.so.1 "
 has libxhca1 /usr/lib/$TRIPLET/libxhca.so.1
 has libxhca-dev /usr/include/xhca/xhca.h /usr/lib/$TRIPLET/libxhca.so /usr/lib/$TRIPLET/libxhca.a \
-	/usr/lib/$TRIPLET/pkgconfig/libxhca.pc
+	/usr/lib/$TRIPLET/pkgconfig/libxhca.pc /usr/share/man/man3/libxhca.3.gz \
+	/usr/share/man/man3/xhca_open.3.gz /usr/share/man/man3/xhca_close.3.gz
 
 # depends PACKAGE: its Depends, one name a line, without versions
 depends() { dpkg-deb -f "$(deb "$1")" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' | sort; }

@@ -49,7 +49,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Iinclude/priv -I$(OUT) -Iuser/lib \
 	-MMD -MP
-LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -ldl
+# libnl-route: the neighbour lookup (user/lib/neigh.c), in libxhca.a
+NL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+NL_LIBS := $(shell pkg-config --libs libnl-route-3.0 2>/dev/null || echo -lnl-route-3 -lnl-3)
+LDLIBS := -lxdp -lbpf -lelf -lz $(NL_LIBS) -lpthread -ldl
 # SANITIZE=1 (make test SANITIZE=1, make test-sanitize): every userspace
 # program of the project with AddressSanitizer (leak detection on) and
 # UndefinedBehaviorSanitizer, built under build/sanitize; tests/run.sh fails
@@ -118,13 +121,14 @@ RDMACM_LIB := $(OUT)/verbs/librdmacm.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest \
 	$(OUT)/xhca-cmtest $(OUT)/px_counter.so $(OUT)/xhca-impair $(OUT)/xhca-verbstest \
-	$(OUT)/xhca-rdmacmtest $(OUT)/xhca-hostile
+	$(OUT)/xhca-rdmacmtest $(OUT)/xhca-hostile $(OUT)/xhca-neightest
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/include/xdp/libxdp.h:libxdp-dev bpftool:bpftool xdp-loader:xdp-tools \
 	ip:iproute2 /usr/lib/python3/dist-packages/scapy:python3-scapy tshark:tshark \
 	/usr/include/libelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev \
+	/usr/include/libnl3/netlink/route/neighbour.h:libnl-route-3-dev \
 	pkg-config:pkg-config ethtool:ethtool nsenter:util-linux make:make gcc:gcc \
 	ping:iputils-ping /usr/include/infiniband/verbs.h:libibverbs-dev \
 	ibv_rc_pingpong:ibverbs-utils ib_send_bw:perftest \
@@ -196,6 +200,9 @@ $(OUT)/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# the neighbour lookup asks the kernel through libnl-route
+$(OUT)/user/lib/neigh.o: CPPFLAGS += $(NL_CFLAGS)
 
 # xhca exec looks for the verbs library in ../lib/MULTIARCH/xhca/verbs too
 $(OUT)/tools/xhca/exec.o: CPPFLAGS += -DXHCA_MULTIARCH='"$(MULTIARCH)"'
@@ -298,6 +305,10 @@ $(OUT)/xhca-hostile: $(OUT)/tests/integ/hostile.o $(LIB)
 $(OUT)/xhca-cmtest: $(OUT)/tests/integ/cmtest.o $(LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/xhca-neightest: $(OUT)/tests/integ/neightest.o $(LIB)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # A verbs program of the tests' own: linked to Debian's libibverbs as any
 # application is, run on xhca's by xhca exec.

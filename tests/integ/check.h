@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The integration tests' own programs (xhca-verbstest, xhca-rdmacmtest,
- * xhca-cmtest, xhca-rctest) report as the shell tests read them: one line per check,
- * "ok - ..." or "not ok - ...", and count the failures in fails.
+ * xhca-cmtest, xhca-rctest, xhca-neightest) report as the shell tests read
+ * them: one line per check, "ok - ..." or "not ok - ...", and count the
+ * failures in fails.
  */
 #ifndef XHCA_TESTS_INTEG_CHECK_H
 #define XHCA_TESTS_INTEG_CHECK_H

@@ -105,8 +105,16 @@ uint32_t xhca_crc32(uint32_t crc, const void *p, size_t n);
 int xhca_icrc_check_frame(const void *frame, size_t len);
 
 /* Looks ip (16 bytes, IPv4 v4-mapped) up in the neighbour table (ARP or
- * NDP) of ifindex. Returns 0 with the MAC, -ENOENT without a usable entry. */
+ * NDP) of ifindex: the kernel is asked for that entry alone (user/lib/
+ * neigh.c, libnl-route). Returns 0 with the MAC of an entry REACHABLE,
+ * STALE, DELAY, PROBE, PERMANENT or NOARP; -ENOENT without a usable entry
+ * (none, INCOMPLETE, FAILED; the caller makes the kernel resolve it and
+ * looks again); another -errno when netlink fails. Thread-safe. */
 int xhca_neigh_lookup(int ifindex, const uint8_t ip[16], int ipv6, uint8_t mac[6]);
+/* The same from a dump of the whole table (what xhca_neigh_lookup falls
+ * back to on a kernel before 5.0, which cannot get one entry): for the
+ * tests. */
+int xhca_neigh_lookup_dump(int ifindex, const uint8_t ip[16], int ipv6, uint8_t mac[6]);
 
 /* The opcode of packet i of n of a SEND or WRITE message whose ONLY opcode
  * (with or without its class bits) is only: FIRST, MIDDLE, LAST (with the

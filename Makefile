@@ -4,6 +4,8 @@
 #   make test       layers and man pages checked, unit, integration and interop
 #                   tests (T="control unit/rx": only those; SANITIZE=1: sanitized
 #                   programs; make test-sanitize: unit and integration so)
+#   make unit       only build/test_unit, built and run: no packages, no layers
+#                   checked (T="rx/seq_* resp/acks": those cases, test_unit -t)
 #   make demo       two xhca hosts (an application each, clean and impaired), then one
 #                   host's receive pipeline up close
 #   make test-rxe   the RXE interop harness (an RXE guest in qemu, ~7 minutes: not
@@ -141,7 +143,7 @@ DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
 	/usr/lib/python3/dist-packages/pyverbs:python3-pyverbs ucx_info:ucx-utils \
 	fi_info:libfabric-bin mpirun:openmpi-bin mpicc:libopenmpi-dev
 
-.PHONY: all deps compile progs ready check-layers check-man test test-sanitize test-unit test-integ test-interop test-rxe test-kernels test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
+.PHONY: all deps compile progs ready check-layers check-man test unit test-sanitize test-unit test-integ test-interop test-rxe test-kernels test-stack test-fresh interop fuzz demo bench vmlinux install deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -347,10 +349,18 @@ check-layers: $(XHCAD_OBJS) $(RDMACM_OBJS)
 check-man:
 	$(Q)tests/check_man3.sh user/lib/libxhca.map man
 
-# T="NAME ...": only those tests (tests/run.sh: unit/FILE, integ/NAME, a NAME)
+# T="NAME ...": only those tests (tests/run.sh: unit/FILE, unit/FILE/CASE or a
+# pattern, integ/NAME, a NAME)
 test: ready
 	$(Q)$(MAKE) --no-print-directory check-layers check-man
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh $(T)
+
+# The unit tests alone: test_unit and what it is made of, built, then run
+# (TAP); T="PATTERN ...": the cases FILE/CASE each matches (test_unit -t;
+# test_unit -l lists them). No make deps, no check-layers: for a quick
+# round while changing code; make test runs the same cases.
+unit: $(OUT)/test_unit
+	$(Q)./$(OUT)/test_unit $(foreach t,$(T),-t '$(t)')
 
 # The unit and integration tests with sanitized programs (SANITIZE=1).
 test-sanitize:

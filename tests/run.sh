@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Runs the test suites (unit, integ, interop; all by default), or single
-# tests: unit/FILE (pkt, rx, sched, reorder, locksvc), integ/NAME,
+# tests: unit/FILE (pkt, rx, sched, ...), unit/FILE/CASE or unit/PATTERN
+# (test_unit -t: unit/rx/seq_*; test_unit -l lists the cases), integ/NAME,
 # interop/NAME, or a bare NAME of any of them (make test T="control
 # unit/rx"); rxe (make test-rxe: the RXE harness, a qemu guest, about 7
 # minutes; not in interop, never run by default); kernels (make
@@ -10,8 +11,9 @@
 # the packages on a fresh Debian 12, with the Debian mirror; never run by
 # default); stack (make test-stack: rdma-core's suite, UCX, libfabric and
 # Open MPI on xhca, tests/stack; never run by default). Counts the
-# "ok"/"not ok"/"skip" lines they print, and ends with
-# "N passed, N failed".
+# "ok"/"not ok"/"skip" lines they print (test_unit's TAP: the checks,
+# "# ok - ..."; each case of its plan must have its line), and ends with
+# "N passed, N failed, N skipped".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -41,11 +43,30 @@ run_one() {
 	local rc=$?
 	echo "$((SECONDS - t0)) $name" >>"$times"
 	sed 's/^/  /' "$out"
-	cat "$out" >>"$log"
-	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
+	results "$name" "$rc" "$out" >"$out.r"
+	cat "$out.r" >>"$log"
+	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out.r"; then
 		echo "not ok - $name exited $rc" | tee -a "$log"
 	fi
-	rm -f "$out"
+	rm -f "$out" "$out.r"
+}
+
+# A test's result lines from its output (file $3): the lines themselves,
+# or of TAP (test_unit's: a plan "1..N") the checks, "# ok - ...", "# not
+# ok - ...", "# skip - ...", as the others' lines; a case of the plan
+# without its line ("ok N - FILE/CASE", "not ok N - ...": the program
+# died) is a failure.
+results() {
+	awk -v name="$1" -v rc="$2" '
+		FNR == NR { if (!tap && /^1\.\.[0-9]+$/) { tap = 1; plan = substr($0, 4) + 0 }
+			    next }
+		!tap { print; next }
+		/^# (ok|not ok|skip) - / { print substr($0, 3); next }
+		/^(not )?ok [0-9]+ - / { cases++ }
+		END { if (tap && cases != plan)
+			printf "not ok - %s: %d of its %d cases reported (exit %s)\n",
+			       name, cases, plan, rc }
+	' "$3" "$3"
 }
 
 for s in "${suites[@]}"; do
@@ -64,16 +85,16 @@ for s in "${suites[@]}"; do
 			run_one "stack/$(basename "$t" .sh)" bash "$t"
 		done ;;
 	fresh) run_one fresh bash tests/fresh/fresh.sh ;;
-	unit/*) run_one "$s" "$B/test_unit" --only "${s#unit/}" ;;
+	unit/*) run_one "$s" "$B/test_unit" -t "${s#unit/}" ;;
 	integ/*|interop/*|stack/*|fuzz/*)
 		if [ -e "tests/$s.sh" ]; then run_one "$s" bash "tests/$s.sh"
 		else echo "no test $s (tests/$s.sh)"; exit 2; fi ;;
 	*)
 		if [ -e "tests/integ/$s.sh" ]; then run_one "integ/$s" bash "tests/integ/$s.sh"
 		elif [ -e "tests/interop/$s.sh" ]; then run_one "interop/$s" bash "tests/interop/$s.sh"
-		elif [ -e "tests/unit/test_$s.c" ]; then run_one "unit/$s" "$B/test_unit" --only "$s"
+		elif [ -e "tests/unit/test_$s.c" ]; then run_one "unit/$s" "$B/test_unit" -t "$s"
 		else
-			echo "no suite or test $s: give unit, integ, interop, rxe, kernels, stack, fresh, unit/FILE," \
+			echo "no suite or test $s: give unit, integ, interop, rxe, kernels, stack, fresh, unit/FILE[/CASE]," \
 				"integ/NAME, interop/NAME or a NAME of tests/integ, tests/interop"
 			exit 2
 		fi ;;

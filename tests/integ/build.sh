@@ -4,7 +4,9 @@
 # file in no layer fails, naming it), a header's change rebuilds only the
 # files that include it, make alone never installs packages, V=1 shows the
 # commands (one object is compiled again, as it was), make test T= runs
-# single tests and refuses a name it does not know.
+# single tests and refuses a name it does not know, make unit runs the unit
+# tests alone, every unit case passes run alone, run.sh reads test_unit's
+# TAP.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cd "$XHCA_TOP" || exit 1
@@ -40,6 +42,10 @@ out=$(mk -n 2>&1)
 check "build: make (all) runs no apt-get" bash -c "! grep -q 'apt-get' <<<\"\$1\"" _ "$out"
 out=$(mk -n test T=none 2>&1)
 check "build: make test installs what is missing first (make deps)" grep -q 'apt-get' <<<"$out"
+out=$(mk -n unit T="rx/seq_* sched" 2>&1)
+check "build: make unit runs test_unit -t for each of T, no packages, no layers checked" \
+	bash -c '! grep -q "apt-get\|check_layers" <<<"$1" && grep -qF "$2" <<<"$1"' _ "$out" \
+	"test_unit -t 'rx/seq_*' -t 'sched'"
 # V=1: the commands (one object made again, as it was)
 obj=${B#"$XHCA_TOP"/}/user/xhcad/util.o
 out=$(mk -W user/xhcad/util.c "$obj" 2>&1)
@@ -49,10 +55,37 @@ check "build: without V=1 a short line, no command ($out)" bash -c \
 out=$(mk V=1 -W user/xhcad/util.c "$obj" 2>&1)
 check "build: V=1 shows the compiler's command" grep -q -- "-c user/xhcad/util.c" <<<"$out"
 # make test T=...: single tests by name (tests/run.sh), a unit file alone
+# (test_unit's TAP: "ok N - FILE/CASE", its checks "# ok - FILE: ...")
 out=$(tests/run.sh unit/sched 2>&1)
 check "build: T=unit/sched runs the scheduler's cases alone" \
-	bash -c 'grep -q "^  ok - sched" <<<"$1" && ! grep -q "^  ok - rx:" <<<"$1" &&
+	bash -c 'grep -q "^  ok [0-9]* - sched/" <<<"$1" && ! grep -q "^  ok [0-9]* - rx/" <<<"$1" &&
 		 grep -q " passed, 0 failed" <<<"$1"' _ "$out"
+# ... a unit case alone (test_unit -t FILE/CASE): a plan of one, that case,
+# run.sh's count its checks
+out=$(tests/run.sh unit/sched/hol_fifo 2>&1)
+n=$(grep -c "^  # ok - sched: " <<<"$out")
+check "build: T=unit/sched/hol_fifo runs that case only, its $n checks counted" \
+	bash -c 'grep -qx "  1\.\.1" <<<"$1" && grep -qx "  ok 1 - sched/hol_fifo" <<<"$1" &&
+		 [ "$(grep -cE "^  (not )?ok [0-9]+ - " <<<"$1")" = 1 ] && [ "$2" -gt 1 ] &&
+		 grep -qx "$2 passed, 0 failed, 0 skipped" <<<"$1"' _ "$out" "$n"
+# every unit case alone: none needs a case before it to have run (but
+# rx/every_reason, a check over all of rx's: skipped alone)
+bad=
+for c in $("$B/test_unit" -l); do
+	o=$("$B/test_unit" -t "$c" 2>&1) && grep -qx "1\.\.1" <<<"$o" || bad="$bad $c"
+done
+check "build: every unit case (test_unit -l) passes alone, -t FILE/CASE (failed:${bad:- none})" \
+	test -z "$bad"
+# a TAP run short of its plan (test_unit died) fails, though no check did
+fake=$(mktemp -d)
+printf '#!/bin/sh\necho 1..3; echo "# ok - a: one"; echo "ok 1 - a/b"\n' >"$fake/test_unit"
+chmod +x "$fake/test_unit"
+out=$(XHCA_BUILD=$fake tests/run.sh unit/a 2>&1); rc=$?
+rm -rf "$fake"
+check_eq "build: run.sh fails a unit run whose cases stop short of its plan" "$rc" 1
+check "build: ... saying so, its check counted" \
+	bash -c 'grep -q "unit/a: 1 of its 3 cases reported" <<<"$1" &&
+		 grep -qx "1 passed, 1 failed, 0 skipped" <<<"$1"' _ "$out"
 out=$(tests/run.sh nosuchtest 2>&1); rc=$?
 check_eq "build: T= with an unknown name fails (exit 2)" "$rc" 2
 check "build: ... naming what it takes" grep -q "no suite or test nosuchtest" <<<"$out"

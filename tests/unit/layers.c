@@ -3,8 +3,6 @@
  * xsk.c and xsk_io.c the layers above them call (frames are kept, nothing leaves), host
  * memory in plain memory, a CQ's next completion, xhca_rx's metadata. */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xhca/wire.h>
@@ -66,18 +64,6 @@ __u32 xsk_backlog(const struct xhcad *d, __u32 f)
 int hostmem_block_new(void)
 {
 	return -ENOSYS;
-}
-
-int fx_check(const char *who, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - %s: ", ok ? "ok" : "not ok", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	return !ok;
 }
 
 int fx_hostmem(struct xhcad *d, __u32 pages)

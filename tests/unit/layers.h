@@ -4,7 +4,7 @@
  * test_req.c, test_recv.c): xhcad's AF_XDP layer (user/xhcad/xsk.c, xsk_io.c) as the
  * layers above it see it (the frames they send are kept here, in order),
  * host memory in plain memory, a CQ's next completion, the metadata xhca_rx
- * writes for a frame, and the result lines.
+ * writes for a frame.
  */
 #ifndef XHCA_TESTS_LAYERS_H
 #define XHCA_TESTS_LAYERS_H
@@ -20,10 +20,6 @@ extern int fx_n;	/* frames sent since fx_reset (the first FX_MAX kept) */
 extern int fx_tx_full;	/* set: the TX ring is full, xsk_tx_alloc() fails (EAGAIN) */
 
 void fx_reset(void);
-
-/* A result line of the tests of xhcad's layers: "ok - WHO: ..." or
- * "not ok - WHO: ..."; returns 1 when it failed. */
-int fx_check(const char *who, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Host memory of pages pages as hostmem_init leaves it, in plain memory. */
 int fx_hostmem(struct xhcad *d, __u32 pages);

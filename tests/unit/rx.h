@@ -4,8 +4,10 @@
  * BPF_PROG_TEST_RUN, the QPs every case starts from, run() and its checks of
  * every packet, the memory regions and host memory, the flow queue socket.
  * The tests by topic: test_rx.c (the table of single packets, and the
- * entry), rx_seq_psn.c, rx_seq_flowq.c, rx_seq_write.c, rx_seq_proxy.c,
- * rx_seq_mcast.c (sequences that need state), rx_fuzz.c (make fuzz).
+ * file's cases and set-up: rx/table, rx/seq_*, rx/fuzz, rx/every_reason),
+ * rx_seq_psn.c, rx_seq_flowq.c, rx_seq_write.c, rx_seq_proxy.c,
+ * rx_seq_mcast.c (sequences that need state: each sets up its QPs itself),
+ * rx_fuzz.c (rx/fuzz; make fuzz).
  */
 #ifndef XHCA_TESTS_RX_H
 #define XHCA_TESTS_RX_H
@@ -93,7 +95,6 @@ struct rx_env {
 	struct xhca_qp_ctx *ctxm; /* the context map, mapped as xhcad maps it */
 	int ncpus;
 	unsigned char hit[XHCA_R_MAX]; /* reasons some case produced */
-	int fails;
 };
 
 /* SEND ONLY of each transport */
@@ -128,7 +129,8 @@ int answered_reason(int r);
 int qp_accepted_reason(int r);
 int qp_dropped_reason(int r);
 int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why);
-void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a check of the running case (unit_check) */
+#define result(ok, ...) unit_check((ok), __VA_ARGS__)
 int step(struct xhca_pkt_spec *s, int want, __u32 lidx, long long want_epsn, char *why);
 void spec_to(struct xhca_pkt_spec *s, __u8 opcode, __u32 lidx, __u32 psn);
 int xsk_on_lo(char *why);
@@ -150,9 +152,8 @@ int quiet(enum libbpf_print_level level, const char *fmt, va_list ap);
 void ip4_csum_fix(__u8 *ip);
 
 /* the topics */
-void run_table(void);
-void run_sequences(void);
 int fuzz_frames(unsigned long n, unsigned long long seed);
+void rx_fuzz(void);
 int seq_psn_wrap(char *why);
 int seq_multi_packet(char *why);
 int seq_uc_gap(char *why);

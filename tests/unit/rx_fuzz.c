@@ -180,27 +180,11 @@ int fuzz_frames(unsigned long n, unsigned long long seed)
 	return 0;
 }
 
-int test_rx_fuzz(unsigned long n, unsigned long long seed)
-{
-	char why[WHY_LEN] = "";
-	int fails;
+unsigned long rx_fuzz_n = 20000; /* make fuzz runs millions, from any seed */
+unsigned long long rx_fuzz_seed = 1;
 
-	if (geteuid() != 0) {
-		printf("skip - rx fuzz: BPF_PROG_TEST_RUN of xhca_rx needs root\n");
-		return 0;
-	}
-	libbpf_set_print(quiet);
-	if (env_open(why)) {
-		result(0, "fuzz: load xhca_rx (%s)", why);
-		xhca__destroy(E.skel);
-		return 1;
-	}
-	if (xsk_on_lo(why))
-		result(0, "fuzz: an AF_XDP socket for flow queue %d (%s)", FQ_SOCK, why);
-	fails = fuzz_frames(n, seed);
-	xhca_qpctx_unmap(E.ctxm, TQ);
-	xhca__destroy(E.skel);
-	if (xsk_fd >= 0)
-		close(xsk_fd);
-	return fails + E.fails;
+/* rx/fuzz: rx_fuzz_n frames from rx_fuzz_seed (test_unit --fuzz N SEED) */
+void rx_fuzz(void)
+{
+	fuzz_frames(rx_fuzz_n, rx_fuzz_seed);
 }

@@ -185,32 +185,18 @@ static int case_restart(char *why)
 	return done("{\"half\": [1{\"ok\": true}\n", why);
 }
 
-int test_json_run(void)
-{
-	static const struct {
-		const char *name;
-		int (*fn)(char *why);
-	} cases[] = {
-		{ "strings: quotes, backslashes and control characters escaped", case_escape },
-		{ "nesting: objects in arrays in objects, empty ones, separators", case_nesting },
-		{ "numbers: 0, 2^64-1, floats at a precision, NaN and infinities as null",
-		  case_numbers },
-		{ "floats as printf's %.Nf, precision 0 to 6", case_as_printf },
-		{ "compact lists: [64,128,0] inside ', '-separated members", case_compact },
-		{ "each outermost value on a line of its own", case_lines },
-		{ "jw_out starts afresh", case_restart },
-	};
-	char why[WHY_LEN];
-	int fails = 0;
+static const struct unit_case cases[] = {
+	UNIT_CHECK("escape", case_escape,
+		   "strings: quotes, backslashes and control characters escaped"),
+	UNIT_CHECK("nesting", case_nesting,
+		   "nesting: objects in arrays in objects, empty ones, separators"),
+	UNIT_CHECK("numbers", case_numbers,
+		   "numbers: 0, 2^64-1, floats at a precision, NaN and infinities as null"),
+	UNIT_CHECK("as_printf", case_as_printf, "floats as printf's %.Nf, precision 0 to 6"),
+	UNIT_CHECK("compact", case_compact,
+		   "compact lists: [64,128,0] inside ', '-separated members"),
+	UNIT_CHECK("lines", case_lines, "each outermost value on a line of its own"),
+	UNIT_CHECK("restart", case_restart, "jw_out starts afresh"),
+};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		why[0] = '\0';
-		if (cases[i].fn(why)) {
-			printf("not ok - json: %s (%s)\n", cases[i].name, why);
-			fails++;
-		} else {
-			printf("ok - json: %s\n", cases[i].name);
-		}
-	}
-	return fails;
-}
+UNIT_FILE(json, NULL, NULL, cases);

@@ -11,12 +11,9 @@
 #include "../../user/xhcad/kfeat.h"
 #include "tests.h"
 
-static int fails;
-
 static void result(int ok, const char *name)
 {
-	printf("%s - kfeat: %s\n", ok ? "ok" : "not ok", name);
-	fails += !ok;
+	unit_check(ok, "%s", name);
 }
 
 /* A kernel that lacks the need named ctx (NULL: lacks nothing). */
@@ -99,11 +96,10 @@ static void describe(void)
 	result(strlen(buf) == 11, "cut to the buffer");
 }
 
-int test_kfeat_run(void)
-{
-	fails = 0;
-	needs();
-	releases();
-	describe();
-	return fails;
-}
+static const struct unit_case cases[] = {
+	UNIT_RUN("needs", needs),
+	UNIT_RUN("releases", releases),
+	UNIT_RUN("describe", describe),
+};
+
+UNIT_FILE(kfeat, NULL, NULL, cases);

@@ -10,13 +10,11 @@
 #include "../../user/xhcad/locksvc.h"
 #include "tests.h"
 
-static int fails;
 static struct locksvc S;
 
 static void result(int ok, const char *name)
 {
-	printf("%s - locksvc: %s\n", ok ? "ok" : "not ok", name);
-	fails += !ok;
+	unit_check(ok, "%s", name);
 }
 
 struct done_log {
@@ -40,9 +38,10 @@ static enum lock_result req(const char *text, __u64 cookie, __u64 now, struct do
 	return locksvc_handle(&S, (const __u8 *)text, (__u32)strlen(text), cookie, now, on_done, l);
 }
 
-int test_locksvc_run(void)
+static const __u64 MS = 1000000;
+
+static void owner(void)
 {
-	const __u64 MS = 1000000;
 	struct done_log l = {};
 
 	locksvc_init(&S);
@@ -56,7 +55,19 @@ int test_locksvc_run(void)
 	result(req("UNLOCK row7 bob", 4, 0, &l) == LOCK_REFUSED &&
 		       !strcmp(locksvc_owner(&S, "row7"), "alice"),
 	       "only the owner releases");
-	/* waiters: granted in turn on release, refused at their deadline */
+}
+
+/* waiters: granted in turn on release, refused at their deadline */
+static void waiters(void)
+{
+	struct done_log l = {};
+
+	locksvc_init(&S);
+	if (req("LOCK row7 alice", 1, 0, &l) != LOCK_GRANTED ||
+	    req("LOCK row7 bob", 3, 0, &l) != LOCK_REFUSED) {
+		result(0, "row7 alice's, bob refused (before the waiters)");
+		return;
+	}
 	result(req("LOCK row7 bob 50", 10, 0, &l) == LOCK_WAITING &&
 		       req("LOCK row7 carol 10", 11, 0, &l) == LOCK_WAITING && l.n == 0,
 	       "held, with a wait: the outcome comes later");
@@ -75,7 +86,14 @@ int test_locksvc_run(void)
 	       "release: the first waiter, bob, gets it");
 	locksvc_tick(&S, 100 * MS, on_done, &l);
 	result(l.n == 2, "a granted waiter does not time out");
-	/* LOCKALL: all, or decline with what it took given back */
+}
+
+/* LOCKALL: all, or decline with what it took given back */
+static void lockall(void)
+{
+	struct done_log l = {};
+
+	locksvc_init(&S);
 	result(req("LOCKALL a,b,c dave", 20, 0, &l) == LOCK_GRANTED &&
 		       !strcmp(locksvc_owner(&S, "c"), "dave"),
 	       "LOCKALL of free locks: all granted");
@@ -84,18 +102,34 @@ int test_locksvc_run(void)
 		       !locksvc_owner(&S, "x")[0] && !locksvc_owner(&S, "z")[0] &&
 		       !strcmp(locksvc_owner(&S, "y"), "erin") && S.undone == 1,
 	       "LOCKALL meeting a held lock: declined, x given back, y still erin's");
-	/* what it does not understand: declined, nothing changed */
-	{
-		const char *bad[] = { "", "LOCK", "LOCK a", "LOCK a b c d", "LOCK a b -1",
-				      "LOCK a b 5x", "UNLOCK", "FOO a b", "LOCK \x01 b",
-				      "LOCK aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b" };
-		int ok = 1;
-
-		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-			ok &= req(bad[i], 30, 0, &l) == LOCK_DECLINED;
-		result(ok && !strcmp(locksvc_owner(&S, "row7"), "bob") &&
-			       !locksvc_owner(&S, "a b")[0] && l.n == 2,
-		       "malformed requests declined, nothing changed");
-	}
-	return fails;
 }
+
+/* what it does not understand: declined, nothing changed (row7 bob's) */
+static void malformed(void)
+{
+	const char *bad[] = { "", "LOCK", "LOCK a", "LOCK a b c d", "LOCK a b -1",
+			      "LOCK a b 5x", "UNLOCK", "FOO a b", "LOCK \x01 b",
+			      "LOCK aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b" };
+	struct done_log l = {};
+	int ok = 1;
+
+	locksvc_init(&S);
+	if (req("LOCK row7 bob", 1, 0, &l) != LOCK_GRANTED) {
+		result(0, "a free lock is granted (before the malformed requests)");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok &= req(bad[i], 30, 0, &l) == LOCK_DECLINED;
+	result(ok && !strcmp(locksvc_owner(&S, "row7"), "bob") &&
+		       !locksvc_owner(&S, "a b")[0] && l.n == 0,
+	       "malformed requests declined, nothing changed");
+}
+
+static const struct unit_case cases[] = {
+	UNIT_RUN("owner", owner),
+	UNIT_RUN("waiters", waiters),
+	UNIT_RUN("lockall", lockall),
+	UNIT_RUN("malformed", malformed),
+};
+
+UNIT_FILE(locksvc, NULL, NULL, cases);

@@ -747,56 +747,48 @@ static int case_crc32(char *why)
 	return 0;
 }
 
-int test_pkt_run(void)
+static void icrc_vectors(void)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(char *why);
-	} cases[] = {
-		{ "RC WRITE_ONLY_IMM: RETH at 12, ImmDt at 28", case_write_only_imm },
-		{ "UD SEND_ONLY_IMM: DETH at 12, ImmDt at 20", case_ud_send_only_imm },
-		{ "CMP_SWAP: AtomicETH at 12", case_atomiceth },
-		{ "ATOMIC_ACK: AETH at 12, AtomicAckETH at 16", case_atomic_ack },
-		{ "SEND_ONLY_INV: IETH at 12", case_ieth },
-		{ "FLUSH: FETH at 12, RETH at 16", case_flush },
-		{ "CNP: BTH + 16 reserved bytes", case_cnp },
-		{ "every opcode: headers, length, ICRC", case_all_opcodes },
-		{ "VLAN tag", case_vlan },
-		{ "QinQ tags, IPv6", case_qinq },
-		{ "IPv6 extension headers", case_ipv6_ext },
-		{ "IPv4 options", case_ipv4_options },
-		{ "IPv4/UDP/BTH fields and defaults", case_ipv4_fields },
-		{ "pad counts 0..3 and forced pad", case_pad },
-		{ "opcode names and parsing", case_opcode_names },
-		{ "a message's FIRST/MIDDLE/LAST from its ONLY opcode", case_msg_opcode },
-		{ "IP address parse/print", case_ip_parse },
-		{ "bad spec is -EINVAL", case_bad_spec },
-		{ "small buffer is -ENOSPC", case_small_buffer },
-		{ "icrc_check_frame good, variant, bit flips", case_icrc_check },
-		{ "CRC-32 (PCLMULQDQ and sliced) equals zlib's on 20000 random runs", case_crc32 },
-		{ "fuzz: 200000 random specs, mutated frames and strings: only documented results",
-		  case_fuzz },
-	};
 	char why[WHY_LEN];
-	int fails = 0;
 
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++) {
 		why[0] = '\0';
-		if (run_vec(&vecs[i], why)) {
-			printf("not ok - pkt: ICRC vector %s (%s)\n", vecs[i].name, why);
-			fails++;
-		} else {
-			printf("ok - pkt: ICRC vector %s\n", vecs[i].name);
-		}
+		if (run_vec(&vecs[i], why))
+			unit_check(0, "ICRC vector %s (%s)", vecs[i].name, why);
+		else
+			unit_check(1, "ICRC vector %s", vecs[i].name);
 	}
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		why[0] = '\0';
-		if (cases[i].fn(why)) {
-			printf("not ok - pkt: %s (%s)\n", cases[i].name, why);
-			fails++;
-		} else {
-			printf("ok - pkt: %s\n", cases[i].name);
-		}
-	}
-	return fails;
 }
+
+static const struct unit_case cases[] = {
+	UNIT_RUN("icrc_vectors", icrc_vectors),
+	UNIT_CHECK("write_only_imm", case_write_only_imm,
+		   "RC WRITE_ONLY_IMM: RETH at 12, ImmDt at 28"),
+	UNIT_CHECK("ud_send_only_imm", case_ud_send_only_imm,
+		   "UD SEND_ONLY_IMM: DETH at 12, ImmDt at 20"),
+	UNIT_CHECK("atomiceth", case_atomiceth, "CMP_SWAP: AtomicETH at 12"),
+	UNIT_CHECK("atomic_ack", case_atomic_ack, "ATOMIC_ACK: AETH at 12, AtomicAckETH at 16"),
+	UNIT_CHECK("ieth", case_ieth, "SEND_ONLY_INV: IETH at 12"),
+	UNIT_CHECK("flush", case_flush, "FLUSH: FETH at 12, RETH at 16"),
+	UNIT_CHECK("cnp", case_cnp, "CNP: BTH + 16 reserved bytes"),
+	UNIT_CHECK("all_opcodes", case_all_opcodes, "every opcode: headers, length, ICRC"),
+	UNIT_CHECK("vlan", case_vlan, "VLAN tag"),
+	UNIT_CHECK("qinq", case_qinq, "QinQ tags, IPv6"),
+	UNIT_CHECK("ipv6_ext", case_ipv6_ext, "IPv6 extension headers"),
+	UNIT_CHECK("ipv4_options", case_ipv4_options, "IPv4 options"),
+	UNIT_CHECK("ipv4_fields", case_ipv4_fields, "IPv4/UDP/BTH fields and defaults"),
+	UNIT_CHECK("pad", case_pad, "pad counts 0..3 and forced pad"),
+	UNIT_CHECK("opcode_names", case_opcode_names, "opcode names and parsing"),
+	UNIT_CHECK("msg_opcode", case_msg_opcode,
+		   "a message's FIRST/MIDDLE/LAST from its ONLY opcode"),
+	UNIT_CHECK("ip_parse", case_ip_parse, "IP address parse/print"),
+	UNIT_CHECK("bad_spec", case_bad_spec, "bad spec is -EINVAL"),
+	UNIT_CHECK("small_buffer", case_small_buffer, "small buffer is -ENOSPC"),
+	UNIT_CHECK("icrc_check", case_icrc_check, "icrc_check_frame good, variant, bit flips"),
+	UNIT_CHECK("crc32", case_crc32,
+		   "CRC-32 (PCLMULQDQ and sliced) equals zlib's on 20000 random runs"),
+	UNIT_CHECK("fuzz", case_fuzz,
+		   "fuzz: 200000 random specs, mutated frames and strings: only documented results"),
+};
+
+UNIT_FILE(pkt, NULL, NULL, cases);

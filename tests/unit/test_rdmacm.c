@@ -20,7 +20,6 @@
 #include "tests.h"
 
 #define WHY_LEN 200
-static char why[WHY_LEN];
 
 static void ip4(uint8_t ip[16], const char *s)
 {
@@ -54,7 +53,7 @@ static void request(struct xhca_cm_event *x)
 		x->pdata[k] = (uint8_t)k;
 }
 
-static int ev_request(void)
+static int ev_request(char *why)
 {
 	struct xhca_cm_event x;
 	struct rdma_cm_event e = {};
@@ -75,7 +74,7 @@ static int ev_request(void)
 	return 0;
 }
 
-static int ev_no_pdata(void)
+static int ev_no_pdata(char *why)
 {
 	struct xhca_cm_event x = { .event = XHCA_CM_EV_ESTABLISHED };
 	struct rdma_cm_event e = {};
@@ -97,7 +96,7 @@ static int ev_no_pdata(void)
 	return 0;
 }
 
-static int ev_sidr(void)
+static int ev_sidr(char *why)
 {
 	struct xhca_cm_event x = { .event = XHCA_CM_EV_REJECTED, .status = 2, .qpn = 0x42,
 				   .qkey = RDMA_UDP_QKEY, .pdata_len = 136 };
@@ -116,7 +115,7 @@ static int ev_sidr(void)
 	return 0;
 }
 
-static int learn_passive(void)
+static int learn_passive(char *why)
 {
 	struct xhca_cm_event x;
 	struct xcm_conn c = { .mtu = IBV_MTU_4096, .retry_count = 7 };
@@ -136,7 +135,7 @@ static int learn_passive(void)
 	return 0;
 }
 
-static int learn_active(void)
+static int learn_active(char *why)
 {
 	struct xhca_cm_event x = { .event = XHCA_CM_EV_CONNECT_RESPONSE, .qpn = 0x99, .psn = 0x1234,
 				   .resp_res = 1, .init_depth = 3, .rnr_retry = 7,
@@ -168,7 +167,7 @@ static struct xcm_conn connected(void)
 	return c;
 }
 
-static int attr_init(void)
+static int attr_init(char *why)
 {
 	struct xcm_conn c = { .qkey = RDMA_UDP_QKEY };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
@@ -196,7 +195,7 @@ static int attr_init(void)
 	return 0;
 }
 
-static int attr_rtr_rts(void)
+static int attr_rtr_rts(char *why)
 {
 	struct xcm_conn c = connected();
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
@@ -232,7 +231,7 @@ static int attr_rtr_rts(void)
 	return 0;
 }
 
-static int path(void)
+static int path(char *why)
 {
 	struct rdma_addr ad = {};
 	struct ibv_sa_path_rec p;
@@ -252,7 +251,7 @@ static int path(void)
 	return 0;
 }
 
-static int inet(void)
+static int inet(char *why)
 {
 	struct sockaddr_storage ss;
 	uint8_t ip[16], back[16], src[16];
@@ -282,7 +281,7 @@ static int inet(void)
 	return 0;
 }
 
-static int ai_active(void)
+static int ai_active(char *why)
 {
 	struct rdma_addrinfo h = { .ai_port_space = RDMA_PS_TCP }, *r = NULL;
 	const struct sockaddr_in *d;
@@ -307,7 +306,7 @@ static int ai_active(void)
 	return 0;
 }
 
-static int ai_passive(void)
+static int ai_passive(char *why)
 {
 	struct rdma_addrinfo h = { .ai_flags = RAI_PASSIVE, .ai_family = AF_INET,
 				   .ai_port_space = RDMA_PS_TCP }, *r = NULL;
@@ -343,7 +342,7 @@ static int take(struct xcm_port *p, const char *ip, uint16_t port, unsigned int 
 	return xcm_port_take(p, RDMA_PS_TCP, a, port, flags);
 }
 
-static int ports_rules(void)
+static int ports_rules(char *why)
 {
 	struct xcm_port w = XCM_PORT_INIT, s = XCM_PORT_INIT, t = XCM_PORT_INIT;
 	uint16_t p = test_port(0), q = test_port(1);
@@ -369,7 +368,7 @@ static int ports_rules(void)
 	return 0;
 }
 
-static int ports_ephemeral(void)
+static int ports_ephemeral(char *why)
 {
 	struct xcm_port a = XCM_PORT_INIT, b = XCM_PORT_INIT;
 	uint16_t lo, hi;
@@ -415,8 +414,8 @@ static int unprivileged(void)
 	return take(&w, "0.0.0.0", 80, 0) == -EACCES ? 0 : 1;
 }
 
-/* 1: skipped (why says why) */
-static int ports_netns(void)
+/* UNIT_SKIP: skipped (why says why) */
+static int ports_netns(char *why)
 {
 	struct xcm_port w = XCM_PORT_INIT;
 	int rc;
@@ -426,63 +425,44 @@ static int ports_netns(void)
 	xcm_port_drop(&w);
 	if (rc == 2) {
 		snprintf(why, WHY_LEN, "no new network namespace here (not root)");
-		return 1;
+		return UNIT_SKIP;
 	}
 	CHECK(!rc, "0.0.0.0:%u there: taken (%d)", test_port(2), rc);
 	return 0;
 }
 
-static int ports_privileged(void)
+static int ports_privileged(char *why)
 {
 	int rc = in_child(unprivileged);
 
 	if (rc == 2) {
 		snprintf(why, WHY_LEN, "cannot become nobody here (not root)");
-		return 1;
+		return UNIT_SKIP;
 	}
 	CHECK(!rc, "port 80 as nobody: not EACCES");
 	return 0;
 }
 
-int test_rdmacm_run(void)
-{
-	static const struct {
-		const char *name;
-		int (*fn)(void);
-	} cases[] = {
-		{ "CONNECT_REQUEST: the peer's values from our side, its private data",
-		  ev_request },
-		{ "ESTABLISHED, REJECTED: private data as the message holds", ev_no_pdata },
-		{ "SIDR: UNREACHABLE for a refusal, param.ud", ev_sidr },
-		{ "a REQ's values kept for the passive side", learn_passive },
-		{ "a REP's values kept for the active side", learn_active },
-		{ "INIT's attributes", attr_init },
-		{ "RTR's and RTS's attributes", attr_rtr_rts },
-		{ "the route's addresses and path", path },
-		{ "addresses as 16 bytes; the route's source", inet },
-		{ "rdma_getaddrinfo: numeric destinations", ai_active },
-		{ "rdma_getaddrinfo: RAI_PASSIVE", ai_passive },
-		{ "bind rules: addresses, wildcards, AF-only, REUSEADDR", ports_rules },
-		{ "ephemeral ports", ports_ephemeral },
-		{ "ports per network namespace", ports_netns },
-		{ "privileged ports: EACCES without CAP_NET_BIND_SERVICE", ports_privileged },
-	};
-	int fails = 0;
+static const struct unit_case cases[] = {
+	UNIT_CHECK("ev_request", ev_request,
+		   "CONNECT_REQUEST: the peer's values from our side, its private data"),
+	UNIT_CHECK("ev_no_pdata", ev_no_pdata,
+		   "ESTABLISHED, REJECTED: private data as the message holds"),
+	UNIT_CHECK("ev_sidr", ev_sidr, "SIDR: UNREACHABLE for a refusal, param.ud"),
+	UNIT_CHECK("learn_passive", learn_passive, "a REQ's values kept for the passive side"),
+	UNIT_CHECK("learn_active", learn_active, "a REP's values kept for the active side"),
+	UNIT_CHECK("attr_init", attr_init, "INIT's attributes"),
+	UNIT_CHECK("attr_rtr_rts", attr_rtr_rts, "RTR's and RTS's attributes"),
+	UNIT_CHECK("path", path, "the route's addresses and path"),
+	UNIT_CHECK("inet", inet, "addresses as 16 bytes; the route's source"),
+	UNIT_CHECK("ai_active", ai_active, "rdma_getaddrinfo: numeric destinations"),
+	UNIT_CHECK("ai_passive", ai_passive, "rdma_getaddrinfo: RAI_PASSIVE"),
+	UNIT_CHECK("ports_rules", ports_rules,
+		   "bind rules: addresses, wildcards, AF-only, REUSEADDR"),
+	UNIT_CHECK("ports_ephemeral", ports_ephemeral, "ephemeral ports"),
+	UNIT_CHECK("ports_netns", ports_netns, "ports per network namespace"),
+	UNIT_CHECK("ports_privileged", ports_privileged,
+		   "privileged ports: EACCES without CAP_NET_BIND_SERVICE"),
+};
 
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		int rc;
-
-		why[0] = 0;
-		rc = cases[k].fn();
-		if (rc >= 0) {
-			if (rc)
-				printf("skip - rdmacm: %s: %s\n", cases[k].name, why);
-			else
-				printf("ok - rdmacm: %s\n", cases[k].name);
-			continue;
-		}
-		printf("not ok - rdmacm: %s (%s)\n", cases[k].name, why);
-		fails++;
-	}
-	return fails;
-}
+UNIT_FILE(rdmacm, NULL, NULL, cases);

@@ -25,9 +25,8 @@ static struct xhcad D;
 static struct cq *cq;
 static struct hm_alloc *bufs;
 static __u32 posted[3]; /* by local index: buffers posted so far */
-static int fails;
 
-#define res(ok, ...) (fails += fx_check("recv", (ok), __VA_ARGS__))
+#define res(ok, ...) unit_check((ok), __VA_ARGS__)
 
 /* QP lidx of type, with a receive queue of RQ_DEPTH on the CQ. */
 static int qp_make(__u32 lidx, __u8 type)
@@ -251,7 +250,7 @@ static void case_srq(void)
 /* A CQ two engines write: a completion whose room the other engine took
  * waits in its engine's spill list, in order, the CQ full meanwhile; it
  * is written when the application makes room, and forgotten with its CQ. */
-static void case_spill(void)
+static void spill(void)
 {
 	struct xhca_cq_attr ca = { .depth = 4 };
 	struct xhca_cqe c = {}, got[6];
@@ -313,7 +312,7 @@ static void case_spill(void)
 
 /* Staged completions count toward a CQ's room: the flow queue waits for
  * the application as it did when each was written at once. */
-static void case_stage_room(void)
+static void stage_room(void)
 {
 	struct xhca_cq_attr ca = { .depth = 4 };
 	struct xhca_cqe c = {};
@@ -343,7 +342,22 @@ static void case_stage_room(void)
 	eng_self = &D.eng[0];
 }
 
-int test_recv_run(void)
+/* ... with two engines (the other cases have one) */
+static void case_spill(void)
+{
+	D.neng = 2;
+	spill();
+	D.neng = 1;
+}
+
+static void case_stage_room(void)
+{
+	D.neng = 2;
+	stage_room();
+	D.neng = 1;
+}
+
+static int setup(char *why)
 {
 	struct xhca_cq_attr ca = { .depth = 16 };
 	char err[XHCA_ERRMSG_LEN];
@@ -358,17 +372,20 @@ int test_recv_run(void)
 	    !(cq = cq_find(&D, ca.cq)) ||
 	    !(bufs = hm_alloc(&D, 8 * BUF, 0, XHCA_ALLOC_CONTIG)) || qp_make(LRC, XHCA_QPT_RC) ||
 	    qp_make(LUD, XHCA_QPT_UD)) {
-		res(0, "QPs with receive queues in plain host memory");
-		return fails;
+		snprintf(why, UNIT_WHY_LEN, "QPs with receive queues in plain host memory");
+		return -1;
 	}
-	case_rc();
-	case_ud();
-	case_dispatch();
-	case_flush();
-	case_srq();
-	D.neng = 2;
-	case_spill();
-	case_stage_room();
-	D.neng = 1;
-	return fails;
+	return 0;
 }
+
+static const struct unit_case cases[] = {
+	UNIT_RUN("rc", case_rc),
+	UNIT_RUN("ud", case_ud),
+	UNIT_RUN("dispatch", case_dispatch),
+	UNIT_RUN("flush", case_flush),
+	UNIT_RUN("srq", case_srq),
+	UNIT_RUN("spill", case_spill),
+	UNIT_RUN("stage_room", case_stage_room),
+};
+
+UNIT_FILE(recv, setup, NULL, cases);

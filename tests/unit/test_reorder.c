@@ -12,16 +12,12 @@
 #include "../../user/xhcad/reorder.h"
 #include "tests.h"
 
-static int fails;
-
 static void result(int ok, const char *name, const char *why)
 {
-	if (ok) {
-		printf("ok - reorder: %s\n", name);
-	} else {
-		printf("not ok - reorder: %s (%s)\n", name, why);
-		fails++;
-	}
+	if (ok)
+		unit_check(1, "%s", name);
+	else
+		unit_check(0, "%s (%s)", name, why);
 }
 
 /* What emit() received: the CSNs and wr_ids, in order. */
@@ -221,14 +217,14 @@ static void pending_cqes(void)
 	ro_fini(&r);
 }
 
-int test_reorder_run(void)
-{
-	pending_cqes();
-	in_and_out_of_order();
-	lock_then_write();
-	skips_and_full_cq();
-	wrap();
-	bad_records();
-	gap_timeout();
-	return fails;
-}
+static const struct unit_case cases[] = {
+	UNIT_RUN("pending_cqes", pending_cqes),
+	UNIT_RUN("in_and_out_of_order", in_and_out_of_order),
+	UNIT_RUN("lock_then_write", lock_then_write),
+	UNIT_RUN("skips_and_full_cq", skips_and_full_cq),
+	UNIT_RUN("wrap", wrap),
+	UNIT_RUN("bad_records", bad_records),
+	UNIT_RUN("gap_timeout", gap_timeout),
+};
+
+UNIT_FILE(reorder, NULL, NULL, cases);

@@ -29,9 +29,8 @@ static struct xhcad D;
 static struct cq *cq;
 static struct sq_state *sq;
 static struct hm_alloc *payload;
-static int fails;
 
-#define res(ok, ...) (fails += fx_check("req", (ok), __VA_ARGS__))
+#define res(ok, ...) unit_check((ok), __VA_ARGS__)
 
 /* An RC QP in RTS with a send queue of SQ_DEPTH on a CQ of the CLI's. */
 static int setup(void)
@@ -173,19 +172,19 @@ static void case_send_acked(void)
 {
 	struct xhca_cqe c = { .wr_id = 0 };
 	int ok;
-	__u32 psn = 0, dqpn = 0, plen = 0;
+	__u32 p0 = sq->psn, psn = 0, dqpn = 0, plen = 0;
 	__u8 op;
 
 	fx_reset();
 	post_send(42, 100);
 	run();
 	res(fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen) &&
-		    op == (XHCA_OPC_RC | XHCA_OP_SEND_ONLY) && psn == PSN0 && dqpn == PEER_QPN &&
+		    op == (XHCA_OPC_RC | XHCA_OP_SEND_ONLY) && psn == p0 && dqpn == PEER_QPN &&
 		    plen == 100,
 	    "a SEND of 100 bytes goes out as one SEND ONLY at the QP's PSN to the peer's QP "
 	    "(%d frames)", fx_n);
 	res(fx_take_cqe(cq, &c) != 0, "no completion before the ACK");
-	peer_ack(PSN0, 0x1f, 1);
+	peer_ack(p0, 0x1f, 1);
 	run();
 	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 42 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_SEND &&
@@ -196,7 +195,7 @@ static void case_send_acked(void)
 
 static void case_retry_on_timeout(void)
 {
-	__u32 psn = 0, dqpn = 0, plen = 0;
+	__u32 p0 = sq->psn, psn = 0, dqpn = 0, plen = 0;
 	__u8 op;
 	__u64 before = D.eng[0].req.timeouts;
 	struct xhca_cqe c = { .wr_id = 0 };
@@ -213,14 +212,15 @@ static void case_retry_on_timeout(void)
 		run();
 	}
 	ok = fx_n == 2 && !frame_of(1, &op, &psn, &dqpn, &plen);
-	res(ok && psn == PSN0 + 1 && D.eng[0].req.timeouts == before + 1,
+	res(ok && psn == p0 && D.eng[0].req.timeouts == before + 1,
 	    "no ACK: after the timeout the request goes again at the same PSN (%d frames, "
 	    "PSN 0x%06x)", fx_n, fx_n > 1 ? psn : 0);
-	peer_ack(PSN0 + 1, 0x1f, 2);
+	peer_ack(p0, 0x1f, 2);
 	run();
 	res(!fx_take_cqe(cq, &c) && c.wr_id == 43 && c.status == XHCA_WC_SUCCESS,
 	    "the ACK of the retry completes it once");
 	res(fx_take_cqe(cq, &c) != 0, "... and nothing else");
+	sq->timeout = 14;
 }
 
 /* A READ: its request leaves, its response's bytes land in the request's
@@ -228,7 +228,7 @@ static void case_retry_on_timeout(void)
 static void case_read_atomic(void)
 {
 	__u8 data[100], *buf = D.hm.base + hm_base(payload, 0);
-	__u32 psn = 0, dqpn = 0, plen = 0;
+	__u32 p0 = sq->psn, psn = 0, dqpn = 0, plen = 0;
 	struct xhca_cqe c = { .wr_id = 0 };
 	__u64 orig = 0;
 	__u8 op = 0;
@@ -240,10 +240,10 @@ static void case_read_atomic(void)
 	post(50, XHCA_WR_RDMA_READ, 1000, 100, 0x10000, 0);
 	run();
 	ok = fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen);
-	res(ok && op == (XHCA_OPC_RC | XHCA_OP_READ_REQ) && psn == PSN0 + 2,
+	res(ok && op == (XHCA_OPC_RC | XHCA_OP_READ_REQ) && psn == p0,
 	    "a READ of 100 bytes goes out as a READ request at the next PSN (opcode 0x%02x PSN "
 	    "0x%06x)", op, psn);
-	peer_response(XHCA_OP_READ_RESP_ONLY, PSN0 + 2, 0x1f, 3, data, sizeof(data), 0);
+	peer_response(XHCA_OP_READ_RESP_ONLY, p0, 0x1f, 3, data, sizeof(data), 0);
 	run();
 	ok = !fx_take_cqe(cq, &c);
 	res(ok && c.wr_id == 50 && c.status == XHCA_WC_SUCCESS && c.opcode == XHCA_WC_RDMA_READ &&
@@ -254,9 +254,9 @@ static void case_read_atomic(void)
 	post(51, XHCA_WR_ATOMIC_FETCH_AND_ADD, 2000, 8, 0x10008, 5);
 	run();
 	ok = fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen);
-	res(ok && op == (XHCA_OPC_RC | XHCA_OP_FETCH_ADD) && psn == PSN0 + 3,
+	res(ok && op == (XHCA_OPC_RC | XHCA_OP_FETCH_ADD) && psn == p0 + 1,
 	    "a FETCH_ADD goes out at the next PSN (opcode 0x%02x PSN 0x%06x)", op, psn);
-	peer_response(XHCA_OP_ATOMIC_ACK, PSN0 + 3, 0x1f, 4, NULL, 0, 0x1122334455667788ull);
+	peer_response(XHCA_OP_ATOMIC_ACK, p0 + 1, 0x1f, 4, NULL, 0, 0x1122334455667788ull);
 	run();
 	ok = !fx_take_cqe(cq, &c);
 	memcpy(&orig, buf + 2000, 8);
@@ -419,18 +419,23 @@ static void case_nak_access(void)
 	res(D.ctxm[LIDX].state == XHCA_QPS_ERR, "the QP is in the error state");
 }
 
-int test_req_run(void)
+static int file_setup(char *why)
 {
 	if (setup()) {
-		res(0, "a send queue in plain host memory");
-		return fails;
+		snprintf(why, UNIT_WHY_LEN, "a send queue in plain host memory");
+		return -1;
 	}
-	case_send_acked();
-	case_retry_on_timeout();
-	case_read_atomic();
-	case_credits();
-	case_credits_bad_aeth();
-	case_credit_update();
-	case_nak_access();
-	return fails;
+	return 0;
 }
+
+static const struct unit_case cases[] = {
+	UNIT_RUN("send_acked", case_send_acked),
+	UNIT_RUN("retry_on_timeout", case_retry_on_timeout),
+	UNIT_RUN("read_atomic", case_read_atomic),
+	UNIT_RUN("credits", case_credits),
+	UNIT_RUN("credits_bad_aeth", case_credits_bad_aeth),
+	UNIT_RUN("credit_update", case_credit_update),
+	UNIT_RUN("nak_access", case_nak_access),
+};
+
+UNIT_FILE(req, file_setup, NULL, cases);

@@ -27,9 +27,8 @@
 /* ---- one responder ------------------------------------------------------------ */
 
 static struct xhcad D;
-static int fails;
 
-#define res(ok, ...) (fails += fx_check("resp", (ok), __VA_ARGS__))
+#define res(ok, ...) unit_check((ok), __VA_ARGS__)
 
 /* An RC QP in RTS at l, its next PSN epsn, msn messages received. */
 static void qp_reset_at(__u32 l, __u32 epsn, __u32 msn)
@@ -511,7 +510,8 @@ static void case_credit_watch_list(void)
 	acks_end();
 }
 
-int test_resp_run(void)
+/* One engine, a QP table of 4. */
+static int setup(char *why)
 {
 	D.neng = 1;
 	eng_self = &D.eng[0];
@@ -519,20 +519,31 @@ int test_resp_run(void)
 	D.ctxm = calloc(D.max_qps, sizeof(*D.ctxm));
 	D.qh = calloc(D.max_qps, sizeof(*D.qh));
 	if (!D.ctxm || !D.qh) {
-		res(0, "memory for the QP table");
-		return 1;
+		snprintf(why, UNIT_WHY_LEN, "memory for the QP table");
+		return -1;
 	}
-	case_acks();
-	case_credit_count();
-	case_duplicate_and_gap();
-	case_gap_after_message();
-	case_rnr();
-	case_class_c();
-	case_ack_coalescing();
-	case_credit_update();
-	case_credit_unwatched();
-	case_credit_watch_list();
+	return 0;
+}
+
+static void teardown(void)
+{
 	free(D.ctxm);
 	free(D.qh);
-	return fails;
+	D.ctxm = NULL;
+	D.qh = NULL;
 }
+
+static const struct unit_case cases[] = {
+	UNIT_RUN("acks", case_acks),
+	UNIT_RUN("credit_count", case_credit_count),
+	UNIT_RUN("duplicate_and_gap", case_duplicate_and_gap),
+	UNIT_RUN("gap_after_message", case_gap_after_message),
+	UNIT_RUN("rnr", case_rnr),
+	UNIT_RUN("class_c", case_class_c),
+	UNIT_RUN("ack_coalescing", case_ack_coalescing),
+	UNIT_RUN("credit_update", case_credit_update),
+	UNIT_RUN("credit_unwatched", case_credit_unwatched),
+	UNIT_RUN("credit_watch_list", case_credit_watch_list),
+};
+
+UNIT_FILE(resp, setup, teardown, cases);

@@ -330,7 +330,7 @@ static int build_case(const struct rx_case *c, __u8 *f, __u32 *lenp, char *why)
 	return 0;
 }
 
-void run_table(void)
+static void run_table(void)
 {
 	static __u8 f[XHCA_PKT_MAX + 8];
 	char why[WHY_LEN];
@@ -364,83 +364,52 @@ void run_table(void)
 	}
 }
 
-void run_sequences(void)
+/* ---- the file ------------------------------------------------------------- */
+
+/* xhca_rx loaded with TQ QPs, the flow queue socket on lo; as root only. */
+static int setup(char *why)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(char *why);
-	} seqs[] = {
-		{ "RC PSN across 2^24, READ cost across the wrap", seq_psn_wrap },
-		{ "RC and UC multi-packet SEND and WRITE messages", seq_multi_packet },
-		{ "UC gap drops the rest of the message, next message resyncs", seq_uc_gap },
-		{ "destroy and re-create: CAM miss, stale generation, slot reuse",
-		  seq_destroy_recreate },
-		{ "truncated at every byte of the headers", seq_truncation },
-		{ "all 256 opcodes: unknown dropped, known checked for length", seq_all_opcodes },
-		{ "QP maps sized at load time", seq_sizing },
-		{ "torn context (writer died mid-section): busy until rewritten", seq_torn_context },
-		{ "configuration rewritten on another CPU: no packet sees a mix",
-		  seq_concurrent_writer },
-		{ "same PSNs from two CPUs: each accepted exactly once", seq_concurrent_psn },
-		{ "flow queue: metadata block in front, redirect to the socket", seq_flowq_meta },
-		{ "flow queue: gate closes at high, opens at low, PSN untouched", seq_flowq_gate },
-		{ "flow queue: no room for the metadata block", seq_flowq_no_meta_room },
-		{ "flow queue: a WRITE LAST decided after its flow queue was asked, counted once", seq_flowq_late_drop },
-		{ "WRITE into a pre-translated MR: placed exactly, across pages, multi-packet",
-		  seq_write_placed },
-		{ "WRITE of 4 KiB: in XDP fragments, page-aligned and not; at every 1 KiB of a page",
-		  seq_write_placed_4k },
-		{ "WRITE into a fragmented MR: to the translation manager, nothing written",
-		  seq_write_slow },
-		{ "WRITE without bpf_dynptr_copy: placed at 1 KiB offsets, else whole to xhcad",
-		  seq_write_nocopy },
-		{ "WRITE of a QP under --icrc first: to xhcad, nothing placed here", seq_write_icrc_first },
-		{ "every R_Key and length failure: own reason, nothing written, RC QP to error",
-		  seq_write_errors },
-		{ "MR deregistered mid-WRITE: the rest lands nowhere", seq_write_invalidated },
-		{ "a region in a block of host memory that is not there: dropped, nothing written",
-		  seq_write_no_block },
-		{ "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST",
-		  seq_op_sequence },
-		{ "READ and ATOMIC checked, then to the flow queue", seq_read_atomic },
-		{ "responder: duplicates, one sequence NAK per gap, ACKs due", seq_ack_nak },
-		{ "proxy QP: filters, CSNs, load limit, WRITE records", seq_proxy },
-		{ "multicast: group checks, one copy to the replication queue, threshold",
-		  seq_mcast },
-	};
-	char why[WHY_LEN];
-
-	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
-		why[0] = 0;
-		if (seqs[i].fn(why))
-			result(0, "%s (%s)", seqs[i].name, why[0] ? why : strerror(errno));
-		else
-			result(1, "%s", seqs[i].name);
-	}
-}
-
-int test_rx_run(void)
-{
-	char why[WHY_LEN] = "";
-	int missing = 0;
-	char list[512] = "";
-
 	if (geteuid() != 0) {
-		printf("skip - rx: BPF_PROG_TEST_RUN of xhca_rx needs root\n");
-		return 0;
+		snprintf(why, UNIT_WHY_LEN, "BPF_PROG_TEST_RUN of xhca_rx needs root");
+		return 1;
 	}
 	libbpf_set_print(quiet);
 	if (env_open(why)) {
-		result(0, "load xhca_rx with %d QPs (%s)", TQ, why);
-		xhca__destroy(E.skel);
-		return E.fails;
+		char e[WHY_LEN];
+
+		snprintf(e, sizeof(e), "%s", why);
+		snprintf(why, UNIT_WHY_LEN, "load xhca_rx with %d QPs (%.200s)", TQ, e);
+		return -1;
 	}
 	result(1, "load xhca_rx with %d QPs", TQ);
 	if (xsk_on_lo(why))
 		result(0, "an AF_XDP socket for flow queue %d (%s)", FQ_SOCK, why);
-	run_table();
-	run_sequences();
-	fuzz_frames(20000, 1); /* make fuzz runs millions, from any seed */
+	return 0;
+}
+
+static void teardown(void)
+{
+	if (E.ctxm)
+		xhca_qpctx_unmap(E.ctxm, TQ);
+	E.ctxm = NULL;
+	xhca__destroy(E.skel);
+	E.skel = NULL;
+	if (xsk_fd >= 0)
+		close(xsk_fd);
+	xsk_fd = -1;
+}
+
+/* The reasons the cases before it produced: every one of the enum, when
+ * they all ran (alone, a case cannot tell). */
+static void every_reason(void)
+{
+	char list[512] = "";
+	int missing = 0;
+
+	if (!unit_after_all()) {
+		unit_skip("every reason of the enum has a case: only after every case of rx (-t 'rx/*')");
+		return;
+	}
 	for (int r = 0; r < XHCA_R_MAX; r++) {
 		if (E.hit[r])
 			continue;
@@ -451,9 +420,62 @@ int test_rx_run(void)
 		result(0, "every reason of the enum has a case (missing:%s)", list);
 	else
 		result(1, "every reason of the enum has a case (%d reasons)", XHCA_R_MAX);
-	xhca_qpctx_unmap(E.ctxm, TQ);
-	xhca__destroy(E.skel);
-	if (xsk_fd >= 0)
-		close(xsk_fd);
-	return E.fails;
 }
+
+static const struct unit_case rx_cases[] = {
+	UNIT_RUN("table", run_table),
+	UNIT_CHECK("seq_psn_wrap", seq_psn_wrap, "RC PSN across 2^24, READ cost across the wrap"),
+	UNIT_CHECK("seq_multi_packet", seq_multi_packet,
+		   "RC and UC multi-packet SEND and WRITE messages"),
+	UNIT_CHECK("seq_uc_gap", seq_uc_gap,
+		   "UC gap drops the rest of the message, next message resyncs"),
+	UNIT_CHECK("seq_destroy_recreate", seq_destroy_recreate,
+		   "destroy and re-create: CAM miss, stale generation, slot reuse"),
+	UNIT_CHECK("seq_truncation", seq_truncation, "truncated at every byte of the headers"),
+	UNIT_CHECK("seq_all_opcodes", seq_all_opcodes,
+		   "all 256 opcodes: unknown dropped, known checked for length"),
+	UNIT_CHECK("seq_sizing", seq_sizing, "QP maps sized at load time"),
+	UNIT_CHECK("seq_torn_context", seq_torn_context,
+		   "torn context (writer died mid-section): busy until rewritten"),
+	UNIT_CHECK("seq_concurrent_writer", seq_concurrent_writer,
+		   "configuration rewritten on another CPU: no packet sees a mix"),
+	UNIT_CHECK("seq_concurrent_psn", seq_concurrent_psn,
+		   "same PSNs from two CPUs: each accepted exactly once"),
+	UNIT_CHECK("seq_flowq_meta", seq_flowq_meta,
+		   "flow queue: metadata block in front, redirect to the socket"),
+	UNIT_CHECK("seq_flowq_gate", seq_flowq_gate,
+		   "flow queue: gate closes at high, opens at low, PSN untouched"),
+	UNIT_CHECK("seq_flowq_no_meta_room", seq_flowq_no_meta_room,
+		   "flow queue: no room for the metadata block"),
+	UNIT_CHECK("seq_flowq_late_drop", seq_flowq_late_drop,
+		   "flow queue: a WRITE LAST decided after its flow queue was asked, counted once"),
+	UNIT_CHECK("seq_write_placed", seq_write_placed,
+		   "WRITE into a pre-translated MR: placed exactly, across pages, multi-packet"),
+	UNIT_CHECK("seq_write_placed_4k", seq_write_placed_4k,
+		   "WRITE of 4 KiB: in XDP fragments, page-aligned and not; at every 1 KiB of a page"),
+	UNIT_CHECK("seq_write_slow", seq_write_slow,
+		   "WRITE into a fragmented MR: to the translation manager, nothing written"),
+	UNIT_CHECK("seq_write_nocopy", seq_write_nocopy,
+		   "WRITE without bpf_dynptr_copy: placed at 1 KiB offsets, else whole to xhcad"),
+	UNIT_CHECK("seq_write_icrc_first", seq_write_icrc_first,
+		   "WRITE of a QP under --icrc first: to xhcad, nothing placed here"),
+	UNIT_CHECK("seq_write_errors", seq_write_errors,
+		   "every R_Key and length failure: own reason, nothing written, RC QP to error"),
+	UNIT_CHECK("seq_write_invalidated", seq_write_invalidated,
+		   "MR deregistered mid-WRITE: the rest lands nowhere"),
+	UNIT_CHECK("seq_write_no_block", seq_write_no_block,
+		   "a region in a block of host memory that is not there: dropped, nothing written"),
+	UNIT_CHECK("seq_op_sequence", seq_op_sequence,
+		   "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST"),
+	UNIT_CHECK("seq_read_atomic", seq_read_atomic,
+		   "READ and ATOMIC checked, then to the flow queue"),
+	UNIT_CHECK("seq_ack_nak", seq_ack_nak,
+		   "responder: duplicates, one sequence NAK per gap, ACKs due"),
+	UNIT_CHECK("seq_proxy", seq_proxy, "proxy QP: filters, CSNs, load limit, WRITE records"),
+	UNIT_CHECK("seq_mcast", seq_mcast,
+		   "multicast: group checks, one copy to the replication queue, threshold"),
+	UNIT_RUN("fuzz", rx_fuzz),
+	UNIT_RUN("every_reason", every_reason),
+};
+
+UNIT_FILE(rx, setup, teardown, rx_cases);

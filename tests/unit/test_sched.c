@@ -63,16 +63,12 @@ static int run(struct sched *s, struct sim *m, int n)
 	return done;
 }
 
-static int fails;
-
 static void result(int ok, const char *name, const char *why)
 {
-	if (ok) {
-		printf("ok - sched: %s\n", name);
-	} else {
-		printf("not ok - sched: %s (%s)\n", name, why);
-		fails++;
-	}
+	if (ok)
+		unit_check(1, "%s", name);
+	else
+		unit_check(0, "%s (%s)", name, why);
 }
 
 static void weighted_shares(void)
@@ -229,12 +225,12 @@ static void empty_and_single(void)
 	       "DRR: frames of exactly one quantum are served one per turn", "not drained");
 }
 
-int test_sched_run(void)
-{
-	weighted_shares();
-	work_conserving();
-	no_hol_drr();
-	hol_fifo();
-	empty_and_single();
-	return fails;
-}
+static const struct unit_case cases[] = {
+	UNIT_RUN("weighted_shares", weighted_shares),
+	UNIT_RUN("work_conserving", work_conserving),
+	UNIT_RUN("no_hol_drr", no_hol_drr),
+	UNIT_RUN("hol_fifo", hol_fifo),
+	UNIT_RUN("empty_and_single", empty_and_single),
+};
+
+UNIT_FILE(sched, NULL, NULL, cases);

@@ -54,8 +54,8 @@ has libxhca-dev /usr/include/xhca/xhca.h /usr/lib/$TRIPLET/libxhca.so /usr/lib/$
 
 # depends PACKAGE: its Depends, one name a line, without versions
 depends() { dpkg-deb -f "$(deb "$1")" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' | sort; }
-check_eq "package: xhca depends on libbpf1, libxdp1, libc6 (its programs'), adduser, iproute2" \
-	"$(depends xhca | tr '\n' ' ')" "adduser iproute2 libbpf1 libc6 libxdp1 "
+check_eq "package: xhca depends on libbpf1, libxdp1, libnl-route-3 (the neighbour lookup), libc6 (its programs'), adduser, iproute2" \
+	"$(depends xhca | tr '\n' ' ')" "adduser iproute2 libbpf1 libc6 libnl-3-200 libnl-route-3-200 libxdp1 "
 check_eq "package: ... and on libelf1 and zlib1g through libbpf1 (xhcad calls neither itself)" \
 	"$(dpkg-query -W -f '${Depends}' libbpf1 | tr ',' '\n' | sed 's/^ *//; s/ .*//' |
 		grep -xE 'libelf1|zlib1g' | sort | tr '\n' ' ')" "libelf1 zlib1g "

@@ -233,11 +233,12 @@ prog_checks() {
 	check "$1: $(grep -c '^ok' "$2") checks ran, exit $3" test "$3" = 0 -a "$(grep -c '^ok' "$2")" -gt 5
 }
 
-# rct ARGS...: xhca-rctest ARGS between A and B (RCT_IP_A, RCT_IP_B: other
-# addresses than IP_A, IP_B). Its checks print themselves; a non-zero exit
-# (a failed check, or it died: exit 2, no "not ok" line) is a failure too.
+# rct CASE ARGS...: xhca-rctest's CASE between A and B, with its ARGS
+# (RCT_IP_A, RCT_IP_B: other addresses than IP_A, IP_B). Its checks print
+# themselves; a non-zero exit (a failed check, or it died: exit 2, no "not
+# ok" line) is a failure too.
 rct() {
-	"$B/xhca-rctest" "$IF_A" "${RCT_IP_A:-$IP_A}" "$IF_B" "${RCT_IP_B:-$IP_B}" "$@"
+	"$B/xhca-rctest" "$1" "$IF_A" "${RCT_IP_A:-$IP_A}" "$IF_B" "${RCT_IP_B:-$IP_B}" "${@:2}"
 	local rc=$?
 	[ "$rc" = 0 ] || fail "xhca-rctest $*: exit $rc"
 	return "$rc"
@@ -273,14 +274,14 @@ impair_sum() {
 	echo "$IMPAIR_STATS" | awk -v f="$1" '{ for (i = 2; i < NF; i += 2) if ($i == f) n += $(i + 1) } END { print n + 0 }'
 }
 
-# rct_start DIR SCENARIO: xhca-rctest SCENARIO between A and B in the
+# rct_start DIR CASE: xhca-rctest's CASE between A and B in the
 # background, driven through its pauses: its stdin is a FIFO in DIR held on
 # fd 3 (rct_go lets it on), its output DIR/out (RCT_OUT), its pid RCT.
 # rct_pause N: waits for its Nth "# pause" line (1 if it ended first).
 rct_start() {
 	RCT_OUT=$1/out
 	mkfifo "$1/in"
-	"$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_B" "$IP_B" "$2" <"$1/in" >"$RCT_OUT" 2>&1 &
+	"$B/xhca-rctest" "$2" "$IF_A" "$IP_A" "$IF_B" "$IP_B" <"$1/in" >"$RCT_OUT" 2>&1 &
 	RCT=$!
 	exec 3>"$1/in"
 }

@@ -118,7 +118,7 @@ local_pair "xhca-verbstest on one device" 120 "listening 18600" "$B/xhca-verbste
 prog_checks "xhca-verbstest client on one device (every error status)" "$tmp/xhca-verbstest on one device.cli" 0
 xa "$B/xhca-verbstest" local >"$tmp/vlocal" 2>&1
 prog_checks "xhca-verbstest local (with multicast on one device)" "$tmp/vlocal" $?
-rct1() { in_a timeout 120 "$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_A" "$IP_A" "$@"; }
+rct1() { in_a timeout 120 "$B/xhca-rctest" "$1" "$IF_A" "$IP_A" "$IF_A" "$IP_A" "${@:2}"; }
 for sc in "ops rc 1024 1 1000 4097 70000" "ops uc 1024 1 4097" "ops ud 1024 1 1000" errors more \
 	"stress 20 5000 1024"; do
 	rct1 $sc >"$tmp/rct" 2>&1
@@ -135,7 +135,7 @@ local_pair "rping, xhca_$IF_A to xhca_$IF_C" 60 "bound 0106 7191" \
 	"rping -s -a $IP_C -p 7191 -C 20 -V" "rping -c -a $IP_C -I $IP_A -p 7191 -C 20 -v -V" xboth &&
 	check "rping across the two devices: 20 pings, each verified" \
 		test "$(grep -c 'ping data: rdma-ping-' "$tmp/rping, xhca_$IF_A to xhca_$IF_C.cli")" = 20
-in_a timeout 120 "$B/xhca-rctest" "$IF_A" "$IP_A" "$IF_C" "$IP_C" ops rc 1024 1 4097 70000 >"$tmp/rct" 2>&1
+in_a timeout 120 "$B/xhca-rctest" ops "$IF_A" "$IP_A" "$IF_C" "$IP_C" rc 1024 1 4097 70000 >"$tmp/rct" 2>&1
 prog_checks "xhca-rctest ops rc, xhca_$IF_A and xhca_$IF_C" "$tmp/rct" $?
 check "loopback: xhca_$IF_A sent its frames to xhca_$IF_C's xhcad ($(lo_stat "$IF_A" peer_sent) since $sent0)" \
 	test "$(lo_stat "$IF_A" peer_sent)" -gt $((sent0 + 1000))

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <xhca/json.h>
 #include <xhca/pkt.h>
 #include <xhca/xhca.h>
 #include "opt.h"
@@ -309,14 +310,16 @@ static int bring_up(struct xhca_qp *qp, const struct opts *o)
 	return xhca_qp_modify(qp, &a);
 }
 
-static void print_hex(const uint8_t *p, uint32_t n)
+/* n bytes as hex into out (2n + 1 bytes). */
+static void hex_of(const uint8_t *p, uint32_t n, char *out)
 {
 	static const char hx[] = "0123456789abcdef";
 
 	for (uint32_t i = 0; i < n; i++) {
-		putchar(hx[p[i] >> 4]);
-		putchar(hx[p[i] & 15]);
+		out[2 * i] = hx[p[i] >> 4];
+		out[2 * i + 1] = hx[p[i] & 15];
 	}
+	out[2 * n] = '\0';
 }
 
 /* The receiver: its session, queues and buffers, and what it counted. */
@@ -388,11 +391,16 @@ static void rx_ready(const struct rx *r)
 {
 	uint32_t qpn = xhca_qp_num(r->qp);
 
-	if (r->o.json && r->mr)
-		printf("{\"ready\": true, \"qpn\": %u, \"rkey\": %u, \"iova\": %" PRIu64 "}\n", qpn,
-		       xhca_mr_rkey(r->mr), (uint64_t)(uintptr_t)r->mrbuf);
-	else if (r->o.json)
-		printf("{\"ready\": true, \"qpn\": %u}\n", qpn);
+	if (r->o.json) {
+		jw_open(NULL, '{');
+		jw_bool("ready", 1);
+		jw_u64("qpn", qpn);
+		if (r->mr) {
+			jw_u64("rkey", xhca_mr_rkey(r->mr));
+			jw_u64("iova", (uint64_t)(uintptr_t)r->mrbuf);
+		}
+		jw_close('}');
+	}
 	else if (r->mr)
 		printf("ready qpn 0x%06x rkey 0x%08x iova 0x%" PRIx64 "\n", qpn, xhca_mr_rkey(r->mr),
 		       (uint64_t)(uintptr_t)r->mrbuf);
@@ -418,23 +426,33 @@ static void wc_print(const struct opts *o, const struct xhca_wc *wc, const uint8
 		putchar('\n');
 		return;
 	}
-	printf("{\"wr_id\": %" PRIu64 ", \"status\": %u, \"opcode\": %u, \"byte_len\": %u, "
-	       "\"qp_num\": %u, \"src_qp\": %u, \"flags\": %u, \"vendor_err\": %u",
-	       (uint64_t)wc->wr_id, wc->status, wc->opcode, wc->byte_len, wc->qp_num, wc->src_qp,
-	       wc->wc_flags, wc->vendor_err);
+	jw_open(NULL, '{');
+	jw_u64("wr_id", wc->wr_id);
+	jw_u64("status", wc->status);
+	jw_u64("opcode", wc->opcode);
+	jw_u64("byte_len", wc->byte_len);
+	jw_u64("qp_num", wc->qp_num);
+	jw_u64("src_qp", wc->src_qp);
+	jw_u64("flags", wc->wc_flags);
+	jw_u64("vendor_err", wc->vendor_err);
 	if (wc->wc_flags & XHCA_WC_WITH_IMM)
-		printf(", \"imm\": %u", __builtin_bswap32(wc->imm_data));
+		jw_u64("imm", __builtin_bswap32(wc->imm_data));
 	if (wc->wc_flags & XHCA_WC_WITH_INV)
-		printf(", \"inv_rkey\": %u", wc->imm_data);
+		jw_u64("inv_rkey", wc->imm_data);
 	if (wc->opcode == XHCA_WC_PROXY)
-		printf(", \"result\": %u", wc->imm_data);
-	printf(", \"rx_ns\": %" PRIu64, (uint64_t)wc->rx_ns);
+		jw_u64("result", wc->imm_data);
+	jw_u64("rx_ns", wc->rx_ns);
 	if (o->dump && data) {
-		printf(", \"data\": \"");
-		print_hex(data, dlen < o->dump ? dlen : o->dump);
-		putchar('"');
+		uint32_t n = dlen < o->dump ? dlen : o->dump;
+		char *hex = malloc(2 * (size_t)n + 1);
+
+		if (hex) {
+			hex_of(data, n, hex);
+			jw_str("data", hex);
+			free(hex);
+		}
 	}
-	printf("}\n");
+	jw_close('}');
 }
 
 /* A batch of completions: counted, checked, printed, their buffers posted
@@ -539,12 +557,19 @@ static void rx_summary(struct rx *r)
 		p50 = r->lat[r->nlat / 2];
 		p99 = r->lat[(uint64_t)r->nlat * 99 / 100];
 	}
-	if (r->o.json)
-		printf("{\"received\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"errors\": %" PRIu64
-		       ", \"out_of_order\": %" PRIu64 ", \"seconds\": %.6f, \"msgs_per_s\": %.1f, "
-		       "\"cq_stalls\": %" PRIu64 ", \"lat_p50_ns\": %" PRIu64 ", \"lat_p99_ns\": %"
-		       PRIu64 "}\n", r->got, r->bytes, r->errors, r->ooo, span, rate,
-		       xhca_cq_stalls(r->cq), p50, p99);
+	if (r->o.json) {
+		jw_open(NULL, '{');
+		jw_u64("received", r->got);
+		jw_u64("bytes", r->bytes);
+		jw_u64("errors", r->errors);
+		jw_u64("out_of_order", r->ooo);
+		jw_float("seconds", 6, span);
+		jw_float("msgs_per_s", 1, rate);
+		jw_u64("cq_stalls", xhca_cq_stalls(r->cq));
+		jw_u64("lat_p50_ns", p50);
+		jw_u64("lat_p99_ns", p99);
+		jw_close('}');
+	}
 	else
 		printf("received %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " errors, %" PRIu64
 		       " out of order, %.0f msgs/s\n", r->got, r->bytes, r->errors, r->ooo, rate);

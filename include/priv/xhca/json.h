@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The JSON writer (user/lib/json.c) of the CLI (xhca -j) and the tools
- * (xhca-bench -j, xhca-gen -j), one as iproute2's and bpftool's
+ * (xhca-bench -j, xhca-gen -j, xhca-recv -j), one as iproute2's and bpftool's
  * json_writer is theirs: a value (an object, as a rule) on one line,
  * members apart by ", ", a key and its value by ": ", numbers as numbers,
  * strings escaped; a newline once the outermost value closes. One writer

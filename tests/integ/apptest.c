@@ -262,6 +262,45 @@ static int mode_spin(const char *ifname)
 	return 0;
 }
 
+/* Mappings of this process of host memory or its rings (bpf maps). */
+static int bpf_maps_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "bpf-map") != NULL;
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+/* An application that closes its session with everything in it alive: a
+ * buffer, CQs, an SRQ, a QP on it and one with a queue of its own.
+ * xhca_close unmaps all of it (xhcad frees the session's side). */
+static int mode_leave(const char *ifname)
+{
+	struct xhca_ctx *ctx = xhca_open(ifname);
+	struct xhca_cq *cq = ctx ? xhca_cq_create(ctx, 16) : NULL;
+	struct xhca_srq *srq = cq ? xhca_srq_create(ctx, 16, 1) : NULL;
+	struct xhca_qp_init_attr rc = { .type = XHCA_QPT_RC, .flowq = -1, .recv_cq = cq,
+					.send_cq = cq, .srq = srq, .sq_depth = 16 };
+	struct xhca_qp *q1 = srq && xhca_alloc(ctx, 65536) ? xhca_qp_create(ctx, &rc) : NULL;
+	struct xhca_qp *q2 = q1 ? ud_qp(ctx, cq, 16, -1) : NULL;
+	int before, after;
+
+	if (!q2) {
+		printf("{\"error\": \"%s\"}\n", ctx ? xhca_errmsg(ctx) : strerror(errno));
+		return 1;
+	}
+	before = bpf_maps_mapped();
+	xhca_close(ctx);
+	after = bpf_maps_mapped();
+	printf("{\"mapped_before\": %d, \"mapped_after\": %d}\n", before, after);
+	return 0;
+}
+
 static int mode_sqdb(const char *ifname)
 {
 	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid(),
@@ -806,7 +845,7 @@ int main(int argc, char **argv)
 	int flowq = argc > 3 ? atoi(argv[3]) : -1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin IFNAME ...\n");
+		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin|leave IFNAME ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -822,6 +861,8 @@ int main(int argc, char **argv)
 		return mode_cqwait(argv[2]);
 	if (!strcmp(argv[1], "spin"))
 		return mode_spin(argv[2]);
+	if (!strcmp(argv[1], "leave"))
+		return mode_leave(argv[2]);
 	if (!strcmp(argv[1], "hold"))
 		return mode_hold(argv[2], flowq);
 	if (!strcmp(argv[1], "crash"))

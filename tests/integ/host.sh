@@ -207,6 +207,12 @@ rbad "--flowq 20 (xhcad has 8)" 1 -i "$IF_A" --type ud --flowq 20 --timeout 1
 check_eq "host: the CLI's QP outlives every application session" \
 	"$(xhca -j qp show "$CQ_QP" | json_get 'd["qps"][0]["owner"]')" 0
 
+# --- an application that closes with its objects alive ---
+app leave "$B/xhca-apptest" leave "$IF_A"
+wait "$PID_leave"
+check_eq "host: xhca_close with a buffer, a CQ, an SRQ and QPs alive: all of it was mapped, none stays" \
+	"$(json_get 'd["mapped_before"] > 0 and d["mapped_after"] == 0' <"$APP_DIR/leave")" True
+
 # --- nothing left behind ---
 sleep 0.2
 st=$(xhca -j status)

@@ -304,6 +304,8 @@ struct xhca_srq *xhca_srq_create(struct xhca_ctx *ctx, unsigned int depth, unsig
 	q->rq.depth = a.depth;
 	q->rq.own_alloc = a.alloc;
 	q->rq.e = (struct xhca_rwqe *)(q->rq.ctl + 1);
+	q->next = ctx->srqs;
+	ctx->srqs = q;
 	err = rq_sgl(ctx, &q->rq, max_sge);
 	if (err) {
 		xhca_srq_destroy(q);
@@ -319,6 +321,11 @@ int xhca_srq_destroy(struct xhca_srq *q)
 
 	if (err)
 		return err;
+	for (struct xhca_srq **pp = &q->ctx->srqs; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
 	sys_munmap(q->rq.ctl, q->len);
 	if (q->rq.sgl)
 		xhca_free(q->ctx, q->rq.sgl);

@@ -219,6 +219,13 @@ void xhca_close(struct xhca_ctx *ctx)
 			sys_munmap(qp->sq, qp->sq_len);
 		free(qp);
 	}
+	while (ctx->srqs) {
+		struct xhca_srq *q = ctx->srqs;
+
+		ctx->srqs = q->next;
+		sys_munmap(q->rq.ctl, q->len);
+		free(q);
+	}
 	if (ctx->sq_dbfd >= 0)
 		close(ctx->sq_dbfd);
 	while (ctx->mrs) {

@@ -107,6 +107,7 @@ struct xhca_srq {
 	__u32 id;
 	struct rq_ring rq;
 	size_t len;
+	struct xhca_srq *next;	/* the session's SRQs (xhca_close frees what is left) */
 };
 
 struct xhca_pd {
@@ -155,6 +156,7 @@ struct xhca_ctx {
 	__u32 last;		/* the last one looked up */
 	struct xhca_cq *cqs;
 	struct xhca_qp *qps;
+	struct xhca_srq *srqs;
 	struct xhca_pd *pds;
 	struct xhca_pd *dflt_pd; /* for QPs created without one */
 	struct xhca_mr *mrs;

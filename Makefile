@@ -344,20 +344,29 @@ print-%:
 
 # xhcad's files call only downward (XHCAD_LAYERS), and librdmacm's
 # (RDMACM_LAYERS).
+CHECK_LAYERS = tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS) && \
+	tests/check_layers.sh "$(RDMACM_LAYERS)" $(RDMACM_OBJS)
 check-layers: $(XHCAD_OBJS) $(RDMACM_OBJS)
-	$(Q)tests/check_layers.sh "$(XHCAD_LAYERS)" $(XHCAD_OBJS)
-	$(Q)tests/check_layers.sh "$(RDMACM_LAYERS)" $(RDMACM_OBJS)
+	$(Q)$(CHECK_LAYERS)
 
 # Every function libxhca.so.1 exports (user/lib/libxhca.map) has its section
 # 3 page in man/man3 (or a link page to the one that documents it), and
 # every page renders without a warning.
+CHECK_MAN = tests/check_man3.sh user/lib/libxhca.map man
 check-man:
-	$(Q)tests/check_man3.sh user/lib/libxhca.map man
+	$(Q)$(CHECK_MAN)
+
+# make test's: each check again only when what it reads changed since it
+# last passed (a stamp in the build).
+$(OUT)/.layers-checked: $(XHCAD_OBJS) $(RDMACM_OBJS) tests/check_layers.sh Makefile
+	$(Q)$(CHECK_LAYERS) && touch $@
+$(OUT)/.man-checked: user/lib/libxhca.map $(wildcard man/man3/*.3) tests/check_man3.sh
+	$(Q)$(CHECK_MAN) && touch $@
 
 # T="NAME ...": only those tests (tests/run.sh: unit/FILE, unit/FILE/CASE or a
 # pattern, integ/NAME, a NAME)
 test: ready
-	$(Q)$(MAKE) --no-print-directory check-layers check-man
+	$(Q)$(MAKE) --no-print-directory $(OUT)/.layers-checked $(OUT)/.man-checked
 	$(Q)XHCA_BUILD=$(CURDIR)/$(OUT) SANITIZE=$(SANITIZE) tests/run.sh $(T)
 
 # The unit tests alone: test_unit and what it is made of, built, then run

@@ -40,8 +40,15 @@ check_eq "build: the CLI's header rebuilds the CLI's files, nothing else" "$out"
 # make alone: no package manager
 out=$(mk -n 2>&1)
 check "build: make (all) runs no apt-get" bash -c "! grep -q 'apt-get' <<<\"\$1\"" _ "$out"
+stamps="${B#"$XHCA_TOP"/}/.layers-checked ${B#"$XHCA_TOP"/}/.man-checked"
+mk $stamps >/dev/null 2>&1 # (made by make test, not by make test-sanitize)
 out=$(mk -n test T=none 2>&1)
 check "build: make test installs what is missing first (make deps)" grep -q 'apt-get' <<<"$out"
+check "build: ... and checks the layers and man pages through stamps, again only when what they read changed" \
+	bash -c 'grep -q "[.]layers-checked .*[.]man-checked" <<<"$1" && ! grep -q "check_layers.sh\|check_man3.sh" <<<"$1"' _ "$out"
+out=$(mk -n -W "${B#"$XHCA_TOP"/}/user/xhcad/util.o" -W man/man3/xhca_open.3 $stamps 2>&1)
+check "build: ... an object changed, a page changed: both checked again" \
+	bash -c 'grep -q "check_layers.sh" <<<"$1" && grep -q "check_man3.sh" <<<"$1"' _ "$out"
 out=$(mk -n unit T="rx/seq_* sched" 2>&1)
 check "build: make unit runs test_unit -t for each of T, no packages, no layers checked" \
 	bash -c '! grep -q "apt-get\|check_layers" <<<"$1" && grep -qF "$2" <<<"$1"' _ "$out" \

@@ -48,10 +48,19 @@ bound() { ip netns exec "$NS_A" grep -q "@xhca-rdmacm:$1:$2:" /proc/net/unix && 
 # (xa by default, or the functions given), the client once READY holds;
 # both must exit 0.
 local_pair() {
-	local name=$1 secs=$2 ready=$3 srv=$4 cli=$5 rs=${6:-xa} rc_=${7:-${6:-xa}} spid r1 r2
+	local name=$1 secs=$2 ready=$3 srv=$4 cli=$5 rs=${6:-xa} rc_=${7:-${6:-xa}} spid r1 r2 i
 	$rs timeout "$secs" $srv >"$tmp/$name.srv" 2>&1 &
 	spid=$!
-	for _ in $(seq 100); do eval "$ready" && break; sleep 0.05; done
+	# ready within 30 s (5 s before: on a loaded machine a server may take
+	# longer, and a client started early finds no listener, or sends its
+	# multicast to nobody); not ready then: a failure of its own
+	for ((i = 0; i < 600; i++)); do eval "$ready" && break; sleep 0.05; done
+	if [ "$i" = 600 ]; then
+		fail "$name: the server was not ready within 30 s ($ready)"
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		return 1
+	fi
 	$rc_ timeout "$secs" $cli >"$tmp/$name.cli" 2>&1
 	r2=$?
 	wait "$spid"
@@ -59,6 +68,8 @@ local_pair() {
 	if [ "$r1" != 0 ] || [ "$r2" != 0 ]; then
 		fail "$name: server exit $r1, client exit $r2"
 		tail -n 5 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
+		# (what the device's multicast groups looked like then)
+		xhca mcast show -v 2>&1 | sed 's/^/    /'
 		return 1
 	fi
 	return 0

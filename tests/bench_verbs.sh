@@ -5,7 +5,7 @@
 # verbs library through xhca exec) beside TCP between the same namespaces
 # over the same veth pair with no XDP program attached: what a user has
 # without xhca. Same machine, same run. Per figure: xhca's, TCP's, their
-# ratio and the goal (issue 20).
+# ratio and the goal (issue 32's; docs/bench.md has them all).
 #  - 64 B latency, one way (half the round trip), median and 99th percentile:
 #    ib_send_lat and ib_write_lat (t_typical, 99%) / sockperf ping-pong over
 #    TCP (50% and 99% percentiles; its ends sleep in epoll between messages);

@@ -298,7 +298,7 @@ static void host_open(struct host *h, const char *ifname, size_t len)
 
 	h->ctx = xhca_open(ifname);
 	if (!h->ctx)
-		die("open %s: %s (is xhcad running on it?)", ifname, strerror(errno));
+		die("%s", xhca_errmsg(NULL));
 	h->pd = xhca_pd_alloc(h->ctx);
 	h->scq = xhca_cq_create(h->ctx, 4096);
 	h->rcq = xhca_cq_create(h->ctx, 4096);

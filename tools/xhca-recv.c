@@ -346,8 +346,7 @@ static int rx_setup(struct rx *r)
 
 	r->ctx = xhca_open(o->ifname);
 	if (!r->ctx) {
-		fprintf(stderr, "xhca-recv: cannot open a session on %s: %s; is xhcad running (xhcad "
-			"%s)?\n", o->ifname, strerror(errno), o->ifname);
+		fprintf(stderr, "xhca-recv: %s\n", xhca_errmsg(NULL));
 		return -1;
 	}
 	r->bufs = xhca_alloc(r->ctx, (size_t)o->bufs * o->buf_size);

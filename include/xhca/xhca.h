@@ -13,7 +13,8 @@
  *
  * Functions returning int return 0 (or a count) on success and -errno on
  * failure; those returning a pointer return NULL and set errno. After a
- * failure xhca_errmsg() tells what xhcad said, in one line.
+ * failure xhca_errmsg() tells what xhcad said, in one line; after
+ * xhca_open() failed, xhca_errmsg(NULL) tells why (per thread).
  *
  * Not thread-safe per object: use one thread per CQ and per QP, or lock.
  */

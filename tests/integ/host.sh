@@ -203,6 +203,9 @@ rbad "rc without addresses" 2 -i "$IF_A" --type rc
 rbad "--mtu 1500" 2 -i "$IF_A" --type ud --mtu 1500
 rbad "--flowq 64" 2 -i "$IF_A" --type ud --flowq 64
 rbad "on an interface without xhcad" 1 -i lo --type ud --timeout 1
+check "host: ... and says why, with xhca_errmsg(NULL) after xhca_open failed ($(in_a "$RECV" -i lo --type ud --timeout 1 2>&1 >/dev/null))" \
+	bash -c 'grep -q "^xhca-recv: open: no xhcad answers on lo (/run/xhca/lo.sock: No such file or directory); is it running (xhcad lo)?" <<<"$1"' _ \
+	"$(in_a "$RECV" -i lo --type ud --timeout 1 2>&1 >/dev/null)"
 rbad "--flowq 20 (xhcad has 8)" 1 -i "$IF_A" --type ud --flowq 20 --timeout 1
 check_eq "host: the CLI's QP outlives every application session" \
 	"$(xhca -j qp show "$CQ_QP" | json_get 'd["qps"][0]["owner"]')" 0

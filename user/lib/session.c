@@ -132,6 +132,25 @@ int xhca_max_path_mtu(const struct xhca_ctx *ctx)
 	return (int)ctx->max_mtu;
 }
 
+/* Why the calling thread's last xhca_open failed (xhca_errmsg(NULL)). */
+static __thread char open_err[XHCA_ERRMSG_LEN];
+
+static void open_failed(const struct xhca_ctx *ctx, const char *ifname, int err, int connected)
+{
+	if (connected && ctx->err[0])
+		snprintf(open_err, sizeof(open_err), "open: %.240s", ctx->err);
+	else if (!connected)
+		snprintf(open_err, sizeof(open_err),
+			 "open: no xhcad answers on %s (%s/%s.sock: %s); is it running (xhcad %s)?",
+			 ifname, XHCA_RUN_DIR, ifname, strerror(-err), ifname);
+	else if (err == -EPROTO)
+		snprintf(open_err, sizeof(open_err),
+			 "open: xhcad on %s has another host memory layout; libxhca and xhcad of "
+			 "one release are needed", ifname);
+	else
+		snprintf(open_err, sizeof(open_err), "open: %s", strerror(-err));
+}
+
 struct xhca_ctx *xhca_open(const char *ifname)
 {
 	struct xhca_hello h = { .version = XHCA_SESSION_VERSION, .pid = (__u32)getpid() };
@@ -170,8 +189,10 @@ struct xhca_ctx *xhca_open(const char *ifname)
 	for (__u32 b = 0; b < ctx->nblocks; b++)
 		ctx->bfd[b] = -1;
 	ctx->session = r.session;
+	open_err[0] = '\0';
 	return ctx;
 fail:
+	open_failed(ctx, ifname, err, ctx->fd >= 0);
 	if (ctx->fd >= 0)
 		close(ctx->fd);
 	free(ctx);
@@ -251,5 +272,7 @@ void xhca_close(struct xhca_ctx *ctx)
 
 const char *xhca_errmsg(const struct xhca_ctx *ctx)
 {
-	return ctx && ctx->err[0] ? ctx->err : "no error";
+	if (!ctx)
+		return open_err[0] ? open_err : "no error";
+	return ctx->err[0] ? ctx->err : "no error";
 }

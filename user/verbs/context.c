@@ -114,7 +114,7 @@ XV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		int e = errno;
 
 		xv_log(NULL, "open %s: no xhcad session on %s: %s", device->name, c->dev->ifname,
-		       strerror(e));
+		       xhca_errmsg(NULL));
 		free(c);
 		errno = e == ENOENT || e == ECONNREFUSED ? ENODEV : e;
 		return NULL;

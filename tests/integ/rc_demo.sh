@@ -54,7 +54,7 @@ for bad in "--mtu 1000" "--write-mib 0" "--port 70000" "--counter 0" "--mcast 10
 done
 out=$(in_a "$B/xhca-rc" -i nosuchif -a "$IP_A" 2>&1); rc=$?
 check "xhca-rc on an interface without xhcad: exit 1, says so ($out)" \
-	bash -c "test $rc = 1 && echo '$out' | grep -q 'xhcad running'"
+	bash -c "test $rc = 1 && echo '$out' | grep -q 'no xhcad answers on nosuchif .*is it running (xhcad nosuchif)'"
 # No server: the client gives up after its 10 s of trying, exit 1.
 out=$(in_a "${RC[@]}" -i "$IF_A" -a "$IP_A" -c "$IP_B" --port 18599 --write-mib 1 2>&1); rc=$?
 check "xhca-rc with no server: exit 1 ($out)" \

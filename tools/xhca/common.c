@@ -164,8 +164,7 @@ int qpn_arg(const char *op, const char *opt, const char *s, __u32 *qpn)
 
 /* ---- tables ------------------------------------------------------------ */
 
-/* Fills the cells of one row. */
-
+/* Fills one cell of a row. */
 void cell(char *c, const char *fmt, ...)
 {
 	va_list ap;

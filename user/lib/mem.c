@@ -159,8 +159,6 @@ void xl_buf_del(struct xhca_ctx *ctx, struct buf *b)
 	pthread_mutex_unlock(&xl_sessions_lock);
 }
 
-/* ALLOC: the reply (malloc'd, free it) with the allocation in *a and its
- * runs of pages after it. */
 /* ALLOC (with njoin earlier allocations to hold, XHCA_ALLOC_JOIN): the
  * reply (malloc'd, free it) with the allocation in *a and its runs of
  * pages after it. */

@@ -49,8 +49,6 @@
 #include "proxy_int.h"
 #include "xhcad_mech.h"
 
-/* ---- the main thread's side -------------------------------------------------- */
-
 int proxy_init(struct xhcad *d)
 {
 	struct proxy *p = calloc(1, sizeof(*p));

@@ -279,7 +279,7 @@ struct xhcad {
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
-	struct cm_state_all *cm; /* cm.c */
+	struct cm_state_all *cm; /* cm.c (cm_int.h) */
 	int ctl_group;		/* --group: the control socket is its members' too */
 	int no_cm;		/* --no-cm: no connection manager, QP1 left to the CLI */
 	int no_kfuncs;		/* --no-kfuncs: xhca_rx loaded as if the kernel had none */

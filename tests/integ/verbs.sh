@@ -99,8 +99,15 @@ pingpong "srq_pingpong -q 4 -s 10000" ibv_srq_pingpong -g 1 -c -n 100 -q 4 -s 10
 pingpong "srq_pingpong -e" ibv_srq_pingpong -g 1 -c -e -n 100 -s 100
 
 # ---- perftest -------------------------------------------------------------------
+req_st() { "$B/xhca" -i "$IF_B" -j status | json_get "d['requester']['$1']"; }
 for s in 64 65536; do
+	ak0=$(req_st ackreqs) pk0=$(req_st packets)
 	perf "ib_send_bw $s" ib_send_bw "$s" -x 1 -n 500
+	# one signaled SEND in 100 (perftest's -Q): the others ask for an ACK
+	# only at the queue's tail, the last credit, or every 32 PSNs
+	ak=$(($(req_st ackreqs) - ak0)) pk=$(($(req_st packets) - pk0))
+	[ "$s" = 64 ] && check "ib_send_bw 64: $ak of its $pk packets asked for an ACK (at most a quarter)" \
+		test "$pk" -ge 500 -a "$((ak * 4))" -le "$pk" -a "$ak" -ge 5
 	w0=$(placements)
 	perf "ib_write_bw $s" ib_write_bw "$s" -x 1 -n 500
 	w1=$(placements)
@@ -134,7 +141,6 @@ perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 # (Credit updates, the last ACK again with a new count, are checked in
 # rc.sh: here they depend on whether the receiver's xhcad is polling when
 # ib_send_bw posts its buffers again, 0 to 547 in runs of this test.)
-req_st() { "$B/xhca" -i "$IF_B" -j status | json_get "d['requester']['$1']"; }
 cw0=$(req_st credit_waits) rn0=$(req_st rnr_naks) rt0=$(req_st retransmits)
 perf "ib_send_bw 64 -r 8 -t 8" ib_send_bw 64 -x 1 -n 5000 -r 8 -t 8
 cw=$(($(req_st credit_waits) - cw0)) rn=$(($(req_st rnr_naks) - rn0)) rt=$(($(req_st retransmits) - rt0))

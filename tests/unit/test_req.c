@@ -83,6 +83,20 @@ static int setup(void)
 	return 0;
 }
 
+/* A request (opcode) of len bytes at the payload allocation's start, with
+ * flags (XHCA_SEND_*). */
+static void post_flags(__u64 wr_id, __u8 opcode, __u32 len, __u32 flags)
+{
+	struct xhca_swqe *e = (struct xhca_swqe *)(sq->ring + 1);
+	struct xhca_swqe w = {
+		.wr_id = wr_id, .opcode = opcode, .flags = flags, .nsge = 1, .len = len,
+		.rkey = 0x1234, .sge = { { .len = len, .alloc = payload->id } },
+	};
+
+	e[sq->ring->prod & (SQ_DEPTH - 1)] = w;
+	__atomic_store_n(&sq->ring->prod, sq->ring->prod + 1, __ATOMIC_RELEASE);
+}
+
 /* A request (opcode) of len bytes at off in the payload allocation,
  * signaled; READ and ATOMIC at the peer's va. */
 static void post(__u64 wr_id, __u8 opcode, __u32 off, __u32 len, __u64 va, __u64 add)
@@ -419,6 +433,85 @@ static void case_nak_access(void)
 	res(D.ctxm[LIDX].state == XHCA_QPS_ERR, "the QP is in the error state");
 }
 
+/* Whether frame i asks for an ACK (the BTH's AckReq bit). */
+static int ackreq_of(int i)
+{
+	__u32 off;
+
+	if (i >= fx_n || i >= FX_MAX || recv_bth_offset(fx_frame[i], fx_len[i], &off))
+		return -1;
+	return !!(fx_frame[i][off + 8] & 0x80);
+}
+
+/* The frames of this round that ask for an ACK, as a bit mask. */
+static __u32 ackreq_mask(void)
+{
+	__u32 m = 0;
+
+	for (int i = 0; i < fx_n && i < 32; i++)
+		m |= (__u32)(ackreq_of(i) == 1) << i;
+	return m;
+}
+
+/* A message asks for an ACK when something waits for it: its completion
+ * (signaled), the queue's tail, the responder's last credit; and at least
+ * every half queue (SQ_DEPTH / 2 PSNs here). The others go without, and an
+ * ACK of a later one retires them. */
+static void case_ackreq(void)
+{
+	__u32 p0 = sq->psn, m;
+	struct xhca_cqe c = { .wr_id = 0 };
+	int n = 0;
+
+	fx_reset();
+	post_send(90, 8);
+	run();
+	res(fx_n == 1 && ackreq_of(0) == 1, "a signaled SEND asks for an ACK");
+	peer_ack(p0, XHCA_AETH_ACK_NO_CREDIT, 50);
+	run();
+	res(!fx_take_cqe(cq, &c) && c.wr_id == 90, "... and completes with it");
+	fx_reset();
+	for (int i = 0; i < 12; i++)
+		post_flags((__u64)(91 + i), XHCA_WR_SEND, 8, 0);
+	run();
+	m = ackreq_mask();
+	res(fx_n == 12 && m == (1u << 7 | 1u << 11),
+	    "12 unsignaled SENDs: the 8th asks (half the queue of 16), the 12th (the tail) asks, "
+	    "no other (%d frames, mask 0x%x)", fx_n, m);
+	peer_ack(p0 + 12, XHCA_AETH_ACK_NO_CREDIT, 62);
+	run();
+	res(fx_take_cqe(cq, &c) != 0 && sq->acked == sq->fetched && sq->cons == sq->fetched,
+	    "the tail's ACK retires all 12, with no completion (%u left)", sq->fetched - sq->acked);
+	fx_reset();
+	for (int i = 0; i < 5; i++)
+		post_flags((__u64)(110 + i), XHCA_WR_SEND, 8, i == 2 ? XHCA_SEND_SIGNALED : 0);
+	run();
+	m = ackreq_mask();
+	res(fx_n == 5 && m == (1u << 2 | 1u << 4),
+	    "5 SENDs, the 3rd signaled: it asks, the tail asks (mask 0x%x)", m);
+	peer_ack(p0 + 17, 2, 67); /* 2 buffers posted after it */
+	run();
+	while (!fx_take_cqe(cq, &c))
+		n += c.wr_id == 112 && c.status == XHCA_WC_SUCCESS;
+	res(n == 1, "... and only the signaled one completes (%d)", n);
+	fx_reset();
+	for (int i = 0; i < 4; i++)
+		post_flags((__u64)(120 + i), XHCA_WR_SEND, 8, 0);
+	run();
+	m = ackreq_mask();
+	res(fx_n == 2 && m == 1u << 1,
+	    "2 credits, 4 unsignaled SENDs: 2 leave, the 2nd (the last credit) asks (%d frames, "
+	    "mask 0x%x)", fx_n, m);
+	peer_ack(p0 + 19, XHCA_AETH_ACK_NO_CREDIT, 69);
+	run();
+	m = ackreq_mask();
+	res(fx_n == 4 && m == (1u << 1 | 1u << 3), "its ACK lifts the limit: the other 2 leave, "
+	    "the tail asks (%d frames, mask 0x%x)", fx_n, m);
+	peer_ack(p0 + 21, XHCA_AETH_ACK_NO_CREDIT, 71);
+	run();
+	res(sq->acked == sq->fetched, "... and its ACK retires them");
+}
+
 static int file_setup(char *why)
 {
 	if (setup()) {
@@ -435,6 +528,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("credits", case_credits),
 	UNIT_RUN("credits_bad_aeth", case_credits_bad_aeth),
 	UNIT_RUN("credit_update", case_credit_update),
+	UNIT_RUN("ackreq", case_ackreq),
 	UNIT_RUN("nak_access", case_nak_access),
 };
 

@@ -102,7 +102,8 @@ static void status_rr(const struct xhca_status *s)
 	out_open("requester", "requester:    ");
 	out_u64("wqes", "%llu send requests", s->req.wqes);
 	out_u64("packets", ", %llu packets", s->req.packets);
-	out_u64("bytes", " (%llu payload bytes", s->req.bytes);
+	out_u64("ackreqs", " (%llu asking for an ACK", s->req.ackreqs);
+	out_u64("bytes", ", %llu payload bytes", s->req.bytes);
 	out_u64("retransmits", ", %llu sent again)", s->req.retransmits);
 	out_u64("completions", ", %llu completions;\n              ", s->req.completions);
 	out_u64("timeouts", "%llu timeouts", s->req.timeouts);

@@ -188,6 +188,7 @@ void sq_note(struct xhcad *d, const struct sq_state *s, __u32 started)
 void sq_set_psn(struct xhcad *d, struct sq_state *s, __u32 psn)
 {
 	s->psn = s->una_psn = s->hi_psn = psn & XHCA_PSN_MASK;
+	s->ackreq_psn = (psn - 1) & XHCA_PSN_MASK; /* as if the PSN before had asked */
 	sq_note(d, s, s->next);
 }
 
@@ -471,6 +472,29 @@ static void note_sent(struct xhcad *d, struct sq_state *s, const struct sq_ent *
 		s->hi_psn = end & XHCA_PSN_MASK;
 }
 
+/* Whether the last packet of e, at psn, asks for an ACK (RC). RXE asks at
+ * the end of every message, and its responder acknowledges each one. Here a
+ * message asks only when something waits for the answer: its completion
+ * (signaled), the queue's tail (nothing fetched after it: the last ACK comes
+ * without the timer), the responder's credits used up (the ACK brings a new
+ * count), or ACKREQ_EVERY PSNs after the last that asked, half the queue's
+ * depth if that is less (the window, at least CWND_MIN, never fills without
+ * one, and the application's unsignaled requests retire before its queue
+ * is full; behind it, on a retry, every message asks). READs and ATOMICs are
+ * answered anyway. Fewer ACKs are fewer frames for both ends: 64-byte SENDs
+ * between two xhcads, one ACK per 85 SENDs instead of per 3 (docs/bench.md). */
+static int ackreq_due(const struct sq_state *s, const struct sq_ent *e, __u32 psn)
+{
+	int since = xhca_psn_diff(psn, s->ackreq_psn);
+	int every = s->depth / 2 < ACKREQ_EVERY ? (int)s->depth / 2 : ACKREQ_EVERY;
+
+	if (is_rdat(e->w.opcode) || (e->w.flags & XHCA_SEND_SIGNALED) || s->next + 1 == s->fetched)
+		return 1;
+	if (s->credits_on && takes_rq(e->w.opcode) && (int)(s->rq_sent - s->rq_limit) >= 0)
+		return 1;
+	return since >= every || since <= 0;
+}
+
 /* Packet i of request e: built and on the TX ring. -EAGAIN: the ring is
  * full; -EHOSTUNREACH: no neighbour yet; else a request the packet
  * builder refuses. */
@@ -525,7 +549,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		    w->opcode != XHCA_WR_RDMA_WRITE)
 			p.se = 1;
 	}
-	p.ackreq = qh->type == XHCA_QPT_RC && (last || ackreq);
+	p.ackreq = qh->type == XHCA_QPT_RC && (ackreq || (last && ackreq_due(s, e, p.psn)));
 	/* built where the kernel takes it from: the UMEM */
 	len = xhca_pkt_len(&p);
 	f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
@@ -537,6 +561,10 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 		xsk_tx_abort(d);
 	if (r)
 		return r;
+	if (p.ackreq) {
+		s->ackreq_psn = p.psn;
+		eng()->req.ackreqs++;
+	}
 	if (qh->type == XHCA_QPT_RC)
 		note_sent(d, s, e, i, op, p.psn);
 	eng()->req.packets++;

@@ -15,6 +15,7 @@
 				 * to one window are not dropped early */
 #define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define CWND_MIN 64		/* the window after losses, at least */
+#define ACKREQ_EVERY 32		/* PSNs sent without AckReq at most (below CWND_MIN) */
 
 static inline struct sq_ent *ent(const struct sq_state *s, __u32 i)
 {

@@ -211,6 +211,7 @@ struct xhca_status {
 		__u64 no_neigh;	/* sends held back: no neighbour entry for the destination */
 		__u64 credit_waits; /* messages held back: the responder's credits were used up */
 		__u64 credit_updates; /* the last ACK again, with a count that let more go */
+		__u64 ackreqs;	/* request packets that asked for an ACK (AckReq) */
 	} req;
 	/* the connection manager (cm.c) */
 	__u32 cm_ids;		/* its ids: listeners, connections */

@@ -63,13 +63,14 @@ local_pair() {
 	fi
 	$rc_ timeout "$secs" $cli >"$tmp/$name.cli" 2>&1
 	r2=$?
+	# (SNAP: what to look at with the server still there, printed on failure)
+	[ -n "${SNAP:-}" ] && eval "$SNAP" >"$tmp/$name.snap" 2>&1
 	wait "$spid"
 	r1=$?
 	if [ "$r1" != 0 ] || [ "$r2" != 0 ]; then
 		fail "$name: server exit $r1, client exit $r2"
 		tail -n 5 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
-		# (what the device's multicast groups looked like then)
-		xhca mcast show -v 2>&1 | sed 's/^/    /'
+		[ -n "${SNAP:-}" ] && sed 's/^/    /' "$tmp/$name.snap"
 		return 1
 	fi
 	return 0
@@ -114,6 +115,9 @@ local_pair "rping on one device" 60 "bound 0106 7190" "rping -s -a $IP_A -p 7190
 		test "$(grep -c 'ping data: rdma-ping-' "$tmp/rping on one device.cli")" = 20
 # (the receiver ready once its QP is a member of the group: its rdma_cm id
 # alone is there before the join, and a burst sent then reaches nobody)
+# (on failure: the groups, members and skipped members, and loopback's
+# counters, as the client ended and the server waited)
+SNAP="xhca mcast show -v; xhca -j status | json_get 'd[\"loopback\"]'" \
 local_pair "mckey on one device" 60 "xhca mcast show | awk '\$1 == \"239.1.1.1\" && \$3 >= 1' | grep -q ." \
 	"mckey -m 239.1.1.1 -b $IP_A -C 20" "mckey -m 239.1.1.1 -b $IP_A -s -C 20" &&
 	check "mckey on one device: the receiving process got its 20 messages" \

@@ -100,7 +100,7 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   QP verbs | qp_restore: the QP table rebuilt at start | qp_show: QPs
 #   shown, counters | state: restart | client: a session's end | ctl_server:
 #   the control socket | loop | main
-XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk xsk_io resp_exec pxq hostmem mr qptab flowq cq \
+XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk xsk_io gso resp_exec pxq hostmem mr qptab flowq cq \
 	session net receive respond completer request cm_wire cm dispatch mcast proxy_thread proxy filter cli \
 	round qp qp_restore qp_show state client ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
@@ -278,7 +278,7 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 # the unit tests: xhcad's layers up to the dispatch, as they are, but the
 # device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in);
 # loopback.c's addresses, as net.c reads them
-UNIT_LAYERS := util sched reorder locksvc kfeat loopback resp_exec pxq hostmem mr qptab flowq cq session net \
+UNIT_LAYERS := util sched reorder locksvc kfeat loopback gso resp_exec pxq hostmem mr qptab flowq cq session net \
 	receive respond completer request cm_wire cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \

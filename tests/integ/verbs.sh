@@ -108,9 +108,15 @@ for s in 64 65536; do
 	ak=$(($(req_st ackreqs) - ak0)) pk=$(($(req_st packets) - pk0))
 	[ "$s" = 64 ] && check "ib_send_bw 64: $ak of its $pk packets asked for an ACK (at most a quarter)" \
 		test "$pk" -ge 500 -a "$((ak * 4))" -le "$pk" -a "$ak" -ge 5
-	w0=$(placements)
+	w0=$(placements) gs0=$(req_st gso_sends) gf0=$(req_st gso_frames) rt0=$(req_st retransmits)
 	perf "ib_write_bw $s" ib_write_bw "$s" -x 1 -n 500
 	w1=$(placements)
+	# --gso (on; AF_XDP copies on veth): the WRITEs' packets in runs of
+	# equal size, each run one UDP GSO send the kernel cut up (a 64 KiB
+	# WRITE: FIRST with its RETH and a MIDDLE, then 13 MIDDLEs and the LAST)
+	gs=$(($(req_st gso_sends) - gs0)) gf=$(($(req_st gso_frames) - gf0)) rt=$(($(req_st retransmits) - rt0))
+	[ "$s" = 65536 ] && check "ib_write_bw 65536: its $gf packets went in $gs UDP GSO sends (8 or more a send), $rt sent again (1% at most)" \
+		test "$gf" -ge $((500 * 16)) -a "$((gs * 8))" -le "$gf" -a "$((rt * 100))" -le "$gf"
 	perf "ib_read_bw $s" ib_read_bw "$s" -x 1 -n 500
 done
 # perftest's buffer is its own memory (posix_memalign): registered by verbs,

@@ -196,7 +196,7 @@ run_kernel() {
 	want rc_pingpong && both rc_pingpong 90 "ibv_rc_pingpong -d %D -g %G -p %P -n 200" ' iters in '
 	want write_bw && both write_bw 120 "ib_write_bw $PERF" '^ *65536 +200 '
 	want read_bw && both read_bw 120 "ib_read_bw $PERF -o 8 -s 8192" '^ *8192 +200 '
-	want send_bw && both send_bw 120 "ib_send_bw $PERF" '^ *65536 +200 '
+	want send_bw && both send_bw 120 "ib_send_bw $PERF" '^ *65536 +200 ' && gso_checks
 	want rping && for who in guest host; do
 		CM=0106 pair "rping-$who" "$who" 90 "rping -s -a %A -p %P -C 20 -V" \
 			"rping -c -a %A -p %P -C 20 -v -V" &&
@@ -206,6 +206,26 @@ run_kernel() {
 	want nocopy && nocopy_checks
 	want mtu4200 && mtu4200
 	guest_done
+}
+
+# --gso in the guest, whose requester sent the runs above as the client:
+# Linux 6.2 took UDP GSO in the virtio-net header. Before it the first send
+# is refused and the path turns itself off, that run and the rest sent
+# through the AF_XDP TX ring (the perftest runs above completed); where the
+# sockets are zero-copy the TX ring serves anyway.
+gso_checks() {
+	local st mode sends refused
+	st=$(gxhca -j status | json_get '"%s %d %d" % (d["xsk_mode"], d["requester"]["gso_sends"], d["requester"]["gso_fallbacks"])')
+	read -r mode sends refused <<<"$st"
+	if [ "$mode" != copy ]; then
+		check_eq "kernels: $KREL: --gso: AF_XDP $mode: no GSO send, none refused" "$sends $refused" "0 0"
+	elif newer 6.2; then
+		check "kernels: $KREL: --gso: the guest's requests went as UDP GSO sends ($sends), none refused ($refused)" \
+			test "$sends" -gt 0 -a "$refused" = 0
+	else
+		check "kernels: $KREL: --gso: the kernel refused the first send ($refused runs went frame by frame), none went ($sends), and said so" \
+			eval '[ "$refused" -ge 1 ] && [ "$sends" = 0 ] && grep -q -- "--gso: the kernel refused a UDP GSO send" "$VMD/o/gx$GX.out"'
+	fi
 }
 
 # What the start line and xhca status say of the guest's kernel.

@@ -27,7 +27,7 @@
 
 static const struct unit_file *const files[] = {
 	&unit_pkt,  &unit_rx,  &unit_sched, &unit_reorder, &unit_locksvc,
-	&unit_resp, &unit_req, &unit_recv,  &unit_rdmacm,  &unit_kfeat, &unit_json,
+	&unit_resp, &unit_req, &unit_recv,  &unit_rdmacm,  &unit_kfeat, &unit_json, &unit_gso,
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 #define MAX_CASES 64 /* of one file */

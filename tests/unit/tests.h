@@ -69,7 +69,7 @@ void unit_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int unit_after_all(void);
 
 extern const struct unit_file unit_pkt, unit_rx, unit_sched, unit_reorder, unit_locksvc,
-	unit_resp, unit_req, unit_recv, unit_rdmacm, unit_kfeat, unit_json;
+	unit_resp, unit_req, unit_recv, unit_rdmacm, unit_kfeat, unit_json, unit_gso;
 
 /* test_unit --fuzz N SEED: rx/fuzz of N frames from SEED (make fuzz; the
  * full run's is 20000 from 1) */

@@ -103,6 +103,10 @@ static void status_rr(const struct xhca_status *s)
 	out_u64("wqes", "%llu send requests", s->req.wqes);
 	out_u64("packets", ", %llu packets", s->req.packets);
 	out_u64("ackreqs", " (%llu asking for an ACK", s->req.ackreqs);
+	out_u64("gso_frames", ", %llu in", s->req.gso_frames);
+	out_u64("gso_sends", " %llu GSO sends", s->req.gso_sends);
+	out_u64("gso_fallbacks", " (%llu refused,", s->req.gso_fallbacks);
+	out_u64("gso_lost", " %llu frames lost)", s->req.gso_lost);
 	out_u64("bytes", ", %llu payload bytes", s->req.bytes);
 	out_u64("retransmits", ", %llu sent again)", s->req.retransmits);
 	out_u64("completions", ", %llu completions;\n              ", s->req.completions);

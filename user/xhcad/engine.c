@@ -228,6 +228,7 @@ int engines_start(struct xhcad *d)
 		d->eng[k].wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (d->eng[k].wake_fd < 0)
 			return -errno;
+		gso_start(d, &d->eng[k]);
 	}
 	for (__u32 k = 1; k < d->neng; k++) {
 		struct engine_thread *t = calloc(1, sizeof(*t));
@@ -306,5 +307,6 @@ void engines_end(struct xhcad *d)
 		if (d->eng[k].wake_fd > 0)
 			close(d->eng[k].wake_fd);
 		d->eng[k].wake_fd = -1;
+		gso_close(&d->eng[k].gso);
 	}
 }

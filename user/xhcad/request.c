@@ -252,6 +252,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->cwnd = SQ_WINDOW;
 	s->cwnd_acc = 0;
 	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
+	s->gso_no = 0;
 	s->rq_sent = s->rq_acked = s->rq_limit = 0;
 	s->credits_on = s->credit_held = 0;
 	sq_note(d, s, prod);
@@ -495,6 +496,32 @@ static int ackreq_due(const struct sq_state *s, const struct sq_ent *e, __u32 ps
 	return since >= every || since <= 0;
 }
 
+/* Packet p of s built and sent: into the engine's GSO run (gso.c), or
+ * built where the kernel takes it from, a UMEM frame on the TX ring. A QP
+ * keeps to one of them, so its packets stay in order: one the run takes
+ * none of (for this host, tagged) keeps to the TX ring until a reset. */
+static int packet_out(struct xhcad *d, struct sq_state *s, struct xhca_pkt_spec *p)
+{
+	int len, r;
+	void *f;
+
+	if (d->gso && s->qh->type != XHCA_QPT_UD && !s->gso_no) {
+		r = gso_put(d, p);
+		if (r <= 0)
+			return r;
+		s->gso_no = 1;
+	}
+	len = xhca_pkt_len(p);
+	f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
+	if (!f)
+		return len < 0 ? len : -errno;
+	len = xhca_pkt_build(p, f, (size_t)len);
+	r = len < 0 ? len : xsk_tx_submit(d, (__u32)len);
+	if (len < 0)
+		xsk_tx_abort(d);
+	return r;
+}
+
 /* Packet i of request e: built and on the TX ring. -EAGAIN: the ring is
  * full; -EHOSTUNREACH: no neighbour yet; else a request the packet
  * builder refuses. */
@@ -504,9 +531,9 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	struct qp_host *qh = s->qh;
 	const struct xhca_swqe *w = &e->w;
 	__u32 mtu = 1u << c->mtu_shift, off = 0, plen = 0;
-	__u8 op = send_op(w->opcode, (int)e->npkts, i), buf[4096], *f;
+	__u8 op = send_op(w->opcode, (int)e->npkts, i), buf[4096];
 	struct xhca_pkt_spec p;
-	int len, last, r;
+	int last, r;
 
 	xhca_pkt_spec_init(&p, (__u8)(qh->type << 5) | op);
 	r = spec_address(d, s, c, w, &p);
@@ -550,15 +577,7 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 			p.se = 1;
 	}
 	p.ackreq = qh->type == XHCA_QPT_RC && (ackreq || (last && ackreq_due(s, e, p.psn)));
-	/* built where the kernel takes it from: the UMEM */
-	len = xhca_pkt_len(&p);
-	f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
-	if (!f)
-		return len < 0 ? len : -errno;
-	len = xhca_pkt_build(&p, f, (size_t)len);
-	r = len < 0 ? len : xsk_tx_submit(d, (__u32)len);
-	if (len < 0)
-		xsk_tx_abort(d);
+	r = packet_out(d, s, &p);
 	if (r)
 		return r;
 	if (p.ackreq) {
@@ -774,9 +793,10 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 		sq_fetch(d, s, c);
 		if (s->deadline && now >= s->deadline)
 			sq_timeout(d, s);
-		if (n < budget)
+		if (n < budget) {
 			n += sq_send(d, s, c, budget - n, now, more);
-		else if (s->next != s->fetched)
+			gso_flush(d); /* (the QP's run, if any) */
+		} else if (s->next != s->fetched)
 			*more = 1;
 		n += sq_retire(d, s, now);
 		if (s->deadline && (!*deadline || s->deadline < *deadline))

@@ -148,6 +148,40 @@ void *xsk_tx_alloc(struct xhcad *d, __u32 len);
 int xsk_tx_submit(struct xhcad *d, __u32 len);
 void xsk_tx_abort(struct xhcad *d);
 void xsk_tx_kick(struct xhcad *d);
+
+/* gso.c: request packets as UDP GSO sends through a packet socket (--gso).
+ * A run: frames of one flow and UDP payload size (the last may be shorter)
+ * one after another, each built as the kernel's segment of the run. */
+#define GSO_HDR_MAX 62		/* Ethernet, IPv6, UDP */
+#define GSO_MAX_SEGS 64		/* the kernel's UDP_MAX_SEGMENTS before 6.9 */
+#define GSO_MAX_BYTES 61440	/* UDP payload of a run: under IPv4's 64 KiB */
+#define GSO_UDP_L4 5		/* VIRTIO_NET_HDR_GSO_UDP_L4 (Linux 6.2 headers) */
+struct gso_run {
+	__u32 hl;		/* a frame's headers, through UDP: 42 (IPv4) or 62 */
+	__u32 n, seg, last;	/* frames; their UDP payload size, the last one's */
+	__u32 len;		/* UDP payload bytes so far */
+	__u8 hdr[GSO_HDR_MAX];	/* the first frame's headers */
+	/* the frames' UDP payloads, from GSO_HDR_MAX on (a frame is built
+	 * with its headers before its payload) */
+	__u8 buf[GSO_HDR_MAX + GSO_MAX_BYTES + XHCA_PKT_MAX];
+};
+struct virtio_net_hdr;
+/* s built as the run's next frame (its ip_id set): 0; 1 no frame for a run
+ * (not untagged IPv4/IPv6 UDP); 2 it does not fit: send the run first; or
+ * -errno */
+int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s);
+/* The one send of the run: its virtio-net header and the headers (hdr:
+ * GSO_HDR_MAX bytes) with the whole run's lengths */
+void gso_run_super(const struct gso_run *r, struct virtio_net_hdr *vh, __u8 *hdr);
+/* Frame i of the run, as the kernel's segmentation makes it, into out: its
+ * length */
+__u32 gso_run_frame(const struct gso_run *r, __u32 i, __u8 *out);
+/* The running engine's: s queued for the wire (0), not for this path (1: the
+ * TX ring's), or -errno; gso_flush sends what is queued. */
+int gso_put(struct xhcad *d, struct xhca_pkt_spec *s);
+void gso_flush(struct xhcad *d);
+void gso_start(struct xhcad *d, struct engine *e);
+void gso_close(struct gso **g);
 /* Frames from other xhcads of this namespace (loopback.c), up to max, into
  * their flow queues; whether there is room for one; looped frames held. */
 int xsk_lo_recv(struct xhcad *d, int max);

@@ -121,6 +121,7 @@ struct sq_state {
 	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD */
 	__u32 cwnd_acc;		/* PSNs acknowledged towards the next increase */
 	__u32 ackreq_psn;	/* RC: the last PSN sent with AckReq (ackreq_due) */
+	int gso_no;		/* its packets go through the TX ring, not gso.c */
 	/* end-to-end credits (RC, IBA 9.7.7.2): messages that take a receive
 	 * buffer (SEND, WRITE with immediate) started and acknowledged; while
 	 * the responder gives a count, rq_sent stays within rq_limit, or one

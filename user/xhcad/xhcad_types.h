@@ -264,6 +264,7 @@ struct engine {
 	struct xhca_req_stats req;
 	__u64 sleeps, polled;	/* its loop's: waits that could sleep, busy polls that found work */
 	int wake_fd;		/* an eventfd: written to wake it when it sleeps */
+	struct gso *gso;	/* its packet socket and run of request frames (gso.c) */
 	int sleeping;		/* it sleeps, or is about to (atomic) */
 	int blocked_new;	/* a flow queue of its blocked on a CQ this round */
 };
@@ -278,6 +279,7 @@ struct xhcad {
 	int keep;
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
+	int gso;		/* --gso: RC/UC request packets as UDP GSO sends (gso.c) */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	struct cm_state_all *cm; /* cm.c (cm_int.h) */
 	int ctl_group;		/* --group: the control socket is its members' too */

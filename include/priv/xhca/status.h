@@ -173,7 +173,7 @@ struct xhca_status {
 	__u64 canary_violations;
 	__u64 barriers;		/* invalidations waited for */
 	__u64 naks;		/* NAKs sent (the TX ring full: in tx_full) */
-	__u64 tx_frames;	/* responses and NAKs put on the AF_XDP TX ring */
+	__u64 tx_frames;	/* frames sent: on the AF_XDP TX ring, and through gso.c */
 	__u64 tx_full;		/* not: the ring or the UMEM was full */
 	/* multicast */
 	__u32 mcast_groups;
@@ -212,6 +212,10 @@ struct xhca_status {
 		__u64 credit_waits; /* messages held back: the responder's credits were used up */
 		__u64 credit_updates; /* the last ACK again, with a count that let more go */
 		__u64 ackreqs;	/* request packets that asked for an ACK (AckReq) */
+		/* --gso (gso.c): sends of runs through the packet socket, the
+		 * request frames in them; runs the kernel refused, sent frame by
+		 * frame through the TX ring; frames not sent at all then */
+		__u64 gso_sends, gso_frames, gso_fallbacks, gso_lost;
 	} req;
 	/* the connection manager (cm.c) */
 	__u32 cm_ids;		/* its ids: listeners, connections */

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Request packets as UDP GSO (--gso, default on): an RC or UC QP's request
+ * packets for the wire go through a packet socket with a virtio-net header
+ * instead of the AF_XDP TX ring. A run of frames of one flow (the same
+ * Ethernet, IP and UDP headers but for lengths, IPv4 ID and checksums)
+ * whose UDP payloads have one size, the last perhaps shorter, is one send
+ * of up to GSO_MAX_SEGS frames that the kernel cuts into them (UDP_L4
+ * segmentation: lengths and checksums per segment, IPv4 IDs counted up from
+ * the first). Each frame is built as the segment the kernel will make of
+ * it, its ICRC over its own lengths and its ID (its index in the run), so
+ * the run's payload is the frames' UDP payloads one after another: frame i
+ * is built in place after the frames before it, its headers over the last
+ * bytes of the one before, which are kept aside and put back.
+ *
+ * One send of a run costs the sender about what one frame through the
+ * AF_XDP copy path does (an skb, a copy, the driver), and the kernel's
+ * segments are cheap: docs/bench.md has the figures. A QP keeps to one path,
+ * so its packets stay in order. A frame for this host (loopback.c), a VLAN's,
+ * UD's, goes through the TX ring. Linux 6.2 took UDP_L4 in the virtio-net
+ * header; a kernel that refuses the send turns the path off, and a run that
+ * could not be sent goes frame by frame through the TX ring.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/virtio_net.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include "log.h"
+#include "xhcad_device.h"
+
+struct gso {
+	int fd;
+	struct gso_run run;
+};
+
+
+/* ---- the run (pure) ------------------------------------------------------------ */
+
+static void put16(__u8 *p, __u32 v)
+{
+	p[0] = (__u8)(v >> 8);
+	p[1] = (__u8)v;
+}
+
+static __u32 get16(const __u8 *p)
+{
+	return (__u32)p[0] << 8 | p[1];
+}
+
+static __u32 fold(__u32 s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+/* The UDP header's offset in an untagged IPv4 or IPv6 frame; 0 for others. */
+static __u32 udp_off(const __u8 *fr, __u32 len)
+{
+	__u32 et = len >= 14 ? get16(fr + 12) : 0;
+
+	if (et == ETH_P_IP && len > 42 && fr[14] == 0x45 && fr[23] == IPPROTO_UDP)
+		return 34;
+	if (et == ETH_P_IPV6 && len > 62 && fr[20] == IPPROTO_UDP)
+		return 54;
+	return 0;
+}
+
+/* Whether fr has the run's headers but for the lengths, ID and checksums. */
+static int same_flow(const struct gso_run *r, const __u8 *fr)
+{
+	const __u8 *h = r->hdr;
+
+	if (r->hl == 42) /* IPv4: version..TOS, flags..protocol, addresses, ports */
+		return !memcmp(fr, h, 16) && !memcmp(fr + 20, h + 20, 4) &&
+		       !memcmp(fr + 26, h + 26, 12);
+	return !memcmp(fr, h, 18) && !memcmp(fr + 20, h + 20, 38); /* IPv6 */
+}
+
+int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s)
+{
+	__u32 hl = s->ipv6 ? 62 : 42, pl;
+	__u8 keep[GSO_HDR_MAX], *at;
+	int len = xhca_pkt_len(s);
+
+	if (s->nvlan || (s->ipv6 && s->ipv6_nexthdr))
+		return 1;
+	if (len <= (int)hl || (__u32)len > XHCA_PKT_MAX)
+		return len < 0 ? len : -EMSGSIZE;
+	pl = (__u32)len - hl;
+	if (r->n && (hl != r->hl || pl > r->seg || r->last < r->seg || r->n >= GSO_MAX_SEGS ||
+		     r->len + pl > GSO_MAX_BYTES))
+		return 2; /* the run is full, or of another kind: send it first */
+	/* built where its UDP payload goes, its headers over the bytes
+	 * before (kept aside: another frame's, or nothing) */
+	s->ip_id = (__u16)r->n;
+	at = r->buf + GSO_HDR_MAX + r->len - hl;
+	memcpy(keep, at, hl);
+	len = xhca_pkt_build(s, at, (size_t)len);
+	if (len < 0 || udp_off(at, (__u32)len) + 8 != hl || (r->n && !same_flow(r, at))) {
+		memcpy(at, keep, hl);
+		return len < 0 ? len : r->n ? 2 : 1;
+	}
+	if (!r->n) {
+		memcpy(r->hdr, at, hl);
+		r->hl = hl;
+		r->seg = pl;
+	}
+	memcpy(at, keep, hl);
+	r->last = pl;
+	r->len += pl;
+	r->n++;
+	return 0;
+}
+
+void gso_run_super(const struct gso_run *r, struct virtio_net_hdr *vh, __u8 *hdr)
+{
+	__u32 ul = 8 + r->len, s = 0, u = r->hl - 8;
+
+	memset(vh, 0, sizeof(*vh));
+	memcpy(hdr, r->hdr, r->hl);
+	if (r->n < 2)
+		return; /* one frame: as built */
+	if (u == 34) {
+		put16(hdr + 16, 20 + ul);
+		put16(hdr + 24, 0);
+		for (__u32 i = 14; i < 34; i += 2)
+			s += get16(hdr + i);
+		put16(hdr + 24, ~fold(s) & 0xffff);
+	} else {
+		put16(hdr + 18, ul);
+	}
+	put16(hdr + u + 4, ul);
+	/* the pseudo header's sum, for the kernel to finish per segment */
+	s = IPPROTO_UDP + ul;
+	for (__u32 i = u == 34 ? 26 : 22; i < u; i += 2)
+		s += get16(hdr + i);
+	put16(hdr + u + 6, fold(s));
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->gso_type = GSO_UDP_L4;
+	vh->hdr_len = (__u16)r->hl;
+	vh->gso_size = (__u16)r->seg;
+	vh->csum_start = (__u16)u;
+	vh->csum_offset = 6;
+}
+
+__u32 gso_run_frame(const struct gso_run *r, __u32 i, __u8 *out)
+{
+	__u32 u = r->hl - 8, pl = i + 1 < r->n ? r->seg : r->last, s = 0;
+
+	memcpy(out, r->hdr, r->hl);
+	memcpy(out + r->hl, r->buf + GSO_HDR_MAX + i * r->seg, pl);
+	if (u == 34) {
+		put16(out + 16, 28 + pl);
+		put16(out + 18, get16(r->hdr + 18) + i);
+		put16(out + 24, 0);
+		for (__u32 k = 14; k < 34; k += 2)
+			s += get16(out + k);
+		put16(out + 24, ~fold(s) & 0xffff);
+	} else {
+		put16(out + 18, 8 + pl);
+	}
+	put16(out + u + 4, 8 + pl);
+	return r->hl + pl;
+}
+
+/* ---- the socket -------------------------------------------------------------- */
+
+static int gso_open(struct xhcad *d, struct gso **g)
+{
+	int one = 1, buf = 4 << 20;
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_ifindex = d->ifindex };
+
+	*g = calloc(1, sizeof(**g));
+	if (!*g)
+		return -ENOMEM;
+	/* protocol 0: it receives nothing */
+	(*g)->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if ((*g)->fd < 0 || setsockopt((*g)->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) ||
+	    bind((*g)->fd, (void *)&ll, sizeof(ll))) {
+		int e = -errno;
+
+		gso_close(g);
+		errno = -e;
+		return e;
+	}
+	if (setsockopt((*g)->fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
+		setsockopt((*g)->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	return 0;
+}
+
+/* Its socket for engine e, at start: none where the sockets are zero-copy
+ * (the TX ring copies nothing there) or --gso is off. */
+void gso_start(struct xhcad *d, struct engine *e)
+{
+	if (!d->gso)
+		return;
+	if (xsk_zerocopy(d)) {
+		d->gso = 0;
+		return;
+	}
+	if (gso_open(d, &e->gso)) {
+		pr_info("--gso: no packet socket (%s): off\n", strerror(errno));
+		d->gso = 0;
+	}
+}
+
+void gso_close(struct gso **g)
+{
+	if (!*g)
+		return;
+	if ((*g)->fd >= 0)
+		close((*g)->fd);
+	free(*g);
+	*g = NULL;
+}
+
+/* The run frame by frame through the TX ring (the kernel refused it). */
+static void run_by_frames(struct xhcad *d, const struct gso_run *r)
+{
+	__u8 fr[XHCA_PKT_MAX];
+
+	for (__u32 i = 0; i < r->n; i++)
+		if (xsk_tx(d, fr, gso_run_frame(r, i, fr)))
+			eng()->req.gso_lost++;
+	eng()->req.gso_fallbacks++;
+}
+
+void gso_flush(struct xhcad *d)
+{
+	struct gso *g = eng()->gso;
+	struct gso_run *r = g ? &g->run : NULL;
+	struct virtio_net_hdr vh;
+	__u8 hdr[GSO_HDR_MAX];
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_ifindex = d->ifindex };
+	struct iovec iov[3];
+	struct msghdr mh = { .msg_name = &ll, .msg_namelen = sizeof(ll), .msg_iov = iov,
+			     .msg_iovlen = 3 };
+
+	if (!r || !r->n)
+		return;
+	gso_run_super(r, &vh, hdr);
+	iov[0] = (struct iovec){ &vh, sizeof(vh) };
+	iov[1] = (struct iovec){ hdr, r->hl };
+	iov[2] = (struct iovec){ r->buf + GSO_HDR_MAX, r->len };
+	ll.sll_protocol = htons(r->hl == 42 ? ETH_P_IP : ETH_P_IPV6);
+	if (d->gso && sendmsg(g->fd, &mh, MSG_DONTWAIT) >= 0) {
+		eng()->req.gso_sends++;
+		eng()->req.gso_frames += r->n;
+	} else {
+		if (d->gso && (errno == EINVAL || errno == EOPNOTSUPP || errno == EPROTONOSUPPORT)) {
+			pr_info("--gso: the kernel refused a UDP GSO send (%s): off\n",
+				strerror(errno));
+			d->gso = 0;
+		}
+		run_by_frames(d, r);
+	}
+	r->n = r->len = 0;
+}
+
+int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
+{
+	struct gso *g = eng()->gso;
+	int r, ifindex;
+
+	if (!g)
+		return 1;
+	r = gso_run_add(&g->run, s);
+	if (r == 2) {
+		gso_flush(d);
+		r = gso_run_add(&g->run, s);
+	}
+	if (r || g->run.n > 1)
+		return r;
+	/* a run's first frame: to the wire? */
+	if (lo_dest(d, g->run.hdr, g->run.hl, &ifindex) != LO_WIRE) {
+		g->run.n = g->run.len = 0;
+		return 1;
+	}
+	return 0;
+}

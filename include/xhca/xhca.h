@@ -135,7 +135,9 @@ int xhca_cq_resize(struct xhca_cq *cq, unsigned int depth);
  * others keep their order), as a QP reset does on an HCA: how many, or
  * -errno. Not while another thread polls it. (Since XHCA_1.1.) */
 int xhca_cq_clean(struct xhca_cq *cq, uint32_t qpn);
-/* Up to n completions into wc; returns how many (0: none). Every 64th empty
+/* Up to n completions into wc; returns how many (0: none), or -errno with
+ * none taken when the doorbell telling xhcad of room an earlier call made
+ * could not be rung (it is rung again at each call). Every 64th empty
  * poll of a CQ in a row yields the CPU (sched_yield), so that a program
  * spinning on it leaves xhcad room on a busy host; XHCA_POLL_YIELD=N in the
  * environment sets N (0: never). */

@@ -22,6 +22,11 @@
  *   hold IF     create a UD QP with a small CQ, never poll, wait for "go",
  *               then poll everything that arrived (a full CQ must stall the
  *               flow queue, not lose completions)
+ *   dbgone IF F as hold (flow queue F), but after "go" closes its CQ's doorbell
+ *               descriptor (as a program closing every descriptor might), so
+ *               libxhca cannot tell xhcad of the room it makes; then polls
+ *               twice: the completions there must come all the same, the
+ *               doorbell's error with the next call
  *   crash IF    allocate, create a QP, print ready and wait to be killed
  *   mr IF LEN [scatter|contig]
  *               a buffer of LEN bytes registered whole as a memory region
@@ -49,6 +54,7 @@
  *               (the invalidation soak: only a registered key may land)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +436,57 @@ static int mode_hold(const char *ifname, int flowq)
 	n = drain(cq, wc, 256, 1000);
 	printf("{\"received\": %d, \"stalls\": %llu, \"ok\": %s}\n", n,
 	       (unsigned long long)xhca_cq_stalls(cq), n > 0 && wc[0].status == 0 ? "true" : "false");
+	xhca_close(ctx);
+	return 0;
+}
+
+/* The descriptors open now, as a bit set of the first 1024. */
+static void open_fds(unsigned char set[128])
+{
+	memset(set, 0, 128);
+	for (int fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			set[fd / 8] |= (unsigned char)(1u << (fd % 8));
+}
+
+static int mode_dbgone(const char *ifname, int flowq)
+{
+	static struct xhca_wc wc[64];
+	unsigned char before[128], after[128];
+	struct xhca_ctx *ctx = xhca_open(ifname);
+	struct xhca_cq *cq;
+	struct xhca_qp *qp;
+	__u8 *bufs;
+	int db = -1, ndb = 0, first, second, third;
+
+	if (!ctx)
+		return 1;
+	bufs = xhca_alloc(ctx, 64 * 2048);
+	open_fds(before);
+	cq = xhca_cq_create(ctx, 4);
+	open_fds(after);
+	qp = cq ? ud_qp(ctx, cq, 64, flowq) : NULL;
+	if (!bufs || !qp)
+		return 1;
+	/* the descriptors the CQ brought but its event fd: its doorbell */
+	for (int fd = 0; fd < 1024; fd++)
+		if ((after[fd / 8] & ~before[fd / 8]) & (1u << (fd % 8)) && fd != xhca_cq_fd(cq)) {
+			db = fd;
+			ndb++;
+		}
+	for (int i = 0; i < 64; i++)
+		if (xhca_post_recv(qp, (uint64_t)i, bufs + i * 2048, 2048))
+			return 1;
+	printf("{\"ready\": true, \"qpn\": %u, \"doorbells\": %d}\n", xhca_qp_num(qp), ndb);
+	fflush(stdout);
+	if (wait_go() || ndb != 1)
+		return 1;
+	close(db);
+	first = xhca_poll_cq(cq, wc, 64);
+	second = xhca_poll_cq(cq, wc, 64);
+	third = xhca_poll_cq(cq, wc, 64);
+	printf("{\"first\": %d, \"second\": %d, \"third\": %d, \"ok\": %s}\n", first, second,
+	       third, first > 0 && wc[0].status == 0 ? "true" : "false");
 	xhca_close(ctx);
 	return 0;
 }
@@ -845,7 +902,7 @@ int main(int argc, char **argv)
 	int flowq = argc > 3 ? atoi(argv[3]) : -1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin|leave IFNAME ...\n");
+		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|dbgone|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin|leave IFNAME ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -867,6 +924,8 @@ int main(int argc, char **argv)
 		return mode_hold(argv[2], flowq);
 	if (!strcmp(argv[1], "crash"))
 		return mode_crash(argv[2], flowq);
+	if (!strcmp(argv[1], "dbgone"))
+		return mode_dbgone(argv[2], flowq);
 	if (!strcmp(argv[1], "mr") && argc >= 4)
 		return mode_mr(argv[2], strtoull(argv[3], NULL, 0), argc > 4 ? argv[4] : NULL);
 	if (!strcmp(argv[1], "atomic2") && argc >= 5)

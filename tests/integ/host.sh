@@ -189,6 +189,26 @@ wait "$PID_hold"
 check_eq "host: all 20 completions arrive once the application polls; the stall is reported" \
 	"$(tail -n 1 "$tmp/hold" | json_get '(d["received"], d["stalls"] >= 1, d["ok"])')" "(20, True, True)"
 
+# --- ... and with its doorbell descriptor closed (a program that closes every
+# descriptor), polling still takes what the CQ holds: the doorbell's EBADF
+# comes with the next call, which takes nothing (libxhca once returned it
+# with the completions it had taken, and they were lost) ---
+mkfifo "$tmp/dbgone.in"
+nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" dbgone "$IF_A" 5 <"$tmp/dbgone.in" >"$tmp/dbgone" 2>&1 &
+APPS+=("$!"); PID_dbgone=$!
+exec 9>"$tmp/dbgone.in"
+GQ=$(ready dbgone)
+gen --op ud-send-only --qpn "$GQ" --qkey 0x5151 --count 10 --size 64
+sleep 0.3
+check_eq "host: flow queue 5 waits for the application's 4-entry CQ" \
+	"$(xhca -j flowq show | json_get '(d["flowqs"][5]["blocked"], d["flowqs"][5]["backlog"])')" \
+	"(True, 6)"
+echo go >&9
+exec 9>&-
+wait "$PID_dbgone"
+check_eq "host: doorbell closed: the 4 completions come (polled, good), then EBADF, again EBADF, nothing taken" \
+	"$(tail -n 1 "$tmp/dbgone" | json_get '(d["first"], d["ok"], d["second"], d["third"])')" "(4, True, -9, -9)"
+
 # --- xhca-recv's bad options: exit 2 before touching xhcad; no xhcad: exit 1 ---
 rbad() {
 	local name=$1 want=$2; shift 2

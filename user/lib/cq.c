@@ -124,20 +124,37 @@ static unsigned int poll_yield(void)
 	return every;
 }
 
-/* The consumer index moves to cons; xhcad may be waiting for exactly
- * this room (ring.h): its doorbell. 0 or -errno. */
-static int cq_consumed(struct xhca_cq *cq, __u32 cons)
+/* xhcad's doorbell for room in the CQ: 0, or -errno, and owed (the next
+ * poll or clean rings it first). */
+static int cq_ring_db(struct xhca_cq *cq)
+{
+	__u64 one = 1;
+
+	if (write(cq->dbfd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+		cq->db_owed = 1;
+		return -errno;
+	}
+	cq->db_owed = 0;
+	return 0;
+}
+
+/* The consumer index moves to cons; xhcad may be waiting for exactly this
+ * room (ring.h): its doorbell. The completions taken are the caller's
+ * whatever the doorbell does: one that could not be rung is owed, and the
+ * next call's error (cq_owed). */
+static void cq_consumed(struct xhca_cq *cq, __u32 cons)
 {
 	__atomic_store_n(&cq->ring->cons, cons, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&cq->ring->waiting, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&cq->ring->waiting, 0, __ATOMIC_SEQ_CST)) {
-		__u64 one = 1;
+	if (cq->db_owed || (__atomic_load_n(&cq->ring->waiting, __ATOMIC_RELAXED) &&
+			    __atomic_exchange_n(&cq->ring->waiting, 0, __ATOMIC_SEQ_CST)))
+		cq_ring_db(cq);
+}
 
-		if (write(cq->dbfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			return -errno;
-	}
-	return 0;
+/* A doorbell owed rung before anything is taken: 0, or its -errno. */
+static int cq_owed(struct xhca_cq *cq)
+{
+	return cq->db_owed ? cq_ring_db(cq) : 0;
 }
 
 int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n)
@@ -145,8 +162,10 @@ int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n)
 	__u32 cons = cq->ring->cons;
 	__u32 prod = __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE);
 	unsigned int every;
-	int k = 0;
+	int k = 0, r = cq_owed(cq);
 
+	if (r)
+		return r;
 	while (k < n && cons != prod)
 		wc[k++] = cq->e[cons++ & (cq->depth - 1)];
 	if (!k) {
@@ -156,14 +175,18 @@ int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n)
 		return 0;
 	}
 	cq->empty = 0;
-	return cq_consumed(cq, cons) ?: k;
+	cq_consumed(cq, cons);
+	return k;
 }
 
 int xhca_cq_clean(struct xhca_cq *cq, uint32_t qpn)
 {
 	__u32 cons = cq->ring->cons;
 	__u32 prod = __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE), gone = 0;
+	int r = cq_owed(cq);
 
+	if (r)
+		return r;
 	/* newest first, the ones kept moved up over the ones taken out;
 	 * xhcad writes past prod only, so nothing here moves under it */
 	for (__u32 i = prod; i-- != cons;) {
@@ -176,7 +199,8 @@ int xhca_cq_clean(struct xhca_cq *cq, uint32_t qpn)
 	}
 	if (!gone)
 		return 0;
-	return cq_consumed(cq, cons + gone) ?: (int)gone;
+	cq_consumed(cq, cons + gone);
+	return (int)gone;
 }
 
 static int cq_ready(const struct xhca_cq *cq)

@@ -72,6 +72,7 @@ struct xhca_cq {
 	struct xhca_cqe *e;
 	int efd;		/* xhcad signals it when armed */
 	int dbfd;		/* we ring it when xhcad waits for room */
+	int db_owed;		/* ringing it failed: the next poll rings it first */
 	unsigned int empty;	/* polls in a row that found nothing */
 	struct xhca_cq *next;
 };

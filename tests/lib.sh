@@ -174,7 +174,8 @@ cap_stop() {
 # for path MTU 2048; MID_MTU=4200 for 4096), an xhcad on each end with MB MiB of host memory
 # (ARGS: more for A's; XHCAD_LOG=tmp: A's log in $tmp/xhcad-a.log), a
 # scratch folder tmp; the test ends on a failure; everything (an rctest
-# driver's FIFO, an impairment's output) removed on exit.
+# driver's FIFO, an impairment's output) removed on exit. XHCAD_B_ARGS: more
+# for B's.
 two_hosts() {
 	local name=$1 mb=$2
 	shift 2
@@ -183,7 +184,8 @@ two_hosts() {
 	trap 'exec 3>&- 2>/dev/null; topo_cleanup; rm -rf "$tmp" ${IMPAIR_OUT:+"$IMPAIR_OUT"}' EXIT
 	[ "${XHCAD_LOG:-}" = tmp ] && XHCAD_LOG=$tmp/xhcad-a.log
 	xhcad_start --hostmem-mb "$mb" "$@" || { fail "$name: xhcad on $IF_A"; t_done; }
-	xhcad_start_b --hostmem-mb "$mb" || { fail "$name: xhcad on $IF_B"; t_done; }
+	# shellcheck disable=SC2086 # (words: options)
+	xhcad_start_b --hostmem-mb "$mb" ${XHCAD_B_ARGS:-} || { fail "$name: xhcad on $IF_B"; t_done; }
 }
 
 # links_up: waits (5 s at most) for both hosts' links to run: a port is

@@ -11,7 +11,8 @@ need_root "verbs"
 for p in ibv_devinfo ibv_rc_pingpong ib_send_bw; do
 	command -v "$p" >/dev/null || { skip "verbs: $p is not installed (make deps)"; t_done; }
 done
-MID_MTU=4200 two_hosts verbs 256
+# (--gso on: its requests as UDP GSO sends, checked below; off by default)
+XHCAD_B_ARGS="--gso on" MID_MTU=4200 two_hosts verbs 256 --gso on
 links_up
 
 # placements: WRITE packets xhca_rx placed (alone, with an ACK due) and
@@ -111,7 +112,7 @@ for s in 64 65536; do
 	w0=$(placements) gs0=$(req_st gso_sends) gf0=$(req_st gso_frames) rt0=$(req_st retransmits)
 	perf "ib_write_bw $s" ib_write_bw "$s" -x 1 -n 500
 	w1=$(placements)
-	# --gso (on; AF_XDP copies on veth): the WRITEs' packets in runs of
+	# --gso on (AF_XDP copies on veth): the WRITEs' packets in runs of
 	# equal size, each run one UDP GSO send the kernel cut up (a 64 KiB
 	# WRITE: FIRST with its RETH and a MIDDLE, then 13 MIDDLEs and the LAST)
 	gs=$(($(req_st gso_sends) - gs0)) gf=$(($(req_st gso_frames) - gf0)) rt=$(($(req_st retransmits) - rt0))

@@ -82,7 +82,7 @@ boot() {
 # gx_start ARGS: the guest's xhcad on eth0; 0 once it serves
 gx_start() {
 	GX=$((GX + 1))
-	vm_start "gx$GX" "exec $B/xhcad eth0 --hostmem-mb 128 $*"
+	vm_start "gx$GX" "exec $B/xhcad eth0 --hostmem-mb 128 --gso on $*"
 	for _ in $(seq 600); do
 		grep -q 'serving eth0' "$VMD/o/gx$GX.out" 2>/dev/null && return 0
 		[ -f "$VMD/o/gx$GX.rc" ] && return 1

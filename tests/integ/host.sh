@@ -173,16 +173,17 @@ check_eq "host: XHCA_ALLOC_JOIN of an allocation not there, twice the same, with
 	"(-22, -22, -22, -22, 0, 0, 8, 20480)"
 
 # --- a full CQ holds its flow queue back and loses nothing ---
-mkfifo "$tmp/hold.in"
-nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" hold "$IF_A" 4 <"$tmp/hold.in" >"$tmp/hold" 2>&1 &
-APPS+=("$!"); PID_hold=$!
-exec 9>"$tmp/hold.in"
-HQ=$(ready hold)
-gen --op ud-send-only --qpn "$HQ" --qkey 0x5151 --count 20 --size 64
-sleep 0.3
-check_eq "host: flow queue 4 waits for the application" \
-	"$(xhca -j flowq show | json_get '(d["flowqs"][4]["blocked"], d["flowqs"][4]["backlog"])')" \
-	"(True, 16)"
+# cq_full NAME FLOWQ COUNT: xhca-apptest NAME on flow queue FLOWQ, its
+# 4-entry CQ filled by COUNT SENDs (its stdin on descriptor 9); FQ: the flow
+# queue's (blocked, backlog) then
+cq_full() {
+	app_fed "$1" 9 "$B/xhca-apptest" "$1" "$IF_A" "$2"
+	gen --op ud-send-only --qpn "$(ready "$1")" --qkey 0x5151 --count "$3" --size 64
+	sleep 0.3
+	FQ=$(xhca -j flowq show | json_get "(d['flowqs'][$2]['blocked'], d['flowqs'][$2]['backlog'])")
+}
+cq_full hold 4 20
+check_eq "host: flow queue 4 waits for the application" "$FQ" "(True, 16)"
 echo go >&9
 exec 9>&-
 wait "$PID_hold"
@@ -193,16 +194,8 @@ check_eq "host: all 20 completions arrive once the application polls; the stall 
 # descriptor), polling still takes what the CQ holds: the doorbell's EBADF
 # comes with the next call, which takes nothing (libxhca once returned it
 # with the completions it had taken, and they were lost) ---
-mkfifo "$tmp/dbgone.in"
-nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" dbgone "$IF_A" 5 <"$tmp/dbgone.in" >"$tmp/dbgone" 2>&1 &
-APPS+=("$!"); PID_dbgone=$!
-exec 9>"$tmp/dbgone.in"
-GQ=$(ready dbgone)
-gen --op ud-send-only --qpn "$GQ" --qkey 0x5151 --count 10 --size 64
-sleep 0.3
-check_eq "host: flow queue 5 waits for the application's 4-entry CQ" \
-	"$(xhca -j flowq show | json_get '(d["flowqs"][5]["blocked"], d["flowqs"][5]["backlog"])')" \
-	"(True, 6)"
+cq_full dbgone 5 10
+check_eq "host: flow queue 5 waits for the application's 4-entry CQ" "$FQ" "(True, 6)"
 echo go >&9
 exec 9>&-
 wait "$PID_dbgone"

@@ -127,7 +127,7 @@ static uint8_t *put64(uint8_t *p, uint64_t v)
 	return put32(p, v & 0xffffffffu);
 }
 
-static uint16_t ipv4_csum(const uint8_t *h, size_t len)
+uint16_t xhca_ipv4_csum(const uint8_t *h, size_t len)
 {
 	uint32_t sum = 0;
 
@@ -188,7 +188,7 @@ static uint8_t *put_ip(uint8_t *p, const struct xhca_pkt_spec *s, const struct p
 	p += 8;
 	memset(p, 0x01, (size_t)s->ip_opt_len);	/* NOP options */
 	p += s->ip_opt_len;
-	put16(ip + 10, ipv4_csum(ip, lo->l3));
+	put16(ip + 10, xhca_ipv4_csum(ip, lo->l3));
 	return p;
 }
 

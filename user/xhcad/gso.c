@@ -130,9 +130,7 @@ void gso_run_super(const struct gso_run *r, struct virtio_net_hdr *vh, __u8 *hdr
 	if (u == 34) {
 		put16(hdr + 16, 20 + ul);
 		put16(hdr + 24, 0);
-		for (__u32 i = 14; i < 34; i += 2)
-			s += get16(hdr + i);
-		put16(hdr + 24, ~fold(s) & 0xffff);
+		put16(hdr + 24, xhca_ipv4_csum(hdr + 14, 20));
 	} else {
 		put16(hdr + 18, ul);
 	}
@@ -152,7 +150,7 @@ void gso_run_super(const struct gso_run *r, struct virtio_net_hdr *vh, __u8 *hdr
 
 __u32 gso_run_frame(const struct gso_run *r, __u32 i, __u8 *out)
 {
-	__u32 u = r->hl - 8, pl = i + 1 < r->n ? r->seg : r->last, s = 0;
+	__u32 u = r->hl - 8, pl = i + 1 < r->n ? r->seg : r->last;
 
 	memcpy(out, r->hdr, r->hl);
 	memcpy(out + r->hl, r->buf + GSO_HDR_MAX + i * r->seg, pl);
@@ -160,9 +158,7 @@ __u32 gso_run_frame(const struct gso_run *r, __u32 i, __u8 *out)
 		put16(out + 16, 28 + pl);
 		put16(out + 18, get16(r->hdr + 18) + i);
 		put16(out + 24, 0);
-		for (__u32 k = 14; k < 34; k += 2)
-			s += get16(out + k);
-		put16(out + 24, ~fold(s) & 0xffff);
+		put16(out + 24, xhca_ipv4_csum(out + 14, 20));
 	} else {
 		put16(out + 18, 8 + pl);
 	}

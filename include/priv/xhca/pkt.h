@@ -88,6 +88,8 @@ int xhca_pkt_build(const struct xhca_pkt_spec *s, void *buf, size_t buflen);
 
 /* Frame length of the spec without building it, or -EINVAL. */
 int xhca_pkt_len(const struct xhca_pkt_spec *s);
+/* The IPv4 header checksum of h (len bytes, its checksum field 0). */
+uint16_t xhca_ipv4_csum(const uint8_t *h, size_t len);
 
 /* ICRC of a RoCEv2 packet: l3 points at the IP header, len runs to the end of
  * the pad (ICRC excluded). Returns the value to store little-endian on the

@@ -24,10 +24,11 @@ static void pause_for(const char *what)
  * that xhcad finds both at once (two posts race a slow program: the SEND
  * could come when the READ's responses were in); the READ spans fewer PSNs
  * than the requester's window, which lets a SEND without FENCE go at once.
- * When the READ completed on a, when the SEND arrived at b (both
- * CLOCK_MONOTONIC). */
-static void read_then_send(struct side *a, struct side *b, unsigned int flags, __u64 *t_read,
-			   __u64 *t_recv)
+ * With what, a pause once both are posted (the test lifts its cut of the
+ * link then). When the READ completed on a, when the SEND arrived at b
+ * (both CLOCK_MONOTONIC). */
+static void read_then_send(struct side *a, struct side *b, unsigned int flags, const char *what,
+			   __u64 *t_read, __u64 *t_recv)
 {
 	const size_t n = 128u << 10;
 	struct xhca_sge gr = { .addr = (uintptr_t)(a->buf + a->half), .length = (__u32)n };
@@ -47,6 +48,8 @@ static void read_then_send(struct side *a, struct side *b, unsigned int flags, _
 	rd.wr.rdma.rkey = xhca_mr_rkey(b->mr);
 	if (xhca_post_send(a->qp, &rd, NULL))
 		die(a, "post READ and SEND");
+	if (what)
+		pause_for(what);
 	ok = !wait_wc(a->scq, &wc) && wc.wr_id == 80 && !wc.status;
 	*t_read = wc.rx_ns;
 	ok = ok && !wait_wc(a->scq, &wc) && wc.wr_id == 81 && !wc.status;
@@ -87,20 +90,25 @@ void scen_paths(struct side *a, struct side *b)
 
 	/* FENCE: the SEND waits for the READ before it; without, it goes.
 	 * Where the SEND request is on the wire against the READ's responses
-	 * is the shell's check (a capture: that order is the requester's
-	 * doing alone; when b completes the SEND against when a completes
-	 * the READ is a race between two hosts). Here: with FENCE, b can
-	 * only see the SEND after a completed the READ (cause and effect).
-	 * The READ's requests on the wire at once (max_rd_atomic 128):
-	 * without FENCE the SEND follows them at once. */
+	 * is the shell's check (captures). Without FENCE the test cuts the
+	 * link while both are posted, so no response can come: what a sends
+	 * then is the requester's doing alone, whatever the two hosts'
+	 * threads were given of the CPUs (the READ's requests, then the
+	 * SEND; held, it would follow the responses). The timeout outlasts
+	 * the cut, so the READ is sent again once, after it. With FENCE, b
+	 * can only see the SEND after a completed the READ (cause and
+	 * effect). The READ's requests on the wire at once (max_rd_atomic
+	 * 128): without FENCE the SEND follows them at once. */
 	at.max_rd_atomic = XHCA_MAX_RD_ATOMIC;
 	if (modify(a, XHCA_QPA_MAX_RD_ATOMIC, &at))
 		die(a, "max_rd_atomic");
-	pause_for("capture READ then SEND, without and with FENCE");
-	read_then_send(a, b, 0, &tr, &tv);
+	set_attr(a, XHCA_QPA_TIMEOUT, 18, 0, 0); /* 1.07 s */
+	pause_for("cut the link, capture READ then SEND without FENCE");
+	read_then_send(a, b, 0, "lift the cut, capture READ then SEND with FENCE", &tr, &tv);
 	printf("# without FENCE: the SEND arrived %lld us after the READ completed\n",
 	       ((long long)tv - (long long)tr) / 1000);
-	read_then_send(a, b, XHCA_SEND_FENCE, &tr, &tv);
+	set_attr(a, XHCA_QPA_TIMEOUT, XHCA_TIMEOUT_DEFAULT, 0, 0);
+	read_then_send(a, b, XHCA_SEND_FENCE, NULL, &tr, &tv);
 	check(tv > tr, "with FENCE the SEND is sent after the READ completed (%lld us after)",
 	      ((long long)tv - (long long)tr) / 1000);
 

@@ -7,10 +7,12 @@
 # pipelined SEND/WRITE/READ/FETCH_ADD rounds from both sides at once, each
 # FETCH_ADD executed once. The impairment's own counters show it did what
 # it was asked; the responders' and requesters' counters show the recovery
-# paths ran (duplicates re-ACKed or replayed, NAKs, retransmissions).
+# paths ran (duplicates re-ACKed or replayed, NAKs, retransmissions). A's
+# requests go as UDP GSO sends (--gso on, the default), B's through the
+# AF_XDP TX ring (--gso off): both paths recover under every impairment.
 . "$(dirname "$0")/../lib.sh"
 need_root "rc_impair"
-MID_MTU=4200 two_hosts rc_impair 160
+XHCAD_B_ARGS="--gso off" MID_MTU=4200 two_hosts rc_impair 160
 MiB=$((1 << 20))
 st() { "$B/xhca" -i "$1" -j status | json_get "$2"; }
 sum2() { echo $(( $(st "$IF_A" "$1") + $(st "$IF_B" "$1") )); }
@@ -58,6 +60,9 @@ run_under "reordering 5%" reordered --reorder 5 -- stress 200 3000 1024
 run_under "reordering 5%, big messages" reordered --reorder 5 -- ops rc 1024 $((MiB + 7))
 run_under "loss 2%, reordering 5%, duplicates 5%" dropped --drop 2 --reorder 5 --dup 5 -- \
 	stress 250 5000 2048
+check "A's requests went as UDP GSO sends ($(st "$IF_A" 'd["requester"]["gso_sends"]')), B's (--gso off) through the TX ring ($(st "$IF_B" 'd["requester"]["gso_sends"]') GSO sends)" \
+	test "$(st "$IF_A" 'd["requester"]["gso_sends"]')" -gt 0 -a \
+	"$(st "$IF_B" 'd["requester"]["gso_sends"]')" = 0
 check "nothing left attached on the bridge ports" \
 	bash -c "! ip netns exec '$NS_M' tc filter show dev '$MA' ingress | grep -q bpf"
 # A clsact qdisc it did not make stays; only its filter goes.

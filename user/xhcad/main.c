@@ -406,7 +406,7 @@ static const struct xhca_opt xopts[] = {
 	  "through a packet socket, runs of a QP's equal-sized packets\n"
 	  "as one UDP GSO send that the kernel segments (Linux 6.2; it\n"
 	  "turns itself off on an older one); off: every frame through\n"
-	  "the AF_XDP TX ring (default off: docs/running.md)",
+	  "the AF_XDP TX ring (default on: docs/running.md)",
 	  set_gso, .hint = "use on or off"),
 	OPT(22, "poll-us", "N", "busy poll the rings this long after work before sleeping:\n"
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
@@ -797,7 +797,7 @@ int main(int argc, char **argv)
 		.pxc = { .high = PROXY_LIMIT_DEFAULT, .low = PROXY_LIMIT_DEFAULT / 2,
 			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
 		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
-		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull,
+		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1,
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };

@@ -17,8 +17,12 @@ void fx_reset(void)
 	fx_n = 0;
 }
 
+int fx_tx_full;
+
 int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
 {
+	if (fx_tx_full)
+		return -EAGAIN;
 	if (fx_n < FX_MAX && len <= XHCA_PKT_MAX) {
 		memcpy(fx_frame[fx_n], frame, len);
 		fx_len[fx_n] = len;
@@ -29,8 +33,6 @@ int xsk_tx(struct xhcad *d, const void *frame, __u32 len)
 
 /* Built in place: in the next kept frame's room. */
 static __u8 fx_room[XHCA_PKT_MAX + 4096];
-
-int fx_tx_full;
 
 void *xsk_tx_alloc(struct xhcad *d, __u32 len)
 {
@@ -102,8 +104,10 @@ void fx_meta_payload(struct xhca_rx_meta *m, const __u8 *fr, __u32 len, __u32 pl
 	m->payload_len = (__u16)plen;
 }
 
+int fx_zerocopy;
+
 int xsk_zerocopy(const struct xhcad *d)
 {
 	(void)d;
-	return 0;
+	return fx_zerocopy;
 }

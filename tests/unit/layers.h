@@ -17,7 +17,8 @@
 extern __u8 fx_frame[FX_MAX][XHCA_PKT_MAX];
 extern __u32 fx_len[FX_MAX];
 extern int fx_n;	/* frames sent since fx_reset (the first FX_MAX kept) */
-extern int fx_tx_full;	/* set: the TX ring is full, xsk_tx_alloc() fails (EAGAIN) */
+extern int fx_tx_full;	/* set: the TX ring is full, xsk_tx_alloc() and xsk_tx() fail (EAGAIN) */
+extern int fx_zerocopy;	/* set: the AF_XDP sockets are zero-copy (xsk_zerocopy()) */
 
 void fx_reset(void);
 

@@ -5,9 +5,14 @@
  * cut of the run, so the run's one send, segmented as the kernel does
  * (UDP_L4: the headers again for each gso_size bytes of UDP payload, the
  * last segment shorter, IP and UDP lengths per segment, IPv4 IDs counted up
- * from the first), gives every frame back byte for byte, ICRC included.
+ * from the first), gives every frame back byte for byte, ICRC included;
+ * what gso_flush does with a run the kernel refuses (frame by frame through
+ * the TX ring, or lost when that is full), and when there is no socket.
  */
+#include <fcntl.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <linux/virtio_net.h>
 #include <xhca/pkt.h>
@@ -194,10 +199,119 @@ static void case_limits(void)
 	res(gso_run_add(&run, &sp) == 1 && !run.n, "a VLAN's frame: for no run");
 }
 
+/* n 100-byte SENDs from psn into the running engine's run (gso_put); how
+ * many it took. */
+static int put_sends(struct xhcad *d, __u32 psn, int n)
+{
+	int took = 0;
+
+	for (int k = 0; k < n; k++) {
+		struct xhca_pkt_spec sp;
+
+		spec(&sp, XHCA_OP_SEND_ONLY, psn + (__u32)k, 100, 0, 0xc001);
+		took += gso_put(d, &sp) == 0;
+	}
+	return took;
+}
+
+/* Whether the frames kept by the TX ring's stand-in are the n SENDs from
+ * psn built alone (IPv4 IDs 0.. as in their run). */
+static int kept_sends(__u32 psn, int n)
+{
+	__u8 fr[XHCA_PKT_MAX];
+
+	if (fx_n != n)
+		return 0;
+	for (int k = 0; k < n; k++) {
+		struct xhca_pkt_spec sp;
+		int len;
+
+		spec(&sp, XHCA_OP_SEND_ONLY, psn + (__u32)k, 100, 0, 0xc001);
+		sp.ip_id = (__u16)k;
+		len = xhca_pkt_build(&sp, fr, sizeof(fr));
+		if (len <= 0 || fx_len[k] != (__u32)len || memcmp(fx_frame[k], fr, (size_t)len))
+			return 0;
+	}
+	return 1;
+}
+
+/* gso.c's socket and what it does when a send fails, in a network
+ * namespace of the case's own (its loopback device down: a packet socket
+ * bound to it is refused every send with ENETDOWN). */
+static void gso_socket_cases(struct xhcad *d)
+{
+	struct engine *e = &d->eng[0];
+	struct xhca_req_stats *q = &e->req;
+
+	d->gso = 1;
+	d->ifindex = 0x7ffffff0;
+	gso_start(d, e);
+	res(!d->gso && !e->gso && gso_put(d, &(struct xhca_pkt_spec){ 0 }) == 1,
+	    "no packet socket at start (no such interface): off, the frames for the TX ring");
+	d->gso = 1;
+	fx_zerocopy = 1;
+	gso_start(d, e);
+	fx_zerocopy = 0;
+	res(!d->gso && !e->gso, "zero-copy AF_XDP sockets: off, no packet socket");
+
+	d->gso = 1;
+	d->ifindex = 1; /* (lo, down) */
+	gso_start(d, e);
+	if (!unit_check(d->gso && e->gso, "a packet socket on the namespace's loopback device")) {
+		fx_reset();
+		res(put_sends(d, 10, 5) == 5 && fx_n == 0, "5 SENDs in the run, nothing sent yet");
+		gso_flush(d);
+		res(kept_sends(10, 5) && q->gso_fallbacks == 1 && !q->gso_sends && !q->gso_lost &&
+			    d->gso,
+		    "the send refused (ENETDOWN): the run frame by frame through the TX ring, "
+		    "byte for byte, counted (%d frames, %llu refused, %llu lost), the path still on",
+		    fx_n, (unsigned long long)q->gso_fallbacks, (unsigned long long)q->gso_lost);
+		fx_reset();
+		gso_flush(d);
+		res(fx_n == 0 && q->gso_fallbacks == 1, "an empty run: nothing sent");
+		fx_tx_full = 1;
+		put_sends(d, 20, 4);
+		gso_flush(d);
+		fx_tx_full = 0;
+		res(fx_n == 0 && q->gso_fallbacks == 2 && q->gso_lost == 4,
+		    "refused again with the TX ring full: the 4 frames lost, counted (%llu)",
+		    (unsigned long long)q->gso_lost);
+		put_sends(d, 30, 1);
+		gso_flush(d);
+		res(kept_sends(30, 1), "the run was emptied: the next SEND starts one of its own "
+		    "(%d frames sent)", fx_n);
+	}
+	gso_close(&e->gso);
+	res(!e->gso, "the socket closed");
+}
+
+static void case_socket(void)
+{
+	static struct xhcad d;
+	struct engine *was = eng_self;
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (home < 0 || unshare(CLONE_NEWNET)) {
+		unit_skip("gso: no network namespace of its own here (not root)");
+		if (home >= 0)
+			close(home);
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	d.neng = 1;
+	eng_self = &d.eng[0];
+	gso_socket_cases(&d);
+	eng_self = was;
+	if (setns(home, CLONE_NEWNET))
+		unit_check(0, "gso: back to the test's network namespace (%m)");
+	close(home);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_RUN("ipv4", case_ipv4),
 	UNIT_RUN("ipv6", case_ipv6),
 	UNIT_RUN("limits", case_limits),
+	UNIT_RUN("socket", case_socket),
 };
 
 UNIT_FILE(gso, NULL, NULL, cases);

@@ -85,6 +85,28 @@ check "no neighbour entry: the sends waited for one ($nn0 -> $nn1 waits)" test "
 check "no neighbour entry: the kernel resolved it meanwhile" \
 	bash -c "ip -n '$NS_A' neigh show '$IP_B' dev '$IF_A' | grep -q lladdr"
 
+# SENDs, WRITEs, READs and FETCH_ADDs pipelined both ways: each responder's
+# ACKs (on the TX ring) and READ responses (--gso on: in GSO runs, READs of
+# 3000 bytes at path MTU 1024) leave in PSN order, per QP: no frame behind
+# one of a later PSN, but for an ACK that repeats the last ACK's (a credit
+# update is the last ACK sent again).
+tshark_roce_init
+g0=$(st "$IF_B" responder gso_frames)
+cap_start "$NS_M" "$MA" "$tmp/mix.pcap" "udp port 4791" -s 96
+rct stress 200 3000 1024
+cap_stop
+g=$(($(st "$IF_B" responder gso_frames) - g0))
+read -r n_resp n_read n_ack n_late < <("${TSHARK_ROCE[@]}" -r "$tmp/mix.pcap" -T fields \
+	-e ip.src -e infiniband.bth.destqp -e infiniband.bth.opcode -e infiniband.bth.psn 2>/dev/null |
+	awk '$3 >= 13 && $3 <= 18 { k = $1 " " $2; n++; r += $3 <= 16
+		if (k in top && top[k] >= $4 && !($3 == 17 && ack[k] == $4)) late++
+		if ($3 == 17) { a++; ack[k] = $4 }
+		if (!(k in top) || $4 > top[k]) top[k] = $4 }
+	     END { print n + 0, r + 0, a + 0, late + 0 }')
+check "pipelined both ways: B sent READ responses in GSO runs ($g), the capture has $n_read READ responses and $n_ack ACKs among $n_resp response frames" \
+	test "$g" -gt 0 -a "$n_read" -gt 100 -a "$n_ack" -gt 10
+check_eq "pipelined both ways: response frames behind one of a later PSN of their QP" "$n_late" 0
+
 # Interop: the RC run's capture (truncated frames are dissected as far as
 # they go, so the ICRC is checked on a full capture of a short run).
 roce_interop "the RC run" "$tmp/rc.pcap" 5000
@@ -100,7 +122,6 @@ rct ops rc 4096 1 13000
 cap_stop
 ICRC=1 roce_interop "a full capture at path MTU 4096" "$tmp/4k.pcap" 40 \
 	0 1 2 6 7 8 12 13 14 15 16
-tshark_roce_init
 check "path MTU 4096: the capture has 4096-byte payloads both ways (frames of 4154+ bytes)" \
 	test "$("${TSHARK_ROCE[@]}" -r "$tmp/4k.pcap" -Y 'frame.len >= 4154' -T fields \
 		-e ip.src 2>/dev/null | sort -u | wc -l)" = 2

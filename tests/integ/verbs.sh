@@ -118,7 +118,12 @@ for s in 64 65536; do
 	gs=$(($(req_st gso_sends) - gs0)) gf=$(($(req_st gso_frames) - gf0)) rt=$(($(req_st retransmits) - rt0))
 	[ "$s" = 65536 ] && check "ib_write_bw 65536: its $gf packets went in $gs UDP GSO sends (8 or more a send), $rt sent again (1% at most)" \
 		test "$gf" -ge $((500 * 16)) -a "$((gs * 8))" -le "$gf" -a "$((rt * 100))" -le "$gf"
+	rg0=$("$B/xhca" -i "$IF_A" -j status | json_get "d['responder']['gso_frames']")
 	perf "ib_read_bw $s" ib_read_bw "$s" -x 1 -n 500
+	# the server's (A's) READ responses, 16 a READ at path MTU 4096, in GSO runs
+	rg=$(($("$B/xhca" -i "$IF_A" -j status | json_get "d['responder']['gso_frames']") - rg0))
+	[ "$s" = 65536 ] && check "ib_read_bw 65536: $rg of the server's READ response packets went in UDP GSO sends" \
+		test "$rg" -ge $((500 * 16))
 done
 # perftest's buffer is its own memory (posix_memalign): registered by verbs,
 # pre-translated, so xhca_rx placed every WRITE packet itself (path MTU 4096,

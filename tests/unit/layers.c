@@ -56,6 +56,11 @@ void xsk_tx_kick(struct xhcad *d)
 {
 }
 
+int xsk_tx_pending(const struct xhcad *d)
+{
+	return 0;
+}
+
 __u32 xsk_backlog(const struct xhcad *d, __u32 f)
 {
 	return 0;

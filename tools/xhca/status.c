@@ -98,6 +98,7 @@ static void status_rr(const struct xhca_status *s)
 	out_u64("rewinds", ", %llu rewinds", s->resp.rewinds);
 	out_u64("bad_icrc", ", %llu bad ICRC", s->resp.bad_icrc);
 	out_u64("credit_acks", ", %llu credit updates", s->resp.credit_acks);
+	out_u64("gso_frames", ", %llu READ response packets in GSO sends", s->resp.gso_frames);
 	out_close("\n");
 	out_open("requester", "requester:    ");
 	out_u64("wqes", "%llu send requests", s->req.wqes);

@@ -115,7 +115,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->resp = tot.resp;
 	s->req = tot.req;
 	xsk_tx_stats(d, &s->tx_frames, &s->tx_full);
-	s->tx_frames += tot.req.gso_frames; /* (sent through gso.c) */
+	s->tx_frames += tot.req.gso_frames + tot.resp.gso_frames; /* (sent through gso.c) */
 	s->poll_us = d->poll_ns / 1000;
 	s->sleeps = tot.sleeps;
 	s->polled = tot.polled;

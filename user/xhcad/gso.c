@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Request packets as UDP GSO (--gso, default on): an RC or UC QP's request
- * packets for the wire go through a packet socket with a virtio-net header
- * instead of the AF_XDP TX ring. A run of frames of one flow (the same
- * Ethernet, IP and UDP headers but for lengths, IPv4 ID and checksums)
- * whose UDP payloads have one size, the last perhaps shorter, is one send
+ * Request packets and READ responses as UDP GSO (--gso, default on): an RC
+ * or UC QP's request packets for the wire, and the READ responses
+ * (resp_exec.c's resp_tx_wire), go through a packet socket with a
+ * virtio-net header instead of the AF_XDP TX ring. A run of frames of one
+ * flow (the same Ethernet, IP and UDP headers but for lengths, IPv4 ID and
+ * checksums) whose UDP payloads have one size, the last perhaps shorter, is one send
  * of up to GSO_MAX_SEGS frames that the kernel cuts into them (UDP_L4
  * segmentation: lengths and checksums per segment, IPv4 IDs counted up from
  * the first). Each frame is built as the segment the kernel will make of
@@ -15,8 +16,10 @@
  *
  * One send of a run costs the sender about what one frame through the
  * AF_XDP copy path does (an skb, a copy, the driver), and the kernel's
- * segments are cheap: docs/bench.md has the figures. A QP keeps to one path,
- * so its packets stay in order. A frame for this host (loopback.c), a VLAN's,
+ * segments are cheap: docs/bench.md has the figures. A QP's requests keep
+ * to one path, so they stay in order; a responder's READ responses and its
+ * frames on the TX ring are kept in order by resp_exec.c (design.md, "Two
+ * ways out"). A frame for this host (loopback.c), a VLAN's,
  * UD's, goes through the TX ring. Linux 6.2 took UDP_L4 in the virtio-net
  * header; a kernel that refuses the send turns the path off, and a run that
  * could not be sent goes frame by frame through the TX ring.
@@ -31,6 +34,7 @@
 #include <linux/virtio_net.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <xhca/wire.h>
 #include "log.h"
 #include "xhcad_device.h"
 
@@ -116,6 +120,8 @@ int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s)
 	r->last = pl;
 	r->len += pl;
 	r->n++;
+	r->nresp += (s->opcode & 0x1f) >= XHCA_OP_READ_RESP_FIRST &&
+		    (s->opcode & 0x1f) <= XHCA_OP_READ_RESP_ONLY;
 	return 0;
 }
 
@@ -248,7 +254,8 @@ void gso_flush(struct xhcad *d)
 	ll.sll_protocol = htons(r->hl == 42 ? ETH_P_IP : ETH_P_IPV6);
 	if (d->gso && sendmsg(g->fd, &mh, MSG_DONTWAIT) >= 0) {
 		eng()->req.gso_sends++;
-		eng()->req.gso_frames += r->n;
+		eng()->req.gso_frames += r->n - r->nresp;
+		eng()->resp.gso_frames += r->nresp;
 	} else {
 		if (d->gso && (errno == EINVAL || errno == EOPNOTSUPP || errno == EPROTONOSUPPORT)) {
 			pr_info("--gso: the kernel refused a UDP GSO send (%s): off\n",
@@ -257,7 +264,7 @@ void gso_flush(struct xhcad *d)
 		}
 		run_by_frames(d, r);
 	}
-	r->n = r->len = 0;
+	r->n = r->len = r->nresp = 0;
 }
 
 int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
@@ -276,7 +283,7 @@ int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
 		return r;
 	/* a run's first frame: to the wire? */
 	if (lo_dest(d, g->run.hdr, g->run.hl, &ifindex) != LO_WIRE) {
-		g->run.n = g->run.len = 0;
+		g->run.n = g->run.len = g->run.nresp = 0;
 		return 1;
 	}
 	return 0;

@@ -62,9 +62,12 @@ int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg)
 int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s)
 {
 	struct xhcad *d = arg;
-	int len = xhca_pkt_len(s);
-	void *f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
+	int len;
+	void *f;
 
+	gso_flush(d); /* (READ responses before it, of the QP perhaps) */
+	len = xhca_pkt_len(s);
+	f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
 	if (!f)
 		return len < 0 ? len : -errno;
 	len = xhca_pkt_build(s, f, (size_t)len);
@@ -73,6 +76,24 @@ int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s)
 		return len;
 	}
 	return xsk_tx_submit(d, (__u32)len);
+}
+
+int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s)
+{
+	struct xhcad *d = arg;
+	__u8 op = s->opcode & 0x1f;
+	struct xhca_pkt_spec g;
+	int r;
+
+	if (d->gso && op >= XHCA_OP_READ_RESP_FIRST && op <= XHCA_OP_READ_RESP_ONLY) {
+		if (xsk_tx_pending(d))
+			xsk_tx_kick(d); /* an ACK of the QP's, say, queued before it */
+		g = *s;
+		r = gso_put(d, &g);
+		if (r <= 0)
+			return r;
+	}
+	return resp_tx_umem(d, s);
 }
 
 void resp_job_free(struct resp_job *j)

@@ -3,7 +3,8 @@
  * The responder's half that needs a processor: RDMA READ and ATOMIC requests
  * xhca_rx checked (R_Key, key, PD, access, bounds, alignment) execute here,
  * and their responses, and the NAKs of requests xhca_rx refused, leave
- * through the AF_XDP TX ring (xsk_tx), built whole by the packet builder:
+ * through the AF_XDP TX ring (xsk_tx; READ responses in GSO runs with
+ * --gso: resp_tx_wire), built whole by the packet builder:
  * Ethernet and IP swapped from the request (or the QP's addresses and the
  * neighbour table, for a NAK), the QP's remote QPN and P_Key, the request's
  * PSN (a READ's responses take one PSN each), the AETH with the MSN xhca_rx
@@ -197,7 +198,7 @@ int respond(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi)
 	if (r)
 		return r;
 	ack_flush(d, qh); /* the responses after what came before them */
-	r = resp_execute(d->hm.base, &j, resp_tx_umem, d);
+	r = resp_execute(d->hm.base, &j, resp_tx_wire, d);
 	if (j.op != XHCA_OP_READ_REQ) /* executed, even if its response did not leave */
 		resp_atomic_done(d, m->lidx, m->gen, j.psn, j.s.atomic_orig);
 	resp_job_free(&j);
@@ -721,7 +722,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 		eng()->resp.replays += !err;
 		return XHCA_H_DUP;
 	}
-	err = resp_execute(d->hm.base, &j, resp_tx_umem, d);
+	err = resp_execute(d->hm.base, &j, resp_tx_wire, d);
 	resp_job_free(&j);
 	eng()->resp.replays += !err;
 	return XHCA_H_DUP;

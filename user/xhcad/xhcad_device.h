@@ -148,8 +148,11 @@ void *xsk_tx_alloc(struct xhcad *d, __u32 len);
 int xsk_tx_submit(struct xhcad *d, __u32 len);
 void xsk_tx_abort(struct xhcad *d);
 void xsk_tx_kick(struct xhcad *d);
+/* Whether frames wait on the running engine's TX ring for a kick. */
+int xsk_tx_pending(const struct xhcad *d);
 
-/* gso.c: request packets as UDP GSO sends through a packet socket (--gso).
+/* gso.c: request packets and READ responses as UDP GSO sends through a
+ * packet socket (--gso).
  * A run: frames of one flow and UDP payload size (the last may be shorter)
  * one after another, each built as the kernel's segment of the run. */
 #define GSO_HDR_MAX 62		/* Ethernet, IPv6, UDP */
@@ -159,6 +162,7 @@ void xsk_tx_kick(struct xhcad *d);
 struct gso_run {
 	__u32 hl;		/* a frame's headers, through UDP: 42 (IPv4) or 62 */
 	__u32 n, seg, last;	/* frames; their UDP payload size, the last one's */
+	__u32 nresp;		/* of the frames, READ responses (the rest: requests) */
 	__u32 len;		/* UDP payload bytes so far */
 	__u8 hdr[GSO_HDR_MAX];	/* the first frame's headers */
 	/* the frames' UDP payloads, from GSO_HDR_MAX on (a frame is built
@@ -221,8 +225,12 @@ int resp_reply_spec(const __u8 *fr, __u32 len, const struct xhca_qp_ctx *c,
 /* Hands the frame of s to tx. */
 int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg);
 /* Builds the frame of s in the UMEM and queues it (xsk_tx_alloc): the
- * main thread's resp_tx_fn (arg: xhcad). */
+ * engines' resp_tx_fn (arg: xhcad) for all but READ responses; a GSO run
+ * the engine holds goes first (a QP's responses leave in order).
+ * resp_tx_wire: a READ response into the engine's GSO run (gso_put, after
+ * what waits on the TX ring), else as resp_tx_umem. */
 int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s);
+int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s);
 /* The 24-bit MSN of c whose low 16 bits xhca_rx put in a frame's metadata
  * (csn): its count now is at or after it. */
 __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);

@@ -327,6 +327,11 @@ void xsk_tx_kick(struct xhcad *d)
 	XE(xs)->tx_pending = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) != *tx->producer;
 }
 
+int xsk_tx_pending(const struct xhcad *d)
+{
+	return d->xs && XE(d->xs)->tx_pending;
+}
+
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full)
 {
 	*frames = *full = 0;

@@ -195,6 +195,7 @@ struct xhca_status {
 		__u64 rewinds;	/* xhca_rx made to expect a PSN again (RNR, a lost frame, bad ICRC) */
 		__u64 bad_icrc;	/* frames whose ICRC did not match: dropped */
 		__u64 credit_acks; /* unsolicited ACKs: more receive buffers posted */
+		__u64 gso_frames; /* READ response packets sent in --gso runs (gso.c) */
 	} resp;
 	/* the requester (request.c) */
 	struct xhca_req_stats {
@@ -212,9 +213,10 @@ struct xhca_status {
 		__u64 credit_waits; /* messages held back: the responder's credits were used up */
 		__u64 credit_updates; /* the last ACK again, with a count that let more go */
 		__u64 ackreqs;	/* request packets that asked for an ACK (AckReq) */
-		/* --gso (gso.c): sends of runs through the packet socket, the
-		 * request frames in them; runs the kernel refused, sent frame by
-		 * frame through the TX ring; frames not sent at all then */
+		/* --gso (gso.c): sends of runs through the packet socket (with
+		 * the responder's), the request frames in them; runs the kernel
+		 * refused, sent frame by frame through the TX ring; frames not
+		 * sent at all then */
 		__u64 gso_sends, gso_frames, gso_fallbacks, gso_lost;
 	} req;
 	/* the connection manager (cm.c) */

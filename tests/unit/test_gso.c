@@ -292,7 +292,7 @@ static void case_socket(void)
 	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 
 	if (home < 0 || unshare(CLONE_NEWNET)) {
-		unit_skip("gso: no network namespace of its own here (not root)");
+		unit_skip("no network namespace of its own here (not root)");
 		if (home >= 0)
 			close(home);
 		return;
@@ -303,7 +303,7 @@ static void case_socket(void)
 	gso_socket_cases(&d);
 	eng_self = was;
 	if (setns(home, CLONE_NEWNET))
-		unit_check(0, "gso: back to the test's network namespace (%m)");
+		unit_check(0, "back to the test's network namespace (%m)");
 	close(home);
 }
 

@@ -96,8 +96,15 @@ uint16_t xhca_ipv4_csum(const uint8_t *h, size_t len);
  * wire (as RXE and scapy do). */
 uint32_t xhca_icrc(const void *l3, size_t len, int ipv6);
 /* CRC-32 as zlib's crc32() (pre- and post-inverted): what the ICRC is made
- * of, by PCLMULQDQ where the CPU has it. */
+ * of, by the widest carry-less multiplication the CPU has. */
 uint32_t xhca_crc32(uint32_t crc, const void *p, size_t n);
+/* Its implementations, each using the ones before it for shorter runs:
+ * sliced by 8, PCLMULQDQ on 128 bits, VPCLMULQDQ on 256 (AVX2) and on 512
+ * (AVX-512). xhca_crc32_impl(i): from now on, every thread's CRC by i, or
+ * the best this CPU has under it (-1: the best; -2: no change); returns the
+ * one in use. For tests and measurements. */
+enum { XHCA_CRC_SLICE8, XHCA_CRC_CLMUL128, XHCA_CRC_CLMUL256, XHCA_CRC_CLMUL512 };
+int xhca_crc32_impl(int impl);
 /* (Added note) With IPv4 options or IPv6 extension headers the value is
  * RXE's: it covers the 8 bytes after the 20/40-byte base header in place of
  * the UDP header (see user/lib/icrc.c); scapy covers the options instead. */

@@ -14,7 +14,9 @@
 #  3. messages per second delivered to an application through xhca (xhcad
 #     and xhca-recv), beside a kernel UDP socket receiving the same traffic
 #     with recvmmsg; xhcad's CPU time per message with the DRR scheduler
-#     and with FIFO, and the scheduler's decision alone (xhca-bench sched).
+#     and with FIFO, and the scheduler's decision alone (xhca-bench sched);
+#     the CRC-32 every frame's ICRC is made of, by each implementation this
+#     CPU has, beside zlib's crc32 (xhca-bench crc).
 #  4. RDMA WRITE bandwidth into a pre-translated region (placed by xhca_rx)
 #     beside a fragmented one (placed by xhcad), and memcpy as the ceiling.
 #  5. multicast copies delivered per second with 8 members, beside the
@@ -30,6 +32,10 @@ echo "== xhca_rx per packet (BPF_PROG_TEST_RUN)"
 echo
 echo "== xhcad's flow queue scheduler per decision"
 "$B/xhca-bench" sched || exit 1
+
+echo
+echo "== the ICRC's CRC-32 per call, each implementation this CPU has, beside zlib"
+"$B/xhca-bench" crc || exit 1
 
 echo
 echo "== packets per second through a veth (${SECONDS_RUN} s each, 64-byte UC SEND payload)"

@@ -29,6 +29,12 @@
  *	the bench's WRITEs walk their region), from a packet-sized source. The
  *	ceiling for placing RDMA WRITE payloads.
  *
+ *   xhca-bench crc [-r ROUNDS] [-j]
+ *	Nanoseconds per CRC-32 of 64 to 65536 bytes (what each frame's ICRC is
+ *	made of, libxhca's xhca_crc32) by each implementation this CPU runs
+ *	(sliced by 8, PCLMULQDQ on 128 bits, VPCLMULQDQ on 256 and 512),
+ *	beside zlib's crc32() of the same bytes; one buffer, in the cache.
+ *
  *   xhca-bench udp-sink [-p PORT] [-s SECONDS] [-i IDLE_MS] [-m GROUP -I IF] [-n N] [-j]
  *	A kernel UDP socket that counts the datagrams it receives: the
  *	baseline for packets per second through the interface. It stops S
@@ -53,6 +59,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <zlib.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -727,6 +734,101 @@ static int cmd_memcpy(void *args)
 	return 0;
 }
 
+/* ---- crc ----------------------------------------------------------------- */
+
+#define CRC_BUF 65536
+#define CRC_IMPLS (XHCA_CRC_CLMUL512 + 1)
+
+static const size_t crc_sizes[] = { 64, 256, 1024, 4096, 65536 };
+static const char *const crc_names[CRC_IMPLS] = { "sliced8", "clmul128", "clmul256",
+						  "clmul512" };
+
+static const struct xhca_opt crc_opts[] = {
+	{ .name = "rounds", .key = 'r', .arg = "ROUNDS", .help = "rounds; each figure is their "
+	  "median", .set = set_rounds, XHCA_OPT_RANGE(1, 64, ROUNDS_DEFAULT) },
+	OPT_JSON,
+	OPT_HELP,
+	{ 0 },
+};
+
+/* ns per CRC-32 of n bytes of buf, about 16 MiB's worth of calls: by
+ * xhca_crc32 as it is set (impl >= 0), or by zlib. */
+static double crc_ns(int impl, const __u8 *buf, size_t n)
+{
+	unsigned long reps = 1 + (16ul << 20) / n;
+	volatile __u32 sink = 0;
+	double t0 = now_sec();
+
+	for (unsigned long i = 0; i < reps; i++)
+		sink += impl >= 0 ? xhca_crc32((__u32)i, buf, n) : (__u32)crc32(i, buf, (uInt)n);
+	(void)sink;
+	return (now_sec() - t0) / (double)reps * 1e9;
+}
+
+static int cmd_crc(void *args)
+{
+	const struct prog_args *a = args;
+	enum { NS = sizeof(crc_sizes) / sizeof(crc_sizes[0]) };
+	static double ns[NS][CRC_IMPLS + 1][64];
+	int best = xhca_crc32_impl(-1);
+	__u8 *buf = malloc(CRC_BUF);
+
+	if (!buf)
+		return 1;
+	for (int k = 0; k < CRC_BUF; k++)
+		buf[k] = (__u8)(k * 131 + (k >> 7));
+	/* rounds interleaved, so a slow moment of the machine hits them all */
+	for (int r = 0; r < a->rounds; r++)
+		for (int s = 0; s < NS; s++)
+			for (int i = -1; i <= best; i++) {
+				if (i >= 0)
+					xhca_crc32_impl(i);
+				ns[s][i + 1][r] = crc_ns(i, buf, crc_sizes[s]);
+			}
+	xhca_crc32_impl(-1);
+	free(buf);
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("rounds", (unsigned int)a->rounds);
+		jw_str("best", crc_names[best]);
+		jw_open("sizes", '[');
+	} else {
+		printf("%-22s %9s", "ns per CRC-32 (median)", "zlib");
+		for (int i = 0; i < CRC_IMPLS; i++)
+			printf(" %9s", crc_names[i]);
+		printf(" %7s\n", "ratio");
+	}
+	for (int s = 0; s < NS; s++) {
+		double z = median(ns[s][0], a->rounds), b = median(ns[s][best + 1], a->rounds);
+
+		if (json) {
+			jw_open(NULL, '{');
+			jw_u64("bytes", crc_sizes[s]);
+			jw_float("zlib_ns", 1, z);
+			for (int i = 0; i <= best; i++)
+				jw_float(crc_names[i], 1, median(ns[s][i + 1], a->rounds));
+			jw_float("ratio", 3, b / z);
+			jw_close('}');
+			continue;
+		}
+		printf("%-22zu %9.1f", crc_sizes[s], z);
+		for (int i = 0; i < CRC_IMPLS; i++)
+			if (i <= best)
+				printf(" %9.1f", median(ns[s][i + 1], a->rounds));
+			else
+				printf(" %9s", "-");
+		printf(" %6.2fx\n", b / z);
+	}
+	if (json) {
+		jw_close(']');
+		jw_close('}');
+	} else {
+		printf("ratio: the best this CPU has (%s) against zlib; '-': the CPU has not "
+		       "got it.\n%d rounds.\n", crc_names[best], a->rounds);
+	}
+	return 0;
+}
+
 /* ---- udp-sink ------------------------------------------------------------ */
 
 #define SINK_MAX 64	/* sockets, and datagrams per recvmmsg */
@@ -1044,6 +1146,7 @@ static int cmd_tcp_pingpong(void *args)
 /* ---- commands ------------------------------------------------------------ */
 
 static struct prog_args prog_args = { .calls = CALLS_DEFAULT, .rounds = ROUNDS_DEFAULT };
+static struct prog_args crc_args = { .rounds = ROUNDS_DEFAULT };
 static __u32 sched_frames = FRAMES_DEFAULT;
 static struct memcpy_args memcpy_args = {
 	.chunk = CHUNK_DEFAULT, .area = AREA_DEFAULT, .secs = 1,
@@ -1067,6 +1170,8 @@ static const struct cmd {
 	  sched_opts, &sched_frames, cmd_sched },
 	{ "memcpy", "memcpy bandwidth on one CPU: CHUNK-byte copies through AREA bytes",
 	  memcpy_opts, &memcpy_args, cmd_memcpy },
+	{ "crc", "ns per CRC-32 (the ICRC's) by each implementation this CPU has, beside\n"
+	  "zlib's", crc_opts, &crc_args, cmd_crc },
 	{ "udp-sink", "a kernel UDP socket counting the datagrams it receives: the baseline\n"
 	  "through the interface", sink_opts, &sink_args, cmd_udp_sink },
 	{ "tcp-pingpong", "TCP ping-pong of SIZE-byte messages: one way latency, median and\n"
@@ -1116,7 +1221,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	pr_warn("unknown command '%s'; use prog, sched, memcpy, udp-sink or tcp-pingpong\n",
+	pr_warn("unknown command '%s'; use prog, sched, memcpy, crc, udp-sink or tcp-pingpong\n",
 		argv[1]);
 	return 2;
 }

@@ -4,7 +4,9 @@
 # measured on the path it names (the bench checks each packet's reason in
 # xhca_stats, and for a placed WRITE the payload in host memory, and exits
 # 1 otherwise), and the placement table sets each placed case's GB/s beside
-# memcpy of the same chunk. xhca-bench tcp-pingpong, the spinning TCP
+# memcpy of the same chunk. xhca-bench crc: every size by each
+# implementation of the ICRC's CRC-32 this CPU has, beside zlib's. xhca-bench
+# tcp-pingpong, the spinning TCP
 # baseline of bench_verbs.sh, between two namespaces: both ways of waiting
 # give a median and a 99th percentile; a peer that does not echo, and its
 # bad uses, are refused with a reason. No figure
@@ -24,6 +26,12 @@ check_eq "bench_prog: ... each with a time and a ratio to the empty program" \
 check_eq "bench_prog: the placement table: the two batch cases, GB/s beside memcpy's" \
 	"$(get '[c["name"] for c in d["placement"] if c["gbytes_per_s"] > 0 and c["memcpy_gbytes_per_s"] > 0]')" \
 	"['UC RDMA WRITE 1 KiB placed', 'UC RDMA WRITE 4 KiB placed']"
+
+out=$("$B/xhca-bench" crc -r 1 -j 2>"$err"); rc=$?
+check_eq "bench_prog: xhca-bench crc (exit)" "$rc" 0 || cat "$err"
+check_eq "bench_prog: ... 64 to 65536 bytes, each by zlib and by every implementation up to the best this CPU has, with a ratio" \
+	"$(get 'all(s["zlib_ns"] > 0 and s["ratio"] > 0 and all(s[n] > 0 for n in ["sliced8", "clmul128", "clmul256", "clmul512"][:["sliced8", "clmul128", "clmul256", "clmul512"].index(d["best"]) + 1]) for s in d["sizes"]) and [s["bytes"] for s in d["sizes"]]')" \
+	"[64, 256, 1024, 4096, 65536]"
 
 # tcp-pingpong between the namespaces of a veth pair
 topo_setup || { fail "bench_prog: cannot build the veth topology"; t_done; }

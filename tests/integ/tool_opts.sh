@@ -77,14 +77,14 @@ bad_num() {
 help_case xhca-gen "$B/xhca-gen"
 help_case xhca-recv "$B/xhca-recv"
 help_case xhca-rc "$B/xhca-rc"
-for c in prog sched memcpy udp-sink tcp-pingpong; do
+for c in prog sched memcpy crc udp-sink tcp-pingpong; do
 	help_case "xhca-bench $c" "$B/xhca-bench" "$c"
 done
 # xhca-bench's own usage: every command's options
 run "$B/xhca-bench" --help
 cp "$tmp/out" "$tmp/help"
 missing=
-for c in prog sched memcpy udp-sink tcp-pingpong; do
+for c in prog sched memcpy crc udp-sink tcp-pingpong; do
 	"$B/xhca-bench" "$c" --help >"$tmp/chelp" 2>/dev/null
 	for o in $(heads "$tmp/chelp"); do grep -q -- "--$o" "$tmp/help" || missing="$missing $c:--$o"; done
 done

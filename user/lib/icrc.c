@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 #include <string.h>
@@ -31,6 +32,28 @@ static int crc_have;		/* the fastest XHCA_CRC_* this CPU runs */
 static int crc_impl;		/* the one in use (xhca_crc32_impl) */
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
+#if defined(__x86_64__)
+/* Whether 512-bit instructions cost this CPU no more than 256-bit ones:
+ * not Intel's first with VPCLMULQDQ (Ice Lake, Tiger Lake), which lower
+ * their clock for them; the kernel's x86 crypto code leaves them out too
+ * (its zmm_exclusion_list). */
+static int zmm_cheap(void)
+{
+	static const unsigned int slow[] = { 0x6a, 0x6c, 0x7d, 0x7e, 0x9d, 0x8c, 0x8d };
+	unsigned int a, b, c, d, family, model;
+
+	if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x756e6547) /* "Genu" */
+		return 1;
+	__get_cpuid(1, &a, &b, &c, &d);
+	family = (a >> 8) & 0xf;
+	model = ((a >> 4) & 0xf) | ((a >> 12) & 0xf0);
+	for (size_t i = 0; family == 6 && i < sizeof(slow) / sizeof(slow[0]); i++)
+		if (model == slow[i])
+			return 0;
+	return 1;
+}
+#endif
+
 /* Reflected CRC-32 (poly 0xEDB88320). Built once, on first use, so that
  * callers from several threads see a complete table. */
 static void crc_tbl_init(void)
@@ -53,7 +76,7 @@ static void crc_tbl_init(void)
 		crc_have = XHCA_CRC_CLMUL128;
 		if (__builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2")) {
 			crc_have = XHCA_CRC_CLMUL256;
-			if (__builtin_cpu_supports("avx512f"))
+			if (__builtin_cpu_supports("avx512f") && zmm_cheap())
 				crc_have = XHCA_CRC_CLMUL512;
 		}
 	}
@@ -91,7 +114,9 @@ static uint32_t crc_slice8(uint32_t crc, const uint8_t *p, size_t n)
  * shifted left by one), by distance: 128 (n 160, 96), 512 (544, 480), 1024
  * (1056, 992), 2048 (2080, 2016); then x^64 and the Barrett pair.
  * Measured on this project's VM (AMD EPYC, a loop over one buffer), a
- * 4 KiB frame: 390-570 ns by 128 bits, 143-150 by 256, 78-114 by 512.
+ * 4 KiB frame: 390-570 ns by 128 bits, 143-150 by 256, 78-114 by 512
+ * (make bench: xhca-bench crc). 512 bits where they cost no more
+ * (zmm_cheap), else 256.
  */
 #define K128 0x0ccaa009ell, 0x1751997d0ll
 #define K512 0x1c6e41596ll, 0x154442bd4ll
@@ -208,11 +233,13 @@ static uint32_t crc_clmul512(uint32_t crc, const uint8_t *p, size_t n)
 static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
 #if defined(__x86_64__)
-	if (crc_impl >= XHCA_CRC_CLMUL512 && n >= 256)
+	int impl = __atomic_load_n(&crc_impl, __ATOMIC_RELAXED);
+
+	if (impl >= XHCA_CRC_CLMUL512 && n >= 256)
 		return crc_clmul512(crc, p, n);
-	if (crc_impl >= XHCA_CRC_CLMUL256 && n >= 128)
+	if (impl >= XHCA_CRC_CLMUL256 && n >= 128)
 		return crc_clmul256(crc, p, n);
-	if (crc_impl >= XHCA_CRC_CLMUL128 && n >= 64)
+	if (impl >= XHCA_CRC_CLMUL128 && n >= 64)
 		return crc_clmul128(crc, p, n);
 #endif
 	return crc_slice8(crc, p, n);
@@ -222,10 +249,10 @@ int xhca_crc32_impl(int impl)
 {
 	pthread_once(&crc_once, crc_tbl_init);
 	if (impl >= 0)
-		crc_impl = impl < crc_have ? impl : crc_have;
+		__atomic_store_n(&crc_impl, impl < crc_have ? impl : crc_have, __ATOMIC_RELAXED);
 	else if (impl == -1)
-		crc_impl = crc_have;
-	return crc_impl;
+		__atomic_store_n(&crc_impl, crc_have, __ATOMIC_RELAXED);
+	return __atomic_load_n(&crc_impl, __ATOMIC_RELAXED);
 }
 
 uint32_t xhca_crc32(uint32_t crc, const void *p, size_t n)

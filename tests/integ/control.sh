@@ -137,6 +137,11 @@ xbad() {
 xbad "--flowqs 0" "--flowqs 0: use 1 to 62" --flowqs 0
 xbad "--flowqs 63 (two are the replication and proxy queues)" "--flowqs 63" --flowqs 63
 xbad "--sched rr" "--sched rr: use drr or fifo" --sched rr
+xbad "--sched fif (no prefix of a word)" "--sched fif: use drr or fifo" --sched fif
+xbad "--gso yes" "--gso yes: use on or off" --gso yes
+xbad "--gso on|off (the usage's words, not one)" "--gso on|off: use on or off" --gso "on|off"
+xbad "--icrc both" "--icrc both: use first or after" --icrc both
+xbad "--mode nativ" "--mode nativ" --mode nativ
 xbad "--bus-rate fast" "--bus-rate fast" --bus-rate fast
 xbad "--bus-rate 0" "--bus-rate 0" --bus-rate 0
 xbad "--watermarks without LOW" "--watermarks" --watermarks 100

@@ -199,14 +199,29 @@ struct opts {
 #define SETTER XHCA_OPT_SETTER
 #define O ((struct opts *)ctx)
 
+/* An option of two settings: 1 when arg is a word of yes ("a|b": either),
+ * 0 when one of no's, else -1 (the option's hint says which). */
+static int either(const char *arg, const char *yes, const char *no)
+{
+	for (int i = 0; i < 2; i++) {
+		const char *w = i ? no : yes;
+
+		for (size_t n; *w; w += n + !!w[n]) {
+			n = strcspn(w, "|");
+			if (strlen(arg) == n && !strncmp(arg, w, n))
+				return !i;
+		}
+	}
+	return -1;
+}
+
 SETTER(set_mode)
 {
-	if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
-		O->d->native = 1;
-	else if (!strcmp(arg, "skb") || !strcmp(arg, "generic"))
-		O->d->native = 0;
-	else
+	int native = either(arg, "native|drv", "skb|generic");
+
+	if (native < 0)
 		return -EINVAL;
+	O->d->native = native;
 	O->d->mode_set = 1;
 	return 0;
 }
@@ -224,12 +239,11 @@ SETTER(set_flowqs) { O->d->nflowq = (__u32)v; return 0; }
 
 SETTER(set_sched)
 {
-	if (!strcmp(arg, "drr"))
-		O->mode = FQ_SCHED_DRR;
-	else if (!strcmp(arg, "fifo"))
-		O->mode = FQ_SCHED_FIFO;
-	else
+	int drr = either(arg, "drr", "fifo");
+
+	if (drr < 0)
 		return -EINVAL;
+	O->mode = drr ? FQ_SCHED_DRR : FQ_SCHED_FIFO;
 	return 0;
 }
 
@@ -291,23 +305,21 @@ SETTER(set_px_handler)
 
 SETTER(set_gso)
 {
-	if (!strcmp(arg, "on"))
-		O->d->gso = 1;
-	else if (!strcmp(arg, "off"))
-		O->d->gso = 0;
-	else
+	int on = either(arg, "on", "off");
+
+	if (on < 0)
 		return -EINVAL;
+	O->d->gso = on;
 	return 0;
 }
 
 SETTER(set_icrc)
 {
-	if (!strcmp(arg, "first"))
-		O->d->icrc_first = 1;
-	else if (!strcmp(arg, "after"))
-		O->d->icrc_first = 0;
-	else
+	int first = either(arg, "first", "after");
+
+	if (first < 0)
 		return -EINVAL;
+	O->d->icrc_first = first;
 	return 0;
 }
 

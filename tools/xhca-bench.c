@@ -1146,7 +1146,7 @@ static int cmd_tcp_pingpong(void *args)
 /* ---- commands ------------------------------------------------------------ */
 
 static struct prog_args prog_args = { .calls = CALLS_DEFAULT, .rounds = ROUNDS_DEFAULT };
-static struct prog_args crc_args = { .rounds = ROUNDS_DEFAULT };
+static struct prog_args crc_args = { .rounds = ROUNDS_DEFAULT }; /* (only its rounds) */
 static __u32 sched_frames = FRAMES_DEFAULT;
 static struct memcpy_args memcpy_args = {
 	.chunk = CHUNK_DEFAULT, .area = AREA_DEFAULT, .secs = 1,

@@ -380,7 +380,7 @@ static enum comp_state cs_check_psn(struct comp_run *x)
 	x->e = oldest(x->s);
 	if (x->pi->op == XHCA_OP_ATOMIC_ACK)
 		return CS_ATOMIC;
-	if (x->pi->op >= XHCA_OP_READ_RESP_FIRST && x->pi->op <= XHCA_OP_READ_RESP_ONLY)
+	if (xhca_op_read_resp(x->pi->op))
 		return CS_READ;
 	return CS_STALE;
 }

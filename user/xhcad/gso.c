@@ -120,8 +120,7 @@ int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s)
 	r->last = pl;
 	r->len += pl;
 	r->n++;
-	r->nresp += (s->opcode & 0x1f) >= XHCA_OP_READ_RESP_FIRST &&
-		    (s->opcode & 0x1f) <= XHCA_OP_READ_RESP_ONLY;
+	r->nresp += xhca_op_read_resp(s->opcode & 0x1f);
 	return 0;
 }
 
@@ -223,6 +222,12 @@ void gso_close(struct gso **g)
 	*g = NULL;
 }
 
+/* The run, empty: its frames sent or taken back. */
+static void run_clear(struct gso_run *r)
+{
+	r->n = r->len = r->nresp = 0;
+}
+
 /* The run frame by frame through the TX ring (the kernel refused it). */
 static void run_by_frames(struct xhcad *d, const struct gso_run *r)
 {
@@ -264,7 +269,7 @@ void gso_flush(struct xhcad *d)
 		}
 		run_by_frames(d, r);
 	}
-	r->n = r->len = r->nresp = 0;
+	run_clear(r);
 }
 
 int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
@@ -283,7 +288,7 @@ int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
 		return r;
 	/* a run's first frame: to the wire? */
 	if (lo_dest(d, g->run.hdr, g->run.hl, &ifindex) != LO_WIRE) {
-		g->run.n = g->run.len = g->run.nresp = 0;
+		run_clear(&g->run);
 		return 1;
 	}
 	return 0;

@@ -81,11 +81,10 @@ int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s)
 int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s)
 {
 	struct xhcad *d = arg;
-	__u8 op = s->opcode & 0x1f;
 	struct xhca_pkt_spec g;
 	int r;
 
-	if (d->gso && op >= XHCA_OP_READ_RESP_FIRST && op <= XHCA_OP_READ_RESP_ONLY) {
+	if (d->gso && xhca_op_read_resp(s->opcode & 0x1f)) {
 		if (xsk_tx_pending(d))
 			xsk_tx_kick(d); /* an ACK of the QP's, say, queued before it */
 		g = *s;

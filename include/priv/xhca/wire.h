@@ -204,6 +204,13 @@ static inline __attribute__((always_inline)) int xhca_op_responded(__u8 op)
 	       op == XHCA_OP_ATOMIC_WRITE;
 }
 
+/* Whether an opcode (without the class) is a READ RESPONSE: FIRST, MIDDLE,
+ * LAST or ONLY. */
+static inline __attribute__((always_inline)) int xhca_op_read_resp(__u8 op)
+{
+	return op >= XHCA_OP_READ_RESP_FIRST && op <= XHCA_OP_READ_RESP_ONLY;
+}
+
 /* 24-bit serial-number comparison: <0 a before b, 0 equal, >0 a after b. */
 static inline __attribute__((always_inline)) int xhca_psn_cmp(__u32 a, __u32 b)
 {

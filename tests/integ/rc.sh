@@ -23,6 +23,10 @@ timeouts() { "$B/xhca" -i "$IF_A" -j status | json_get 'd["requester"]["timeouts
 # waited for one).
 rct more 4k
 check_eq "a burst of 1100 SENDs and the rest: no retransmission timeout" "$(timeouts)" 0
+# (A's multicast SENDs: the group's members are on B, none on A's device,
+# so each went to the wire only, counted)
+check "A's multicast SENDs had no member on A: the wire's only, counted ($("$B/xhca" -i "$IF_A" -j status | json_get 'd["loopback"]["mcast_wire"]'))" \
+	test "$("$B/xhca" -i "$IF_A" -j status | json_get 'd["loopback"]["mcast_wire"]')" -ge 2
 
 # End-to-end credits: B's buffers used up, more posted; B's xhcad sends its
 # last ACK again with the new count (a credit update) and A's requester

@@ -28,6 +28,7 @@ static void status_lo(const struct xhca_status *s)
 	out_open("loopback", "loopback:     ");
 	out_u64("self", "%llu frames to this interface", s->lo.self);
 	out_u64("mcast", ", %llu multicast copies", s->lo.mcast);
+	out_u64("mcast_wire", " (%llu multicast frames with no member here)", s->lo.mcast_wire);
 	out_u64("peer_sent", ", %llu to other devices of this host", s->lo.peer_sent);
 	out_u64("peer_received", ", %llu from them;\n              ", s->lo.peer_received);
 	out_u64("to_flowq", "xhca_rx: %llu to flow queues", s->lo.to_flowq);

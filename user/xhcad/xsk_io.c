@@ -215,8 +215,11 @@ static int tx_loop(struct xhcad *d, __u32 len, int *wire)
 	enum lo_dest where = lo_dest(d, fr, len, &ifindex);
 
 	*wire = 1;
-	if (where == LO_WIRE)
+	if (where == LO_WIRE) {
+		if (fr[0] & 1) /* (a group's MAC; engines count at once) */
+			__atomic_fetch_add(&d->lo.stats.mcast_wire, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
 	/* (one engine at a time: looped frames go to any engine's flow
 	 * queues, through loopback.c's scratch area and connections) */
 	pthread_mutex_lock(&xs->lo_lock);

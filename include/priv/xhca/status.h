@@ -249,6 +249,7 @@ struct xhca_status {
 		__u64 no_room;	/* held back: no UMEM frame for it */
 		__u64 held;	/* in flow queues now */
 		__u64 addr_reads; /* the host's addresses read */
+		__u64 mcast_wire; /* multicast frames with no member here: the wire's only */
 	} lo;
 	/* memory windows (mr.c) */
 	struct xhca_mw_stats {

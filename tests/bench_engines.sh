@@ -26,8 +26,6 @@ QPS=${BENCH_QPS:-1 4 8}
 tmp=$(mktemp -d)
 trap 'apps_kill; topo_cleanup; [ -n "${BENCH_KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
 busy() { awk '/^cpu / { printf "%.3f\n", ($2 + $3 + $4 + $7 + $8 + $9) / 100 }' /proc/stat; }
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
-wait_listen() { for _ in $(seq 200); do listening "$1" "$2" && return 0; sleep 0.05; done; return 1; }
 
 # iperf3s NAME N LEN: N iperf3 processes of LEN-byte writes, A to B; the
 # bytes/s they moved in $tmp/NAME, the busy CPU seconds in $tmp/NAME.cpu

@@ -46,8 +46,6 @@ fi
 # busy CPU seconds of the whole machine so far (user, nice, system, irq,
 # softirq, steal): both hosts run here
 busy() { awk '/^cpu / { printf "%.3f\n", ($2 + $3 + $4 + $7 + $8 + $9) / 100 }' /proc/stat; }
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
-wait_listen() { for _ in $(seq 200); do listening "$1" "$2" && return 0; sleep 0.05; done; return 1; }
 # result NAME VALUE UNIT CPU: one line of results for the table
 result() { echo "$1 $2 $3" >>"$tmp/results"; }
 

@@ -149,6 +149,11 @@ roce_interop() {
 in_a() { nsenter --net=/run/netns/"$NS_A" "$@"; }
 in_b() { nsenter --net=/run/netns/"$NS_B" "$@"; }
 
+# listening NS PORT: a TCP socket listens on PORT in namespace NS;
+# wait_listen NS PORT: waits for one (10 s at most).
+listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
+wait_listen() { for _ in $(seq 200); do listening "$1" "$2" && return 0; sleep 0.05; done; return 1; }
+
 # cap_start NS IF FILE FILTER [TSHARK ARGS]: tshark captures IF in namespace
 # NS into FILE in the background (CAP: its pid) and is ready when this
 # returns: dumpcap reports "Capturing on" a moment before its filter is in

@@ -51,7 +51,6 @@ fq_frames() {
 rxq_frames() {
 	in_b ethtool -S "$IF_B" | awk '/rx_queue_[0-9]+_xdp_packets/ { printf "%s ", $2 }'
 }
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
 xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
 xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
 

@@ -12,7 +12,6 @@ TOPO_MTU=4200 topo_setup || { fail "poll: topology"; t_done; }
 tmp=$(mktemp -d)
 trap 'apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT
 
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
 st() { "$B/xhca" -i "$1" -j status | json_get "d[\"$2\"]"; }
 # pingpong NAME: ib_send_lat, 2000 round trips, server on B; 0 when both
 # ends exit 0 with a result line

@@ -23,9 +23,6 @@ placements() {
 		tr -d '(),'
 }
 
-# listening NS PORT: a TCP socket listens on PORT in namespace NS.
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN; }
-
 # pair NAME SECS PORT 'SERVER ARGS' 'CLIENT ARGS': SERVER on A, CLIENT on
 # B (IP_A appended) once the server listens on PORT (exec_pair).
 pair() { exec_pair "$1" "$2" "listening $NS_A $3" "$4" "$5 $IP_A"; }

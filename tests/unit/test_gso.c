@@ -190,8 +190,18 @@ static void case_limits(void)
 		if (gso_run_add(&run, &sp))
 			break;
 	}
-	res(n == 14 && run.len <= GSO_MAX_BYTES, "%d bytes at most: 14 frames of 4096 (%d, %u bytes)",
+	res(n == 15 && run.len <= GSO_MAX_BYTES, "%d bytes at most: 15 frames of 4096 (%d, %u bytes)",
 	    GSO_MAX_BYTES, n, run.len);
+	/* path MTU 1024: a 64 KiB WRITE in two runs, FIRST (its RETH) and a
+	 * MIDDLE, then the 61 MIDDLEs and the LAST in one */
+	memset(&run, 0, sizeof(run));
+	for (n = 0; n < 62; n++) {
+		spec(&sp, n < 61 ? XHCA_OP_WRITE_MIDDLE : XHCA_OP_WRITE_LAST, (__u32)n, 1024, 0, 0xc001);
+		if (gso_run_add(&run, &sp))
+			break;
+	}
+	res(n == 62, "62 frames of 1024 in a run: a 64 KiB WRITE's after its first two (%d, %u bytes)",
+	    n, run.len);
 	memset(&run, 0, sizeof(run));
 	spec(&sp, XHCA_OP_SEND_ONLY, 1, 100, 0, 0xc001);
 	sp.nvlan = 1;

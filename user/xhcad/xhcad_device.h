@@ -157,7 +157,7 @@ int xsk_tx_pending(const struct xhcad *d);
  * one after another, each built as the kernel's segment of the run. */
 #define GSO_HDR_MAX 62		/* Ethernet, IPv6, UDP */
 #define GSO_MAX_SEGS 64		/* the kernel's UDP_MAX_SEGMENTS before 6.9 */
-#define GSO_MAX_BYTES 61440	/* UDP payload of a run: under IPv4's 64 KiB */
+#define GSO_MAX_BYTES 65507	/* UDP payload of a run: IPv4 total length 65535 */
 #define GSO_UDP_L4 5		/* VIRTIO_NET_HDR_GSO_UDP_L4 (Linux 6.2 headers) */
 struct gso_run {
 	__u32 hl;		/* a frame's headers, through UDP: 42 (IPv4) or 62 */

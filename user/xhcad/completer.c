@@ -104,7 +104,7 @@ static void una_to(struct sq_state *s, __u32 una)
 		return;
 	s->una_psn = una & XHCA_PSN_MASK;
 	s->cwnd_acc += (__u32)k;
-	while (s->cwnd < SQ_WINDOW && s->cwnd_acc >= s->cwnd) {
+	while (s->cwnd < s->cwnd_max && s->cwnd_acc >= s->cwnd) {
 		s->cwnd_acc -= s->cwnd;
 		s->cwnd++;
 	}

@@ -17,9 +17,9 @@
  *    error state everything after it completes flushed.
  * Completions are written in posting order: a request done before an older
  * one waits for it. At most cwnd PSNs are unacknowledged (RC): the window
- * starts at SQ_WINDOW, halves at each loss (a sequence NAK, a lost READ
- * response, a timeout; CWND_MIN at least) and grows by one per window
- * acknowledged, so go-back-N sends again about one window per loss. Inside
+ * starts at its largest (sq_window: SQ_WINDOW packets, SQ_WINDOW_BYTES of
+ * payload), halves at each loss (a sequence NAK, a lost READ response, a
+ * timeout; CWND_MIN at least) and grows by one per window acknowledged, so go-back-N sends again about one window per loss. Inside
  * a message the window holds too, the packet at its edge asking for an ACK
  * (IBA: the responder acknowledges it); when the timer goes off there
  * instead and no ACK ever came inside a message, the responder
@@ -106,7 +106,6 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->retry_cnt = s->retry_left = XHCA_RETRY_CNT_DEFAULT;
 	s->rnr_retry = s->rnr_left = XHCA_RNR_RETRY_DEFAULT;
 	s->max_rd_atomic = XHCA_MAX_RD_ATOMIC_DEFAULT;
-	s->cwnd = SQ_WINDOW;
 	s->qh = qh;
 	s->next_sq = qp_eng(d, qh)->sq.list;
 	qp_eng(d, qh)->sq.list = s;
@@ -249,7 +248,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->rnr_left = s->rnr_retry;
 	s->una_psn = s->hi_psn = s->psn;
 	s->dmac_ok = 0;
-	s->cwnd = SQ_WINDOW;
+	s->cwnd = s->cwnd_max = 0; /* (the path MTU's, at the next send) */
 	s->cwnd_acc = 0;
 	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
 	s->gso_no = 0;
@@ -704,6 +703,19 @@ static int sq_local(struct xhcad *d, struct sq_state *s, struct sq_ent *e)
 	return 0;
 }
 
+/* The window's largest for the QP's path MTU; a window at its largest
+ * (or none yet) follows it, one after a loss stays under it. */
+static void window_for(struct sq_state *s, __u32 mtu)
+{
+	__u32 w = sq_window(mtu);
+
+	if (s->cwnd_max == w)
+		return;
+	if (s->cwnd == s->cwnd_max || s->cwnd > w)
+		s->cwnd = w;
+	s->cwnd_max = w;
+}
+
 /* Sends what it may of s's requests, up to budget packets. */
 static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c, int budget,
 		   __u64 now, int *more)
@@ -714,6 +726,7 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 
 	if (c->state != XHCA_QPS_RTS || s->error || now < s->hold_until)
 		return 0;
+	window_for(s, mtu);
 	while (n < budget && s->next != s->fetched) {
 		struct sq_ent *e = ent(s, s->next);
 		__u32 want;

@@ -10,9 +10,11 @@
 #include <xhca/wire.h>
 #include "xhcad_transport.h"
 
-#define SQ_WINDOW 256		/* the window (cwnd) at its start and largest: half a
-				 * flow queue's default gate (512), so the responses
-				 * to one window are not dropped early */
+#define SQ_WINDOW 512		/* the window (cwnd) at its largest, packets: a flow
+				 * queue's default gate (--watermarks 512,128), which
+				 * one QP's requests then never close by themselves */
+#define SQ_WINDOW_BYTES (1u << 20) /* and at most 1 MiB of payload: 256 packets
+				 * at path MTU 4096, 512 at 1024 */
 #define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define CWND_MIN 64		/* the window after losses, at least */
 #define ACKREQ_EVERY 32		/* PSNs sent without AckReq at most (below CWND_MIN) */
@@ -20,6 +22,14 @@
 static inline struct sq_ent *ent(const struct sq_state *s, __u32 i)
 {
 	return &s->ent[i & (s->depth - 1)];
+}
+
+/* The window at its largest (and at its start) for a path MTU: a slow
+ * responder's ACKs (its xhcad on a busy CPU) stall the requester less, at
+ * small MTUs too (docs/bench-history.md). */
+static inline __u32 sq_window(__u32 mtu)
+{
+	return mtu && SQ_WINDOW_BYTES / mtu < SQ_WINDOW ? SQ_WINDOW_BYTES / mtu : SQ_WINDOW;
 }
 
 static inline int is_rdat(__u8 op)

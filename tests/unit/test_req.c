@@ -32,13 +32,49 @@ static struct hm_alloc *payload;
 
 #define res(ok, ...) unit_check((ok), __VA_ARGS__)
 
+/* An RC QP in RTS at lidx (its QPN gqpn, the peer's peer) with a send
+ * queue of SQ_DEPTH on the CQ; its send queue, or NULL. */
+static struct sq_state *qp_make(__u32 lidx, __u32 gqpn, __u32 peer)
+{
+	struct xhca_qp_ctx *c = &D.ctxm[lidx];
+	struct qp_host *qh = &D.qh[lidx];
+	struct hm_alloc *ring;
+	struct sq_state *s;
+
+	c->valid = 1;
+	c->gen = GEN;
+	c->gqpn = gqpn;
+	c->type = XHCA_QPT_RC;
+	c->state = XHCA_QPS_RTS;
+	c->action = XHCA_ACT_HOST;
+	c->dest_qpn = peer;
+	c->pkey = 0xffff;
+	c->mtu_shift = 10;
+	xhca_ip_parse("10.9.0.1", c->local_ip);
+	xhca_ip_parse("10.9.0.2", c->remote_ip);
+	qh->valid = 1;
+	qh->gen = GEN;
+	qh->gqpn = gqpn;
+	qh->type = XHCA_QPT_RC;
+	ring = hm_alloc(&D, xhca_ring_bytes(SQ_DEPTH, sizeof(struct xhca_swqe)), 0,
+			XHCA_ALLOC_CONTIG);
+	if (!ring || sq_attach(&D, qh, ring, SQ_DEPTH, cq))
+		return NULL;
+	s = qh->sq;
+	s->timeout = 14;
+	s->retry_cnt = s->retry_left = 7;
+	s->rnr_retry = s->rnr_left = 7;
+	s->max_rd_atomic = 16;
+	sq_set_psn(&D, s, PSN0);
+	s->dmac_ok = 1; /* the peer's MAC: known (no neighbour table here) */
+	memcpy(s->dmac, "\x02\x00\x00\x00\x00\x02", 6);
+	return s;
+}
+
 /* An RC QP in RTS with a send queue of SQ_DEPTH on a CQ of the CLI's. */
 static int setup(void)
 {
 	struct xhca_cq_attr ca = { .depth = 16 };
-	struct xhca_qp_ctx *c;
-	struct qp_host *qh;
-	struct hm_alloc *ring;
 	char err[XHCA_ERRMSG_LEN];
 
 	D.neng = 1;
@@ -50,37 +86,11 @@ static int setup(void)
 	if (!D.ctxm || !D.qh || fx_hostmem(&D, 64) || cq_create(&D, 0, &ca, -1, err, sizeof(err)))
 		return -1;
 	cq = cq_find(&D, ca.cq);
-	c = &D.ctxm[LIDX];
-	c->valid = 1;
-	c->gen = GEN;
-	c->gqpn = GQPN;
-	c->type = XHCA_QPT_RC;
-	c->state = XHCA_QPS_RTS;
-	c->action = XHCA_ACT_HOST;
-	c->dest_qpn = PEER_QPN;
-	c->pkey = 0xffff;
-	c->mtu_shift = 10;
-	xhca_ip_parse("10.9.0.1", c->local_ip);
-	xhca_ip_parse("10.9.0.2", c->remote_ip);
-	qh = &D.qh[LIDX];
-	qh->valid = 1;
-	qh->gen = GEN;
-	qh->gqpn = GQPN;
-	qh->type = XHCA_QPT_RC;
-	ring = hm_alloc(&D, xhca_ring_bytes(SQ_DEPTH, sizeof(struct xhca_swqe)), 0,
-			XHCA_ALLOC_CONTIG);
 	payload = hm_alloc(&D, 4 * XHCA_PAGE_SIZE, 0, XHCA_ALLOC_CONTIG);
-	if (!cq || !ring || !payload || sq_attach(&D, qh, ring, SQ_DEPTH, cq))
+	if (!cq || !payload)
 		return -1;
-	sq = qh->sq;
-	sq->timeout = 14;
-	sq->retry_cnt = sq->retry_left = 7;
-	sq->rnr_retry = sq->rnr_left = 7;
-	sq->max_rd_atomic = 16;
-	sq_set_psn(&D, sq, PSN0);
-	sq->dmac_ok = 1; /* the peer's MAC: known (no neighbour table here) */
-	memcpy(sq->dmac, "\x02\x00\x00\x00\x00\x02", 6);
-	return 0;
+	sq = qp_make(LIDX, GQPN, PEER_QPN);
+	return sq ? 0 : -1;
 }
 
 /* A request (opcode) of len bytes at the payload allocation's start, with
@@ -512,6 +522,56 @@ static void case_ackreq(void)
 	res(sq->acked == sq->fetched, "... and its ACK retires them");
 }
 
+/* Two QPs with more to send than a run's budget share it: the one the
+ * budget left out goes first in the next run, so neither waits behind the
+ * other (a QP that always had more used to take every run's budget, and
+ * the other's timer went off with nothing lost). */
+static void case_fair_budget(void)
+{
+	struct sq_state *a = qp_make(1, 0x000111u, 0x001111u), *b = qp_make(3, 0x000333u,
+									       0x003333u);
+	__u32 first[2] = { 0, 0 }, second[2] = { 0, 0 }, dqpn = 0, psn, plen;
+	int more = 0, again = 0;
+	__u64 deadline;
+	__u8 op;
+
+	if (!a || !b) {
+		res(0, "two more QPs");
+		return;
+	}
+	for (__u32 i = 0; i < 4; i++) {
+		for (int q = 0; q < 2; q++) {
+			struct sq_state *s = q ? b : a;
+			struct xhca_swqe *e = (struct xhca_swqe *)(s->ring + 1);
+			struct xhca_swqe w = {
+				.wr_id = i, .opcode = XHCA_WR_RDMA_WRITE, .nsge = 1, .len = 4096,
+				.remote_va = 0x10000, .rkey = 0x1234,
+				.sge = { { .len = 4096, .alloc = payload->id } },
+			};
+
+			e[s->ring->prod & (SQ_DEPTH - 1)] = w;
+			__atomic_store_n(&s->ring->prod, s->ring->prod + 1, __ATOMIC_RELEASE);
+		}
+	}
+	fx_reset();
+	sq_run(&D, 8, &more, &deadline); /* 16 packets each, 8 a run */
+	sq_run(&D, 8, &again, &deadline);
+	for (int i = 0; i < 16 && i < fx_n; i++) {
+		if (frame_of(i, &op, &psn, &dqpn, &plen))
+			break;
+		(i < 8 ? first : second)[dqpn == 0x003333u] += 1;
+	}
+	res(fx_n == 16 && more && again, "two runs of a budget of 8: 16 packets, more to send "
+	    "after each (%d, %d %d)", fx_n, more, again);
+	res((first[0] == 8 && second[1] == 8) || (first[1] == 8 && second[0] == 8),
+	    "the first run's 8 packets are one QP's, the second run's the other's (QP 0x111 "
+	    "%u then %u, QP 0x333 %u then %u)", first[0], second[0], first[1], second[1]);
+	sq_detach(&D, &D.qh[1]);
+	sq_detach(&D, &D.qh[3]);
+	D.ctxm[1].valid = D.ctxm[3].valid = 0;
+	D.qh[1].valid = D.qh[3].valid = 0;
+}
+
 static int file_setup(char *why)
 {
 	if (setup()) {
@@ -530,6 +590,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("credit_update", case_credit_update),
 	UNIT_RUN("ackreq", case_ackreq),
 	UNIT_RUN("nak_access", case_nak_access),
+	UNIT_RUN("fair_budget", case_fair_budget),
 };
 
 UNIT_FILE(req, file_setup, NULL, cases);

@@ -791,8 +791,21 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 	return n;
 }
 
+/* The engine's send queues from s on, then those before it (prev the one
+ * before s, tail the last): the queues the budget left out go first in the
+ * next run, so no queue waits behind others that always have more. */
+static void rotate_to(struct sq_state *s, struct sq_state *prev, struct sq_state *tail)
+{
+	struct engine *e = eng();
+
+	prev->next_sq = NULL;
+	tail->next_sq = e->sq.list;
+	e->sq.list = s;
+}
+
 int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 {
+	struct sq_state *prev = NULL, *left = NULL, *left_prev = NULL;
 	__u64 now = now_ns();
 	int n = 0;
 
@@ -800,7 +813,7 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 	*deadline = 0;
 	if (eng()->sq.list && net_local_mac(d))
 		return 0;
-	for (struct sq_state *s = eng()->sq.list; s; s = s->next_sq) {
+	for (struct sq_state *s = eng()->sq.list; s; prev = s, s = s->next_sq) {
 		const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];
 
 		sq_fetch(d, s, c);
@@ -809,8 +822,13 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 		if (n < budget) {
 			n += sq_send(d, s, c, budget - n, now, more);
 			gso_flush(d); /* (the QP's run, if any) */
-		} else if (s->next != s->fetched)
+		} else if (s->next != s->fetched) {
 			*more = 1;
+			if (!left) {
+				left = s;
+				left_prev = prev;
+			}
+		}
 		n += sq_retire(d, s, now);
 		if (s->deadline && (!*deadline || s->deadline < *deadline))
 			*deadline = s->deadline;
@@ -818,6 +836,8 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 		    (!*deadline || s->hold_until < *deadline))
 			*deadline = s->hold_until;
 	}
+	if (left && left_prev)
+		rotate_to(left, left_prev, prev);
 	return n;
 }
 

@@ -19,8 +19,9 @@
  * one waits for it. At most cwnd PSNs are unacknowledged (RC): the window
  * starts at its largest (sq_window: SQ_WINDOW packets, SQ_WINDOW_BYTES of
  * payload), halves at each loss (a sequence NAK, a lost READ response, a
- * timeout; CWND_MIN at least) and grows by one per window acknowledged, so go-back-N sends again about one window per loss. Inside
- * a message the window holds too, the packet at its edge asking for an ACK
+ * timeout; CWND_MIN at least) and grows by one per window acknowledged, so
+ * go-back-N sends again about one window per loss. Inside a message the
+ * window holds too, the packet at its edge asking for an ACK
  * (IBA: the responder acknowledges it); when the timer goes off there
  * instead and no ACK ever came inside a message, the responder
  * acknowledges only whole messages and messages are sent whole from then

@@ -225,6 +225,8 @@ static void case_retry_on_timeout(void)
 	struct xhca_cqe c = { .wr_id = 0 };
 	int ok;
 
+	__u32 w0 = sq->cwnd;
+
 	fx_reset();
 	sq->timeout = 1; /* 4.096 us * 2: the timer goes off at once */
 	post_send(43, 64);
@@ -239,6 +241,9 @@ static void case_retry_on_timeout(void)
 	res(ok && psn == p0 && D.eng[0].req.timeouts == before + 1,
 	    "no ACK: after the timeout the request goes again at the same PSN (%d frames, "
 	    "PSN 0x%06x)", fx_n, fx_n > 1 ? psn : 0);
+	res(w0 == 512 && sq->cwnd == 256,
+	    "the window at path MTU 1024: 512 packets, halved by the timeout (%u -> %u)", w0,
+	    sq->cwnd);
 	peer_ack(p0, 0x1f, 2);
 	run();
 	res(!fx_take_cqe(cq, &c) && c.wr_id == 43 && c.status == XHCA_WC_SUCCESS,

@@ -96,15 +96,16 @@ int sq_sge_io(struct xhcad *d, __u32 owner, const struct xhca_swqe *w, __u64 off
 
 /* The oldest PSN not acknowledged moves on to una: the window grows by one
  * for each window's worth acknowledged. */
-static void una_to(struct sq_state *s, __u32 una)
+static void una_to(const struct xhcad *d, struct sq_state *s, __u32 una)
 {
 	int k = xhca_psn_diff(una, s->una_psn);
+	__u32 most = sq_window(sq_mtu(d, s));
 
 	if (k <= 0)
 		return;
 	s->una_psn = una & XHCA_PSN_MASK;
 	s->cwnd_acc += (__u32)k;
-	while (s->cwnd < s->cwnd_max && s->cwnd_acc >= s->cwnd) {
+	while (s->cwnd < most && s->cwnd_acc >= s->cwnd) {
 		s->cwnd_acc -= s->cwnd;
 		s->cwnd++;
 	}
@@ -161,7 +162,7 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int explicit, __u64 now)
 {
 	int moved = 0, lost = 0;
-	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift, una = (psn + 1) & XHCA_PSN_MASK;
+	__u32 mtu = sq_mtu(d, s), una = (psn + 1) & XHCA_PSN_MASK;
 
 	while (s->acked != s->fetched && ent(s, s->acked)->started) {
 		struct sq_ent *e = ent(s, s->acked);
@@ -194,7 +195,7 @@ static int ack_through(struct xhcad *d, struct sq_state *s, __u32 psn, int expli
 		moved = 1;
 	}
 	if (xhca_psn_diff(una, s->una_psn) > 0 && xhca_psn_diff(una, s->psn) <= 0 && !lost) {
-		una_to(s, una);
+		una_to(d, s, una);
 		moved = 1;
 	}
 	if ((int)(s->next - s->acked) < 0)
@@ -212,12 +213,13 @@ static struct sq_ent *oldest(struct sq_state *s)
 	return ent(s, s->acked);
 }
 
-static void rdat_done(struct sq_state *s, struct sq_ent *e, __u32 psn, __u64 now)
+static void rdat_done(const struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn,
+		      __u64 now)
 {
 	e->done = 1;
 	e->status = XHCA_WC_SUCCESS;
 	s->acked++;
-	una_to(s, psn + 1);
+	una_to(d, s, psn + 1);
 	if ((int)(s->next - s->acked) < 0)
 		s->next = s->acked;
 	progress(s, now);
@@ -228,6 +230,8 @@ static void rdat_done(struct sq_state *s, struct sq_ent *e, __u32 psn, __u64 now
  * stream, still arriving out of order, asks nothing more. */
 static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn)
 {
+	__u32 half = sq_cwnd(s, sq_mtu(d, s)) / 2; /* (of the window in force) */
+
 	if (s->gap_set && s->gap_psn == psn)
 		return 0;
 	if (!s->retry_left) {
@@ -235,7 +239,7 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 		return -1;
 	}
 	s->retry_left--;
-	s->cwnd = s->cwnd / 2 > CWND_MIN ? s->cwnd / 2 : CWND_MIN;
+	s->cwnd = half > CWND_MIN ? half : CWND_MIN;
 	s->cwnd_acc = 0;
 	s->gap_set = 1;
 	s->gap_psn = psn;
@@ -245,7 +249,7 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 
 static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u64 now)
 {
-	__u32 mtu = 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift, from = psn;
+	__u32 mtu = sq_mtu(d, s), from = psn;
 	struct sq_ent *e, *t;
 	__u32 i;
 
@@ -399,7 +403,7 @@ static enum comp_state cs_atomic(struct comp_run *x)
 	if (sq_sge_io(x->d, x->qh->owner, &e->w, 0, &orig, 8, 1)) /* host order, as verbs */
 		sq_fail(x->d, x->qh, e, XHCA_WC_LOC_PROT_ERR, 0);
 	else
-		rdat_done(x->s, e, x->psn, x->now);
+		rdat_done(x->d, x->s, e, x->psn, x->now);
 	return CS_DONE;
 }
 
@@ -419,7 +423,7 @@ static enum comp_state cs_read(struct comp_run *x)
 			return CS_STALE;
 		s->rd_out--;
 		x->r = XHCA_H_RESP_ACK;
-		rdat_done(s, e, x->psn, x->now);
+		rdat_done(x->d, s, e, x->psn, x->now);
 		return CS_DONE;
 	}
 	if (!e || e->w.opcode != XHCA_WR_RDMA_READ)
@@ -451,9 +455,9 @@ static enum comp_state cs_read(struct comp_run *x)
 	if (end)
 		s->rd_out--;
 	if (end && e->rd_off == e->w.len) {
-		rdat_done(s, e, x->psn, x->now);
+		rdat_done(x->d, s, e, x->psn, x->now);
 	} else {
-		una_to(s, x->psn + 1);
+		una_to(x->d, s, x->psn + 1);
 		progress(s, x->now);
 	}
 	return CS_DONE;

@@ -107,6 +107,7 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
 	s->retry_cnt = s->retry_left = XHCA_RETRY_CNT_DEFAULT;
 	s->rnr_retry = s->rnr_left = XHCA_RNR_RETRY_DEFAULT;
 	s->max_rd_atomic = XHCA_MAX_RD_ATOMIC_DEFAULT;
+	s->cwnd = SQ_WINDOW;
 	s->qh = qh;
 	s->next_sq = qp_eng(d, qh)->sq.list;
 	qp_eng(d, qh)->sq.list = s;
@@ -249,7 +250,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->rnr_left = s->rnr_retry;
 	s->una_psn = s->hi_psn = s->psn;
 	s->dmac_ok = 0;
-	s->cwnd = s->cwnd_max = 0; /* (the path MTU's, at the next send) */
+	s->cwnd = SQ_WINDOW;
 	s->cwnd_acc = 0;
 	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
 	s->gso_no = 0;
@@ -613,9 +614,11 @@ static int may_send(const struct sq_state *s, struct sq_ent *e, __u32 mtu, int r
 		 * asks for an ACK */
 		int ahead = xhca_psn_diff(e->psn + e->sent, s->una_psn);
 
-		if (ahead >= (int)s->cwnd)
+		int cwnd = (int)sq_cwnd(s, mtu);
+
+		if (ahead >= cwnd)
 			return 0;
-		*edge = ahead + 1 >= (int)s->cwnd && e->sent + 1 < e->npkts;
+		*edge = ahead + 1 >= cwnd && e->sent + 1 < e->npkts;
 	}
 	if (!rc || !is_rdat(e->w.opcode))
 		return 1;
@@ -663,7 +666,7 @@ static int sq_start(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32
 {
 	if (rc && (e->w.flags & XHCA_SEND_FENCE) && s->rd_out)
 		return -EAGAIN;
-	if (rc && xhca_psn_diff(s->psn, s->una_psn) >= (int)s->cwnd)
+	if (rc && xhca_psn_diff(s->psn, s->una_psn) >= (int)sq_cwnd(s, mtu))
 		return -EAGAIN;
 	if (rc && credit_wait(d, s, e))
 		return -EAGAIN;
@@ -704,19 +707,6 @@ static int sq_local(struct xhcad *d, struct sq_state *s, struct sq_ent *e)
 	return 0;
 }
 
-/* The window's largest for the QP's path MTU; a window at its largest
- * (or none yet) follows it, one after a loss stays under it. */
-static void window_for(struct sq_state *s, __u32 mtu)
-{
-	__u32 w = sq_window(mtu);
-
-	if (s->cwnd_max == w)
-		return;
-	if (s->cwnd == s->cwnd_max || s->cwnd > w)
-		s->cwnd = w;
-	s->cwnd_max = w;
-}
-
 /* Sends what it may of s's requests, up to budget packets. */
 static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx *c, int budget,
 		   __u64 now, int *more)
@@ -727,7 +717,6 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 
 	if (c->state != XHCA_QPS_RTS || s->error || now < s->hold_until)
 		return 0;
-	window_for(s, mtu);
 	while (n < budget && s->next != s->fetched) {
 		struct sq_ent *e = ent(s, s->next);
 		__u32 want;

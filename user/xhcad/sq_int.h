@@ -24,12 +24,21 @@ static inline struct sq_ent *ent(const struct sq_state *s, __u32 i)
 	return &s->ent[i & (s->depth - 1)];
 }
 
-/* The window at its largest (and at its start) for a path MTU: a slow
- * responder's ACKs (its xhcad on a busy CPU) stall the requester less, at
- * small MTUs too (docs/bench-history.md). */
+/* The window at its largest for a path MTU: a slow responder's ACKs (its
+ * xhcad on a busy CPU) stall the requester less, at small MTUs too
+ * (docs/bench-history.md). */
 static inline __u32 sq_window(__u32 mtu)
 {
 	return mtu && SQ_WINDOW_BYTES / mtu < SQ_WINDOW ? SQ_WINDOW_BYTES / mtu : SQ_WINDOW;
+}
+
+/* The window in force: cwnd, at most the path MTU's largest (cwnd starts
+ * at SQ_WINDOW, so a QP's window follows its path MTU until a loss). */
+static inline __u32 sq_cwnd(const struct sq_state *s, __u32 mtu)
+{
+	__u32 w = sq_window(mtu);
+
+	return s->cwnd < w ? s->cwnd : w;
 }
 
 static inline int is_rdat(__u8 op)
@@ -54,6 +63,12 @@ static inline __u64 tmo_ns(const struct sq_state *s)
 static inline __u32 lidx_of(const struct xhcad *d, const struct qp_host *qh)
 {
 	return (__u32)(qh - d->qh);
+}
+
+/* The QP's path MTU, bytes. */
+static inline __u32 sq_mtu(const struct xhcad *d, const struct sq_state *s)
+{
+	return 1u << d->ctxm[lidx_of(d, s->qh)].mtu_shift;
 }
 
 /* completer.c */

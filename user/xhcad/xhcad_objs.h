@@ -118,8 +118,8 @@ struct sq_state {
 				 * chunks: each), answered not yet whole */
 	__u8 timeout, retry_cnt, rnr_retry, max_rd_atomic;	/* the QP's attributes */
 	__u8 retry_left, rnr_left;
-	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD */
-	__u32 cwnd_max;		/* its largest, from the path MTU (0: none yet) */
+	__u32 cwnd;		/* RC: packets (PSNs) unacknowledged at most, AIMD; in
+				 * force under the path MTU's largest (sq_cwnd) */
 	__u32 cwnd_acc;		/* PSNs acknowledged towards the next increase */
 	__u32 ackreq_psn;	/* RC: the last PSN sent with AckReq (ackreq_due) */
 	int gso_no;		/* its packets go through the TX ring, not gso.c */

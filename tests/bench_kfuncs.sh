@@ -20,7 +20,6 @@ tmp=$(mktemp -d)
 trap 'topo_cleanup; rm -rf "$tmp"' EXIT
 TOPO_MTU=4200 topo_setup || { echo "bench_kfuncs: topology failed"; exit 1; }
 links_up
-listening() { ip netns exec "$NS_B" ss -Hltn "sport = :$1" 2>/dev/null | grep -q LISTEN; }
 
 # run MODE SIZE PORT: messages per second of one ib_write_bw, B the server
 run() {
@@ -28,7 +27,7 @@ run() {
 	in_b "$B/xhca" -i "$IF_B" exec -- timeout $((SECS + 30)) ib_write_bw -d "xhca_$IF_B" -x 1 -F \
 		-s "$size" -D "$SECS" -p "$port" >/dev/null 2>&1 &
 	spid=$!
-	for _ in $(seq 200); do listening "$port" && break; sleep 0.05; done
+	wait_listen "$NS_B" "$port"
 	r=$(in_a "$B/xhca" -i "$IF_A" exec -- timeout $((SECS + 30)) ib_write_bw -d "xhca_$IF_A" -x 1 -F \
 		-s "$size" -D "$SECS" -p "$port" "$IP_B" 2>/dev/null | awk -v s="$size" '$1 == s {print $5 * 1e6}')
 	wait "$spid"

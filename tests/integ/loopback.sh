@@ -41,7 +41,6 @@ cap_start "$NS_B" any "$tmp/wire.pcap" "udp port 4791 and not multicast"
 xc() { in_a "$B/xhca" -i "$IF_C" exec -- "$@"; }
 xboth() { in_a "$B/xhca" exec -- "$@"; } # both devices
 lo_stat() { "$B/xhca" -i "$1" -j status | json_get "d['loopback']['$2']"; }
-listening() { ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q LISTEN; }
 bound() { ip netns exec "$NS_A" grep -q "@xhca-rdmacm:$1:$2:" /proc/net/unix && sleep 0.2; }
 
 # local_pair NAME SECS READY 'SERVER' 'CLIENT' [RUN_SRV [RUN_CLI]]: both on host A
@@ -79,7 +78,7 @@ local_pair() {
 # pingpong NAME PROG ARGS: an ibv_*_pingpong pair on one device (or RUN_*)
 pingpong() {
 	local name=$1 prog=$2 args=$3
-	local_pair "$name" 60 "listening 18515" "$prog $args" "$prog $args ${TO:-$IP_A}" \
+	local_pair "$name" 60 "listening $NS_A 18515" "$prog $args" "$prog $args ${TO:-$IP_A}" \
 		${RUN_SRV:-} ${RUN_CLI:-} || return
 	check "$name: both ends done, every byte validated ($(grep -h ' iters in ' "$tmp/$name.cli"))" \
 		test "$(grep -h ' iters in ' "$tmp/$name.srv" "$tmp/$name.cli" | wc -l)" = 2
@@ -89,7 +88,7 @@ pingpong() {
 perf() {
 	local name=$1 prog=$2 size=$3
 	shift 3
-	local_pair "$name" 60 "listening 18515" "$prog -F -s $size $*" \
+	local_pair "$name" 60 "listening $NS_A 18515" "$prog -F -s $size $*" \
 		"$prog -F -s $size $* ${TO:-$IP_A}" ${RUN_SRV:-} ${RUN_CLI:-} || return
 	check "$name: result line for $size bytes ($(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$tmp/$name.cli" | tr -s ' '))" \
 		awk -v s="$size" '$1 == s && NF >= 4 && $3 + 0 > 0 { f = 1 } END { exit !f }' \
@@ -128,7 +127,7 @@ check "loopback: the multicast frames' copies for this device ($(lo_stat "$IF_A"
 	test "$(lo_stat "$IF_A" mcast)" -ge 20
 
 # every error status, server and client on one device; libxhca's every opcode
-local_pair "xhca-verbstest on one device" 120 "listening 18600" "$B/xhca-verbstest server" \
+local_pair "xhca-verbstest on one device" 120 "listening $NS_A 18600" "$B/xhca-verbstest server" \
 	"$B/xhca-verbstest client $IP_A"
 prog_checks "xhca-verbstest client on one device (every error status)" "$tmp/xhca-verbstest on one device.cli" 0
 xa "$B/xhca-verbstest" local >"$tmp/vlocal" 2>&1

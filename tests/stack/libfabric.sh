@@ -24,7 +24,6 @@ check "fi_info -p 'verbs;ofi_rxm' -t FI_EP_RDM: domain xhca_$IF_A" \
 out=$(info verbs FI_EP_DGRAM)
 check "fi_info -p verbs -t FI_EP_DGRAM: domain xhca_$IF_A-dgram" grep -q "domain: xhca_$IF_A-dgram" <<<"$out"
 
-listening() { ip netns exec "$NS_A" ss -Hltn "sport = :47592" | grep -q LISTEN; }
 
 # pp NAME ARGS: fi_pingpong ARGS, server on A, client on B (or on A: ONE=1),
 # every byte checked; both exit 0, the client's last size line is there
@@ -34,7 +33,7 @@ pp() {
 	[ -n "${ONE:-}" ] && run=xa
 	xa timeout 90 fi_pingpong -c "$@" >"$tmp/f.srv" 2>&1 &
 	spid=$!
-	for _ in $(seq 100); do listening && break; sleep 0.05; done
+	wait_listen "$NS_A" 47592
 	$run timeout 90 fi_pingpong -c "$@" "$IP_A" >"$tmp/f.cli" 2>&1
 	rc=$?
 	wait "$spid"

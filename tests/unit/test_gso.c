@@ -219,7 +219,7 @@ static int put_sends(struct xhcad *d, __u32 psn, int n)
 		struct xhca_pkt_spec sp;
 
 		spec(&sp, XHCA_OP_SEND_ONLY, psn + (__u32)k, 100, 0, 0xc001);
-		took += gso_put(d, &sp) == 0;
+		took += gso_put(d, &sp, NULL) == 0;
 	}
 	return took;
 }
@@ -256,7 +256,7 @@ static void gso_socket_cases(struct xhcad *d)
 	d->gso = 1;
 	d->ifindex = 0x7ffffff0;
 	gso_start(d, e);
-	res(!d->gso && !e->gso && gso_put(d, &(struct xhca_pkt_spec){ 0 }) == 1,
+	res(!d->gso && !e->gso && gso_put(d, &(struct xhca_pkt_spec){ 0 }, NULL) == 1,
 	    "no packet socket at start (no such interface): off, the frames for the TX ring");
 	d->gso = 1;
 	fx_zerocopy = 1;
@@ -270,24 +270,24 @@ static void gso_socket_cases(struct xhcad *d)
 	if (!unit_check(d->gso && e->gso, "a packet socket on the namespace's loopback device")) {
 		fx_reset();
 		res(put_sends(d, 10, 5) == 5 && fx_n == 0, "5 SENDs in the run, nothing sent yet");
-		gso_flush(d);
+		gso_flush(d, NULL);
 		res(kept_sends(10, 5) && q->gso_fallbacks == 1 && !q->gso_sends && !q->gso_lost &&
 			    d->gso,
 		    "the send refused (ENETDOWN): the run frame by frame through the TX ring, "
 		    "byte for byte, counted (%d frames, %llu refused, %llu lost), the path still on",
 		    fx_n, (unsigned long long)q->gso_fallbacks, (unsigned long long)q->gso_lost);
 		fx_reset();
-		gso_flush(d);
+		gso_flush(d, NULL);
 		res(fx_n == 0 && q->gso_fallbacks == 1, "an empty run: nothing sent");
 		fx_tx_full = 1;
 		put_sends(d, 20, 4);
-		gso_flush(d);
+		gso_flush(d, NULL);
 		fx_tx_full = 0;
 		res(fx_n == 0 && q->gso_fallbacks == 2 && q->gso_lost == 4,
 		    "refused again with the TX ring full: the 4 frames lost, counted (%llu)",
 		    (unsigned long long)q->gso_lost);
 		put_sends(d, 30, 1);
-		gso_flush(d);
+		gso_flush(d, NULL);
 		res(kept_sends(30, 1), "the run was emptied: the next SEND starts one of its own "
 		    "(%d frames sent)", fx_n);
 	}

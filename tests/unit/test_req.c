@@ -16,6 +16,7 @@
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "layers.h"
+#include "../../user/xhcad/sq_int.h" /* (sq_refused, sq_cwnd) */
 #include "tests.h"
 
 #define LIDX 2
@@ -577,6 +578,52 @@ static void case_fair_budget(void)
 	D.qh[1].valid = D.qh[3].valid = 0;
 }
 
+/* A run the interface dropped (gso.c: its qdisc or device queue full) is
+ * the QP's to send again (sq_refused): from the run's first PSN at its next
+ * turn, in order, the window halved, no retry counted (nothing was lost on
+ * the wire). */
+static void case_refused(void)
+{
+	struct sq_state *s = qp_make(1, 0x000555u, 0x005555u); /* (fair_budget's, free again) */
+	struct xhca_swqe *e = s ? (struct xhca_swqe *)(s->ring + 1) : NULL;
+	__u32 p0, psn = 0, dqpn = 0, plen, w0, got[4];
+	__u8 retries, op;
+	int more = 0, n = 0;
+	__u64 deadline;
+
+	if (!s) {
+		res(0, "one more QP");
+		return;
+	}
+	e[s->ring->prod & (SQ_DEPTH - 1)] = (struct xhca_swqe){
+		.wr_id = 7, .opcode = XHCA_WR_RDMA_WRITE, .nsge = 1, .len = 4096,
+		.remote_va = 0x10000, .rkey = 0x1234,
+		.sge = { { .len = 4096, .alloc = payload->id } },
+	};
+	__atomic_store_n(&s->ring->prod, s->ring->prod + 1, __ATOMIC_RELEASE);
+	p0 = s->psn;
+	fx_reset();
+	sq_run(&D, 64, &more, &deadline);
+	res(fx_n == 4, "a 4 KiB WRITE at path MTU 1024: 4 packets (%d)", fx_n);
+	w0 = sq_cwnd(s, 1024);
+	retries = s->retry_left;
+	sq_refused(&D, s, (p0 + 2) & XHCA_PSN_MASK);
+	fx_reset();
+	sq_run(&D, 64, &more, &deadline);
+	for (int i = 0; i < fx_n && i < 4 && !frame_of(i, &op, &psn, &dqpn, &plen); i++)
+		got[n++] = psn;
+	res(fx_n == 2 && n == 2 && got[0] == ((p0 + 2) & XHCA_PSN_MASK) &&
+		    got[1] == ((p0 + 3) & XHCA_PSN_MASK) && dqpn == 0x005555u,
+	    "its next turn sends again from the refused PSN, in order (%d frames: 0x%06x 0x%06x, "
+	    "from 0x%06x)", fx_n, n > 0 ? got[0] : 0, n > 1 ? got[1] : 0, p0);
+	res(sq_cwnd(s, 1024) == (w0 / 2 > CWND_MIN ? w0 / 2 : CWND_MIN) && s->retry_left == retries,
+	    "the window halved (%u -> %u), no retry counted (%u left)", w0, sq_cwnd(s, 1024),
+	    s->retry_left);
+	sq_detach(&D, &D.qh[1]);
+	D.ctxm[1].valid = 0;
+	D.qh[1].valid = 0;
+}
+
 static int file_setup(char *why)
 {
 	if (setup()) {
@@ -596,6 +643,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("ackreq", case_ackreq),
 	UNIT_RUN("nak_access", case_nak_access),
 	UNIT_RUN("fair_budget", case_fair_budget),
+	UNIT_RUN("refused", case_refused),
 };
 
 UNIT_FILE(req, file_setup, NULL, cases);

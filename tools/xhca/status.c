@@ -108,7 +108,8 @@ static void status_rr(const struct xhca_status *s)
 	out_u64("gso_frames", ", %llu in", s->req.gso_frames);
 	out_u64("gso_sends", " %llu GSO sends", s->req.gso_sends);
 	out_u64("gso_fallbacks", " (%llu refused,", s->req.gso_fallbacks);
-	out_u64("gso_lost", " %llu frames lost)", s->req.gso_lost);
+	out_u64("gso_lost", " %llu frames lost,", s->req.gso_lost);
+	out_u64("gso_drops", " %llu dropped by the interface)", s->req.gso_drops);
 	out_u64("bytes", ", %llu payload bytes", s->req.bytes);
 	out_u64("retransmits", ", %llu sent again)", s->req.retransmits);
 	out_u64("completions", ", %llu completions;\n              ", s->req.completions);

@@ -156,6 +156,15 @@ static void go_back(struct sq_state *s, __u32 psn)
 
 static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn);
 
+/* A loss, or a run that did not leave: the window in force halved. */
+static void halve(struct xhcad *d, struct sq_state *s)
+{
+	__u32 half = sq_cwnd(s, sq_mtu(d, s)) / 2;
+
+	s->cwnd = half > CWND_MIN ? half : CWND_MIN;
+	s->cwnd_acc = 0;
+}
+
 /* Everything up to and including psn is acknowledged (an ACK, or before a
  * NAK or a response). A READ or ATOMIC an ACK (explicit) passes lost its
  * response: sent again. Returns 1 when that happened. */
@@ -230,8 +239,6 @@ static void rdat_done(const struct xhcad *d, struct sq_state *s, struct sq_ent *
  * stream, still arriving out of order, asks nothing more. */
 static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 psn)
 {
-	__u32 half = sq_cwnd(s, sq_mtu(d, s)) / 2; /* (of the window in force) */
-
 	if (s->gap_set && s->gap_psn == psn)
 		return 0;
 	if (!s->retry_left) {
@@ -239,12 +246,17 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 		return -1;
 	}
 	s->retry_left--;
-	s->cwnd = half > CWND_MIN ? half : CWND_MIN;
-	s->cwnd_acc = 0;
+	halve(d, s);
 	s->gap_set = 1;
 	s->gap_psn = psn;
 	go_back(s, psn);
 	return 0;
+}
+
+void sq_refused(struct xhcad *d, struct sq_state *s, __u32 psn)
+{
+	halve(d, s);
+	go_back(s, psn);
 }
 
 static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u64 now)

@@ -22,7 +22,8 @@
  * ways out"). A frame for this host (loopback.c), a VLAN's,
  * UD's, goes through the TX ring. Linux 6.2 took UDP_L4 in the virtio-net
  * header; a kernel that refuses the send turns the path off, and a run that
- * could not be sent goes frame by frame through the TX ring.
+ * could not be sent goes frame by frame through the TX ring. A run the
+ * qdisc or the device dropped (ENOBUFS, EAGAIN) is lost, as on the wire.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s)
 		return len < 0 ? len : r->n ? 2 : 1;
 	}
 	if (!r->n) {
+		r->psn0 = s->psn;
 		memcpy(r->hdr, at, hl);
 		r->hl = hl;
 		r->seg = pl;
@@ -239,7 +241,7 @@ static void run_by_frames(struct xhcad *d, const struct gso_run *r)
 	eng()->req.gso_fallbacks++;
 }
 
-void gso_flush(struct xhcad *d)
+int gso_flush(struct xhcad *d, __u32 *psn0)
 {
 	struct gso *g = eng()->gso;
 	struct gso_run *r = g ? &g->run : NULL;
@@ -251,7 +253,7 @@ void gso_flush(struct xhcad *d)
 			     .msg_iovlen = 3 };
 
 	if (!r || !r->n)
-		return;
+		return 0;
 	gso_run_super(r, &vh, hdr);
 	iov[0] = (struct iovec){ &vh, sizeof(vh) };
 	iov[1] = (struct iovec){ hdr, r->hl };
@@ -261,6 +263,18 @@ void gso_flush(struct xhcad *d)
 		eng()->req.gso_sends++;
 		eng()->req.gso_frames += r->n - r->nresp;
 		eng()->resp.gso_frames += r->nresp;
+	} else if (d->gso && (errno == ENOBUFS || errno == EAGAIN || errno == ENOMEM)) {
+		/* Dropped on the way out, whole or in part: the interface's
+		 * qdisc or its device's queue was full (ENOBUFS), or the
+		 * socket's buffer (EAGAIN). Not around the qdisc through the
+		 * TX ring, where the frames would overtake the runs it still
+		 * holds: the caller sends them again (a QP's requests) or
+		 * they are lost as on the wire (READ responses). */
+		eng()->req.gso_drops++;
+		if (psn0)
+			*psn0 = r->psn0;
+		run_clear(r);
+		return -ENOBUFS;
 	} else {
 		if (d->gso && (errno == EINVAL || errno == EOPNOTSUPP || errno == EPROTONOSUPPORT)) {
 			pr_info("--gso: the kernel refused a UDP GSO send (%s): off\n",
@@ -270,9 +284,10 @@ void gso_flush(struct xhcad *d)
 		run_by_frames(d, r);
 	}
 	run_clear(r);
+	return 0;
 }
 
-int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
+int gso_put(struct xhcad *d, struct xhca_pkt_spec *s, __u32 *psn0)
 {
 	struct gso *g = eng()->gso;
 	int r, ifindex;
@@ -281,7 +296,8 @@ int gso_put(struct xhcad *d, struct xhca_pkt_spec *s)
 		return 1;
 	r = gso_run_add(&g->run, s);
 	if (r == 2) {
-		gso_flush(d);
+		if (gso_flush(d, psn0) && psn0)
+			return -ENOBUFS;
 		r = gso_run_add(&g->run, s);
 	}
 	if (r || g->run.n > 1)

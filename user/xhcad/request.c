@@ -503,11 +503,16 @@ static int ackreq_due(const struct sq_state *s, const struct sq_ent *e, __u32 ps
  * none of (for this host, tagged) keeps to the TX ring until a reset. */
 static int packet_out(struct xhcad *d, struct sq_state *s, struct xhca_pkt_spec *p)
 {
+	__u32 psn0;
 	int len, r;
 	void *f;
 
 	if (d->gso && s->qh->type != XHCA_QPT_UD && !s->gso_no) {
-		r = gso_put(d, p);
+		r = gso_put(d, p, s->qh->type == XHCA_QPT_RC ? &psn0 : NULL);
+		if (r == -ENOBUFS) {
+			sq_refused(d, s, psn0); /* (the run was this QP's: sq_run) */
+			return -EAGAIN;
+		}
 		if (r <= 0)
 			return r;
 		s->gso_no = 1;
@@ -803,15 +808,23 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 	*deadline = 0;
 	if (eng()->sq.list && net_local_mac(d))
 		return 0;
+	/* Each QP's turn starts with the run empty (READ responses may be in
+	 * it) and ends with its own run sent, or sent again later. */
+	gso_flush(d, NULL);
 	for (struct sq_state *s = eng()->sq.list; s; prev = s, s = s->next_sq) {
 		const struct xhca_qp_ctx *c = &d->ctxm[lidx_of(d, s->qh)];
+		int rc = s->qh->type == XHCA_QPT_RC;
+		__u32 psn0;
 
 		sq_fetch(d, s, c);
 		if (s->deadline && now >= s->deadline)
 			sq_timeout(d, s);
 		if (n < budget) {
 			n += sq_send(d, s, c, budget - n, now, more);
-			gso_flush(d); /* (the QP's run, if any) */
+			if (gso_flush(d, rc ? &psn0 : NULL) && rc) {
+				sq_refused(d, s, psn0);
+				*more = 1;
+			}
 		} else if (s->next != s->fetched) {
 			*more = 1;
 			if (!left) {

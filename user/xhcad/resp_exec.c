@@ -65,7 +65,7 @@ int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s)
 	int len;
 	void *f;
 
-	gso_flush(d); /* (READ responses before it, of the QP perhaps) */
+	gso_flush(d, NULL); /* (READ responses before it, of the QP perhaps) */
 	len = xhca_pkt_len(s);
 	f = len > 0 ? xsk_tx_alloc(d, (__u32)len) : NULL;
 	if (!f)
@@ -88,7 +88,7 @@ int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s)
 		if (xsk_tx_pending(d))
 			xsk_tx_kick(d); /* an ACK of the QP's, say, queued before it */
 		g = *s;
-		r = gso_put(d, &g);
+		r = gso_put(d, &g, NULL);
 		if (r <= 0)
 			return r;
 	}

@@ -199,7 +199,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 	*work = n || taken;
 	if (n || taken || eng()->nstage) {
 		resp_flush_acks(d); /* the ACKs the round owes: one per QP */
-		gso_flush(d); /* the READ responses of the round's last run */
+		gso_flush(d, NULL); /* the READ responses of the round's last run */
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
 		cq_notify(d);

@@ -85,5 +85,9 @@ int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now);
 /* The retransmission timer went off: again from the oldest PSN not
  * acknowledged (the neighbour looked up again too). */
 void sq_timeout(struct xhcad *d, struct sq_state *s);
+/* The QP's packets from psn on did not leave: the interface's qdisc or
+ * device queue was full. Sent again from psn at its next turn, the window
+ * halved; no retry counted, nothing was lost on the wire. */
+void sq_refused(struct xhcad *d, struct sq_state *s, __u32 psn);
 
 #endif

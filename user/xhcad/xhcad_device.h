@@ -164,6 +164,7 @@ struct gso_run {
 	__u32 n, seg, last;	/* frames; their UDP payload size, the last one's */
 	__u32 nresp;		/* of the frames, READ responses (the rest: requests) */
 	__u32 len;		/* UDP payload bytes so far */
+	__u32 psn0;		/* the first frame's PSN */
 	__u8 hdr[GSO_HDR_MAX];	/* the first frame's headers */
 	/* the frames' UDP payloads, from GSO_HDR_MAX on (a frame is built
 	 * with its headers before its payload) */
@@ -181,9 +182,12 @@ void gso_run_super(const struct gso_run *r, struct virtio_net_hdr *vh, __u8 *hdr
  * length */
 __u32 gso_run_frame(const struct gso_run *r, __u32 i, __u8 *out);
 /* The running engine's: s queued for the wire (0), not for this path (1: the
- * TX ring's), or -errno; gso_flush sends what is queued. */
-int gso_put(struct xhcad *d, struct xhca_pkt_spec *s);
-void gso_flush(struct xhcad *d);
+ * TX ring's), or -errno; gso_flush sends what is queued. A run the
+ * interface dropped (its qdisc or device queue full): with psn0, -ENOBUFS
+ * and its first frame's PSN there (gso_put: s not taken), for the caller
+ * to send again; without, lost as on the wire. */
+int gso_put(struct xhcad *d, struct xhca_pkt_spec *s, __u32 *psn0);
+int gso_flush(struct xhcad *d, __u32 *psn0);
 void gso_start(struct xhcad *d, struct engine *e);
 void gso_close(struct gso **g);
 /* Frames from other xhcads of this namespace (loopback.c), up to max, into

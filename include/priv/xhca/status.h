@@ -216,8 +216,9 @@ struct xhca_status {
 		/* --gso (gso.c): sends of runs through the packet socket (with
 		 * the responder's), the request frames in them; runs the kernel
 		 * refused, sent frame by frame through the TX ring; frames not
-		 * sent at all then */
-		__u64 gso_sends, gso_frames, gso_fallbacks, gso_lost;
+		 * sent at all then; runs (with the responder's) the interface's
+		 * qdisc or device dropped, lost as on the wire */
+		__u64 gso_sends, gso_frames, gso_fallbacks, gso_lost, gso_drops;
 	} req;
 	/* the connection manager (cm.c) */
 	__u32 cm_ids;		/* its ids: listeners, connections */

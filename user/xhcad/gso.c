@@ -23,7 +23,9 @@
  * UD's, goes through the TX ring. Linux 6.2 took UDP_L4 in the virtio-net
  * header; a kernel that refuses the send turns the path off, and a run that
  * could not be sent goes frame by frame through the TX ring. A run the
- * qdisc or the device dropped (ENOBUFS, EAGAIN) is lost, as on the wire.
+ * qdisc or the device dropped (ENOBUFS, EAGAIN) never goes around the qdisc:
+ * gso_flush gives its first PSN back for the RC QP to send again from
+ * (sq_refused); UC's runs and READ responses are lost, as on the wire.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -8,7 +8,8 @@
 # runs, under Debian's ib_write_bw with two QPs at path MTU 1024: the runs
 # it drops are counted, none went around it (every byte A sent passed the
 # qdisc), the responder saw no packet out of order (no sequence NAK) and
-# the requester no timeout, and the WRITEs completed.
+# the requester no timeout, the requester backed off (fewer packets sent
+# again than it moved: sq_refused), and the WRITEs completed.
 . "$(dirname "$0")/../lib.sh"
 need_root "gso_qdisc"
 command -v ib_write_bw >/dev/null || { skip "gso_qdisc: ib_write_bw is not installed (make deps)"; exit 0; }
@@ -38,8 +39,8 @@ wait "$srv"
 check "gso_qdisc: ib_write_bw -q 2 through the tbf qdisc completes (exit $rc)" \
 	test "$rc" = 0 -a -n "$(grep -E '^ *65536 +2000 ' "$tmp/cli")"
 q1=$(qdisc_sent) t1=$(tx_bytes)
-read -r drops falls naks tmos <<<"$(xhca -j status | json_get \
-	'"%d %d %d %d" % tuple(d["requester"][k] for k in ("gso_drops", "gso_fallbacks", "seq_naks", "timeouts"))')"
+read -r drops falls naks tmos pkts again <<<"$(xhca -j status | json_get \
+	'"%d %d %d %d %d %d" % tuple(d["requester"][k] for k in ("gso_drops", "gso_fallbacks", "seq_naks", "timeouts", "packets", "retransmits"))')"
 bnaks=$(in_b "$B/xhca" -i "$IF_B" -j status | json_get 'd["responder"]["seq_naks"]')
 check "gso_qdisc: the qdisc dropped runs, counted ($drops gso_drops)" test "${drops:-0}" -gt 0
 check_eq "gso_qdisc: no run went through the TX ring instead (gso_fallbacks)" "$falls" 0
@@ -50,4 +51,9 @@ check "gso_qdisc: every request byte A sent passed the qdisc ($((t1 - t0)) sent,
 check_eq "gso_qdisc: the responder saw nothing out of order (sequence NAKs)" "$bnaks" 0
 check_eq "gso_qdisc: no sequence NAK came back to A" "$naks" 0
 check_eq "gso_qdisc: no retransmission timer went off on A" "$tmos" 0
+# a QP whose run was dropped waits before it sends again (sq_refused's
+# back-off): without it, it sends into the full qdisc at every turn, about
+# six packets again for each one moved
+check "gso_qdisc: A backed off: fewer packets sent again than moved ($again again, $((pkts - again)) moved)" \
+	test "${again:-1}" -lt $((${pkts:-0} - ${again:-0}))
 t_done

@@ -579,9 +579,10 @@ static void case_fair_budget(void)
 }
 
 /* A run the interface dropped (gso.c: its qdisc or device queue full) is
- * the QP's to send again (sq_refused): from the run's first PSN at its next
- * turn, in order, the window halved, no retry counted (nothing was lost on
- * the wire). */
+ * the QP's to send again (sq_refused): from the run's first PSN once its
+ * back-off is over (REFUSED_NS, doubled for each refusal in a row), in
+ * order, the window halved, no retry counted (nothing was lost on the
+ * wire); a run that leaves ends the back-off. */
 static void case_refused(void)
 {
 	struct sq_state *s = qp_make(1, 0x000555u, 0x005555u); /* (fair_budget's, free again) */
@@ -589,7 +590,7 @@ static void case_refused(void)
 	__u32 p0, psn = 0, dqpn = 0, plen, w0, got[4];
 	__u8 retries, op;
 	int more = 0, n = 0;
-	__u64 deadline;
+	__u64 deadline, t0;
 
 	if (!s) {
 		res(0, "one more QP");
@@ -607,7 +608,18 @@ static void case_refused(void)
 	res(fx_n == 4, "a 4 KiB WRITE at path MTU 1024: 4 packets (%d)", fx_n);
 	w0 = sq_cwnd(s, 1024);
 	retries = s->retry_left;
-	sq_refused(&D, s, (p0 + 2) & XHCA_PSN_MASK);
+	t0 = now_ns();
+	sq_refused(&D, s, (p0 + 2) & XHCA_PSN_MASK, t0);
+	fx_reset();
+	sq_run(&D, 64, &more, &deadline);
+	res(fx_n == 0 && deadline == t0 + REFUSED_NS,
+	    "it waits REFUSED_NS first: nothing sent at once (%d frames), its wake-up at the "
+	    "back-off's end (%lld ns after the refusal)", fx_n, (long long)(deadline - t0));
+	sq_refused(&D, s, (p0 + 2) & XHCA_PSN_MASK, t0);
+	res(s->hold_until == t0 + 2 * REFUSED_NS,
+	    "a second refusal in a row waits twice as long (%lld ns)", (long long)(s->hold_until - t0));
+	while (now_ns() < s->hold_until)
+		usleep(10);
 	fx_reset();
 	sq_run(&D, 64, &more, &deadline);
 	for (int i = 0; i < fx_n && i < 4 && !frame_of(i, &op, &psn, &dqpn, &plen); i++)
@@ -616,9 +628,11 @@ static void case_refused(void)
 		    got[1] == ((p0 + 3) & XHCA_PSN_MASK) && dqpn == 0x005555u,
 	    "its next turn sends again from the refused PSN, in order (%d frames: 0x%06x 0x%06x, "
 	    "from 0x%06x)", fx_n, n > 0 ? got[0] : 0, n > 1 ? got[1] : 0, p0);
-	res(sq_cwnd(s, 1024) == (w0 / 2 > CWND_MIN ? w0 / 2 : CWND_MIN) && s->retry_left == retries,
-	    "the window halved (%u -> %u), no retry counted (%u left)", w0, sq_cwnd(s, 1024),
-	    s->retry_left);
+	res(sq_cwnd(s, 1024) == (w0 / 4 > CWND_MIN ? w0 / 4 : CWND_MIN) && s->retry_left == retries,
+	    "the window halved at each refusal (%u -> %u), no retry counted (%u left)", w0,
+	    sq_cwnd(s, 1024), s->retry_left);
+	res(s->refusals == 0, "a run that left ends the back-off: the next refusal waits "
+	    "REFUSED_NS again (%u in a row)", s->refusals);
 	sq_detach(&D, &D.qh[1]);
 	D.ctxm[1].valid = 0;
 	D.qh[1].valid = 0;

@@ -253,10 +253,17 @@ static int retry(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32 ps
 	return 0;
 }
 
-void sq_refused(struct xhcad *d, struct sq_state *s, __u32 psn)
+void sq_refused(struct xhcad *d, struct sq_state *s, __u32 psn, __u64 now)
 {
+	__u64 wait = REFUSED_NS << (s->refusals < 6 ? s->refusals : 6);
+
 	halve(d, s);
 	go_back(s, psn);
+	if (wait > REFUSED_MAX_NS)
+		wait = REFUSED_MAX_NS;
+	if (s->hold_until < now + wait)
+		s->hold_until = now + wait;
+	s->refusals++;
 }
 
 static int on_nak(struct xhcad *d, struct sq_state *s, __u32 psn, __u8 syn, __u64 now)

@@ -246,6 +246,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->broken = 0;
 	__atomic_store_n(&s->ring->qp_err, 0, __ATOMIC_RELEASE);
 	s->deadline = s->hold_until = 0;
+	s->refusals = 0;
 	s->retry_left = s->retry_cnt;
 	s->rnr_left = s->rnr_retry;
 	s->una_psn = s->hi_psn = s->psn;
@@ -510,7 +511,7 @@ static int packet_out(struct xhcad *d, struct sq_state *s, struct xhca_pkt_spec 
 	if (d->gso && s->qh->type != XHCA_QPT_UD && !s->gso_no) {
 		r = gso_put(d, p, s->qh->type == XHCA_QPT_RC ? &psn0 : NULL);
 		if (r == -ENOBUFS) {
-			sq_refused(d, s, psn0); /* (the run was this QP's: sq_run) */
+			sq_refused(d, s, psn0, now_ns()); /* (the run was this QP's: sq_run) */
 			return -EAGAIN;
 		}
 		if (r <= 0)
@@ -820,11 +821,13 @@ int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 		if (s->deadline && now >= s->deadline)
 			sq_timeout(d, s);
 		if (n < budget) {
-			n += sq_send(d, s, c, budget - n, now, more);
-			if (gso_flush(d, rc ? &psn0 : NULL) && rc) {
-				sq_refused(d, s, psn0);
-				*more = 1;
-			}
+			int sent = sq_send(d, s, c, budget - n, now, more);
+
+			n += sent;
+			if (gso_flush(d, rc ? &psn0 : NULL) && rc)
+				sq_refused(d, s, psn0, now); /* (its hold_until: the deadline below) */
+			else if (sent && s->hold_until <= now)
+				s->refusals = 0;
 		} else if (s->next != s->fetched) {
 			*more = 1;
 			if (!left) {

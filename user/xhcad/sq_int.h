@@ -18,6 +18,11 @@
 #define RD_CHUNK 64		/* response packets a READ request asks for at most */
 #define CWND_MIN 64		/* the window after losses, at least */
 #define ACKREQ_EVERY 32		/* PSNs sent without AckReq at most (below CWND_MIN) */
+#define REFUSED_NS 100000ull	/* a QP whose run the interface dropped waits this
+				 * long before it sends again, twice as long after each
+				 * refusal in a row, up to REFUSED_MAX_NS: the queue
+				 * drains meanwhile (sq_refused) */
+#define REFUSED_MAX_NS 1000000ull
 
 static inline struct sq_ent *ent(const struct sq_state *s, __u32 i)
 {
@@ -85,9 +90,10 @@ int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now);
 /* The retransmission timer went off: again from the oldest PSN not
  * acknowledged (the neighbour looked up again too). */
 void sq_timeout(struct xhcad *d, struct sq_state *s);
-/* The QP's packets from psn on did not leave: the interface's qdisc or
- * device queue was full. Sent again from psn at its next turn, the window
+/* The QP's packets from psn on did not leave at now: the interface's
+ * qdisc or device queue was full. Sent again from psn once the QP's back-off
+ * is over (REFUSED_NS, doubled for each refusal in a row), the window
  * halved; no retry counted, nothing was lost on the wire. */
-void sq_refused(struct xhcad *d, struct sq_state *s, __u32 psn);
+void sq_refused(struct xhcad *d, struct sq_state *s, __u32 psn, __u64 now);
 
 #endif

@@ -139,7 +139,9 @@ struct sq_state {
 	int broken;		/* its ring's producer index is garbage: nothing more is
 				 * taken from it until a reset */
 	__u64 deadline;		/* retransmission timer (ns), 0: off */
-	__u64 hold_until;	/* sending waits (an RNR NAK's timer, a neighbour) */
+	__u64 hold_until;	/* sending waits (an RNR NAK's timer, a neighbour,
+				 * a back-off after a refused run) */
+	__u32 refusals;		/* runs the interface dropped in a row (sq_refused) */
 	__u8 dmac[6];		/* RC/UC: the remote's, from the neighbour table */
 	int dmac_ok;
 	struct qp_host *qh;

@@ -638,6 +638,47 @@ static void case_refused(void)
 	D.qh[1].valid = 0;
 }
 
+/* A UC (or UD) QP being destroyed sends first what was posted to it and no
+ * engine took yet (sq_drain): a program that posts unsignaled sends and
+ * destroys its QP at once (mckey -s) loses none. RC's requests stay. */
+static void case_drain(void)
+{
+	struct sq_state *s = qp_make(1, 0x000556u, 0x005556u);
+	struct xhca_swqe *e = s ? (struct xhca_swqe *)(s->ring + 1) : NULL;
+	__u32 psn = 0, dqpn = 0, plen;
+	__u8 op = 0;
+
+	if (!s) {
+		res(0, "one more QP");
+		return;
+	}
+	D.ctxm[1].type = D.qh[1].type = XHCA_QPT_UC;
+	e[s->ring->prod & (SQ_DEPTH - 1)] = (struct xhca_swqe){
+		.wr_id = 8, .opcode = XHCA_WR_RDMA_WRITE, .nsge = 1, .len = 4096,
+		.remote_va = 0x10000, .rkey = 0x1234,
+		.sge = { { .len = 4096, .alloc = payload->id } },
+	};
+	__atomic_store_n(&s->ring->prod, s->ring->prod + 1, __ATOMIC_RELEASE);
+	fx_reset();
+	sq_drain(&D, &D.qh[1]);
+	if (fx_n > 0)
+		frame_of(0, &op, &psn, &dqpn, &plen);
+	res(fx_n == 4 && dqpn == 0x005556u,
+	    "a UC QP's 4 KiB WRITE posted and not taken: its 4 packets sent by the drain, "
+	    "no round run (%d, to QP 0x%06x)", fx_n, dqpn);
+	fx_reset();
+	sq_drain(&D, &D.qh[1]);
+	res(fx_n == 0, "drained again: nothing more (%d)", fx_n);
+	post_flags(9, XHCA_WR_RDMA_WRITE, 1024, XHCA_SEND_SIGNALED);
+	fx_reset();
+	sq_drain(&D, &D.qh[LIDX]);
+	res(fx_n == 0, "an RC QP's request is left to its round (%d packets)", fx_n);
+	sq_run(&D, 64, &(int){ 0 }, &(__u64){ 0 });
+	sq_detach(&D, &D.qh[1]);
+	D.ctxm[1].valid = 0;
+	D.qh[1].valid = 0;
+}
+
 static int file_setup(char *why)
 {
 	if (setup()) {
@@ -658,6 +699,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("nak_access", case_nak_access),
 	UNIT_RUN("fair_budget", case_fair_budget),
 	UNIT_RUN("refused", case_refused),
+	UNIT_RUN("drain", case_drain),
 };
 
 UNIT_FILE(req, file_setup, NULL, cases);

@@ -847,6 +847,7 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	rc = rc ?: qp_find(d, "qp destroy", qpn, owner, &lidx, &c, err, errlen);
 	if (rc)
 		return rc;
+	sq_drain(d, &d->qh[lidx]); /* (while the QP is still in its state) */
 	/* CAM first: from here on new packets miss and are quietly dropped. */
 	if (bpf_map_delete_elem(d->m.cam, &qpn))
 		return errf(err, errlen, -errno, "qp destroy: QP CAM delete: %s", strerror(errno));

@@ -799,6 +799,28 @@ static void rotate_to(struct sq_state *s, struct sq_state *prev, struct sq_state
 	e->sq.list = s;
 }
 
+/* (On the main thread, its engine stopped: the frames go on the main
+ * thread's TX ring or GSO run. A sender that posts unsignaled datagrams and
+ * destroys its QP at once, as mckey -s does, loses none. RC's requests are
+ * left: what they were for needs the responses the QP will not be there
+ * to take.) */
+void sq_drain(struct xhcad *d, struct qp_host *qh)
+{
+	struct sq_state *s = qh->sq;
+	const struct xhca_qp_ctx *c;
+	int more = 0;
+
+	if (!s || qh->type == XHCA_QPT_RC)
+		return;
+	c = &d->ctxm[lidx_of(d, qh)];
+	sq_fetch(d, s, c);
+	if (s->next == s->fetched)
+		return;
+	sq_send(d, s, c, (int)s->depth, now_ns(), &more);
+	gso_flush(d, NULL);
+	xsk_tx_kick(d);
+}
+
 int sq_run(struct xhcad *d, int budget, int *more, __u64 *deadline)
 {
 	struct sq_state *prev = NULL, *left = NULL, *left_prev = NULL;

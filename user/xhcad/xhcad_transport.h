@@ -111,6 +111,10 @@ int sq_attach(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u32
  * start, before any frame: qp_engines_fix). */
 void sq_move(struct xhcad *d, struct qp_host *qh, __u32 flowq);
 void sq_detach(struct xhcad *d, struct qp_host *qh);
+/* A UD or UC QP being destroyed (engines stopped): the requests posted
+ * before that no engine took yet are sent now, as an HCA sends them within
+ * microseconds of the doorbell (RXE within the post itself). */
+void sq_drain(struct xhcad *d, struct qp_host *qh);
 /* At exit: every send queue's memory, its ring left as it is. */
 void sq_fini(struct xhcad *d);
 /* The QP was reset: the queue starts over, nothing completes (verbs). */

@@ -36,8 +36,9 @@ mcsend() { # MGID SEED COUNT [gen args]: UD SENDs of 200 pattern bytes to the gr
 	gen --op ud-send-only --qpn 0xffffff --dst "$g" --qkey 0x5151 --sqp 0x77 --msg-len 200 \
 		--pattern "$seed" --count "$n" "$@"
 }
-quiet() { # no frame held, nothing waiting for replication
-	for _ in $(seq 60); do
+quiet() { # no frame held, nothing waiting for replication (within 15 s: a
+	# million packets' copies take seconds to drain on a loaded machine)
+	for _ in $(seq 300); do
 		[ "$(st '["mcast"]["waiting"]') $(st '["umem"]["held"]')" = "0 0" ] && return 0
 		sleep 0.05
 	done

@@ -633,6 +633,12 @@ static void case_refused(void)
 	    sq_cwnd(s, 1024), s->retry_left);
 	res(s->refusals == 0, "a run that left ends the back-off: the next refusal waits "
 	    "REFUSED_NS again (%u in a row)", s->refusals);
+	t0 = now_ns();
+	for (int i = 0; i < 12; i++)
+		sq_refused(&D, s, (p0 + 2) & XHCA_PSN_MASK, t0);
+	res(s->hold_until == t0 + REFUSED_MAX_NS,
+	    "twelve refusals in a row: the wait stops doubling at REFUSED_MAX_NS (%lld ns)",
+	    (long long)(s->hold_until - t0));
 	sq_detach(&D, &D.qh[1]);
 	D.ctxm[1].valid = 0;
 	D.qh[1].valid = 0;

@@ -98,6 +98,9 @@ struct mr_view {
 	__u64 iova;
 	__u64 length;
 	__u64 base;
+	__u64 aoff;	/* a receive buffer's checks (recv.bpf.h): where iova is in */
+	__u32 alloc;	/* ... this allocation, */
+	__u32 owner;	/* ... of this session */
 	__u32 gen;
 	__u32 access;
 	__u32 pd;

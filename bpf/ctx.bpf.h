@@ -106,6 +106,9 @@ static __always_inline int mr_view(__u32 idx, struct mr_view *m)
 		m->key = e->key;
 		m->flags = e->flags;
 		m->qpn = e->qpn;
+		m->owner = e->owner;
+		m->alloc = e->alloc;
+		m->aoff = e->aoff;
 		load_barrier();
 		if (seq_read(&e->seq) == seq)
 			return m->valid ? 0 : XHCA_R_DROP_MR_RKEY;

@@ -186,6 +186,28 @@ struct {
 	__array(values, struct mc_ports);
 } xhca_mc_devs SEC(".maps");
 
+/* SENDs placed by xhca_rx (struct xhca_rfast: the rules are there). Key:
+ * local index. Mmapable by xhcad alone: it fills an entry and sets gen,
+ * xhca_rx takes the QP's receive queue under its lock. Sized like the CAM. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XHCA_MAX_QPS_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct xhca_rfast);
+} xhca_rfast SEC(".maps");
+
+/* The CQs' producer sides (struct xhca_cqx). Key: a CQ's slot. Mmapable by
+ * xhcad alone; written under each entry's lock by xhcad's engines and by
+ * xhca_rx. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XHCA_CQX_MAX);
+	__type(key, __u32);
+	__type(value, struct xhca_cqx);
+} xhca_cqx SEC(".maps");
+
 /* xhca_rx's packet and verdict (struct rx_scratch): per CPU, not on the
  * stack, which the global functions it calls need (512 bytes for the whole
  * chain). Not pinned: each loaded program has its own. */

@@ -11,9 +11,10 @@
  * For QPs that deliver to the host (action host), RDMA requests are checked
  * against the memory region their R_Key names. A WRITE into a pre-translated
  * region is placed in host memory here (US 9,336,158); one into another region
- * goes to xhcad's translation manager. SENDs, READs, ATOMICs and the
- * completion of a WRITE with immediate go to the QP's flow queue (AF_XDP,
- * US 8,155,135).
+ * goes to xhcad's translation manager. A one-packet SEND is placed into its
+ * receive buffer and completed here where xhcad lets it (--recv-fast); other
+ * SENDs, READs, ATOMICs and the completion of a WRITE with immediate go to
+ * the QP's flow queue (AF_XDP, US 8,155,135).
  *
  * One compile unit, its parts in headers by role: common.bpf.h (the
  * packet's state, shared helpers), maps.bpf.h (every map), parse.bpf.h
@@ -21,9 +22,10 @@
  * views, R_Key checks), flowq.bpf.h (flow queue admission, redirect),
  * proxy.bpf.h (proxy filters), place.bpf.h (WRITE placement), psn.bpf.h
  * (the request sequence), check.bpf.h (a packet against its QP),
- * mcast.bpf.h (multicast). They are included in this order, each after what
- * it uses: the order of the global functions in the object. Here: the
- * counters, and the programs xhca_rx and xhca_rep.
+ * mcast.bpf.h (multicast), recv.bpf.h (SENDs placed here: --recv-fast).
+ * They are included in this order, each after what it uses: the order of
+ * the global functions in the object. Here: the counters, and the
+ * programs xhca_rx and xhca_rep.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -43,6 +45,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "psn.bpf.h"
 #include "check.bpf.h"
 #include "mcast.bpf.h"
+#include "recv.bpf.h"
 
 /* Reasons that count as accepted for the QP. */
 static __always_inline int is_accept(__u32 r)
@@ -50,7 +53,35 @@ static __always_inline int is_accept(__u32 r)
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
 	       r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED || r == XHCA_R_PLACED_TO_FLOWQ ||
 	       r == XHCA_R_TO_XLATE || r == XHCA_R_XLATE_NOCOPY || r == XHCA_R_TO_PROXY ||
-	       r == XHCA_R_PLACED_ACK;
+	       r == XHCA_R_PLACED_ACK || r == XHCA_R_RECV_PLACED;
+}
+
+/* Whether xhca_rx redirects a packet of this reason. */
+static __always_inline int is_redirect(__u32 r)
+{
+	return r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
+	       r == XHCA_R_XLATE_NOCOPY || r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK ||
+	       r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ;
+}
+
+/* What the checks' verdict r becomes: a SEND placed here where it can be
+ * (--recv-fast), the redirect into the flow queue; pend (rf: the packet
+ * was counted) taken back for what xhcad will not see. */
+static __always_inline int deliver(struct xdp_md *ctx, struct xhca_qp_ctx *c,
+				   const struct roce_pkt *p, struct verdict *vd,
+				   struct xhca_rfast *rf, int r, __u64 bytes)
+{
+	int fast = 0;
+
+	if (r == XHCA_R_TO_FLOWQ && rf && recv_only(p)) {
+		r = xhca_rx_recv(ctx, c, p, vd);
+		fast = r != XHCA_R_TO_FLOWQ;
+	}
+	if (is_redirect(r))
+		r = flowq_send(ctx, p, vd, r, bytes);
+	if (rf && (fast || !is_redirect(r)))
+		__sync_fetch_and_sub(&rf->pend, 1);
+	return r;
 }
 
 static __always_inline void count(__u32 reason, __u64 bytes, __u32 lidx, int qp_hit)
@@ -106,6 +137,7 @@ int xhca_rx(struct xdp_md *ctx)
 	struct verdict *vd;
 	struct xhca_cam_val *cv;
 	struct xhca_qp_ctx *c;
+	struct xhca_rfast *rf = NULL;
 	int qp_hit = 0;
 	__u32 lidx = 0;
 	__u32 zero = 0;
@@ -143,13 +175,11 @@ int xhca_rx(struct xdp_md *ctx)
 	}
 	vd->lidx = lidx;
 	vd->gen = cv->gen; /* what the CAM entry says: the context must agree */
+	/* (counted before the sequence commits it: see struct xhca_rfast) */
+	rf = recv_count(p, lidx, cv->gen);
 	r = xhca_check_qp(ctx, c, p, vd);
 	qp_hit = vd->qp_hit;
-	if (r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED_TO_FLOWQ || r == XHCA_R_TO_XLATE ||
-	    r == XHCA_R_XLATE_NOCOPY ||
-	    r == XHCA_R_TO_PROXY || r == XHCA_R_PLACED_ACK || r == XHCA_R_DUP_TO_FLOWQ ||
-	    r == XHCA_R_SEQ_NAK_TO_FLOWQ)
-		r = flowq_send(ctx, p, vd, r, bytes);
+	r = deliver(ctx, c, p, vd, rf, r, bytes);
 out:
 	count(r, bytes, lidx, qp_hit);
 	count_flowq(r, vd);

@@ -13,7 +13,7 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 7
+#define XHCA_ABI_VERSION 8
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -154,7 +154,9 @@
 	X(PLACED_TO_FLOWQ, "placed_to_flowq",                                               \
 	  "placed by xhca_rx; WRITE with immediate: on to its flow queue for the completion") \
 	X(PLACED_ACK, "placed_ack",                                                         \
-	  "placed by xhca_rx; its ACK is due: on to its flow queue for xhcad to send it")   \
+	  "placed by xhca_rx (a WRITE's packet, or an RC SEND: --recv-fast); its ACK is due: on to its flow queue for xhcad to send it") \
+	X(RECV_PLACED, "recv_placed",                                                       \
+	  "SEND placed into its receive buffer and completed by xhca_rx (--recv-fast)")     \
 	X(TO_XLATE, "to_xlate",                                                             \
 	  "RDMA WRITE to an MR that is not pre-translated: placed by xhcad (flow queue)")  \
 	X(XLATE_NOCOPY, "xlate_nocopy",                                                     \
@@ -338,7 +340,8 @@ struct xhca_mr_ctx {
 	__u64 base;	/* PRETRANSLATED: byte offset of iova in host memory */
 	__u32 alloc;	/* the host memory allocation it lies in (xhcad's) */
 	__u32 qpn;	/* XHCA_MRF_MW_QP: the only QP that may use it */
-	__u64 pad2;
+	__u64 aoff;	/* where iova sits in that allocation (a receive
+			 * buffer names its allocation and offset) */
 };
 _Static_assert(sizeof(struct xhca_mr_ctx) == 64, "xhca_mr_ctx size");
 
@@ -360,6 +363,64 @@ struct xhca_event {
 _Static_assert(sizeof(struct xhca_event) == 36, "xhca_event size");
 
 #define XHCA_EV_QP_ERR 1 /* the QP went to the error state (XHCA_RXPSN_ERR) */
+/* xhca_rx wrote a completion into a CQ whose application sleeps on it
+ * (armed): xhcad signals its eventfd. lidx: the CQ's slot in xhca_cqx. */
+#define XHCA_EV_CQ_WAKE 2
+
+/*
+ * SENDs placed by xhca_rx (--recv-fast): a one-packet SEND into the QP's
+ * receive buffer and its completion into the receive CQ, without xhcad.
+ * xhcad owns both maps (they are mmap'ed by xhcad alone, never by an
+ * application): it fills an entry, then sets gen; xhca_rx uses one whose
+ * gen is its QP's (xhca_rfast) or not 0 (xhca_cqx).
+ *
+ * xhca_rfast (key: the QP's local index). The QP's receive queue is taken
+ * by whoever holds lock: xhca_rx tries once (XHCA_RFL_RX) and leaves the
+ * packet to xhcad when it cannot; xhcad (XHCA_RFL_XHCAD) waits for it.
+ * pend orders the two: xhca_rx adds one for each SEND or immediate packet
+ * of the QP as it starts on it and takes it back unless the packet went to
+ * the flow queue; xhcad takes back each such frame once it is done with it
+ * (its completion written). xhca_rx places a SEND only when pend is its
+ * own one: nothing before it is still on its way through xhcad.
+ */
+struct xhca_rfast {
+	__u32 gen;	/* the QP context's generation; 0: not served here */
+	__u32 lock;	/* XHCA_RFL_* */
+	__u32 pend;
+	__u32 rq_depth;	/* a power of 2 */
+	__u64 rq_ring;	/* host memory offset of the receive queue's xhca_ring_ctl,
+			 * its xhca_rwqe entries after it (contiguous) */
+	__u32 rq_cons;	/* receive entries taken (both sides'): the consumer
+			 * index xhcad copies into the ring for the application */
+	__u32 cq;	/* the receive CQ's slot in xhca_cqx */
+	__u32 owner;	/* the session: a buffer's region must be its */
+	__u32 placed;	/* SENDs xhca_rx placed (statistics) */
+	__u8 pad[24];
+};
+_Static_assert(sizeof(struct xhca_rfast) == 64, "xhca_rfast size");
+
+#define XHCA_RFL_RX 1
+#define XHCA_RFL_XHCAD 2
+
+/* xhca_cqx (key: a CQ's slot): the CQ's producer side, shared by xhcad's
+ * engines and xhca_rx under lock (XHCA_RFL_*, as above). prod is the
+ * producer index (the ring's is the application's copy, never read back);
+ * spilled: completions of xhcad's waiting for room, which no later one may
+ * pass. */
+struct xhca_cqx {
+	__u32 gen;	/* not 0: the slot is a CQ's */
+	__u32 lock;
+	__u32 prod;
+	__u32 depth;	/* a power of 2 */
+	__u64 ring;	/* host memory offset of its xhca_ring_ctl, the
+			 * xhca_cqe entries after it (contiguous) */
+	__u32 spilled;
+	__u32 pad0;
+	__u64 written;	/* completions xhca_rx wrote (statistics) */
+	__u8 pad[24];
+};
+_Static_assert(sizeof(struct xhca_cqx) == 64, "xhca_cqx size");
+#define XHCA_CQX_MAX 4096
 
 /*
  * xhca_mcast (key: struct xhca_mgid): a multicast group. Written by xhcad
@@ -583,5 +644,7 @@ _Static_assert(sizeof(struct xhca_proxy_rec) == 32, "xhca_proxy_rec size");
 #define XHCA_MAP_PFILT "xhca_pfilt"
 #define XHCA_MAP_PROXY_STATS "xhca_px_stats"
 #define XHCA_MAP_PROXY_RB "xhca_proxy_rb"
+#define XHCA_MAP_RFAST "xhca_rfast"
+#define XHCA_MAP_CQX "xhca_cqx"
 
 #endif /* XHCA_ABI_H */

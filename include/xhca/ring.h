@@ -21,7 +21,9 @@
 #ifndef XHCA_RING_H
 #define XHCA_RING_H
 
+#ifndef __bpf__
 #include <linux/types.h>
+#endif
 
 struct xhca_ring_ctl {
 	__u32 prod;		/* written by the producer */

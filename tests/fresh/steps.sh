@@ -257,5 +257,5 @@ remove_xhca() {
 		-o -name 'xhca_*' \) 2>/dev/null | wc -l)" 0
 	check_eq "fresh: ... the removal said what it did, for each" \
 		"$(grep -cE '^xhcad: v[01]: detached xhca_rx \(id [0-9]+, native mode\); '\
-'removed 18 pins' <<<"$out")" 2 || echo "$out" | tail -n 8 | indent
+'removed 20 pins' <<<"$out")" 2 || echo "$out" | tail -n 8 | indent
 }

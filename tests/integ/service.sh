@@ -240,7 +240,7 @@ check_eq "service: ... xhca_rx (id $id) taken off v0: no xdp in ip link show, th
 check "service: ... the pin directory /sys/fs/bpf/xhca/v0 and the restart record gone" \
 	cq test ! -e /sys/fs/bpf/xhca/v0 -a ! -e /run/xhca/v0.state
 check "service: ... the removal said what it did" \
-	grep -q "xhcad: v0: detached xhca_rx (id $id, native mode); removed 18 pins" <<<"$out"
+	grep -q "xhcad: v0: detached xhca_rx (id $id, native mode); removed 20 pins" <<<"$out"
 echo "  # the prerm: $(grep '^xhcad: ' <<<"$out" | tr '\n' ' ')"
 check "service: ... and that it left v1 to the xhcad serving it" \
 	grep -q "another xhcad already serves v1" <<<"$out"

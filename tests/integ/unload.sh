@@ -17,7 +17,7 @@ ALT=/sys/fs/bpf/xhca-unload-$$
 trap 'in_a xdp-loader unload -a "$IF_A" >/dev/null 2>&1; topo_cleanup; rm -rf "$ALT";
 	rm -f "$XHCAD_LOG" "$out"' EXIT
 PIN=/sys/fs/bpf/xhca/$IF_A
-NPINS=18 # the maps of loader.c's map_descs and xhca_dstate
+NPINS=20 # the maps of loader.c's map_descs and xhca_dstate
 
 # unload [NS] ARGS...: xhcad --unload IF_A ARGS in NS_A (or NS given as
 # ns=NAME); stdout and stderr in $out, RC its exit code.

@@ -6,7 +6,8 @@
  * The tests by topic: test_rx.c (the table of single packets, and the
  * file's cases and set-up: rx/table, rx/seq_*, rx/fuzz, rx/every_reason),
  * rx_seq_psn.c, rx_seq_flowq.c, rx_seq_write.c, rx_seq_proxy.c,
- * rx_seq_mcast.c (sequences that need state: each sets up its QPs itself),
+ * rx_seq_mcast.c, rx_seq_recv.c (sequences that need state: each sets up
+ * its QPs itself),
  * rx_fuzz.c (rx/fuzz; make fuzz).
  */
 #ifndef XHCA_TESTS_RX_H
@@ -169,6 +170,10 @@ int seq_flowq_gate(char *why);
 int seq_flowq_no_meta_room(char *why);
 int seq_flowq_late_drop(char *why);
 int seq_write_placed(char *why);
+int seq_recv_placed(char *why);
+int seq_recv_fallback(char *why);
+int seq_recv_pend(char *why);
+void recv_maps_off(void);
 int seq_write_placed_4k(char *why);
 int seq_write_slow(char *why);
 int seq_write_nocopy(char *why);

@@ -225,7 +225,8 @@ int answered_reason(int r)
 int qp_accepted_reason(int r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
-	       (is_redirect_reason(r) && !answered_reason(r)) || r == XHCA_R_PLACED;
+	       (is_redirect_reason(r) && !answered_reason(r)) || r == XHCA_R_PLACED ||
+	       r == XHCA_R_RECV_PLACED;
 }
 
 int qp_dropped_reason(int r)

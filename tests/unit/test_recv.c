@@ -342,6 +342,128 @@ static void stage_room(void)
 	eng_self = &D.eng[0];
 }
 
+#define LFAST 3
+
+/* A CQ xhca_rx writes too and an RC QP LFAST on it, served by xhca_rx:
+ * the CQ, or NULL. */
+static struct cq *fast_setup(__u32 *cq_id)
+{
+	struct xhca_cq_attr ca = { .depth = 8 };
+	char err[XHCA_ERRMSG_LEN];
+	struct qp_host *qh = &D.qh[LFAST];
+	struct cq *fq, *keep = cq;
+	int r;
+
+	D.recv_fast = 1;
+	D.rfm = calloc(D.max_qps, sizeof(*D.rfm));
+	D.app.cqx = calloc(XHCA_CQX_MAX, sizeof(*D.app.cqx));
+	D.ctxm[LFAST].action = XHCA_ACT_HOST;
+	if (!D.rfm || !D.app.cqx || cq_create(&D, 0, &ca, -1, err, sizeof(err)) ||
+	    !(fq = cq_find(&D, ca.cq))) {
+		res(0, "--recv-fast: a CQ with its xhca_cqx entry");
+		return NULL;
+	}
+	*cq_id = ca.cq;
+	res(fq->x && fq->x->gen && fq->x->depth == 8 &&
+	    fq->x->ring == hm_base(hm_find(&D, fq->alloc), 0),
+	    "--recv-fast: a new CQ gets its xhca_cqx entry (its ring, depth)");
+	cq = fq;
+	r = qp_make(LFAST, XHCA_QPT_RC);
+	cq = keep;
+	recv_fast_on(&D, qh, LFAST);
+	res(!r && qh->rcv.rf == &D.rfm[LFAST] && qh->rcv.rf->gen == qh->gen &&
+	    qh->rcv.rf->cq == cq_slot(&D, fq) && qh->rcv.rf->rq_depth == RQ_DEPTH &&
+	    qh->rcv.rf->rq_ring == hm_base(hm_find(&D, qh->rcv.rq_alloc), 0),
+	    "... and an RC QP of the host with a receive queue of its own, its entry");
+	return qh->rcv.rf ? fq : NULL;
+}
+
+/* xhcad after xhca_rx took buffers and wrote completions of the QP's. */
+static void fast_shared(struct cq *fq)
+{
+	struct qp_host *qh = &D.qh[LFAST];
+	struct xhca_rfast *rf = qh->rcv.rf;
+	struct xhca_cqe c = { .wr_id = 0 };
+	int r, ok;
+
+	/* xhca_rx took the first buffer and wrote its completion */
+	post_recv(LFAST, 30, 0, BUF);
+	post_recv(LFAST, 31, 1, BUF);
+	rf->rq_cons = 1;
+	qh->rcv.rq->cons = 1;
+	fq->e[0] = (struct xhca_cqe){ .wr_id = 30, .opcode = XHCA_WC_RECV, .byte_len = 7 };
+	fq->x->prod = 1;
+	fq->ring->prod = 1;
+	r = deliver(LFAST, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 1, 50, 0, 9);
+	ok = !fx_take_cqe(fq, &c) && c.wr_id == 30 && c.byte_len == 7;
+	ok = ok && !fx_take_cqe(fq, &c) && c.wr_id == 31 && c.byte_len == 50 && holds(1, 0, 50, 9);
+	res(r == XHCA_H_PLACED && ok && rf->rq_cons == 2 && qh->rcv.rq->cons == 2 &&
+	    fq->x->prod == 2 && fx_take_cqe(fq, &c) != 0,
+	    "xhcad after xhca_rx: the next buffer, the next completion slot (%d, wr_id %llu)", r,
+	    (unsigned long long)c.wr_id);
+	/* xhca_rx took the buffer xhcad's cached index had not seen: none */
+	post_recv(LFAST, 32, 2, BUF);
+	rf->rq_cons = 3;
+	qh->rcv.rq->cons = 3;
+	r = deliver(LFAST, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 2, 50, 0, 9);
+	res(r == XHCA_H_RNR && fx_take_cqe(fq, &c) != 0 && rf->rq_cons == 3,
+	    "every buffer taken by xhca_rx: RNR, none read past the producer index (%d)", r);
+}
+
+/* The frames xhca_rx counted in pend: held while placed, then taken back. */
+static void fast_counted_frames(void)
+{
+	struct qp_host *qh = &D.qh[LFAST];
+	struct xhca_rfast *rf = qh->rcv.rf, *h;
+	int ok;
+
+	frame(LFAST, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 3, 50, 0, 9, 0);
+	m.gen = qh->gen;
+	rf->pend = 1;
+	h = recv_fast_hold(&D, &m, &pi);
+	ok = h == rf && rf->lock;
+	recv_fast_release(h);
+	res(ok && !rf->lock && rf->pend == 0,
+	    "a SEND xhca_rx sent on: the receive queue held while it is placed, pend back");
+	m.reason = XHCA_R_PLACED_ACK;
+	m.flags |= XHCA_MF_PLACED;
+	h = recv_fast_hold(&D, &m, &pi);
+	res(!h && !rf->lock, "a SEND xhca_rx placed and sent on for its ACK: not counted");
+	frame(LFAST, XHCA_OPC_RC | XHCA_OP_WRITE_ONLY, 3, 50, 0, 9, 0);
+	m.gen = qh->gen;
+	h = recv_fast_hold(&D, &m, &pi);
+	res(!h, "a WRITE without immediate: not counted");
+}
+
+/* --recv-fast: xhca_rx shares the QP's receive queue and its CQ with
+ * xhcad (here xhca_rx's part done by hand, as recv.bpf.h does it). */
+static void case_fast(void)
+{
+	char err[XHCA_ERRMSG_LEN];
+	struct qp_host *qh = &D.qh[LFAST];
+	struct xhca_rfast *rf;
+	__u32 cq_id = 0;
+	struct cq *fq = fast_setup(&cq_id);
+
+	if (fq) {
+		rf = qh->rcv.rf;
+		fast_shared(fq);
+		fast_counted_frames();
+		/* off: the index is xhcad's again, the entry no QP's */
+		recv_fast_off(qh);
+		res(!qh->rcv.rf && !rf->gen && qh->rcv.rq_cons == 3 && recv_cons(qh) == 3,
+		    "off: xhcad's consumer index is the shared one, the entry off");
+		qp_host_detach(&D, LFAST);
+		res(!cq_destroy(&D, cq_id, 0, err, sizeof(err)) && !D.app.cqx[rf->cq].gen,
+		    "the CQ destroyed: its xhca_cqx entry free");
+	}
+	free(D.rfm);
+	free(D.app.cqx);
+	D.rfm = NULL;
+	D.app.cqx = NULL;
+	D.recv_fast = 0;
+}
+
 /* ... with two engines (the other cases have one) */
 static void case_spill(void)
 {
@@ -386,6 +508,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("srq", case_srq),
 	UNIT_RUN("spill", case_spill),
 	UNIT_RUN("stage_room", case_stage_room),
+	UNIT_RUN("fast", case_fast),
 };
 
 UNIT_FILE(recv, setup, NULL, cases);

@@ -510,6 +510,32 @@ static void case_credit_watch_list(void)
 	acks_end();
 }
 
+/* --recv-fast: an RC QP that goes after xhca_rx placed SENDs of its gets
+ * the ACK of all it accepted (ePSN - 1, the MSN), from its context; none
+ * when xhca_rx placed nothing, none in the error state. */
+static void case_final_ack(void)
+{
+	struct xhca_rfast rf = { .placed = 0 };
+	struct xhca_qp_ctx *c = &D.ctxm[LIDX];
+
+	qp_reset(0x300, 11);
+	/* (a group address: its MAC needs no neighbour table here) */
+	xhca_ip_parse("224.0.0.9", c->remote_ip);
+	xhca_ip_parse("10.9.0.1", c->local_ip);
+	D.qh[LIDX].rcv.rf = &rf;
+	resp_final_ack(&D, &D.qh[LIDX], LIDX);
+	res(fx_n == 0, "a QP going, xhca_rx placed none of its SENDs: no ACK (%d sent)", fx_n);
+	rf.placed = 3;
+	resp_final_ack(&D, &D.qh[LIDX], LIDX);
+	one_ack("a QP going after xhca_rx placed its SENDs", 0x2ff, 0x1f, 11);
+	fx_n = 0;
+	c->rx_psn |= XHCA_RXPSN_ERR;
+	resp_final_ack(&D, &D.qh[LIDX], LIDX);
+	res(fx_n == 0, "... in the error state: none (%d sent)", fx_n);
+	D.qh[LIDX].rcv.rf = NULL;
+	qp_reset(0, 0);
+}
+
 /* One engine, a QP table of 4. */
 static int setup(char *why)
 {
@@ -544,6 +570,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("credit_update", case_credit_update),
 	UNIT_RUN("credit_unwatched", case_credit_unwatched),
 	UNIT_RUN("credit_watch_list", case_credit_watch_list),
+	UNIT_RUN("final_ack", case_final_ack),
 };
 
 UNIT_FILE(resp, setup, teardown, cases);

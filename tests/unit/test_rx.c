@@ -389,6 +389,7 @@ static int setup(char *why)
 
 static void teardown(void)
 {
+	recv_maps_off();
 	if (E.ctxm)
 		xhca_qpctx_unmap(E.ctxm, TQ);
 	E.ctxm = NULL;
@@ -465,6 +466,12 @@ static const struct unit_case rx_cases[] = {
 		   "MR deregistered mid-WRITE: the rest lands nowhere"),
 	UNIT_CHECK("seq_write_no_block", seq_write_no_block,
 		   "a region in a block of host memory that is not there: dropped, nothing written"),
+	UNIT_CHECK("seq_recv_placed", seq_recv_placed,
+		   "SEND ONLY placed by xhca_rx (--recv-fast): buffer, completion, indexes, ACK, wake"),
+	UNIT_CHECK("seq_recv_fallback", seq_recv_fallback,
+		   "SEND ONLY lacking any of what xhca_rx needs: to xhcad, nothing taken or written"),
+	UNIT_CHECK("seq_recv_pend", seq_recv_pend,
+		   "what xhca_rx counts in pend for xhcad to take back, and what it does not"),
 	UNIT_CHECK("seq_op_sequence", seq_op_sequence,
 		   "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST"),
 	UNIT_CHECK("seq_read_atomic", seq_read_atomic,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include "log.h"
 #include "xhcad_queues.h"
 
@@ -22,7 +23,33 @@
  * proxy, which writes it in order. */
 static __u32 cq_given(const struct cq *cq)
 {
-	return cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED) : cq->prod;
+	if (cq->proxy)
+		return __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED);
+	/* (xhca_rx writes too, under the shared lock: its index is the one) */
+	return cq->x ? __atomic_load_n(&cq->x->prod, __ATOMIC_RELAXED) : cq->prod;
+}
+
+/* The CQ's lock: its xhca_cqx entry's where xhca_rx writes it too (the
+ * producer index taken from there; write_locked keeps both), else its
+ * own. Leaving, xhca_rx is told whether completions wait for room. */
+static void cq_lock(struct cq *cq)
+{
+	if (!cq->x) {
+		spin_lock(&cq->lock);
+		return;
+	}
+	spin_lock((int *)&cq->x->lock);
+	cq->prod = cq->x->prod;
+}
+
+static void cq_unlock(struct cq *cq)
+{
+	if (!cq->x) {
+		spin_unlock(&cq->lock);
+		return;
+	}
+	cq->x->spilled = __atomic_load_n(&cq->spilled, __ATOMIC_RELAXED);
+	spin_unlock((int *)&cq->x->lock);
 }
 
 __u32 cq_used(struct cq *cq)
@@ -77,8 +104,7 @@ static int room_or_wait(struct cq *cq)
  * what cq_write's spill is for. */
 static int room_cached(struct cq *cq)
 {
-	__u32 given = cq->proxy ? __atomic_load_n(&cq->claimed, __ATOMIC_RELAXED)
-				: __atomic_load_n(&cq->prod, __ATOMIC_RELAXED);
+	__u32 given = cq_given(cq);
 
 	return !__atomic_load_n(&cq->spilled, __ATOMIC_RELAXED) &&
 	       given + eng()->nstage - __atomic_load_n(&cq->cons_cache, __ATOMIC_RELAXED) <
@@ -93,9 +119,9 @@ int cq_room_or_wait(struct cq *cq)
 		return 1;
 	if (eng()->nstage)
 		cq_flush(); /* (then the CQ as it is) */
-	spin_lock(&cq->lock);
+	cq_lock(cq);
 	r = room_or_wait(cq);
-	spin_unlock(&cq->lock);
+	cq_unlock(cq);
 	return r;
 }
 
@@ -108,6 +134,8 @@ static int write_locked(struct cq *cq, const struct xhca_cqe *c)
 		return -ENOSPC;
 	cq->e[cq->prod & (cq->depth - 1)] = *c;
 	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELAXED); /* (room_cached) */
+	if (cq->x)
+		__atomic_store_n(&cq->x->prod, cq->prod, __ATOMIC_RELAXED);
 	__atomic_store_n(&cq->ring->prod, cq->prod, __ATOMIC_RELEASE);
 	__atomic_store_n(&cq->dirty, 1, __ATOMIC_RELAXED);
 	return 0;
@@ -119,10 +147,10 @@ int cq_put(struct xhcad *d, struct cq *cq, const struct xhca_cqe *c)
 
 	if (eng()->nstage)
 		cq_flush(); /* (the running engine's completions stay in order) */
-	spin_lock(&cq->lock);
+	cq_lock(cq);
 	if (room_or_wait(cq))
 		r = write_locked(cq, c);
-	spin_unlock(&cq->lock);
+	cq_unlock(cq);
 	return r;
 }
 
@@ -177,9 +205,9 @@ void cq_write(struct cq *cq, const struct xhca_cqe *c)
 
 	/* outside a round (nothing staged then), or no memory: now */
 	if (!e->in_round || (!e->stage && !(e->stage = calloc(STAGE_MAX, sizeof(*e->stage))))) {
-		spin_lock(&cq->lock);
+		cq_lock(cq);
 		write_or_spill(cq, c);
-		spin_unlock(&cq->lock);
+		cq_unlock(cq);
 		return;
 	}
 	if (e->nstage == STAGE_MAX)
@@ -195,10 +223,10 @@ void cq_flush(void)
 		struct cq *cq = e->stage[i].cq;
 
 		/* one lock for each run of the same CQ's (their order kept) */
-		spin_lock(&cq->lock);
+		cq_lock(cq);
 		for (; i < e->nstage && e->stage[i].cq == cq; i++)
 			write_or_spill(cq, &e->stage[i].c);
-		spin_unlock(&cq->lock);
+		cq_unlock(cq);
 	}
 	e->nstage = 0;
 }
@@ -212,7 +240,7 @@ int cq_spill_run(struct xhcad *d)
 		struct cq_spill *sp = &e->spill[i];
 		int r = -ENOSPC;
 
-		spin_lock(&sp->cq->lock);
+		cq_lock(sp->cq);
 		/* (in order: nothing of a CQ passes an earlier one of it) */
 		for (__u32 j = 0; j < kept; j++)
 			if (e->spill[j].cq == sp->cq)
@@ -221,7 +249,7 @@ int cq_spill_run(struct xhcad *d)
 keep:
 		if (!r)
 			__atomic_fetch_sub(&sp->cq->spilled, 1, __ATOMIC_RELAXED);
-		spin_unlock(&sp->cq->lock);
+		cq_unlock(sp->cq);
 		if (r)
 			e->spill[kept++] = *sp;
 	}
@@ -249,6 +277,91 @@ void cq_notify(struct xhcad *d)
 		    write(cq->efd, &one, sizeof(one)) < 0)
 			pr_debug("cq %u: eventfd: %s\n", cq->id, strerror(errno));
 	}
+}
+
+/* ---- CQs xhca_rx writes too (--recv-fast): their xhca_cqx entries ------- */
+
+int cqx_init(struct xhcad *d)
+{
+	void *m = mmap(NULL, XHCA_CQX_MAX * sizeof(struct xhca_cqx), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, d->m.cqx, 0);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	d->app.cqx = m;
+	/* an earlier xhcad's entries go (the CQs it kept are attached again
+	 * as they are restored); xhca_rx may be in one: its lock */
+	for (__u32 i = 0; i < XHCA_CQX_MAX; i++) {
+		struct xhca_cqx *x = &d->app.cqx[i];
+
+		if (!__atomic_load_n(&x->gen, __ATOMIC_RELAXED))
+			continue;
+		spin_lock((int *)&x->lock);
+		x->gen = 0;
+		spin_unlock((int *)&x->lock);
+	}
+	return 0;
+}
+
+/* cq's entry, when xhca_rx may write its completions (--recv-fast): a free
+ * slot (prefer, if it is free: the one its QPs name) taken, filled and
+ * marked in use under its lock. Without one (all XHCA_CQX_MAX taken) its
+ * QPs' SENDs go through xhcad. */
+static void cqx_attach(struct xhcad *d, struct cq *cq, __u32 prefer)
+{
+	const struct hm_alloc *a = hm_find(d, cq->alloc);
+
+	if (!d->recv_fast || cq->proxy || cq->overrun || !d->app.cqx || !a || !a->contiguous)
+		return;
+	for (__u32 n = 0; n <= XHCA_CQX_MAX; n++) {
+		__u32 i = n ? n - 1 : prefer;
+		struct xhca_cqx *x;
+
+		if (i >= XHCA_CQX_MAX)
+			continue;
+		x = &d->app.cqx[i];
+
+		if (__atomic_load_n(&x->gen, __ATOMIC_RELAXED))
+			continue;
+		spin_lock((int *)&x->lock);
+		x->prod = cq->prod;
+		x->depth = cq->depth;
+		x->ring = hm_base(a, 0);
+		x->spilled = __atomic_load_n(&cq->spilled, __ATOMIC_RELAXED);
+		x->written = 0;
+		x->gen = cq->id ? cq->id : 1;
+		cq->x = x;
+		spin_unlock((int *)&x->lock);
+		return;
+	}
+}
+
+/* xhca_rx writes no more of cq's completions: its index is xhcad's again.
+ * Returns the slot it had (XHCA_CQX_MAX: none). */
+static __u32 cqx_detach(struct xhcad *d, struct cq *cq)
+{
+	struct xhca_cqx *x = cq->x;
+
+	if (!x)
+		return XHCA_CQX_MAX;
+	spin_lock((int *)&x->lock);
+	cq->prod = x->prod;
+	x->gen = 0;
+	cq->x = NULL;
+	spin_unlock((int *)&x->lock);
+	return (__u32)(x - d->app.cqx);
+}
+
+__u32 cq_slot(const struct xhcad *d, const struct cq *cq)
+{
+	return cq->x ? (__u32)(cq->x - d->app.cqx) : XHCA_CQX_MAX;
+}
+
+void cq_wake_slot(struct xhcad *d, __u32 slot)
+{
+	for (struct cq *cq = d->app.cqs; slot < XHCA_CQX_MAX && cq; cq = cq->next)
+		if (cq->x == &d->app.cqx[slot])
+			__atomic_store_n(&cq->dirty, 1, __ATOMIC_RELAXED);
 }
 
 struct cq *cq_find(struct xhcad *d, __u32 id)
@@ -327,6 +440,7 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	cq->efd = efd;
 	cq->next = d->app.cqs;
 	d->app.cqs = cq;
+	cqx_attach(d, cq, XHCA_CQX_MAX);
 	a->cq = cq->id;
 	a->ring_off = hm_base(al, 0);
 	a->ring_len = len;
@@ -358,6 +472,7 @@ static void cq_free(struct xhcad *d, struct cq *cq)
 {
 	struct cq **pp;
 
+	cqx_detach(d, cq);
 	spill_forget(d, cq);
 	flowq_unblock(d, cq);
 	for (pp = &d->app.cqs; *pp; pp = &(*pp)->next) {
@@ -480,6 +595,7 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 	cq->prod = cq->claimed = cq->ring->prod;
 	cq->next = d->app.cqs;
 	d->app.cqs = cq;
+	cqx_attach(d, cq, XHCA_CQX_MAX);
 	return 0;
 }
 
@@ -515,7 +631,7 @@ int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pendin
 	struct cq *cq = cq_find(d, a->cq);
 	struct xhca_ring_ctl *old;
 	struct hm_alloc *al;
-	__u32 prod, cons, used, omask, nmask, oalloc;
+	__u32 prod, cons, used, omask, nmask, oalloc, slot;
 	__u64 len;
 
 	if (!cq || cq->owner != owner || !owner)
@@ -526,6 +642,7 @@ int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pendin
 	if (!a->depth || a->depth > XHCA_CQ_DEPTH_MAX || (a->depth & (a->depth - 1)))
 		return errf(err, errlen, -EINVAL, "cq resize: depth %u is not a power of 2 in "
 			    "1..%u", a->depth, XHCA_CQ_DEPTH_MAX);
+	slot = cqx_detach(d, cq); /* (attached again, on its new ring or as it was) */
 	prod = cq->prod;
 	cons = __atomic_load_n(&cq->ring->cons, __ATOMIC_ACQUIRE);
 	used = prod - cons;
@@ -534,15 +651,19 @@ int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pendin
 	/* (a request posted is as good as completed to the application:
 	 * its completion counts; receives to come wait for room, as in any
 	 * full CQ) */
-	if (a->depth < used + pending)
+	if (a->depth < used + pending) {
+		cqx_attach(d, cq, slot);
 		return errf(err, errlen, -EINVAL, "cq resize: CQ %u holds %u completions and %u "
 			    "more are on their way; %u entries cannot take them", a->cq, used,
 			    pending, a->depth);
+	}
 	len = xhca_ring_bytes(a->depth, sizeof(struct xhca_cqe));
 	al = hm_alloc(d, len, owner, XHCA_ALLOC_CONTIG);
-	if (!al)
+	if (!al) {
+		cqx_attach(d, cq, slot);
 		return errf(err, errlen, -ENOMEM, "cq resize: no room for %llu bytes in host "
 			    "memory", (unsigned long long)len);
+	}
 	/* the completions where the same indexes fall in the new ring, the
 	 * counters as they were: the application goes on from its consumer
 	 * index */
@@ -560,6 +681,7 @@ int cq_resize(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, __u32 pendin
 	cq->depth = a->depth;
 	cq->alloc = al->id;
 	mem_free(d, oalloc, owner);
+	cqx_attach(d, cq, slot);
 	flowq_unblock(d, cq); /* (room, perhaps, for what waited) */
 	a->ring_off = hm_base(al, 0);
 	a->ring_len = len;
@@ -633,7 +755,8 @@ __u32 cq_free_owner(struct xhcad *d, __u32 owner)
 
 /* At exit: the memory of every CQ and SRQ, their rings left as they are
  * (gone with the process, or kept with --keep for the next xhcad), and
- * the engines' lists of staged and spilled completions. */
+ * the engines' lists of staged and spilled completions (and of the frames
+ * whose completions were staged, receive.c's). */
 void cq_fini(struct xhcad *d)
 {
 	for (__u32 k = 0; k < XHCA_ENGINES_MAX; k++) {
@@ -641,8 +764,10 @@ void cq_fini(struct xhcad *d)
 
 		free(e->stage); /* (empty: a round writes what it staged) */
 		free(e->spill);
+		free(e->rf_done); /* (receive.c's: empty at a round's end too) */
 		e->stage = e->spill = NULL;
-		e->nstage = e->nspill = 0;
+		e->rf_done = NULL;
+		e->nstage = e->nspill = e->nrf_done = 0;
 	}
 	while (d->app.cqs) {
 		struct cq *cq = d->app.cqs;

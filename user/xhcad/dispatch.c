@@ -26,8 +26,11 @@ static int meta_ok(const struct pkt_info *pi, __u32 f)
 	case XHCA_R_PLACED_TO_FLOWQ:
 		return (m->flags & XHCA_MF_PLACED) && (oi->flags & XHCA_H_IMM);
 	case XHCA_R_PLACED_ACK:
-		return (m->flags & XHCA_MF_PLACED) && pi->op >= XHCA_OP_WRITE_FIRST &&
-		       pi->op <= XHCA_OP_WRITE_ONLY;
+		/* a WRITE's packet, or an RC SEND ONLY (--recv-fast) */
+		return (m->flags & XHCA_MF_PLACED) &&
+		       ((pi->op >= XHCA_OP_WRITE_FIRST && pi->op <= XHCA_OP_WRITE_ONLY) ||
+			((pi->op == XHCA_OP_SEND_ONLY || pi->op == XHCA_OP_SEND_ONLY_IMM) &&
+			 (m->opcode >> 5) == XHCA_QPT_RC));
 	case XHCA_R_DUP_TO_FLOWQ:
 	case XHCA_R_SEQ_NAK_TO_FLOWQ:
 		return (oi->flags & XHCA_O_REQ) && (m->opcode >> 5) == XHCA_QPT_RC;
@@ -154,6 +157,7 @@ int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const 
 		  __u32 len)
 {
 	struct qp_host *qh = (m->flags & XHCA_MF_CSN) ? qp_host_of(d, m) : NULL;
+	struct xhca_rfast *rf;
 	struct pkt_info pi;
 	int r;
 
@@ -170,7 +174,9 @@ int deliver_frame(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, const 
 		qh->px.open = 1;
 		qh->px.recorded = 0;
 	}
+	rf = recv_fast_hold(d, m, &pi);
 	r = place(d, f, &pi);
+	recv_fast_release(rf);
 	if (qh && qh->valid && qh->px.open && (pi.oi->flags & XHCA_O_END) &&
 	    r != XHCA_H_BAD_META) {
 		if (!qh->px.recorded)

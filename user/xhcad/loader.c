@@ -60,6 +60,10 @@ static const struct map_desc map_descs[] = {
 	MAP_DESC(XHCA_MAP_PROXY_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 		 sizeof(struct xhca_proxy_counter), 0, 0, px_stats),
 	MAP_DESC(XHCA_MAP_PROXY_RB, BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0, proxy_rb),
+	MAP_DESC(XHCA_MAP_RFAST, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_rfast), BPF_F_MMAPABLE,
+		 SIZED_QPS, rfast),
+	MAP_DESC(XHCA_MAP_CQX, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xhca_cqx), BPF_F_MMAPABLE, 0,
+		 cqx),
 };
 #define NR_MAPS (sizeof(map_descs) / sizeof(map_descs[0]))
 #define DSTATE_NAME "xhca_dstate"

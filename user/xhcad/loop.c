@@ -110,7 +110,9 @@ static void recheck_blocked(struct xhcad *d)
 	}
 }
 
-/* xhca_events: what xhca_rx tells xhcad (a QP went to the error state). */
+/* xhca_events: what xhca_rx tells xhcad (a QP went to the error state; it
+ * wrote a completion for an application that sleeps: serve_ctl's
+ * cq_notify signals it). */
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct xhca_event e;
@@ -118,7 +120,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(e))
 		return 0;
 	memcpy(&e, data, sizeof(e));
-	resp_qp_error_event(ctx, &e);
+	if (e.type == XHCA_EV_CQ_WAKE)
+		cq_wake_slot(ctx, e.lidx);
+	else
+		resp_qp_error_event(ctx, &e);
 	return 0;
 }
 
@@ -318,8 +323,10 @@ static void serve_ctl(struct loop *lp)
 
 	if (revents(lp, 0) & POLLIN)
 		accept_client(d, lp->lfd, lp->cl, &lp->ncl);
-	if (revents(lp, 1) & POLLIN)
+	if (revents(lp, 1) & POLLIN) {
 		ring_buffer__consume(lp->ev);
+		cq_notify(d);
+	}
 	if (revents(lp, 2) & POLLIN)
 		proxy_ack(d); /* round_run serves what it announced */
 	if (lo_readable(lp)) {

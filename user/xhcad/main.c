@@ -75,6 +75,8 @@ static int host_init(struct xhcad *d, enum sched_mode mode, __u32 high, __u32 lo
 
 	err = hostmem_init(d);
 	if (!err)
+		err = cqx_init(d); /* (before the restore: CQs attach to it) */
+	if (!err)
 		err = mr_init(d);
 	if (!err)
 		err = resp_init(d);
@@ -313,6 +315,16 @@ SETTER(set_gso)
 	return 0;
 }
 
+SETTER(set_recv_fast)
+{
+	int on = either(arg, "on", "off");
+
+	if (on < 0)
+		return -EINVAL;
+	O->d->recv_fast = on;
+	return 0;
+}
+
 SETTER(set_icrc)
 {
 	int first = either(arg, "first", "after");
@@ -420,6 +432,11 @@ static const struct xhca_opt xopts[] = {
 	  "turns itself off on an older one); off: every frame through\n"
 	  "the AF_XDP TX ring (default on: docs/running.md)",
 	  set_gso, .hint = "use on or off"),
+	OPT(37, "recv-fast", "on|off", "on: xhca_rx places a one-packet RC or UC SEND into its\n"
+	  "receive buffer and writes its completion itself where it can\n"
+	  "(a buffer in a pre-translated region, room in the CQ); off:\n"
+	  "xhcad places every SEND (default on: docs/running.md)",
+	  set_recv_fast, .hint = "use on or off"),
 	OPT(22, "poll-us", "N", "busy poll the rings this long after work before sleeping:\n"
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
@@ -809,7 +826,7 @@ int main(int argc, char **argv)
 		.pxc = { .high = PROXY_LIMIT_DEFAULT, .low = PROXY_LIMIT_DEFAULT / 2,
 			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
 		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
-		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1,
+		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1, .recv_fast = 1,
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };

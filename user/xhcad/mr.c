@@ -246,6 +246,7 @@ static void fill_entry(struct xhcad *d, struct hm_alloc *al, __u32 owner,
 	e->length = a->len;
 	e->base = pretx ? hm_base(al, a->off) : 0;
 	e->alloc = al->id;
+	e->aoff = a->off;
 	a->flags = e->flags;
 	a->npages = last - first + 1;
 }
@@ -571,7 +572,7 @@ static void mw_unbind(struct xhcad *d, __u32 i)
 	e.valid = 0;
 	e.flags = XHCA_MRF_MW;
 	e.access = 0;
-	e.iova = e.length = e.base = 0;
+	e.iova = e.length = e.base = e.aoff = 0;
 	e.alloc = e.qpn = 0;
 	e.gen++;
 	xhca_mr_store(&d->mr.map[i], &e);
@@ -659,6 +660,7 @@ static __u8 bind_locked(struct xhcad *d, __u32 owner, __u32 pd, __u32 qpn,
 		e.length = b->len;
 		e.base = (m->e.flags & XHCA_MRF_PRETRANSLATED) ? m->e.base + off : 0;
 		e.alloc = m->e.alloc;
+		e.aoff = m->off + off;
 		e.qpn = w->mw_type == 2 ? qpn : 0;
 		w->alloc = m->alloc;
 		w->off = m->off + off;

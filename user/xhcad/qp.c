@@ -775,6 +775,12 @@ static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lid
 {
 	__u32 m = a->mask;
 
+	/* --recv-fast: off while xhcad alone may touch the receive queue */
+	if ((m & XHCA_QPA_STATE) && a->state != XHCA_QPS_RTR && a->state != XHCA_QPS_RTS) {
+		resp_final_ack(d, &d->qh[lidx], lidx);
+		recv_fast_off(&d->qh[lidx]);
+	}
+
 	if (d->qh[lidx].sq) {
 		struct sq_state *s = d->qh[lidx].sq;
 
@@ -802,6 +808,8 @@ static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lid
 	}
 	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
 		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */
+	if ((m & XHCA_QPA_STATE) && (a->state == XHCA_QPS_RTR || a->state == XHCA_QPS_RTS))
+		recv_fast_on(d, &d->qh[lidx], lidx); /* (its receive side ready) */
 }
 
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)
@@ -851,6 +859,7 @@ int qp_destroy(struct xhcad *d, __u32 qpn, __u32 owner, char *err, size_t errlen
 	/* CAM first: from here on new packets miss and are quietly dropped. */
 	if (bpf_map_delete_elem(d->m.cam, &qpn))
 		return errf(err, errlen, -errno, "qp destroy: QP CAM delete: %s", strerror(errno));
+	resp_final_ack(d, &d->qh[lidx], lidx);
 	qp_invalidate_slot(d, lidx, &c);
 	bm_set(d->bitmap, lidx, 0);
 	d->qps_in_use--;

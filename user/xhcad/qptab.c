@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xhca/qpctx.h>
@@ -50,6 +51,24 @@ int qp_table_init(struct xhcad *d)
 		pr_warn("cannot map %s: %s\n", XHCA_MAP_CTX, strerror(errno));
 		return -errno;
 	}
+	/* xhca_rfast: an earlier xhcad's entries go (xhca_rx may be in one:
+	 * its lock); receive.c sets those of the QPs it serves that way */
+	d->rfm = mmap(NULL, (size_t)d->max_qps * sizeof(*d->rfm), PROT_READ | PROT_WRITE, MAP_SHARED,
+		      d->m.rfast, 0);
+	if (d->rfm == MAP_FAILED) {
+		d->rfm = NULL;
+		pr_warn("cannot map %s: %s\n", XHCA_MAP_RFAST, strerror(errno));
+		return -errno;
+	}
+	for (__u32 i = 0; i < d->max_qps; i++) {
+		struct xhca_rfast *rf = &d->rfm[i];
+
+		if (!__atomic_load_n(&rf->gen, __ATOMIC_RELAXED))
+			continue;
+		spin_lock((int *)&rf->lock);
+		rf->gen = 0;
+		spin_unlock((int *)&rf->lock);
+	}
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus < 0)
 		return d->ncpus;
@@ -72,6 +91,9 @@ void qp_table_free(struct xhcad *d)
 	d->qh = NULL;
 	xhca_qpctx_unmap(d->ctxm, d->max_qps);
 	d->ctxm = NULL;
+	if (d->rfm)
+		munmap(d->rfm, (size_t)d->max_qps * sizeof(*d->rfm));
+	d->rfm = NULL;
 }
 
 /* A session acts on its own QPs only; the CLI (owner 0) on any. */

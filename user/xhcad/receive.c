@@ -37,15 +37,21 @@ struct qp_host *qp_host_of(struct xhcad *d, const struct xhca_rx_meta *m)
 
 /* ---- receive queue and completion queue -------------------------------- */
 
-/* xhcad's consumer index of the QP's receive queue (its SRQ's). */
+/* xhcad's consumer index of the QP's receive queue (its SRQ's; the one it
+ * shares with xhca_rx, --recv-fast). */
 static __u32 *rq_cons(struct qp_host *qh)
 {
-	return qh->rcv.srq ? &qh->rcv.srq->cons : &qh->rcv.rq_cons;
+	if (qh->rcv.srq)
+		return &qh->rcv.srq->cons;
+	return qh->rcv.rf ? &qh->rcv.rf->rq_cons : &qh->rcv.rq_cons;
 }
 
 __u32 recv_cons(const struct qp_host *qh)
 {
-	return qh->rcv.srq ? qh->rcv.srq->cons : qh->rcv.rq_cons;
+	if (qh->rcv.srq)
+		return qh->rcv.srq->cons;
+	return qh->rcv.rf ? __atomic_load_n(&qh->rcv.rf->rq_cons, __ATOMIC_RELAXED)
+			  : qh->rcv.rq_cons;
 }
 
 /* The receive queue's head entry, copied: 0 when it has none. A producer
@@ -60,7 +66,8 @@ static int rq_head(struct qp_host *qh, struct xhca_rwqe *w)
 		return 0;
 	cons = *rq_cons(qh);
 	prod = qh->rcv.rq_prod_cache;
-	if (prod == cons || qh->rcv.srq) {
+	/* (xhca_rx may have taken entries past the cached index) */
+	if ((__s32)(prod - cons) <= 0 || qh->rcv.srq) {
 		/* read the application's index only when the cached one is used up */
 		prod = qh->rcv.rq_prod_cache = __atomic_load_n(&qh->rcv.rq->prod, __ATOMIC_ACQUIRE);
 		if (prod == cons)
@@ -122,6 +129,114 @@ void qp_cq_overruns(struct xhcad *d)
 		}
 		flowq_unblock(d, cq);
 	}
+}
+
+/* ---- SENDs xhca_rx places (--recv-fast: struct xhca_rfast's rules) ----- */
+
+void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx)
+{
+	const struct xhca_qp_ctx *c = &d->ctxm[lidx];
+	const struct hm_alloc *a;
+	struct xhca_rfast *rf;
+	__u32 slot;
+
+	if (!d->recv_fast || !d->rfm || qh->rcv.rf || !qh->valid || !qh->rcv.rq || qh->rcv.srq ||
+	    qh->rcv.rq_broken || (qh->type != XHCA_QPT_RC && qh->type != XHCA_QPT_UC) || !qh->cq ||
+	    qh->cq->proxy || c->action != XHCA_ACT_HOST ||
+	    (c->flags & (XHCA_QPF_PROXY | XHCA_QPF_PROXY_CQ | XHCA_QPF_ICRC_FIRST)))
+		return;
+	slot = cq_slot(d, qh->cq);
+	a = hm_find(d, qh->rcv.rq_alloc);
+	if (slot >= XHCA_CQX_MAX || !a || !a->contiguous)
+		return;
+	rf = &d->rfm[lidx];
+	spin_lock((int *)&rf->lock);
+	rf->pend = 0;
+	rf->rq_depth = qh->rcv.rq_depth;
+	rf->rq_ring = hm_base(a, 0);
+	rf->rq_cons = qh->rcv.rq_cons;
+	rf->cq = slot;
+	rf->owner = qh->owner;
+	rf->placed = 0;
+	rf->gen = qh->gen;
+	qh->rcv.rf = rf;
+	spin_unlock((int *)&rf->lock);
+}
+
+void recv_fast_off(struct qp_host *qh)
+{
+	struct xhca_rfast *rf = qh->rcv.rf;
+
+	/* (from inside the frame this engine holds it for: a NAK's error) */
+	int mine = eng()->rf_held == rf;
+
+	if (!rf)
+		return;
+	if (!mine)
+		spin_lock((int *)&rf->lock);
+	qh->rcv.rq_cons = rf->rq_cons;
+	rf->gen = 0;
+	qh->rcv.rf = NULL;
+	if (!mine)
+		spin_unlock((int *)&rf->lock);
+}
+
+/* Whether xhca_rx counted the frame in its QP's pend (recv.bpf.h's
+ * recv_count): a request, a SEND or with an immediate, but for a SEND it
+ * placed itself and sends on for its ACK. */
+static int fast_counted(const struct xhca_rx_meta *m, const struct pkt_info *pi)
+{
+	const struct xhca_opinfo *oi = pi->oi;
+
+	if (!oi || !(oi->flags & XHCA_O_REQ) || !(recv_is_send(pi->op) || (oi->flags & XHCA_H_IMM)))
+		return 0;
+	return !(m->reason == XHCA_R_PLACED_ACK && recv_is_send(pi->op));
+}
+
+struct xhca_rfast *recv_fast_hold(struct xhcad *d, const struct xhca_rx_meta *m,
+				  const struct pkt_info *pi)
+{
+	struct qp_host *qh = qp_host_of(d, m);
+	struct xhca_rfast *rf = qh ? qh->rcv.rf : NULL;
+
+	if (!rf || rf->gen != m->gen || !fast_counted(m, pi))
+		return NULL;
+	spin_lock((int *)&rf->lock);
+	eng()->rf_held = rf;
+	return rf;
+}
+
+#define RF_DONE_MAX 256
+
+void recv_fast_release(struct xhca_rfast *rf)
+{
+	struct engine *e = eng();
+
+	if (!rf)
+		return;
+	e->rf_held = NULL;
+	spin_unlock((int *)&rf->lock);
+	/* its completion is staged: pend goes down once it is written */
+	if (e->in_round && (e->rf_done || (e->rf_done = calloc(RF_DONE_MAX, sizeof(rf))))) {
+		if (e->nrf_done == RF_DONE_MAX)
+			recv_fast_done();
+		e->rf_done[e->nrf_done++] = rf;
+		return;
+	}
+	cq_flush();
+	__atomic_fetch_sub(&rf->pend, 1, __ATOMIC_RELEASE);
+}
+
+void recv_fast_done(void)
+{
+	struct engine *e = eng();
+
+	if (!e->nrf_done)
+		return;
+	cq_flush();
+	for (__u32 i = 0; i < e->nrf_done; i++)
+		__atomic_fetch_sub(&e->rf_done[i]->pend, 1, __ATOMIC_RELEASE);
+	e->nrf_done = 0;
 }
 
 /* RESET: a broken receive queue starts over, empty. */
@@ -678,6 +793,7 @@ void qp_host_detach(struct xhcad *d, __u32 lidx)
 
 	if (!qh->valid)
 		return;
+	recv_fast_off(qh);
 	proxy_qp_del(d, lidx);
 	if (qh->cq) {
 		qh->cq->nqps--;
@@ -741,6 +857,7 @@ void qp_flush_run(struct xhcad *d)
 
 void qp_host_to_error(struct xhcad *d, struct qp_host *qh)
 {
+	recv_fast_off(qh); /* (its buffers are xhcad's alone to flush) */
 	qh->rcv.in_msg = MSG_NONE;
 	qh->rcv.discard = 0;
 	/* the SRQ entry it took for a message is its own: flushed */

@@ -257,6 +257,37 @@ static __u32 msn_full(const struct xhcad *d, __u32 lidx, __u16 low)
 	return resp_msn(&d->ctxm[lidx], low);
 }
 
+/* --recv-fast: the ACK of all xhca_rx accepted, now, for an RC QP that
+ * goes (destroyed, reset, in error) after xhca_rx placed SENDs of its: the
+ * ACK of one whose completion its application saw may still wait in the
+ * flow queue (placed_ack), and an HCA acknowledges a message before its
+ * application can see it. From the context: it has the addresses. */
+void resp_final_ack(struct xhcad *d, struct qp_host *qh, __u32 lidx)
+{
+	const struct xhca_qp_ctx *c = &d->ctxm[lidx];
+	__u32 word = __atomic_load_n(&c->rx_psn, __ATOMIC_ACQUIRE);
+	struct xhca_pkt_spec s;
+
+	if (!qh->rcv.rf || !__atomic_load_n(&qh->rcv.rf->placed, __ATOMIC_RELAXED) ||
+	    c->type != XHCA_QPT_RC || (word & XHCA_RXPSN_ERR))
+		return;
+	ack_flush(d, qh);
+	xhca_pkt_spec_init(&s, XHCA_OPC_RC | XHCA_OP_ACK);
+	s.ipv6 = !!(c->flags & XHCA_QPF_IPV6);
+	memcpy(s.src_ip, c->local_ip, 16);
+	memcpy(s.dst_ip, c->remote_ip, 16);
+	memcpy(s.smac, d->net.mac, 6);
+	if (net_dest_mac(d, c->remote_ip, s.dmac))
+		return;
+	s.sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff));
+	s.dqpn = c->dest_qpn;
+	s.pkey = c->pkey;
+	s.psn = ((word & XHCA_RXPSN_MASK) - 1) & XHCA_PSN_MASK;
+	s.aeth_msn = __atomic_load_n(&c->msn, __ATOMIC_RELAXED) & XHCA_PSN_MASK;
+	send_aeth(d, &s, credit_code(qh));
+	xsk_tx_kick(d); /* not from a delivery round: now */
+}
+
 /* ---- credit updates ------------------------------------------------------------ */
 
 /* How far the QP's last ACK lets the requester go, in receive queue

@@ -41,18 +41,22 @@ static __u32 head_cb(void *ctx, __u32 f, __u64 *t)
 /* The CQ a frame of qh may write a completion to: a response's (ACK, READ
  * response, ATOMIC ACK) is the send queue's, whose request it completes; a
  * SEND's or an immediate's the receive queue's; WRITEs without immediate,
- * READ and ATOMIC requests complete nothing. A frame never waits for a CQ
- * it does not write: an application that polls its send CQ for the ACK of
- * its SEND while its receive CQ is full (perftest's exchange over rdma_cm,
- * one-entry CQs, when the peer's next SEND comes before that ACK) would
- * never see the ACK, and its request would fail with RETRY_EXC_ERR. */
-static struct cq *frame_cq(const struct qp_host *qh, __u8 opcode)
+ * READ and ATOMIC requests complete nothing, nor does a SEND xhca_rx
+ * completed itself and sent on for its ACK (--recv-fast: placed_ack). A
+ * frame never waits for a CQ it does not write: an application that polls
+ * its send CQ for the ACK of its SEND while its receive CQ is full
+ * (perftest's exchange over rdma_cm, one-entry CQs, when the peer's next
+ * SEND comes before that ACK) would never see the ACK, and its request
+ * would fail with RETRY_EXC_ERR. */
+static struct cq *frame_cq(const struct qp_host *qh, const struct xhca_rx_meta *m)
 {
-	__u16 f = xhca_opinfo_tbl[opcode].flags;
-	__u8 op = opcode & 0x1f;
+	__u16 f = xhca_opinfo_tbl[m->opcode].flags;
+	__u8 op = m->opcode & 0x1f;
 
 	if (f & XHCA_O_RESP)
 		return qh->sq ? qh->sq->cq : NULL;
+	if (m->reason == XHCA_R_PLACED_ACK)
+		return NULL;
 	if (op <= XHCA_OP_SEND_ONLY_IMM || op == XHCA_OP_SEND_LAST_INV ||
 	    op == XHCA_OP_SEND_ONLY_INV || (f & XHCA_H_IMM))
 		return qh->cq;
@@ -70,7 +74,7 @@ static int ready_cb(void *ctx, __u32 f)
 	if (d->fq[f].blocked)
 		return 0;
 	qh = qp_host_of(d, heads[f].m);
-	cq = qh ? frame_cq(qh, heads[f].m->opcode) : NULL;
+	cq = qh ? frame_cq(qh, heads[f].m) : NULL;
 	if (!cq || cq_room_or_wait(cq))
 		return 1;
 	d->fq[f].blocked = 1;
@@ -202,6 +206,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 		gso_flush(d, NULL); /* the READ responses of the round's last run */
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
+		recv_fast_done(); /* (after their completions) */
 		cq_notify(d);
 		if (!eng()->id)
 			proxy_kick(d); /* and the completion records of proxy CQs */

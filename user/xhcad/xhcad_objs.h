@@ -56,6 +56,8 @@ struct cq {
 	int overrun;		/* xhcad gave up on it (XHCA_CQ_OVERRUN): no more
 				 * completions are written */
 	int lock;		/* QPs of several engines write it (spin_lock) */
+	struct xhca_cqx *x;	/* its entry in xhca_cqx when xhca_rx writes it too
+				 * (--recv-fast): the lock and prod are there */
 	__u32 spilled;		/* completions of engines waiting for room (atomic) */
 	int proxy;		/* XHCA_CQF_PROXY: the proxy thread writes it */
 	__u32 claimed;		/* proxy CQ: completions promised to it (atomic, both
@@ -169,6 +171,8 @@ struct qp_recv {
 	__u32 rq_cons;		/* xhcad's consumer index of its own ring (the ring's
 				 * copy is for the application: never read back) */
 	int rq_broken;		/* the ring's producer index was garbage */
+	struct xhca_rfast *rf;	/* xhca_rx places SENDs too (--recv-fast): the
+				 * consumer index is rf's */
 	struct srq *srq;	/* the ring is this SRQ's, shared */
 	/* the message being received */
 	int in_msg;		/* MSG_*: a FIRST was placed; MIDDLE/LAST go on */

@@ -67,6 +67,14 @@ int cq_spill_run(struct xhcad *d);
 /* Writes the round's staged completions, then wakes the applications whose
  * CQs got completions and that sleep on them (once per round). */
 void cq_notify(struct xhcad *d);
+/* xhca_cqx mapped, an earlier xhcad's entries cleared (--recv-fast: CQs
+ * xhca_rx writes too get an entry each as they are made or restored). */
+int cqx_init(struct xhcad *d);
+/* cq's slot in xhca_cqx, XHCA_CQX_MAX when xhca_rx does not write it. */
+__u32 cq_slot(const struct xhcad *d, const struct cq *cq);
+/* xhca_rx wrote into the CQ of slot while its application slept
+ * (XHCA_EV_CQ_WAKE): cq_notify signals it. */
+void cq_wake_slot(struct xhcad *d, __u32 slot);
 
 /* session.c: the list of application sessions */
 struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);

@@ -41,6 +41,20 @@ struct qp_host *qp_host_of(struct xhcad *d, const struct xhca_rx_meta *m);
 void qp_host_to_error(struct xhcad *d, struct qp_host *qh);
 __u32 recv_cons(const struct qp_host *qh); /* xhcad's consumer index of its receive queue */
 void recv_reset(struct qp_host *qh);
+/* --recv-fast: xhca_rx places the QP's one-packet SENDs from now, where it
+ * can (an RC or UC QP of the host with a receive queue of its own and a CQ
+ * xhca_rx writes: cq_slot), and no more (xhcad takes the receive queue's
+ * index back). struct xhca_rfast has the rules. */
+void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx);
+void recv_fast_off(struct qp_host *qh);
+/* A frame xhca_rx counted in its QP's pend: the QP's receive queue held
+ * (its lock) while the frame is placed, NULL for any other frame; then
+ * released, the pend taken back once the frame's completion is written
+ * (recv_fast_done, at the round's end). */
+struct xhca_rfast *recv_fast_hold(struct xhcad *d, const struct xhca_rx_meta *m,
+				  const struct pkt_info *pi);
+void recv_fast_release(struct xhca_rfast *rf);
+void recv_fast_done(void);
 void qp_ring_fatal(struct xhcad *d, struct qp_host *qh, const char *which);
 void qp_cq_overruns(struct xhcad *d);
 /* Flushes what the CQs have room for now. */
@@ -86,6 +100,10 @@ void resp_qp_error_event(struct xhcad *d, const struct xhca_event *e);
  * AckReq asked for in the round coalesced into the last: nothing waits
  * longer than the round, whose frames leave at its end anyway). */
 void resp_flush_acks(struct xhcad *d);
+/* --recv-fast: an RC QP that goes after xhca_rx placed SENDs of its gets
+ * the ACK of all it accepted, now (the ACK owed to one may wait in the
+ * flow queue, its completion seen). */
+void resp_final_ack(struct xhcad *d, struct qp_host *qh, __u32 lidx);
 /* Credit updates (IBA 9.7.7.2.5): a QP whose last ACK let its requester
  * send few more messages, and whose application has posted receive
  * buffers since, gets that ACK again with the new count. resp_credit_due:

@@ -45,6 +45,8 @@ struct xhca_maps {
 	int pfilt;
 	int px_stats;
 	int proxy_rb;
+	int rfast;
+	int cqx;
 	int dstate; /* daemon state: QPN cursor (userspace only) */
 };
 
@@ -220,6 +222,7 @@ struct apps {
 	__u32 next_cq;
 	struct srq *srqs;
 	__u32 next_srq;
+	struct xhca_cqx *cqx;	/* xhca_cqx, mapped (by slot) */
 	/* per session limits (--session-qps, -cqs, -mrs; 0: the device's) */
 	__u32 lim_qps, lim_cqs, lim_mrs;
 	__u32 lim_clients;	/* --user-clients: connections of one user (not root) */
@@ -254,6 +257,11 @@ struct engine {
 	__u32 nspill;
 	struct cq_spill *stage;	/* the round's completions, written at its end */
 	__u32 nstage;
+	/* frames of QPs xhca_rx places SENDs for (--recv-fast) the round
+	 * took: their pend goes down once their completions are written */
+	struct xhca_rfast **rf_done;
+	__u32 nrf_done;
+	struct xhca_rfast *rf_held; /* the one whose lock this engine holds now */
 	int in_round;		/* in round_run: completions are staged (cq_write) */
 	/* its counters, summed for `xhca status` and `xhca stats` */
 	struct xhca_counter host[XHCA_H_MAX];
@@ -280,6 +288,8 @@ struct xhcad {
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	int gso;		/* --gso: RC/UC request packets as UDP GSO sends (gso.c) */
+	int recv_fast;		/* --recv-fast: xhca_rx places one-packet SENDs (recv.bpf.h) */
+	struct xhca_rfast *rfm;	/* xhca_rfast, mapped (by local index) */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	struct cm_state_all *cm; /* cm.c (cm_int.h) */
 	int ctl_group;		/* --group: the control socket is its members' too */

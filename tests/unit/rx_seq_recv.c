@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xhca_rx sequences: SENDs placed by xhca_rx (--recv-fast, recv.bpf.h).
+ * A one-packet SEND goes into the buffer at the head of its QP's receive
+ * queue and its completion into the CQ when all it needs is there; each
+ * missing piece sends it on to xhcad with nothing taken or written; pend
+ * counts what xhcad is to take back.
+ */
+#include <arpa/inet.h>
+#include <xhca/ring.h>
+#include "rx.h"
+
+#define RQ_OFF (12 * 4096ull)	/* the receive queue's ring in host memory */
+#define CQ_OFF (13 * 4096ull)	/* the CQ's */
+#define RQ_DEPTH 4
+#define CQ_DEPTH 4
+#define R_ALLOC 42		/* the allocation MR_PRE lies in, at its start */
+#define R_OWNER 5
+/* a buffer 1 KiB into a page (PRE_BASE is 100 bytes into one): placed by
+ * bpf_xdp_load_bytes, with the kfunc or without */
+#define BUF_OFF (4096 - 100 + 1024ull)
+#define CQX_SLOT 3
+
+static struct xhca_rfast *rfm;
+static struct xhca_cqx *cqxm;
+static size_t rf_len, cqx_len;
+static int wakes;
+
+static struct xhca_ring_ctl *rq_ctl(void) { return (void *)(hm + RQ_OFF); }
+static struct xhca_ring_ctl *cq_ctl(void) { return (void *)(hm + CQ_OFF); }
+static struct xhca_rwqe *rq_e(__u32 i) { return (struct xhca_rwqe *)(rq_ctl() + 1) + i % RQ_DEPTH; }
+static struct xhca_cqe *cq_e(__u32 i) { return (struct xhca_cqe *)(cq_ctl() + 1) + i % CQ_DEPTH; }
+
+static int wake_event(void *ctx, void *data, size_t len)
+{
+	const struct xhca_event *e = data;
+
+	(void)ctx;
+	if (len == sizeof(*e) && e->type == XHCA_EV_CQ_WAKE && e->lidx == CQX_SLOT)
+		wakes++;
+	return 0;
+}
+
+static int maps_on(char *why)
+{
+	struct bpf_map *a = E.skel->maps.xhca_rfast, *b = E.skel->maps.xhca_cqx;
+
+	if (rfm)
+		return 0;
+	rf_len = (size_t)bpf_map__max_entries(a) * sizeof(*rfm);
+	cqx_len = (size_t)bpf_map__max_entries(b) * sizeof(*cqxm);
+	rfm = mmap(NULL, rf_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(a), 0);
+	cqxm = mmap(NULL, cqx_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(b), 0);
+	if (rfm == MAP_FAILED || cqxm == MAP_FAILED) {
+		rfm = NULL;
+		return snprintf(why, WHY_LEN, "map xhca_rfast/xhca_cqx: %s", strerror(errno)), -1;
+	}
+	return 0;
+}
+
+/* QP lidx served here: its receive queue and CQ empty, MR_PRE a region
+ * buffers may be in. */
+static int fast_up(__u32 lidx, char *why)
+{
+	struct xhca_qp_ctx c;
+	struct xhca_mr_ctx m;
+
+	if (maps_on(why) || qps_reset() || ctx_get(lidx, &c))
+		return -1;
+	mrs_reset();
+	m = mrm[MR_PRE];
+	m.access |= XHCA_ACCESS_LOCAL_WRITE;
+	m.alloc = R_ALLOC;
+	m.aoff = 0;
+	m.owner = R_OWNER;
+	xhca_mr_store(&mrm[MR_PRE], &m);
+	memset(hm + RQ_OFF, 0, 2 * 4096);
+	memset(rfm, 0, rf_len);
+	memset(cqxm, 0, cqx_len);
+	cqxm[CQX_SLOT] = (struct xhca_cqx){ .gen = 1, .depth = CQ_DEPTH, .ring = CQ_OFF };
+	rfm[lidx] = (struct xhca_rfast){ .gen = c.gen, .rq_depth = RQ_DEPTH, .rq_ring = RQ_OFF,
+					 .cq = CQX_SLOT, .owner = R_OWNER };
+	return 0;
+}
+
+/* A receive posted (the buffer holding the canary again). */
+static void post(__u64 wr_id, __u64 off, __u32 len)
+{
+	struct xhca_ring_ctl *r = rq_ctl();
+
+	memset(hm + PRE_BASE + BUF_OFF, CANARY, 512);
+	*rq_e(r->prod) = (struct xhca_rwqe){ .wr_id = wr_id, .off = off, .len = len,
+					     .alloc = R_ALLOC, .nsge = 1,
+					     .lkey = rkey_of(MR_PRE) };
+	__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
+}
+
+static void send_spec(struct xhca_pkt_spec *s, __u32 lidx, __u8 op, __u32 psn, const __u8 *p,
+		      __u32 n)
+{
+	spec_to(s, (__u8)((qps[lidx].type == XHCA_QPT_UC ? XHCA_OPC_UC : XHCA_OPC_RC) | op), lidx,
+		psn);
+	s->payload = p;
+	s->payload_len = n;
+}
+
+/* The state after a SEND placed here: the payload in the buffer (the rest
+ * of it untouched), completion k as it should be, every index moved. */
+static int placed_ok(__u32 lidx, __u32 k, __u64 wr_id, const __u8 *p, __u32 n, __u32 imm,
+		     char *why)
+{
+	const struct xhca_cqe *e = cq_e(k);
+	const __u8 *buf = hm + PRE_BASE + BUF_OFF;
+
+	if (memcmp(buf, p, n) || buf[n] != CANARY)
+		return snprintf(why, WHY_LEN, "SEND %u: buffer not the payload", k), -1;
+	if (e->wr_id != wr_id || e->status != XHCA_WC_SUCCESS || e->opcode != XHCA_WC_RECV ||
+	    e->byte_len != n || e->qp_num != QPN(lidx) ||
+	    e->wc_flags != (imm ? XHCA_WC_WITH_IMM : 0) || e->imm_data != imm || !e->rx_ns)
+		return snprintf(why, WHY_LEN, "completion %u: wr_id 0x%llx status %u opcode %u len "
+				"%u qpn 0x%x flags 0x%x imm 0x%x", k,
+				(unsigned long long)e->wr_id, e->status, e->opcode, e->byte_len,
+				e->qp_num, e->wc_flags, e->imm_data), -1;
+	if (cq_ctl()->prod != k + 1 || cqxm[CQX_SLOT].prod != k + 1 ||
+	    cqxm[CQX_SLOT].written != k + 1 || rq_ctl()->cons != k + 1 ||
+	    rfm[lidx].rq_cons != k + 1 || rfm[lidx].placed != k + 1 || rfm[lidx].pend)
+		return snprintf(why, WHY_LEN, "after SEND %u: CQ prod %u/%u written %llu, RQ cons "
+				"%u/%u, placed %u, pend %u", k, cq_ctl()->prod,
+				cqxm[CQX_SLOT].prod, (unsigned long long)cqxm[CQX_SLOT].written,
+				rq_ctl()->cons, rfm[lidx].rq_cons, rfm[lidx].placed,
+				rfm[lidx].pend), -1;
+	return 0;
+}
+
+/* Nothing taken, nothing written: k completions and receive entries so
+ * far, and pend as xhcad is to see it. */
+static int untouched(__u32 lidx, __u32 k, __u32 pend, const char *what, char *why)
+{
+	if (cq_ctl()->prod != k || cqxm[CQX_SLOT].prod != k || rq_ctl()->cons != k ||
+	    rfm[lidx].rq_cons != k || rfm[lidx].pend != pend || rfm[lidx].lock ||
+	    cqxm[CQX_SLOT].lock)
+		return snprintf(why, WHY_LEN, "%s: CQ prod %u/%u, RQ cons %u/%u, pend %u (want %u), "
+				"locks %u %u", what, cq_ctl()->prod, cqxm[CQX_SLOT].prod,
+				rq_ctl()->cons, rfm[lidx].rq_cons, rfm[lidx].pend, pend,
+				rfm[lidx].lock, cqxm[CQX_SLOT].lock), -1;
+	return 0;
+}
+
+/* Placed here: RC and UC, with and without immediate, without payload, a
+ * sleeping application told through xhcad. */
+int seq_recv_placed(char *why)
+{
+	static __u8 pay[300];
+	struct ring_buffer *rb;
+	struct xhca_pkt_spec s;
+	int err;
+
+	for (int i = 0; i < 300; i++)
+		pay[i] = (__u8)(i * 3 + 1);
+	if (fast_up(L_RCW, why))
+		return -1;
+	post(0x1001, BUF_OFF, 512);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0, pay, 300);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, EPSN0 + 1, why) ||
+	    placed_ok(L_RCW, 0, 0x1001, pay, 300, 0, why))
+		return -1;
+	/* with immediate */
+	post(0x1002, BUF_OFF, 512);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY_IMM, EPSN0 + 1, pay + 1, 64);
+	s.imm = 0xa1b2c3d4;
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, EPSN0 + 2, why) ||
+	    placed_ok(L_RCW, 1, 0x1002, pay + 1, 64, htonl(0xa1b2c3d4), why))
+		return -1;
+	/* no payload */
+	post(0x1003, BUF_OFF, 0);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0 + 2, NULL, 0);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, EPSN0 + 3, why) ||
+	    placed_ok(L_RCW, 2, 0x1003, pay, 0, 0, why))
+		return -1;
+	/* the application sleeps on the CQ: xhcad hears of it */
+	rb = ring_buffer__new(bpf_map__fd(E.skel->maps.xhca_events), wake_event, NULL, NULL);
+	if (!rb)
+		return snprintf(why, WHY_LEN, "ring buffer: %s", strerror(errno)), -1;
+	ring_buffer__consume(rb);
+	wakes = 0;
+	cq_ctl()->armed = 1;
+	post(0x1004, BUF_OFF, 512);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0 + 3, pay, 10);
+	err = step(&s, XHCA_R_RECV_PLACED, L_RCW, EPSN0 + 4, why) ||
+	      placed_ok(L_RCW, 3, 0x1004, pay, 10, 0, why);
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	if (err)
+		return -1;
+	if (wakes != 1)
+		return snprintf(why, WHY_LEN, "%d wake events for a sleeping CQ, want 1", wakes), -1;
+	/* UC too */
+	if (fast_up(L_UCW, why))
+		return -1;
+	post(0x2001, BUF_OFF, 512);
+	send_spec(&s, L_UCW, XHCA_OP_SEND_ONLY, EPSN0, pay, 200);
+	return step(&s, XHCA_R_RECV_PLACED, L_UCW, EPSN0 + 1, why) ||
+	       placed_ok(L_UCW, 0, 0x2001, pay, 200, 0, why);
+}
+
+/* Each thing the SEND needs, missing: on to xhcad (to_flowq, as without
+ * --recv-fast), nothing taken or written here, and pend left for xhcad. */
+int seq_recv_fallback(char *why)
+{
+	static const struct {
+		const char *name;
+		int what;
+	} cases[] = {
+		{ "no receive buffer (xhcad's RNR)", 1 },
+		{ "a frame of the QP on its way through xhcad (pend)", 2 },
+		{ "the receive queue held by xhcad", 3 },
+		{ "the CQ held by another engine", 4 },
+		{ "the CQ full", 5 },
+		{ "a scatter list", 6 },
+		{ "no L_Key", 7 },
+		{ "a stale L_Key", 8 },
+		{ "a region of another PD", 9 },
+		{ "a region of another session", 10 },
+		{ "a region without local write", 11 },
+		{ "a buffer shorter than the SEND", 12 },
+		{ "a buffer past its region", 13 },
+		{ "another allocation's buffer", 14 },
+		{ "the entry of an earlier QP in its slot (gen)", 15 },
+		{ "a CQ xhca_rx no longer writes", 16 },
+		{ "completions of xhcad's waiting for room", 17 },
+		{ "a garbage producer index", 18 },
+		{ "a region that is not pre-translated", 19 },
+		{ "a buffer off 1 KiB without bpf_dynptr_copy", 20 },
+	};
+	static __u8 pay[64];
+	struct xhca_pkt_spec s;
+
+	memset(pay, 0x5a, sizeof(pay));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int w = cases[i].what, err;
+		__u32 pend0 = 0;
+		struct xhca_mr_ctx m;
+
+		if (fast_up(L_RCW, why))
+			return -1;
+		if (w != 1)
+			post(0x3000 + i, BUF_OFF, 64);
+		m = mrm[MR_PRE];
+		switch (w) {
+		case 2: rfm[L_RCW].pend = pend0 = 1; break;
+		case 3: rfm[L_RCW].lock = XHCA_RFL_XHCAD; break;
+		case 4: cqxm[CQX_SLOT].lock = XHCA_RFL_XHCAD; break;
+		case 5: cqxm[CQX_SLOT].prod = cq_ctl()->prod = CQ_DEPTH; cq_ctl()->cons = 0; break;
+		case 6: rq_e(0)->nsge = 2; break;
+		case 7: rq_e(0)->lkey = 0; break;
+		case 8: rq_e(0)->lkey ^= 0x80; break;
+		case 9: m.pd = 8; break;
+		case 10: m.owner = R_OWNER + 1; break;
+		case 11: m.access &= ~XHCA_ACCESS_LOCAL_WRITE; break;
+		case 12: rq_e(0)->len = 63; break;
+		case 13: rq_e(0)->off = PRE_LEN - 32; break;
+		case 14: rq_e(0)->alloc = R_ALLOC + 1; break;
+		case 15: rfm[L_RCW].gen++; break;
+		case 16: cqxm[CQX_SLOT].gen = 0; break;
+		case 17: cqxm[CQX_SLOT].spilled = 1; break;
+		case 18: rq_ctl()->prod = RQ_DEPTH + 1; break;
+		case 19: m.flags &= ~XHCA_MRF_PRETRANSLATED; break;
+		case 20: rq_e(0)->off = BUF_OFF + 8; E.skel->bss->xhca_no_kfuncs = 1; break;
+		}
+		xhca_mr_store(&mrm[MR_PRE], &m);
+		send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0, pay, 64);
+		err = step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 1, why);
+		E.skel->bss->xhca_no_kfuncs = 0;
+		if (w == 5)
+			cqxm[CQX_SLOT].prod = cq_ctl()->prod = 0; /* (for untouched) */
+		/* (the held locks are the holders' to give back) */
+		rfm[L_RCW].lock = cqxm[CQX_SLOT].lock = 0;
+		if (w == 18)
+			rq_ctl()->prod = 1;
+		if (err || untouched(L_RCW, 0, w == 15 ? 0 : pend0 + 1, cases[i].name, why) ||
+		    hm[PRE_BASE + BUF_OFF] != CANARY || hm[PRE_BASE + BUF_OFF + 8] != CANARY) {
+			if (!err && !why[0])
+				snprintf(why, WHY_LEN, "%s: the buffer written", cases[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* What pend counts: a SEND or immediate xhca_rx sends on (xhcad takes it
+ * back), not one it drops or places (nor one placed and sent on for its
+ * ACK), nor a WRITE without immediate. */
+int seq_recv_pend(char *why)
+{
+	static __u8 pay[64];
+	struct xhca_pkt_spec s;
+
+	if (fast_up(L_RCW, why))
+		return -1;
+	/* a WRITE placed here: not counted */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, EPSN0, MR_PRE, PRE_IOVA, 16, 16);
+	if (step(&s, XHCA_R_PLACED, L_RCW, EPSN0 + 1, why) || untouched(L_RCW, 0, 0, "WRITE", why))
+		return -1;
+	/* a WRITE with immediate: on for its completion, counted */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY_IMM, EPSN0 + 1, MR_PRE, PRE_IOVA, 16, 16);
+	if (step(&s, XHCA_R_PLACED_TO_FLOWQ, L_RCW, EPSN0 + 2, why) ||
+	    untouched(L_RCW, 0, 1, "WRITE with immediate", why))
+		return -1;
+	rfm[L_RCW].pend = 0; /* (xhcad took it back) */
+	/* an RC SEND whose ACK is due (AckReq): placed here, then on to
+	 * xhcad for the ACK (msg_len its PSN), not counted */
+	post(0x4000, BUF_OFF, 64);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0 + 2, pay, 64);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED_ACK, L_RCW, EPSN0 + 3, why) ||
+	    untouched(L_RCW, 1, 0, "a SEND with AckReq", why))
+		return -1;
+	if (!(last_meta.flags & XHCA_MF_PLACED) || last_meta.msg_len != EPSN0 + 2 ||
+	    !(last_meta.flags & XHCA_MF_ACKREQ) || rfm[L_RCW].placed != 1)
+		return snprintf(why, WHY_LEN, "the ACK's metadata: flags 0x%x msg_len 0x%x",
+				last_meta.flags, last_meta.msg_len), -1;
+	/* a SEND's FIRST: xhcad places the message, counted */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_FIRST, EPSN0 + 3, pay, 1024);
+	s.payload = NULL;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 4, why) ||
+	    untouched(L_RCW, 1, 1, "SEND FIRST", why))
+		return -1;
+	/* a duplicate: on to xhcad to be acknowledged again, counted */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0 - 1, pay, 64);
+	if (step(&s, XHCA_R_DUP_TO_FLOWQ, L_RCW, EPSN0 + 4, why) ||
+	    untouched(L_RCW, 1, 2, "a duplicate", why))
+		return -1;
+	/* a SEND cutting the one in progress short: dropped, not counted (the
+	 * QP goes to the error state) */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0 + 4, pay, 64);
+	if (step(&s, XHCA_R_DROP_SEND_SEQ, L_RCW, -1, why) ||
+	    untouched(L_RCW, 1, 2, "a SEND cutting another short", why))
+		return -1;
+	/* a QP not served here: nothing counted */
+	rfm[L_RCW].gen = 0;
+	rfm[L_RCW].pend = 0;
+	if (fast_up(L_UCW, why))
+		return -1;
+	rfm[L_UCW].gen = 0;
+	post(0x4001, BUF_OFF, 64);
+	send_spec(&s, L_UCW, XHCA_OP_SEND_ONLY, EPSN0, pay, 64);
+	return step(&s, XHCA_R_TO_FLOWQ, L_UCW, EPSN0 + 1, why) ||
+	       untouched(L_UCW, 0, 0, "a QP not served here", why);
+}
+
+/* (the maps as the other cases expect them: no QP served here) */
+void recv_maps_off(void)
+{
+	if (!rfm)
+		return;
+	memset(rfm, 0, rf_len);
+	memset(cqxm, 0, cqx_len);
+	munmap(rfm, rf_len);
+	munmap(cqxm, cqx_len);
+	rfm = NULL;
+	cqxm = NULL;
+}

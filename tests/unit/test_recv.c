@@ -24,7 +24,7 @@
 static struct xhcad D;
 static struct cq *cq;
 static struct hm_alloc *bufs;
-static __u32 posted[3]; /* by local index: buffers posted so far */
+static __u32 posted[4]; /* by local index (D.max_qps): buffers posted so far */
 
 #define res(ok, ...) unit_check((ok), __VA_ARGS__)
 

@@ -138,7 +138,6 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 	e->rx_ns = bpf_ktime_get_ns();
 	e->pad2 = 0;
 	cx->prod = prod + 1;
-	cx->written++;
 	/* an atomic exchange: a full barrier, the entry is there before
 	 * the index says so; then the application's sleep (ring.h) */
 	__sync_lock_test_and_set(&cq->prod, prod + 1);

@@ -416,8 +416,7 @@ struct xhca_cqx {
 			 * xhca_cqe entries after it (contiguous) */
 	__u32 spilled;
 	__u32 pad0;
-	__u64 written;	/* completions xhca_rx wrote (statistics) */
-	__u8 pad[24];
+	__u8 pad[32];
 };
 _Static_assert(sizeof(struct xhca_cqx) == 64, "xhca_cqx size");
 #define XHCA_CQX_MAX 4096

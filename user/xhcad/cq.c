@@ -328,7 +328,6 @@ static void cqx_attach(struct xhcad *d, struct cq *cq, __u32 prefer)
 		x->depth = cq->depth;
 		x->ring = hm_base(a, 0);
 		x->spilled = __atomic_load_n(&cq->spilled, __ATOMIC_RELAXED);
-		x->written = 0;
 		x->gen = cq->id ? cq->id : 1;
 		cq->x = x;
 		spin_unlock((int *)&x->lock);

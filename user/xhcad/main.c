@@ -305,35 +305,20 @@ SETTER(set_px_handler)
 	return 0;
 }
 
-SETTER(set_gso)
+/* *flag: 1 for yes, 0 for no (either's words), else -EINVAL. */
+static int set_either(int *flag, const char *arg, const char *yes, const char *no)
 {
-	int on = either(arg, "on", "off");
+	int v = either(arg, yes, no);
 
-	if (on < 0)
+	if (v < 0)
 		return -EINVAL;
-	O->d->gso = on;
+	*flag = v;
 	return 0;
 }
 
-SETTER(set_recv_fast)
-{
-	int on = either(arg, "on", "off");
-
-	if (on < 0)
-		return -EINVAL;
-	O->d->recv_fast = on;
-	return 0;
-}
-
-SETTER(set_icrc)
-{
-	int first = either(arg, "first", "after");
-
-	if (first < 0)
-		return -EINVAL;
-	O->d->icrc_first = first;
-	return 0;
-}
+SETTER(set_gso) { return set_either(&O->d->gso, arg, "on", "off"); }
+SETTER(set_recv_fast) { return set_either(&O->d->recv_fast, arg, "on", "off"); }
+SETTER(set_icrc) { return set_either(&O->d->icrc_first, arg, "first", "after"); }
 
 SETTER(set_group)
 {

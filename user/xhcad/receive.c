@@ -166,12 +166,12 @@ void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx)
 void recv_fast_off(struct qp_host *qh)
 {
 	struct xhca_rfast *rf = qh->rcv.rf;
-
-	/* (from inside the frame this engine holds it for: a NAK's error) */
-	int mine = eng()->rf_held == rf;
+	int mine;
 
 	if (!rf)
 		return;
+	/* (from inside the frame this engine holds it for: a NAK's error) */
+	mine = eng()->rf_held == rf;
 	if (!mine)
 		spin_lock((int *)&rf->lock);
 	qh->rcv.rq_cons = rf->rq_cons;

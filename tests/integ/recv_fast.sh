@@ -6,7 +6,8 @@
 # (recv_placed), xhcad the longer ones, the SRQ's and what xhca_rx lacked
 # something for; an application sleeping on its CQ is woken; a QP that goes
 # at once after its last completion still acknowledges it (the peer's SEND
-# completes); with --recv-fast off, xhca_rx places none.
+# completes); xhca qp show counts xhca_rx's completions; with --recv-fast
+# off, xhca_rx places none; a QP an xhcad restart keeps gets it again.
 . "$(dirname "$0")/../lib.sh"
 need_root "recv_fast"
 for p in ibv_rc_pingpong ib_send_bw; do
@@ -62,6 +63,21 @@ for i in 1 2 3; do
 		ibv_rc_pingpong -g 1 -c -n 1 -s 64
 done
 
+# xhca qp show counts the completions xhca_rx wrote with xhcad's: read
+# while a long ping-pong runs, once A placed 2000 of its SENDs (the QP is
+# A's only one)
+a0=$(placed "$IF_A")
+xa timeout 60 ibv_rc_pingpong -g 1 -n 100000 -s 64 >"$tmp/qpshow.srv" 2>&1 &
+spid=$!
+wait_listen "$NS_A" 18515
+xb timeout 60 ibv_rc_pingpong -g 1 -n 100000 -s 64 "$IP_A" >"$tmp/qpshow.cli" 2>&1 &
+cpid=$!
+for _ in $(seq 200); do [ $(($(placed "$IF_A") - a0)) -ge 2000 ] && break; sleep 0.05; done
+comp=$("$B/xhca" -i "$IF_A" -j qp show | json_get 'sum(q["host"]["completions"] for q in d["qps"])')
+check "qp show: the QP's completions count xhca_rx's ($comp, 2000 placed before)" \
+	test "${comp:-0}" -ge 2000
+wait "$cpid" "$spid" || fail "qp show: the long ping-pong did not end well"
+
 # perftest: 64-byte SENDs as fast as they go, and the ping-pong
 a0=$(placed "$IF_A")
 pair "ib_send_bw 64" 90 18515 "ib_send_bw -F -s 64 -x 1 -n 20000" "ib_send_bw -F -s 64 -x 1 -n 20000"
@@ -84,4 +100,28 @@ xhcad_start --hostmem-mb 256 --recv-fast off && xhcad_start_b --hostmem-mb 256 -
 	{ fail "recv_fast: xhcads with --recv-fast off"; t_done; }
 links_up
 pingpong "rc_pingpong -s 64, --recv-fast off" none ibv_rc_pingpong -g 1 -c -n 100 -s 64
+
+# A QP an xhcad restart keeps (--keep): xhca_rx places its SENDs again once
+# the next xhcad is up. A's ib_send_bw takes 64-byte SENDs for 8 s; its
+# xhcad restarts 2 s in. The ACKs of what A's xhca_rx took while no xhcad
+# ran were lost: B sends that again after its 1 s timeout (-u 18).
+xhcad_stop
+xhcad_start --keep --hostmem-mb 256 || { fail "recv_fast: xhcad --keep on $IF_A"; t_done; }
+xa timeout 60 ib_send_bw -F -s 64 -x 1 -u 18 -D 8 >"$tmp/keep.srv" 2>&1 &
+spid=$!
+wait_listen "$NS_A" 18515
+xb timeout 60 ib_send_bw -F -s 64 -x 1 -u 18 -D 8 "$IP_A" >"$tmp/keep.cli" 2>&1 &
+cpid=$!
+sleep 2
+xhcad_stop TERM
+check_eq "restart: xhcad --keep exits 0" "$XHCAD_RC" 0
+xhcad_start --keep --hostmem-mb 256 || fail "restart: xhcad --keep on $IF_A again"
+a0=$(placed "$IF_A")
+wait "$cpid"
+rc=$?
+wait "$spid"
+rs=$?
+check "restart: ib_send_bw on both hosts went on and ended well ($rs, $rc)" test "$rs$rc" = 00
+a=$(($(placed "$IF_A") - a0))
+check "restart: xhca_rx placed the kept QP's SENDs after the restart ($a)" test "$a" -ge 10000
 t_done

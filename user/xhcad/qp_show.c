@@ -45,6 +45,10 @@ static void info_of(struct xhcad *d, __u32 lidx, const struct xhca_qp_ctx *c,
 	qp_counters(d, lidx, &qi->cnt);
 	if (d->qh[lidx].valid)
 		qi->host = d->qh[lidx].cnt;
+	/* and the SENDs xhca_rx completed (--recv-fast; recv_fast_off adds
+	 * them to the QP's own count) */
+	if (d->qh[lidx].valid && d->qh[lidx].rcv.rf)
+		qi->host.completions += __atomic_load_n(&d->qh[lidx].rcv.rf->placed, __ATOMIC_RELAXED);
 }
 
 int qp_show(struct xhcad *d, __u32 qpn, __u32 owner, struct xhca_qp_info **out, __u32 *n,

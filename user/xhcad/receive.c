@@ -175,6 +175,8 @@ void recv_fast_off(struct qp_host *qh)
 	if (!mine)
 		spin_lock((int *)&rf->lock);
 	qh->rcv.rq_cons = rf->rq_cons;
+	qh->cnt.completions += rf->placed; /* (xhca_rx's, counted on) */
+	rf->placed = 0;
 	rf->gen = 0;
 	qh->rcv.rf = NULL;
 	if (!mine)

@@ -198,6 +198,7 @@ static void restart_ops(struct side *a, struct side *b, __u32 seed)
 void scen_restart(struct side *a, struct side *b)
 {
 	struct xhca_wc wc;
+	int r;
 
 	side_open(a, XHCA_QPT_RC, 200000);
 	side_open(b, XHCA_QPT_RC, 200000);
@@ -214,10 +215,13 @@ void scen_restart(struct side *a, struct side *b)
 	usleep(300000);
 	check(xhca_poll_cq(a->scq, &wc, 1) == 0, "restart: the SEND is in flight, not completed");
 	pause_for("restart xhcad on A and mend the link");
-	check(!wait_wc(a->scq, &wc) && wc.wr_id == 77 && wc.status == XHCA_WC_WR_FLUSH_ERR,
+	/* (the completion taken before check() reads it for its message) */
+	r = wait_wc(a->scq, &wc);
+	check(!r && wc.wr_id == 77 && wc.status == XHCA_WC_WR_FLUSH_ERR,
 	      "restart: the SEND in flight across the restart completes flushed (wr_id %llu status %u)",
 	      (unsigned long long)wc.wr_id, wc.status);
-	check(!wait_wc(a->scq, &wc) && wc.wr_id == 78 && wc.status == XHCA_WC_WR_FLUSH_ERR,
+	r = wait_wc(a->scq, &wc);
+	check(!r && wc.wr_id == 78 && wc.status == XHCA_WC_WR_FLUSH_ERR,
 	      "restart: the one behind it too, in order (wr_id %llu status %u)",
 	      (unsigned long long)wc.wr_id, wc.status);
 	check(qp_state(a) == XHCA_QPS_ERR, "restart: the QP in the error state (%d)", qp_state(a));

@@ -8,6 +8,7 @@
  * and through the dispatch (dispatch.c): metadata that disagrees with the
  * frame, a wrong ICRC.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,11 @@ static void fast_counted_frames(void)
 	recv_fast_release(h);
 	res(ok && !rf->lock && rf->pend == 0,
 	    "a SEND xhca_rx sent on: the receive queue held while it is placed, pend back");
+	/* counted before the QP went off and on again (pend 0 since) */
+	h = recv_fast_hold(&D, &m, &pi);
+	recv_fast_release(h);
+	res(h == rf && rf->pend == 0, "... one counted before pend started over: pend stays 0 (%u)",
+	    rf->pend);
 	m.reason = XHCA_R_PLACED_ACK;
 	m.flags |= XHCA_MF_PLACED;
 	h = recv_fast_hold(&D, &m, &pi);
@@ -433,6 +439,45 @@ static void fast_counted_frames(void)
 	m.gen = qh->gen;
 	h = recv_fast_hold(&D, &m, &pi);
 	res(!h, "a WRITE without immediate: not counted");
+}
+
+/* ibv_resize_cq of a CQ xhca_rx writes: its xhca_cqx entry, in the slot
+ * the QP's names, moves to the new ring (depth, ring, the producer index
+ * xhca_rx left), the completions not yet taken where the same indexes fall;
+ * a resize refused leaves the entry as it was. */
+static void fast_resize(struct cq *fq, __u32 cq_id)
+{
+	struct xhca_rfast *rf = D.qh[LFAST].rcv.rf;
+	struct xhca_cq_attr a = { .cq = cq_id, .depth = 2 };
+	char err[XHCA_ERRMSG_LEN];
+	struct xhca_cqe c = { .wr_id = 0 };
+	struct xhca_cqx *x = fq->x;
+	__u64 ring = x->ring;
+	__u32 prod;
+	int r;
+
+	/* xhca_rx wrote two completions the application has not taken */
+	prod = x->prod;
+	fq->e[prod & (fq->depth - 1)] = (struct xhca_cqe){ .wr_id = 40, .opcode = XHCA_WC_RECV };
+	fq->e[(prod + 1) & (fq->depth - 1)] = (struct xhca_cqe){ .wr_id = 41 };
+	x->prod = fq->ring->prod = prod + 2;
+	fq->owner = 9; /* (an application's: the CLI's CQs keep their size) */
+	a.depth = 1;
+	r = cq_resize(&D, 9, &a, 0, err, sizeof(err));
+	res(r == -EINVAL && fq->x == x && x->gen && x->ring == ring && x->depth == 8 &&
+	    x->prod == prod + 2 && cq_slot(&D, fq) == rf->cq,
+	    "resize refused (2 completions, 1 entry): the xhca_cqx entry as it was (%d)", r);
+	a.depth = 32;
+	r = cq_resize(&D, 9, &a, 0, err, sizeof(err));
+	res(!r && fq->x == x && x->gen && cq_slot(&D, fq) == rf->cq && x->depth == 32 &&
+	    x->ring == hm_base(hm_find(&D, fq->alloc), 0) && x->ring != ring &&
+	    x->prod == prod + 2 && fq->ring->prod == prod + 2,
+	    "resized to 32: the QP's slot names the new ring, its depth, xhca_rx's index (%d: %s)",
+	    r, r ? err : "");
+	r = !fx_take_cqe(fq, &c) && c.wr_id == 40;
+	res(r && !fx_take_cqe(fq, &c) && c.wr_id == 41 && fx_take_cqe(fq, &c) != 0,
+	    "... the completions xhca_rx wrote come next from the new ring");
+	fq->owner = 0;
 }
 
 /* --recv-fast: xhca_rx shares the QP's receive queue and its CQ with
@@ -449,6 +494,7 @@ static void case_fast(void)
 		rf = qh->rcv.rf;
 		fast_shared(fq);
 		fast_counted_frames();
+		fast_resize(fq, cq_id);
 		/* off: the index is xhcad's again, the entry no QP's */
 		recv_fast_off(qh);
 		res(!qh->rcv.rf && !rf->gen && qh->rcv.rq_cons == 3 && recv_cons(qh) == 3,

@@ -210,6 +210,19 @@ struct xhca_rfast *recv_fast_hold(struct xhcad *d, const struct xhca_rx_meta *m,
 
 #define RF_DONE_MAX 256
 
+/* A frame's count taken back from pend, never below 0: recv_fast_on set
+ * pend to 0 while frames counted before were still on their way (the QP
+ * off and on again meanwhile), and below 0 it would keep xhca_rx from
+ * placing for the QP's life. */
+static void pend_down(struct xhca_rfast *rf)
+{
+	__u32 v = __atomic_load_n(&rf->pend, __ATOMIC_RELAXED);
+
+	while (v && !__atomic_compare_exchange_n(&rf->pend, &v, v - 1, 0, __ATOMIC_RELEASE,
+						 __ATOMIC_RELAXED))
+		;
+}
+
 void recv_fast_release(struct xhca_rfast *rf)
 {
 	struct engine *e = eng();
@@ -226,7 +239,7 @@ void recv_fast_release(struct xhca_rfast *rf)
 		return;
 	}
 	cq_flush();
-	__atomic_fetch_sub(&rf->pend, 1, __ATOMIC_RELEASE);
+	pend_down(rf);
 }
 
 void recv_fast_done(void)
@@ -237,7 +250,7 @@ void recv_fast_done(void)
 		return;
 	cq_flush();
 	for (__u32 i = 0; i < e->nrf_done; i++)
-		__atomic_fetch_sub(&e->rf_done[i]->pend, 1, __ATOMIC_RELEASE);
+		pend_down(e->rf_done[i]);
 	e->nrf_done = 0;
 }
 

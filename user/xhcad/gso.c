@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Request packets and READ responses as UDP GSO (--gso, default on): an RC
- * or UC QP's request packets for the wire, and the READ responses
+ * Request packets and READ responses as UDP GSO (--gso, default on): a QP's
+ * request packets for the wire (a UD QP's while it sends to one address:
+ * request.c's packet_out), and the READ responses
  * (resp_exec.c's resp_tx_wire), go through a packet socket with a
  * virtio-net header instead of the AF_XDP TX ring. A run of frames of one
  * flow (the same Ethernet, IP and UDP headers but for lengths, IPv4 ID and
@@ -19,8 +20,9 @@
  * segments are cheap: docs/bench.md has the figures. A QP's requests keep
  * to one path, so they stay in order; a responder's READ responses and its
  * frames on the TX ring are kept in order by resp_exec.c (design.md, "Two
- * ways out"). A frame for this host (loopback.c), a VLAN's,
- * UD's, goes through the TX ring. Linux 6.2 took UDP_L4 in the virtio-net
+ * ways out"). A frame for this host (loopback.c), a VLAN's, goes through
+ * the TX ring; a group's with no member here is counted as the TX ring's
+ * (mcast_wire). Linux 6.2 took UDP_L4 in the virtio-net
  * header; a kernel that refuses the send turns the path off, and a run that
  * could not be sent goes frame by frame through the TX ring. A run the
  * qdisc or the device dropped (ENOBUFS, EAGAIN) never goes around the qdisc:
@@ -302,12 +304,14 @@ int gso_put(struct xhcad *d, struct xhca_pkt_spec *s, __u32 *psn0)
 			return -ENOBUFS;
 		r = gso_run_add(&g->run, s);
 	}
-	if (r || g->run.n > 1)
+	if (r)
 		return r;
 	/* a run's first frame: to the wire? */
-	if (lo_dest(d, g->run.hdr, g->run.hl, &ifindex) != LO_WIRE) {
+	if (g->run.n == 1 && lo_dest(d, g->run.hdr, g->run.hl, &ifindex) != LO_WIRE) {
 		run_clear(&g->run);
 		return 1;
 	}
+	if (g->run.hdr[0] & 1) /* a group's, no member here: the wire's only, as on the TX ring */
+		__atomic_fetch_add(&d->lo.stats.mcast_wire, 1, __ATOMIC_RELAXED);
 	return 0;
 }

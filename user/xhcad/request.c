@@ -254,7 +254,7 @@ void sq_reset(struct xhcad *d, struct qp_host *qh)
 	s->cwnd = SQ_WINDOW;
 	s->cwnd_acc = 0;
 	s->mid_acked = s->whole_only = 0; /* maybe another responder next */
-	s->gso_no = 0;
+	s->gso_no = s->ud_dst_set = 0;
 	s->rq_sent = s->rq_acked = s->rq_limit = 0;
 	s->credits_on = s->credit_held = 0;
 	sq_note(d, s, prod);
@@ -498,17 +498,36 @@ static int ackreq_due(const struct sq_state *s, const struct sq_ent *e, __u32 ps
 	return since >= every || since <= 0;
 }
 
+/* Whether UD QP s sends p elsewhere than before: a run breaks at each
+ * change of address, and one send a packet costs more than the TX ring's
+ * batches. Such a QP (UCX's, a peer each message) keeps to the TX ring. */
+static int ud_spread(struct sq_state *s, const struct xhca_pkt_spec *p)
+{
+	if (s->qh->type != XHCA_QPT_UD)
+		return 0;
+	if (!s->ud_dst_set) {
+		memcpy(s->ud_dst, p->dst_ip, sizeof(s->ud_dst));
+		s->ud_dst_set = 1;
+	}
+	return memcmp(s->ud_dst, p->dst_ip, sizeof(s->ud_dst)) != 0;
+}
+
 /* Packet p of s built and sent: into the engine's GSO run (gso.c), or
  * built where the kernel takes it from, a UMEM frame on the TX ring. A QP
  * keeps to one of them, so its packets stay in order: one the run takes
- * none of (for this host, tagged) keeps to the TX ring until a reset. */
+ * none of (for this host, tagged), and a UD QP that sends to a second
+ * address, keep to the TX ring until a reset. */
 static int packet_out(struct xhcad *d, struct sq_state *s, struct xhca_pkt_spec *p)
 {
 	__u32 psn0;
 	int len, r;
 	void *f;
 
-	if (d->gso && s->qh->type != XHCA_QPT_UD && !s->gso_no) {
+	if (d->gso && !s->gso_no && ud_spread(s, p)) {
+		gso_flush(d, NULL); /* (its packets in the run go first) */
+		s->gso_no = 1;
+	}
+	if (d->gso && !s->gso_no) {
 		r = gso_put(d, p, s->qh->type == XHCA_QPT_RC ? &psn0 : NULL);
 		if (r == -ENOBUFS) {
 			sq_refused(d, s, psn0, now_ns()); /* (the run was this QP's: sq_run) */

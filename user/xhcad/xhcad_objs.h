@@ -125,6 +125,9 @@ struct sq_state {
 	__u32 cwnd_acc;		/* PSNs acknowledged towards the next increase */
 	__u32 ackreq_psn;	/* RC: the last PSN sent with AckReq (ackreq_due) */
 	int gso_no;		/* its packets go through the TX ring, not gso.c */
+	int ud_dst_set;		/* UD: ud_dst is where its packets went so far (gso.c's
+				 * runs while it sends to one address: packet_out) */
+	__u8 ud_dst[16];
 	/* end-to-end credits (RC, IBA 9.7.7.2): messages that take a receive
 	 * buffer (SEND, WRITE with immediate) started and acknowledged; while
 	 * the responder gives a count, rq_sent stays within rq_limit, or one

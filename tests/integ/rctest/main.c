@@ -25,6 +25,16 @@ static int do_ops(struct side *a, struct side *b, int argc, char **argv)
 	return 0;
 }
 
+static int do_ud2(struct side *a, struct side *b, int argc, char **argv)
+{
+	__u8 ip[16];
+
+	if (argc != 2 || xhca_ip_parse(argv[0], ip) < 0 || atoi(argv[1]) <= 0)
+		return -1;
+	scen_ud2(a, b, argv[0], atoi(argv[1]));
+	return 0;
+}
+
 static int do_errors(struct side *a, struct side *b, int argc, char **argv)
 {
 	scen_errors(a, b);
@@ -80,6 +90,8 @@ static const struct rct_case {
 } cases[] = {
 	{ "ops", do_ops, "TYPE MTU SIZE...",
 	  "every operation TYPE (rc, uc, ud) carries, at path MTU MTU, for each SIZE, both ways" },
+	{ "ud2", do_ud2, "IP2 N",
+	  "a UD QP's N SENDs to B at IP_B, N to B's IP2, N to IP_B again" },
 	{ "errors", do_errors, "",
 	  "NAKs and error completions on RC: access, invalid request, RNR, retries, flush" },
 	{ "post", do_post, "", "xhca_post_send's refusals" },

@@ -2,7 +2,8 @@
 /*
  * xhca-rctest ops TYPE MTU SIZE...: every operation TYPE (rc, uc, ud)
  * carries, at path MTU MTU, for each message SIZE, both ways (the
- * operations are the restart case's too).
+ * operations are the restart case's too). xhca-rctest ud2 IP2 N: one UD
+ * QP's SENDs to two of B's addresses.
  */
 #include "rctest.h"
 
@@ -179,5 +180,29 @@ void scen_ops(struct side *a, struct side *b, int argc, char **argv)
 	if (type == XHCA_QPT_RC) {
 		op_atomics(a, b);
 		op_atomics(b, a);
+	}
+}
+
+/* xhca-rctest ud2 IP2 N: A's UD QP sends N SENDs of 100 bytes to B at
+ * IP_B, N to IP2 (another address of B's), N to IP_B again; every byte
+ * checked (the test reads which of xhcad's ways out they took). */
+void scen_ud2(struct side *a, struct side *b, const char *ip2, int n)
+{
+	__u8 ip1[16];
+	int v6 = b->v6;
+
+	side_open(a, XHCA_QPT_UD, 4096);
+	side_open(b, XHCA_QPT_UD, 4096);
+	connect_pair(a, b, 1024);
+	memcpy(ip1, b->ip, sizeof(ip1));
+	for (int k = 0; k < 3; k++) {
+		if (k == 1)
+			b->v6 = xhca_ip_parse(ip2, b->ip) == 6;
+		if (k == 2) {
+			memcpy(b->ip, ip1, sizeof(ip1));
+			b->v6 = v6;
+		}
+		for (int i = 0; i < n; i++)
+			op_send(a, b, 100, 0, (__u32)(7000 + k * n + i));
 	}
 }

@@ -60,6 +60,7 @@ void op_send(struct side *tx, struct side *rx, size_t n, int imm, __u32 seed);
 void op_write(struct side *tx, struct side *rx, size_t n, int imm, __u32 seed);
 void op_read(struct side *tx, struct side *rx, size_t n, __u32 seed);
 void op_atomics(struct side *tx, struct side *rx);
+void scen_ud2(struct side *a, struct side *b, const char *ip2, int n);
 void scen_ops(struct side *a, struct side *b, int argc, char **argv);
 
 /* stress.c */

@@ -64,6 +64,7 @@ struct roce_pkt {
 	__u32 qkey;	/* DETH, UD only */
 	__u32 sqpn;	/* DETH source QP, UD only */
 	__u32 ip_end;	/* where the IP packet ends, from the start of the frame */
+	__u16 l3_off;	/* where the IP header starts */
 	__u16 pkey;
 	__u16 op_flags;
 	__u16 payload_off; /* from the start of the frame */

@@ -193,6 +193,7 @@ static __always_inline int parse(struct xdp_md *ctx, __u64 len, struct roce_pkt 
 	r = parse_l2_l3(&cur, end, p->saddr, p->daddr, &udp, &p->ip_end);
 	if (r >= 0)
 		return r;
+	p->l3_off = (__u16)(cur.pos - data); /* (parse_l2_l3 leaves it there) */
 
 	bth = (void *)(udp + 1);
 	if ((void *)(bth + 1) > end)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * SENDs placed by xhca_rx (xhcad --recv-fast): a one-packet RC or UC SEND
- * the sequence accepted goes into the buffer at the head of its QP's
- * receive queue, and its completion into the receive CQ, here, when
+ * the sequence accepted, or a UD SEND (its 40-byte GRH first), goes into
+ * the buffer at the head of its QP's receive queue, and its completion
+ * into the receive CQ, here, when
  * everything it needs is at hand (xhca_rx_recv); else it goes on to xhcad
  * as before. The rules the two sides keep are at struct xhca_rfast.
  */
@@ -59,13 +60,31 @@ static __always_inline struct xhca_rfast *recv_count(const struct roce_pkt *p, _
 	return rf;
 }
 
-/* A SEND ONLY (with or without immediate) of RC or UC. */
+/* A SEND ONLY (with or without immediate) of RC, UC or UD. */
 static __always_inline int recv_only(const struct roce_pkt *p)
 {
 	__u8 op = p->opcode & 0x1f, cls = p->opcode >> 5;
 
-	return (cls == XHCA_QPT_RC || cls == XHCA_QPT_UC) &&
+	return (cls == XHCA_QPT_RC || cls == XHCA_QPT_UC || cls == XHCA_QPT_UD) &&
 	       (op == XHCA_OP_SEND_ONLY || op == XHCA_OP_SEND_ONLY_IMM);
+}
+
+#define RECV_GRH_LEN 40
+
+/* A UD SEND's GRH, as xhcad writes it (RXE's rdma_network_hdr): the IPv6
+ * header, or 20 zero bytes and the IPv4 header (without options: else
+ * xhcad's). 0, or -1. */
+static __always_inline int recv_grh(struct xdp_md *ctx, const struct roce_pkt *p,
+				    __u8 grh[RECV_GRH_LEN])
+{
+	__u8 v;
+
+	if (bpf_xdp_load_bytes(ctx, p->l3_off, &v, 1))
+		return -1;
+	if (p->mflags & XHCA_MF_IPV6)
+		return (v >> 4) == 6 ? bpf_xdp_load_bytes(ctx, p->l3_off, grh, 40) : -1;
+	__builtin_memset(grh, 0, 20);
+	return v == 0x45 ? bpf_xdp_load_bytes(ctx, p->l3_off, grh + 20, 20) : -1;
 }
 
 /* The receive entry w (a copy) names a buffer the SEND fits, in a
@@ -73,10 +92,10 @@ static __always_inline int recv_only(const struct roce_pkt *p)
  * allows local writes, where place() can put it: its host memory offset in
  * *host, or -1. */
 static __always_inline int recv_buffer(const struct xhca_rwqe *w, const struct roce_pkt *p,
-				       const struct xhca_rfast *rf, __u32 pd, struct mr_view *m,
-				       __u64 *host)
+				       const struct xhca_rfast *rf, __u32 pd, __u32 grh,
+				       struct mr_view *m, __u64 *host)
 {
-	if (w->nsge > 1 || !w->lkey || p->payload_len > w->len)
+	if (w->nsge > 1 || !w->lkey || grh + p->payload_len > w->len)
 		return -1;
 	if (mr_view(w->lkey >> 8, m) || m->key != (w->lkey & 0xff) ||
 	    (m->flags & (XHCA_MRF_MW | XHCA_MRF_MW_QP)) || !(m->flags & XHCA_MRF_PRETRANSLATED) ||
@@ -86,24 +105,28 @@ static __always_inline int recv_buffer(const struct xhca_rwqe *w, const struct r
 	if (w->off < m->aoff || (__u64)w->len > m->length || w->off - m->aoff > m->length - w->len)
 		return -1;
 	*host = m->base + (w->off - m->aoff);
+	/* (the GRH: 8-byte aligned in one page, hm_at's) */
+	if (grh && ((*host & 7) || (*host & (XHCA_PAGE_SIZE - 1)) > XHCA_PAGE_SIZE - grh))
+		return -1;
 	/* (without the kfunc place() copies only at 1 KiB offsets) */
-	return p->payload_len && !can_copy() && (*host & 1023) ? -1 : 0;
+	return p->payload_len && !can_copy() && ((*host + grh) & 1023) ? -1 : 0;
 }
 
 /* The receive entry cons of rq (rf's) taken, and its completion (wr_id)
  * into the CQ of slot k, whose lock the caller holds: 0, or -1 when the
  * CQ has no room (or is not there) and nothing was taken. The payload goes
- * first (place), then the receive queue's index (the entry is free before
- * the completion says so, as xhcad has it), then the completion, then the
- * CQ's producer index. */
+ * first (place; a UD SEND's GRH before it, grh when ud), then the receive queue's
+ * index (the entry is free before the completion says so, as xhcad has
+ * it), then the completion, then the CQ's producer index. */
 static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_pkt *p,
 					 struct xhca_rfast *rf, struct xhca_ring_ctl *rq,
 					 __u32 cons, struct xhca_cqx *cx, __u32 k, __u64 host,
-					 __u64 wr_id, __u32 qpn)
+					 __u64 wr_id, __u32 qpn, const __u8 *grh, __u32 ud)
 {
 	struct xhca_ring_ctl *cq;
 	struct xhca_cqe *e;
-	__u32 depth = cx->depth, prod = cx->prod, imm = 0, flags = 0;
+	__u32 depth = cx->depth, prod = cx->prod, imm = 0, flags = 0, glen = 0;
+	__u8 sl = 0;
 
 	if (!READ_ONCE32(cx->gen) || cx->spilled || !depth || (depth & (depth - 1)))
 		return -1;
@@ -118,20 +141,31 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 			return -1;
 		flags = XHCA_WC_WITH_IMM;
 	}
-	if (p->payload_len && place(ctx, p, host))
+	if (ud) {
+		void *at = hm_at(host, RECV_GRH_LEN);
+
+		if (!at)
+			return -1;
+		__builtin_memcpy(at, grh, RECV_GRH_LEN);
+		glen = RECV_GRH_LEN;
+		flags |= XHCA_WC_GRH;
+		/* RoCEv2's network header in the SL, as xhcad (receive.c) */
+		sl = XHCA_SL_ROCE_V2 | ((p->mflags & XHCA_MF_IPV6) ? XHCA_SL_IPV6 : XHCA_SL_IPV4);
+	}
+	if (p->payload_len && place(ctx, p, host + glen))
 		return -1;
 	rf->rq_cons = cons + 1;
 	__sync_lock_test_and_set(&rq->cons, cons + 1);
 	e->wr_id = wr_id;
 	e->status = XHCA_WC_SUCCESS;
 	e->opcode = XHCA_WC_RECV;
-	e->byte_len = p->payload_len;
+	e->byte_len = glen + p->payload_len;
 	e->imm_data = imm;
 	e->qp_num = qpn;
-	e->src_qp = 0;
+	e->src_qp = ud ? p->sqpn : 0;
 	e->wc_flags = flags;
 	e->pkey_index = 0;
-	e->sl = 0;
+	e->sl = sl;
 	e->pad0 = 0;
 	e->vendor_err = 0;
 	e->pad1 = 0;
@@ -172,7 +206,8 @@ __noinline int xhca_rx_recv(struct xdp_md *ctx, struct xhca_qp_ctx *c, const str
 	struct xhca_ring_ctl *rq;
 	struct xhca_rwqe *we, w;
 	struct mr_view m;
-	__u32 lidx, k, depth, prod, cons;
+	__u32 lidx, k, depth, prod, cons, ud;
+	__u8 grh[RECV_GRH_LEN];
 	__u64 host = 0;
 	int r = XHCA_R_TO_FLOWQ;
 
@@ -198,13 +233,16 @@ __noinline int xhca_rx_recv(struct xdp_md *ctx, struct xhca_qp_ctx *c, const str
 	if (!we)
 		goto out;
 	__builtin_memcpy(&w, we, sizeof(w)); /* (the application's memory: read once) */
-	if (recv_buffer(&w, p, rf, READ_ONCE32(c->pd), &m, &host))
+	ud = (p->opcode >> 5) == XHCA_QPT_UD;
+	if (recv_buffer(&w, p, rf, READ_ONCE32(c->pd), ud ? RECV_GRH_LEN : 0, &m, &host) ||
+	    (ud && recv_grh(ctx, p, grh)))
 		goto out;
 	k = rf->cq;
 	cx = bpf_map_lookup_elem(&xhca_cqx, &k);
 	if (!cx || __sync_val_compare_and_swap(&cx->lock, 0, XHCA_RFL_RX) != 0)
 		goto out;
-	if (!recv_complete(ctx, p, rf, rq, cons, cx, k, host, w.wr_id, READ_ONCE32(c->gqpn))) {
+	if (!recv_complete(ctx, p, rf, rq, cons, cx, k, host, w.wr_id, READ_ONCE32(c->gqpn),
+			   grh, ud)) {
 		rf->placed++;
 		r = XHCA_R_RECV_PLACED;
 	}

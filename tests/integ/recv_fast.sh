@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# SENDs placed by xhca_rx (xhcad --recv-fast on), between two xhca hosts:
+# SENDs placed by xhca_rx (xhcad --recv-fast on), between two xhca hosts
+# (RC, UC, and UD with its GRH):
 # Debian's pingpongs validating every byte (-c) and perftest, through
 # `xhca exec`. xhca_rx placed and completed the one-packet SENDs itself
 # (recv_placed), xhcad the longer ones, the SRQ's and what xhca_rx lacked
@@ -50,6 +51,10 @@ done
 pingpong "rc_pingpong -m 4096 -s 4096 (a page in one packet)" some \
 	ibv_rc_pingpong -g 1 -c -n 200 -m 4096 -s 4096
 pingpong "uc_pingpong -s 1000" some ibv_uc_pingpong -g 1 -c -n 200 -s 1000
+# UD: the GRH first, then the payload (ud_pingpong checks both)
+for s in 64 1000; do
+	pingpong "ud_pingpong -s $s" some ibv_ud_pingpong -g 1 -c -n 200 -s "$s"
+done
 pingpong "rc_pingpong -s 4096 (four packets a SEND)" none ibv_rc_pingpong -g 1 -c -n 50 -s 4096
 # an SRQ's buffers are every QP's: xhcad's
 pingpong "srq_pingpong" none ibv_srq_pingpong -g 1 -c -n 50 -s 100

@@ -171,6 +171,7 @@ int seq_flowq_no_meta_room(char *why);
 int seq_flowq_late_drop(char *why);
 int seq_write_placed(char *why);
 int seq_recv_placed(char *why);
+int seq_recv_ud(char *why);
 int seq_recv_fallback(char *why);
 int seq_recv_pend(char *why);
 void recv_maps_off(void);

@@ -33,7 +33,7 @@ const struct qp_def qps[L_NQP] = {
 	[L_INVALID] = { QPN(L_INVALID), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_DROP, 0, 0xffff, 0, 0,
 			1 },
 	[L_UD_HOST] = { QPN(L_UD_HOST), XHCA_QPT_UD, XHCA_QPS_RTS, XHCA_ACT_HOST, 0, 0xffff, UD_QKEY,
-			0, 0, FQ_SOCK },
+			0, 0, FQ_SOCK, 7 },
 	[L_RC_HOST] = { QPN(L_RC_HOST), XHCA_QPT_RC, XHCA_QPS_RTR, XHCA_ACT_HOST, 0, 0xffff, 0, 0, 0,
 			FQ_NOSOCK },
 	/* the RDMA WRITE targets: host QPs of protection domain 7 */

@@ -200,6 +200,99 @@ int seq_recv_placed(char *why)
 	       placed_ok(L_UCW, 0, 0x2001, pay, 200, 0, why);
 }
 
+/* A UD SEND (n bytes, src_qp 0x4321) at k into the buffer at off (len), its
+ * frame built in f: the reason, and where it leaves the receive queue. */
+static int ud_step(__u32 k, __u64 off, __u32 len, int v6, __u32 imm, const __u8 *p, __u32 n,
+		   int want, __u8 *f, int *flen, char *why)
+{
+	struct xhca_pkt_spec s;
+
+	post(0x5000 + k, off, len);
+	xhca_pkt_spec_init(&s, XHCA_OPC_UD | (imm ? XHCA_OP_SEND_ONLY_IMM : XHCA_OP_SEND_ONLY));
+	s.dqpn = qps[L_UD_HOST].qpn;
+	s.deth_qkey = UD_QKEY;
+	s.deth_sqp = 0x4321;
+	s.psn = 0x777;
+	s.imm = imm;
+	s.payload = p;
+	s.payload_len = n;
+	if (v6) {
+		s.ipv6 = 1;
+		xhca_ip_parse("fd00::1", s.src_ip);
+		xhca_ip_parse("fd00::2", s.dst_ip);
+	} else {
+		addr(s.src_ip, 0, 0);
+		addr(s.dst_ip, 0, 1);
+	}
+	*flen = xhca_pkt_build(&s, f, XHCA_PKT_MAX);
+	return step(&s, want, L_UD_HOST, -1, why);
+}
+
+/* The buffer after a UD SEND placed: the GRH (the frame's IP header after 20
+ * zero bytes, or the IPv6 header), the payload, the canary; completion k. */
+static int ud_placed_ok(__u32 k, const __u8 *f, int v6, __u32 imm, const __u8 *p, __u32 n,
+			char *why)
+{
+	const __u8 *buf = hm + PRE_BASE + BUF_OFF;
+	const struct xhca_cqe *e = cq_e(k);
+	static const __u8 zero[20];
+	__u8 sl = XHCA_SL_ROCE_V2 | (v6 ? XHCA_SL_IPV6 : XHCA_SL_IPV4);
+
+	if (v6 ? memcmp(buf, f + 14, 40) : (memcmp(buf, zero, 20) || memcmp(buf + 20, f + 14, 20)))
+		return snprintf(why, WHY_LEN, "UD SEND %u: the GRH is not the frame's IP header", k),
+		       -1;
+	if (memcmp(buf + 40, p, n) || buf[40 + n] != CANARY)
+		return snprintf(why, WHY_LEN, "UD SEND %u: the payload after the GRH", k), -1;
+	if (e->wr_id != 0x5000 + k || e->status != XHCA_WC_SUCCESS || e->opcode != XHCA_WC_RECV ||
+	    e->byte_len != 40 + n || e->qp_num != qps[L_UD_HOST].qpn || e->src_qp != 0x4321 ||
+	    e->wc_flags != (XHCA_WC_GRH | (imm ? XHCA_WC_WITH_IMM : 0)) ||
+	    e->imm_data != htonl(imm) || e->sl != sl)
+		return snprintf(why, WHY_LEN, "UD completion %u: wr_id 0x%llx len %u src_qp 0x%x "
+				"flags 0x%x imm 0x%x sl 0x%x", k, (unsigned long long)e->wr_id,
+				e->byte_len, e->src_qp, e->wc_flags, e->imm_data, e->sl), -1;
+	if (cq_ctl()->prod != k + 1 || rq_ctl()->cons != k + 1 || rfm[L_UD_HOST].pend)
+		return snprintf(why, WHY_LEN, "after UD SEND %u: CQ prod %u, RQ cons %u, pend %u", k,
+				cq_ctl()->prod, rq_ctl()->cons, rfm[L_UD_HOST].pend), -1;
+	return 0;
+}
+
+/* UD: the GRH, then the payload, the completion naming the sender's QP and
+ * the network header; a buffer without room for both, or whose GRH would
+ * not be 8-byte aligned, and a kernel without bpf_dynptr_copy (the payload
+ * 40 bytes past a 1 KiB offset): to xhcad, nothing taken or written. */
+int seq_recv_ud(char *why)
+{
+	static __u8 pay[200], f[XHCA_PKT_MAX];
+	int flen, err;
+
+	for (int i = 0; i < 200; i++)
+		pay[i] = (__u8)(i * 5 + 2);
+	if (fast_up(L_UD_HOST, why) ||
+	    ud_step(0, BUF_OFF, 512, 0, 0, pay, 200, XHCA_R_RECV_PLACED, f, &flen, why) ||
+	    ud_placed_ok(0, f, 0, 0, pay, 200, why) ||
+	    ud_step(1, BUF_OFF, 512, 1, 0x1234abcd, pay + 3, 77, XHCA_R_RECV_PLACED, f, &flen,
+		    why) ||
+	    ud_placed_ok(1, f, 1, 0x1234abcd, pay + 3, 77, why))
+		return -1;
+	if (ud_step(2, BUF_OFF, 40 + 199, 0, 0, pay, 200, XHCA_R_TO_FLOWQ, f, &flen, why) ||
+	    untouched(L_UD_HOST, 2, 1, "a buffer 1 byte short of the GRH and the SEND", why))
+		return -1;
+	if (fast_up(L_UD_HOST, why) ||
+	    ud_step(0, BUF_OFF + 4, 512, 0, 0, pay, 20, XHCA_R_TO_FLOWQ, f, &flen, why) ||
+	    untouched(L_UD_HOST, 0, 1, "a buffer whose GRH is not 8-byte aligned", why))
+		return -1;
+	if (fast_up(L_UD_HOST, why))
+		return -1;
+	E.skel->bss->xhca_no_kfuncs = 1;
+	err = ud_step(0, BUF_OFF, 512, 0, 0, pay, 20, XHCA_R_TO_FLOWQ, f, &flen, why);
+	E.skel->bss->xhca_no_kfuncs = 0;
+	if (err || untouched(L_UD_HOST, 0, 1, "without bpf_dynptr_copy", why))
+		return -1;
+	if (hm[PRE_BASE + BUF_OFF] != CANARY)
+		return snprintf(why, WHY_LEN, "without bpf_dynptr_copy: the buffer written"), -1;
+	return 0;
+}
+
 /* Each thing the SEND needs, missing: on to xhcad (to_flowq, as without
  * --recv-fast), nothing taken or written here, and pend left for xhcad. */
 int seq_recv_fallback(char *why)

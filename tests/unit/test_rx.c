@@ -468,6 +468,8 @@ static const struct unit_case rx_cases[] = {
 		   "a region in a block of host memory that is not there: dropped, nothing written"),
 	UNIT_CHECK("seq_recv_placed", seq_recv_placed,
 		   "SEND ONLY placed by xhca_rx (--recv-fast): buffer, completion, indexes, ACK, wake"),
+	UNIT_CHECK("seq_recv_ud", seq_recv_ud,
+		   "UD SEND placed by xhca_rx: the GRH (IPv4, IPv6), the completion; else to xhcad"),
 	UNIT_CHECK("seq_recv_fallback", seq_recv_fallback,
 		   "SEND ONLY lacking any of what xhca_rx needs: to xhcad, nothing taken or written"),
 	UNIT_CHECK("seq_recv_pend", seq_recv_pend,

@@ -411,14 +411,14 @@ static const struct xhca_opt xopts[] = {
 	  "into pre-translated regions at once, the ICRC checked by xhcad\n"
 	  "for the frames it takes (default after: docs/running.md)", set_icrc,
 	  .hint = "use first or after"),
-	OPT(36, "gso", "on|off", "on: where AF_XDP copies, RC and UC request packets go\n"
+	OPT(36, "gso", "on|off", "on: where AF_XDP copies, request packets go\n"
 	  "through a packet socket, runs of a QP's equal-sized packets\n"
 	  "as one UDP GSO send that the kernel segments (Linux 6.2; it\n"
 	  "turns itself off on an older one); off: every frame through\n"
 	  "the AF_XDP TX ring (default on: docs/running.md)",
 	  set_gso, .hint = "use on or off"),
-	OPT(37, "recv-fast", "on|off", "on: xhca_rx places a one-packet RC or UC SEND into its\n"
-	  "receive buffer and writes its completion itself where it can\n"
+	OPT(37, "recv-fast", "on|off", "on: xhca_rx places a one-packet SEND (RC, UC, UD) into\n"
+	  "its receive buffer and writes its completion itself where it can\n"
 	  "(a buffer in a pre-translated region, room in the CQ); off:\n"
 	  "xhcad places every SEND (default on: docs/running.md)",
 	  set_recv_fast, .hint = "use on or off"),

@@ -112,6 +112,20 @@ static __always_inline int recv_buffer(const struct xhca_rwqe *w, const struct r
 	return p->payload_len && !can_copy() && ((*host + grh) & 1023) ? -1 : 0;
 }
 
+/* The application sleeps on the CQ of slot k: xhcad is told to signal it
+ * (XHCA_EV_CQ_WAKE through xhca_events). */
+static __always_inline void recv_wake(__u32 k)
+{
+	struct xhca_event *ev = bpf_ringbuf_reserve(&xhca_events, sizeof(*ev), 0);
+
+	if (!ev)
+		return;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = XHCA_EV_CQ_WAKE;
+	ev->lidx = k;
+	bpf_ringbuf_submit(ev, 0);
+}
+
 /* The receive entry cons of rq (rf's) taken, and its completion (wr_id)
  * into the CQ of slot k, whose lock the caller holds: 0, or -1 when the
  * CQ has no room (or is not there) and nothing was taken. The payload goes
@@ -175,16 +189,8 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 	/* an atomic exchange: a full barrier, the entry is there before
 	 * the index says so; then the application's sleep (ring.h) */
 	__sync_lock_test_and_set(&cq->prod, prod + 1);
-	if (READ_ONCE32(cq->armed)) {
-		struct xhca_event *ev = bpf_ringbuf_reserve(&xhca_events, sizeof(*ev), 0);
-
-		if (ev) {
-			__builtin_memset(ev, 0, sizeof(*ev));
-			ev->type = XHCA_EV_CQ_WAKE;
-			ev->lidx = k;
-			bpf_ringbuf_submit(ev, 0);
-		}
-	}
+	if (READ_ONCE32(cq->armed))
+		recv_wake(k);
 	return 0;
 }
 

@@ -435,6 +435,16 @@ static void fast_counted_frames(void)
 	m.flags |= XHCA_MF_PLACED;
 	h = recv_fast_hold(&D, &m, &pi);
 	res(!h && !rf->lock, "a SEND xhca_rx placed and sent on for its ACK: not counted");
+	frame(LFAST, XHCA_OPC_RC | XHCA_OP_SEND_ONLY, 3, 50, 0, 9, 0);
+	m.gen = qh->gen;
+	m.flags |= XHCA_MF_MCAST;
+	rf->pend = 1;
+	h = recv_fast_hold(&D, &m, &pi);
+	recv_fast_release(h);
+	res(!h && !rf->lock && rf->pend == 1,
+	    "a multicast copy xhcad made: not counted, another frame's count kept (pend %u)",
+	    rf->pend);
+	rf->pend = 0;
 	frame(LFAST, XHCA_OPC_RC | XHCA_OP_WRITE_ONLY, 3, 50, 0, 9, 0);
 	m.gen = qh->gen;
 	h = recv_fast_hold(&D, &m, &pi);

@@ -185,12 +185,14 @@ void recv_fast_off(struct qp_host *qh)
 
 /* Whether xhca_rx counted the frame in its QP's pend (recv.bpf.h's
  * recv_count): a request, a SEND or with an immediate, but for a SEND it
- * placed itself and sends on for its ACK. */
+ * placed itself and sends on for its ACK, and a multicast copy (xhcad's
+ * replication made it; xhca_rx counted it for no member). */
 static int fast_counted(const struct xhca_rx_meta *m, const struct pkt_info *pi)
 {
 	const struct xhca_opinfo *oi = pi->oi;
 
-	if (!oi || !(oi->flags & XHCA_O_REQ) || !(recv_is_send(pi->op) || (oi->flags & XHCA_H_IMM)))
+	if (!oi || !(oi->flags & XHCA_O_REQ) || !(recv_is_send(pi->op) || (oi->flags & XHCA_H_IMM)) ||
+	    (m->flags & XHCA_MF_MCAST))
 		return 0;
 	return !(m->reason == XHCA_R_PLACED_ACK && recv_is_send(pi->op));
 }

@@ -363,6 +363,15 @@ void cq_wake_slot(struct xhcad *d, __u32 slot)
 			__atomic_store_n(&cq->dirty, 1, __ATOMIC_RELAXED);
 }
 
+void cq_wake_missed(struct xhcad *d)
+{
+	for (struct cq *cq = d->app.cqs; cq; cq = cq->next)
+		if (cq->x && cq->efd >= 0 && __atomic_load_n(&cq->ring->armed, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE) !=
+			    __atomic_load_n(&cq->ring->cons, __ATOMIC_RELAXED))
+			__atomic_store_n(&cq->dirty, 1, __ATOMIC_RELAXED);
+}
+
 struct cq *cq_find(struct xhcad *d, __u32 id)
 {
 	for (struct cq *c = d->app.cqs; c; c = c->next)

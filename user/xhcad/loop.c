@@ -438,6 +438,8 @@ static void run_round(struct loop *lp)
 		qp_cq_overruns(d);
 		recheck_blocked(d);
 		drop_stalled(lp);
+		cq_wake_missed(d);
+		cq_notify(d);
 		engines_go(d);
 		lp->next_hk = now_ns() + HOUSEKEEP_NS;
 	}

@@ -75,6 +75,10 @@ __u32 cq_slot(const struct xhcad *d, const struct cq *cq);
 /* xhca_rx wrote into the CQ of slot while its application slept
  * (XHCA_EV_CQ_WAKE): cq_notify signals it. */
 void cq_wake_slot(struct xhcad *d, __u32 slot);
+/* Housekeeping: CQs xhca_rx writes whose application sleeps with
+ * completions it has not taken (a wake-up event lost, xhca_events full):
+ * cq_notify signals them. */
+void cq_wake_missed(struct xhcad *d);
 
 /* session.c: the list of application sessions */
 struct session *session_new(struct xhcad *d, int fd, const struct xhca_hello *h, __u32 pid);

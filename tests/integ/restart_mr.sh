@@ -93,10 +93,12 @@ check_eq "restart_mr: the dead application's region is gone (drop_cam_miss: its 
 	"$(stats_changed "$tmp/snap")" drop_cam_miss
 
 # A WRITE with immediate: the completion goes into the same CQ; waiting on
-# it, libxhca sees xhcad went away and resumes the session.
+# it, libxhca sees xhcad went away and resumes the session. (The application
+# waits first: a completion already there is taken without a wait.)
+echo "drain 1" >&5
+sleep 0.3
 gen --op rc-rdma-write-only-imm --qpn "$Q_one" --psn "$PSN_one" --size 8 --va "$V_one" \
 	--rkey "$R_one" --imm 0x7007
-echo "drain 1" >&5
 for _ in $(seq 100); do grep -q drained "$tmp/one" && break; sleep 0.05; done
 check_eq "restart_mr: the completion reaches the application after the restart" \
 	"$(grep '"wr_id"' "$tmp/one" | tail -n 1 | json_get '(d["opcode"], d["byte_len"], hex(d["imm"]))')" \
@@ -105,7 +107,10 @@ echo dereg >&6
 for _ in $(seq 100); do grep -q '"dereg"' "$tmp/two" && break; sleep 0.05; done
 check_eq "restart_mr: a control call resumes the session (dereg works)" \
 	"$(grep '"dereg"' "$tmp/two" | json_get 'd["dereg"]')" 0
-check_eq "restart_mr: both sessions resumed" "$(grep -c 'resumed' "$XHCAD_LOG")" 2
+# (xhcad logs "session N: NAME (pid P) resumed" for each; the two calls
+# above returned, but the log line may come a moment later)
+for _ in $(seq 50); do [ "$(grep -c ') resumed$' "$XHCAD_LOG")" = 2 ] && break; sleep 0.1; done
+check_eq "restart_mr: both sessions resumed" "$(grep -c ') resumed$' "$XHCAD_LOG")" 2
 check_eq "restart_mr: no byte landed in freed memory (canary)" \
 	"$(xhca -j status | json_get 'd["canary_violations"]')" 0
 echo quit >&5

@@ -91,7 +91,7 @@ static const struct rct_case {
 	{ "ops", do_ops, "TYPE MTU SIZE...",
 	  "every operation TYPE (rc, uc, ud) carries, at path MTU MTU, for each SIZE, both ways" },
 	{ "ud2", do_ud2, "IP2 N",
-	  "a UD QP's N SENDs to B at IP_B, N to B's IP2, N to IP_B again" },
+	  "a UD QP's N SENDs to B at IP_B, N to B's IP2, N to IP_B again, in one list" },
 	{ "errors", do_errors, "",
 	  "NAKs and error completions on RC: access, invalid request, RNR, retries, flush" },
 	{ "post", do_post, "", "xhca_post_send's refusals" },

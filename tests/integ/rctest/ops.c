@@ -184,25 +184,59 @@ void scen_ops(struct side *a, struct side *b, int argc, char **argv)
 }
 
 /* xhca-rctest ud2 IP2 N: A's UD QP sends N SENDs of 100 bytes to B at
- * IP_B, N to IP2 (another address of B's), N to IP_B again; every byte
- * checked (the test reads which of xhcad's ways out they took). */
+ * IP_B, N to IP2 (another address of B's), N to IP_B again, all posted in
+ * one list (xhcad takes them in one round: the change of address comes
+ * while a run of the first N may wait to be sent). B takes them in the
+ * order posted, every byte checked (the test reads which of xhcad's ways
+ * out they took). */
+#define UD2_MAX 32
 void scen_ud2(struct side *a, struct side *b, const char *ip2, int n)
 {
-	__u8 ip1[16];
-	int v6 = b->v6;
+	enum { SZ = 100, GRH = 40, SLOT = 256 };
+	struct xhca_send_wr wr[3 * UD2_MAX];
+	struct xhca_sge g[3 * UD2_MAX];
+	__u8 ip[2][16];
+	struct xhca_wc wc;
+	int r, m = 3 * (n > UD2_MAX ? UD2_MAX : n);
 
 	side_open(a, XHCA_QPT_UD, 4096);
-	side_open(b, XHCA_QPT_UD, 4096);
+	side_open(b, XHCA_QPT_UD, (size_t)m * SLOT);
 	connect_pair(a, b, 1024);
-	memcpy(ip1, b->ip, sizeof(ip1));
-	for (int k = 0; k < 3; k++) {
-		if (k == 1)
-			b->v6 = xhca_ip_parse(ip2, b->ip) == 6;
-		if (k == 2) {
-			memcpy(b->ip, ip1, sizeof(ip1));
-			b->v6 = v6;
-		}
-		for (int i = 0; i < n; i++)
-			op_send(a, b, 100, 0, (__u32)(7000 + k * n + i));
+	memcpy(ip[0], b->ip, sizeof(ip[0]));
+	if (xhca_ip_parse(ip2, ip[1]) < 0)
+		die(b, "ud2: IP2");
+	for (int i = 0; i < m; i++) {
+		__u8 *dst = b->buf + b->half + (size_t)i * SLOT;
+
+		memset(dst, 0, SLOT);
+		xhca_post_recv(b->qp, (__u64)i, dst, SZ + GRH);
+		fill(a->buf + (size_t)i * SZ, SZ, 7000 + (__u32)i);
+		g[i] = (struct xhca_sge){ .addr = (uintptr_t)(a->buf + (size_t)i * SZ), .length = SZ };
+		wr[i] = (struct xhca_send_wr){
+			.wr_id = (__u64)i, .sg_list = &g[i], .num_sge = 1,
+			.opcode = XHCA_WR_SEND_WITH_IMM, .send_flags = XHCA_SEND_SIGNALED,
+			.imm_data = htonl((__u32)i), .next = i + 1 < m ? &wr[i + 1] : NULL,
+		};
+		memcpy(wr[i].wr.ud.dest_ip, ip[i / (m / 3) == 1], 16);
+		wr[i].wr.ud.remote_qpn = xhca_qp_num(b->qp);
+		wr[i].wr.ud.remote_qkey = QKEY;
+	}
+	r = xhca_post_send(a->qp, wr, NULL);
+	check(!r, "ud2: %d SENDs posted in one list (%s)", m, r ? strerror(-r) : "ok");
+	if (r)
+		return;
+	for (int i = 0; i < m; i++)
+		expect_send_wc(a, (__u64)i, XHCA_WC_SUCCESS, XHCA_WC_SEND, "ud2");
+	for (int i = 0; i < m; i++) {
+		const __u8 *dst = b->buf + b->half + (size_t)i * SLOT + GRH;
+
+		r = wait_wc(b->rcq, &wc);
+		check(!r && wc.status == XHCA_WC_SUCCESS && wc.wr_id == (__u64)i &&
+		      wc.imm_data == htonl((__u32)i) && wc.byte_len == SZ + GRH &&
+		      first_bad(dst, SZ, 7000 + (__u32)i) == SZ,
+		      "ud2: SEND %d (to %s) arrived %s, in order, every byte (got %s: wr_id %llu "
+		      "imm %u len %u)", i, i / (m / 3) == 1 ? "IP2" : "IP_B",
+		      r ? "not" : "whole", r ? "none" : "one", (unsigned long long)wc.wr_id,
+		      r ? 0 : ntohl(wc.imm_data), r ? 0 : wc.byte_len);
 	}
 }

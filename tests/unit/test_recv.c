@@ -373,6 +373,10 @@ static struct cq *fast_setup(__u32 *cq_id)
 	cq = fq;
 	r = qp_make(LFAST, XHCA_QPT_RC);
 	cq = keep;
+	D.ctxm[LFAST].state = XHCA_QPS_INIT;
+	recv_fast_on(&D, qh, LFAST);
+	res(!r && !qh->rcv.rf, "... an RC QP in INIT: not served by xhca_rx");
+	D.ctxm[LFAST].state = XHCA_QPS_RTS;
 	recv_fast_on(&D, qh, LFAST);
 	res(!r && qh->rcv.rf == &D.rfm[LFAST] && qh->rcv.rf->gen == qh->gen &&
 	    qh->rcv.rf->cq == cq_slot(&D, fq) && qh->rcv.rf->rq_depth == RQ_DEPTH &&

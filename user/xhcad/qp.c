@@ -808,8 +808,8 @@ static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lid
 	}
 	if ((m & XHCA_QPA_STATE) && a->state == XHCA_QPS_ERR)
 		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */
-	if ((m & XHCA_QPA_STATE) && (a->state == XHCA_QPS_RTR || a->state == XHCA_QPS_RTS))
-		recv_fast_on(d, &d->qh[lidx], lidx); /* (its receive side ready) */
+	if (m & XHCA_QPA_STATE)
+		recv_fast_on(d, &d->qh[lidx], lidx); /* (in RTR or RTS: its receive side ready) */
 }
 
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)

@@ -140,7 +140,8 @@ void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx)
 	struct xhca_rfast *rf;
 	__u32 slot;
 
-	if (!d->recv_fast || !d->rfm || qh->rcv.rf || !qh->valid || !qh->rcv.rq || qh->rcv.srq ||
+	if (!d->recv_fast || !d->rfm || qh->rcv.rf || !qh->valid ||
+	    (c->state != XHCA_QPS_RTR && c->state != XHCA_QPS_RTS) || !qh->rcv.rq || qh->rcv.srq ||
 	    qh->rcv.rq_broken || qh->gqpn == XHCA_QPN_GSI || !qh->cq ||
 	    qh->cq->proxy || c->action != XHCA_ACT_HOST ||
 	    (c->flags & (XHCA_QPF_PROXY | XHCA_QPF_PROXY_CQ | XHCA_QPF_ICRC_FIRST)))

@@ -441,8 +441,7 @@ static void restore_qp(struct xhcad *d, const struct st_qp *e, __u32 *dropped_qp
 	pd_ref(d, e->pd, 1);
 	/* --recv-fast again: the maps' entries of the earlier xhcad went, the
 	 * ring's indexes are where xhca_rx left them (qp_host_attach) */
-	if (d->ctxm[e->lidx].state == XHCA_QPS_RTR || d->ctxm[e->lidx].state == XHCA_QPS_RTS)
-		recv_fast_on(d, q, e->lidx);
+	recv_fast_on(d, q, e->lidx);
 }
 
 /* The multicast groups the maps still hold, with the members whose QPs came

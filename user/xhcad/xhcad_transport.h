@@ -42,9 +42,10 @@ void qp_host_to_error(struct xhcad *d, struct qp_host *qh);
 __u32 recv_cons(const struct qp_host *qh); /* xhcad's consumer index of its receive queue */
 void recv_reset(struct qp_host *qh);
 /* --recv-fast: xhca_rx places the QP's one-packet SENDs from now, where it
- * can (a QP of the host but QP1 with a receive queue of its own and a CQ
- * xhca_rx writes: cq_slot), and no more (xhcad takes the receive queue's
- * index back). struct xhca_rfast has the rules. */
+ * can (a QP of the host but QP1, in RTR or RTS by its context, with a
+ * receive queue of its own and a CQ xhca_rx writes: cq_slot), and no more
+ * (xhcad takes the receive queue's index back). struct xhca_rfast has the
+ * rules. */
 void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx);
 void recv_fast_off(struct qp_host *qh);
 /* A frame xhca_rx counted in its QP's pend: the QP's receive queue held

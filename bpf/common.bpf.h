@@ -131,6 +131,7 @@ struct verdict {
 	__u32 first_psn; /* a WRITE placed here: the PSN of its FIRST */
 	__u8 qp_hit;	/* the context matched: the per-QP counters apply */
 	int pre;	/* what the R_Key check of a FIRST/ONLY/READ/ATOMIC found */
+	__u64 rx_ns;	/* a request: read before the sequence took it (xhca_rx_try) */
 	struct mr_view mr; /* ... and that region */
 };
 

@@ -61,7 +61,7 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 
 	if ((void *)(m + 1) > data)
 		return XHCA_R_DROP_META;
-	m->rx_ns = bpf_ktime_get_ns();
+	m->rx_ns = vd->rx_ns ? vd->rx_ns : bpf_ktime_get_ns();
 	m->gqpn = p->qpn;
 	m->lidx = (__u16)vd->lidx;
 	m->csn = (__u16)vd->csn;

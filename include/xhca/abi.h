@@ -517,7 +517,8 @@ _Static_assert(sizeof(struct xhca_flowq_counter) == 32, "xhca_flowq_counter size
  * before the frame in the UMEM). 32 bytes, the kernel's limit.
  */
 struct xhca_rx_meta {
-	__u64 rx_ns;	/* bpf_ktime_get_ns() when xhca_rx took the packet */
+	__u64 rx_ns;	/* bpf_ktime_get_ns() when xhca_rx took the packet (a request: read
+			 * before its sequence step commits, which xhcad's rewind relies on) */
 	__u32 gqpn;
 	__u16 lidx;	/* < XHCA_MAX_QPS_LIMIT */
 	__u16 csn;	/* XHCA_MF_CSN: the message's CSN (low 16 bits of msn) */

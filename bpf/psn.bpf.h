@@ -216,12 +216,8 @@ __noinline int xhca_rx_try(struct xdp_md *ctx, struct xhca_qp_ctx *c, const stru
 	write = host && is_write_op(p->opcode & 0x1f);
 	cont = write && !start; /* WRITE MIDDLE or LAST */
 	mtu = mtu_of(v->mtu_shift);
-	/* The frame's time, before the receive state it is taken against:
-	 * xhcad tells a frame taken before its rewind from one taken after
-	 * by this time (rs_check_rewind), so a frame this try commits
-	 * under the old state must carry a time before the rewind's. Read
-	 * after the commit, it could come after xhcad's rewind and its
-	 * rw_ns, and the stale frame would pass as the retry. */
+	/* read before the state it commits against: xhcad's rewind tells
+	 * the frames taken before it by their time (rs_check_rewind) */
 	vd->rx_ns = bpf_ktime_get_ns();
 	cur = READ_ONCE32(c->rx_psn);
 	epsn = cur & XHCA_RXPSN_MASK;

@@ -33,14 +33,16 @@
  *               (every access), an RC QP in its PD with receive buffers;
  *               prints the bad-input results of the MR calls, then ready;
  *               stdin: "drain N", "dereg", "reg", "post N", "pd", "quit"
- *   mcast IF MGID NQPS BUFS SEED [hold] [block:K] [nobuf:K] [flowq:F] [cq:N] [nocheck]
+ *   mcast IF MGID NQPS BUFS SEED [hold] [block:K] [nobuf:K] [flowq:F] [cq:N] [nocheck] [stamp]
  *               NQPS UD QPs (Q_Key 0x5151) in one session joined to MGID, BUFS
  *               receive buffers each (none for QP K with nobuf:K; QP K with
  *               block:K blocks its own multicast loopback); polls (after "go"
  *               with hold) until 1.5 s pass without a completion, reposting,
  *               and checks every copy: the payload is xhca_msg_pattern(SEED),
  *               the GRH names the group, the source QPN is 0x77; with hold,
- *               waits for a last line before it closes the session
+ *               waits for a last line before it closes the session; with
+ *               stamp, prints each copy's CLOCK_REALTIME nanoseconds as it
+ *               polls it ({"copy": N, "ns": T})
  *   atomic2 IF LOCAL REMOTE
  *               two RC proxy QPs on one proxy CQ, in one PD with one region of
  *               4096 bytes (every access), in RTR with these addresses; prints
@@ -681,7 +683,7 @@ static int mode_atomic2(const char *ifname, const char *lip, const char *rip)
 struct mc_app {
 	struct xhca_ctx *ctx;
 	uint8_t mgid[16];
-	int fam, nq, bufs, hold, block, nobuf, flowq, nocheck;
+	int fam, nq, bufs, hold, block, nobuf, flowq, nocheck, stamp;
 	unsigned int cqd;
 	uint32_t seed;
 	struct xhca_qp **qp;
@@ -706,6 +708,8 @@ static void mc_args(struct mc_app *m, char **a, int argc)
 			m->cqd = (unsigned int)atoi(a[i] + 3);
 		else if (!strcmp(a[i], "nocheck"))
 			m->nocheck = 1;
+		else if (!strcmp(a[i], "stamp"))
+			m->stamp = 1;
 	}
 }
 
@@ -749,6 +753,14 @@ static void mc_copy(struct mc_app *m, const struct xhca_wc *wc)
 	}
 	buf = m->mem + ((size_t)i * m->bufs + b) * 2048;
 	m->copies++;
+	if (m->stamp) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		printf("{\"copy\": %llu, \"ns\": %lld}\n", (unsigned long long)m->copies,
+		       (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+		fflush(stdout);
+	}
 	m->per[i]++;
 	if (!m->nocheck) {
 		if (wc->qp_num != xhca_qp_num(m->qp[i]) || wc->src_qp != 0x77)

@@ -664,9 +664,14 @@ static int replicate(struct xhcad *d)
 							  __ATOMIC_SEQ_CST);
 			m.flags |= XHCA_MF_CSN;
 		}
+		/* the copy's reference first: its engine may take the copy and
+		 * drop it as soon as it is injected */
+		refs = xsk_frame_get(d, mc->addr);
 		if ((d->qh[mb->lidx].px.on && !(m.flags & XHCA_MF_CSN)) ||
 		    xsk_inject(d, m.flowq, &m, mc->addr, mc->len, g->index)) {
-			/* no credit: wait for the flow queue to drain, drop nothing */
+			/* no credit: wait for the flow queue to drain, drop
+			 * nothing (the payload's own reference keeps the frame) */
+			xsk_frame_put(d, mc->addr);
 			if (!mc->stalled)
 				mc->credit_stalls++;
 			mc->stalled = 1;
@@ -674,7 +679,6 @@ static int replicate(struct xhcad *d)
 			return 0;
 		}
 		mc->stalled = 0;
-		refs = xsk_frame_get(d, mc->addr);
 		if (refs > mc->max_refs)
 			mc->max_refs = refs;
 		mc->next++;

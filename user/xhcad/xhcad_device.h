@@ -195,6 +195,7 @@ void gso_close(struct gso **g);
 int xsk_lo_recv(struct xhcad *d, int max);
 int xsk_lo_room(const struct xhcad *d);
 __u32 xsk_lo_held(const struct xhcad *d);
+int xsk_handed(const struct xhcad *d);
 /* The frame at addr was looped back, not received from the wire. */
 int xsk_frame_looped(const struct xhcad *d, __u64 addr);
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);

@@ -23,6 +23,26 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
 			 d->xs->lo[f].head != __atomic_load_n(&d->xs->lo[f].tail, __ATOMIC_ACQUIRE));
 }
 
+/* Whether frames wait that another thread handed to this engine's queues
+ * (multicast copies, looped frames). No socket wakes an engine for them:
+ * the thread that hands one over wakes it if it says it sleeps, and an
+ * engine going to sleep looks here after saying so (engine_wake). */
+int xsk_handed(const struct xhcad *d)
+{
+	const struct xsk_state *xs = d->xs;
+
+	for (__u32 f = 0; xs && f < XHCA_FLOWQ_MAX; f++) {
+		if (fq_engine(d, f) != eng()->id || (f >= d->nflowq && f != XHCA_FLOWQ_MCAST &&
+						      f != XHCA_FLOWQ_PROXY))
+			continue;
+		if ((f < d->nflowq &&
+		     xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST)) ||
+		    xs->lo[f].head != __atomic_load_n(&xs->lo[f].tail, __ATOMIC_SEQ_CST))
+			return 1;
+	}
+	return 0;
+}
+
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)
 {
 	int n = 0;
@@ -124,7 +144,7 @@ static int lo_push(struct xsk_state *xs, __u32 f, __u64 addr, __u32 len)
 			return -ENOMEM;
 	}
 	lr->d[lr->tail % xs->lo_cap] = (struct lo_desc){ addr, len };
-	__atomic_store_n(&lr->tail, lr->tail + 1, __ATOMIC_RELEASE); /* (its engine reads it) */
+	__atomic_store_n(&lr->tail, lr->tail + 1, __ATOMIC_SEQ_CST); /* (see xsk_inject) */
 	xs->lo_frames++;
 	return 0;
 }
@@ -691,7 +711,11 @@ int xsk_inject(struct xhcad *d, __u32 f, const struct xhca_rx_meta *m, __u64 add
 	id->addr = addr;
 	id->len = len;
 	id->group = group;
-	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_RELEASE); /* (f's engine takes it) */
+	/* (f's engine takes it; it may sleep: the store before the look at
+	 * whether it does, as it says so before it looks at the ring) */
+	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_SEQ_CST);
+	if (fq_engine(d, f) != eng()->id)
+		engine_wake(&d->eng[fq_engine(d, f)], 0);
 	return 0;
 }
 

@@ -5,7 +5,7 @@
 # session on each, QP pairs across. Scatter lists, unsignaled requests,
 # SEND with invalidate, a full send CQ, multicast sends; every operation, size
 # and path MTU of each QP type, both ways, with every byte checked; the NAK
-# and error paths; a credit update; xhca_post_send's refusals; a capture of the traffic that
+# and error paths; a credit update and a probe; xhca_post_send's refusals; a capture of the traffic that
 # tshark dissects without a malformed packet and whose every ICRC scapy
 # computes the same. The link MTU is 4200: path MTU 4096 too (frames over
 # one UMEM frame both ways: several AF_XDP descriptors, jumbo slots).
@@ -37,6 +37,14 @@ rct credits
 ca=$(($(st "$IF_B" responder credit_acks) - ca0)) cu=$(($(st "$IF_A" requester credit_updates) - cu0))
 check "credits: B's xhcad sent a credit update once its buffers were posted ($ca), A's took it ($cu)" \
 	test "$ca" -ge 1 -a "$cu" -ge 1
+# No credit left and too few buffers posted for an update: of A's 3
+# SENDs in one list the first goes alone (the probe), the others wait for
+# its ACK's count (xhca-rctest probe: all arrive).
+cw0=$(st "$IF_A" requester credit_waits) rn0=$(st "$IF_A" requester rnr_naks)
+rct probe
+cw=$(($(st "$IF_A" requester credit_waits) - cw0)) rn=$(($(st "$IF_A" requester rnr_naks) - rn0))
+check_eq "probe: A's requester held 2 SENDs once for the probe's ACK, no RNR NAK (waits, NAKs)" \
+	"$cw $rn" "1 0"
 
 cap_start "$NS_M" "$MA" "$tmp/rc.pcap" "udp port 4791" -s 256
 rct ops rc 1024 1 255 1023 1024 1025 3077 65536 $((4 * MiB + 3))

@@ -147,14 +147,16 @@ perf "ib_send_bw UC" ib_send_bw 4096 -x 1 -n 500 -c UC
 # sends one packet again, not everything after it. (With -t 128 and 20000
 # SENDs, before credits: 13 RNR NAKs and 1251 packets sent again; with
 # them: none, but the first burst's.)
-# (Credit updates, the last ACK again with a new count, are checked in
-# rc.sh: here they depend on whether the receiver's xhcad is polling when
-# ib_send_bw posts its buffers again, 0 to 547 in runs of this test.)
+# (Credit updates, the last ACK again with a new count, and the wait
+# itself are checked in rc.sh: here they depend on whether ib_send_bw
+# posts its buffers again before its xhcad makes the ACK, and whether
+# that xhcad is polling then: 0 to 547 updates in runs of this test, and
+# once in many runs no wait at all.)
 cw0=$(req_st credit_waits) rn0=$(req_st rnr_naks) rt0=$(req_st retransmits)
 perf "ib_send_bw 64 -r 8 -t 8" ib_send_bw 64 -x 1 -n 5000 -r 8 -t 8
 cw=$(($(req_st credit_waits) - cw0)) rn=$(($(req_st rnr_naks) - rn0)) rt=$(($(req_st retransmits) - rt0))
-check "credits: the sender waited for the receiver's credits ($cw times); $rt packets sent again, no more than its $rn RNR NAKs" \
-	test "$cw" -gt 0 -a "$rt" -le "$rn"
+check "credits: $rt packets sent again, no more than its $rn RNR NAKs (the sender waited for the receiver's credits $cw times)" \
+	test "$rt" -le "$rn"
 
 # ---- the proxy QP (US 9,069,633) on a verbs program's QP -------------------------
 # xhca exec --proxy: the program's CQs are proxy CQs, so the operator can

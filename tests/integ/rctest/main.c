@@ -82,6 +82,12 @@ static int do_credits(struct side *a, struct side *b, int argc, char **argv)
 	return 0;
 }
 
+static int do_probe(struct side *a, struct side *b, int argc, char **argv)
+{
+	scen_credit_probe(a, b);
+	return 0;
+}
+
 static const struct rct_case {
 	const char *name;
 	int (*fn)(struct side *a, struct side *b, int argc, char **argv);
@@ -108,6 +114,8 @@ static const struct rct_case {
 	  "N (1-250) rounds of SEND, WRITE, READ of SIZE B and FETCH_ADD from both sides at once" },
 	{ "credits", do_credits, "",
 	  "end-to-end credits: B's receive buffers used up, more posted, A's SENDs all arrive" },
+	{ "probe", do_probe, "",
+	  "no credit left: of 3 SENDs in one list the first goes alone, the others after its ACK" },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -277,3 +277,59 @@ void scen_credits(struct side *a, struct side *b)
 	      "credits: A's %d SENDs then, all received, every byte right (%d sent, %d received, "
 	      "%d wrong)", CR_MORE, sent, got, bad);
 }
+
+/*
+ * The probe (IBA 9.7.7.2.5): B's 2 buffers taken, their ACK gives A no
+ * credit. B posts 3 more; 3 are fewer than a quarter of its ring, so its
+ * xhcad sends no update. A's 3 SENDs, posted as one list (one round of
+ * A's xhcad): the first goes alone, the probe; its ACK brings the count
+ * (2) and the other two go then. All arrive. The test reads A's
+ * requester counters: one credit wait, no RNR NAK.
+ */
+void scen_credit_probe(struct side *a, struct side *b)
+{
+	struct xhca_sge g[3];
+	struct xhca_send_wr wr[3];
+	struct xhca_wc wc;
+	int sent = 0, got = 0, bad = 0, r;
+
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	for (__u64 i = 0; i < 5; i++)
+		fill(a->buf + i * 64, 64, 100 + (__u32)i);
+	for (__u64 i = 0; i < 2; i++) {
+		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
+		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
+	}
+	for (int i = 0; i < 2; i++) {
+		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
+		got += !wait_wc(b->rcq, &wc) && wc.status == XHCA_WC_SUCCESS;
+	}
+	check(sent == 2 && got == 2, "probe: 2 SENDs into B's 2 buffers (%d sent, %d received)",
+	      sent, got);
+	for (__u64 i = 2; i < 5; i++)
+		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
+	for (int i = 0; i < 3; i++) {
+		g[i] = (struct xhca_sge){ .addr = (uintptr_t)(a->buf + (size_t)(i + 2) * 64),
+					  .length = 64 };
+		wr[i] = (struct xhca_send_wr){
+			.wr_id = (__u64)i + 2, .sg_list = &g[i], .num_sge = 1,
+			.opcode = XHCA_WR_SEND, .send_flags = XHCA_SEND_SIGNALED,
+			.next = i < 2 ? &wr[i + 1] : NULL,
+		};
+	}
+	r = xhca_post_send(a->qp, wr, NULL);
+	check(!r, "probe: 3 SENDs posted in one list (%s)", r ? strerror(-r) : "ok");
+	sent = got = 0;
+	for (int i = 0; !r && i < 3; i++) {
+		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
+		if (wait_wc(b->rcq, &wc) || wc.status != XHCA_WC_SUCCESS)
+			continue;
+		got++;
+		bad += first_bad(b->buf + b->half + wc.wr_id * 64, 64, 100 + (__u32)wc.wr_id) != 64;
+	}
+	check(sent == 3 && got == 3 && !bad,
+	      "probe: A's 3 SENDs all received, every byte right (%d sent, %d received, %d wrong)",
+	      sent, got, bad);
+}

@@ -78,5 +78,6 @@ void scen_more(struct side *a, struct side *b);
 void scen_paths(struct side *a, struct side *b);
 void scen_restart(struct side *a, struct side *b);
 void scen_credits(struct side *a, struct side *b);
+void scen_credit_probe(struct side *a, struct side *b);
 
 #endif

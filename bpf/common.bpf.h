@@ -43,6 +43,7 @@
 #define seq_read(p) __sync_fetch_and_add((p), 0)
 #define load_barrier() do { } while (0)
 #endif
+#define READ_ONCE16(x) (*(volatile __u16 *)&(x))
 #define READ_ONCE32(x) (*(volatile __u32 *)&(x))
 #define WRITE_ONCE32(x, v) (*(volatile __u32 *)&(x) = (v))
 #define READ_ONCE64(x) (*(volatile __u64 *)&(x))
@@ -131,7 +132,7 @@ struct verdict {
 	__u32 first_psn; /* a WRITE placed here: the PSN of its FIRST */
 	__u8 qp_hit;	/* the context matched: the per-QP counters apply */
 	int pre;	/* what the R_Key check of a FIRST/ONLY/READ/ATOMIC found */
-	__u64 rx_ns;	/* a request: read before the sequence took it (xhca_rx_try) */
+	__u32 rw_gen;	/* an RC request: c->rw_gen as the sequence read it, | 1 << 16 */
 	struct mr_view mr; /* ... and that region */
 };
 

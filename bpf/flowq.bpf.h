@@ -51,7 +51,8 @@ static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, struct ve
 
 /* Writes the metadata block and redirects to the flow queue's socket. */
 static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt *p,
-				      const struct verdict *vd, int reason, __u64 bytes)
+				      const struct verdict *vd, int reason, __u64 bytes,
+				      __u64 rx_ns)
 {
 	void *data = (void *)(long)ctx->data;
 	struct xhca_rx_meta *m = (void *)(long)ctx->data_meta;
@@ -61,7 +62,7 @@ static __always_inline int flowq_send(struct xdp_md *ctx, const struct roce_pkt 
 
 	if ((void *)(m + 1) > data)
 		return XHCA_R_DROP_META;
-	m->rx_ns = vd->rx_ns ? vd->rx_ns : bpf_ktime_get_ns();
+	m->rx_ns = rx_ns;
 	m->gqpn = p->qpn;
 	m->lidx = (__u16)vd->lidx;
 	m->csn = (__u16)vd->csn;

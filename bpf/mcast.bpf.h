@@ -82,7 +82,7 @@ static __always_inline int mcast(struct xdp_md *ctx, const struct roce_pkt *p, _
 	vd->lidx = idx;
 	vd->gen = g->gen;
 	vd->flowq = XHCA_FLOWQ_MCAST;
-	r = flowq_send(ctx, p, vd, reason, bytes);
+	r = flowq_send(ctx, p, vd, reason, bytes, bpf_ktime_get_ns());
 	if (r == reason) {
 		mc->packets++;
 		mc->bytes += bytes;

@@ -216,9 +216,10 @@ __noinline int xhca_rx_try(struct xdp_md *ctx, struct xhca_qp_ctx *c, const stru
 	write = host && is_write_op(p->opcode & 0x1f);
 	cont = write && !start; /* WRITE MIDDLE or LAST */
 	mtu = mtu_of(v->mtu_shift);
-	/* read before the state it commits against: xhcad's rewind tells
-	 * the frames taken before it by their time (rs_check_rewind) */
-	vd->rx_ns = bpf_ktime_get_ns();
+	/* RC, before the state it commits against: the rewinds it passed
+	 * (deliver's rx_time) */
+	if (rc)
+		vd->rw_gen = READ_ONCE16(c->rw_gen) | 1u << 16;
 	cur = READ_ONCE32(c->rx_psn);
 	epsn = cur & XHCA_RXPSN_MASK;
 	if (cur & XHCA_RXPSN_BUSY)

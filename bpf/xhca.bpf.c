@@ -64,6 +64,19 @@ static __always_inline int is_redirect(__u32 r)
 	       r == XHCA_R_DUP_TO_FLOWQ || r == XHCA_R_SEQ_NAK_TO_FLOWQ;
 }
 
+/* When a redirected frame came: now; but 1, before any rewind's time, for
+ * an RC request committed before a rewind xhcad made since (rw_gen moved):
+ * stale (rs_check_rewind). The clock first: a rewind after the look at
+ * rw_gen notes a later time. (Frames xhca_rx places read no clock.) */
+static __always_inline __u64 rx_time(const struct xhca_qp_ctx *c, const struct verdict *vd)
+{
+	__u64 t = bpf_ktime_get_ns();
+
+	if (c && vd->rw_gen && READ_ONCE16(c->rw_gen) != (__u16)vd->rw_gen)
+		return 1;
+	return t;
+}
+
 /* What the checks' verdict r becomes: a SEND placed here where it can be
  * (--recv-fast), the redirect into the flow queue; pend (rf: the packet
  * was counted) taken back for what xhcad will not see. */
@@ -78,7 +91,7 @@ static __always_inline int deliver(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 		fast = r != XHCA_R_TO_FLOWQ;
 	}
 	if (is_redirect(r))
-		r = flowq_send(ctx, p, vd, r, bytes);
+		r = flowq_send(ctx, p, vd, r, bytes, rx_time(c, vd));
 	if (rf && (fast || !is_redirect(r)))
 		__sync_fetch_and_sub(&rf->pend, 1);
 	return r;
@@ -249,7 +262,7 @@ int xhca_rep(struct xdp_md *ctx)
 	vd.lidx = idx;
 	vd.gen = g->gen;
 	vd.flowq = XHCA_FLOWQ_MCAST;
-	if (flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bytes) != XHCA_R_TO_MCAST)
+	if (flowq_send(ctx, &p, &vd, XHCA_R_TO_MCAST, bytes, bpf_ktime_get_ns()) != XHCA_R_TO_MCAST)
 		return XDP_DROP;
 	mc->packets++;
 	mc->bytes += bytes;

@@ -311,7 +311,11 @@ struct xhca_qp_ctx {
 	 * proxy CQ's completions; read when a new xhcad takes over the
 	 * maps): the CSN of this QP's next completion in order. */
 	__u16 px_csn;
-	__u8 rsvd[2];	/* room for the later issues without an ABI bump */
+	/* The responder's rewinds (respond.c's rx_rewound: one more each,
+	 * after it stores rx_psn). xhca_rx reads it before rx_psn and again
+	 * as it redirects the request: a frame committed against the state
+	 * before a rewind and redirected after it is stale, whatever its time. */
+	__u16 rw_gen;
 };
 _Static_assert(sizeof(struct xhca_qp_ctx) == 128, "xhca_qp_ctx size");
 _Static_assert(__builtin_offsetof(struct xhca_qp_ctx, rx_psn) == 64, "rx_psn cache line");
@@ -517,8 +521,8 @@ _Static_assert(sizeof(struct xhca_flowq_counter) == 32, "xhca_flowq_counter size
  * before the frame in the UMEM). 32 bytes, the kernel's limit.
  */
 struct xhca_rx_meta {
-	__u64 rx_ns;	/* bpf_ktime_get_ns() when xhca_rx took the packet (a request: read
-			 * before its sequence step commits, which xhcad's rewind relies on) */
+	__u64 rx_ns;	/* bpf_ktime_get_ns() when xhca_rx redirected the packet; 1 for an
+			 * RC request committed before a rewind (xhca_qp_ctx.rw_gen) */
 	__u32 gqpn;
 	__u16 lidx;	/* < XHCA_MAX_QPS_LIMIT */
 	__u16 csn;	/* XHCA_MF_CSN: the message's CSN (low 16 bits of msn) */

@@ -53,6 +53,18 @@ int seq_flowq_meta(char *why)
 	if (fq_get(FQ_SOCK, &q1) || q1.enq - q0.enq != 2)
 		return snprintf(why, WHY_LEN, "enq moved by %llu, want 2",
 				(unsigned long long)(q1.enq - q0.enq)), -1;
+	/* an RC request whose QP was rewound before (rw_gen 5), none since:
+	 * its time, not 1 (stale: rx_time) */
+	E.ctxm[L_RCW].rw_gen = 5;
+	xhca_pkt_spec_init(&s, XHCA_OPC_RC | XHCA_OP_SEND_ONLY);
+	s.dqpn = qps[L_RCW].qpn;
+	s.psn = EPSN0;
+	s.payload_len = 8;
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, EPSN0 + 1, why))
+		return -1;
+	if (last_meta.gqpn != s.dqpn || last_meta.rx_ns < t0)
+		return snprintf(why, WHY_LEN, "RC metadata: qpn 0x%x rx_ns %llu", last_meta.gqpn,
+				(unsigned long long)last_meta.rx_ns), -1;
 	return 0;
 }
 

@@ -260,6 +260,14 @@ static void case_rnr(void)
 	res((c->rx_psn & XHCA_RXPSN_MASK) == 0x400 && (c->rx_psn & XHCA_RXPSN_NAKED),
 	    "xhca_rx rewound to the NAKed PSN, quiet until it comes again (rx_psn 0x%08x)",
 	    c->rx_psn);
+	/* what xhca_rx tells the frames committed before the rewind by */
+	res(c->rw_gen == 1, "... the rewind counted in the context (rw_gen %u)", c->rw_gen);
+	/* one committed before it and redirected after it (rx_time: 1) */
+	req_make(&q, XHCA_OP_SEND_ONLY, 0x401, 1, XHCA_R_TO_FLOWQ, 0);
+	q.m.rx_ns = 1;
+	r = resp_before(&D, &D.qh[LIDX], &q.pi);
+	res(r == XHCA_H_REWOUND && D.qh[LIDX].resp.rewound,
+	    "... a frame stamped 1 is stale: dropped, the rewind goes on (%d)", r);
 }
 
 static void case_class_c(void)

@@ -546,6 +546,8 @@ static void rx_rewound(struct xhcad *d, struct qp_host *qh, struct xhca_qp_ctx *
 		__atomic_store_n(&c->msn, msn, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->unacked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->rx_psn, word, __ATOMIC_RELEASE);
+	/* (after the store: xhca_rx reads it before rx_psn; see rx_time) */
+	__atomic_fetch_add(&c->rw_gen, 1, __ATOMIC_SEQ_CST);
 	qh->resp.rewound = 1;
 	qh->resp.rw_psn = psn & XHCA_PSN_MASK;
 	qh->resp.rw_msn = msn & XHCA_PSN_MASK;

@@ -227,6 +227,50 @@ void scen_restart(struct side *a, struct side *b)
 	check(qp_state(a) == XHCA_QPS_ERR, "restart: the QP in the error state (%d)", qp_state(a));
 }
 
+/* A and B connected, n messages of 64 bytes filled at A (pattern seed +
+ * i); B's 2 buffers taken by A's first 2 SENDs, so their ACK gives A no
+ * credit. */
+static void credits_used_up(struct side *a, struct side *b, int n, __u32 seed, const char *what)
+{
+	struct xhca_wc wc;
+	int sent = 0, got = 0;
+
+	side_open(a, XHCA_QPT_RC, 65536);
+	side_open(b, XHCA_QPT_RC, 65536);
+	connect_pair(a, b, 1024);
+	for (__u64 i = 0; i < (__u64)n; i++)
+		fill(a->buf + i * 64, 64, seed + (__u32)i);
+	for (__u64 i = 0; i < 2; i++) {
+		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
+		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
+	}
+	for (int i = 0; i < 2; i++) {
+		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
+		got += !wait_wc(b->rcq, &wc) && wc.status == XHCA_WC_SUCCESS;
+	}
+	check(sent == 2 && got == 2, "%s: 2 SENDs into B's 2 buffers (%d sent, %d received)", what,
+	      sent, got);
+}
+
+/* A's n SENDs after the first 2 (posted already): each completes at A
+ * and arrives at B, every byte as credits_used_up filled it. */
+static void credits_arrive(struct side *a, struct side *b, int n, __u32 seed, const char *what)
+{
+	struct xhca_wc wc;
+	int sent = 0, got = 0, bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
+		if (wait_wc(b->rcq, &wc) || wc.status != XHCA_WC_SUCCESS)
+			continue;
+		got++;
+		bad += first_bad(b->buf + b->half + wc.wr_id * 64, 64, seed + (__u32)wc.wr_id) != 64;
+	}
+	check(sent == n && got == n && !bad,
+	      "%s: A's %d SENDs all received, every byte right (%d sent, %d received, %d wrong)",
+	      what, n, sent, got, bad);
+}
+
 /*
  * End-to-end credits (IBA 9.7.7.2.5): B's receive queue holds 2 buffers and
  * A's 2 SENDs take them, so their ACK gives A no credit and B's xhcad
@@ -240,42 +284,15 @@ void scen_restart(struct side *a, struct side *b)
 
 void scen_credits(struct side *a, struct side *b)
 {
-	struct xhca_wc wc;
-	int sent = 0, got = 0, bad = 0;
-
-	side_open(a, XHCA_QPT_RC, 65536);
-	side_open(b, XHCA_QPT_RC, 65536);
-	connect_pair(a, b, 1024);
-	for (__u64 i = 0; i < 2 + CR_MORE; i++)
-		fill(a->buf + i * 64, 64, (__u32)i);
-	for (__u64 i = 0; i < 2; i++) {
-		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
-		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
-	}
-	for (int i = 0; i < 2; i++) {
-		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
-		got += !wait_wc(b->rcq, &wc) && wc.status == XHCA_WC_SUCCESS;
-	}
-	check(sent == 2 && got == 2, "credits: 2 SENDs into B's 2 buffers (%d sent, %d received)",
-	      sent, got);
+	credits_used_up(a, b, 2 + CR_MORE, 0, "credits");
 	for (__u64 i = 2; i < 2 + CR_MORE; i++)
 		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
 	check(qp_state(b) == XHCA_QPS_RTS, "credits: %d more posted, B's xhcad asked for its QP",
 	      CR_MORE);
 	usleep(200000); /* the update on its way to A's xhcad */
-	sent = got = 0;
 	for (__u64 i = 2; i < 2 + CR_MORE; i++)
 		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
-	for (int i = 0; i < CR_MORE; i++) {
-		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
-		if (wait_wc(b->rcq, &wc) || wc.status != XHCA_WC_SUCCESS)
-			continue;
-		got++;
-		bad += first_bad(b->buf + b->half + wc.wr_id * 64, 64, (__u32)wc.wr_id) != 64;
-	}
-	check(sent == CR_MORE && got == CR_MORE && !bad,
-	      "credits: A's %d SENDs then, all received, every byte right (%d sent, %d received, "
-	      "%d wrong)", CR_MORE, sent, got, bad);
+	credits_arrive(a, b, CR_MORE, 0, "credits");
 }
 
 /*
@@ -290,24 +307,9 @@ void scen_credit_probe(struct side *a, struct side *b)
 {
 	struct xhca_sge g[3];
 	struct xhca_send_wr wr[3];
-	struct xhca_wc wc;
-	int sent = 0, got = 0, bad = 0, r;
+	int r;
 
-	side_open(a, XHCA_QPT_RC, 65536);
-	side_open(b, XHCA_QPT_RC, 65536);
-	connect_pair(a, b, 1024);
-	for (__u64 i = 0; i < 5; i++)
-		fill(a->buf + i * 64, 64, 100 + (__u32)i);
-	for (__u64 i = 0; i < 2; i++) {
-		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
-		post(a, XHCA_WR_SEND, i, a->buf + i * 64, 64, 0, 0, 0, XHCA_SEND_SIGNALED);
-	}
-	for (int i = 0; i < 2; i++) {
-		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
-		got += !wait_wc(b->rcq, &wc) && wc.status == XHCA_WC_SUCCESS;
-	}
-	check(sent == 2 && got == 2, "probe: 2 SENDs into B's 2 buffers (%d sent, %d received)",
-	      sent, got);
+	credits_used_up(a, b, 5, 100, "probe");
 	for (__u64 i = 2; i < 5; i++)
 		xhca_post_recv(b->qp, i, b->buf + b->half + i * 64, 64);
 	for (int i = 0; i < 3; i++) {
@@ -321,15 +323,6 @@ void scen_credit_probe(struct side *a, struct side *b)
 	}
 	r = xhca_post_send(a->qp, wr, NULL);
 	check(!r, "probe: 3 SENDs posted in one list (%s)", r ? strerror(-r) : "ok");
-	sent = got = 0;
-	for (int i = 0; !r && i < 3; i++) {
-		sent += !wait_wc(a->scq, &wc) && wc.status == XHCA_WC_SUCCESS;
-		if (wait_wc(b->rcq, &wc) || wc.status != XHCA_WC_SUCCESS)
-			continue;
-		got++;
-		bad += first_bad(b->buf + b->half + wc.wr_id * 64, 64, 100 + (__u32)wc.wr_id) != 64;
-	}
-	check(sent == 3 && got == 3 && !bad,
-	      "probe: A's 3 SENDs all received, every byte right (%d sent, %d received, %d wrong)",
-	      sent, got, bad);
+	if (!r)
+		credits_arrive(a, b, 3, 100, "probe");
 }

@@ -228,7 +228,7 @@ static int hand_over(struct xhcad *d, const struct xhca_rx_meta *m, const __u8 *
 	if (!qh->valid || qh->gen != m->gen || qh->gqpn != m->gqpn || !qh->px.on)
 		return XHCA_H_STALE;
 	/* taken before a rewind: it comes again, under the same CSN */
-	if (qh->type == XHCA_QPT_RC && resp_stale(qh, m))
+	if (qh->type == XHCA_QPT_RC && qh->resp.rewound && m->rx_ns <= qh->resp.rw_ns)
 		return XHCA_H_STALE;
 	qh->cnt.frames++;
 	/* nothing is executed before its ICRC checked out: the message goes

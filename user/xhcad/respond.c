@@ -827,20 +827,6 @@ static enum resp_state rs_check_error(struct resp_run *x)
 	return RS_CHECK_REWIND;
 }
 
-int resp_stale(const struct qp_host *qh, const struct xhca_rx_meta *m)
-{
-	/* Its stamp says so (xhca_rx's rx_time), but for the rewound PSN
-	 * itself: taken in sequence there, xhca_rx took it from the state
-	 * the rewind made (the one before expected a later PSN), whatever
-	 * its stamp. It is then a copy the requester sent again before it
-	 * had the NAK, which met the rewind on another CPU: dropped, its
-	 * retry would be a duplicate, acknowledged and never placed. */
-	if (!qh->resp.rewound || m->rx_ns > qh->resp.rw_ns)
-		return 0;
-	return m->psn != qh->resp.rw_psn || m->reason == XHCA_R_DUP_TO_FLOWQ ||
-	       m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ;
-}
-
 static enum resp_state rs_check_rewind(struct resp_run *x)
 {
 	const struct xhca_rx_meta *m = x->pi->m;
@@ -850,7 +836,7 @@ static enum resp_state rs_check_rewind(struct resp_run *x)
 	 * retry or comes after it (the retry placed by xhca_rx, or
 	 * offloaded), the rewind is over. Older ones are stale, but a
 	 * duplicate is still answered. */
-	if (qh->resp.rewound && !resp_stale(qh, m))
+	if (qh->resp.rewound && m->rx_ns > qh->resp.rw_ns)
 		qh->resp.rewound = 0;
 	if (m->reason == XHCA_R_DUP_TO_FLOWQ)
 		return RS_DUPLICATE;
@@ -1054,7 +1040,7 @@ int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta
 
 	eng()->resp.bad_icrc++;
 	if (qh->type != XHCA_QPT_RC || m->reason == XHCA_R_DUP_TO_FLOWQ ||
-	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || resp_stale(qh, m))
+	    m->reason == XHCA_R_SEQ_NAK_TO_FLOWQ || (qh->resp.rewound && m->rx_ns <= qh->resp.rw_ns))
 		return XHCA_H_BAD_ICRC; /* nothing moved for it, or stale anyway */
 	/* xhca_rx took it: the PSN moved on; the requester must send it
 	 * again, and will (timeout), if xhca_rx expects it */

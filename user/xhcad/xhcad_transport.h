@@ -90,9 +90,6 @@ void resp_atomic_done(struct xhcad *d, __u32 lidx, __u32 gen, __u32 psn, __u64 o
 int resp_before(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi);
 int resp_after(struct xhcad *d, struct qp_host *qh, const struct pkt_info *pi, int r);
 int resp_bad_icrc(struct xhcad *d, struct qp_host *qh, const struct xhca_rx_meta *m);
-/* Whether an RC QP's frame m was taken by xhca_rx before the rewind that
- * is on: stale, it comes again. */
-int resp_stale(const struct qp_host *qh, const struct xhca_rx_meta *m);
 /* A QP's sequence starts over (reset, a new ePSN): no rewind, error or
  * saved response of the old one applies. */
 void resp_reset(struct qp_host *qh);

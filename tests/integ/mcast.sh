@@ -328,5 +328,23 @@ for k in 1 2 3 4 5 6 7 8; do
 done
 exec 5>&-
 check_eq "mcast: a member on engine 1's flow queue: copies polled later than 30 ms" "$late" ""
+# ... and while that member's flow queue is blocked on its full CQ (the
+# application holds), the copies waiting there do not keep engine 1 from
+# sleeping on the CQ's doorbell (xhcad's CPU time over a second)
+ticks() { awk '{ print $14 + $15 }' /proc/"$XHCAD_PID"/stat; }
+g=239.12.12.12
+mapp bl 5 "$g" 1 64 12 flowq:1 cq:4 hold
+mcsend "$g" 12 20
+sleep 0.3
+t0=$(ticks)
+sleep 1
+t1=$(ticks)
+echo go >&5
+for _ in $(seq 200); do grep -q '"copies"' "$tmp/bl" && break; sleep 0.05; done
+echo bye >&5
+exec 5>&-
+check "mcast: copies waiting on a blocked flow queue: xhcad sleeps ($((t1 - t0)) of 100 ticks in a second)" \
+	test $((t1 - t0)) -lt 30
+check_eq "mcast: ... and then the member polls all 20" "$(summary bl | json_get 'd["copies"]')" 20
 check "mcast: --engines 2: every frame came back once" quiet
 t_done

@@ -23,20 +23,20 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
 			 d->xs->lo[f].head != __atomic_load_n(&d->xs->lo[f].tail, __ATOMIC_ACQUIRE));
 }
 
-/* Whether frames wait that another thread handed to this engine's queues
- * (multicast copies, looped frames). No socket wakes an engine for them:
- * the thread that hands one over wakes it if it says it sleeps, and an
- * engine going to sleep looks here after saying so (engine_wake). */
+/* Whether frames wait that another thread handed to this engine's flow
+ * queues (multicast copies, looped frames) and the queue can take them
+ * (not blocked on a full CQ, as round_ready). No socket wakes an engine
+ * for them: the thread that hands one over wakes it if it says it
+ * sleeps, and an engine going to sleep looks here after saying so
+ * (engine_wake). */
 int xsk_handed(const struct xhcad *d)
 {
 	const struct xsk_state *xs = d->xs;
 
-	for (__u32 f = 0; xs && f < XHCA_FLOWQ_MAX; f++) {
-		if (fq_engine(d, f) != eng()->id || (f >= d->nflowq && f != XHCA_FLOWQ_MCAST &&
-						      f != XHCA_FLOWQ_PROXY))
+	for (__u32 f = eng()->id; xs && f < d->nflowq; f += d->neng) {
+		if (d->fq[f].blocked)
 			continue;
-		if ((f < d->nflowq &&
-		     xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST)) ||
+		if (xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST) ||
 		    xs->lo[f].head != __atomic_load_n(&xs->lo[f].tail, __ATOMIC_SEQ_CST))
 			return 1;
 	}

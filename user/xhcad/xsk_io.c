@@ -9,6 +9,17 @@
  */
 #include "xsk_int.h"
 
+/* Whether f holds frames another thread handed over: multicast copies
+ * (a flow queue's only), looped frames. (SEQ_CST: see xsk_handed.) */
+static int handed_to(const struct xhcad *d, __u32 f)
+{
+	const struct xsk_state *xs = d->xs;
+
+	return (f < d->nflowq &&
+		xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST)) ||
+	       xs->lo[f].head != __atomic_load_n(&xs->lo[f].tail, __ATOMIC_SEQ_CST);
+}
+
 int xsk_rx_ready(const struct xhcad *d, __u32 f)
 {
 	for (__u32 q = 0; d->xs && q < d->fq[f].nsocks; q++) {
@@ -18,9 +29,7 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
 		    __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) != s->rx.cached_cons)
 			return 1;
 	}
-	return d->xs && ((f < d->nflowq && d->xs->inj[f].head !=
-					      __atomic_load_n(&d->xs->inj[f].tail, __ATOMIC_ACQUIRE)) ||
-			 d->xs->lo[f].head != __atomic_load_n(&d->xs->lo[f].tail, __ATOMIC_ACQUIRE));
+	return d->xs && handed_to(d, f);
 }
 
 /* Whether frames wait that another thread handed to this engine's flow
@@ -31,15 +40,9 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
  * (engine_wake). */
 int xsk_handed(const struct xhcad *d)
 {
-	const struct xsk_state *xs = d->xs;
-
-	for (__u32 f = eng()->id; xs && f < d->nflowq; f += d->neng) {
-		if (d->fq[f].blocked)
-			continue;
-		if (xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST) ||
-		    xs->lo[f].head != __atomic_load_n(&xs->lo[f].tail, __ATOMIC_SEQ_CST))
+	for (__u32 f = eng()->id; d->xs && f < d->nflowq; f += d->neng)
+		if (!d->fq[f].blocked && handed_to(d, f))
 			return 1;
-	}
 	return 0;
 }
 

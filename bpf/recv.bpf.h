@@ -145,8 +145,16 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 	if (!READ_ONCE32(cx->gen) || cx->spilled || !depth || (depth & (depth - 1)))
 		return -1;
 	cq = hm_at(cx->ring, sizeof(*cq));
-	if (!cq || prod - READ_ONCE32(cq->cons) >= depth)
+	if (!cq)
 		return -1;
+	if (prod - cx->cons >= depth) {
+		/* (the room the index last read left is taken: read it again) */
+		__u32 cons_now = READ_ONCE32(cq->cons);
+
+		if (prod - cons_now >= depth)
+			return -1;
+		cx->cons = cons_now;
+	}
 	e = hm_at(cx->ring + sizeof(*cq) + (__u64)(prod & (depth - 1)) * sizeof(*e), sizeof(*e));
 	if (!e)
 		return -1;
@@ -169,7 +177,8 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 	if (p->payload_len && place(ctx, p, host + glen))
 		return -1;
 	rf->rq_cons = cons + 1;
-	__sync_lock_test_and_set(&rq->cons, cons + 1);
+	/* (a plain store: cq->prod's exchange below orders it first) */
+	WRITE_ONCE32(rq->cons, cons + 1);
 	e->wr_id = wr_id;
 	e->status = XHCA_WC_SUCCESS;
 	e->opcode = XHCA_WC_RECV;
@@ -232,9 +241,15 @@ __noinline int xhca_rx_recv(struct xdp_md *ctx, struct xhca_qp_ctx *c, const str
 	rq = hm_at(rf->rq_ring, sizeof(*rq));
 	if (!rq)
 		goto out;
-	prod = READ_ONCE32(rq->prod);
-	if (prod == cons || prod - cons > depth)
-		goto out; /* none (xhcad: RNR), or garbage (xhcad: the QP fails) */
+	prod = rf->rq_prod;
+	if (prod - cons - 1 >= depth) {
+		/* the entries the index last read named are taken (by either
+		 * side): the application's index, read again */
+		prod = READ_ONCE32(rq->prod);
+		if (prod == cons || prod - cons > depth)
+			goto out; /* none (xhcad: RNR), or garbage (xhcad: the QP fails) */
+		rf->rq_prod = prod;
+	}
 	we = hm_at(rf->rq_ring + sizeof(*rq) + (__u64)(cons & (depth - 1)) * sizeof(w), sizeof(w));
 	if (!we)
 		goto out;

@@ -399,7 +399,11 @@ struct xhca_rfast {
 	__u32 cq;	/* the receive CQ's slot in xhca_cqx */
 	__u32 owner;	/* the session: a buffer's region must be its */
 	__u32 placed;	/* SENDs xhca_rx placed (statistics) */
-	__u8 pad[24];
+	__u32 rq_prod;	/* xhca_rx's: the ring's producer index as it last read
+			 * it; the ring's is read again only when the entries
+			 * this one names are used up (its cache line is the
+			 * application's) */
+	__u8 pad[20];
 };
 _Static_assert(sizeof(struct xhca_rfast) == 64, "xhca_rfast size");
 
@@ -419,7 +423,9 @@ struct xhca_cqx {
 	__u64 ring;	/* host memory offset of its xhca_ring_ctl, the
 			 * xhca_cqe entries after it (contiguous) */
 	__u32 spilled;
-	__u32 pad0;
+	__u32 cons;	/* xhca_rx's: the ring's consumer index as it last read
+			 * it; the ring's is read again only when this one
+			 * leaves no room */
 	__u8 pad[32];
 };
 _Static_assert(sizeof(struct xhca_cqx) == 64, "xhca_cqx size");

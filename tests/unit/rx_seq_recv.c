@@ -438,6 +438,65 @@ int seq_recv_pend(char *why)
 	       untouched(L_UCW, 0, 0, "a QP not served here", why);
 }
 
+/* The application's indexes are read only when xhca_rx's copies run out
+ * (their cache lines are the application's, written as it posts and
+ * polls): garbage there is seen only then, and room the application made
+ * is seen then. */
+int seq_recv_cached(char *why)
+{
+	static __u8 pay[64];
+	struct xhca_pkt_spec s;
+	__u32 psn = EPSN0;
+
+	memset(pay, 0x6b, sizeof(pay));
+	if (fast_up(L_RCW, why))
+		return -1;
+	post(0x5001, BUF_OFF, 64);
+	post(0x5002, BUF_OFF, 64);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 64);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, ++psn, why) ||
+	    placed_ok(L_RCW, 0, 0x5001, pay, 64, 0, why))
+		return -1;
+	if (rfm[L_RCW].rq_prod != 2)
+		return snprintf(why, WHY_LEN, "the receive queue's index kept: %u, want 2",
+				rfm[L_RCW].rq_prod), -1;
+	/* both indexes garbage now: the second entry, known, taken anyway */
+	rq_ctl()->prod = RQ_DEPTH + 7;
+	cq_ctl()->cons = 9;
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 64);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, ++psn, why) ||
+	    placed_ok(L_RCW, 1, 0x5002, pay, 64, 0, why))
+		return -1;
+	/* the known entries used up: the ring's index read, garbage, so on
+	 * to xhcad (which fails the QP) */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 64);
+	if (step(&s, XHCA_R_TO_FLOWQ, L_RCW, ++psn, why) ||
+	    untouched(L_RCW, 2, 1, "a garbage producer index past the kept one", why))
+		return -1;
+	rfm[L_RCW].pend = 0; /* (xhcad took it back) */
+	rq_ctl()->prod = 2;
+	cq_ctl()->cons = 0;
+	post(0x5003, BUF_OFF, 64);
+	post(0x5004, BUF_OFF, 64);
+	post(0x5005, BUF_OFF, 64); /* (a fifth: the first two are taken) */
+	for (__u32 k = 2; k < CQ_DEPTH; k++) {
+		send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 64);
+		if (step(&s, XHCA_R_RECV_PLACED, L_RCW, ++psn, why) ||
+		    placed_ok(L_RCW, k, 0x5001 + k, pay, 64, 0, why))
+			return -1;
+	}
+	/* the CQ full as last read; the application took one since */
+	cq_ctl()->cons = 1;
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 64);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, ++psn, why) ||
+	    placed_ok(L_RCW, CQ_DEPTH, 0x5005, pay, 64, 0, why))
+		return -1;
+	if (cqxm[CQX_SLOT].cons != 1)
+		return snprintf(why, WHY_LEN, "the CQ's consumer index kept: %u, want 1",
+				cqxm[CQX_SLOT].cons), -1;
+	return 0;
+}
+
 /* (the maps as the other cases expect them: no QP served here) */
 void recv_maps_off(void)
 {

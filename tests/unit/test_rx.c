@@ -474,6 +474,8 @@ static const struct unit_case rx_cases[] = {
 		   "SEND ONLY lacking any of what xhca_rx needs: to xhcad, nothing taken or written"),
 	UNIT_CHECK("seq_recv_pend", seq_recv_pend,
 		   "what xhca_rx counts in pend for xhcad to take back, and what it does not"),
+	UNIT_CHECK("seq_recv_cached", seq_recv_cached,
+		   "xhca_rx reads the application's RQ and CQ indexes only when its copies run out"),
 	UNIT_CHECK("seq_op_sequence", seq_op_sequence,
 		   "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST"),
 	UNIT_CHECK("seq_read_atomic", seq_read_atomic,

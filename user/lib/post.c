@@ -17,7 +17,7 @@ int xhca_post_recv(struct xhca_qp *qp, uint64_t wr_id, void *addr, uint32_t len)
 /* One receive entry onto a ring: the pieces of sg (n of them; none: an
  * empty buffer with XHCA_RECV_EMPTY), or one xhcad fails
  * (XHCA_RECV_LOC_PROT_ERR). */
-static int rq_post(struct xhca_ctx *ctx, const struct rq_ring *r, uint64_t wr_id,
+static int rq_post(struct xhca_ctx *ctx, struct rq_ring *r, uint64_t wr_id,
 		   const struct xhca_sge *sg, int n, unsigned int flags)
 {
 	__u32 prod = r->ctl->prod, cons;
@@ -42,9 +42,12 @@ static int rq_post(struct xhca_ctx *ctx, const struct rq_ring *r, uint64_t wr_id
 	}
 	if (total > 0xffffffffull)
 		return -EINVAL;
-	cons = __atomic_load_n(&r->ctl->cons, __ATOMIC_ACQUIRE);
-	if (prod - cons >= r->depth)
-		return -ENOMEM;
+	cons = r->cons_cache;
+	if (prod - cons >= r->depth) {
+		cons = r->cons_cache = __atomic_load_n(&r->ctl->cons, __ATOMIC_ACQUIRE);
+		if (prod - cons >= r->depth)
+			return -ENOMEM;
+	}
 	w = &r->e[prod & (r->depth - 1)];
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr_id;
@@ -228,9 +231,12 @@ int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send
 		goto out;
 	}
 	prod = qp->sq->prod;
-	cons = __atomic_load_n(&qp->sq->cons, __ATOMIC_ACQUIRE);
+	cons = qp->sq_cons_cache;
 	for (; wr; wr = wr->next) {
-		if (prod - cons >= qp->sq_depth) {
+		if (prod - cons >= qp->sq_depth &&
+		    prod - (cons = qp->sq_cons_cache = __atomic_load_n(&qp->sq->cons,
+								       __ATOMIC_ACQUIRE)) >=
+			    qp->sq_depth) {
 			err = -ENOMEM;
 			break;
 		}

@@ -83,6 +83,9 @@ struct rq_ring {
 	struct xhca_ring_ctl *ctl;
 	struct xhca_rwqe *e;
 	__u32 depth;
+	__u32 cons_cache;	/* ctl->cons as last read: read again only when
+				 * the ring looks full by it (the line is written
+				 * by xhcad and xhca_rx) */
 	__u32 own_alloc;	/* the ring's allocation: an empty entry names it */
 	struct xhca_rsge *sgl;	/* NULL: one piece an entry */
 	__u32 sgl_alloc;
@@ -99,6 +102,7 @@ struct xhca_qp {
 	__u32 sq_alloc;
 	size_t sq_len;
 	struct xhca_ring_ctl *sq;	/* NULL: no send queue */
+	__u32 sq_cons_cache;		/* sq->cons as last read (rq_ring's cons_cache) */
 	struct xhca_swqe *sqe;
 	struct xhca_qp *next;
 };

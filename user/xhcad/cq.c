@@ -326,6 +326,7 @@ static void cqx_attach(struct xhcad *d, struct cq *cq, __u32 prefer)
 		spin_lock((int *)&x->lock);
 		x->prod = cq->prod;
 		x->depth = cq->depth;
+		x->cons = x->prod - x->depth; /* (no room known: xhca_rx reads the ring's) */
 		x->ring = hm_base(a, 0);
 		x->spilled = __atomic_load_n(&cq->spilled, __ATOMIC_RELAXED);
 		x->gen = cq->id ? cq->id : 1;

@@ -156,6 +156,7 @@ void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx)
 	rf->rq_depth = qh->rcv.rq_depth;
 	rf->rq_ring = hm_base(a, 0);
 	rf->rq_cons = qh->rcv.rq_cons;
+	rf->rq_prod = rf->rq_cons; /* (none known: xhca_rx reads the ring's) */
 	rf->cq = slot;
 	rf->owner = qh->owner;
 	rf->placed = 0;

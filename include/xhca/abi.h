@@ -426,8 +426,11 @@ struct xhca_cqx {
 	__u32 cons;	/* xhca_rx's: the ring's consumer index as it last read
 			 * it; the ring's is read again only when this one
 			 * leaves no room */
-	__u8 pad[32];
+	__u32 flags;	/* XHCA_CQXF_* */
+	__u8 pad[28];
 };
+/* the CQ was made with XHCA_CQF_NO_TS: rx_ns 0, no clock read */
+#define XHCA_CQXF_NO_TS 1
 _Static_assert(sizeof(struct xhca_cqx) == 64, "xhca_cqx size");
 #define XHCA_CQX_MAX 4096
 

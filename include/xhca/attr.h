@@ -111,6 +111,11 @@ _Static_assert(sizeof(struct xhca_qp_attr) == 136, "xhca_qp_attr size");
  * path or the proxy, is released by the proxy thread in message order. A
  * proxy QP must use one. */
 #define XHCA_CQF_PROXY (1u << 0)
+/* The application reads no completion's time: the completions xhca_rx
+ * writes itself (xhcad --recv-fast) carry rx_ns 0, sparing a clock read
+ * each (verbs: a CQ made without IBV_WC_EX_WITH_COMPLETION_TIMESTAMP).
+ * xhcad's own completions keep theirs. */
+#define XHCA_CQF_NO_TS (1u << 1)
 
 /* What a proxy QP's filter does with a SEND it is given (struct
  * xhca_pfilter's handler); READ and ATOMIC the proxy executes itself. */

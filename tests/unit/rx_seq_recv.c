@@ -497,6 +497,34 @@ int seq_recv_cached(char *why)
 	return 0;
 }
 
+/* A CQ made with XHCA_CQF_NO_TS (xhca_cqx flags): the completion is
+ * written whole but its time, 0; without the flag, the time is there. */
+int seq_recv_no_ts(char *why)
+{
+	static __u8 pay[32];
+	struct xhca_pkt_spec s;
+
+	memset(pay, 0x3c, sizeof(pay));
+	if (fast_up(L_RCW, why))
+		return -1;
+	cqxm[CQX_SLOT].flags = XHCA_CQXF_NO_TS;
+	post(0x6001, BUF_OFF, 64);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0, pay, 32);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, EPSN0 + 1, why))
+		return -1;
+	if (cq_e(0)->wr_id != 0x6001 || cq_e(0)->byte_len != 32 || cq_e(0)->rx_ns ||
+	    cq_ctl()->prod != 1)
+		return snprintf(why, WHY_LEN, "no time asked: wr_id 0x%llx len %u rx_ns %llu prod %u",
+				(unsigned long long)cq_e(0)->wr_id, cq_e(0)->byte_len,
+				(unsigned long long)cq_e(0)->rx_ns, cq_ctl()->prod), -1;
+	cqxm[CQX_SLOT].flags = 0;
+	post(0x6002, BUF_OFF, 64);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, EPSN0 + 1, pay, 32);
+	if (step(&s, XHCA_R_RECV_PLACED, L_RCW, EPSN0 + 2, why))
+		return -1;
+	return placed_ok(L_RCW, 1, 0x6002, pay, 32, 0, why);
+}
+
 /* (the maps as the other cases expect them: no QP served here) */
 void recv_maps_off(void)
 {

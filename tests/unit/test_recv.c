@@ -525,6 +525,30 @@ static void fast_wake_missed(struct cq *fq)
 		close(efd);
 }
 
+/* The flags a CQ is made with: XHCA_CQF_NO_TS reaches its xhca_cqx entry
+ * (xhca_rx then writes no time), as it is listed; another bit is refused. */
+static void fast_flags(void)
+{
+	struct xhca_cq_attr a = { .depth = 4, .flags = XHCA_CQF_NO_TS },
+			    b = { .depth = 4, .flags = 1u << 2 };
+	char err[XHCA_ERRMSG_LEN] = "";
+	struct xhca_cq_info *v = NULL;
+	__u32 n = 0, listed = 0;
+	struct cq *q;
+
+	q = cq_create(&D, 0, &a, -1, err, sizeof(err)) ? NULL : cq_find(&D, a.cq);
+	if (q && !cq_show(&D, 0, &v, &n))
+		for (__u32 i = 0; i < n; i++)
+			listed |= v[i].cq == a.cq && v[i].flags == XHCA_CQF_NO_TS;
+	res(q && q->x && q->x->flags == XHCA_CQXF_NO_TS && listed,
+	    "a CQ made with XHCA_CQF_NO_TS: its xhca_cqx entry says so (%u), and its listing",
+	    q && q->x ? q->x->flags : 99);
+	free(v);
+	res(q && !cq_destroy(&D, a.cq, 0, err, sizeof(err)), "... destroyed");
+	res(cq_create(&D, 0, &b, -1, err, sizeof(err)) == -EINVAL && strstr(err, "unknown flags 0x4"),
+	    "an unknown flag: EINVAL (%s)", err);
+}
+
 /* --recv-fast: xhca_rx shares the QP's receive queue and its CQ with
  * xhcad (here xhca_rx's part done by hand, as recv.bpf.h does it). */
 static void case_fast(void)
@@ -548,6 +572,7 @@ static void case_fast(void)
 		qp_host_detach(&D, LFAST);
 		res(!cq_destroy(&D, cq_id, 0, err, sizeof(err)) && !D.app.cqx[rf->cq].gen,
 		    "the CQ destroyed: its xhca_cqx entry free");
+		fast_flags();
 	}
 	free(D.rfm);
 	free(D.app.cqx);

@@ -225,6 +225,7 @@ static void cq_json(const void *p)
 	jw_u64("qps", x->nqps);
 	jw_u64("stalls", x->stalls);
 	jw_bool("proxy", !!(x->flags & XHCA_CQF_PROXY));
+	jw_bool("timestamps", !(x->flags & XHCA_CQF_NO_TS));
 	jw_close('}');
 }
 

@@ -70,9 +70,13 @@ static void cq_free(struct xv_context *c, struct xv_cq *q)
 	free(q);
 }
 
+/* ts: the application reads completions' times (ibv_create_cq_ex with
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP); else xhca_rx writes none
+ * (XHCA_CQF_NO_TS). */
 static struct xv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
-			    struct ibv_comp_channel *ch)
+			    struct ibv_comp_channel *ch, int ts)
 {
+	unsigned int nts = ts ? 0 : XHCA_CQF_NO_TS;
 	struct xv_context *c = xv_ctx(ctx);
 	uint32_t depth = xv_pow2((uint32_t)cqe);
 	struct xv_cq *q;
@@ -87,10 +91,10 @@ static struct xv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
 		return NULL;
 	pthread_mutex_lock(&c->lock);
 	if (proxy_mode()) {
-		q->x = xhca_cq_create_ex(c->x, depth, XHCA_CQF_PROXY);
-		q->xs = q->x ? xhca_cq_create(c->x, depth) : NULL;
+		q->x = xhca_cq_create_ex(c->x, depth, XHCA_CQF_PROXY | nts);
+		q->xs = q->x ? xhca_cq_create_ex(c->x, depth, nts) : NULL;
 	} else {
-		q->x = xhca_cq_create(c->x, depth);
+		q->x = xhca_cq_create_ex(c->x, depth, nts);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (!q->x || (proxy_mode() && !q->xs)) {
@@ -136,7 +140,7 @@ XV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *c
 		errno = EINVAL;
 		return NULL;
 	}
-	q = cq_new(ctx, cqe, cq_context, channel);
+	q = cq_new(ctx, cqe, cq_context, channel, 0); /* (struct ibv_wc has no time) */
 	return q ? ibv_cq_ex_to_cq(&q->ex) : NULL;
 }
 XV_V11(ibv_create_cq);
@@ -494,7 +498,8 @@ struct ibv_cq_ex *xv_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_at
 		errno = EINVAL;
 		return NULL;
 	}
-	q = cq_new(ctx, (int)a->cqe, a->cq_context, a->channel);
+	q = cq_new(ctx, (int)a->cqe, a->cq_context, a->channel,
+		   !!(a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP));
 	if (!q)
 		return NULL;
 	q->wc_flags = (uint32_t)a->wc_flags;

@@ -19,6 +19,9 @@
 #include "log.h"
 #include "xhcad_queues.h"
 
+/* the flags a CQ is made with (attr.h) */
+#define CQ_FLAGS (XHCA_CQF_PROXY | XHCA_CQF_NO_TS)
+
 /* What the CQ has been given: written, or (a proxy CQ) promised to the
  * proxy, which writes it in order. */
 static __u32 cq_given(const struct cq *cq)
@@ -327,6 +330,7 @@ static void cqx_attach(struct xhcad *d, struct cq *cq, __u32 prefer)
 		x->prod = cq->prod;
 		x->depth = cq->depth;
 		x->cons = x->prod - x->depth; /* (no room known: xhca_rx reads the ring's) */
+		x->flags = (cq->flags & XHCA_CQF_NO_TS) ? XHCA_CQXF_NO_TS : 0;
 		x->ring = hm_base(a, 0);
 		x->spilled = __atomic_load_n(&cq->spilled, __ATOMIC_RELAXED);
 		x->gen = cq->id ? cq->id : 1;
@@ -400,9 +404,9 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 		snprintf(err, errlen, "cq create: no eventfd came with the request");
 		return -EINVAL;
 	}
-	if (a->flags & ~XHCA_CQF_PROXY) {
-		snprintf(err, errlen, "cq create: unknown flags 0x%x; XHCA_CQF_PROXY is the one",
-			 a->flags & ~XHCA_CQF_PROXY);
+	if (a->flags & ~CQ_FLAGS) {
+		snprintf(err, errlen, "cq create: unknown flags 0x%x; XHCA_CQF_PROXY and "
+			 "XHCA_CQF_NO_TS are the ones", a->flags & ~CQ_FLAGS);
 		return -EINVAL;
 	}
 	if (owner && d->app.lim_cqs) {
@@ -445,6 +449,7 @@ int cq_create(struct xhcad *d, __u32 owner, struct xhca_cq_attr *a, int efd, cha
 	cq->e = (struct xhca_cqe *)(cq->ring + 1);
 	cq->ring->depth = a->depth;
 	cq->proxy = !!(a->flags & XHCA_CQF_PROXY);
+	cq->flags = a->flags;
 	cq->prod = cq->claimed = 0; /* (a new ring: zeroed) */
 	cq->efd = efd;
 	cq->next = d->app.cqs;
@@ -599,6 +604,7 @@ int cq_restore(struct xhcad *d, __u32 id, __u32 owner, __u32 depth, __u32 alloc,
 	cq->efd = -1; /* until the application resumes and sends it again */
 	cq->cons_cache = cq->ring->cons;
 	cq->proxy = !!(flags & XHCA_CQF_PROXY);
+	cq->flags = flags & CQ_FLAGS;
 	/* what an earlier proxy had not written is gone; the ring's index is
 	 * taken once, as it was (the application's own ring) */
 	cq->prod = cq->claimed = cq->ring->prod;
@@ -732,7 +738,7 @@ int cq_show(struct xhcad *d, __u32 owner, struct xhca_cq_info **out, __u32 *n)
 		v[k].cq = cq->id;
 		v[k].owner = cq->owner;
 		v[k].depth = cq->depth;
-		v[k].flags = cq->proxy ? XHCA_CQF_PROXY : 0;
+		v[k].flags = cq->flags;
 		v[k].used = cq_used(cq);
 		v[k].nqps = cq->nqps;
 		v[k++].stalls = cq->ring->stalls;

@@ -191,7 +191,7 @@ int state_save(struct xhcad *d)
 	}
 	for (struct cq *c = d->app.cqs; c; c = c->next) {
 		struct st_cq e = { .id = c->id, .owner = c->owner, .depth = c->depth,
-				   .alloc = c->alloc, .flags = c->proxy ? XHCA_CQF_PROXY : 0 };
+				   .alloc = c->alloc, .flags = c->flags };
 
 		put(&w, &e, sizeof(e));
 		h.ncq++;

@@ -60,6 +60,7 @@ struct cq {
 				 * (--recv-fast): the lock and prod are there */
 	__u32 spilled;		/* completions of engines waiting for room (atomic) */
 	int proxy;		/* XHCA_CQF_PROXY: the proxy thread writes it */
+	__u32 flags;		/* as made: XHCA_CQF_* */
 	__u32 claimed;		/* proxy CQ: completions promised to it (atomic, both
 				 * threads): written or on their way, prod at most */
 	struct cq *next;

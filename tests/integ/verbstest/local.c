@@ -317,6 +317,56 @@ void local_cq_ex(void)
 	      "destroy the QP and the extended CQ");
 }
 
+/* The receive time of one SEND between a loopback pair on extended CQ
+ * cx (its receive completion read through start/next/end_poll), or -1. */
+static int64_t recv_ts(struct ibv_cq_ex *cx, uint8_t *buf, struct ibv_mr *mr)
+{
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_qp *qa, *qb;
+	int64_t ts = -1;
+
+	loop_pair(pd, ibv_cq_ex_to_cq(cx), &qa, &qb);
+	post_recv(qb, buf, 64, mr->lkey, 51);
+	if (post(qa, IBV_WR_SEND, buf + 64, 64, mr->lkey, 0, 0, 52))
+		return unpair(qa, qb), -1;
+	for (int tries = 0; tries < 3000 && ts < 0; tries++) {
+		if (ibv_start_poll(cx, &pa)) {
+			usleep(1000);
+			continue;
+		}
+		do {
+			if (cx->wr_id == 51 && cx->status == IBV_WC_SUCCESS)
+				ts = (int64_t)ibv_wc_read_completion_ts(cx);
+		} while (!ibv_next_poll(cx));
+		ibv_end_poll(cx);
+	}
+	unpair(qa, qb);
+	return ts;
+}
+
+/* A CQ asking for completion timestamps gets them for a SEND xhca_rx
+ * placed itself (--recv-fast); one not asking spares xhca_rx the clock
+ * (XHCA_CQF_NO_TS: the value 0, had it been read). */
+void local_cq_ts(void)
+{
+	static uint8_t buf[4096];
+	struct ibv_cq_init_attr_ex ts = { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP },
+				   nots = { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN };
+	struct ibv_cq_ex *a = ibv_create_cq_ex(ctx, &ts), *b = ibv_create_cq_ex(ctx, &nots);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	int64_t ta, tb;
+
+	if (!a || !b || !mr)
+		die("cq_ts setup");
+	ta = recv_ts(a, buf, mr);
+	tb = recv_ts(b, buf, mr);
+	check(ta > 0, "a CQ with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: the SEND's receive has "
+	      "its time (%lld)", (long long)ta);
+	check(tb == 0, "a CQ without it: xhca_rx read no clock for it (%lld)", (long long)tb);
+	check(!ibv_destroy_cq(ibv_cq_ex_to_cq(a)) && !ibv_destroy_cq(ibv_cq_ex_to_cq(b)) &&
+	      !ibv_dereg_mr(mr), "destroy both CQs");
+}
+
 struct worker {
 	pthread_t t;
 	int done;

@@ -44,6 +44,7 @@ static void do_local(char **argv)
 	local_fork();
 	local_channel();
 	local_cq_ex();
+	local_cq_ts();
 	local_cq_resize();
 	local_rereg();
 	local_mw();

@@ -81,6 +81,7 @@ void local_mr_errors(void);
 void local_qp_errors(void);
 void local_channel(void);
 void local_cq_ex(void);
+void local_cq_ts(void);
 void local_threads(void);
 void local_gids_srq(void);
 void local_fork(void);

@@ -126,6 +126,43 @@ static __always_inline void recv_wake(__u32 k)
 	bpf_ringbuf_submit(ev, 0);
 }
 
+/* The application's indexes are read only when xhca_rx's copies of them
+ * run out: their cache lines are written by the application, on another
+ * CPU, as it posts and polls. */
+
+/* Whether the CQ (its xhca_cqx cx, its ring's control cq) has room for a
+ * completion at producer index prod. */
+static __always_inline int cq_room(struct xhca_cqx *cx, struct xhca_ring_ctl *cq, __u32 prod,
+				   __u32 depth)
+{
+	__u32 cons;
+
+	if (prod - cx->cons < depth)
+		return 1;
+	cons = READ_ONCE32(cq->cons);
+	if (prod - cons >= depth)
+		return 0;
+	cx->cons = cons;
+	return 1;
+}
+
+/* Whether rf's receive queue (its ring's control rq) holds an entry at
+ * consumer index cons: 0 when none, or when the producer index is garbage
+ * (more than depth ahead, or behind). */
+static __always_inline int rq_any(struct xhca_rfast *rf, struct xhca_ring_ctl *rq, __u32 cons,
+				  __u32 depth)
+{
+	__u32 prod = rf->rq_prod;
+
+	if (prod - cons - 1 < depth)
+		return 1; /* (entries the index last read named, not taken yet) */
+	prod = READ_ONCE32(rq->prod);
+	if (prod == cons || prod - cons > depth)
+		return 0;
+	rf->rq_prod = prod;
+	return 1;
+}
+
 /* The receive entry cons of rq (rf's) taken, and its completion (wr_id)
  * into the CQ of slot k, whose lock the caller holds: 0, or -1 when the
  * CQ has no room (or is not there) and nothing was taken. The payload goes
@@ -145,16 +182,8 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 	if (!READ_ONCE32(cx->gen) || cx->spilled || !depth || (depth & (depth - 1)))
 		return -1;
 	cq = hm_at(cx->ring, sizeof(*cq));
-	if (!cq)
+	if (!cq || !cq_room(cx, cq, prod, depth))
 		return -1;
-	if (prod - cx->cons >= depth) {
-		/* (the room the index last read left is taken: read it again) */
-		__u32 cons_now = READ_ONCE32(cq->cons);
-
-		if (prod - cons_now >= depth)
-			return -1;
-		cx->cons = cons_now;
-	}
 	e = hm_at(cx->ring + sizeof(*cq) + (__u64)(prod & (depth - 1)) * sizeof(*e), sizeof(*e));
 	if (!e)
 		return -1;
@@ -223,7 +252,7 @@ __noinline int xhca_rx_recv(struct xdp_md *ctx, struct xhca_qp_ctx *c, const str
 	struct xhca_ring_ctl *rq;
 	struct xhca_rwqe *we, w;
 	struct mr_view m;
-	__u32 lidx, k, depth, prod, cons, ud;
+	__u32 lidx, k, depth, cons, ud;
 	__u8 grh[RECV_GRH_LEN];
 	__u64 host = 0;
 	int r = XHCA_R_TO_FLOWQ;
@@ -243,15 +272,8 @@ __noinline int xhca_rx_recv(struct xdp_md *ctx, struct xhca_qp_ctx *c, const str
 	rq = hm_at(rf->rq_ring, sizeof(*rq));
 	if (!rq)
 		goto out;
-	prod = rf->rq_prod;
-	if (prod - cons - 1 >= depth) {
-		/* the entries the index last read named are taken (by either
-		 * side): the application's index, read again */
-		prod = READ_ONCE32(rq->prod);
-		if (prod == cons || prod - cons > depth)
-			goto out; /* none (xhcad: RNR), or garbage (xhcad: the QP fails) */
-		rf->rq_prod = prod;
-	}
+	if (!rq_any(rf, rq, cons, depth))
+		goto out; /* none (xhcad: RNR), or garbage (xhcad: the QP fails) */
 	we = hm_at(rf->rq_ring + sizeof(*rq) + (__u64)(cons & (depth - 1)) * sizeof(w), sizeof(w));
 	if (!we)
 		goto out;

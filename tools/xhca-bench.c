@@ -62,6 +62,7 @@
 #include <zlib.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <xhca/abi.h>
 #include <xhca/json.h>
@@ -1158,6 +1159,131 @@ static struct pp_args pp_args = {
 	.port = PP_PORT_DEFAULT, .size = PP_SIZE_DEFAULT, .count = PP_COUNT_DEFAULT,
 };
 
+/* ---- jit-lines ----------------------------------------------------------- */
+
+/* A loaded program's line information: n lines of rs bytes each (*li),
+ * where each starts in the JIT image (*addr), its BTF for their text. 0,
+ * or -1 with the reason told. */
+struct jit_lines {
+	__u32 n, rs;
+	void *li;
+	__u64 *addr;
+	struct btf *btf;
+};
+
+static int jl_fetch(int fd, __u32 id, struct jit_lines *j)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		pr_warn("jit-lines: program %u: %s\n", id, strerror(errno));
+		return -1;
+	}
+	j->n = info.nr_line_info;
+	j->rs = info.line_info_rec_size;
+	if (!j->n || info.nr_jited_line_info != j->n || j->rs < sizeof(struct bpf_line_info) ||
+	    !info.btf_id) {
+		pr_warn("jit-lines: program %u has no line information (%u lines, %u JIT "
+			"addresses, BTF %u)\n", id, j->n, info.nr_jited_line_info, info.btf_id);
+		return -1;
+	}
+	j->li = calloc(j->n, j->rs);
+	j->addr = calloc(j->n, sizeof(*j->addr));
+	if (!j->li || !j->addr)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.nr_line_info = j->n;
+	info.line_info_rec_size = j->rs;
+	info.line_info = (__u64)(unsigned long)j->li;
+	info.nr_jited_line_info = j->n;
+	info.jited_line_info_rec_size = sizeof(*j->addr);
+	info.jited_line_info = (__u64)(unsigned long)j->addr;
+	len = sizeof(info);
+	j->btf = bpf_obj_get_info_by_fd(fd, &info, &len) ? NULL
+							 : btf__load_from_kernel_by_id(info.btf_id);
+	if (!j->btf) {
+		pr_warn("jit-lines: program %u: its lines or BTF: %s\n", id, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void jl_print(const struct jit_lines *j, __u32 id)
+{
+	if (json) {
+		jw_open(NULL, '{');
+		jw_u64("prog", id);
+		jw_open("lines", '[');
+	}
+	for (__u32 i = 0; i < j->n; i++) {
+		const struct bpf_line_info *l = (const void *)((const char *)j->li + (size_t)i * j->rs);
+		const char *file = btf__name_by_offset(j->btf, l->file_name_off);
+		const char *text = btf__name_by_offset(j->btf, l->line_off);
+		const char *base = file ? strrchr(file, '/') : NULL;
+
+		base = base ? base + 1 : file ? file : "?";
+		text = text ? text : "";
+		if (json) {
+			jw_open(NULL, '{');
+			jw_u64("addr", j->addr[i]);
+			jw_str("file", base);
+			jw_u64("line", BPF_LINE_INFO_LINE_NUM(l->line_col));
+			jw_str("text", text);
+			jw_close('}');
+		} else {
+			printf("%llx %s:%u %s\n", (unsigned long long)j->addr[i], base,
+			       BPF_LINE_INFO_LINE_NUM(l->line_col), text);
+		}
+	}
+	if (json) {
+		jw_close(']');
+		jw_close('}');
+	}
+}
+
+/* Where each source line of a loaded BPF program starts in its JIT image:
+ * the kernel's jited_line_info beside line_info, the lines' text from the
+ * program's BTF. perf names a sample in a program by its address only
+ * (perf annotate needs libopcode for BPF); bench_profile.sh maps its
+ * samples to lines with this. */
+static int cmd_jit_lines(void *args)
+{
+	__u32 id = *(const __u32 *)args;
+	struct jit_lines j = {};
+	int fd, err;
+
+	if (!id) {
+		pr_warn("jit-lines: which program? --prog ID\n");
+		return 2;
+	}
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0) {
+		pr_warn("jit-lines: program %u: %s\n", id, strerror(errno));
+		return 1;
+	}
+	err = jl_fetch(fd, id, &j);
+	if (!err)
+		jl_print(&j, id);
+	btf__free(j.btf);
+	free(j.li);
+	free(j.addr);
+	close(fd);
+	return err ? 1 : 0;
+}
+
+XHCA_OPT_SETTER(set_prog_id) { *(__u32 *)ctx = (__u32)v; return 0; }
+
+static const struct xhca_opt jl_opts[] = {
+	{ .name = "prog", .key = 'p', .arg = "ID", .help = "the loaded program (bpftool prog, "
+	  "xhca status's prog_id)", .set = set_prog_id, XHCA_OPT_RANGE(1, UINT32_MAX, 0) },
+	OPT_JSON,
+	OPT_HELP,
+	{ 0 },
+};
+
+static __u32 jl_prog;
+
 static const struct cmd {
 	const char *name, *what;
 	const struct xhca_opt *opts;
@@ -1177,6 +1303,9 @@ static const struct cmd {
 	{ "tcp-pingpong", "TCP ping-pong of SIZE-byte messages: one way latency, median and\n"
 	  "99th percentile; --spin polls the socket as perftest polls its CQ",
 	  pp_opts, &pp_args, cmd_tcp_pingpong },
+	{ "jit-lines", "where each source line of a loaded BPF program starts in its JIT image\n"
+	  "(perf's addresses in a program to lines: tests/bench_profile.sh)",
+	  jl_opts, &jl_prog, cmd_jit_lines },
 };
 
 static void cmd_usage(FILE *f, const struct cmd *c)
@@ -1221,7 +1350,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	pr_warn("unknown command '%s'; use prog, sched, memcpy, crc, udp-sink or tcp-pingpong\n",
+	pr_warn("unknown command '%s'; use prog, sched, memcpy, crc, udp-sink, tcp-pingpong or "
+		"jit-lines\n",
 		argv[1]);
 	return 2;
 }

@@ -9,7 +9,8 @@
 # tcp-pingpong, the spinning TCP
 # baseline of bench_verbs.sh, between two namespaces: both ways of waiting
 # give a median and a 99th percentile; a peer that does not echo, and its
-# bad uses, are refused with a reason. No figure
+# bad uses, are refused with a reason. xhca-bench jit-lines: the loaded
+# xhca_rx's lines where its JIT image has them. No figure
 # is judged: only that each is there.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -76,4 +77,25 @@ check "bench_prog: tcp-pingpong to something not an IPv4 address: exit 1, says s
 out=$("$B/xhca-bench" tcp-pingpong 2>&1); rc=$?
 check "bench_prog: tcp-pingpong with neither -l nor -c: exit 2, says so ($rc)" \
 	test "$rc" = 2 -a -n "$(grep -- '-l ADDR' <<<"$out")"
+# jit-lines: where each source line of the loaded xhca_rx starts in its JIT
+# image (bench_profile.sh maps perf's samples with it)
+if xhcad_start; then
+	id=$("$B/xhca" -i "$IF_A" -j status | json_get 'd["prog_id"]')
+	out=$("$B/xhca-bench" jit-lines --prog "$id" -j 2>"$err"); rc=$?
+	first=$(json_get '"%x" % d["lines"][0]["addr"]' <<<"$out" 2>/dev/null)
+	# (another xhca_rx loaded on the host has the same name: its address)
+	sym=$(awk -v a="$first" '$1 == a && $3 ~ /^bpf_prog_[0-9a-f]+_xhca_rx$/ { print "xhca_rx" }' /proc/kallsyms)
+	check_eq "bench_prog: jit-lines of xhca_rx (exit, its first line at the program's symbol, its subprograms' lines too)" \
+		"$rc $sym $(json_get 'len(d["lines"]) > 100, any(l["text"].startswith("__noinline int xhca_rx_recv(") for l in d["lines"])' <<<"$out" 2>/dev/null)" \
+		"0 xhca_rx True True" || cat "$err"
+	xhcad_stop TERM
+else
+	fail "bench_prog: xhcad did not start for jit-lines"
+fi
+out=$("$B/xhca-bench" jit-lines --prog 4000000000 2>&1); rc=$?
+check "bench_prog: jit-lines of a program that is not there: exit 1, says so ($rc: $out)" \
+	test "$rc" = 1 -a -n "$(grep 'program 4000000000' <<<"$out")"
+out=$("$B/xhca-bench" jit-lines 2>&1); rc=$?
+check "bench_prog: jit-lines without --prog: exit 2, says so ($rc)" \
+	test "$rc" = 2 -a -n "$(grep -- '--prog' <<<"$out")"
 t_done

@@ -161,9 +161,9 @@ static __u64 turn(struct engine_thread *t, __u64 *last_work)
 	 * said first: a doorbell rung after the arming below finds it said,
 	 * and the main thread wakes this engine (a post before it, the
 	 * arming's look at the rings sees); so with frames another thread
-	 * hands over (xsk_handed). */
+	 * hands over (round_handed). */
 	__atomic_store_n(&e->sleeping, 1, __ATOMIC_SEQ_CST);
-	if (xsk_handed(d) || (e->sq.list && sq_arm(d))) {
+	if (round_handed(d) || (e->sq.list && sq_arm(d))) {
 		__atomic_store_n(&e->sleeping, 0, __ATOMIC_SEQ_CST);
 		return 0;
 	}

@@ -557,7 +557,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 		ts = sleep_time(lp);
 		eng()->sleeps += ts.tv_sec || ts.tv_nsec;
 		__atomic_store_n(&eng()->sleeping, 1, __ATOMIC_SEQ_CST);
-		if (xsk_handed(d)) /* (handed over before it said so: engine.c) */
+		if (round_handed(d)) /* (handed over before it said so: engine.c) */
 			ts = (struct timespec){ 0, 0 };
 		if (ppoll(lp->ps.p, (nfds_t)lp->ps.n, &ts, NULL) < 0) {
 			__atomic_store_n(&eng()->sleeping, 0, __ATOMIC_SEQ_CST);

@@ -130,17 +130,29 @@ void round_totals_reset(struct xhcad *d)
 		memset(d->eng[k].host, 0, sizeof(d->eng[k].host));
 }
 
-int round_ready(struct xhcad *d)
+/* Whether a flow queue this engine's round takes from holds frames by
+ * holds(): engine 0's multicast queue (unless replication is pending)
+ * and the proxy queue (while the proxy takes), the engine's own flow
+ * queues not blocked on a full CQ. */
+static int queues_hold(struct xhcad *d, int (*holds)(const struct xhcad *, __u32))
 {
-	if (sq_ready(d) || resp_credit_due(d))
-		return 1;
-	if (!eng()->id && ((!mcast_pending(d) && xsk_rx_ready(d, XHCA_FLOWQ_MCAST)) ||
-			   (proxy_taking(d) && xsk_rx_ready(d, XHCA_FLOWQ_PROXY))))
+	if (!eng()->id && ((!mcast_pending(d) && holds(d, XHCA_FLOWQ_MCAST)) ||
+			   (proxy_taking(d) && holds(d, XHCA_FLOWQ_PROXY))))
 		return 1;
 	for (__u32 f = eng()->id; f < d->nflowq; f += d->neng)
-		if (!d->fq[f].blocked && xsk_rx_ready(d, f))
+		if (!d->fq[f].blocked && holds(d, f))
 			return 1;
 	return 0;
+}
+
+int round_ready(struct xhcad *d)
+{
+	return sq_ready(d) || resp_credit_due(d) || queues_hold(d, xsk_rx_ready);
+}
+
+int round_handed(struct xhcad *d)
+{
+	return queues_hold(d, xsk_handed_to);
 }
 
 /* Engine 0's own: what the proxy sent back and the proxy queue to it;

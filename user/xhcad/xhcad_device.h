@@ -195,7 +195,11 @@ void gso_close(struct gso **g);
 int xsk_lo_recv(struct xhcad *d, int max);
 int xsk_lo_room(const struct xhcad *d);
 __u32 xsk_lo_held(const struct xhcad *d);
-int xsk_handed(const struct xhcad *d);
+/* Whether flow queue f holds frames another thread handed over: multicast
+ * copies (a flow queue's, not the replication queue's), looped frames. No
+ * socket wakes an engine for them: the thread that hands one over wakes
+ * its engine if it says it sleeps. */
+int xsk_handed_to(const struct xhcad *d, __u32 f);
 /* The frame at addr was looped back, not received from the wire. */
 int xsk_frame_looped(const struct xhcad *d, __u64 addr);
 void xsk_tx_stats(const struct xhcad *d, __u64 *frames, __u64 *full);

@@ -22,5 +22,10 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work);
 /* Whether a round would find work now (rings only, no system call): the
  * loop's busy poll. */
 int round_ready(struct xhcad *d);
+/* Whether frames another thread handed over (xsk_handed_to) wait in the
+ * queues round_ready looks at. An engine going to sleep says so, then
+ * looks here: a frame handed over before it said so is taken, and one
+ * after finds it said and wakes it. */
+int round_handed(struct xhcad *d);
 
 #endif

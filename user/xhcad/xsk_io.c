@@ -9,15 +9,15 @@
  */
 #include "xsk_int.h"
 
-/* Whether f holds frames another thread handed over: multicast copies
- * (a flow queue's only), looped frames. (SEQ_CST: see xsk_handed.) */
-static int handed_to(const struct xhcad *d, __u32 f)
+/* (SEQ_CST: the tail is stored so too; an engine going to sleep says so
+ * first, then looks here: round_handed) */
+int xsk_handed_to(const struct xhcad *d, __u32 f)
 {
 	const struct xsk_state *xs = d->xs;
 
-	return (f < d->nflowq &&
-		xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST)) ||
-	       xs->lo[f].head != __atomic_load_n(&xs->lo[f].tail, __ATOMIC_SEQ_CST);
+	return xs && ((f < d->nflowq &&
+		       xs->inj[f].head != __atomic_load_n(&xs->inj[f].tail, __ATOMIC_SEQ_CST)) ||
+		      xs->lo[f].head != __atomic_load_n(&xs->lo[f].tail, __ATOMIC_SEQ_CST));
 }
 
 int xsk_rx_ready(const struct xhcad *d, __u32 f)
@@ -29,21 +29,7 @@ int xsk_rx_ready(const struct xhcad *d, __u32 f)
 		    __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) != s->rx.cached_cons)
 			return 1;
 	}
-	return d->xs && handed_to(d, f);
-}
-
-/* Whether frames wait that another thread handed to this engine's flow
- * queues (multicast copies, looped frames) and the queue can take them
- * (not blocked on a full CQ, as round_ready). No socket wakes an engine
- * for them: the thread that hands one over wakes it if it says it
- * sleeps, and an engine going to sleep looks here after saying so
- * (engine_wake). */
-int xsk_handed(const struct xhcad *d)
-{
-	for (__u32 f = eng()->id; d->xs && f < d->nflowq; f += d->neng)
-		if (!d->fq[f].blocked && handed_to(d, f))
-			return 1;
-	return 0;
+	return xsk_handed_to(d, f);
 }
 
 int xsk_fds(const struct xhcad *d, __u32 f, int *fds, int max)

@@ -53,10 +53,12 @@
  *   spray IF DMAC DST SRC QPN INDEX SECONDS MRLEN
  *               sends UC WRITE ONLY packets through a packet socket, the
  *               R_Key's key byte cycling through all 256 values of INDEX
- *               (the invalidation soak: only a registered key may land)
+ *               (the invalidation soak: only a registered key may land),
+ *               for SECONDS or until SIGTERM; prints {"sent": N}
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -853,6 +855,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static volatile sig_atomic_t spray_stop;
+
+static void spray_on_term(int sig)
+{
+	(void)sig;
+	spray_stop = 1;
+}
+
 static int mode_spray(char **a)
 {
 	struct sockaddr_ll sa = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
@@ -883,11 +893,12 @@ static int mode_spray(char **a)
 	ioctl(fd, SIOCGIFINDEX, &ifr);
 	sa.sll_ifindex = ifr.ifr_ifindex;
 	memset(payload, 0xa5, sizeof(payload));
+	signal(SIGTERM, spray_on_term);
 	s.dqpn = (uint32_t)strtoul(a[4], NULL, 0);
 	s.payload = payload;
 	s.payload_len = sizeof(payload);
 	s.reth_len = sizeof(payload);
-	while (now_s() < end) {
+	while (!spray_stop && now_s() < end) {
 		for (int i = 0; i < 256; i++, sent++) {
 			s.psn = (uint32_t)sent & 0xffffff;
 			s.reth_rkey = index << 8 | (uint32_t)((sent * 7) & 0xff);
@@ -895,7 +906,7 @@ static int mode_spray(char **a)
 			len = xhca_pkt_build(&s, frame, sizeof(frame));
 			if (len < 0 || sendto(fd, frame, (size_t)len, 0, (struct sockaddr *)&sa,
 					      sizeof(sa)) < 0) {
-				if (errno == ENOBUFS) {
+				if (errno == ENOBUFS || errno == EINTR) {
 					usleep(100);
 					continue;
 				}

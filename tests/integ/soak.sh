@@ -7,7 +7,9 @@
 # freed pages with a pattern and checks it whenever a page is handed out
 # again and on every status: not one byte may reach a page after its region
 # was gone. Pre-translated regions (xhca_rx places) and fragmented ones
-# (xhcad places) in turn.
+# (xhcad places) in turn. Each kind runs SOAK_SECONDS and then on until it
+# made ten re-registrations (each is four xhca commands: a slow machine
+# takes longer, the soak still covers as many), thirty seconds at most.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/soak
@@ -28,12 +30,14 @@ for kind in pretranslated fragmented; do
 	IDX=$((R >> 8))
 	stats_snap "$tmp/snap"
 	h0=$(xhca -j stats | json_get 'd["host"]["xlate_placed"]["frames"]')
-	in_b "$B/xhca-apptest" spray "$IF_B" "$MAC_A" "$IP_A" "$IP_B" "$UC" "$IDX" "$SECS" $MRLEN \
+	# not through in_b: $SPRAY must be the sender itself, for the TERM below
+	nsenter --net=/run/netns/"$NS_B" "$B/xhca-apptest" spray "$IF_B" "$MAC_A" "$IP_A" "$IP_B" "$UC" "$IDX" 60 $MRLEN \
 		>"$tmp/spray" 2>&1 &
 	SPRAY=$!
 	n=0
 	end=$((SECONDS + SECS))
-	while [ $SECONDS -lt $end ]; do
+	cap=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ] || { [ $n -lt 10 ] && [ $SECONDS -lt $cap ]; }; do
 		xhca mr dereg "$R" >/dev/null || break
 		# another region takes the freed pages at once (first fit): a
 		# late WRITE of the old one would land in them
@@ -42,6 +46,7 @@ for kind in pretranslated fragmented; do
 		xhca mr dereg "$O" >/dev/null || break
 		n=$((n + 1))
 	done
+	kill -TERM "$SPRAY" 2>/dev/null
 	wait "$SPRAY"
 	SPRAY=
 	sent=$(json_get 'd["sent"]' <"$tmp/spray")

@@ -48,6 +48,20 @@
 #define WRITE_ONCE32(x, v) (*(volatile __u32 *)&(x) = (v))
 #define READ_ONCE64(x) (*(volatile __u64 *)&(x))
 
+/* Takes away metadata the frame came with: a frame another program sent
+ * with XDP_TX into a veth keeps its block at the peer (at most 32 bytes, in
+ * steps of 4). 0, or -1 if some is left. */
+static __always_inline int meta_clear(struct xdp_md *ctx)
+{
+	for (int i = 0; i < 8; i++) {
+		if ((void *)(long)ctx->data_meta >= (void *)(long)ctx->data)
+			return 0;
+		if (bpf_xdp_adjust_meta(ctx, 4))
+			return -1;
+	}
+	return (void *)(long)ctx->data_meta >= (void *)(long)ctx->data ? 0 : -1;
+}
+
 /* Retries of a context read that met a writer, and of a PSN update that
  * lost a race: a writer's section is a few stores, so more means xhcad was
  * preempted inside one. */
@@ -131,6 +145,8 @@ struct verdict {
 	__u8 ack_due;	/* RC: xhcad acknowledges this packet (AckReq, or coalescing) */
 	__u32 first_psn; /* a WRITE placed here: the PSN of its FIRST */
 	__u8 qp_hit;	/* the context matched: the per-QP counters apply */
+	__u8 pend;	/* counted in its QP's xhca_rfast pend (recv_count) */
+	__u8 owe;	/* ... and in its owe */
 	int pre;	/* what the R_Key check of a FIRST/ONLY/READ/ATOMIC found */
 	__u32 rw_gen;	/* an RC request: c->rw_gen as the sequence read it, | 1 << 16 */
 	struct mr_view mr; /* ... and that region */

@@ -44,7 +44,7 @@ static __always_inline int flowq_admit(struct xdp_md *ctx, __u8 flowq, struct ve
 	}
 	if (q->gate)
 		q->gate = 0;
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct xhca_rx_meta)))
+	if (meta_clear(ctx) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct xhca_rx_meta)))
 		return XHCA_R_DROP_META;
 	return -1;
 }

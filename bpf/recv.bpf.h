@@ -16,6 +16,7 @@
 #include "ctx.bpf.h"
 #include "place.bpf.h"
 #include "psn.bpf.h"
+#include "ack.bpf.h"
 
 /* size bytes of host memory at offset off, 8-byte aligned (the atomics
  * on rings want it, and the verifier sees it from the mask) inside one
@@ -42,22 +43,29 @@ static __always_inline void *hm_at(__u64 off, __u32 size)
 	return mem + in;
 }
 
-/* Whether the packet is one xhca_rx may place here, and counts in pend:
- * a SEND or a packet with an immediate, of a QP served here. Returns the
- * entry it was counted in, or NULL. */
+/* Counts a request of a QP served here in its entry (struct xhca_rfast):
+ * in pend a SEND or a packet with an immediate, which xhca_rx may place
+ * here (vd->pend); in owe an RC request of a QP whose ACKs xhca_rx sends
+ * (vd->owe). Returns the entry it was counted in, or NULL. */
 static __always_inline struct xhca_rfast *recv_count(const struct roce_pkt *p, __u32 lidx,
-						     __u32 gen)
+						     __u32 gen, struct verdict *vd)
 {
 	struct xhca_rfast *rf;
 
-	if (!(p->op_flags & XHCA_O_REQ) ||
-	    !(is_send_op(p->opcode & 0x1f) || (p->op_flags & XHCA_H_IMM)))
+	if (!(p->op_flags & XHCA_O_REQ))
 		return NULL;
 	rf = bpf_map_lookup_elem(&xhca_rfast, &lidx);
 	if (!rf || READ_ONCE32(rf->gen) != gen)
 		return NULL;
-	__sync_fetch_and_add(&rf->pend, 1);
-	return rf;
+	if ((p->opcode >> 5) == XHCA_QPT_RC && (READ_ONCE32(rf->flags) & XHCA_RFF_XDP_ACK)) {
+		__sync_fetch_and_add(&rf->owe, 1);
+		vd->owe = 1;
+	}
+	if (is_send_op(p->opcode & 0x1f) || (p->op_flags & XHCA_H_IMM)) {
+		__sync_fetch_and_add(&rf->pend, 1);
+		vd->pend = 1;
+	}
+	return vd->pend || vd->owe ? rf : NULL;
 }
 
 /* A SEND ONLY (with or without immediate) of RC, UC or UD. */
@@ -234,6 +242,46 @@ static __always_inline int recv_complete(struct xdp_md *ctx, const struct roce_p
 	return 0;
 }
 
+/* The ACK due for a packet xhca_rx placed (XHCA_R_PLACED_ACK: an RC SEND
+ * it completed, send; else a WRITE's), built here and sent back
+ * (--xdp-ack) when xhcad lets it (XHCA_RFF_XDP_ACK) and nothing else of
+ * the QP's is on its way through xhcad (owe is this packet's alone), with
+ * the credits of the receive queue: a SEND's never with a count of 0
+ * (xhcad sends that one, and the credit update after the application's
+ * next posts), a WRITE's whatever the count (a requester whose messages
+ * are all acknowledged sends its next SEND anyway). Returns
+ * XHCA_R_RECV_ACKED or XHCA_R_PLACED_ACKED; XHCA_R_RECV_PLACED or
+ * XHCA_R_PLACED when the frame was lost on the way (the requester
+ * retries, its duplicate is acknowledged again); or XHCA_R_PLACED_ACK,
+ * the frame as it was: on to xhcad for its ACK. */
+static __always_inline int ack_here(struct xdp_md *ctx, struct xhca_qp_ctx *c,
+				    const struct roce_pkt *p, const struct verdict *vd,
+				    struct xhca_rfast *rf, int send)
+{
+	struct xhca_ring_ctl *rq;
+	__u32 posted;
+	int r;
+
+	if (!rf || !vd->owe || READ_ONCE32(rf->owe) != 1 ||
+	    !(READ_ONCE32(rf->flags) & XHCA_RFF_XDP_ACK))
+		return XHCA_R_PLACED_ACK;
+	rq = hm_at(rf->rq_ring, sizeof(*rq));
+	if (!rq)
+		return XHCA_R_PLACED_ACK;
+	/* (read without rf's lock: a count for the requester, at worst
+	 * one entry behind, as xhcad's own ACKs' are) */
+	posted = READ_ONCE32(rq->prod) - READ_ONCE32(rf->rq_cons);
+	if (posted > rf->rq_depth || (!posted && send))
+		return XHCA_R_PLACED_ACK;
+	r = ack_build(ctx, p, c, vd->csn + !!(p->op_flags & XHCA_O_END),
+		      ack_credit_code(posted));
+	if (r == ACK_UNTOUCHED)
+		return XHCA_R_PLACED_ACK;
+	if (send)
+		return r ? XHCA_R_RECV_PLACED : XHCA_R_RECV_ACKED;
+	return r ? XHCA_R_PLACED : XHCA_R_PLACED_ACKED;
+}
+
 /*
  * A SEND ONLY the sequence accepted for the QP's flow queue (vd says so,
  * admitted): placed and completed here when its QP is served here, nothing
@@ -294,7 +342,8 @@ __noinline int xhca_rx_recv(struct xdp_md *ctx, struct xhca_qp_ctx *c, const str
 	__sync_lock_test_and_set(&cx->lock, 0);
 	if (r == XHCA_R_RECV_PLACED && vd->ack_due) {
 		/* on to xhcad for its ACK (as a WRITE placed here: msg_len the
-		 * PSN of the message's first packet, its own) */
+		 * PSN of the message's first packet, its own), or sent here
+		 * (ack_here) */
 		vd->mflags |= XHCA_MF_PLACED;
 		vd->msg_len = p->psn;
 		r = XHCA_R_PLACED_ACK;

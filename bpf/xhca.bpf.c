@@ -22,7 +22,8 @@
  * views, R_Key checks), flowq.bpf.h (flow queue admission, redirect),
  * proxy.bpf.h (proxy filters), place.bpf.h (WRITE placement), psn.bpf.h
  * (the request sequence), check.bpf.h (a packet against its QP),
- * mcast.bpf.h (multicast), recv.bpf.h (SENDs placed here: --recv-fast).
+ * mcast.bpf.h (multicast), ack.bpf.h (an ACK made of a request frame:
+ * --xdp-ack), recv.bpf.h (SENDs placed here: --recv-fast).
  * They are included in this order, each after what it uses: the order of
  * the global functions in the object. Here: the counters, and the
  * programs xhca_rx and xhca_rep.
@@ -45,6 +46,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "psn.bpf.h"
 #include "check.bpf.h"
 #include "mcast.bpf.h"
+#include "ack.bpf.h"
 #include "recv.bpf.h"
 
 /* Reasons that count as accepted for the QP. */
@@ -53,7 +55,8 @@ static __always_inline int is_accept(__u32 r)
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
 	       r == XHCA_R_TO_FLOWQ || r == XHCA_R_PLACED || r == XHCA_R_PLACED_TO_FLOWQ ||
 	       r == XHCA_R_TO_XLATE || r == XHCA_R_XLATE_NOCOPY || r == XHCA_R_TO_PROXY ||
-	       r == XHCA_R_PLACED_ACK || r == XHCA_R_RECV_PLACED;
+	       r == XHCA_R_PLACED_ACK || r == XHCA_R_RECV_PLACED || r == XHCA_R_RECV_ACKED ||
+	       r == XHCA_R_PLACED_ACKED;
 }
 
 /* Whether xhca_rx redirects a packet of this reason. */
@@ -78,22 +81,27 @@ static __always_inline __u64 rx_time(const struct xhca_qp_ctx *c, const struct v
 }
 
 /* What the checks' verdict r becomes: a SEND placed here where it can be
- * (--recv-fast), the redirect into the flow queue; pend (rf: the packet
- * was counted) taken back for what xhcad will not see. */
+ * (--recv-fast), the ACK of a packet placed here sent here where it can
+ * be (--xdp-ack), the redirect into the flow queue; pend and owe (rf:
+ * where the packet was counted) taken back for what xhcad will not see. */
 static __always_inline int deliver(struct xdp_md *ctx, struct xhca_qp_ctx *c,
 				   const struct roce_pkt *p, struct verdict *vd,
 				   struct xhca_rfast *rf, int r, __u64 bytes)
 {
 	int fast = 0;
 
-	if (r == XHCA_R_TO_FLOWQ && rf && recv_only(p)) {
+	if (r == XHCA_R_TO_FLOWQ && rf && vd->pend && recv_only(p)) {
 		r = xhca_rx_recv(ctx, c, p, vd);
 		fast = r != XHCA_R_TO_FLOWQ;
 	}
+	if (r == XHCA_R_PLACED_ACK) /* (a SEND placed here when fast) */
+		r = ack_here(ctx, c, p, vd, rf, fast);
 	if (is_redirect(r))
 		r = flowq_send(ctx, p, vd, r, bytes, rx_time(c, vd));
-	if (rf && (fast || !is_redirect(r)))
+	if (rf && vd->pend && (fast || !is_redirect(r)))
 		__sync_fetch_and_sub(&rf->pend, 1);
+	if (rf && vd->owe && !is_redirect(r))
+		__sync_fetch_and_sub(&rf->owe, 1);
 	return r;
 }
 
@@ -189,7 +197,7 @@ int xhca_rx(struct xdp_md *ctx)
 	vd->lidx = lidx;
 	vd->gen = cv->gen; /* what the CAM entry says: the context must agree */
 	/* (counted before the sequence commits it: see struct xhca_rfast) */
-	rf = recv_count(p, lidx, cv->gen);
+	rf = recv_count(p, lidx, cv->gen, vd);
 	r = xhca_check_qp(ctx, c, p, vd);
 	qp_hit = vd->qp_hit;
 	r = deliver(ctx, c, p, vd, rf, r, bytes);
@@ -216,6 +224,9 @@ out:
 	case XHCA_R_TO_MCAST_DEVS:
 	case XHCA_R_TO_MCAST_PORTS:
 		return XDP_REDIRECT;
+	case XHCA_R_RECV_ACKED:
+	case XHCA_R_PLACED_ACKED:
+		return XDP_TX;
 	default:
 		return XDP_DROP;
 	}

@@ -85,8 +85,9 @@ for mtu in ${BENCH_MTUS:-4200 1500}; do
 	done
 	for e in 1 $E; do
 		[ "$e" = 1 ] && [ "$E" = 1 ] && [ -s "$tmp/done.$mtu.1" ] && continue
-		xhcad_start --hostmem-mb 256 --engines "$e" ${BENCH_XHCAD_ARGS:-} &&
-			xhcad_start_b --hostmem-mb 256 --engines "$e" ${BENCH_XHCAD_ARGS:-} ||
+		# (--xdp-ack on: both ends run xhca_rx, as bench_verbs.sh's)
+		xhcad_start --hostmem-mb 256 --engines "$e" --xdp-ack on ${BENCH_XHCAD_ARGS:-} &&
+			xhcad_start_b --hostmem-mb 256 --engines "$e" --xdp-ack on ${BENCH_XHCAD_ARGS:-} ||
 			{ echo "bench_engines: xhcad did not start" >&2; exit 1; }
 		links_up
 		for n in $QPS; do

@@ -77,10 +77,12 @@ wait "$ip_srv" 2>/dev/null
 # ---- xhca: an xhcad on each end, perftest through xhca exec ------------------
 # BENCH_XHCAD_ARGS: more options for both xhcads (e.g. --poll-us 0)
 # shellcheck disable=SC2086
-xhcad_start --hostmem-mb 128 ${BENCH_XHCAD_ARGS:-} ||
+# (--xdp-ack on: both ends run xhca_rx, so frames XDP_TX sends into the
+# veth reach the peer at once)
+xhcad_start --hostmem-mb 128 --xdp-ack on ${BENCH_XHCAD_ARGS:-} ||
 	{ echo "bench_verbs: xhcad did not start" >&2; exit 1; }
 # shellcheck disable=SC2086
-xhcad_start_b --hostmem-mb 128 ${BENCH_XHCAD_ARGS:-} ||
+xhcad_start_b --hostmem-mb 128 --xdp-ack on ${BENCH_XHCAD_ARGS:-} ||
 	{ echo "bench_verbs: the second xhcad did not start" >&2; exit 1; }
 [ -n "${BENCH_XHCAD_CHRT:-}" ] && for p in "$XHCAD_PID" "$XHCAD_PID_B"; do
 	# shellcheck disable=SC2086

@@ -13,7 +13,7 @@
 
 /* Bumped whenever a pinned map's key, value or sizing changes: xhcad refuses
  * to reuse pinned maps of another ABI and says so. */
-#define XHCA_ABI_VERSION 8
+#define XHCA_ABI_VERSION 9
 
 #define XHCA_MAX_QPS_DEFAULT 4096
 #define XHCA_MAX_QPS_LIMIT 65536
@@ -168,7 +168,11 @@
 	X(TO_MCAST_DEVS, "to_mcast_devs",                                                   \
 	  "multicast: a copy to each function port of the group (and its QPs' through the replication port)") \
 	X(TO_PROXY, "to_proxy", "proxy QP, a filter matched: offloaded to the proxy queue")   \
-	X(DROP_PROXY_NOCQ, "drop_proxy_nocq", "proxy QP whose CQ is not a proxy CQ: discarded")
+	X(DROP_PROXY_NOCQ, "drop_proxy_nocq", "proxy QP whose CQ is not a proxy CQ: discarded") \
+	X(RECV_ACKED, "recv_acked",                                                         \
+	  "RC SEND placed and completed by xhca_rx (--recv-fast), its ACK built and sent back by xhca_rx (--xdp-ack)") \
+	X(PLACED_ACKED, "placed_acked",                                                     \
+	  "RDMA WRITE packet placed by xhca_rx (pre-translated MR), its ACK built and sent back by xhca_rx (--xdp-ack)")
 
 enum xhca_reason {
 #define XHCA_REASON_ENUM(name, str, desc) XHCA_R_##name,
@@ -386,6 +390,14 @@ _Static_assert(sizeof(struct xhca_event) == 36, "xhca_event size");
  * the flow queue; xhcad takes back each such frame once it is done with it
  * (its completion written). xhca_rx places a SEND only when pend is its
  * own one: nothing before it is still on its way through xhcad.
+ *
+ * With XHCA_RFF_XDP_ACK (xhcad --xdp-ack, an RC QP) xhca_rx also sends the
+ * ACK due for a SEND it placed itself (XDP_TX), when owe is its own one:
+ * owe counts every RC request packet of the QP as pend counts SENDs (added
+ * as xhca_rx starts on it, taken back unless it went to the flow queue),
+ * and xhcad takes each such frame back once the round that took it has
+ * sent what it answered (recv_owe_done): an ACK of xhca_rx's never passes
+ * xhcad's READ response, ATOMIC ACK or NAK for an earlier PSN.
  */
 struct xhca_rfast {
 	__u32 gen;	/* the QP context's generation; 0: not served here */
@@ -403,12 +415,17 @@ struct xhca_rfast {
 			 * it; the ring's is read again only when the entries
 			 * this one names are used up (its cache line is the
 			 * application's) */
-	__u8 pad[20];
+	__u32 owe;	/* XHCA_RFF_XDP_ACK: RC requests on their way through xhcad */
+	__u32 flags;	/* XHCA_RFF_*, set with gen */
+	__u8 pad[12];
 };
 _Static_assert(sizeof(struct xhca_rfast) == 64, "xhca_rfast size");
 
 #define XHCA_RFL_RX 1
 #define XHCA_RFL_XHCAD 2
+
+/* xhca_rx sends the ACKs of the SENDs it places (XDP_TX), counting owe */
+#define XHCA_RFF_XDP_ACK 1
 
 /* xhca_cqx (key: a CQ's slot): the CQ's producer side, shared by xhcad's
  * engines and xhca_rx under lock (XHCA_RFL_*, as above). prod is the

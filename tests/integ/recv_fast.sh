@@ -17,12 +17,13 @@ done
 MID_MTU=4200 XHCAD_B_ARGS="--recv-fast on" two_hosts recv_fast 256 --recv-fast on
 links_up
 
-# placed IF: SENDs xhca_rx placed on IF's host so far (recv_placed, and
+# placed IF: SENDs xhca_rx placed on IF's host so far (recv_placed;
 # placed_ack: an RC SEND whose ACK is due, placed and sent on to xhcad for
-# it; no test here WRITEs)
+# it; recv_acked: ... whose ACK xhca_rx sent back itself; no test here
+# WRITEs)
 placed() {
 	"$B/xhca" -i "$1" -j stats |
-		json_get 'd["reasons"]["recv_placed"]["packets"] + d["reasons"]["placed_ack"]["packets"]'
+		json_get 'sum(d["reasons"][r]["packets"] for r in ("recv_placed", "placed_ack", "recv_acked"))'
 }
 pair() { exec_pair "$1" "$2" "listening $NS_A $3" "$4" "$5 $IP_A"; }
 # pingpong NAME WANT ARGS: an ibv_*_pingpong pair validating every byte;
@@ -105,6 +106,24 @@ xhcad_start --hostmem-mb 256 --recv-fast off && xhcad_start_b --hostmem-mb 256 -
 	{ fail "recv_fast: xhcads with --recv-fast off"; t_done; }
 links_up
 pingpong "rc_pingpong -s 64, --recv-fast off" none ibv_rc_pingpong -g 1 -c -n 100 -s 64
+
+# --xdp-ack on where the frames XDP_TX sends are dropped: A's veth peer has
+# no XDP program and GRO off (no NAPI). A's first ACKs are lost, B sends
+# those SENDs again, A's xhcad sees the interface's drops and sends every
+# ACK itself from then on.
+xhcad_stop
+XHCAD_PID=$XHCAD_PID_B xhcad_stop
+XHCAD_LOG=$tmp/xhcad-a.log
+xhcad_start --hostmem-mb 256 --xdp-ack on && xhcad_start_b --hostmem-mb 256 ||
+	{ fail "recv_fast: xhcads, A's with --xdp-ack on"; t_done; }
+links_up
+check_eq "xdp-ack: on at first" "$("$B/xhca" -i "$IF_A" -j status | json_get 'd["xdp_ack"]')" 1
+pingpong "rc_pingpong -s 64, --xdp-ack on, XDP_TX dropped" some \
+	ibv_rc_pingpong -g 1 -c -n 200 -s 64
+check_eq "xdp-ack: off once the interface dropped XDP_TX frames" \
+	"$("$B/xhca" -i "$IF_A" -j status | json_get 'd["xdp_ack"]')" 2
+check "xdp-ack: ... and xhcad said why" \
+	grep -q "dropped [0-9]* frames sent back by XDP_TX" "$XHCAD_LOG"
 
 # A QP an xhcad restart keeps (--keep): xhca_rx places its SENDs again once
 # the next xhcad is up. A's ib_send_bw takes 64-byte SENDs for 8 s; its

@@ -106,6 +106,8 @@ struct rx_env {
 extern struct rx_env E;
 extern __u8 next_flowq;			/* the flow queue of the next qp_write */
 extern struct xhca_rx_meta last_meta;	/* of the last packet sent to a flow queue */
+extern __u8 last_tx[XHCA_PKT_MAX];	/* the last frame sent back (XDP_TX) */
+extern __u32 last_tx_len;
 extern struct xhca_mr_ctx *mrm;		/* the MR map, mapped as xhcad maps it */
 extern __u8 *hm;			/* host memory, mapped */
 extern const char *const rname[XHCA_R_MAX];
@@ -176,6 +178,7 @@ int seq_recv_fallback(char *why);
 int seq_recv_pend(char *why);
 int seq_recv_cached(char *why);
 int seq_recv_no_ts(char *why);
+int seq_recv_xdp_ack(char *why);
 void recv_maps_off(void);
 int seq_write_placed_4k(char *why);
 int seq_write_slow(char *why);

@@ -226,7 +226,8 @@ int qp_accepted_reason(int r)
 {
 	return r == XHCA_R_ACCEPT_PASS || r == XHCA_R_ACCEPT_DROP || r == XHCA_R_CNP ||
 	       (is_redirect_reason(r) && !answered_reason(r)) || r == XHCA_R_PLACED ||
-	       r == XHCA_R_RECV_PLACED;
+	       r == XHCA_R_RECV_PLACED || r == XHCA_R_RECV_ACKED ||
+	       r == XHCA_R_PLACED_ACKED;
 }
 
 int qp_dropped_reason(int r)
@@ -274,6 +275,8 @@ static int flowq_moved(const struct snap *a, const struct snap *b, int got, __u3
  * counters. Returns the reason, or -1 with why filled.
  */
 struct xhca_rx_meta last_meta; /* of the last packet sent to a flow queue */
+__u8 last_tx[XHCA_PKT_MAX];	/* the last frame sent back (XDP_TX) */
+__u32 last_tx_len;
 
 int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 {
@@ -318,10 +321,19 @@ int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 		snprintf(why, WHY_LEN, "reason %s, want %s", rname[got], rname[want]);
 		return -1;
 	}
-	if (o.retval != (is_redirect_reason(got) ? XDP_REDIRECT
-						  : is_pass_reason(got) ? XDP_PASS : XDP_DROP)) {
+	if (o.retval != (is_redirect_reason(got)  ? XDP_REDIRECT
+			 : is_pass_reason(got)	  ? XDP_PASS
+			 : got == XHCA_R_RECV_ACKED || got == XHCA_R_PLACED_ACKED ? XDP_TX
+						  : XDP_DROP)) {
 		snprintf(why, WHY_LEN, "verdict %u for reason %s", o.retval, rname[got]);
 		return -1;
+	}
+	/* (a frame sent back is the ACK xhca_rx made of it: the case checks
+	 * it) */
+	if (o.retval == XDP_TX) {
+		last_tx_len = o.data_size_out < sizeof(last_tx) ? o.data_size_out : 0;
+		memcpy(last_tx, out, last_tx_len);
+		goto counted;
 	}
 	/* The output starts at data_meta: a redirected frame carries the
 	 * metadata block in front, and nothing else may change. */
@@ -339,6 +351,7 @@ int run(const void *frame, __u32 len, int want, __u32 qp_lidx, char *why)
 			 len);
 		return -1;
 	}
+counted:
 	if (flowq_moved(&a, &b, got, len, why))
 		return -1;
 	for (__u32 l = 0; l < L_NQP; l++) {

@@ -20,6 +20,7 @@
  * bpf_xdp_load_bytes, with the kfunc or without */
 #define BUF_OFF (4096 - 100 + 1024ull)
 #define CQX_SLOT 3
+#define XDP_ACK_DQPN 0xabcde	/* the remote QPN of L_RCW, for its ACKs */
 
 static struct xhca_rfast *rfm;
 static struct xhca_cqx *cqxm;
@@ -536,4 +537,116 @@ void recv_maps_off(void)
 	munmap(cqxm, cqx_len);
 	rfm = NULL;
 	cqxm = NULL;
+}
+
+/* The ACK xhca_rx makes of an RC SEND it placed whose ACK is due, sent
+ * back (--xdp-ack): byte for byte the frame xhcad builds for it
+ * (resp_ack_spec: addresses and the UDP source port back, the QP's remote
+ * QPN and P_Key, the MSN, the receive queue's credits), its ICRC too. */
+static int xdp_ack_is(const struct xhca_pkt_spec *req, __u32 msn, __u32 posted, char *why)
+{
+	static __u8 want[256];
+	struct xhca_pkt_spec a;
+	int n;
+
+	xhca_pkt_spec_init(&a, XHCA_OPC_RC | XHCA_OP_ACK);
+	memcpy(a.dmac, req->smac, 6);
+	memcpy(a.smac, req->dmac, 6);
+	memcpy(a.src_ip, req->dst_ip, 16);
+	memcpy(a.dst_ip, req->src_ip, 16);
+	a.sport = req->sport;
+	a.dqpn = XDP_ACK_DQPN;
+	a.pkey = qps[L_RCW].pkey;
+	a.psn = req->psn;
+	a.aeth_msn = msn;
+	a.aeth_syndrome = xhca_credit_code(posted);
+	n = xhca_pkt_build(&a, want, sizeof(want));
+	/* (the output starts at the metadata: none, the flow queue's block
+	 * taken away, else the peer's xhca_rx would find it) */
+	if (n <= 0 || last_tx_len != (__u32)n || memcmp(last_tx, want, (size_t)n))
+		return snprintf(why, WHY_LEN, "the ACK of PSN 0x%06x: %u bytes, want %d like xhcad's",
+				req->psn, last_tx_len, n), -1;
+	return 0;
+}
+
+/* An RC SEND or WRITE placed here whose ACK is due (AckReq): its ACK made
+ * here and sent back where xhcad lets it (XHCA_RFF_XDP_ACK) and owe is the
+ * packet's alone (a SEND's: with credits to give); else on to xhcad for
+ * it. owe counts every RC request, taken back for what does not go to
+ * xhcad. */
+int seq_recv_xdp_ack(char *why)
+{
+	static __u8 pay[100];
+	struct xhca_pkt_spec s;
+	struct xhca_qp_ctx c;
+	__u32 psn = EPSN0;
+
+	memset(pay, 0x5a, sizeof(pay));
+	if (fast_up(L_RCW, why))
+		return -1;
+	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
+	c.dest_qpn = XDP_ACK_DQPN;
+	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 1);
+	for (int i = 0; i < 4; i++)
+		post(0x7001 + (__u64)i, BUF_OFF, 128);
+	/* not let: on to xhcad, owe not counted */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 100);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED_ACK, L_RCW, ++psn, why) || rfm[L_RCW].owe)
+		return snprintf(why, WHY_LEN, "%s", rfm[L_RCW].owe ? "owe counted, not let" : why), -1;
+	rfm[L_RCW].flags = XHCA_RFF_XDP_ACK;
+	/* three credits left (code 3), the MSN the second message's; then
+	 * a SEND without payload (the frame grows into the ACK) */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 100);
+	s.ackreq = 1;
+	s.sport = 0xc123;
+	if (step(&s, XHCA_R_RECV_ACKED, L_RCW, ++psn, why) ||
+	    placed_ok(L_RCW, 1, 0x7002, pay, 100, 0, why) || xdp_ack_is(&s, 2, 2, why))
+		return -1;
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, NULL, 0);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_RECV_ACKED, L_RCW, ++psn, why) || xdp_ack_is(&s, 3, 1, why))
+		return -1;
+	if (rfm[L_RCW].owe || rfm[L_RCW].pend)
+		return snprintf(why, WHY_LEN, "owe %u pend %u after ACKs sent here, want 0 0",
+				rfm[L_RCW].owe, rfm[L_RCW].pend), -1;
+	/* a WRITE placed here: counted and taken back; one on to xhcad
+	 * (with immediate): counted, left for xhcad */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, psn, MR_PRE, PRE_IOVA, 16, 16);
+	if (step(&s, XHCA_R_PLACED, L_RCW, ++psn, why) || rfm[L_RCW].owe)
+		return snprintf(why, WHY_LEN, "a WRITE placed here: owe %u", rfm[L_RCW].owe), -1;
+	/* ... whose ACK is due: sent back here (one receive entry left:
+	 * credit code 1; the MSN the fifth message's) */
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY, psn, MR_PRE, PRE_IOVA, 16, 16);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED_ACKED, L_RCW, ++psn, why) || xdp_ack_is(&s, 5, 1, why))
+		return -1;
+	wspec(&s, L_RCW, XHCA_OP_WRITE_ONLY_IMM, psn, MR_PRE, PRE_IOVA, 16, 16);
+	if (step(&s, XHCA_R_PLACED_TO_FLOWQ, L_RCW, ++psn, why) || rfm[L_RCW].owe != 1)
+		return snprintf(why, WHY_LEN, "a WRITE on to xhcad: owe %u", rfm[L_RCW].owe), -1;
+	rfm[L_RCW].pend = 0; /* (xhcad took its completion's count back) */
+	/* owe not this packet's alone: xhcad sends the ACK, after its own */
+	post(0x7005, BUF_OFF, 128);
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 100);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED_ACK, L_RCW, ++psn, why) || rfm[L_RCW].owe != 2)
+		return snprintf(why, WHY_LEN, "behind a frame in xhcad: owe %u, want 2",
+				rfm[L_RCW].owe), -1;
+	rfm[L_RCW].owe = 0; /* (xhcad's round sent both answers) */
+	cq_ctl()->cons = 4; /* (the application polled them) */
+	/* the receive queue's last entry taken: no credit to give, xhcad's
+	 * ACK (its credit update follows the next posts) */
+	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 100);
+	s.ackreq = 1;
+	if (step(&s, XHCA_R_PLACED_ACK, L_RCW, ++psn, why))
+		return -1;
+	/* UC: nothing counted */
+	if (fast_up(L_UCW, why))
+		return -1;
+	rfm[L_UCW].flags = XHCA_RFF_XDP_ACK;
+	post(0x7101, BUF_OFF, 128);
+	send_spec(&s, L_UCW, XHCA_OP_SEND_ONLY, EPSN0, pay, 100);
+	if (step(&s, XHCA_R_RECV_PLACED, L_UCW, EPSN0 + 1, why) || rfm[L_UCW].owe)
+		return snprintf(why, WHY_LEN, "%s", rfm[L_UCW].owe ? "UC counted in owe" : why), -1;
+	return 0;
 }

@@ -780,9 +780,11 @@ void cq_fini(struct xhcad *d)
 		free(e->stage); /* (empty: a round writes what it staged) */
 		free(e->spill);
 		free(e->rf_done); /* (receive.c's: empty at a round's end too) */
+		free(e->owe_qps);
 		e->stage = e->spill = NULL;
 		e->rf_done = NULL;
-		e->nstage = e->nspill = e->nrf_done = 0;
+		e->owe_qps = NULL;
+		e->nstage = e->nspill = e->nrf_done = e->nowe_qps = 0;
 	}
 	while (d->app.cqs) {
 		struct cq *cq = d->app.cqs;

@@ -120,6 +120,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->sleeps = tot.sleeps;
 	s->polled = tot.polled;
 	s->engines = d->neng;
+	s->xdp_ack = d->recv_fast ? (__u32)d->xdp_ack : 0;
 	s->lo = d->lo.stats;
 	s->lo.held = xsk_lo_held(d);
 	mcast_status(d, s);

@@ -398,6 +398,24 @@ static void serve_ready(struct loop *lp)
 	engines_go(lp->d);
 }
 
+/* --xdp-ack: frames xhca_rx sends back with XDP_TX the interface dropped
+ * (a veth whose peer has no NAPI: no XDP program, GRO off) are ACKs lost;
+ * from then on xhcad sends every ACK. The lost ones come back as the
+ * requester's retries, acknowledged again. */
+static void xdp_ack_watch(struct xhcad *d)
+{
+	__u64 errs;
+
+	if (d->xdp_ack != XDP_ACK_ON || net_xdp_tx_errors(d->ifname, &errs) ||
+	    errs <= d->xdp_tx_errs)
+		return;
+	d->xdp_ack = XDP_ACK_DROPPED;
+	recv_xdp_ack_off(d);
+	pr_info("%s dropped %llu frames sent back by XDP_TX (a veth whose peer has no XDP "
+		"program and GRO off?): xhcad sends every ACK from now on\n", d->ifname,
+		(unsigned long long)(errs - d->xdp_tx_errs));
+}
+
 /* The data path's turn, then housekeeping when it is due. */
 static void run_round(struct loop *lp)
 {
@@ -438,6 +456,7 @@ static void run_round(struct loop *lp)
 		qp_cq_overruns(d);
 		recheck_blocked(d);
 		drop_stalled(lp);
+		xdp_ack_watch(d);
 		cq_wake_missed(d);
 		cq_notify(d);
 		engines_go(d);
@@ -529,6 +548,7 @@ int xhcad_run(struct xhcad *d, int lfd)
 	lp->d = d;
 	lp->lfd = lfd;
 	lp->next_hk = now_ns() + HOUSEKEEP_NS;
+	net_xdp_tx_errors(d->ifname, &d->xdp_tx_errs); /* (xdp_ack_watch's start) */
 	lp->ev = ring_buffer__new(d->m.events, on_event, d, NULL);
 	lp->xepfd = epoll_create1(EPOLL_CLOEXEC);
 	for (__u32 f = 0; lp->xepfd >= 0 && !err && f < d->nflowq; f += d->neng)

@@ -318,6 +318,7 @@ static int set_either(int *flag, const char *arg, const char *yes, const char *n
 
 SETTER(set_gso) { return set_either(&O->d->gso, arg, "on", "off"); }
 SETTER(set_recv_fast) { return set_either(&O->d->recv_fast, arg, "on", "off"); }
+SETTER(set_xdp_ack) { return set_either(&O->d->xdp_ack, arg, "on", "off"); }
 SETTER(set_icrc) { return set_either(&O->d->icrc_first, arg, "first", "after"); }
 
 SETTER(set_group)
@@ -422,6 +423,12 @@ static const struct xhca_opt xopts[] = {
 	  "(a buffer in a pre-translated region, room in the CQ); off:\n"
 	  "xhcad places every SEND (default on: docs/running.md)",
 	  set_recv_fast, .hint = "use on or off"),
+	OPT(38, "xdp-ack", "on|off", "on: xhca_rx also sends the ACK of an RC SEND it placed\n"
+	  "(XDP_TX) when nothing of the QP's waits in xhcad: for a NIC,\n"
+	  "or a veth whose peer runs an XDP program (else its frames\n"
+	  "wait or are dropped: xhcad turns it off when the interface\n"
+	  "counts drops); off: xhcad sends every ACK (default off)",
+	  set_xdp_ack, .hint = "use on or off"),
 	OPT(22, "poll-us", "N", "busy poll the rings this long after work before sleeping:\n"
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
@@ -812,6 +819,7 @@ int main(int argc, char **argv)
 			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
 		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
 		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1, .recv_fast = 1,
+		.xdp_ack = XDP_ACK_OFF,
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };

@@ -12,8 +12,11 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <xhca/pkt.h>
 #include "log.h"
 #include "xhcad_queues.h"
@@ -161,4 +164,57 @@ int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6])
 	memcpy(ncache[slot].mac, mac, 6);
 	ncache[slot].ms = now;
 	return 0;
+}
+
+/* One ETHTOOL_* request of the interface's; 0 or -1. */
+static int ethtool_req(int fd, const char *ifname, void *req)
+{
+	struct ifreq ifr = {};
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = req;
+	return ioctl(fd, SIOCETHTOOL, &ifr);
+}
+
+int net_xdp_tx_errors(const char *ifname, __u64 *errs)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		__u32 n;
+	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
+	struct ethtool_gstrings *names = NULL;
+	struct ethtool_stats *vals = NULL;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = -1;
+	__u32 n;
+
+	*errs = 0;
+	if (fd < 0)
+		return -1;
+	if (ethtool_req(fd, ifname, &ss) || !(ss.hdr.sset_mask & (1ull << ETH_SS_STATS)))
+		goto out;
+	n = ss.n;
+	names = calloc(1, sizeof(*names) + (size_t)n * ETH_GSTRING_LEN);
+	vals = calloc(1, sizeof(*vals) + (size_t)n * sizeof(__u64));
+	if (!names || !vals)
+		goto out;
+	names->cmd = ETHTOOL_GSTRINGS;
+	names->string_set = ETH_SS_STATS;
+	names->len = n;
+	vals->cmd = ETHTOOL_GSTATS;
+	vals->n_stats = n;
+	if (ethtool_req(fd, ifname, names) || ethtool_req(fd, ifname, vals))
+		goto out;
+	for (__u32 i = 0; i < n && i < names->len && i < vals->n_stats; i++) {
+		char name[ETH_GSTRING_LEN + 1] = "";
+
+		memcpy(name, names->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+		if (strstr(name, "xdp_tx_err"))
+			*errs += vals->data[i];
+	}
+	err = 0;
+out:
+	free(names);
+	free(vals);
+	close(fd);
+	return err;
 }

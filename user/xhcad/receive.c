@@ -133,6 +133,13 @@ void qp_cq_overruns(struct xhcad *d)
 
 /* ---- SENDs xhca_rx places (--recv-fast: struct xhca_rfast's rules) ----- */
 
+/* Whether xhca_rx is to send the ACKs of the QP's SENDs it places
+ * (--xdp-ack): an RC QP over IPv4 (ack.bpf.h builds no other). */
+static int xdp_ack_wanted(const struct xhcad *d, const struct xhca_qp_ctx *c)
+{
+	return d->xdp_ack == XDP_ACK_ON && c->type == XHCA_QPT_RC && !(c->flags & XHCA_QPF_IPV6);
+}
+
 void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx)
 {
 	const struct xhca_qp_ctx *c = &d->ctxm[lidx];
@@ -160,6 +167,8 @@ void recv_fast_on(struct xhcad *d, struct qp_host *qh, __u32 lidx)
 	rf->cq = slot;
 	rf->owner = qh->owner;
 	rf->placed = 0;
+	rf->owe = 0;
+	rf->flags = xdp_ack_wanted(d, c) ? XHCA_RFF_XDP_ACK : 0;
 	rf->gen = qh->gen;
 	qh->rcv.rf = rf;
 	spin_unlock((int *)&rf->lock);
@@ -214,17 +223,22 @@ struct xhca_rfast *recv_fast_hold(struct xhcad *d, const struct xhca_rx_meta *m,
 
 #define RF_DONE_MAX 256
 
-/* A frame's count taken back from pend, never below 0: recv_fast_on set
- * pend to 0 while frames counted before were still on their way (the QP
- * off and on again meanwhile), and below 0 it would keep xhca_rx from
- * placing for the QP's life. */
-static void pend_down(struct xhca_rfast *rf)
+/* n frames' counts taken back from pend or owe, never below 0:
+ * recv_fast_on set them to 0 while frames counted before were still on
+ * their way (the QP off and on again meanwhile), and below 0 they would
+ * keep xhca_rx from placing (from acknowledging) for the QP's life. */
+static void count_down(__u32 *v, __u32 n)
 {
-	__u32 v = __atomic_load_n(&rf->pend, __ATOMIC_RELAXED);
+	__u32 x = __atomic_load_n(v, __ATOMIC_RELAXED);
 
-	while (v && !__atomic_compare_exchange_n(&rf->pend, &v, v - 1, 0, __ATOMIC_RELEASE,
+	while (x && !__atomic_compare_exchange_n(v, &x, x > n ? x - n : 0, 0, __ATOMIC_RELEASE,
 						 __ATOMIC_RELAXED))
 		;
+}
+
+static void pend_down(struct xhca_rfast *rf)
+{
+	count_down(&rf->pend, 1);
 }
 
 void recv_fast_release(struct xhca_rfast *rf)
@@ -256,6 +270,45 @@ void recv_fast_done(void)
 	for (__u32 i = 0; i < e->nrf_done; i++)
 		pend_down(e->rf_done[i]);
 	e->nrf_done = 0;
+}
+
+void recv_owe_note(struct xhcad *d, const struct xhca_rx_meta *m)
+{
+	struct qp_host *qh = qp_host_of(d, m);
+	struct xhca_rfast *rf = qh ? qh->rcv.rf : NULL;
+	struct engine *e = eng();
+
+	if (!rf || rf->gen != m->gen || !(rf->flags & XHCA_RFF_XDP_ACK) ||
+	    (m->opcode >> 5) != XHCA_QPT_RC || !(xhca_opinfo_tbl[m->opcode].flags & XHCA_O_REQ) ||
+	    (m->flags & XHCA_MF_MCAST))
+		return;
+	/* (without the list the count stays up: xhcad sends the QP's ACKs) */
+	if (!e->owe_qps && !(e->owe_qps = calloc(d->max_qps, sizeof(*e->owe_qps))))
+		return;
+	if (!qh->rcv.owe_taken++)
+		e->owe_qps[e->nowe_qps++] = m->lidx;
+}
+
+void recv_owe_done(struct xhcad *d)
+{
+	struct engine *e = eng();
+
+	for (__u32 i = 0; i < e->nowe_qps; i++) {
+		struct qp_host *qh = &d->qh[e->owe_qps[i]];
+
+		if (qh->rcv.rf)
+			count_down(&qh->rcv.rf->owe, qh->rcv.owe_taken);
+		qh->rcv.owe_taken = 0;
+	}
+	e->nowe_qps = 0;
+}
+
+void recv_xdp_ack_off(struct xhcad *d)
+{
+	for (__u32 l = 0; l < d->max_qps; l++)
+		if (d->qh[l].rcv.rf)
+			__atomic_and_fetch(&d->qh[l].rcv.rf->flags, ~XHCA_RFF_XDP_ACK,
+					   __ATOMIC_RELAXED);
 }
 
 /* RESET: a broken receive queue starts over, empty. */

@@ -193,6 +193,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 		m = *heads[f].m;
 		fr = heads[f].data;
 		xsk_take(d, (__u32)f);
+		recv_owe_note(d, &m);
 		r = deliver_frame(d, (__u32)f, &m, fr, len);
 		count(d, r, len);
 		if (xsk_taken_copy(d, &group))
@@ -219,6 +220,7 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work)
 		xsk_tx_kick(d); /* the round's responses, one syscall */
 		xsk_flush(d);
 		recv_fast_done(); /* (after their completions) */
+		recv_owe_done(d); /* (after its answers) */
 		cq_notify(d);
 		if (!eng()->id)
 			proxy_kick(d); /* and the completion records of proxy CQs */

@@ -177,6 +177,7 @@ struct qp_recv {
 	int rq_broken;		/* the ring's producer index was garbage */
 	struct xhca_rfast *rf;	/* xhca_rx places SENDs too (--recv-fast): the
 				 * consumer index is rf's */
+	__u32 owe_taken;	/* frames counted in rf's owe the round took */
 	struct srq *srq;	/* the ring is this SRQ's, shared */
 	/* the message being received */
 	int in_msg;		/* MSG_*: a FIRST was placed; MIDDLE/LAST go on */

@@ -101,5 +101,9 @@ int net_local_mac(struct xhcad *d);
 /* The MAC of ip (multicast: from the address; else the neighbour table,
  * asked to resolve it when it does not know: -EHOSTUNREACH meanwhile). */
 int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
+/* The frames sent by XDP_TX the interface dropped so far (its ethtool
+ * counters named *xdp_tx_err*: veth's when the peer has no NAPI); 0, or -1
+ * when it has no statistics. */
+int net_xdp_tx_errors(const char *ifname, __u64 *errs);
 
 #endif

@@ -56,6 +56,13 @@ struct xhca_rfast *recv_fast_hold(struct xhcad *d, const struct xhca_rx_meta *m,
 				  const struct pkt_info *pi);
 void recv_fast_release(struct xhca_rfast *rf);
 void recv_fast_done(void);
+/* --xdp-ack: a frame the round took that xhca_rx counted in its QP's owe
+ * (an RC request of a QP whose ACKs it sends) noted; the notes taken back
+ * from owe once the round sent its answers (after its last TX kick); every
+ * QP's ACKs back to xhcad (the interface drops frames sent by XDP_TX). */
+void recv_owe_note(struct xhcad *d, const struct xhca_rx_meta *m);
+void recv_owe_done(struct xhcad *d);
+void recv_xdp_ack_off(struct xhcad *d);
 void qp_ring_fatal(struct xhcad *d, struct qp_host *qh, const char *which);
 void qp_cq_overruns(struct xhcad *d);
 /* Flushes what the CQs have room for now. */

@@ -262,6 +262,10 @@ struct engine {
 	struct xhca_rfast **rf_done;
 	__u32 nrf_done;
 	struct xhca_rfast *rf_held; /* the one whose lock this engine holds now */
+	/* QPs whose frames counted in owe (--xdp-ack) the round took:
+	 * their owe goes down once the round's answers are sent */
+	__u32 *owe_qps;
+	__u32 nowe_qps;
 	int in_round;		/* in round_run: completions are staged (cq_write) */
 	/* its counters, summed for `xhca status` and `xhca stats` */
 	struct xhca_counter host[XHCA_H_MAX];
@@ -278,6 +282,11 @@ struct engine {
 };
 
 extern __thread struct engine *eng_self;
+
+/* struct xhcad's xdp_ack */
+#define XDP_ACK_OFF 0
+#define XDP_ACK_ON 1
+#define XDP_ACK_DROPPED 2 /* on, until the interface dropped frames sent by XDP_TX */
 struct xhcad {
 	char ifname[16];
 	int ifindex;
@@ -289,6 +298,8 @@ struct xhcad {
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	int gso;		/* --gso: RC/UC request packets as UDP GSO sends (gso.c) */
 	int recv_fast;		/* --recv-fast: xhca_rx places one-packet SENDs (recv.bpf.h) */
+	int xdp_ack;		/* --xdp-ack: ... and sends their ACKs (XDP_ACK_*) */
+	__u64 xdp_tx_errs;	/* the interface's XDP_TX errors when last looked at */
 	struct xhca_rfast *rfm;	/* xhca_rfast, mapped (by local index) */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	struct cm_state_all *cm; /* cm.c (cm_int.h) */

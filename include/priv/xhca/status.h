@@ -231,7 +231,8 @@ struct xhca_status {
 	__u64 sleeps;		/* waits in ppoll that could sleep */
 	__u64 polled;		/* busy polls that found work: no wakeup needed */
 	__u32 engines;		/* --engines: data path threads */
-	__u32 pad_engines;
+	__u32 xdp_ack;		/* --xdp-ack: 0 off, 1 on, 2 off since the interface
+				 * dropped frames sent by XDP_TX */
 	/* loopback (loopback.c, xsk.c): frames to this host's own addresses */
 	struct xhca_lo_stats {
 		__u64 self;	/* to this interface's addresses: through xhca_rx here */

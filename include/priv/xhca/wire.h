@@ -234,17 +234,19 @@ static inline __attribute__((always_inline)) int xhca_psn_diff(__u32 a, __u32 b)
 #define XHCA_AETH_NAK_REMOTE_OP 0x63	/* remote operational error */
 #define XHCA_AETH_KIND(syn) ((syn) & 0x60)
 
-#ifndef __bpf__
 /* IBA 9.7.7.2.5 (table 44): receive WQEs an ACK's credit code (0 to 30)
  * stands for; XHCA_AETH_ACK_NO_CREDIT says nothing. The responder sends
  * the largest code not above what it has posted (xhca_credit_code), the
- * requester reads it back (xhca_credit_count). */
+ * requester reads it back (xhca_credit_count). The table as a list, for
+ * xhca_rx's copy too (ack.bpf.h: BPF takes no static local). */
+#define XHCA_CREDIT_COUNTS                                                                   \
+	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, \
+		1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768
+
+#ifndef __bpf__
 static inline __u32 xhca_credit_count(__u8 code)
 {
-	static const __u32 tbl[31] = {
-		0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
-		512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
-	};
+	static const __u32 tbl[31] = { XHCA_CREDIT_COUNTS };
 
 	return code < 31 ? tbl[code] : 0;
 }

@@ -179,6 +179,7 @@ int seq_recv_pend(char *why);
 int seq_recv_cached(char *why);
 int seq_recv_no_ts(char *why);
 int seq_recv_xdp_ack(char *why);
+int seq_recv_xdp_ack_frames(char *why);
 void recv_maps_off(void);
 int seq_write_placed_4k(char *why);
 int seq_write_slow(char *why);

@@ -480,6 +480,8 @@ static const struct unit_case rx_cases[] = {
 		   "a CQ made with XHCA_CQF_NO_TS: xhca_rx writes its completion with time 0"),
 	UNIT_CHECK("seq_recv_xdp_ack", seq_recv_xdp_ack,
 		   "an RC SEND or WRITE placed by xhca_rx, its ACK due: the ACK made and sent back there"),
+	UNIT_CHECK("seq_recv_xdp_ack_frames", seq_recv_xdp_ack_frames,
+		   "ACKs made by xhca_rx keep VLAN tags; IPv4 options, frags, IPv6 leave it to xhcad"),
 	UNIT_CHECK("seq_op_sequence", seq_op_sequence,
 		   "opcode sequence: a SEND or WRITE in progress takes only its own MIDDLE/LAST"),
 	UNIT_CHECK("seq_read_atomic", seq_read_atomic,

@@ -8,7 +8,8 @@
 #   tests/bench_profile.sh ib_send_bw -s 64 -q 8
 # PROFILE_MTU (4200), PROFILE_QUEUES (one per CPU, 2 to 16), PROFILE_ENGINES
 # (as many as queues, at most 8), PROFILE_SECONDS (3), PROFILE_TOP (40);
-# PROFILE_OUT: keep perf.data and the reports there.
+# PROFILE_OUT: keep perf.data and the reports there; PROFILE_XHCAD_ARGS:
+# more options for both xhcads (e.g. --xdp-ack off).
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root bench_profile
@@ -25,7 +26,9 @@ out=${PROFILE_OUT:-$(mktemp -d)}
 mkdir -p "$out"
 trap 'apps_kill; topo_cleanup; [ -n "${PROFILE_OUT:-}" ] || rm -rf "$out"' EXIT
 TOPO_QUEUES=$Q TOPO_MTU=${PROFILE_MTU:-4200} topo_setup || { echo "bench_profile: no topology" >&2; exit 1; }
-xhcad_start --hostmem-mb 256 --engines "$E" && xhcad_start_b --hostmem-mb 256 --engines "$E" ||
+# (--xdp-ack on as in bench_verbs.sh: both ends run xhca_rx)
+xhcad_start --hostmem-mb 256 --engines "$E" --xdp-ack on ${PROFILE_XHCAD_ARGS:-} &&
+	xhcad_start_b --hostmem-mb 256 --engines "$E" --xdp-ack on ${PROFILE_XHCAD_ARGS:-} ||
 	{ echo "bench_profile: xhcad did not start" >&2; exit 1; }
 links_up
 in_b timeout $((SECS + 60)) "$B/xhca" -i "$IF_B" exec -- "$@" -F -x 1 -p 18515 -D $((SECS + 4)) \

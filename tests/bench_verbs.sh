@@ -99,7 +99,7 @@ pt() {
 	local name=$1 srv c0 c1
 	shift
 	# BENCH_ONLY: a regular expression of the runs to make (default all)
-	[[ $name =~ ${BENCH_ONLY:-.} ]] || { echo "0 0" >"$tmp/$name.cpu"; : >"$tmp/$name"; return 0; }
+	[[ $name =~ ${BENCH_ONLY:-.} ]] || { echo "0 0" >"$tmp/$name.cpu"; : >"$tmp/$name"; : >"$tmp/$name.skip"; return 0; }
 	in_b timeout 120 "$B/xhca" -i "$IF_B" exec -- "$@" -F -x 1 -p 18515 >"$tmp/$name.srv" 2>&1 &
 	srv=$!
 	wait_listen "$NS_B" 18515 || { echo "bench_verbs: $name: no server" >&2; return 1; }
@@ -120,12 +120,15 @@ xhcad_stop
 XHCAD_PID=$XHCAD_PID_B xhcad_stop
 
 "$SCAPY_PY" - "$tmp" "$SECS" "$MTU" <<'PY'
-import json, re, sys
+import json, os, re, sys
 tmp, secs = sys.argv[1], float(sys.argv[2])
 at = "" if sys.argv[3] == "4200" else f" (MTU {sys.argv[3]})"
 
 def lines(name):
-    return open(f"{tmp}/{name}").read().splitlines()
+    try:
+        return open(f"{tmp}/{name}").read().splitlines()
+    except FileNotFoundError:  # (not run: BENCH_ONLY)
+        return []
 
 def cpu(name):
     a, b = (float(x) for x in open(f"{tmp}/{name}.cpu").read().split())
@@ -171,35 +174,40 @@ def ratio(a, b):
     return a / b if b else 0
 
 rows = []
+
+def add(name, row):  # (none for a run BENCH_ONLY left out)
+    if not os.path.exists(f"{tmp}/{name}.skip"):
+        rows.append(row)
+
 tl50, tl99 = sockperf_lat()
 for name, label in (("send_lat", "ib_send_lat"), ("write_lat", "ib_write_lat")):
     x50, x99 = lat(name)
-    rows.append((f"64 B latency, {label} (typical / 50%), us", x50, tl50, ratio(x50, tl50), ""))
-    rows.append((f"64 B latency, {label} (99%), us", x99, tl99, ratio(x99, tl99), ""))
+    add(name, (f"64 B latency, {label} (typical / 50%), us", x50, tl50, ratio(x50, tl50), ""))
+    add(name, (f"64 B latency, {label} (99%), us", x99, tl99, ratio(x99, tl99), ""))
 ts50 = spin_lat()
 for name, label in (("send_lat", "ib_send_lat"), ("write_lat", "ib_write_lat")):
     x50, _ = lat(name)
-    rows.append((f"64 B latency, {label} vs spinning TCP, us", x50, ts50, ratio(x50, ts50),
+    add(name, (f"64 B latency, {label} vs spinning TCP, us", x50, ts50, ratio(x50, ts50),
                  "<= 1x" if name == "send_lat" and not at else ""))
 tbw = iperf_bw()
 for name, label in (("write_bw", "ib_write_bw"), ("read_bw", "ib_read_bw")):
     x, _ = bw(name)
     goal = "" if name != "write_bw" else ">= 0.7x" if at else ">= 1x"
-    rows.append((f"64 KiB bandwidth, {label}, MB/s", x, tbw, ratio(x, tbw), goal))
+    add(name, (f"64 KiB bandwidth, {label}, MB/s", x, tbw, ratio(x, tbw), goal))
 _, mpps = bw("send_bw")
 trate = sockperf_rate()
-rows.append(("64 B messages/s, ib_send_bw", mpps * 1e6, trate, ratio(mpps * 1e6, trate),
+add("send_bw", ("64 B messages/s, ib_send_bw", mpps * 1e6, trate, ratio(mpps * 1e6, trate),
              "" if at else ">= 1x"))
 # CPU per MiB moved and per message, both hosts (the machine's busy time)
 xw, _ = bw("write_bw")
 xmib, tmib = xw * secs / 1.048576, tbw * secs / 1.048576
 xc, tc = cpu("write_bw"), cpu("tcp.bw")
-rows.append(("CPU ms per MiB, 64 KiB writes", 1e3 * xc / xmib if xmib else 0,
+add("write_bw", ("CPU ms per MiB, 64 KiB writes", 1e3 * xc / xmib if xmib else 0,
              1e3 * tc / tmib if tmib else 0, ratio(xc / xmib if xmib else 0, tc / tmib if tmib else 0),
              "" if at else "<= 1.5x"))
 xm, tm = mpps * 1e6 * secs, trate * secs
 xc, tc = cpu("send_bw"), cpu("tcp.tp")
-rows.append(("CPU us per 64 B message", 1e6 * xc / xm if xm else 0, 1e6 * tc / tm if tm else 0,
+add("send_bw", ("CPU us per 64 B message", 1e6 * xc / xm if xm else 0, 1e6 * tc / tm if tm else 0,
              ratio(xc / xm if xm else 0, tc / tm if tm else 0), ""))
 with open(f"{tmp}/rows.tsv", "w") as f:
     for label, x, t, r, goal in rows:

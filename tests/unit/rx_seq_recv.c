@@ -572,6 +572,22 @@ static int xdp_ack_is(const struct xhca_pkt_spec *req, __u32 msn, __u32 posted, 
 	return 0;
 }
 
+/* L_RCW served here (not yet let send ACKs), its ACKs to XDP_ACK_DQPN,
+ * path MTU 4096, its receive queue full of entries from wr_id w. */
+static int xdp_ack_qp(__u64 w, char *why)
+{
+	struct xhca_qp_ctx c;
+
+	if (fast_up(L_RCW, why) || ctx_get(L_RCW, &c))
+		return -1;
+	c.dest_qpn = XDP_ACK_DQPN;
+	c.mtu_shift = 12;
+	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 1);
+	for (int i = 0; i < RQ_DEPTH; i++)
+		post(w + (__u64)i, BUF_OFF, 128);
+	return 0;
+}
+
 /* An RC SEND or WRITE placed here whose ACK is due (AckReq): its ACK made
  * here and sent back where xhcad lets it (XHCA_RFF_XDP_ACK) and owe is the
  * packet's alone (a SEND's: with credits to give); else on to xhcad for
@@ -581,17 +597,11 @@ int seq_recv_xdp_ack(char *why)
 {
 	static __u8 pay[100];
 	struct xhca_pkt_spec s;
-	struct xhca_qp_ctx c;
 	__u32 psn = EPSN0;
 
 	memset(pay, 0x5a, sizeof(pay));
-	if (fast_up(L_RCW, why))
+	if (xdp_ack_qp(0x7001, why))
 		return -1;
-	xhca_qpctx_load(&E.ctxm[L_RCW], &c);
-	c.dest_qpn = XDP_ACK_DQPN;
-	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 1);
-	for (int i = 0; i < 4; i++)
-		post(0x7001 + (__u64)i, BUF_OFF, 128);
 	/* not let: on to xhcad, owe not counted */
 	send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 100);
 	s.ackreq = 1;
@@ -666,14 +676,9 @@ int seq_recv_xdp_ack_frames(char *why)
 	__u32 psn = EPSN0;
 
 	memset(pay, 0x3c, sizeof(pay));
-	if (fast_up(L_RCW, why) || ctx_get(L_RCW, &c))
+	if (xdp_ack_qp(0x7201, why))
 		return -1;
-	c.dest_qpn = XDP_ACK_DQPN;
-	c.mtu_shift = 12;
-	xhca_qpctx_store(&E.ctxm[L_RCW], &c, 1);
 	rfm[L_RCW].flags = XHCA_RFF_XDP_ACK;
-	for (int i = 0; i < RQ_DEPTH; i++)
-		post(0x7201 + (__u64)i, BUF_OFF, 128);
 	for (int n = 1; n <= 2; n++) {
 		send_spec(&s, L_RCW, XHCA_OP_SEND_ONLY, psn, pay, 100);
 		s.ackreq = 1;

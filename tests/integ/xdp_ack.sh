@@ -7,8 +7,9 @@
 # and rping (SENDs,
 # READs and WRITEs on one QP: an ACK of xhca_rx's never passes a READ
 # response xhcad still owes) all end well with nothing sent again and no
-# timeout; recv_acked counts the ACKs; `xhca status` says xdp_ack on; an
-# xhcad without --xdp-ack sends every ACK itself.
+# timeout; recv_acked counts the ACKs; `xhca status` says xdp_ack on. By
+# default (auto) an xhcad on a veth sends every ACK itself in native mode,
+# and lets xhca_rx send them in skb mode.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/xdp_ack
@@ -73,15 +74,38 @@ quiet "perftest"
 run2 "rping -V" "rping -s -a $IP_B -C 300 -S 1024 -V" "rping -c -a $IP_B -C 300 -S 1024 -V"
 quiet "rping"
 
-# without --xdp-ack (B): xhcad sends B's ACKs, A's xhca_rx still its own
+# B's xhcad by default (--xdp-ack auto): off, as xhca_rx runs native on a
+# veth (xhcad cannot see whether the peer runs an XDP program), said in its
+# log; xhcad sends B's ACKs, A's xhca_rx still its own
 XHCAD_PID=$XHCAD_PID_B xhcad_stop
-xhcad_start_b --hostmem-mb 256 || { fail "xdp_ack: B's xhcad without --xdp-ack"; t_done; }
+XHCAD_LOG_B=$tmp/xhcad-b.log
+xhcad_start_b --hostmem-mb 256 || { fail "xdp_ack: B's xhcad by default"; t_done; }
 links_up
-check_eq "xdp_ack: xhca status says off without it" \
+check_eq "xdp_ack: auto, native on a veth: xhca status says off" \
 	"$("$B/xhca" -i "$IF_B" -j status | json_get 'd["xdp_ack"]')" 0
+check "xdp_ack: ... and xhcad said why" \
+	grep -q -- "--xdp-ack auto: off (driver veth, native mode): a veth's peer may run no XDP" "$XHCAD_LOG_B"
 a0=$(acked "$IF_A") b0=$(acked "$IF_B")
-run2 "rc_pingpong, B without" "ibv_rc_pingpong -g 1 -c -n 300 -s 64" \
+run2 "rc_pingpong, B auto" "ibv_rc_pingpong -g 1 -c -n 300 -s 64" \
 	"ibv_rc_pingpong -g 1 -c -n 300 -s 64 $IP_B"
 a=$(($(acked "$IF_A") - a0)) b=$(($(acked "$IF_B") - b0))
 check "xdp_ack: B's xhca_rx sent none, A's did ($a on A, $b on B)" test "$a" -gt 0 -a "$b" = 0
+
+# ... and on in skb mode: XDP_TX leaves as any packet does (generic XDP),
+# the peer needs nothing
+XHCAD_PID=$XHCAD_PID_B xhcad_stop
+: >"$XHCAD_LOG_B"
+xhcad_start_b --hostmem-mb 256 --mode skb || { fail "xdp_ack: B's xhcad in skb mode"; t_done; }
+links_up
+check_eq "xdp_ack: auto, skb mode: xhca status says on" \
+	"$("$B/xhca" -i "$IF_B" -j status | json_get 'd["xdp_ack"]')" 1
+check "xdp_ack: ... and xhcad said so" \
+	grep -q -- "--xdp-ack auto: on (driver veth, skb mode)" "$XHCAD_LOG_B"
+a0=$(acked "$IF_A") b0=$(($(acked "$IF_B") + $(acked "$IF_B" placed_acked)))
+run2 "rc_pingpong, B in skb mode" "ibv_rc_pingpong -g 1 -c -n 300 -s 64" \
+	"ibv_rc_pingpong -g 1 -c -n 300 -s 64 $IP_B"
+run2 "ib_write_bw, B in skb mode" "ib_write_bw -F -s 65536 -n 1000" "ib_write_bw -F -s 65536 -n 1000 $IP_B"
+a=$(($(acked "$IF_A") - a0)) b=$(($(acked "$IF_B") + $(acked "$IF_B" placed_acked) - b0))
+check "xdp_ack: skb mode: both xhca_rx sent ACKs ($a on A, $b on B)" test "$a" -gt 0 -a "$b" -gt 0
+quiet "skb mode"
 t_done

@@ -7,7 +7,8 @@
 # this build's xhcad, xhca and verbs library on its virtio NIC, native XDP,
 # against this host's xhcad over a tap and a bridge. Unmodified
 # ibv_rc_pingpong, ib_write_bw, ib_read_bw, ib_send_bw and rping run between
-# the two xhcas, the guest the server and then the client. Then the
+# the two xhcas, the guest the server and then the client (the guest's
+# xhca_rx sending its ACKs by XDP_TX: --xdp-ack auto, on for virtio_net). Then the
 # fallbacks' own checks: the start line and xhca status name what the kernel
 # lacks (bpf_dynptr_copy before 6.15, AF_XDP multi-buffer before 6.6); a
 # WRITE xhca_rx cannot place without the kfunc goes to xhcad, counted
@@ -194,7 +195,7 @@ run_kernel() {
 	pass "kernels: $KREL: xhcad serves the guest's eth0 (native XDP on virtio_net)"
 	start_checks
 	want rc_pingpong && both rc_pingpong 90 "ibv_rc_pingpong -d %D -g %G -p %P -n 200" ' iters in '
-	want write_bw && both write_bw 120 "ib_write_bw $PERF" '^ *65536 +200 '
+	want write_bw && both write_bw 120 "ib_write_bw $PERF" '^ *65536 +200 ' && xdp_ack_checks
 	want read_bw && both read_bw 120 "ib_read_bw $PERF -o 8 -s 8192" '^ *8192 +200 '
 	want send_bw && both send_bw 120 "ib_send_bw $PERF" '^ *65536 +200 ' && gso_checks
 	want rping && for who in guest host; do
@@ -226,6 +227,17 @@ gso_checks() {
 		check "kernels: $KREL: --gso: the kernel refused the first send ($refused runs went frame by frame), none went ($sends), and said so" \
 			eval '[ "$refused" -ge 1 ] && [ "$sends" = 0 ] && grep -q -- "--gso: the kernel refused a UDP GSO send" "$VMD/o/gx$GX.out"'
 	fi
+}
+
+# --xdp-ack auto in the guest: on (virtio_net, native XDP): the ACKs of the
+# WRITEs its xhca_rx placed (the guest the server of ib_write_bw above) went
+# back to this host by XDP_TX through virtio_net, and the runs completed.
+xdp_ack_checks() {
+	local n
+	n=$(gxhca -j stats | json_get 'd["reasons"]["placed_acked"]["packets"] + d["reasons"]["recv_acked"]["packets"]')
+	check_eq "kernels: $KREL: --xdp-ack auto: on in the guest (virtio_net, native XDP)" \
+		"$(gxhca -j status | json_get 'd["xdp_ack"]')" 1
+	check "kernels: $KREL: --xdp-ack: the guest's xhca_rx sent ACKs by XDP_TX ($n)" test "${n:-0}" -gt 0
 }
 
 # What the start line and xhca status say of the guest's kernel.

@@ -225,7 +225,7 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("polled", ", %llu wakeups spared by polling\n", s->polled);
 	out_u64("xdp_ack", NULL, s->xdp_ack);
 	out_text("xdp_ack:      %s\n",
-		 s->xdp_ack == 1   ? "on (xhca_rx sends the ACKs of the SENDs it places: recv_acked)"
+		 s->xdp_ack == 1   ? "on (xhca_rx sends the ACKs of the SENDs and WRITEs it places: recv_acked, placed_acked)"
 		 : s->xdp_ack == 2 ? "off: the interface dropped frames sent by XDP_TX"
 				   : "off");
 	status_rr(s);

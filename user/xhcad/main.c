@@ -318,7 +318,14 @@ static int set_either(int *flag, const char *arg, const char *yes, const char *n
 
 SETTER(set_gso) { return set_either(&O->d->gso, arg, "on", "off"); }
 SETTER(set_recv_fast) { return set_either(&O->d->recv_fast, arg, "on", "off"); }
-SETTER(set_xdp_ack) { return set_either(&O->d->xdp_ack, arg, "on", "off"); }
+SETTER(set_xdp_ack)
+{
+	if (!strcmp(arg, "auto")) {
+		O->d->xdp_ack = XDP_ACK_AUTO;
+		return 0;
+	}
+	return set_either(&O->d->xdp_ack, arg, "on", "off");
+}
 SETTER(set_icrc) { return set_either(&O->d->icrc_first, arg, "first", "after"); }
 
 SETTER(set_group)
@@ -423,12 +430,14 @@ static const struct xhca_opt xopts[] = {
 	  "(a buffer in a pre-translated region, room in the CQ); off:\n"
 	  "xhcad places every SEND (default on: docs/running.md)",
 	  set_recv_fast, .hint = "use on or off"),
-	OPT(38, "xdp-ack", "on|off", "on: xhca_rx also sends the ACK of an RC SEND it placed\n"
-	  "(XDP_TX) when nothing of the QP's waits in xhcad: for a NIC,\n"
-	  "or a veth whose peer runs an XDP program (else its frames\n"
+	OPT(38, "xdp-ack", "auto|on|off", "on: xhca_rx also sends the ACK of an RC SEND or WRITE\n"
+	  "it placed (XDP_TX) when nothing of the QP's waits in xhcad: for\n"
+	  "a NIC, or a veth whose peer runs an XDP program (else its frames\n"
 	  "wait or are dropped: xhcad turns it off when the interface\n"
-	  "counts drops); off: xhcad sends every ACK (default off)",
-	  set_xdp_ack, .hint = "use on or off"),
+	  "counts drops); off: xhcad sends every ACK; auto (default): on\n"
+	  "but where xhca_rx runs native on a veth (whose peer xhcad\n"
+	  "cannot see)",
+	  set_xdp_ack, .hint = "use auto, on or off"),
 	OPT(22, "poll-us", "N", "busy poll the rings this long after work before sleeping:\n"
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
@@ -638,6 +647,29 @@ static void kernel_features(struct xhcad *d)
 	pr_info("kernel %s %s\n", d->kernel, line);
 }
 
+/* --xdp-ack auto: on, but where xhca_rx runs native on a veth. A veth
+ * hands a frame XDP_TX sends to its peer's NAPI, which the peer has only
+ * when it runs an XDP program (or GRO, which holds the frame until its next
+ * packet): xhcad cannot see the peer, so xhcad sends the ACKs there. In skb
+ * mode XDP_TX goes out as any packet does; a NIC sends it itself. */
+static void xdp_ack_auto(struct xhcad *d)
+{
+	char drv[32];
+
+	if (d->xdp_ack != XDP_ACK_AUTO)
+		return;
+	if (net_driver(d->ifname, drv, sizeof(drv)))
+		snprintf(drv, sizeof(drv), "%s", "unknown");
+	d->xdp_ack = d->native && !strcmp(drv, "veth") ? XDP_ACK_OFF : XDP_ACK_ON;
+	if (d->recv_fast)
+		pr_info("--xdp-ack auto: %s (driver %s, %s mode)%s\n",
+			d->xdp_ack == XDP_ACK_ON ? "on" : "off", drv,
+			d->native ? "native" : "skb",
+			d->xdp_ack == XDP_ACK_ON ? ""
+						 : ": a veth's peer may run no XDP program, "
+						   "xhcad sends the ACKs");
+}
+
 /* Load (or adopt) the program, rebuild the tables, serve until a signal,
  * and take it all down again. Returns main's exit code. */
 static int serve(struct xhcad *d, const struct opts *o, int lfd)
@@ -650,6 +682,7 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 		err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
 	if (err)
 		return 1;
+	xdp_ack_auto(d); /* (the mode known, before the QPs) */
 	xsk_engines(d); /* (before the QPs: each goes to its engine) */
 	err = qp_table_init(d);
 	if (!err)
@@ -819,7 +852,7 @@ int main(int argc, char **argv)
 			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
 		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
 		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1, .recv_fast = 1,
-		.xdp_ack = XDP_ACK_OFF,
+		.xdp_ack = XDP_ACK_AUTO,
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };

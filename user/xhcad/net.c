@@ -176,6 +176,23 @@ static int ethtool_req(int fd, const char *ifname, void *req)
 	return ioctl(fd, SIOCETHTOOL, &ifr);
 }
 
+int net_driver(const char *ifname, char *drv, size_t len)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = -1;
+
+	if (len)
+		*drv = 0;
+	if (fd < 0)
+		return -1;
+	if (!ethtool_req(fd, ifname, &di) && di.driver[0]) {
+		snprintf(drv, len, "%.*s", (int)sizeof(di.driver), di.driver);
+		err = 0;
+	}
+	close(fd);
+	return err;
+}
+
 int net_xdp_tx_errors(const char *ifname, __u64 *errs)
 {
 	struct {

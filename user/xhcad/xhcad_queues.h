@@ -105,5 +105,8 @@ int net_dest_mac(struct xhcad *d, const __u8 ip[16], __u8 mac[6]);
  * counters named *xdp_tx_err*: veth's when the peer has no NAPI); 0, or -1
  * when it has no statistics. */
 int net_xdp_tx_errors(const char *ifname, __u64 *errs);
+/* The interface's driver (ethtool's: "veth", "virtio_net", "mlx5_core") in
+ * drv; 0, or -1 when the interface names none. */
+int net_driver(const char *ifname, char *drv, size_t len);
 
 #endif

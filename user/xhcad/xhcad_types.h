@@ -287,6 +287,7 @@ extern __thread struct engine *eng_self;
 #define XDP_ACK_OFF 0
 #define XDP_ACK_ON 1
 #define XDP_ACK_DROPPED 2 /* on, until the interface dropped frames sent by XDP_TX */
+#define XDP_ACK_AUTO 3	  /* the option's default: on or off by the interface, at start */
 struct xhcad {
 	char ifname[16];
 	int ifindex;

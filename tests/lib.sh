@@ -25,6 +25,16 @@ need_root() {
 	if [ "$(id -u)" != 0 ]; then skip "$1: needs root"; exit 0; fi
 }
 
+# need_cmds NAME CMD...: the test NAME skipped, and ended, unless every CMD
+# is installed (make deps installs them)
+need_cmds() {
+	local name=$1 c
+	shift
+	for c in "$@"; do
+		command -v "$c" >/dev/null || { skip "$name: $c is not installed (make deps)"; exit 0; }
+	done
+}
+
 # bpffs is not mounted at boot on this machine.
 ensure_bpffs() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf

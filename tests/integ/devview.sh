@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 need_root "devview"
 command -v setpriv >/dev/null || { skip "devview: no setpriv (util-linux)"; t_done; }
-command -v ibv_devinfo >/dev/null || { skip "devview: ibv_devinfo is not installed (make deps)"; t_done; }
+need_cmds devview ibv_devinfo
 topo_setup || { fail "devview: topology"; t_done; }
 tmp=$(mktemp -d)
 trap 'topo_cleanup; rm -rf "$tmp"' EXIT

@@ -13,9 +13,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/engines
-for p in ib_write_bw ibv_rc_pingpong rping; do
-	command -v "$p" >/dev/null || { skip "engines: $p is not installed (make deps)"; t_done; }
-done
+need_cmds engines ib_write_bw ibv_rc_pingpong rping
 TOPO_QUEUES=4 TOPO_MTU=4200 topo_setup || { fail "engines: topology"; t_done; }
 tmp=$(mktemp -d)
 APP_DIR=$tmp

@@ -17,7 +17,7 @@
 # asking again for the rest).
 . "$(dirname "$0")/../lib.sh"
 need_root "gso_qdisc"
-command -v ib_write_bw >/dev/null || { skip "gso_qdisc: ib_write_bw is not installed (make deps)"; exit 0; }
+need_cmds gso_qdisc ib_write_bw
 TOPO_QUEUES=2 TOPO_MTU=1500 topo_setup || { fail "gso_qdisc: topology"; t_done; }
 tmp=$(mktemp -d)
 trap 'apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT

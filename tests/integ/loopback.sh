@@ -14,9 +14,7 @@
 # may send to xhcad's loopback socket. Counted in `xhca status`.
 . "$(dirname "$0")/../lib.sh"
 need_root "loopback"
-for p in ibv_rc_pingpong ib_write_bw rping mckey tshark; do
-	command -v "$p" >/dev/null || { skip "loopback: $p is not installed (make deps)"; t_done; }
-done
+need_cmds loopback ibv_rc_pingpong ib_write_bw rping mckey tshark
 topo_setup || { fail "loopback: topology"; t_done; }
 id=$(($$ % 100000))
 IF_C=xc$id IF_D=xd$id IF_N=xn$id IF_M=xm$id IP_C=10.78.0.1 IP_N=10.90.0.1

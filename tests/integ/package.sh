@@ -12,9 +12,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 	skip "package: the packages are built from the plain tree (make test runs this)"
 	t_done
 fi
-for p in dpkg-buildpackage dh lintian systemd-analyze; do
-	command -v "$p" >/dev/null || { skip "package: no $p (make deps)"; t_done; }
-done
+need_cmds package dpkg-buildpackage dh lintian systemd-analyze
 TRIPLET=$(gcc -print-multiarch) # (lib.sh has MA)
 VER=$(make -C "$XHCA_TOP" -s print-VERSION)
 DEBS=$XHCA_TOP/build/debs

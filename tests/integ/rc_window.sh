@@ -9,7 +9,7 @@
 # the first PSN.
 . "$(dirname "$0")/../lib.sh"
 need_root "rc_window"
-command -v ib_write_bw >/dev/null || { skip "rc_window: ib_write_bw is not installed (make deps)"; exit 0; }
+need_cmds rc_window ib_write_bw
 MID_MTU=4200 two_hosts rc_window 64
 links_up || fail "rc_window: links up"
 tshark_roce_init

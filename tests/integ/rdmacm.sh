@@ -25,9 +25,7 @@ else
 fi
 check "librdmacm.so.1: SONAME librdmacm.so.1, needs libibverbs.so.1" bash -c \
 	"objdump -p '$LIB' | grep -q 'SONAME *librdmacm.so.1\$' && objdump -p '$LIB' | grep -q 'NEEDED *libibverbs.so.1\$'"
-for p in rping ucmatose udaddy mckey ib_send_bw; do
-	command -v "$p" >/dev/null || { skip "rdmacm: $p is not installed (make deps)"; t_done; }
-done
+need_cmds rdmacm rping ucmatose udaddy mckey ib_send_bw
 out=$("$B/xhca" exec -- ldd "$(command -v rping)" 2>&1)
 check "xhca exec: rping loads xhca's librdmacm.so.1 and libibverbs.so.1 ($(echo "$out" | awk '/rdmacm|ibverbs/ {print $3}' | tr '\n' ' '))" \
 	bash -c 'grep -q "librdmacm.so.1 => $1/librdmacm.so.1" <<<"$2" &&

@@ -11,9 +11,7 @@
 # off, xhca_rx places none; a QP an xhcad restart keeps gets it again.
 . "$(dirname "$0")/../lib.sh"
 need_root "recv_fast"
-for p in ibv_rc_pingpong ib_send_bw; do
-	command -v "$p" >/dev/null || { skip "recv_fast: $p is not installed (make deps)"; t_done; }
-done
+need_cmds recv_fast ibv_rc_pingpong ib_send_bw
 MID_MTU=4200 XHCAD_B_ARGS="--recv-fast on" two_hosts recv_fast 256 --recv-fast on
 links_up
 

@@ -8,9 +8,7 @@
 # Then the pingpongs again through loss and reordering in the middle.
 . "$(dirname "$0")/../lib.sh"
 need_root "verbs"
-for p in ibv_devinfo ibv_rc_pingpong ib_send_bw; do
-	command -v "$p" >/dev/null || { skip "verbs: $p is not installed (make deps)"; t_done; }
-done
+need_cmds verbs ibv_devinfo ibv_rc_pingpong ib_send_bw
 # (--gso on, the default: its requests as UDP GSO sends, checked below)
 MID_MTU=4200 two_hosts verbs 256
 links_up

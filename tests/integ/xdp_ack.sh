@@ -13,9 +13,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/xdp_ack
-for p in ib_send_bw ibv_rc_pingpong rping; do
-	command -v "$p" >/dev/null || { skip "xdp_ack: $p is not installed (make deps)"; t_done; }
-done
+need_cmds xdp_ack ib_send_bw ibv_rc_pingpong rping
 TOPO_MTU=4200 topo_setup || { fail "xdp_ack: topology"; t_done; }
 tmp=$(mktemp -d)
 APP_DIR=$tmp

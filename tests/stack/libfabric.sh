@@ -7,9 +7,7 @@
 # (-c), between two xhca hosts and between two processes on one host.
 . "$(dirname "$0")/../lib.sh"
 need_root "libfabric"
-for p in fi_info fi_pingpong; do
-	command -v "$p" >/dev/null || { skip "libfabric: $p is not installed (make deps)"; t_done; }
-done
+need_cmds libfabric fi_info fi_pingpong
 MID_MTU=4200 two_hosts libfabric 512
 links_up
 

@@ -9,9 +9,7 @@
 # namespace). Each run's traffic is seen in xhca's counters.
 . "$(dirname "$0")/../lib.sh"
 need_root "mpi"
-for p in mpicc mpirun; do
-	command -v "$p" >/dev/null || { skip "mpi: $p is not installed (make deps)"; t_done; }
-done
+need_cmds mpi mpicc mpirun
 MID_MTU=4200 two_hosts mpi 512
 links_up
 chmod 755 "$tmp"

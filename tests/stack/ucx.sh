@@ -10,9 +10,7 @@
 # the device's looped frames).
 . "$(dirname "$0")/../lib.sh"
 need_root "ucx"
-for p in ucx_info ucx_perftest; do
-	command -v "$p" >/dev/null || { skip "ucx: $p is not installed (make deps)"; t_done; }
-done
+need_cmds ucx ucx_info ucx_perftest
 MID_MTU=4200 two_hosts ucx 512
 links_up
 

@@ -51,8 +51,10 @@ static __always_inline struct xhca_rfast *recv_count(const struct roce_pkt *p, _
 						     __u32 gen, struct verdict *vd)
 {
 	struct xhca_rfast *rf;
+	int recv = is_send_op(p->opcode & 0x1f) || (p->op_flags & XHCA_H_IMM);
 
-	if (!(p->op_flags & XHCA_O_REQ))
+	/* (owe is RC's alone: a UC WRITE looks at no entry) */
+	if (!(p->op_flags & XHCA_O_REQ) || (!recv && (p->opcode >> 5) != XHCA_QPT_RC))
 		return NULL;
 	rf = bpf_map_lookup_elem(&xhca_rfast, &lidx);
 	if (!rf || READ_ONCE32(rf->gen) != gen)
@@ -61,7 +63,7 @@ static __always_inline struct xhca_rfast *recv_count(const struct roce_pkt *p, _
 		__sync_fetch_and_add(&rf->owe, 1);
 		vd->owe = 1;
 	}
-	if (is_send_op(p->opcode & 0x1f) || (p->op_flags & XHCA_H_IMM)) {
+	if (recv) {
 		__sync_fetch_and_add(&rf->pend, 1);
 		vd->pend = 1;
 	}

@@ -392,7 +392,8 @@ _Static_assert(sizeof(struct xhca_event) == 36, "xhca_event size");
  * own one: nothing before it is still on its way through xhcad.
  *
  * With XHCA_RFF_XDP_ACK (xhcad --xdp-ack, an RC QP) xhca_rx also sends the
- * ACK due for a SEND it placed itself (XDP_TX), when owe is its own one:
+ * ACK due for a SEND or WRITE packet it placed itself (XDP_TX), when owe
+ * is its own one:
  * owe counts every RC request packet of the QP as pend counts SENDs (added
  * as xhca_rx starts on it, taken back unless it went to the flow queue),
  * and xhcad takes each such frame back once the round that took it has
@@ -424,7 +425,8 @@ _Static_assert(sizeof(struct xhca_rfast) == 64, "xhca_rfast size");
 #define XHCA_RFL_RX 1
 #define XHCA_RFL_XHCAD 2
 
-/* xhca_rx sends the ACKs of the SENDs it places (XDP_TX), counting owe */
+/* xhca_rx sends the ACKs of the SENDs and WRITEs it places (XDP_TX),
+ * counting owe */
 #define XHCA_RFF_XDP_ACK 1
 
 /* xhca_cqx (key: a CQ's slot): the CQ's producer side, shared by xhcad's

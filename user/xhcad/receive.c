@@ -133,8 +133,9 @@ void qp_cq_overruns(struct xhcad *d)
 
 /* ---- SENDs xhca_rx places (--recv-fast: struct xhca_rfast's rules) ----- */
 
-/* Whether xhca_rx is to send the ACKs of the QP's SENDs it places
- * (--xdp-ack): an RC QP over IPv4 (ack.bpf.h builds no other). */
+/* Whether xhca_rx is to send the ACKs of the QP's SENDs and WRITEs it
+ * places (--xdp-ack on, or auto resolved on): an RC QP over IPv4 (ack.bpf.h
+ * builds no other). */
 static int xdp_ack_wanted(const struct xhcad *d, const struct xhca_qp_ctx *c)
 {
 	return d->xdp_ack == XDP_ACK_ON && c->type == XHCA_QPT_RC && !(c->flags & XHCA_QPF_IPV6);

@@ -100,7 +100,7 @@ XHCAD_OBJS := $(patsubst %.c,$(OUT)/%.o,$(XHCAD_SRCS))
 #   QP verbs | qp_restore: the QP table rebuilt at start | qp_show: QPs
 #   shown, counters | state: restart | client: a session's end | ctl_server:
 #   the control socket | loop | main
-XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview xsk xsk_io gso resp_exec pxq hostmem mr qptab flowq cq \
+XHCAD_LAYERS := util sched reorder locksvc kfeat loader loopback ibview steer xsk xsk_io gso resp_exec pxq hostmem mr qptab flowq cq \
 	session net receive respond completer request cm_wire cm dispatch mcast proxy_thread proxy filter cli \
 	round qp qp_restore qp_show state client ctl_server engine loop main
 # xhca's libibverbs.so.1 (user/verbs/): its own directory, never over the
@@ -123,7 +123,7 @@ RDMACM_LIB := $(OUT)/verbs/librdmacm.so.1
 BINS := $(OUT)/xhcad $(OUT)/xhca $(OUT)/xhca-gen $(OUT)/xhca-bench $(OUT)/xhca-recv $(OUT)/xhca-rc
 TEST_BINS := $(OUT)/test_unit $(OUT)/xhca-apptest $(OUT)/xhca-rctest $(OUT)/xhca-ctltest \
 	$(OUT)/xhca-cmtest $(OUT)/px_counter.so $(OUT)/xhca-impair $(OUT)/xhca-verbstest \
-	$(OUT)/xhca-rdmacmtest $(OUT)/xhca-hostile $(OUT)/xhca-neightest
+	$(OUT)/xhca-rdmacmtest $(OUT)/xhca-hostile $(OUT)/xhca-neightest $(OUT)/tc_count.bpf.o
 
 # Packages the build, tests and demo need, as "command-or-file:package".
 DEPS := clang:clang llc:llvm /usr/include/bpf/libbpf.h:libbpf-dev \
@@ -208,6 +208,7 @@ $(OUT)/%.o: %.c | $(SKELS)
 
 # the neighbour lookup asks the kernel through libnl-route
 $(OUT)/user/lib/neigh.o: CPPFLAGS += $(NL_CFLAGS)
+$(OUT)/user/xhcad/steer.o: CPPFLAGS += $(NL_CFLAGS)
 
 # xhca exec looks for the verbs library in ../lib/MULTIARCH/xhca/verbs too
 $(OUT)/tools/xhca/exec.o: CPPFLAGS += -DXHCA_MULTIARCH='"$(MULTIARCH)"'
@@ -278,7 +279,7 @@ $(OUT)/xhca-bench: $(OUT)/tools/xhca-bench.o $(OUT)/user/xhcad/sched.o $(LIB)
 # the unit tests: xhcad's layers up to the dispatch, as they are, but the
 # device's (loader.c) and the AF_XDP one (tests/unit/layers.c stands in);
 # loopback.c's addresses, as net.c reads them
-UNIT_LAYERS := util sched reorder locksvc kfeat loopback gso resp_exec pxq hostmem mr qptab flowq cq session net \
+UNIT_LAYERS := util sched reorder locksvc kfeat loopback steer gso resp_exec pxq hostmem mr qptab flowq cq session net \
 	receive respond completer request cm_wire cm dispatch
 $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 		  $(patsubst %,$(OUT)/user/xhcad/%.o,$(UNIT_LAYERS)) \
@@ -333,6 +334,11 @@ $(OUT)/xhca-rdmacmtest: tests/integ/rdmacmtest.c | $(OUT)
 $(OUT)/impair.bpf.o: tests/impair/impair.bpf.c vmlinux/vmlinux.h | $(OUT)
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/impair -c $< -o $@
+
+# A user's tc filter beside xhca_steer (integ/steer).
+$(OUT)/tc_count.bpf.o: tests/tc/count.bpf.c vmlinux/vmlinux.h | $(OUT)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
 	@echo "  CC/LD   $@"

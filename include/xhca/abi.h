@@ -35,6 +35,15 @@
 #define XHCA_FLOWQ_PROXY (XHCA_FLOWQ_MAX - 2)
 #define XHCA_RXQ_MAX 64
 
+/* --steer: the mark of xhcad's GSO sockets (one per engine and TX queue,
+ * the queue in the low bits), which xhca_steer (tc egress) turns into the
+ * frame's TX queue. The filter's place on the interface's clsact egress
+ * hook: its handle and priority. */
+#define XHCA_STEER_MARK 0x58484300u	/* "XHC" */
+#define XHCA_STEER_QMASK 0xffu
+#define XHCA_STEER_HANDLE 0x5848u
+#define XHCA_STEER_PRIO 0x5848u
+
 /* Memory regions: xhca_mr, indexed by rkey >> 8 (index 0 is never used). */
 #define XHCA_MR_MAX_DEFAULT 4096
 #define XHCA_MR_MAX_LIMIT 65536

@@ -51,7 +51,8 @@ $f:13: unknown setting 'bogus': the settings are the long options of xhcad --hel
 $f:14: group = xhca-no-such-group: no such group (see getent group)
 xhcad: $f: 12 mistakes"
 # the file's checks are the command line's: the same words after the name
-for o in "flowqs 63" "icrc both" "sched lifo" "watermarks 9,10" "proxy-limit 1" "xdp-ack maybe"; do
+for o in "flowqs 63" "icrc both" "sched lifo" "watermarks 9,10" "proxy-limit 1" "xdp-ack maybe" \
+	"steer sideways"; do
 	set -- $o
 	cl=$("$B/xhcad" "$IF_A" --"$1" "$2" 2>&1 | sed 's/^xhcad: --[a-z-]* [^:]*: //')
 	echo "$1 = $2" >"$tmp/one.conf"
@@ -61,6 +62,8 @@ for o in "flowqs 63" "icrc both" "sched lifo" "watermarks 9,10" "proxy-limit 1" 
 done
 check_eq "config: --xdp-ack takes auto, on or off" "$(echo "xdp-ack = maybe" >"$tmp/one.conf"
 	"$B/xhcad" --check-config --config "$tmp/one.conf" 2>&1 | head -n 1)" "$tmp/one.conf:1: xdp-ack = maybe: use auto, on or off"
+check_eq "config: --steer takes auto, on or off" "$(echo "steer = sideways" >"$tmp/one.conf"
+	"$B/xhcad" --check-config --config "$tmp/one.conf" 2>&1 | head -n 1)" "$tmp/one.conf:1: steer = sideways: use auto, on or off"
 
 out=$("$B/xhcad" --check-config "$IF_A" 2>&1)
 check_eq "config: --check-config IFNAME without its file: exit 1, saying xhcad starts with the defaults" \

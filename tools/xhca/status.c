@@ -228,6 +228,12 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 		 s->xdp_ack == 1   ? "on (xhca_rx sends the ACKs of the SENDs and WRITEs it places: recv_acked, placed_acked)"
 		 : s->xdp_ack == 2 ? "off: the interface dropped frames sent by XDP_TX"
 				   : "off");
+	out_u64("steer", NULL, s->steer);
+	out_text("steer:        %s", s->steer ? "on (request runs to the peer engine's TX queue)"
+					      : "off");
+	out_u64("tx_queues", " of %llu TX queues", s->tx_queues);
+	out_u64("rx_own", "; frames taken from the engines' own RX queues %llu", s->rx_own);
+	out_u64("rx_other", ", from the others' %llu\n", s->rx_other);
 	status_rr(s);
 	status_mcast_umem(s);
 	status_lo(s);

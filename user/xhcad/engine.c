@@ -224,7 +224,10 @@ static struct engine_thread *threads[XHCA_ENGINES_MAX];
 int engines_start(struct xhcad *d)
 {
 	char name[16];
+	int err0 = steer_start(d); /* (before the engines' GSO sockets) */
 
+	if (err0)
+		return err0;
 	for (__u32 k = 0; k < d->neng; k++) {
 		d->eng[k].wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (d->eng[k].wake_fd < 0)
@@ -310,4 +313,5 @@ void engines_end(struct xhcad *d)
 		d->eng[k].wake_fd = -1;
 		gso_close(&d->eng[k].gso);
 	}
+	steer_stop(d);
 }

@@ -28,6 +28,8 @@
  * qdisc or the device dropped (ENOBUFS, EAGAIN) never goes around the qdisc:
  * gso_flush gives its first PSN back for the RC QP to send again from
  * (sq_refused); UC's runs and READ responses are lost, as on the wire.
+ * With --steer (steer.c) an engine has a socket per TX queue, marked, and a
+ * run goes by the one of its destination QPN's queue.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,7 +46,8 @@
 #include "xhcad_device.h"
 
 struct gso {
-	int fd;
+	int fd[XHCA_RXQ_MAX];	/* a socket, or (--steer) one per TX queue */
+	__u32 nfd;
 	struct gso_run run;
 };
 
@@ -179,26 +182,49 @@ __u32 gso_run_frame(const struct gso_run *r, __u32 i, __u8 *out)
 
 /* ---- the socket -------------------------------------------------------------- */
 
-static int gso_open(struct xhcad *d, struct gso **g)
+/* A packet socket for the runs; with mark (--steer), marked so that
+ * xhca_steer sends its frames by TX queue mark & XHCA_STEER_QMASK. */
+static int gso_socket(struct xhcad *d, __u32 mark)
 {
-	int one = 1, buf = 4 << 20;
+	int one = 1, buf = 4 << 20, fd;
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_ifindex = d->ifindex };
 
-	*g = calloc(1, sizeof(**g));
-	if (!*g)
-		return -ENOMEM;
 	/* protocol 0: it receives nothing */
-	(*g)->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if ((*g)->fd < 0 || setsockopt((*g)->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) ||
-	    bind((*g)->fd, (void *)&ll, sizeof(ll))) {
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) ||
+	    (mark && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark))) ||
+	    bind(fd, (void *)&ll, sizeof(ll))) {
 		int e = -errno;
 
-		gso_close(g);
+		close(fd);
 		errno = -e;
 		return e;
 	}
-	if (setsockopt((*g)->fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
-		setsockopt((*g)->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	return fd;
+}
+
+static int gso_open(struct xhcad *d, struct gso **g)
+{
+	*g = calloc(1, sizeof(**g));
+	if (!*g)
+		return -ENOMEM;
+	(*g)->nfd = d->steer == STEER_ON ? d->steer_txq : 1;
+	for (__u32 q = 0; q < (*g)->nfd; q++)
+		(*g)->fd[q] = -1;
+	for (__u32 q = 0; q < (*g)->nfd; q++) {
+		int fd = gso_socket(d, d->steer == STEER_ON ? XHCA_STEER_MARK | q : 0);
+
+		if (fd < 0) {
+			gso_close(g);
+			errno = -fd;
+			return fd;
+		}
+		(*g)->fd[q] = fd;
+	}
 	return 0;
 }
 
@@ -222,10 +248,22 @@ void gso_close(struct gso **g)
 {
 	if (!*g)
 		return;
-	if ((*g)->fd >= 0)
-		close((*g)->fd);
+	for (__u32 q = 0; q < (*g)->nfd; q++)
+		if ((*g)->fd[q] >= 0)
+			close((*g)->fd[q]);
 	free(*g);
 	*g = NULL;
+}
+
+/* The run's socket: the one of the TX queue its destination QP's engine
+ * at the peer reads (--steer), from the first frame's BTH. */
+static int run_fd(const struct gso *g)
+{
+	const __u8 *bth = g->run.buf + GSO_HDR_MAX;
+
+	if (g->nfd < 2)
+		return g->fd[0];
+	return g->fd[steer_queue((__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7], g->nfd)];
 }
 
 /* The run, empty: its frames sent or taken back. */
@@ -263,7 +301,7 @@ int gso_flush(struct xhcad *d, __u32 *psn0)
 	iov[1] = (struct iovec){ hdr, r->hl };
 	iov[2] = (struct iovec){ r->buf + GSO_HDR_MAX, r->len };
 	ll.sll_protocol = htons(r->hl == 42 ? ETH_P_IP : ETH_P_IPV6);
-	if (d->gso && sendmsg(g->fd, &mh, MSG_DONTWAIT) >= 0) {
+	if (d->gso && sendmsg(run_fd(g), &mh, MSG_DONTWAIT) >= 0) {
 		eng()->req.gso_sends++;
 		eng()->req.gso_frames += r->n - r->nresp;
 		eng()->resp.gso_frames += r->nresp;

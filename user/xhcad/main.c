@@ -326,6 +326,14 @@ SETTER(set_xdp_ack)
 	}
 	return set_either(&O->d->xdp_ack, arg, "on", "off");
 }
+SETTER(set_steer)
+{
+	if (!strcmp(arg, "auto")) {
+		O->d->steer = STEER_AUTO;
+		return 0;
+	}
+	return set_either(&O->d->steer, arg, "on", "off");
+}
 SETTER(set_icrc) { return set_either(&O->d->icrc_first, arg, "first", "after"); }
 
 SETTER(set_group)
@@ -438,6 +446,11 @@ static const struct xhca_opt xopts[] = {
 	  "but where xhca_rx runs native on a veth (whose peer xhcad\n"
 	  "cannot see)",
 	  set_xdp_ack, .hint = "use auto, on or off"),
+	OPT(39, "steer", "auto|on|off", "on: each request run (--gso) leaves by the TX queue whose\n"
+	  "RX queue at a veth's peer its destination QP's engine reads\n"
+	  "(a tc egress filter, xhca_steer, turns the sockets' marks into\n"
+	  "queues); auto (default): on for a veth of several queues",
+	  set_steer, .hint = "use auto, on or off"),
 	OPT(22, "poll-us", "N", "busy poll the rings this long after work before sleeping:\n"
 	  "no wakeup and no doorbell while traffic flows; idle costs N us\n"
 	  "of CPU after each burst (0: sleep at once)", set_poll,
@@ -670,6 +683,19 @@ static void xdp_ack_auto(struct xhcad *d)
 						   "xhcad sends the ACKs");
 }
 
+/* --steer auto: on for a veth, where a frame's TX queue is its RX queue
+ * at the peer; a NIC's receiver hashes the frame to a queue itself. */
+static void steer_auto(struct xhcad *d)
+{
+	char drv[32];
+
+	if (d->steer != STEER_AUTO)
+		return;
+	if (net_driver(d->ifname, drv, sizeof(drv)))
+		snprintf(drv, sizeof(drv), "%s", "unknown");
+	d->steer = !strcmp(drv, "veth") ? STEER_ON : STEER_OFF;
+}
+
 /* Load (or adopt) the program, rebuild the tables, serve until a signal,
  * and take it all down again. Returns main's exit code. */
 static int serve(struct xhcad *d, const struct opts *o, int lfd)
@@ -683,6 +709,7 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 	if (err)
 		return 1;
 	xdp_ack_auto(d); /* (the mode known, before the QPs) */
+	steer_auto(d);
 	xsk_engines(d); /* (before the QPs: each goes to its engine) */
 	err = qp_table_init(d);
 	if (!err)
@@ -815,6 +842,8 @@ static int unload(struct xhcad *d, const struct opts *o, const char *ifname)
 			d->ifname, d->ifname);
 		return 1;
 	}
+	if (d->ifindex && steer_unload(d))
+		printf("xhcad: %s: detached xhca_steer from the egress hook\n", d->ifname);
 	err = xhcad_unload_kept(d, &u);
 	if (err == -ENOENT)
 		printf("xhcad: %s: nothing kept: no xhca maps pinned in %s; nothing done\n",
@@ -853,6 +882,7 @@ int main(int argc, char **argv)
 		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
 		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1, .recv_fast = 1,
 		.xdp_ack = XDP_ACK_AUTO,
+		.steer = STEER_AUTO,
 	};
 	struct opts o = { .d = &d, .high = HIGH_DEFAULT, .low = HIGH_DEFAULT / 4,
 			  .mode = FQ_SCHED_DRR };

@@ -206,12 +206,17 @@ int qp_engine0_only(__u32 qpn, const struct cq *cq)
 
 __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn, int eng0)
 {
-	/* Fibonacci hashing: neighbouring QPNs land on different queues (of
-	 * engine 0's, f % neng == 0, when the QP must be its) */
-	__u32 n = eng0 ? (d->nflowq + d->neng - 1) / d->neng : d->nflowq;
-	__u32 i = n ? (__u32)(((__u64)(qpn * 2654435761u) * n) >> 32) : 0;
+	/* The engine that reads the RX queue the QPN hashes to, where a
+	 * steering peer sends its frames (steer.c; engine 0 when the QP must
+	 * be its); of that engine's flow queues (f % neng == e) the one the
+	 * hash's low bits choose: neighbouring QPNs land on different ones */
+	__u32 nq = xsk_nrxq(d) > 0 ? (__u32)xsk_nrxq(d) : 1;
+	__u64 x = (__u64)steer_hash(qpn) * nq;
+	__u32 e = eng0 ? 0 : (__u32)(x >> 32) % d->neng;
+	/* (e < neng <= nflowq: xsk_engines) */
+	__u32 n = (d->nflowq - e + d->neng - 1) / d->neng;
 
-	return eng0 ? i * d->neng : i;
+	return e + (__u32)(((__u64)(__u32)x * n) >> 32) * d->neng;
 }
 
 void qp_invalidate_slot(struct xhcad *d, __u32 lidx, struct xhca_qp_ctx *c)

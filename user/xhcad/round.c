@@ -121,6 +121,8 @@ void round_totals(const struct xhcad *d, struct engine *sum)
 		sum->cq_overruns += e->cq_overruns;
 		sum->sleeps += e->sleeps;
 		sum->polled += e->polled;
+		sum->rx_own += e->rx_own;
+		sum->rx_other += e->rx_other;
 	}
 }
 

@@ -31,6 +31,24 @@ struct unload_done {
  * attached, or the maps are in use elsewhere (said why; nothing changed). */
 int xhcad_unload_kept(struct xhcad *d, struct unload_done *u);
 
+/* steer.c: the interface's queues; --steer */
+/* Its RX and TX queues (ethtool's channels), 1 to XHCA_RXQ_MAX each. */
+void dev_queues(const char *ifname, __u32 *rx, __u32 *tx);
+/* The queue, of nq, of QPN qpn: the one its frames are steered to, whose
+ * engine owns it (qp.c); steer_hash its hash, whose low bits are left
+ * for the flow queue within the engine. */
+__u32 steer_hash(__u32 qpn);
+__u32 steer_queue(__u32 qpn, __u32 nq);
+/* With d->steer on (resolved from auto by main.c): xhca_steer loaded and
+ * attached to the interface's egress, d->steer_txq set (in any case), or
+ * -errno (said why). Turned off, said why, where there is nothing to
+ * steer (one TX queue, --gso off). */
+int steer_start(struct xhcad *d);
+void steer_stop(struct xhcad *d);
+/* xhcad --unload: an xhca_steer left on the interface detached; 1 if one
+ * was there. */
+int steer_unload(struct xhcad *d);
+
 /* pxq.c: the proxy's mailbox, as the layers above tell the proxy thread
  * (no-ops while there is no proxy) */
 /* A QP on a proxy CQ: its reorderer, from the CSN xhca_rx counts now. */

@@ -22,6 +22,7 @@
 #include "sched.h"
 
 struct xhca;
+struct steer;
 
 #define XSK_FRAME_SIZE 4096 /* UMEM frames, one page each */
 
@@ -275,8 +276,11 @@ struct engine {
 	struct xhca_resp_stats resp;
 	struct xhca_req_stats req;
 	__u64 sleeps, polled;	/* its loop's: waits that could sleep, busy polls that found work */
+	/* frames it took from its own RX queues' sockets (queue q is engine
+	 * q % neng's) and from the others' (--steer: steer.c) */
+	__u64 rx_own, rx_other;
 	int wake_fd;		/* an eventfd: written to wake it when it sleeps */
-	struct gso *gso;	/* its packet socket and run of request frames (gso.c) */
+	struct gso *gso;	/* its packet sockets and run of request frames (gso.c) */
 	int sleeping;		/* it sleeps, or is about to (atomic) */
 	int blocked_new;	/* a flow queue of its blocked on a CQ this round */
 };
@@ -288,6 +292,10 @@ extern __thread struct engine *eng_self;
 #define XDP_ACK_ON 1
 #define XDP_ACK_DROPPED 2 /* on, until the interface dropped frames sent by XDP_TX */
 #define XDP_ACK_AUTO 3	  /* the option's default: on or off by the interface, at start */
+/* struct xhcad's steer */
+#define STEER_OFF 0
+#define STEER_ON 1
+#define STEER_AUTO 2	/* the option's default: on for a veth, at start */
 struct xhcad {
 	char ifname[16];
 	int ifindex;
@@ -301,6 +309,11 @@ struct xhcad {
 	int recv_fast;		/* --recv-fast: xhca_rx places one-packet SENDs (recv.bpf.h) */
 	int xdp_ack;		/* --xdp-ack: ... and sends their ACKs (XDP_ACK_*) */
 	__u64 xdp_tx_errs;	/* the interface's XDP_TX errors when last looked at */
+	int steer;		/* --steer: GSO runs to the peer engine's queue (STEER_*; steer.c) */
+	__u32 steer_txq;	/* the interface's TX queues */
+	struct steer *steer_skel; /* xhca_steer, while on */
+	int steer_qdisc;	/* the clsact qdisc is ours: removed at exit */
+	int steer_attached;	/* xhca_steer is on the egress hook */
 	struct xhca_rfast *rfm;	/* xhca_rfast, mapped (by local index) */
 	__u64 poll_ns;		/* --poll-us: busy poll this long after work (0: sleep at once) */
 	struct cm_state_all *cm; /* cm.c (cm_int.h) */

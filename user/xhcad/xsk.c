@@ -44,28 +44,6 @@
  */
 #include "xsk_int.h"
 
-static __u32 device_rxqs(const char *ifname)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = {};
-	__u32 n = 1;
-	int fd;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
-		n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
-		if (!n)
-			n = 1;
-	}
-	close(fd);
-	return n > XHCA_RXQ_MAX ? XHCA_RXQ_MAX : n;
-}
-
-
 int xsk_nrxq(const struct xhcad *d)
 {
 	return d->xs ? (int)d->xs->nrxq : 0;
@@ -206,9 +184,11 @@ static int sock_open(struct xhcad *d, int ifindex, struct fq_sock *s, struct xsk
 void xsk_engines(struct xhcad *d)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	__u32 nrxq = device_rxqs(d->ifname);
-	__u32 n = d->neng ? d->neng : cpus > 0 ? (__u32)cpus : 1, most = nrxq;
+	__u32 nrxq, ntxq, n, most;
 
+	dev_queues(d->ifname, &nrxq, &ntxq);
+	n = d->neng ? d->neng : cpus > 0 ? (__u32)cpus : 1;
+	most = nrxq;
 	if (d->nflowq < most)
 		most = d->nflowq;
 	if (most > XHCA_ENGINES_MAX)
@@ -487,13 +467,14 @@ static int socks_open(struct xhcad *d, struct xsk_state *xs, int umem_fd)
 int xsk_init(struct xhcad *d)
 {
 	struct xsk_state *xs = calloc(1, sizeof(*xs));
+	__u32 ntxq;
 	int err, umem_fd;
 
 	if (!xs)
 		return -ENOMEM;
 	d->xs = xs;
 	xs->rep.fd = -1;
-	xs->nrxq = device_rxqs(d->ifname);
+	dev_queues(d->ifname, &xs->nrxq, &ntxq);
 	if (!d->neng || d->neng > xs->nrxq)
 		return -EINVAL; /* (xsk_engines first) */
 	xs->neng = d->neng;

@@ -569,6 +569,10 @@ void xsk_take(struct xhcad *d, __u32 f)
 	XE(xs)->have_taken = 1;
 	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
 	s->taken += 1 + OPT_SKIP(desc->options);
+	if (s->rxq % xs->neng == eng()->id) /* (its own queue: --steer) */
+		eng()->rx_own++;
+	else
+		eng()->rx_other++;
 	if (XE(xs)->taken < xs->jumbo_base)
 		XE(xs)->held++;
 	xs->cand[f] = NULL;
@@ -657,6 +661,10 @@ int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8
 	*addr = desc->addr;
 	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
 	s->taken += 1 + OPT_SKIP(desc->options);
+	if (s->rxq % xs->neng == eng()->id) /* (its own queue: --steer) */
+		eng()->rx_own++;
+	else
+		eng()->rx_other++;
 	if (desc->addr < xs->jumbo_base)
 		XE(xs)->held++;
 	xs->cand[XHCA_FLOWQ_MCAST] = NULL;

@@ -233,6 +233,10 @@ struct xhca_status {
 	__u32 engines;		/* --engines: data path threads */
 	__u32 xdp_ack;		/* --xdp-ack: 0 off, 1 on, 2 off since the interface
 				 * dropped frames sent by XDP_TX */
+	__u32 steer;		/* --steer: 0 off, 1 on (steer.c) */
+	__u32 tx_queues;	/* the interface's TX queues */
+	__u64 rx_own;		/* frames the engines took from their own RX queues */
+	__u64 rx_other;		/* ... from another engine's */
 	/* loopback (loopback.c, xsk.c): frames to this host's own addresses */
 	struct xhca_lo_stats {
 		__u64 self;	/* to this interface's addresses: through xhca_rx here */

@@ -4,11 +4,12 @@
 # veth pair of two queues each, two engines each (engine k reads RX queue
 # k). By default (auto, a veth) each xhcad attaches xhca_steer to its
 # interface's tc egress hook, and its UDP GSO runs (a QP's requests, READ
-# responses) leave by the TX queue whose RX queue at the peer the engine of
-# the destination QP reads: a QP belongs to the engine of the queue its QPN
+# responses, the responder's ACKs) leave by the TX queue whose RX queue at
+# the peer the engine of the destination QP reads: a QP belongs to the engine of the queue its QPN
 # hashes to (Fibonacci hashing, checked here on QPs made with the CLI). With
 # 8 QPs of ib_write_bw every request frame B's engines took came from their
-# own queues, and every READ response A's took with ib_read_bw (without
+# own queues, every ACK A's took, and every READ response A's took with
+# ib_read_bw (without
 # steering the kernel's seeded hash spreads the runs over both queues: shown
 # with --steer off). A user's filter on the same hook keeps running after
 # ours and stays when xhcad goes; the clsact qdisc xhcad added goes with it
@@ -84,11 +85,15 @@ run2() {
 }
 
 u0=$(user_pkts)
-o0=$(own "$IF_B") x0=$(other "$IF_B")
+o0=$(own "$IF_B") x0=$(other "$IF_B") ao0=$(own "$IF_A") ax0=$(other "$IF_A")
 run2 "ib_write_bw -q 8" "ib_write_bw -F -q 8 -s 65536 -n 500" "ib_write_bw -F -q 8 -s 65536 -n 500 $IP_B"
 o=$(($(own "$IF_B") - o0)) x=$(($(other "$IF_B") - x0))
 check "steer: WRITEs: B's engines took $o frames from their own queues (>= 4000), $x from the other's (0)" \
 	test "$o" -ge 4000 -a "$x" = 0
+# their ACKs (xhcad's: --xdp-ack auto is off on a native veth) in B's runs
+o=$(($(own "$IF_A") - ao0)) x=$(($(other "$IF_A") - ax0))
+check "steer: ... their ACKs: A's engines took $o from their own queues (> 0), $x from the other's (0)" \
+	test "$o" -gt 0 -a "$x" = 0
 u=$(($(user_pkts) - u0))
 check "steer: the user's filter after ours saw A's runs go ($u packets)" test "$u" -gt 0
 

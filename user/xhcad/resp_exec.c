@@ -78,20 +78,34 @@ int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s)
 	return xsk_tx_submit(d, (__u32)len);
 }
 
+/* s into the engine's GSO run, after what waits on the TX ring (an ACK of
+ * the QP's, say, queued before it): 0, -errno, or 1 where no run takes it. */
+static int tx_run(struct xhcad *d, const struct xhca_pkt_spec *s)
+{
+	struct xhca_pkt_spec g = *s;
+
+	if (xsk_tx_pending(d))
+		xsk_tx_kick(d);
+	return gso_put(d, &g, NULL);
+}
+
 int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s)
 {
 	struct xhcad *d = arg;
-	struct xhca_pkt_spec g;
 	int r;
 
-	if (d->gso && xhca_op_read_resp(s->opcode & 0x1f)) {
-		if (xsk_tx_pending(d))
-			xsk_tx_kick(d); /* an ACK of the QP's, say, queued before it */
-		g = *s;
-		r = gso_put(d, &g, NULL);
-		if (r <= 0)
-			return r;
-	}
+	if (d->gso && xhca_op_read_resp(s->opcode & 0x1f) && (r = tx_run(d, s)) <= 0)
+		return r;
+	return resp_tx_umem(d, s);
+}
+
+int resp_tx_ack(void *arg, const struct xhca_pkt_spec *s)
+{
+	struct xhcad *d = arg;
+	int r;
+
+	if (d->gso && d->steer == STEER_ON && (r = tx_run(d, s)) <= 0)
+		return r;
 	return resp_tx_umem(d, s);
 }
 

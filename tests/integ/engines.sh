@@ -49,8 +49,6 @@ fq_frames() {
 rxq_frames() {
 	in_b ethtool -S "$IF_B" | awk '/rx_queue_[0-9]+_xdp_packets/ { printf "%s ", $2 }'
 }
-xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
 
 # perf NAME PROG ARGS: the server on B, the client on A (to B's address)
 perf() {

@@ -7,19 +7,20 @@
 # responses, the responder's ACKs) leave by the TX queue whose RX queue at
 # the peer the engine of the destination QP reads: a QP belongs to the engine of the queue its QPN
 # hashes to (Fibonacci hashing, checked here on QPs made with the CLI). With
-# 8 QPs of ib_write_bw every request frame B's engines took came from their
-# own queues, every ACK A's took, and every READ response A's took with
-# ib_read_bw (without
+# 8 QPs of ib_write_bw from B every request frame A's engines took came from
+# their own queues, every ACK B's took, and every READ response and ATOMIC
+# ACK B's took with ib_read_bw and ib_atomic_bw (without
 # steering the kernel's seeded hash spreads the runs over both queues: shown
 # with --steer off). A user's filter on the same hook keeps running after
 # ours and stays when xhcad goes; the clsact qdisc xhcad added goes with it
 # (but not while someone's filter is on it); one a killed xhcad left is
-# replaced by the next and taken down by `xhcad --unload`. With --gso off
+# replaced by the next and taken down by `xhcad --unload`. Where the filter
+# cannot be set up, auto runs without it and on stops. With --gso off
 # --steer on says there is nothing to steer.
 set -u
 . "$(dirname "$0")/../lib.sh"
 need_root integ/steer
-need_cmds steer ib_write_bw ib_read_bw tc
+need_cmds steer ib_write_bw ib_read_bw ib_atomic_bw tc bpftool
 TOPO_MTU=4200 topo_setup || { fail "steer: topology"; t_done; }
 tmp=$(mktemp -d)
 trap 'apps_kill; topo_cleanup; rm -rf "$tmp"' EXIT
@@ -65,43 +66,40 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 check "steer: $n QPs each on the engine of its QPN's queue ($bad not)" test "$n" = 10 -a "$bad" = 0
 # (B's QPNs now run ten ahead of A's: the peers' QPs hash apart)
+# Each perftest below: A the server, B the client, so A responds
 
-xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
 own() { st "$1" rx_own; }
 other() { st "$1" rx_other; }
-# run2 NAME 'SERVER' 'CLIENT': SERVER on B, then CLIENT on A; both exit 0
-run2() {
-	local name=$1 srv rs rc
-	xb timeout 60 $2 >"$tmp/$name.srv" 2>&1 &
-	srv=$!
-	sleep 0.5
-	xa timeout 60 $3 >"$tmp/$name.cli" 2>&1
-	rc=$?
-	wait "$srv"
-	rs=$?
-	check "steer: $name: both ends exit 0 ($rs, $rc)" test "$rs" = 0 -a "$rc" = 0
-	[ "$rs$rc" = 00 ] || tail -n 4 "$tmp/$name.srv" "$tmp/$name.cli" | sed 's/^/    /'
+# pair NAME 'SERVER' 'CLIENT': SERVER on A (the responder), CLIENT on B
+pair() {
+	exec_pair "$1" 60 "wait_listen $NS_A 18515" "$2" "$3 $IP_A" &&
+		pass "steer: $1: both ends exit 0"
 }
 
 u0=$(user_pkts)
-o0=$(own "$IF_B") x0=$(other "$IF_B") ao0=$(own "$IF_A") ax0=$(other "$IF_A")
-run2 "ib_write_bw -q 8" "ib_write_bw -F -q 8 -s 65536 -n 500" "ib_write_bw -F -q 8 -s 65536 -n 500 $IP_B"
-o=$(($(own "$IF_B") - o0)) x=$(($(other "$IF_B") - x0))
-check "steer: WRITEs: B's engines took $o frames from their own queues (>= 4000), $x from the other's (0)" \
+o0=$(own "$IF_A") x0=$(other "$IF_A") bo0=$(own "$IF_B") bx0=$(other "$IF_B")
+pair "ib_write_bw -q 8" "ib_write_bw -F -q 8 -s 65536 -n 500" "ib_write_bw -F -q 8 -s 65536 -n 500"
+o=$(($(own "$IF_A") - o0)) x=$(($(other "$IF_A") - x0))
+check "steer: WRITEs: A's engines took $o frames from their own queues (>= 4000), $x from the other's (0)" \
 	test "$o" -ge 4000 -a "$x" = 0
-# their ACKs (xhcad's: --xdp-ack auto is off on a native veth) in B's runs
-o=$(($(own "$IF_A") - ao0)) x=$(($(other "$IF_A") - ax0))
-check "steer: ... their ACKs: A's engines took $o from their own queues (> 0), $x from the other's (0)" \
+# their ACKs (xhcad's: --xdp-ack auto is off on a native veth) in A's runs
+o=$(($(own "$IF_B") - bo0)) x=$(($(other "$IF_B") - bx0))
+check "steer: ... their ACKs: B's engines took $o from their own queues (> 0), $x from the other's (0)" \
 	test "$o" -gt 0 -a "$x" = 0
 u=$(($(user_pkts) - u0))
 check "steer: the user's filter after ours saw A's runs go ($u packets)" test "$u" -gt 0
 
-o0=$(own "$IF_A") x0=$(other "$IF_A")
-run2 "ib_read_bw -q 8" "ib_read_bw -F -q 8 -s 65536 -n 500" "ib_read_bw -F -q 8 -s 65536 -n 500 $IP_B"
-o=$(($(own "$IF_A") - o0)) x=$(($(other "$IF_A") - x0))
-check "steer: READ responses: A's engines took $o frames from their own queues (>= 4000), $x from the other's (0)" \
+o0=$(own "$IF_B") x0=$(other "$IF_B")
+pair "ib_read_bw -q 8" "ib_read_bw -F -q 8 -s 65536 -n 500" "ib_read_bw -F -q 8 -s 65536 -n 500"
+o=$(($(own "$IF_B") - o0)) x=$(($(other "$IF_B") - x0))
+check "steer: READ responses: B's engines took $o frames from their own queues (>= 4000), $x from the other's (0)" \
 	test "$o" -ge 4000 -a "$x" = 0
+
+o0=$(own "$IF_B") x0=$(other "$IF_B")
+pair "ib_atomic_bw -q 8" "ib_atomic_bw -F -q 8 -n 2000" "ib_atomic_bw -F -q 8 -n 2000"
+o=$(($(own "$IF_B") - o0)) x=$(($(other "$IF_B") - x0))
+check "steer: ATOMIC ACKs: B's engines took $o frames from their own queues (>= 16000), $x from the other's (0)" \
+	test "$o" -ge 16000 -a "$x" = 0
 
 # xhcad goes: its filter goes, the user's and the qdisc (the user's) stay
 xhcad_stop
@@ -118,11 +116,11 @@ xhcad_start --hostmem-mb 256 --engines 2 --steer off &&
 	{ fail "steer: xhcads with --steer off"; t_done; }
 check_eq "steer: --steer off: status says off" "$(st "$IF_A" steer)" 0
 check "steer: ... no clsact qdisc on A" sh -c "! ip netns exec $NS_A tc qdisc show dev $IF_A | grep -q clsact"
-o0=$(own "$IF_B") x0=$(other "$IF_B")
-run2 "ib_write_bw -q 8, --steer off" "ib_write_bw -F -q 8 -s 65536 -n 500" \
-	"ib_write_bw -F -q 8 -s 65536 -n 500 $IP_B"
-o=$(($(own "$IF_B") - o0)) x=$(($(other "$IF_B") - x0))
-echo "  # --steer off: B's engines took $o frames from their own queues, $x from the other's"
+o0=$(own "$IF_A") x0=$(other "$IF_A")
+pair "ib_write_bw -q 8, --steer off" "ib_write_bw -F -q 8 -s 65536 -n 500" \
+	"ib_write_bw -F -q 8 -s 65536 -n 500"
+o=$(($(own "$IF_A") - o0)) x=$(($(other "$IF_A") - x0))
+echo "  # --steer off: A's engines took $o frames from their own queues, $x from the other's"
 xhcad_stop
 
 # the qdisc xhcad added goes with it; a killed xhcad's filter is replaced
@@ -148,11 +146,26 @@ check_eq "steer: the next xhcad's replaces it: one filter" \
 	"$(in_a tc filter show dev "$IF_A" egress | grep -c 'xhca_steer')" 1
 xhcad_stop KILL
 out=$(in_a "$B/xhcad" --unload "$IF_A" 2>&1)
-check "steer: xhcad --unload says it detached xhca_steer ($out)" \
-	sh -c "echo '$out' | grep -q 'detached xhca_steer'"
+check "steer: xhcad --unload says it detached xhca_steer ($out)" grep -q 'detached xhca_steer' <<<"$out"
 check "steer: ... and it is gone" sh -c \
 	"! ip netns exec $NS_A tc filter show dev $IF_A egress | grep -q xhca_steer"
 in_a tc qdisc del dev "$IF_A" clsact 2>/dev/null
+
+# the filter cannot be set up (an ingress qdisc holds the handle clsact
+# needs): auto says so and runs without it, leaving the qdisc; on stops
+in_a tc qdisc add dev "$IF_A" ingress
+: >"$XHCAD_LOG"
+xhcad_start --hostmem-mb 256 --engines 2 || { fail "steer: auto beside an ingress qdisc"; t_done; }
+check_eq "steer: auto, no clsact possible: off" "$(st "$IF_A" steer)" 0
+check "steer: ... said why" grep -q -- "--steer auto: off" "$XHCAD_LOG"
+xhcad_stop
+check "steer: ... the ingress qdisc left as it was" sh -c \
+	"ip netns exec $NS_A tc qdisc show dev $IF_A | grep -q 'qdisc ingress'"
+xhcad_start --hostmem-mb 256 --engines 2 --steer on && fail "steer: --steer on starts without its filter"
+xhcad_stop
+check "steer: --steer on without its filter: xhcad stops, saying why" \
+	grep -q -- "--steer: cannot attach xhca_steer to $IF_A.s egress: another qdisc holds ffff:" "$XHCAD_LOG"
+in_a tc qdisc del dev "$IF_A" ingress
 
 # nothing to steer: --gso off
 xhcad_start --hostmem-mb 256 --engines 2 --steer on --gso off ||

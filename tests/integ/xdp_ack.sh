@@ -23,8 +23,6 @@ xhcad_start --hostmem-mb 256 --xdp-ack on && xhcad_start_b --hostmem-mb 256 --xd
 links_up
 check_eq "xdp_ack: xhca status says on" "$(xhca -j status | json_get 'd["xdp_ack"]')" 1
 
-xa() { in_a "$B/xhca" -i "$IF_A" exec -- "$@"; }
-xb() { in_b "$B/xhca" -i "$IF_B" exec -- "$@"; }
 # acked IF [REASON]: ACKs xhca_rx sent on IF's host so far (for SENDs, or
 # REASON placed_acked: for WRITEs)
 acked() { "$B/xhca" -i "$1" -j stats | json_get "d['reasons']['${2:-recv_acked}']['packets']"; }

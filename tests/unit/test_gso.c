@@ -177,6 +177,17 @@ static void case_limits(void)
 	    "a 50-byte one does (%d %d %d %d, %u frames)", r1, r2, r3, r4, run.n);
 	spec(&sp, XHCA_OP_SEND_ONLY, 5, 50, 0, 0xc001);
 	res(gso_run_add(&run, &sp) == 2, "nothing after the shorter one");
+	/* one destination QP's (--steer sends a run by its queue): an ACK of
+	 * the same size and flow for another QP starts a run of its own */
+	memset(&run, 0, sizeof(run));
+	spec(&sp, XHCA_OP_SEND_ONLY, 1, 100, 0, 0xc001);
+	r1 = gso_run_add(&run, &sp);
+	spec(&sp, XHCA_OP_SEND_ONLY, 2, 100, 0, 0xc001);
+	sp.dqpn = 0x655;
+	r2 = gso_run_add(&run, &sp);
+	res(!r1 && r2 == 2 && run.n == 1 && run.dqpn == 0x654,
+	    "a frame for another destination QP does not fit (%d %d, %u frames, QP 0x%x)", r1, r2,
+	    run.n, run.dqpn);
 	memset(&run, 0, sizeof(run));
 	for (n = 0; n < 100; n++) {
 		spec(&sp, XHCA_OP_SEND_ONLY, (__u32)n, 8, 0, 0xc001);

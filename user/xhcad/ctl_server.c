@@ -121,7 +121,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->polled = tot.polled;
 	s->engines = d->neng;
 	s->xdp_ack = d->recv_fast ? (__u32)d->xdp_ack : 0;
-	s->steer = d->steer == STEER_ON;
+	s->steer = d->steer == STEER_ON && d->gso; /* (--gso off since: nothing steered) */
 	s->tx_queues = d->steer_txq;
 	s->rx_own = tot.rx_own;
 	s->rx_other = tot.rx_other;

@@ -106,8 +106,9 @@ int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s)
 	if (len <= (int)hl || (__u32)len > XHCA_PKT_MAX)
 		return len < 0 ? len : -EMSGSIZE;
 	pl = (__u32)len - hl;
+	/* (a run is one destination QP's: --steer sends it by that QP's queue) */
 	if (r->n && (hl != r->hl || pl > r->seg || r->last < r->seg || r->n >= GSO_MAX_SEGS ||
-		     r->len + pl > GSO_MAX_BYTES))
+		     r->len + pl > GSO_MAX_BYTES || s->dqpn != r->dqpn))
 		return 2; /* the run is full, or of another kind: send it first */
 	/* built where its UDP payload goes, its headers over the bytes
 	 * before (kept aside: another frame's, or nothing) */
@@ -121,6 +122,7 @@ int gso_run_add(struct gso_run *r, struct xhca_pkt_spec *s)
 	}
 	if (!r->n) {
 		r->psn0 = s->psn;
+		r->dqpn = s->dqpn;
 		memcpy(r->hdr, at, hl);
 		r->hl = hl;
 		r->seg = pl;
@@ -256,14 +258,10 @@ void gso_close(struct gso **g)
 }
 
 /* The run's socket: the one of the TX queue its destination QP's engine
- * at the peer reads (--steer), from the first frame's BTH. */
+ * at the peer reads (--steer). */
 static int run_fd(const struct gso *g)
 {
-	const __u8 *bth = g->run.buf + GSO_HDR_MAX;
-
-	if (g->nfd < 2)
-		return g->fd[0];
-	return g->fd[steer_queue((__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7], g->nfd)];
+	return g->fd[g->nfd < 2 ? 0 : steer_queue(g->run.dqpn, g->nfd)];
 }
 
 /* The run, empty: its frames sent or taken back. */

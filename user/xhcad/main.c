@@ -694,6 +694,7 @@ static void steer_auto(struct xhcad *d)
 	if (net_driver(d->ifname, drv, sizeof(drv)))
 		snprintf(drv, sizeof(drv), "%s", "unknown");
 	d->steer = !strcmp(drv, "veth") ? STEER_ON : STEER_OFF;
+	d->steer_auto = 1;
 }
 
 /* Load (or adopt) the program, rebuild the tables, serve until a signal,

@@ -206,11 +206,13 @@ int qp_engine0_only(__u32 qpn, const struct cq *cq)
 
 __u32 qp_default_flowq(const struct xhcad *d, __u32 qpn, int eng0)
 {
-	/* The engine that reads the RX queue the QPN hashes to, where a
-	 * steering peer sends its frames (steer.c; engine 0 when the QP must
-	 * be its); of that engine's flow queues (f % neng == e) the one the
-	 * hash's low bits choose: neighbouring QPNs land on different ones */
-	__u32 nq = xsk_nrxq(d) > 0 ? (__u32)xsk_nrxq(d) : 1;
+	/* With --steer the engine that reads the RX queue the QPN hashes to,
+	 * where a steering peer sends its frames (steer.c), else the flow
+	 * queues' (as many as there are queues: evenly); engine 0 when the QP
+	 * must be its. Of that engine's flow queues (f % neng == e) the one
+	 * the hash's low bits choose: neighbouring QPNs land on different
+	 * ones */
+	__u32 nq = d->steer == STEER_ON && xsk_nrxq(d) > 0 ? (__u32)xsk_nrxq(d) : d->neng;
 	__u64 x = (__u64)steer_hash(qpn) * nq;
 	__u32 e = eng0 ? 0 : (__u32)(x >> 32) % d->neng;
 	/* (e < neng <= nflowq: xsk_engines) */

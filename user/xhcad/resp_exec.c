@@ -94,7 +94,8 @@ int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s)
 	struct xhcad *d = arg;
 	int r;
 
-	if (d->gso && xhca_op_read_resp(s->opcode & 0x1f) && (r = tx_run(d, s)) <= 0)
+	if (d->gso && (xhca_op_read_resp(s->opcode & 0x1f) || d->steer == STEER_ON) &&
+	    (r = tx_run(d, s)) <= 0)
 		return r;
 	return resp_tx_umem(d, s);
 }

@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 #include <bpf/libbpf.h>
 #include <netlink/route/classifier.h>
+#include <netlink/route/qdisc.h>
 #include <linux/pkt_sched.h>
 #include "log.h"
 #include "xhcad_device.h"
@@ -88,6 +89,40 @@ static void opts_of(struct bpf_tc_opts *o, int prog_fd)
 	o->prog_fd = prog_fd;
 }
 
+/* Whether the interface's qdisc at ffff: is a clsact one: an ingress qdisc
+ * holds that handle too, and takes a filter meant for clsact's egress onto
+ * its own ingress block, where it would steer nothing. */
+static int clsact_there(const struct xhcad *d)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct nl_cache *c = NULL;
+	struct rtnl_qdisc *q = NULL;
+	int yes = 0;
+
+	if (sk && !nl_connect(sk, NETLINK_ROUTE) && !rtnl_qdisc_alloc_cache(sk, &c) &&
+	    (q = rtnl_qdisc_get(c, d->ifindex, TC_H_CLSACT & TC_H_MAJ_MASK))) {
+		const char *k = rtnl_tc_get_kind(TC_CAST(q));
+
+		yes = k && !strcmp(k, "clsact");
+	}
+	rtnl_qdisc_put(q);
+	nl_cache_free(c);
+	nl_socket_free(sk);
+	return yes;
+}
+
+/* What could not be set up taken down again: with --steer on an error,
+ * with auto (a veth) off, said. */
+static int start_failed(struct xhcad *d, int err)
+{
+	steer_stop(d);
+	if (!d->steer_auto)
+		return err;
+	pr_warn("--steer auto: off\n");
+	d->steer = STEER_OFF;
+	return 0;
+}
+
 int steer_start(struct xhcad *d)
 {
 	struct bpf_tc_hook h;
@@ -99,7 +134,7 @@ int steer_start(struct xhcad *d)
 	if (d->steer != STEER_ON)
 		return 0;
 	if (d->steer_txq < 2 || !d->gso) {
-		pr_info("--steer on: nothing to steer (%s): off\n",
+		pr_info("--steer %s: nothing to steer (%s): off\n", d->steer_auto ? "auto" : "on",
 			d->gso ? "the interface has one TX queue" : "--gso is off");
 		d->steer = STEER_OFF;
 		return 0;
@@ -108,7 +143,7 @@ int steer_start(struct xhcad *d)
 	if (!d->steer_skel) {
 		err = -errno;
 		pr_warn("--steer: cannot load xhca_steer: %s\n", strerror(-err));
-		return err;
+		return start_failed(d, err);
 	}
 	hook_of(d, &h);
 	err = bpf_tc_hook_create(&h);
@@ -116,7 +151,12 @@ int steer_start(struct xhcad *d)
 	if (err && err != -EEXIST) {
 		pr_warn("--steer: cannot add the clsact qdisc to %s: %s\n", d->ifname,
 			strerror(-err));
-		return err;
+		return start_failed(d, err);
+	}
+	if (err && !clsact_there(d)) {
+		pr_warn("--steer: cannot attach xhca_steer to %s's egress: another qdisc holds "
+			"ffff: (an ingress one? tc qdisc show dev %s)\n", d->ifname, d->ifname);
+		return start_failed(d, -EBUSY);
 	}
 	opts_of(&o, bpf_program__fd(d->steer_skel->progs.xhca_steer));
 	o.flags = BPF_TC_F_REPLACE;
@@ -124,7 +164,7 @@ int steer_start(struct xhcad *d)
 	if (err) {
 		pr_warn("--steer: cannot attach xhca_steer to %s's egress: %s\n", d->ifname,
 			strerror(-err));
-		return err;
+		return start_failed(d, err);
 	}
 	d->steer_attached = 1;
 	pr_info("--steer: on: request runs to the peer engine's queue of %u (tc egress "

@@ -41,8 +41,8 @@ __u32 steer_hash(__u32 qpn);
 __u32 steer_queue(__u32 qpn, __u32 nq);
 /* With d->steer on (resolved from auto by main.c): xhca_steer loaded and
  * attached to the interface's egress, d->steer_txq set (in any case), or
- * -errno (said why). Turned off, said why, where there is nothing to
- * steer (one TX queue, --gso off). */
+ * -errno (said why; from auto: off, nothing left behind). Turned off,
+ * said why, where there is nothing to steer (one TX queue, --gso off). */
 int steer_start(struct xhcad *d);
 void steer_stop(struct xhcad *d);
 /* xhcad --unload: an xhca_steer left on the interface detached; 1 if one
@@ -183,6 +183,7 @@ struct gso_run {
 	__u32 nresp;		/* of the frames, READ responses (the rest: requests) */
 	__u32 len;		/* UDP payload bytes so far */
 	__u32 psn0;		/* the first frame's PSN */
+	__u32 dqpn;		/* the destination QP of them all (--steer: its queue) */
 	__u8 hdr[GSO_HDR_MAX];	/* the first frame's headers */
 	/* the frames' UDP payloads, from GSO_HDR_MAX on (a frame is built
 	 * with its headers before its payload) */
@@ -254,11 +255,11 @@ int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg);
 /* Builds the frame of s in the UMEM and queues it (xsk_tx_alloc): the
  * engines' resp_tx_fn (arg: xhcad) for all but READ responses; a GSO run
  * the engine holds goes first (a QP's responses leave in order).
- * resp_tx_wire: a READ response into the engine's GSO run (gso_put, after
- * what waits on the TX ring), else as resp_tx_umem. resp_tx_ack: the RC
- * responder's other frames (ACKs, NAKs, ATOMIC ACKs, replays): with
- * --steer into the run as well, so they leave by the TX queue of the
- * requester's engine (steer.c), else as resp_tx_umem. */
+ * resp_tx_wire: what READ and ATOMIC execution sends, a READ response into
+ * the engine's GSO run (gso_put, after what waits on the TX ring), else as
+ * resp_tx_umem. resp_tx_ack: the RC responder's other frames (ACKs, NAKs,
+ * replays). With --steer both put every frame into the run, so they leave
+ * by the TX queue of the requester's engine (steer.c). */
 int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s);
 int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s);
 int resp_tx_ack(void *arg, const struct xhca_pkt_spec *s);

@@ -310,6 +310,7 @@ struct xhcad {
 	int xdp_ack;		/* --xdp-ack: ... and sends their ACKs (XDP_ACK_*) */
 	__u64 xdp_tx_errs;	/* the interface's XDP_TX errors when last looked at */
 	int steer;		/* --steer: GSO runs to the peer engine's queue (STEER_*; steer.c) */
+	int steer_auto;		/* ... resolved from auto (main.c) */
 	__u32 steer_txq;	/* the interface's TX queues */
 	struct steer *steer_skel; /* xhca_steer, while on */
 	int steer_qdisc;	/* the clsact qdisc is ours: removed at exit */

@@ -569,10 +569,8 @@ void xsk_take(struct xhcad *d, __u32 f)
 	XE(xs)->have_taken = 1;
 	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
 	s->taken += 1 + OPT_SKIP(desc->options);
-	if (s->rxq % xs->neng == eng()->id) /* (its own queue: --steer) */
-		eng()->rx_own++;
-	else
-		eng()->rx_other++;
+	if (f < d->nflowq) /* (a QP's flow queue: --steer) */
+		*(s->rxq % xs->neng == eng()->id ? &eng()->rx_own : &eng()->rx_other) += 1;
 	if (XE(xs)->taken < xs->jumbo_base)
 		XE(xs)->held++;
 	xs->cand[f] = NULL;
@@ -661,10 +659,6 @@ int xsk_mcast_take(struct xhcad *d, const struct xhca_rx_meta **meta, const __u8
 	*addr = desc->addr;
 	s->rx.cached_cons += 1 + OPT_SKIP(desc->options);
 	s->taken += 1 + OPT_SKIP(desc->options);
-	if (s->rxq % xs->neng == eng()->id) /* (its own queue: --steer) */
-		eng()->rx_own++;
-	else
-		eng()->rx_other++;
 	if (desc->addr < xs->jumbo_base)
 		XE(xs)->held++;
 	xs->cand[XHCA_FLOWQ_MCAST] = NULL;

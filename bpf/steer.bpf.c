@@ -2,8 +2,8 @@
 /*
  * xhca_steer: the TX queue of xhcad's UDP GSO runs (--steer, steer.c). On a
  * veth the peer receives a frame on the RX queue of the TX queue it left
- * by, and xhcad sends a QP's requests and READ responses to the queue whose
- * engine at the peer owns the destination QP. A packet socket's frames get
+ * by, and xhcad sends a QP's requests and the responder's frames to the
+ * queue whose engine at the peer owns the destination QP. A packet socket's frames get
  * the kernel's choice of TX queue (a hash with a random seed), made after
  * this hook (tc clsact egress): each engine sends by a socket per TX queue,
  * marked XHCA_STEER_MARK | queue, and this program turns the mark into the

@@ -665,14 +665,10 @@ static void kernel_features(struct xhcad *d)
  * when it runs an XDP program (or GRO, which holds the frame until its next
  * packet): xhcad cannot see the peer, so xhcad sends the ACKs there. In skb
  * mode XDP_TX goes out as any packet does; a NIC sends it itself. */
-static void xdp_ack_auto(struct xhcad *d)
+static void xdp_ack_auto(struct xhcad *d, const char *drv)
 {
-	char drv[32];
-
 	if (d->xdp_ack != XDP_ACK_AUTO)
 		return;
-	if (net_driver(d->ifname, drv, sizeof(drv)))
-		snprintf(drv, sizeof(drv), "%s", "unknown");
 	d->xdp_ack = d->native && !strcmp(drv, "veth") ? XDP_ACK_OFF : XDP_ACK_ON;
 	if (d->recv_fast)
 		pr_info("--xdp-ack auto: %s (driver %s, %s mode)%s\n",
@@ -685,14 +681,10 @@ static void xdp_ack_auto(struct xhcad *d)
 
 /* --steer auto: on for a veth, where a frame's TX queue is its RX queue
  * at the peer; a NIC's receiver hashes the frame to a queue itself. */
-static void steer_auto(struct xhcad *d)
+static void steer_auto(struct xhcad *d, const char *drv)
 {
-	char drv[32];
-
 	if (d->steer != STEER_AUTO)
 		return;
-	if (net_driver(d->ifname, drv, sizeof(drv)))
-		snprintf(drv, sizeof(drv), "%s", "unknown");
 	d->steer = !strcmp(drv, "veth") ? STEER_ON : STEER_OFF;
 	d->steer_auto = 1;
 }
@@ -702,6 +694,7 @@ static void steer_auto(struct xhcad *d)
 static int serve(struct xhcad *d, const struct opts *o, int lfd)
 {
 	int err = o->mtu ? link_set_mtu(d->ifname, o->mtu) : 0;
+	char drv[32]; /* (the driver: what --xdp-ack and --steer auto go by) */
 
 	if (!err)
 		err = kernel_check(d);
@@ -709,8 +702,10 @@ static int serve(struct xhcad *d, const struct opts *o, int lfd)
 		err = d->adopt ? xhcad_adopt(d) : xhcad_load(d);
 	if (err)
 		return 1;
-	xdp_ack_auto(d); /* (the mode known, before the QPs) */
-	steer_auto(d);
+	if (net_driver(d->ifname, drv, sizeof(drv)))
+		snprintf(drv, sizeof(drv), "%s", "unknown");
+	xdp_ack_auto(d, drv); /* (the mode known, before the QPs) */
+	steer_auto(d, drv);
 	xsk_engines(d); /* (before the QPs: each goes to its engine) */
 	err = qp_table_init(d);
 	if (!err)

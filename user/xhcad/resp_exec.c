@@ -100,16 +100,6 @@ int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s)
 	return resp_tx_umem(d, s);
 }
 
-int resp_tx_ack(void *arg, const struct xhca_pkt_spec *s)
-{
-	struct xhcad *d = arg;
-	int r;
-
-	if (d->gso && d->steer == STEER_ON && (r = tx_run(d, s)) <= 0)
-		return r;
-	return resp_tx_umem(d, s);
-}
-
 void resp_job_free(struct resp_job *j)
 {
 	free(j->span);

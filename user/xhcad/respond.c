@@ -4,8 +4,8 @@
  * xhca_rx checked (R_Key, key, PD, access, bounds, alignment) execute here,
  * and their responses, and the NAKs of requests xhca_rx refused, leave
  * through the AF_XDP TX ring (xsk_tx; READ responses in GSO runs with
- * --gso: resp_tx_wire; with --steer the rest too: resp_tx_ack), built
- * whole by the packet builder:
+ * --gso, with --steer the rest too: resp_tx_wire), built whole by the
+ * packet builder:
  * Ethernet and IP swapped from the request (or the QP's addresses and the
  * neighbour table, for a NAK), the QP's remote QPN and P_Key, the request's
  * PSN (a READ's responses take one PSN each), the AETH with the MSN xhca_rx
@@ -42,7 +42,7 @@ static void send_aeth(struct xhcad *d, struct xhca_pkt_spec *s, __u8 syndrome)
 {
 	s->opcode = XHCA_OPC_RC | XHCA_OP_ACK;
 	s->aeth_syndrome = syndrome;
-	if (!resp_send_spec(s, resp_tx_ack, d))
+	if (!resp_send_spec(s, resp_tx_wire, d))
 		count_aeth(d, syndrome);
 }
 
@@ -400,7 +400,7 @@ int resp_credits_run(struct xhcad *d)
 		 * and the last ACK's once it went */
 		a = qh->resp.ack;
 		a.aeth_syndrome = code;
-		if (resp_tx_ack(d, &a)) {
+		if (resp_tx_wire(d, &a)) {
 			i++;
 			continue;
 		}
@@ -427,7 +427,7 @@ static void ack_flush(struct xhcad *d, struct qp_host *qh)
 		return;
 	qh->resp.ack_pending = 0;
 	a->aeth_syndrome = credit_code_at(qh, qh->resp.ack_cons);
-	if (!resp_tx_ack(d, a)) {
+	if (!resp_tx_wire(d, a)) {
 		count_aeth(d, a->aeth_syndrome);
 		credit_sent(d, qh);
 	}
@@ -490,7 +490,7 @@ static void reply_aeth(struct xhcad *d, const struct xhca_rx_meta *m, const __u8
 
 	ack_flush(d, qh);
 	if (resp_ack_spec(&d->ctxm[m->lidx], fr, len, psn, msn, syndrome, &s) ||
-	    resp_tx_ack(d, &s))
+	    resp_tx_wire(d, &s))
 		return;
 	count_aeth(d, syndrome);
 	if (!XHCA_AETH_KIND(syndrome)) {
@@ -754,7 +754,7 @@ static int resend_saved(struct xhcad *d, struct qp_host *qh, const struct xhca_r
 			goto unknown; /* the proxy has not executed it yet: the next one */
 		/* the answer again, never the store or the ATOMIC again */
 		resp_done_spec(&j, r->orig);
-		err = resp_send_spec(&j.s, resp_tx_ack, d);
+		err = resp_send_spec(&j.s, resp_tx_wire, d);
 		eng()->resp.replays += !err;
 		return XHCA_H_DUP;
 	}

@@ -2,8 +2,9 @@
 /*
  * The interface's queues, and --steer: a QP's frames on its engine's queue.
  *
- * Engine k reads RX queue k first (design.md, Engines), and a QP belongs to
- * the engine of the queue its QPN hashes to (steer_queue; qp.c). On a veth
+ * Queue q is engine q % N's (its TX socket is RX queue q's), and with
+ * --steer a QP belongs to the engine of the queue its QPN hashes to
+ * (steer_queue; qp.c). On a veth
  * a frame arrives on the RX queue of the TX queue it left by at the peer,
  * so a sender that puts the frames for QPN n on TX queue steer_queue(n)
  * delivers them to the peer engine that owns n, when both ends count the
@@ -11,12 +12,13 @@
  * RoCE stack's frames come on whatever queue, and an engine still takes
  * its flow queues' frames from every queue.
  *
- * The frames steered are the UDP GSO runs (gso.c: a QP's requests, READ
- * responses), most of the bytes. They leave by a packet socket, whose TX
+ * The frames steered are the UDP GSO runs (gso.c: a QP's requests; the RC
+ * responder's READ responses, ACKs, NAKs and ATOMIC ACKs, which go by runs
+ * when steering: resp_tx_wire). They leave by a packet socket, whose TX
  * queue the kernel picks after the tc egress hook: each engine has a socket
  * per TX queue, marked XHCA_STEER_MARK | queue, and xhca_steer
  * (bpf/steer.bpf.c), a filter on the interface's clsact egress hook, turns
- * the mark into the queue. The TX ring's frames (ACKs, NAKs, UD, the CM)
+ * the mark into the queue. The TX ring's frames (UD, the CM, the proxy's)
  * leave by the sending engine's queue as before: an AF_XDP socket is bound
  * to one.
  *

@@ -255,14 +255,12 @@ int resp_send_spec(const struct xhca_pkt_spec *s, resp_tx_fn tx, void *arg);
 /* Builds the frame of s in the UMEM and queues it (xsk_tx_alloc): the
  * engines' resp_tx_fn (arg: xhcad) for all but READ responses; a GSO run
  * the engine holds goes first (a QP's responses leave in order).
- * resp_tx_wire: what READ and ATOMIC execution sends, a READ response into
- * the engine's GSO run (gso_put, after what waits on the TX ring), else as
- * resp_tx_umem. resp_tx_ack: the RC responder's other frames (ACKs, NAKs,
- * replays). With --steer both put every frame into the run, so they leave
- * by the TX queue of the requester's engine (steer.c). */
+ * resp_tx_wire: the RC responder's frames: a READ response into the
+ * engine's GSO run (gso_put, after what waits on the TX ring), and with
+ * --steer every frame (ACKs, NAKs, ATOMIC ACKs too), so that they leave by
+ * the TX queue of the requester's engine (steer.c); else as resp_tx_umem. */
 int resp_tx_umem(void *arg, const struct xhca_pkt_spec *s);
 int resp_tx_wire(void *arg, const struct xhca_pkt_spec *s);
-int resp_tx_ack(void *arg, const struct xhca_pkt_spec *s);
 /* The 24-bit MSN of c whose low 16 bits xhca_rx put in a frame's metadata
  * (csn): its count now is at or after it. */
 __u32 resp_msn(const struct xhca_qp_ctx *c, __u16 low);

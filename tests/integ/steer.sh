@@ -15,7 +15,9 @@
 # ours and stays when xhcad goes; the clsact qdisc xhcad added goes with it
 # (but not while someone's filter is on it); one a killed xhcad left is
 # replaced by the next and taken down by `xhcad --unload`. Where the filter
-# cannot be set up, auto runs without it and on stops. With --gso off
+# cannot be set up (an ingress qdisc, a user's filter at its priority),
+# auto runs without it and on stops; `xhcad --unload` leaves a user's
+# filter at that priority alone. With --gso off
 # --steer on says there is nothing to steer.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -166,6 +168,31 @@ xhcad_stop
 check "steer: --steer on without its filter: xhcad stops, saying why" \
 	grep -q -- "--steer: cannot attach xhca_steer to $IF_A.s egress: another qdisc holds ffff:" "$XHCAD_LOG"
 in_a tc qdisc del dev "$IF_A" ingress
+
+# the filter cannot be attached (a user's filter of another protocol holds
+# its priority): auto says why and runs without it, on stops; the user's
+# filter is never touched, by xhcad nor by --unload
+in_a tc qdisc add dev "$IF_A" clsact
+in_a tc filter add dev "$IF_A" egress prio 22600 protocol ip bpf da obj "$B/tc_count.bpf.o" sec tc ||
+	fail "steer: the user's filter at xhca_steer's priority"
+users() { in_a tc filter show dev "$IF_A" egress | grep -c 'pref 22600 bpf.*tc_count'; }
+: >"$XHCAD_LOG"
+xhcad_start --hostmem-mb 256 --engines 2 || { fail "steer: auto beside a filter at its priority"; t_done; }
+check_eq "steer: auto, the priority taken: off" "$(st "$IF_A" steer)" 0
+check "steer: ... said why" grep -q -- "--steer: cannot attach xhca_steer to $IF_A.s egress: Invalid argument" \
+	"$XHCAD_LOG"
+pair "ib_write_bw, auto fallen back off" "ib_write_bw -F -s 65536 -n 200" "ib_write_bw -F -s 65536 -n 200"
+xhcad_stop
+check_eq "steer: ... the user's filter left as it was" "$(users)" 1
+xhcad_start --hostmem-mb 256 --engines 2 --steer on && fail "steer: --steer on starts without its filter"
+xhcad_stop
+check "steer: --steer on, the priority taken: xhcad stops, saying why" \
+	grep -q -- "--steer: cannot attach xhca_steer to $IF_A.s egress: Invalid argument" "$XHCAD_LOG"
+out=$(in_a "$B/xhcad" --unload "$IF_A" 2>&1)
+check "steer: --unload does not take the user's filter for ours ($out)" \
+	test -z "$(grep 'detached xhca_steer' <<<"$out")"
+check_eq "steer: ... it stays" "$(users)" 1
+in_a tc qdisc del dev "$IF_A" clsact
 
 # nothing to steer: --gso off
 xhcad_start --hostmem-mb 256 --engines 2 --steer on --gso off ||

@@ -110,21 +110,11 @@ static void wait_go(void)
 	pthread_mutex_unlock(&stop_m);
 }
 
-/* Busy polling (--poll-us) after work, as the main thread does: the rings
- * looked at without a system call, the CPU yielded now and then. */
-static int busy_poll(struct xhcad *d, __u64 until)
+/* Busy polling's look aside: the main thread wants the engines stopped. */
+static int stop_wanted(struct xhcad *d)
 {
-	for (unsigned int i = 1;; i++) {
-		if (round_ready(d))
-			return 1;
-		if (!(i & 15)) {
-			if (now_ns() >= until || xhcad_stop ||
-			    __atomic_load_n(&stop_req, __ATOMIC_RELAXED))
-				return 0;
-			sched_yield();
-		}
-		__builtin_ia32_pause();
-	}
+	(void)d;
+	return -__atomic_load_n(&stop_req, __ATOMIC_RELAXED);
 }
 
 /* One turn, its run lock held: the round and what follows it; how long
@@ -151,7 +141,7 @@ static __u64 turn(struct engine_thread *t, __u64 *last_work)
 		*last_work = now;
 	more |= n == BUDGET || e->sq.more || (xsk_lo_held(d) && round_ready(d));
 	if (!more && d->poll_ns && now - *last_work < d->poll_ns && !wait_ns &&
-	    busy_poll(d, *last_work + d->poll_ns)) {
+	    round_busy_poll(d, *last_work + d->poll_ns, stop_wanted)) {
 		e->polled++;
 		more = 1;
 	}

@@ -489,34 +489,24 @@ static void loop_end(struct loop *lp)
 	free(lp->ps.p);
 }
 
+/* Busy polling's look aside in the main loop: frames from another device
+ * of this host (in a socket) are work too. */
+static int lo_frames(struct xhcad *d)
+{
+	return d->lo.nin && xsk_lo_recv(d, BUDGET);
+}
+
 /*
  * Busy polling (xhcad --poll-us): for poll_ns after a round did work the
- * loop looks at the rings itself (round_ready: no system call) instead of
- * sleeping in ppoll. A request or frame that comes meanwhile costs no
+ * loop looks at the rings itself (round_busy_poll: no system call) instead
+ * of sleeping in ppoll. A request or frame that comes meanwhile costs no
  * wakeup, and the send queues stay unarmed, so the application rings no
  * doorbell either; idle, the loop spins poll_ns after each burst and then
- * sleeps. It yields the CPU now and then: on a machine with fewer cores
- * than busy threads, the application it waits for must run. Returns 1 when
- * work came.
+ * sleeps. Returns 1 when work came.
  */
 static int busy_poll(struct loop *lp)
 {
-	struct xhcad *d = lp->d;
-	__u64 until = lp->last_work + d->poll_ns;
-
-	for (unsigned int i = 1;; i++) {
-		if (round_ready(d))
-			return 1;
-		if (!(i & 15)) {
-			if (now_ns() >= until || xhcad_stop)
-				return 0;
-			/* (frames from another device of this host: in a socket) */
-			if (d->lo.nin && xsk_lo_recv(d, BUDGET))
-				return 1;
-			sched_yield();
-		}
-		__builtin_ia32_pause();
-	}
+	return round_busy_poll(lp->d, lp->last_work + lp->d->poll_ns, lo_frames);
 }
 
 /* Whether the loop skips ppoll this time: busy polling found work, and the

@@ -157,6 +157,24 @@ int round_handed(struct xhcad *d)
 	return queues_hold(d, xsk_handed_to);
 }
 
+int round_busy_poll(struct xhcad *d, __u64 until, int (*side)(struct xhcad *d))
+{
+	for (unsigned int i = 1;; i++) {
+		int r;
+
+		if (round_ready(d))
+			return 1;
+		if (!(i & 15)) {
+			if (now_ns() >= until || xhcad_stop)
+				return 0;
+			if (side && (r = side(d)))
+				return r > 0;
+			sched_yield();
+		}
+		__builtin_ia32_pause();
+	}
+}
+
 /* Engine 0's own: what the proxy sent back and the proxy queue to it;
  * multicast, whose copies join the flow queues they are for. */
 static int eng0_run(struct xhcad *d, int budget)

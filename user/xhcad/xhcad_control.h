@@ -27,6 +27,5 @@ int engine_fq_epoll(const struct xhcad *d, int epfd, unsigned char *state, __u32
 
 int xhcad_run(struct xhcad *d, int lfd);
 void fill_status(struct xhcad *d, struct xhca_status *s);
-extern volatile sig_atomic_t xhcad_stop;	/* loop.c: a signal ends the loop */
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef XHCAD_UTIL_H
 #define XHCAD_UTIL_H
 
+#include <signal.h>
 #include "xhcad_types.h"
 
 /* Big-endian fields of a frame. */
@@ -81,5 +82,7 @@ void engine_wake(struct engine *e, int always);
 __u64 now_ns(void);	/* CLOCK_MONOTONIC, as xhca_rx's timestamps */
 /* The start time of a process (field 22 of /proc/PID/stat), 0 if gone. */
 __u64 proc_start_time(__u32 pid);
+/* A signal's number once one came: the loops end (main.c sets it). */
+extern volatile sig_atomic_t xhcad_stop;
 
 #endif

@@ -18,6 +18,9 @@
 # saying why), and without AF_XDP multi-buffer the port offers
 # 2048, a QP is refused 4096 naming why, and 2048-byte packets flow; with
 # both (6.12) native XDP serves and 4096-byte packets flow.
+# On a veth pair of two queues in the guest `--steer on` loads xhca_steer
+# onto the clsact egress hook of the guest's kernel, and takes it down with
+# its qdisc at exit.
 # KERNELS_CASES="read_bw mtu4200" runs some (names as in CASES);
 # KERNELS_KEEP=DIR keeps the run's files (both ends' output, the guests'
 # consoles and xhcad logs).
@@ -27,7 +30,7 @@ here=$XHCA_TOP/tests/interop/rxe
 VM_HERE=$here VM_IMAGE=xhca
 
 KERNELS=${KERNELS:-6.1 6.12}
-CASES="boot start rc_pingpong write_bw read_bw send_bw rping nocopy mtu4200"
+CASES="boot start rc_pingpong write_bw read_bw send_bw rping nocopy steer mtu4200"
 want() { [ -z "${KERNELS_CASES:-}" ] || [[ " $KERNELS_CASES " == *" $1 "* ]]; }
 skip_all() {
 	local c k
@@ -205,6 +208,7 @@ run_kernel() {
 				"$(grep -c 'ping data: rdma-ping-' "$OUT/rping-$who.cli")" 20
 	done
 	want nocopy && nocopy_checks
+	want steer && steer_checks
 	want mtu4200 && mtu4200
 	guest_done
 }
@@ -238,6 +242,59 @@ xdp_ack_checks() {
 	check_eq "kernels: $KREL: --xdp-ack auto: on in the guest (virtio_net, native XDP)" \
 		"$(gxhca -j status | json_get 'd["xdp_ack"]')" 1
 	check "kernels: $KREL: --xdp-ack: the guest's xhca_rx sent ACKs by XDP_TX ($n)" test "${n:-0}" -gt 0
+}
+
+# --steer on a veth pair of two queues in the guest (its eth0, virtio_net
+# with one queue, has nothing to steer): xhca_steer loads and attaches to
+# the clsact egress hook of this kernel, and goes with its qdisc at exit.
+steer_checks() {
+	local k=$((++NC)) on
+	vm_run "sv$k" "ip link add xs0 numtxqueues 2 numrxqueues 2 type veth peer name xs1 \
+		numtxqueues 2 numrxqueues 2 && ip link set xs1 up && ip link set xs0 up &&
+		ip addr add 10.98.0.1/24 dev xs0" 20 >/dev/null
+	vm_start "gs$k" "exec $B/xhcad xs0 --hostmem-mb 32 --engines 2 --steer on"
+	for _ in $(seq 300); do
+		grep -q 'serving xs0' "$VMD/o/gs$k.out" 2>/dev/null && break
+		[ -f "$VMD/o/gs$k.rc" ] && break
+		sleep 0.1
+	done
+	vm_run "ss$k" "$B/xhca -i xs0 -j status" 30 >/dev/null
+	on=$(vm_out "ss$k" | json_get '(d["steer"], d["tx_queues"])')
+	check_eq "kernels: $KREL: --steer on, a 2-queue veth in the guest: on, 2 TX queues" "$on" "(1, 2)" ||
+		sed 's/^/    /' "$VMD/o/gs$k.out"
+	check "kernels: $KREL: --steer: xhca_steer on the veth's egress hook" \
+		eval 'vm_run "sf$k" "tc filter show dev xs0 egress" 20 >/dev/null &&
+		      vm_out "sf$k" | grep -q "handle 0x5848 xhca_steer"'
+	vm_run "sk$k" "pkill -f 'xhcad xs0'; for i in \$(seq 100); do pgrep -f 'xhcad xs0' || break; sleep 0.1; done
+		tc qdisc show dev xs0; tc filter show dev xs0 egress" 30 >/dev/null
+	check "kernels: $KREL: --steer: at xhcad's exit its filter and the qdisc it added are gone" \
+		eval '! vm_out "sk$k" | grep -q "clsact\|xhca_steer"'
+	# a kernel without the BPF classifier, then without clsact (modules not
+	# loaded, as in a container that cannot load them): --steer on stops,
+	# naming the module; auto (a veth) goes on without steering
+	steer_lacks cls_bpf "cannot attach xhca_steer to xs0.s egress: No such file or directory (the kernel has no BPF classifier: modprobe cls_bpf)"
+	steer_lacks sch_ingress "cannot add the clsact qdisc to xs0: No such file or directory (the kernel has no clsact: modprobe sch_ingress)"
+	vm_run "sd$k" "ip link del xs0" 20 >/dev/null
+}
+
+# steer_lacks MODULE MESSAGE: MODULE unloaded in the guest, xhcad on xs0
+# with --steer on stops saying MESSAGE, with auto it serves, steering off
+steer_lacks() {
+	local k=$((++NC)) rc msg="--steer: $2"
+	vm_run "sr$k" "rmmod $1" 20 >/dev/null
+	rc=$(vm_run "so$k" "timeout 30 $B/xhcad xs0 --hostmem-mb 32 --engines 2 --steer on" 40)
+	check "kernels: $KREL: --steer on without $1: xhcad stops (rc $rc), saying why" \
+		eval '[ "$rc" != 0 ] && vm_out "so$k" | grep -q -- "$msg"'
+	vm_start "sa$k" "exec $B/xhcad xs0 --hostmem-mb 32 --engines 2"
+	for _ in $(seq 300); do
+		grep -q 'serving xs0' "$VMD/o/sa$k.out" 2>/dev/null && break
+		[ -f "$VMD/o/sa$k.rc" ] && break
+		sleep 0.1
+	done
+	vm_run "sq$k" "$B/xhca -i xs0 -j status" 30 >/dev/null
+	check_eq "kernels: $KREL: --steer auto without $1: xhcad serves the veth, steering off" \
+		"$(vm_out "sq$k" | json_get 'd["steer"]')" 0
+	vm_run "sx$k" "pkill -f 'xhcad xs0'; for i in \$(seq 100); do pgrep -f 'xhcad xs0' || break; sleep 0.1; done" 30 >/dev/null
 }
 
 # What the start line and xhca status say of the guest's kernel.

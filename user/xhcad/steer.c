@@ -151,8 +151,9 @@ int steer_start(struct xhcad *d)
 	err = bpf_tc_hook_create(&h);
 	d->steer_qdisc = !err; /* ours to remove; -EEXIST: another's, kept */
 	if (err && err != -EEXIST) {
-		pr_warn("--steer: cannot add the clsact qdisc to %s: %s\n", d->ifname,
-			strerror(-err));
+		pr_warn("--steer: cannot add the clsact qdisc to %s: %s%s\n", d->ifname,
+			strerror(-err), err == -ENOENT ? " (the kernel has no clsact: "
+			"modprobe sch_ingress)" : "");
 		return start_failed(d, err);
 	}
 	if (err && !clsact_there(d)) {
@@ -164,8 +165,9 @@ int steer_start(struct xhcad *d)
 	o.flags = BPF_TC_F_REPLACE;
 	err = bpf_tc_attach(&h, &o);
 	if (err) {
-		pr_warn("--steer: cannot attach xhca_steer to %s's egress: %s\n", d->ifname,
-			strerror(-err));
+		pr_warn("--steer: cannot attach xhca_steer to %s's egress: %s%s\n", d->ifname,
+			strerror(-err), err == -ENOENT ? " (the kernel has no BPF classifier: "
+			"modprobe cls_bpf)" : "");
 		return start_failed(d, err);
 	}
 	d->steer_attached = 1;

@@ -40,7 +40,8 @@ PROGS="/usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpo
 PKGS="ibverbs-utils ibverbs-providers libibverbs1 perftest iproute2 busybox-static libc6
 	rdmacm-utils librdmacm1"
 if [ "$variant" = xhca ]; then
-	MODS="virtio_pci virtio_net 9pnet_virtio 9p"
+	# (veth, clsact and cls_bpf: --steer on a veth pair of the guest's own)
+	MODS="virtio_pci virtio_net 9pnet_virtio 9p veth sch_ingress cls_bpf"
 	PROGS= PKGS=busybox-static INIT=$here/../../kernels/init GUEST=xguest-$series
 fi
 

@@ -13,8 +13,10 @@ T_FAILS=0
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; T_FAILS=$((T_FAILS + 1)); }
 skip() { echo "skip - $*"; }
-# check NAME CMD...: runs CMD, passes when it exits 0.
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+# check NAME CMD...: runs CMD, passes when it exits 0. (No local variable:
+# a CMD of eval '... $k ...' reads the caller's k, which a local here of the
+# same name would hide.)
+check() { if "${@:2}"; then pass "$1"; else fail "$1"; fi; }
 # check_eq NAME GOT WANT
 check_eq() {
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1 (got '$2', want '$3')"; return 1; fi

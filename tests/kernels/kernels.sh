@@ -83,16 +83,31 @@ boot() {
 	pass "kernels: Debian 12's kernel $KREL boots ($VM_ACCEL, $((SECONDS - t0)) s) with this host's root, MTU $1"
 	vm_run neigh "ip neigh replace $IP_A lladdr $MAC_A dev eth0" 10 >/dev/null
 }
+# serving NAME IF: 0 once the guest's xhcad started as NAME serves IF; 1
+# when it ended first, or after a minute
+serving() {
+	for _ in $(seq 600); do
+		grep -q "serving $2" "$VMD/o/$1.out" 2>/dev/null && return 0
+		[ -f "$VMD/o/$1.rc" ] && return 1
+		sleep 0.1
+	done
+	return 1
+}
 # gx_start ARGS: the guest's xhcad on eth0; 0 once it serves
 gx_start() {
 	GX=$((GX + 1))
 	vm_start "gx$GX" "exec $B/xhcad eth0 --hostmem-mb 128 --gso on $*"
-	for _ in $(seq 600); do
-		grep -q 'serving eth0' "$VMD/o/gx$GX.out" 2>/dev/null && return 0
-		[ -f "$VMD/o/gx$GX.rc" ] && return 1
-		sleep 0.1
-	done
-	return 1
+	serving "gx$GX" eth0
+}
+# xs_start NAME ARGS: a guest's xhcad on xs0 (steer_checks' veth) as NAME;
+# xs_stop: it stopped, and gone
+xs_start() {
+	vm_start "$1" "exec $B/xhcad xs0 --hostmem-mb 32 --engines 2 ${*:2}"
+	serving "$1" xs0
+}
+xs_stop() {
+	vm_run "$1" "pkill -f 'xhcad xs0'; for i in \$(seq 100); do pgrep -f 'xhcad xs0' >/dev/null || break; sleep 0.1; done
+		${*:2}" 30 >/dev/null
 }
 gx_stop() { vm_run "gxstop$GX" "killall -w xhcad" 30 >/dev/null; }
 # gxhca ARGS: the guest's xhca CLI (its output on stdout)
@@ -252,12 +267,7 @@ steer_checks() {
 	vm_run "sv$k" "ip link add xs0 numtxqueues 2 numrxqueues 2 type veth peer name xs1 \
 		numtxqueues 2 numrxqueues 2 && ip link set xs1 up && ip link set xs0 up &&
 		ip addr add 10.98.0.1/24 dev xs0" 20 >/dev/null
-	vm_start "gs$k" "exec $B/xhcad xs0 --hostmem-mb 32 --engines 2 --steer on"
-	for _ in $(seq 300); do
-		grep -q 'serving xs0' "$VMD/o/gs$k.out" 2>/dev/null && break
-		[ -f "$VMD/o/gs$k.rc" ] && break
-		sleep 0.1
-	done
+	xs_start "gs$k" --steer on
 	vm_run "ss$k" "$B/xhca -i xs0 -j status" 30 >/dev/null
 	on=$(vm_out "ss$k" | json_get '(d["steer"], d["tx_queues"])')
 	check_eq "kernels: $KREL: --steer on, a 2-queue veth in the guest: on, 2 TX queues" "$on" "(1, 2)" ||
@@ -265,8 +275,7 @@ steer_checks() {
 	check "kernels: $KREL: --steer: xhca_steer on the veth's egress hook" \
 		eval 'vm_run "sf$k" "tc filter show dev xs0 egress" 20 >/dev/null &&
 		      vm_out "sf$k" | grep -q "handle 0x5848 xhca_steer"'
-	vm_run "sk$k" "pkill -f 'xhcad xs0'; for i in \$(seq 100); do pgrep -f 'xhcad xs0' || break; sleep 0.1; done
-		tc qdisc show dev xs0; tc filter show dev xs0 egress" 30 >/dev/null
+	xs_stop "sk$k" "tc qdisc show dev xs0; tc filter show dev xs0 egress"
 	check "kernels: $KREL: --steer: at xhcad's exit its filter and the qdisc it added are gone" \
 		eval '! vm_out "sk$k" | grep -q "clsact\|xhca_steer"'
 	# a kernel without the BPF classifier, then without clsact (modules not
@@ -282,19 +291,15 @@ steer_checks() {
 steer_lacks() {
 	local k=$((++NC)) rc msg="--steer: $2"
 	vm_run "sr$k" "rmmod $1" 20 >/dev/null
-	rc=$(vm_run "so$k" "timeout 30 $B/xhcad xs0 --hostmem-mb 32 --engines 2 --steer on" 40)
+	xs_start "so$k" --steer on
+	rc=$(vm_wait "so$k" 40)
 	check "kernels: $KREL: --steer on without $1: xhcad stops (rc $rc), saying why" \
 		eval '[ "$rc" != 0 ] && vm_out "so$k" | grep -q -- "$msg"'
-	vm_start "sa$k" "exec $B/xhcad xs0 --hostmem-mb 32 --engines 2"
-	for _ in $(seq 300); do
-		grep -q 'serving xs0' "$VMD/o/sa$k.out" 2>/dev/null && break
-		[ -f "$VMD/o/sa$k.rc" ] && break
-		sleep 0.1
-	done
+	xs_start "sa$k"
 	vm_run "sq$k" "$B/xhca -i xs0 -j status" 30 >/dev/null
 	check_eq "kernels: $KREL: --steer auto without $1: xhcad serves the veth, steering off" \
 		"$(vm_out "sq$k" | json_get 'd["steer"]')" 0
-	vm_run "sx$k" "pkill -f 'xhcad xs0'; for i in \$(seq 100); do pgrep -f 'xhcad xs0' || break; sleep 0.1; done" 30 >/dev/null
+	xs_stop "sx$k"
 }
 
 # What the start line and xhca status say of the guest's kernel.

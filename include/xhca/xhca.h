@@ -139,8 +139,9 @@ int xhca_cq_clean(struct xhca_cq *cq, uint32_t qpn);
  * none taken when the doorbell telling xhcad of room an earlier call made
  * could not be rung (it is rung again at each call). Every 64th empty
  * poll of a CQ in a row yields the CPU (sched_yield), so that a program
- * spinning on it leaves xhcad room on a busy host; XHCA_POLL_YIELD=N in the
- * environment sets N (0: never). */
+ * spinning on it leaves xhcad room on a busy host, and so does the first
+ * empty poll after an xhca_post_send that found its send queue idle;
+ * XHCA_POLL_YIELD=N in the environment sets N (0: never). */
 int xhca_poll_cq(struct xhca_cq *cq, struct xhca_wc *wc, int n);
 /* Waits until a completion is there or timeout_ms passes (-1: forever).
  * Returns 1 when completions are ready, 0 on timeout. */

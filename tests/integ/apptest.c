@@ -13,6 +13,12 @@
  *               coming: prints its result and how long it waited
  *   spin IF     polls an empty CQ 640 times; prints how many times libxhca
  *               yielded the CPU meanwhile (this program's sched_yield counts)
+ *   handover IF IP
+ *               a UD QP (its own send CQ) and an empty CQ; after "go" (the
+ *               test stopped xhcad) a SEND to QPN itself at IP, two polls of
+ *               the empty CQ, a second SEND, a poll: the yields of each
+ *               poll; after the next "go" (xhcad going again) both
+ *               completions, a third SEND and a poll
  *   join IF     XHCA_CTL_ALLOC with XHCA_ALLOC_JOIN, raw: wrong joins refused
  *   sqdb IF     the send doorbell request (XHCA_CTL_SQ_DOORBELL) as a raw
  *               client: without a session, and in one without an eventfd;
@@ -268,6 +274,72 @@ static int mode_spin(const char *ifname)
 	for (int i = 0; i < 640; i++)
 		found += xhca_poll_cq(cq, &wc, 1);
 	printf("{\"polls\": 640, \"found\": %d, \"yields\": %lu}\n", found, yields);
+	xhca_close(ctx);
+	return 0;
+}
+
+/* A signaled UD SEND of 64 bytes from buf to QPN qpn at ip: its return. */
+static int send_to(struct xhca_qp *qp, void *buf, const __u8 *ip, __u32 qpn)
+{
+	struct xhca_sge g = { .addr = (uintptr_t)buf, .length = 64 };
+	struct xhca_send_wr wr = { .wr_id = 1, .sg_list = &g, .num_sge = 1,
+				   .opcode = XHCA_WR_SEND, .send_flags = XHCA_SEND_SIGNALED };
+
+	memcpy(wr.wr.ud.dest_ip, ip, 16);
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = QKEY;
+	return xhca_post_send(qp, &wr, NULL);
+}
+
+/* How many times one empty poll of cq yielded the CPU. */
+static unsigned long poll_yields(struct xhca_cq *cq)
+{
+	unsigned long y = yields;
+	struct xhca_wc wc;
+
+	return xhca_poll_cq(cq, &wc, 1) ? 1000 : yields - y;
+}
+
+static int mode_handover(const char *ifname, const char *ip)
+{
+	struct xhca_ctx *ctx = xhca_open(ifname);
+	struct xhca_cq *cq = ctx ? xhca_cq_create(ctx, 16) : NULL;
+	struct xhca_cq *scq = ctx ? xhca_cq_create(ctx, 16) : NULL;
+	struct xhca_qp_init_attr ia = {
+		.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = -1, .recv_cq = scq, .rq_depth = 16,
+		.send_cq = scq, .sq_depth = 16,
+	};
+	struct xhca_qp *qp = cq && scq ? xhca_qp_create(ctx, &ia) : NULL;
+	__u8 *buf = qp ? xhca_alloc(ctx, 4096) : NULL;
+	__u8 dst[16];
+	struct xhca_wc wc[2];
+	unsigned long first, again, busy;
+	int r1, r2;
+
+	if (!buf || xhca_ip_parse(ip, dst) != 4)
+		return 1;
+	for (int st = XHCA_QPS_INIT; st <= XHCA_QPS_RTS; st++) {
+		struct xhca_qp_attr a = { .mask = XHCA_QPA_STATE, .state = st };
+
+		if (xhca_qp_modify(qp, &a))
+			return 1;
+	}
+	printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
+	if (wait_go()) /* (xhcad stopped: what is posted stays outstanding) */
+		return 1;
+	r1 = send_to(qp, buf, dst, xhca_qp_num(qp));
+	first = poll_yields(cq);
+	again = poll_yields(cq);
+	r2 = send_to(qp, buf, dst, xhca_qp_num(qp));
+	busy = poll_yields(cq);
+	printf("{\"post\": [%d, %d], \"first\": %lu, \"again\": %lu, \"busy\": %lu}\n", r1, r2,
+	       first, again, busy);
+	if (wait_go()) /* (xhcad going again) */
+		return 1;
+	r1 = drain(scq, wc, 2, 2000);
+	r2 = send_to(qp, buf, dst, xhca_qp_num(qp));
+	printf("{\"completed\": %d, \"post\": %d, \"idle\": %lu}\n", r1, r2, poll_yields(cq));
+	drain(scq, wc, 1, 2000);
 	xhca_close(ctx);
 	return 0;
 }
@@ -925,7 +997,7 @@ int main(int argc, char **argv)
 	int flowq = argc > 3 ? atoi(argv[3]) : -1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|dbgone|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin|leave IFNAME ...\n");
+		fprintf(stderr, "usage: xhca-apptest badbuf|dead|hold|dbgone|crash|mr|mcast|atomic2|spray|sqdb|cqwait|spin|handover|leave IFNAME ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -941,6 +1013,8 @@ int main(int argc, char **argv)
 		return mode_cqwait(argv[2]);
 	if (!strcmp(argv[1], "spin"))
 		return mode_spin(argv[2]);
+	if (!strcmp(argv[1], "handover") && argc >= 4)
+		return mode_handover(argv[2], argv[3]);
 	if (!strcmp(argv[1], "leave"))
 		return mode_leave(argv[2]);
 	if (!strcmp(argv[1], "hold"))

@@ -160,6 +160,33 @@ check_eq "host: 640 empty polls of a CQ yield the CPU 10 times" "$(spin_yields)"
 check_eq "host: ... with XHCA_POLL_YIELD=0 never" "$(spin_yields XHCA_POLL_YIELD=0)" "(0, 0)"
 check_eq "host: ... with XHCA_POLL_YIELD=1 at every one" "$(spin_yields XHCA_POLL_YIELD=1)" "(0, 640)"
 
+# --- a post that finds its send queue idle (a program waiting for the
+# answer to what it sends): its next empty CQ poll yields at once, so that
+# an xhcad sharing its CPU sends now; once; a post behind one outstanding
+# (a stream) does not; none with XHCA_POLL_YIELD=0. xhcad stopped, so that
+# the first SEND stays outstanding ---
+handover_yields() {
+	local i
+	app_fed ho 9 env "$@" "$B/xhca-apptest" handover "$IF_A" "$IP_A"
+	ready ho >/dev/null
+	kill -STOP "$XHCAD_PID"
+	echo go >&9
+	for i in $(seq 100); do grep -q '"first"' "$APP_DIR/ho" && break; sleep 0.05; done
+	kill -CONT "$XHCAD_PID"
+	echo go >&9
+	exec 9>&-
+	wait "$PID_ho"
+	grep '"first"' "$APP_DIR/ho" | json_get '(d["post"], d["first"], d["again"], d["busy"])'
+	grep '"idle"' "$APP_DIR/ho" | json_get '(d["completed"], d["post"], d["idle"])'
+}
+out=$(handover_yields)
+check_eq "host: a SEND to an idle send queue: the next empty poll yields once, the one after not; a SEND behind it: no yield" \
+	"$(echo "$out" | head -n 1)" "([0, 0], 1, 0, 0)"
+check_eq "host: ... both completed, the queue idle again: the next SEND's poll yields again" \
+	"$(echo "$out" | sed -n 2p)" "(2, 0, 1)"
+check_eq "host: ... with XHCA_POLL_YIELD=0 none" "$(handover_yields XHCA_POLL_YIELD=0 | head -n 1)" \
+	"([0, 0], 0, 0, 0)"
+
 # --- the send doorbell request, wrong: refused with a reason, nothing else ---
 out=$(nsenter --net=/run/netns/"$NS_A" "$B/xhca-apptest" sqdb "$IF_A")
 check_eq "host: XHCA_CTL_SQ_DOORBELL outside a session, and without an eventfd: refused (-EPERM, -EINVAL, each with a reason); the session answers after" \

@@ -217,7 +217,7 @@ static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct x
 
 int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send_wr **bad_wr)
 {
-	__u32 prod, cons;
+	__u32 prod, cons, was;
 	int err = 0;
 
 	if (bad_wr)
@@ -230,7 +230,7 @@ int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send
 		err = -ESHUTDOWN;
 		goto out;
 	}
-	prod = qp->sq->prod;
+	prod = was = qp->sq->prod;
 	cons = qp->sq_cons_cache;
 	for (; wr; wr = wr->next) {
 		if (prod - cons >= qp->sq_depth &&
@@ -245,8 +245,14 @@ int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send
 			break;
 		prod++;
 	}
-	if (prod != qp->sq->prod) {
+	if (prod != was) {
 		__atomic_store_n(&qp->sq->prod, prod, __ATOMIC_RELEASE);
+		/* nothing of the queue's outstanding before these: a program
+		 * that waits for each message's answer (ib_send_lat, a
+		 * ping-pong, an RPC), not a stream; its next empty CQ poll
+		 * hands the CPU over (cq.c) */
+		if (was == (qp->sq_cons_cache = __atomic_load_n(&qp->sq->cons, __ATOMIC_RELAXED)))
+			__atomic_store_n(&qp->ctx->handover, 1, __ATOMIC_RELAXED);
 		/* xhcad may be going to sleep (ring.h) */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&qp->sq->armed, __ATOMIC_RELAXED) &&

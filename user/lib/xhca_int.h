@@ -166,6 +166,8 @@ struct xhca_ctx {
 	struct xhca_pd *dflt_pd; /* for QPs created without one */
 	struct xhca_mr *mrs;
 	int sq_dbfd;		/* the send doorbell: rung when xhcad sleeps (ring.h) */
+	int handover;		/* a post found its send queue idle: the next empty
+				 * CQ poll yields at once (cq.c) */
 	char err[XHCA_ERRMSG_LEN];
 	struct xhca_ctx *next_session;	/* sessions with adopted memory (fork) */
 	int in_sessions;

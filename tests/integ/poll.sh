@@ -4,7 +4,9 @@
 # between them: with --poll-us 0 the loop sleeps whenever it has nothing
 # (no busy poll ever finds work); with a window it catches the requests and
 # frames that come within it without a wakeup (status: wakeups spared), and
-# the ping-pong is as correct either way. The default (50 us) polls too.
+# the ping-pong is as correct either way. The default (50 us) polls too,
+# and gives the CPU back as soon as a round's work is done (status:
+# handbacks), for the program sharing it that waits for its answer.
 . "$(dirname "$0")/../lib.sh"
 need_root integ/poll
 command -v ib_send_lat >/dev/null || { skip "poll: perftest is not installed (make deps)"; t_done; }
@@ -38,9 +40,9 @@ ports_up() {
 xhcad_start --poll-us 0 && xhcad_start_b --poll-us 0 || { fail "poll: xhcad"; t_done; }
 ports_up
 check "poll: ib_send_lat without busy polling" pingpong sleep
-check_eq "poll: --poll-us 0: never a busy poll, every wait may sleep" \
-	"$(st "$IF_A" poll_us) $(st "$IF_A" polled) $(test "$(st "$IF_A" sleeps)" -gt 1000 && echo slept)" \
-	"0 0 slept"
+check_eq "poll: --poll-us 0: never a busy poll, every wait may sleep, the CPU never yielded by one" \
+	"$(st "$IF_A" poll_us) $(st "$IF_A" polled) $(test "$(st "$IF_A" sleeps)" -gt 1000 && echo slept) $(st "$IF_A" handbacks)" \
+	"0 0 slept 0"
 xhcad_stop
 XHCAD_PID=$XHCAD_PID_B xhcad_stop
 
@@ -62,4 +64,10 @@ check_eq "poll: the default window is 50 us" "$(st "$IF_A" poll_us)" 50
 check "poll: ib_send_lat with the default window" pingpong default
 polled=$(st "$IF_A" polled)
 check "poll: the default window caught work without a wakeup ($polled times)" test "$polled" -gt 100
+# (a round trip: a round that sends the request, a busy poll after it)
+for i in "$IF_A" "$IF_B"; do
+	hb=$(st "$i" handbacks)
+	check "poll: $i gave its CPU back at once after most of the 2000 requests' rounds ($hb times)" \
+		test "$hb" -gt 1000
+done
 t_done

@@ -222,7 +222,8 @@ static void status_print(const struct xhca_status *s, const char *ifn, const cha
 	out_u64("naks", "; %llu of them NAKs\n", s->naks);
 	out_u64("poll_us", "loop:         busy poll %llu us after work", s->poll_us);
 	out_u64("sleeps", "; %llu sleeps", s->sleeps);
-	out_u64("polled", ", %llu wakeups spared by polling\n", s->polled);
+	out_u64("polled", ", %llu wakeups spared by polling", s->polled);
+	out_u64("handbacks", ", the CPU yielded %llu times as work ran out\n", s->handbacks);
 	out_u64("xdp_ack", NULL, s->xdp_ack);
 	out_text("xdp_ack:      %s\n",
 		 s->xdp_ack == 1   ? "on (xhca_rx sends the ACKs of the SENDs and WRITEs it places: recv_acked, placed_acked)"

@@ -119,6 +119,7 @@ void fill_status(struct xhcad *d, struct xhca_status *s)
 	s->poll_us = d->poll_ns / 1000;
 	s->sleeps = tot.sleeps;
 	s->polled = tot.polled;
+	s->handbacks = tot.handbacks;
 	s->engines = d->neng;
 	s->xdp_ack = d->recv_fast ? (__u32)d->xdp_ack : 0;
 	s->steer = d->steer == STEER_ON && d->gso; /* (--gso off since: nothing steered) */

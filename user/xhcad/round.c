@@ -121,6 +121,7 @@ void round_totals(const struct xhcad *d, struct engine *sum)
 		sum->cq_overruns += e->cq_overruns;
 		sum->sleeps += e->sleeps;
 		sum->polled += e->polled;
+		sum->handbacks += e->handbacks;
 		sum->rx_own += e->rx_own;
 		sum->rx_other += e->rx_other;
 	}
@@ -164,7 +165,14 @@ int round_busy_poll(struct xhcad *d, __u64 until, int (*side)(struct xhcad *d))
 
 		if (round_ready(d))
 			return 1;
-		if (!(i & 15)) {
+		if (i == 1) {
+			/* the round's work done, nothing more: the program
+			 * that posted it, if it shares this CPU, waits for
+			 * its answer (libxhca yielded to this xhcad after the
+			 * post, cq.c): its CPU back now, not 16 looks later */
+			eng()->handbacks++;
+			sched_yield();
+		} else if (!(i & 15)) {
 			if (now_ns() >= until || xhcad_stop)
 				return 0;
 			if (side && (r = side(d)))

@@ -23,7 +23,8 @@ int round_run(struct xhcad *d, int budget, __u64 *wait_ns, int *work);
 int round_ready(struct xhcad *d);
 /* Busy polling (--poll-us) after work, the main loop's and an engine's:
  * round_ready until work comes (1) or the clock passes until, or a signal
- * ends xhcad (0), the CPU yielded every 16 looks (on a machine with fewer
+ * ends xhcad (0), the CPU yielded at the first look that finds nothing
+ * (engine handbacks) and every 16 looks after (on a machine with fewer
  * cores than busy threads the application waited for must run). There too
  * side, when given, looks at what round_ready does not: > 0 work came,
  * < 0 stop polling. */

@@ -276,6 +276,8 @@ struct engine {
 	struct xhca_resp_stats resp;
 	struct xhca_req_stats req;
 	__u64 sleeps, polled;	/* its loop's: waits that could sleep, busy polls that found work */
+	__u64 handbacks;	/* busy polls that yielded the CPU as soon as a round's
+				 * work was done (round_busy_poll) */
 	/* frames it took from its own RX queues' sockets (queue q is engine
 	 * q % neng's) and from the others' (--steer: steer.c) */
 	__u64 rx_own, rx_other;

@@ -230,6 +230,7 @@ struct xhca_status {
 	__u64 poll_us;		/* --poll-us */
 	__u64 sleeps;		/* waits in ppoll that could sleep */
 	__u64 polled;		/* busy polls that found work: no wakeup needed */
+	__u64 handbacks;	/* busy polls that yielded the CPU at once, the work done */
 	__u32 engines;		/* --engines: data path threads */
 	__u32 xdp_ack;		/* --xdp-ack: 0 off, 1 on, 2 off since the interface
 				 * dropped frames sent by XDP_TX */

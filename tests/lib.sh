@@ -170,11 +170,14 @@ wait_listen() { for _ in $(seq 200); do listening "$1" "$2" && return 0; sleep 0
 # NS into FILE in the background (CAP: its pid) and is ready when this
 # returns: dumpcap reports "Capturing on" a moment before its filter is in
 # place, so a little more time after it. cap_stop: ends it, frames written.
+# A kernel buffer of 32 MiB, not dumpcap's 2: a burst of WRITEs (rc_demo's
+# 4 MiB) outran the default on a loaded machine (make test-sanitize) and
+# the capture lost the burst's last frame.
 cap_start() {
 	local ns=$1 ifn=$2 file=$3 filter=$4
 	shift 4
 	rm -f "$file.err"
-	(exec nsenter --net=/run/netns/"$ns" tshark -n -i "$ifn" -w "$file" -f "$filter" "$@" \
+	(exec nsenter --net=/run/netns/"$ns" tshark -n -i "$ifn" -B 32 -w "$file" -f "$filter" "$@" \
 		>/dev/null 2>"$file.err") &
 	CAP=$!
 	for _ in $(seq 50); do grep -q "Capturing on" "$file.err" 2>/dev/null && break; sleep 0.1; done

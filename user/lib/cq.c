@@ -114,7 +114,7 @@ int xhca_cq_destroy(struct xhca_cq *cq)
  * idle (post.c: the session's handover): a program waiting for the answer
  * to what it just sent has nothing to do until xhcad has sent it, and an
  * xhcad that shares its CPU would otherwise wait out the POLL_YIELD polls
- * (ib_send_lat on 2 CPUs: 0.4-0.6 us of a 3.4-4 us trip, docs/bench.md). A
+ * (ib_send_lat on 2 CPUs: 0.5-0.6 us of a 3.4-4 us trip, docs/bench.md). A
  * stream of posts keeps its queue busy and yields no more than before.
  */
 #define POLL_YIELD 64

@@ -84,21 +84,31 @@
 
 #define QKEY 0x5151
 
+/* A QP made from ia brought to state (XHCA_QPS_INIT on), or NULL. */
+static struct xhca_qp *qp_up_to(struct xhca_ctx *ctx, const struct xhca_qp_init_attr *ia,
+				int state)
+{
+	struct xhca_qp *qp = xhca_qp_create(ctx, ia);
+
+	for (int st = XHCA_QPS_INIT; qp && st <= state; st++) {
+		/* (a reply overwrites a with the QP as it is now: a new one each time) */
+		struct xhca_qp_attr a = { .mask = XHCA_QPA_STATE, .state = st };
+
+		if (xhca_qp_modify(qp, &a))
+			return NULL;
+	}
+	return qp;
+}
+
+/* A UD QP receiving into cq (depth entries), in RTR. */
 static struct xhca_qp *ud_qp(struct xhca_ctx *ctx, struct xhca_cq *cq, unsigned int depth,
 			     int flowq)
 {
 	struct xhca_qp_init_attr ia = {
 		.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = flowq, .recv_cq = cq, .rq_depth = depth,
 	};
-	struct xhca_qp_attr a = { .mask = XHCA_QPA_STATE, .state = XHCA_QPS_INIT };
-	struct xhca_qp *qp = xhca_qp_create(ctx, &ia);
 
-	if (!qp || xhca_qp_modify(qp, &a))
-		return NULL;
-	/* the reply overwrote a with the QP as it is now */
-	a.mask = XHCA_QPA_STATE;
-	a.state = XHCA_QPS_RTR;
-	return xhca_qp_modify(qp, &a) ? NULL : qp;
+	return qp_up_to(ctx, &ia, XHCA_QPS_RTR);
 }
 
 static int wait_go(void)
@@ -291,7 +301,8 @@ static int send_to(struct xhca_qp *qp, void *buf, const __u8 *ip, __u32 qpn)
 	return xhca_post_send(qp, &wr, NULL);
 }
 
-/* How many times one empty poll of cq yielded the CPU. */
+/* How many times one poll of cq, empty, yielded the CPU (1000: it was not
+ * empty). */
 static unsigned long poll_yields(struct xhca_cq *cq)
 {
 	unsigned long y = yields;
@@ -309,7 +320,7 @@ static int mode_handover(const char *ifname, const char *ip)
 		.type = XHCA_QPT_UD, .qkey = QKEY, .flowq = -1, .recv_cq = scq, .rq_depth = 16,
 		.send_cq = scq, .sq_depth = 16,
 	};
-	struct xhca_qp *qp = cq && scq ? xhca_qp_create(ctx, &ia) : NULL;
+	struct xhca_qp *qp = cq && scq ? qp_up_to(ctx, &ia, XHCA_QPS_RTS) : NULL;
 	__u8 *buf = qp ? xhca_alloc(ctx, 4096) : NULL;
 	__u8 dst[16];
 	struct xhca_wc wc[2];
@@ -318,12 +329,6 @@ static int mode_handover(const char *ifname, const char *ip)
 
 	if (!buf || xhca_ip_parse(ip, dst) != 4)
 		return 1;
-	for (int st = XHCA_QPS_INIT; st <= XHCA_QPS_RTS; st++) {
-		struct xhca_qp_attr a = { .mask = XHCA_QPA_STATE, .state = st };
-
-		if (xhca_qp_modify(qp, &a))
-			return 1;
-	}
 	printf("{\"ready\": true, \"qpn\": %u}\n", xhca_qp_num(qp));
 	if (wait_go()) /* (xhcad stopped: what is posted stays outstanding) */
 		return 1;

@@ -166,9 +166,10 @@ int round_busy_poll(struct xhcad *d, __u64 until, int (*side)(struct xhcad *d))
 		if (round_ready(d))
 			return 1;
 		if (i == 1) {
-			/* the round's work done, nothing more: the program
-			 * that posted it, if it shares this CPU, waits for
-			 * its answer (libxhca yielded to this xhcad after the
+			/* a round done and nothing more ready (the loop
+			 * polls only after a round): the program whose post
+			 * it sent, if it shares this CPU, waits for its
+			 * answer (libxhca yielded to this xhcad after the
 			 * post, cq.c): its CPU back now, not 16 looks later */
 			eng()->handbacks++;
 			sched_yield();

@@ -23,6 +23,12 @@
 #define IPV6_BASE_LEN 40
 #define UDP_LEN 8
 #define BTH_LEN 12
+#define LRH_ONES 8
+/* A payload up to this long is copied behind the pseudo header and the CRC
+ * runs over both at once: the 48 to 68 bytes before it alone are too short
+ * for the carry-less multiplication (a 64-byte SEND: one run of 112 bytes
+ * instead of 48 sliced by 8 and 64) */
+#define ICRC_JOIN_MAX 192
 
 /* Slicing by 8: table t[k][b] is the CRC of byte b followed by k zero
  * bytes, so eight bytes are folded per step (xhcad checks the ICRC of every
@@ -172,6 +178,7 @@ static uint32_t crc_clmul256(uint32_t crc, const uint8_t *p, size_t n)
 	const __m256i k1024 = _mm256_set_epi64x(K1024, K1024);
 	const __m256i k512 = _mm256_set_epi64x(K512, K512);
 	__m256i y0, y1, y2, y3;
+	__m128i a, b, c, e;
 
 #define LDY(q) _mm256_loadu_si256((const __m256i *)(q))
 #define FOLDY(x, k, d) _mm256_xor_si256(_mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00), \
@@ -191,8 +198,14 @@ static uint32_t crc_clmul256(uint32_t crc, const uint8_t *p, size_t n)
 	y3 = FOLDY(y1, k512, y3);
 #undef FOLDY
 #undef LDY
-	return crc_fold4(_mm256_castsi256_si128(y2), _mm256_extracti128_si256(y2, 1),
-			 _mm256_castsi256_si128(y3), _mm256_extracti128_si256(y3, 1), p, n);
+	a = _mm256_castsi256_si128(y2);
+	b = _mm256_extracti128_si256(y2, 1);
+	c = _mm256_castsi256_si128(y3);
+	e = _mm256_extracti128_si256(y3, 1);
+	/* crc_fold4's SSE after 256-bit code that left the upper halves
+	 * dirty: GCC's tail call skips its vzeroupper (ZEROUPPER_TAIL) */
+	_mm256_zeroupper();
+	return crc_fold4(a, b, c, e, p, n);
 }
 
 /* n >= 256: 4 registers of 4 lanes, 256 bytes a step */
@@ -202,6 +215,7 @@ static uint32_t crc_clmul512(uint32_t crc, const uint8_t *p, size_t n)
 	const __m512i k2048 = _mm512_set4_epi64(K2048, K2048);
 	const __m512i k512 = _mm512_set4_epi64(K512, K512);
 	__m512i z0, z1, z2, z3;
+	__m128i a, b, c, e;
 
 #define LDZ(q) _mm512_loadu_si512((const void *)(q))
 	/* (0x96: the three-way XOR) */
@@ -221,8 +235,12 @@ static uint32_t crc_clmul512(uint32_t crc, const uint8_t *p, size_t n)
 	z0 = FOLDZ(FOLDZ(FOLDZ(z0, k512, z1), k512, z2), k512, z3);
 #undef FOLDZ
 #undef LDZ
-	return crc_fold4(_mm512_extracti32x4_epi32(z0, 0), _mm512_extracti32x4_epi32(z0, 1),
-			 _mm512_extracti32x4_epi32(z0, 2), _mm512_extracti32x4_epi32(z0, 3), p, n);
+	a = _mm512_extracti32x4_epi32(z0, 0);
+	b = _mm512_extracti32x4_epi32(z0, 1);
+	c = _mm512_extracti32x4_epi32(z0, 2);
+	e = _mm512_extracti32x4_epi32(z0, 3);
+	_mm256_zeroupper(); /* (as in crc_clmul256) */
+	return crc_fold4(a, b, c, e, p, n);
 }
 #undef FOLD
 #undef LD
@@ -299,11 +317,12 @@ static size_t ipv6_l4_off(const uint8_t *ip, size_t len, uint8_t *proto)
 uint32_t xhca_icrc(const void *l3, size_t len, int ipv6)
 {
 	const uint8_t *ip = l3;
-	size_t base = ipv6 ? IPV6_BASE_LEN : IPV4_BASE_LEN;
-	uint8_t pshdr[IPV6_BASE_LEN + UDP_LEN + BTH_LEN];
-	static const uint8_t lrh_ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	size_t base = ipv6 ? IPV6_BASE_LEN : IPV4_BASE_LEN, hl = LRH_ONES + base + UDP_LEN + BTH_LEN;
+	/* the LRH's ones, the pseudo header, then a short payload after them */
+	uint8_t buf[LRH_ONES + IPV6_BASE_LEN + UDP_LEN + BTH_LEN + ICRC_JOIN_MAX];
+	uint8_t *pshdr = buf + LRH_ONES;
 	size_t bth_off, n;
-	uint32_t crc = 0xffffffffu;
+	uint32_t crc;
 	uint8_t proto;
 
 	pthread_once(&crc_once, crc_tbl_init);
@@ -332,11 +351,14 @@ uint32_t xhca_icrc(const void *l3, size_t len, int ipv6)
 	pshdr[base + UDP_LEN + 4] = 0xff;		/* FECN, BECN, reserved */
 
 	/* The 8 bytes of ones stand for the masked LRH of native InfiniBand. */
-	crc = crc_update(crc, lrh_ones, sizeof(lrh_ones));
-	crc = crc_update(crc, pshdr, base + UDP_LEN + BTH_LEN);
+	memset(buf, 0xff, LRH_ONES);
 	n = len - bth_off - BTH_LEN;
-	crc = crc_update(crc, ip + bth_off + BTH_LEN, n);
-	return ~crc;
+	if (n <= ICRC_JOIN_MAX) {
+		memcpy(buf + hl, ip + bth_off + BTH_LEN, n);
+		return ~crc_update(0xffffffffu, buf, hl + n);
+	}
+	crc = crc_update(0xffffffffu, buf, hl);
+	return ~crc_update(crc, ip + bth_off + BTH_LEN, n);
 }
 
 static uint16_t rd16(const uint8_t *p)

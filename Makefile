@@ -69,7 +69,8 @@ endif
 # library's memcpy/memset; GCC's generic tuning makes those of 33 bytes to
 # 8 KiB a `rep movsq`/`rep stosq`, whose start-up costs more than the copy
 # on the data path's sizes: 64-byte ib_send_bw 12-20% faster
-# (docs/bench.md). Only where the compiler takes the options (GCC).
+# (docs/bench-history.md; integ/build checks the hot functions). Only where
+# the compiler takes the options (GCC).
 STRINGOP_FLAGS := -mmemcpy-strategy=unrolled_loop:256:noalign,libcall:-1:noalign \
 	-mmemset-strategy=unrolled_loop:256:noalign,libcall:-1:noalign
 ifeq ($(ARCH),x86)

@@ -61,6 +61,39 @@ check "build: without V=1 a short line, no command ($out)" bash -c \
 	'grep -qx "  CC      $2" <<<"$1" && ! grep -q -- "-c user/xhcad/util.c" <<<"$1"' _ "$out" "$obj"
 out=$(mk V=1 -W user/xhcad/util.c "$obj" 2>&1)
 check "build: V=1 shows the compiler's command" grep -q -- "-c user/xhcad/util.c" <<<"$out"
+# the compiler's flags: an object is out of date under others ($(OUT)/cflags
+# keeps them; OUT a directory of its own, one object of it made)
+t=$(mktemp -d)
+o="$t/pic/user/lib/log.o"
+mk -s OUT="$t" "$o" >/dev/null 2>&1
+mk -q OUT="$t" "$o"; rc1=$?
+CFLAGS="-O1 -g" mk -q OUT="$t" "$o"; rc2=$?
+check_eq "build: an object is up to date under the flags it was made with, not under others" \
+	"$rc1 $rc2" "0 1"
+check "build: ... the flags kept in OUT/cflags" grep -q -- "^$(mk -s print-CC) *-O1 -g " "$t/cflags"
+rm -rf "$t"
+# x86 with GCC: the data path's copies of a known size are plain moves, not
+# rep movs (the Makefile's -mmemcpy-strategy; docs/bench-history.md), and the
+# ICRC's wide folds clear the upper halves before the SSE fold they end in
+if [ "$(uname -m)" = x86_64 ] && [ -n "$(mk -s print-STRINGOP_TAKEN)" ]; then
+	for f in xhca_icrc sq_fetch gso_run_add; do
+		n=$(objdump -d --no-show-raw-insn "$B/xhcad" |
+			awk -v f="<$f>:" '$2 == f { p = 1; next } p && /^$/ { p = 0 } p' |
+			grep -c 'rep movs\|rep stos')
+		check_eq "build: xhcad's $f copies without rep movs/stos" "$n" 0
+	done
+	# (per call of crc_fold4 in the two: 1 if a ymm or zmm register was
+	# used since the last vzeroupper)
+	out=$(objdump -d --no-show-raw-insn "$B/xhcad" | awk '
+		/<crc_clmul(256|512)>:/ { p = 1; dirty = 0; next }
+		p && /^$/ { p = 0 }
+		p && /vzeroupper/ { dirty = 0; next }
+		p && /%[yz]mm/ { dirty = 1 }
+		p && /<crc_fold4>/ { printf "%d ", dirty }')
+	check_eq "build: crc_clmul256 and 512 clear the upper halves before crc_fold4" "$out" "0 0 "
+else
+	skip "build: rep movs and vzeroupper checks: not x86-64 with GCC's -mmemcpy-strategy"
+fi
 # make test T=...: single tests by name (tests/run.sh), a unit file alone
 # (test_unit's TAP: "ok N - FILE/CASE", its checks "# ok - FILE: ...")
 out=$(tests/run.sh unit/sched 2>&1)

@@ -202,8 +202,9 @@ static uint32_t crc_clmul256(uint32_t crc, const uint8_t *p, size_t n)
 	b = _mm256_extracti128_si256(y2, 1);
 	c = _mm256_castsi256_si128(y3);
 	e = _mm256_extracti128_si256(y3, 1);
-	/* crc_fold4's SSE after 256-bit code that left the upper halves
-	 * dirty: GCC's tail call skips its vzeroupper (ZEROUPPER_TAIL) */
+	/* the upper halves cleared for crc_fold4's SSE (not VEX encoded),
+	 * which Intel makes pay after them: GCC makes this call a jump and
+	 * puts no vzeroupper before it itself (integ/build checks it) */
 	_mm256_zeroupper();
 	return crc_fold4(a, b, c, e, p, n);
 }

@@ -309,7 +309,7 @@ $(OUT)/test_unit: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/unit/*.c)) \
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # An application's proxy handler, for the tests and the example of the ABI.
-$(OUT)/px_counter.so: tests/integ/px_counter.c
+$(OUT)/px_counter.so: tests/integ/px_counter.c $(OUT)/cflags
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -fPIC -shared $< -o $@
 
@@ -347,7 +347,7 @@ $(OUT)/xhca-verbstest: $(patsubst %.c,$(OUT)/%.o,$(wildcard tests/integ/verbstes
 
 # An rdma_cm program of the tests' own: linked to Debian's librdmacm, run on
 # xhca's by xhca exec.
-$(OUT)/xhca-rdmacmtest: tests/integ/rdmacmtest.c | $(OUT)
+$(OUT)/xhca-rdmacmtest: tests/integ/rdmacmtest.c $(OUT)/cflags | $(OUT)
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -lrdmacm -libverbs
 
@@ -361,7 +361,7 @@ $(OUT)/tc_count.bpf.o: tests/tc/count.bpf.c vmlinux/vmlinux.h | $(OUT)
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/impair.skel.h $(LIB)
+$(OUT)/xhca-impair: tests/impair/impair.c $(OUT)/cflags $(OUT)/impair.skel.h $(LIB)
 	@echo "  CC/LD   $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/impair $< $(LIB) -o $@ $(LDLIBS)
 

@@ -62,14 +62,17 @@ check "build: without V=1 a short line, no command ($out)" bash -c \
 out=$(mk V=1 -W user/xhcad/util.c "$obj" 2>&1)
 check "build: V=1 shows the compiler's command" grep -q -- "-c user/xhcad/util.c" <<<"$out"
 # the compiler's flags: an object is out of date under others ($(OUT)/cflags
-# keeps them; OUT a directory of its own, one object of it made)
+# keeps them; OUT a directory of its own, an object of it made, and a
+# program compiled straight from its source)
 t=$(mktemp -d)
-o="$t/pic/user/lib/log.o"
-mk -s OUT="$t" "$o" >/dev/null 2>&1
-mk -q OUT="$t" "$o"; rc1=$?
-CFLAGS="-O1 -g" mk -q OUT="$t" "$o"; rc2=$?
-check_eq "build: an object is up to date under the flags it was made with, not under others" \
-	"$rc1 $rc2" "0 1"
+rcs=
+for o in "$t/pic/user/lib/log.o" "$t/px_counter.so"; do
+	mk -s OUT="$t" "$o" >/dev/null 2>&1
+	mk -q OUT="$t" "$o"; rc1=$?
+	CFLAGS="-O1 -g" mk -q OUT="$t" "$o"; rcs+="$rc1 $? "
+done
+check_eq "build: an object and a program from its source are up to date under the flags they were made with, not under others" \
+	"$rcs" "0 1 0 1 "
 check "build: ... the flags kept in OUT/cflags" grep -q -- "^$(mk -s print-CC) *-O1 -g " "$t/cflags"
 rm -rf "$t"
 # x86 with GCC: the data path's copies of a known size are plain moves, not

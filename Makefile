@@ -95,7 +95,8 @@ LIB := $(OUT)/libxhca.a
 # independent objects of its own (pic-api/: default visibility, the
 # version script chooses what is exported).
 SOVERSION := 1
-API_SRCS := $(addprefix user/lib/,session.c mem.c adopt.c cq.c qp.c post.c ctl.c)
+API_SRCS := $(addprefix user/lib/,session.c mem.c adopt.c cq.c qp.c post.c direct.c pkt.c icrc.c \
+	ctl.c)
 API_OBJS := $(patsubst %.c,$(OUT)/pic-api/%.o,$(API_SRCS))
 SO_LIB := $(OUT)/libxhca.so.$(SOVERSION)
 XHCAD_SRCS := $(wildcard user/xhcad/*.c)

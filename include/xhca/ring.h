@@ -29,7 +29,22 @@ struct xhca_ring_ctl {
 	__u32 prod;		/* written by the producer */
 	__u32 pad0[15];
 	__u32 cons;		/* written by the consumer */
-	__u32 pad1[15];
+	/* SQ, written by xhcad (the consumer) and read by libxhca: what a
+	 * program needs to send a request itself (a direct send,
+	 * docs/design.md), valid while d_psn has XHCA_DIRECT_OK. libxhca reads
+	 * them only when every request it posted completed (cons == prod):
+	 * d_psn is stored before cons. xhcad clears d_psn before it changes
+	 * the others and sets it after. */
+	__u32 d_psn;		/* XHCA_DIRECT_OK | the next request's PSN; 0: none */
+	__u32 d_dqpn;		/* the destination QP */
+	__u32 d_saddr;		/* IPv4 addresses, network order */
+	__u32 d_daddr;
+	__u16 d_pkey;
+	__u16 d_sport;		/* the UDP source port (the flow's entropy) */
+	__u8 d_mtu_shift;	/* the path MTU */
+	__u8 d_pad[3];
+	__u32 d_ifindex;	/* the interface: the packet leaves by it */
+	__u32 pad1[8];
 	__u32 depth;		/* entries, a power of 2; fixed at creation */
 	__u32 armed;		/* CQ: the application sleeps on its eventfd;
 				 * SQ: xhcad sleeps, wants the send doorbell */
@@ -112,6 +127,12 @@ enum xhca_wr_opcode {
 #define XHCA_SEND_FENCE (1u << 0)	/* wait for every READ/ATOMIC before it */
 #define XHCA_SEND_SIGNALED (1u << 1)	/* a completion on success (errors always have one) */
 #define XHCA_SEND_SOLICITED (1u << 2)	/* the BTH solicited event bit */
+/* libxhca's own (never the application's): the program sent the request's
+ * one packet itself at PSN psn (a direct send); xhcad takes it as sent when
+ * it is what xhcad would have sent then, else sends it as any other */
+#define XHCA_SEND_DIRECT (1u << 7)
+
+#define XHCA_DIRECT_OK (1u << 31)	/* xhca_ring_ctl's d_psn */
 
 /*
  * A send work request (xhca_post_send), as libxhca writes it: the
@@ -138,7 +159,8 @@ struct xhca_swqe {
 		__u32 len;
 		__u32 alloc;
 	} sge[XHCA_SGE_MAX];
-	__u64 pad1;
+	__u32 psn;		/* XHCA_SEND_DIRECT: the PSN it left with */
+	__u32 pad1;
 };
 _Static_assert(sizeof(struct xhca_swqe) == 336, "xhca_swqe size");
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <xhca/pkt.h>
 #include <xhca/wire.h>
 #include "layers.h"
@@ -685,6 +686,110 @@ static void case_drain(void)
 	D.qh[1].valid = 0;
 }
 
+/* A request the program sent itself (XHCA_SEND_DIRECT, at PSN psn), posted. */
+static void post_direct(__u64 wr_id, __u8 opcode, __u32 len, __u32 psn)
+{
+	struct xhca_swqe *e = (struct xhca_swqe *)(sq->ring + 1);
+
+	e[sq->ring->prod & (SQ_DEPTH - 1)] = (struct xhca_swqe){
+		.wr_id = wr_id, .opcode = opcode, .flags = XHCA_SEND_SIGNALED | XHCA_SEND_DIRECT,
+		.nsge = 1, .len = len, .rkey = 0x1234, .psn = psn,
+		.sge = { { .len = len, .alloc = payload->id } },
+	};
+	__atomic_store_n(&sq->ring->prod, sq->ring->prod + 1, __ATOMIC_RELEASE);
+}
+
+/* Everything outstanding acknowledged and its completions taken. */
+static void quiesce(void)
+{
+	struct xhca_cqe c;
+
+	peer_ack((sq->psn - 1) & XHCA_PSN_MASK, 0x1f, 0);
+	run();
+	while (!fx_take_cqe(cq, &c))
+		;
+}
+
+/* Direct sends (request.c's sq_direct, direct_take, sq_catch_up): the
+ * path in the ring for the program, the next PSN before each consumer
+ * index; a request it sent itself taken as sent when it is what xhcad
+ * would send, else sent by xhcad; an ACK before xhcad took it. */
+static void case_direct(void)
+{
+	struct xhca_ring_ctl *r = sq->ring;
+	struct qp_host *qh = &D.qh[LIDX];
+	__u64 dir = D.eng[0].req.direct, ref = D.eng[0].req.direct_refused, stale;
+	struct xhca_cqe c = { .wr_id = 0 };
+	__u32 p0, psn = 0, dqpn = 0, plen = 0, sa;
+	__u8 op = 0;
+
+	/* (the QP again, in RTS: case_nak_access left it in error) */
+	D.ctxm[LIDX].state = XHCA_QPS_RTS;
+	sq_reset(&D, qh);
+	sq_set_psn(&D, sq, PSN0 + 0x100);
+	while (!fx_take_cqe(cq, &c))
+		;
+	D.direct = 0;
+	sq_direct(&D, qh);
+	res(r->d_psn == 0, "--direct off: no path in the ring (d_psn 0x%x)", r->d_psn);
+	D.direct = 1;
+	sq_direct(&D, qh);
+	p0 = sq->psn;
+	sa = htonl(0x0a090001);
+	res(r->d_psn == (XHCA_DIRECT_OK | p0) && r->d_dqpn == PEER_QPN && r->d_saddr == sa &&
+		    r->d_sport == (0xc000 | (GQPN & 0x3fff)) && r->d_pkey == 0xffff &&
+		    r->d_mtu_shift == 10,
+	    "--direct on, RC in RTS: the path and the next PSN in the ring (d_psn 0x%x, QP "
+	    "0x%06x, port %u)", r->d_psn, r->d_dqpn, r->d_sport);
+
+	fx_reset();
+	post_direct(70, XHCA_WR_SEND, 100, p0);
+	run();
+	res(fx_n == 0 && D.eng[0].req.direct == dir + 1 && fx_take_cqe(cq, &c) != 0,
+	    "a SEND the program sent at the next PSN: taken as sent, nothing sent again, "
+	    "no completion yet (%d frames)", fx_n);
+	peer_ack(p0, 0x1f, 1);
+	run();
+	res(!fx_take_cqe(cq, &c) && c.wr_id == 70 && c.status == XHCA_WC_SUCCESS &&
+		    r->cons == r->prod && r->d_psn == (XHCA_DIRECT_OK | ((p0 + 1) & XHCA_PSN_MASK)),
+	    "its ACK completes it; the ring says the PSN after it (wr %llu, d_psn 0x%x)",
+	    (unsigned long long)c.wr_id, r->d_psn);
+
+	fx_reset();
+	post_direct(71, XHCA_WR_SEND, 100, (p0 + 5) & XHCA_PSN_MASK);
+	run();
+	res(fx_n == 1 && !frame_of(0, &op, &psn, &dqpn, &plen) &&
+		    psn == ((p0 + 1) & XHCA_PSN_MASK) && D.eng[0].req.direct_refused == ref + 1,
+	    "one marked with another PSN: xhcad sends it at the next PSN, refused counted "
+	    "(%d frames, PSN 0x%06x)", fx_n, psn);
+	quiesce();
+
+	fx_reset();
+	post_direct(72, XHCA_WR_RDMA_WRITE, 2000, sq->psn);
+	run();
+	res(fx_n == 2 && D.eng[0].req.direct_refused == ref + 2,
+	    "one of two packets (2000 bytes, path MTU 1024) marked: sent by xhcad, both "
+	    "packets (%d)", fx_n);
+	quiesce();
+
+	fx_reset();
+	p0 = sq->psn;
+	stale = D.eng[0].req.stale;
+	post_direct(73, XHCA_WR_RDMA_WRITE, 64, p0);
+	sq_catch_up(&D, qh); /* (dispatch's, before the response) */
+	peer_ack(p0, 0x1f, 2);
+	run();
+	res(fx_n == 0 && !fx_take_cqe(cq, &c) && c.wr_id == 73 && c.status == XHCA_WC_SUCCESS &&
+		    D.eng[0].req.stale == stale,
+	    "its ACK before xhcad took it: taken first, then completed by it (%d frames, "
+	    "wr %llu)", fx_n, (unsigned long long)c.wr_id);
+
+	sq_mark_error(sq);
+	res(r->d_psn == 0, "the QP in error: no path in the ring (d_psn 0x%x)", r->d_psn);
+	sq->error = 0;
+	sq_direct(&D, qh);
+}
+
 static int file_setup(char *why)
 {
 	if (setup()) {
@@ -706,6 +811,7 @@ static const struct unit_case cases[] = {
 	UNIT_RUN("fair_budget", case_fair_budget),
 	UNIT_RUN("refused", case_refused),
 	UNIT_RUN("drain", case_drain),
+	UNIT_RUN("direct", case_direct),
 };
 
 UNIT_FILE(req, file_setup, NULL, cases);

@@ -121,6 +121,8 @@ static void status_rr(const struct xhca_status *s)
 	out_u64("no_neigh", ", %llu waits for a neighbour", s->req.no_neigh);
 	out_u64("credit_waits", ", %llu waits for credits", s->req.credit_waits);
 	out_u64("credit_updates", " (%llu updates taken)", s->req.credit_updates);
+	out_u64("direct", ";\n              %llu sent by programs themselves", s->req.direct);
+	out_u64("direct_refused", " (%llu refused)", s->req.direct_refused);
 	out_close("\n");
 }
 

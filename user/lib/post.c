@@ -218,6 +218,8 @@ static int swqe_fill(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct x
 int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send_wr **bad_wr)
 {
 	__u32 prod, cons, was;
+	struct xl_direct *dr = NULL, dbuf;
+	struct xhca_send_wr *first = wr;
 	int err = 0;
 
 	if (bad_wr)
@@ -246,12 +248,21 @@ int xhca_post_send(struct xhca_qp *qp, struct xhca_send_wr *wr, struct xhca_send
 		prod++;
 	}
 	if (prod != was) {
-		__atomic_store_n(&qp->sq->prod, prod, __ATOMIC_RELEASE);
 		/* nothing of the queue's outstanding before these: a program
 		 * that waits for each message's answer (ib_send_lat, a
-		 * ping-pong, an RPC), not a stream; its next empty CQ poll
-		 * hands the CPU over (cq.c) */
-		if (was == (qp->sq_cons_cache = __atomic_load_n(&qp->sq->cons, __ATOMIC_RELAXED)))
+		 * ping-pong, an RPC), not a stream; one request alone leaves
+		 * from here where it can (direct.c), and the next empty CQ
+		 * poll hands the CPU over (cq.c) */
+		int idle = was == (qp->sq_cons_cache = __atomic_load_n(&qp->sq->cons,
+									__ATOMIC_ACQUIRE));
+
+		if (idle && prod == was + 1 && !err && !xl_direct_build(qp, first,
+				&qp->sqe[was & (qp->sq_depth - 1)], &dbuf))
+			dr = &dbuf;
+		__atomic_store_n(&qp->sq->prod, prod, __ATOMIC_RELEASE);
+		if (dr)
+			xl_direct_send(qp, &qp->sqe[was & (qp->sq_depth - 1)], dr);
+		if (idle)
 			__atomic_store_n(&qp->ctx->handover, 1, __ATOMIC_RELAXED);
 		/* xhcad may be going to sleep (ring.h) */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);

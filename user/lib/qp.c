@@ -264,6 +264,7 @@ int xhca_qp_destroy(struct xhca_qp *qp)
 		xhca_free(ctx, qp->rq.sgl);
 	if (qp->sq)
 		sys_munmap(qp->sq, qp->sq_len);
+	xl_direct_close(qp);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;

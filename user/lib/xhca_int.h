@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <xhca/xhca.h>
@@ -104,6 +105,11 @@ struct xhca_qp {
 	struct xhca_ring_ctl *sq;	/* NULL: no send queue */
 	__u32 sq_cons_cache;		/* sq->cons as last read (rq_ring's cons_cache) */
 	struct xhca_swqe *sqe;
+	/* direct sends (direct.c): the QP's UDP socket (0: none yet, -1:
+	 * none from now on) and what it is bound to */
+	int dfd;
+	__u32 d_saddr;
+	__u16 d_sport;
 	struct xhca_qp *next;
 };
 
@@ -226,6 +232,23 @@ int xl_alloc_join_call(struct xhca_ctx *ctx, size_t len, unsigned int flags,
 		       const struct xhca_alloc_join *join, __u32 njoin, struct xhca_alloc *a,
 		       void **reply);
 void xl_alloc_undo(struct xhca_ctx *ctx, __u32 id);
+
+/* A direct send (direct.c): the packet of request w, filled from wr into
+ * its slot, built into d from the path in the ring, w marked
+ * (XHCA_SEND_DIRECT, the PSN): 0, or -1 when the request goes through
+ * xhcad (not one packet of a SEND or WRITE, no path, no socket). Then,
+ * with w posted, the packet sent: where it cannot be, w is unmarked (or,
+ * taken already, sent again after the QP's timeout). The caller knows
+ * the queue idle (every request completed). */
+struct xl_direct {
+	__u8 frame[4352];	/* Ethernet, IPv4, UDP: the UDP payload after 42 bytes */
+	__u32 len;		/* the UDP payload's */
+	struct sockaddr_in to;
+};
+int xl_direct_build(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xhca_swqe *w,
+		    struct xl_direct *d);
+void xl_direct_send(struct xhca_qp *qp, struct xhca_swqe *w, const struct xl_direct *d);
+void xl_direct_close(struct xhca_qp *qp);
 
 /* The adopted buffer at b back to private memory with its bytes, if the
  * application still has host memory there (adopt.c). */

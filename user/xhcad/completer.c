@@ -569,6 +569,11 @@ int sq_retire(struct xhcad *d, struct sq_state *s, __u64 now)
 		 * that posts again as soon as it polls one (perftest keeps exactly
 		 * the queue's depth outstanding) must find room (verbs). */
 		s->cons++;
+		/* (the next PSN first: the program reads it once the queue is
+		 * idle, request.c's sq_direct) */
+		if (s->direct)
+			__atomic_store_n(&s->ring->d_psn, XHCA_DIRECT_OK | s->psn,
+					 __ATOMIC_RELAXED);
 		__atomic_store_n(&s->ring->cons, s->cons, __ATOMIC_RELEASE);
 		if (signaled && !cq_put(d, s->cq, &c))
 			eng()->req.completions++;

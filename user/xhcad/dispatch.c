@@ -76,6 +76,7 @@ static int place(struct xhcad *d, __u32 f, const struct pkt_info *pi)
 			eng()->resp.bad_icrc++;
 			return XHCA_H_BAD_ICRC;
 		}
+		sq_catch_up(d, qh); /* (its answer may come before xhcad saw a direct send) */
 		return sq_response(d, qh, pi);
 	}
 	/* the ICRC, which xhca_rx does not check */

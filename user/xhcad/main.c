@@ -317,6 +317,7 @@ static int set_either(int *flag, const char *arg, const char *yes, const char *n
 }
 
 SETTER(set_gso) { return set_either(&O->d->gso, arg, "on", "off"); }
+SETTER(set_direct) { return set_either(&O->d->direct, arg, "on", "off"); }
 SETTER(set_recv_fast) { return set_either(&O->d->recv_fast, arg, "on", "off"); }
 SETTER(set_xdp_ack)
 {
@@ -446,6 +447,11 @@ static const struct xhca_opt xopts[] = {
 	  "but where xhca_rx runs native on a veth (whose peer xhcad\n"
 	  "cannot see)",
 	  set_xdp_ack, .hint = "use auto, on or off"),
+	OPT(40, "direct", "on|off", "on: a program sends a one-packet SEND or WRITE of an RC or\n"
+	  "UC QP itself, through a UDP socket of its own, when its send\n"
+	  "queue is idle (no hand-over to xhcad on the way); off: xhcad\n"
+	  "sends every request (default on: docs/running.md)",
+	  set_direct, .hint = "use on or off"),
 	OPT(39, "steer", "auto|on|off", "on: each request run (--gso) leaves by the TX queue whose\n"
 	  "RX queue at a veth's peer its destination QP's engine reads\n"
 	  "(a tc egress filter, xhca_steer, turns the sockets' marks into\n"
@@ -876,7 +882,7 @@ int main(int argc, char **argv)
 		.pxc = { .high = PROXY_LIMIT_DEFAULT, .low = PROXY_LIMIT_DEFAULT / 2,
 			 .timeout_ns = PROXY_TIMEOUT_MS_DEFAULT * 1000000ull },
 		.app = { .lim_clients = USER_CLIENTS_DEFAULT },
-		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1, .recv_fast = 1,
+		.cq_stall_ns = CQ_STALL_MS_DEFAULT * 1000000ull, .gso = 1, .direct = 1, .recv_fast = 1,
 		.xdp_ack = XDP_ACK_AUTO,
 		.steer = STEER_AUTO,
 	};

@@ -817,6 +817,7 @@ static void modify_host(struct xhcad *d, const struct xhca_qp_attr *a, __u32 lid
 		qp_host_to_error(d, &d->qh[lidx]); /* verbs: posted buffers complete, flushed */
 	if (m & XHCA_QPA_STATE)
 		recv_fast_on(d, &d->qh[lidx], lidx); /* (in RTR or RTS: its receive side ready) */
+	sq_direct(d, &d->qh[lidx]);
 }
 
 int qp_modify(struct xhcad *d, struct xhca_qp_attr *a, __u32 owner, char *err, size_t errlen)

@@ -194,6 +194,64 @@ void sq_set_psn(struct xhcad *d, struct sq_state *s, __u32 psn)
 }
 
 /*
+ * Direct sends (docs/design.md): a program whose send queue is idle sends
+ * a one-packet SEND or WRITE itself, through a UDP socket of its own, and
+ * posts the request marked XHCA_SEND_DIRECT with the PSN it used, which
+ * xhcad then takes as sent (direct_take). What the program needs is in the
+ * ring (ring.h's d_*): the path here, whenever a modify may have changed
+ * it, and the next PSN before each consumer index (sq_retire). Only where
+ * the program's packet is the one xhcad would send: RC or UC in RTS, an
+ * IPv4 path to another host (a packet for an address of this one goes
+ * through xhcad: loopback.c), --direct on.
+ */
+void sq_direct(struct xhcad *d, struct qp_host *qh)
+{
+	struct sq_state *s = qh->sq;
+	const struct xhca_qp_ctx *c;
+	struct xhca_ring_ctl *r;
+	__u8 mac[6];
+
+	if (!s)
+		return;
+	c = &d->ctxm[lidx_of(d, qh)];
+	r = s->ring;
+	__atomic_store_n(&r->d_psn, 0, __ATOMIC_RELEASE);
+	s->direct = d->direct && (qh->type == XHCA_QPT_RC || qh->type == XHCA_QPT_UC) &&
+		    c->state == XHCA_QPS_RTS && !s->error && !s->broken &&
+		    xhca_ip_is_v4(c->local_ip) && xhca_ip_is_v4(c->remote_ip) &&
+		    lo_local_mac(d, c->remote_ip, mac) != 0;
+	if (!s->direct)
+		return;
+	memcpy(&r->d_saddr, c->local_ip + 12, 4);
+	memcpy(&r->d_daddr, c->remote_ip + 12, 4);
+	r->d_dqpn = c->dest_qpn;
+	r->d_pkey = c->pkey;
+	r->d_sport = (__u16)(0xc000 | (qh->gqpn & 0x3fff)); /* (spec_address's) */
+	r->d_mtu_shift = c->mtu_shift;
+	r->d_ifindex = (__u32)d->ifindex;
+	__atomic_store_n(&r->d_psn, XHCA_DIRECT_OK | s->psn, __ATOMIC_RELEASE);
+}
+
+/* Request e, marked XHCA_SEND_DIRECT, starts at e->psn: taken as sent when
+ * the program's packet is what xhcad would send now (one packet of a SEND
+ * or WRITE, at this PSN, the path published, nothing before it waiting for
+ * an ACK); else xhcad sends it as any other, and the program's packet, if
+ * it left, is a stray to the responder (a duplicate, or out of sequence). */
+static void direct_take(struct sq_state *s, struct sq_ent *e, int rc)
+{
+	__u8 op = e->w.opcode;
+
+	e->direct = s->direct && e->npkts == 1 && e->w.psn == e->psn &&
+		    (op == XHCA_WR_SEND || op == XHCA_WR_SEND_WITH_IMM ||
+		     op == XHCA_WR_RDMA_WRITE || op == XHCA_WR_RDMA_WRITE_WITH_IMM) &&
+		    (!rc || s->una_psn == e->psn);
+	if (e->direct)
+		eng()->req.direct++;
+	else
+		eng()->req.direct_refused++;
+}
+
+/*
  * A send queue again after xhcad restarted (state.c): its ring and
  * attributes from the state file, its PSN from the QP context. Requests an
  * earlier xhcad started and did not complete may or may not have been
@@ -219,6 +277,7 @@ int sq_restore(struct xhcad *d, struct qp_host *qh, struct hm_alloc *alloc, __u3
 	s->max_rd_atomic = attrs[3];
 	sq_set_psn(d, s, psn);
 	sq_note(d, s, started);
+	sq_direct(d, qh);
 	if ((int)(started - s->cons) > 0 && qh->type == XHCA_QPT_RC) {
 		pr_warn("qp 0x%06x: %u send requests were in flight when xhcad stopped: the QP "
 			"goes to the error state, they complete flushed\n", qh->gqpn,
@@ -561,6 +620,15 @@ static int sq_packet(struct xhcad *d, struct sq_state *s, const struct xhca_qp_c
 	struct xhca_pkt_spec p;
 	int last, r;
 
+	if (e->direct) {
+		/* the program sent it (direct_take), asking for an ACK (RC) */
+		e->direct = 0;
+		if (qh->type == XHCA_QPT_RC) {
+			s->ackreq_psn = e->psn;
+			note_sent(d, s, e, i, op, e->psn);
+		}
+		return 0;
+	}
 	xhca_pkt_spec_init(&p, (__u8)(qh->type << 5) | op);
 	r = spec_address(d, s, c, w, &p);
 	if (r)
@@ -698,6 +766,8 @@ static int sq_start(struct xhcad *d, struct sq_state *s, struct sq_ent *e, __u32
 	s->rq_sent += rc && takes_rq(e->w.opcode);
 	e->npkts = npkts_of(e, mtu);
 	e->psn = s->psn;
+	if (e->w.flags & XHCA_SEND_DIRECT)
+		direct_take(s, e, rc);
 	s->psn = (s->psn + e->npkts) & XHCA_PSN_MASK;
 	e->started = 1;
 	sq_note(d, s, s->next + 1);
@@ -804,6 +874,30 @@ static int sq_send(struct xhcad *d, struct sq_state *s, const struct xhca_qp_ctx
 	if (n >= budget)
 		*more = 1;
 	return n;
+}
+
+void sq_catch_up(struct xhcad *d, struct qp_host *qh)
+{
+	struct sq_state *s = qh->sq;
+	const struct xhca_qp_ctx *c;
+	struct sq_ent *e;
+	__u64 now;
+	__u32 psn0;
+	int more = 0;
+
+	if (!s || !s->direct || !sq_pending(s))
+		return;
+	c = &d->ctxm[lidx_of(d, qh)];
+	sq_fetch(d, s, c);
+	e = ent(s, s->next);
+	if (s->next == s->fetched || e->started || !(e->w.flags & XHCA_SEND_DIRECT))
+		return;
+	now = now_ns();
+	gso_flush(d, NULL); /* (the run may be another QP's) */
+	sq_send(d, s, c, 1, now, &more);
+	if (gso_flush(d, s->qh->type == XHCA_QPT_RC ? &psn0 : NULL) &&
+	    s->qh->type == XHCA_QPT_RC)
+		sq_refused(d, s, psn0, now); /* (refused: sent by xhcad, not taken) */
 }
 
 /* The engine's send queues from s on, then those before it (prev the one

@@ -98,6 +98,7 @@ struct sq_ent {
 	__u8 done;		/* acknowledged (UC, UD: sent), failed or flushed */
 	__u8 status;		/* enum xhca_wc_status when done */
 	__u8 syndrome;		/* the NAK's, of an error */
+	__u8 direct;		/* the program sent its one packet (direct_take) */
 };
 
 /* A send queue no doorbell can wake xhcad for is looked at this often. */
@@ -150,6 +151,7 @@ struct sq_state {
 	__u32 refusals;		/* runs the interface dropped in a row (sq_refused) */
 	__u8 dmac[6];		/* RC/UC: the remote's, from the neighbour table */
 	int dmac_ok;
+	int direct;		/* its path is in the ring for direct sends (sq_direct) */
 	struct qp_host *qh;
 	struct sq_state *next_sq;
 };
@@ -161,6 +163,8 @@ static inline void sq_mark_error(struct sq_state *s)
 {
 	s->error = 1;
 	s->deadline = 0;
+	s->direct = 0; /* (no direct send from here on) */
+	__atomic_store_n(&s->ring->d_psn, 0, __ATOMIC_RELEASE);
 }
 
 /* A QP's receive side (receive.c): its receive queue and the message being

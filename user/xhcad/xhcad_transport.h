@@ -147,6 +147,12 @@ void sq_fini(struct xhcad *d);
 void sq_reset(struct xhcad *d, struct qp_host *qh);
 /* The PSN of the next new request (XHCA_QPA_SQ_PSN, a restart). */
 void sq_set_psn(struct xhcad *d, struct sq_state *s, __u32 psn);
+/* Direct sends (request.c): the QP's path put in its send queue's ring for
+ * the program, or taken away (after any modify); and requests the program
+ * sent itself that xhcad has not taken yet taken now (before a response
+ * of the QP: it may answer one of them). */
+void sq_direct(struct xhcad *d, struct qp_host *qh);
+void sq_catch_up(struct xhcad *d, struct qp_host *qh);
 /* The next PSN and the requests started, into the QP context (restarts). */
 void sq_note(struct xhcad *d, const struct sq_state *s, __u32 started);
 /* A send queue again after a restart (state.c); attrs: timeout, retry_cnt,

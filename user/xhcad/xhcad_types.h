@@ -308,6 +308,7 @@ struct xhcad {
 	int maps_reused;	/* the maps were pinned by an earlier xhcad */
 	int icrc_first;		/* --icrc first: no byte placed before its ICRC checked */
 	int gso;		/* --gso: RC/UC request packets as UDP GSO sends (gso.c) */
+	int direct;		/* --direct: programs may send requests themselves (request.c) */
 	int recv_fast;		/* --recv-fast: xhca_rx places one-packet SENDs (recv.bpf.h) */
 	int xdp_ack;		/* --xdp-ack: ... and sends their ACKs (XDP_ACK_*) */
 	__u64 xdp_tx_errs;	/* the interface's XDP_TX errors when last looked at */

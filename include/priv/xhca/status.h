@@ -219,6 +219,10 @@ struct xhca_status {
 		 * sent at all then; runs (with the responder's) the interface's
 		 * qdisc or device dropped, lost as on the wire */
 		__u64 gso_sends, gso_frames, gso_fallbacks, gso_lost, gso_drops;
+		/* --direct: requests programs sent themselves, taken as sent;
+		 * those marked so that were not what xhcad would have sent
+		 * then, sent by xhcad (request.c's direct_take) */
+		__u64 direct, direct_refused;
 	} req;
 	/* the connection manager (cm.c) */
 	__u32 cm_ids;		/* its ids: listeners, connections */

@@ -273,9 +273,15 @@ xcount() { xstat "$1" | tr -d ' '; }
 
 phase clean
 if want rc_pingpong; then
+	d0=$(xcount 'd["requester"]["direct"]')
 	for s in 1 4096 65536; do
 		pingpong "rc_pingpong-$s" ibv_rc_pingpong -c -s $s -n 100 -m 4096
 	done
+	# (the one-packet SENDs into an idle queue leave from the program
+	# itself, --direct: RXE checks their ICRC, the pingpong their bytes)
+	d=$(($(xcount 'd["requester"]["direct"]') - d0))
+	check "rxe: rc_pingpong: SENDs xhca's programs sent to RXE themselves ($d), none refused ($(xcount 'd["requester"]["direct_refused"]'))" \
+		test "$d" -gt 0 -a "$(xcount 'd["requester"]["direct_refused"]')" = 0
 fi
 if want ud_pingpong; then
 	# a UD message is one packet: at most the path MTU (4096)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Direct sends (xhcad --direct, on by default; user/lib/direct.c): a
-# one-packet SEND or WRITE of an RC or UC QP whose send queue is idle leaves
+# one-packet SEND (or WRITE with immediate) of an RC or UC QP whose send
+# queue is idle leaves
 # from the program itself, through a UDP socket of the QP's, and its xhcad
 # takes it as sent. Two xhca hosts on a veth pair: Debian's RC and UC
-# pingpongs (every byte checked) and perftest's SEND and WRITE latency end
-# well on both hosts, with their requests sent directly (the requester's
-# direct count), none refused, nothing sent again, no timeout; B's xhcad
+# pingpongs (every byte checked), perftest's SEND latency and xhca-rctest's
+# SENDs and WRITEs with immediate end well, their requests sent directly
+# (the requester's direct count; a plain WRITE, a SEND of two packets
+# not), none refused, nothing sent again, no timeout; B's xhcad
 # checks every frame's ICRC (--icrc first): none bad, so the program's
 # packets are RoCE's to the byte (make test-rxe: RXE checks them too). The
 # packets leave by the QP's source port (a socket bound to it while the
@@ -66,14 +68,22 @@ check "direct: uc_pingpong: sent directly on both hosts ($DA on A, $DB on B)" \
 sent lat run2 "ib_send_lat" "ib_send_lat -F -s 64 -n 3000" "ib_send_lat -F -s 64 -n 3000 $IP_B"
 check "direct: ib_send_lat: every SEND sent directly ($DA on A, $DB on B of 3000)" \
 	test "$DA" -ge 3000 -a "$DB" -ge 3000
+# a WRITE without immediate goes through xhcad (its peer may spin on its
+# memory: user/lib/direct.c), as does a SEND of two packets: none refused,
+# as the library never marks one
 sent wlat run2 "ib_write_lat" "ib_write_lat -F -s 64 -n 3000" "ib_write_lat -F -s 64 -n 3000 $IP_B"
-check "direct: ib_write_lat: every WRITE sent directly ($DA on A, $DB on B of 3000)" \
-	test "$DA" -ge 3000 -a "$DB" -ge 3000
-# (a WRITE of two packets goes through xhcad: none refused, as the library
-# never marks one)
-sent big run2 "ib_write_lat 8 KiB" "ib_write_lat -F -s 8192 -n 500" \
-	"ib_write_lat -F -s 8192 -n 500 $IP_B"
-check_eq "direct: 8 KiB WRITEs (two packets): none sent directly" "$DA $DB" "0 0"
+check_eq "direct: ib_write_lat: no WRITE sent directly" "$DA $DB" "0 0"
+sent big run2 "ib_send_lat 8 KiB" "ib_send_lat -F -s 8192 -n 500" \
+	"ib_send_lat -F -s 8192 -n 500 $IP_B"
+check_eq "direct: 8 KiB SENDs (two packets): none sent directly" "$DA $DB" "0 0"
+# xhca-rctest's ops in A's namespace, its second side A's QP (the one that
+# sends with immediates; the first's, B's, cannot bind B's address there:
+# through xhcad): A's SENDs and WRITEs with immediate of 1 and 255 bytes
+# sent directly, their data and immediates checked at B
+sent ops in_a "$B/xhca-rctest" ops "$IF_B" "$IP_B" "$IF_A" "$IP_A" rc 1024 1 255 >"$tmp/ops" 2>&1
+prog_checks "direct: xhca-rctest ops rc 1 255" "$tmp/ops" $?
+check "direct: xhca-rctest ops: A's SENDs and WRITEs with immediate sent directly ($DA of 4), none of B's ($DB)" \
+	test "$DA" = 4 -a "$DB" = 0
 v=$(for i in "$IF_A" "$IF_B"; do "$B/xhca" -i "$i" -j status | json_get \
 	"d['requester']['direct_refused'] + d['requester']['retransmits'] + d['requester']['timeouts']"; done | xargs)
 check "direct: none refused, nothing sent again, no timeout on either host ($v)" test "$v" = "0 0"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Direct sends (docs/design.md): a one-packet SEND or WRITE of an RC or UC
- * QP whose send queue is idle leaves from the program itself, through a
+ * Direct sends (docs/design.md): a one-packet SEND, or WRITE with
+ * immediate, of an RC or UC QP whose send queue is idle leaves from the
+ * program itself, through a
  * UDP socket of the QP's, instead of waiting for xhcad to take it: on a
  * host with fewer free CPUs than busy threads that is one hand-over of the
  * CPU fewer on the way (docs/bench.md). The request is posted all the
@@ -106,6 +107,15 @@ static int direct_path(const struct xhca_ring_ctl *r, struct xhca_pkt_spec *p, _
 	return 0;
 }
 
+/* The requests sent directly: those the peer's program learns of from a
+ * completion, which it polls (and, sharing its CPU with its xhcad, yields
+ * as it polls). Not an RDMA WRITE without immediate: a peer that spins on
+ * its memory for it never yields, and where the scheduler had put a
+ * program's xhcad on the CPU of the peer's spinning program, the direct
+ * WRITE's completion (its ACK in that xhcad) waited for the peer's next
+ * post: ib_write_lat on 2 CPUs went from 2.31-2.38 to 2.44-3.88 us
+ * (docs/bench.md). Through xhcad a WRITE cannot go before its xhcad runs,
+ * and the scheduler keeps the two together. */
 static __u8 direct_op(enum xhca_wr_opcode op)
 {
 	switch (op) {
@@ -113,8 +123,6 @@ static __u8 direct_op(enum xhca_wr_opcode op)
 		return XHCA_OP_SEND_ONLY;
 	case XHCA_WR_SEND_WITH_IMM:
 		return XHCA_OP_SEND_ONLY_IMM;
-	case XHCA_WR_RDMA_WRITE:
-		return XHCA_OP_WRITE_ONLY;
 	case XHCA_WR_RDMA_WRITE_WITH_IMM:
 		return XHCA_OP_WRITE_ONLY_IMM;
 	default:
@@ -166,7 +174,7 @@ int xl_direct_build(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xh
 	p.reth_rkey = w->rkey;
 	p.reth_len = w->len;
 	p.imm = ntohl(w->imm);
-	p.se = (w->flags & XHCA_SEND_SOLICITED) && op != XHCA_OP_WRITE_ONLY;
+	p.se = !!(w->flags & XHCA_SEND_SOLICITED);
 	p.ackreq = qp->type == XHCA_QPT_RC; /* (alone: its completion waits for it) */
 	n = xhca_pkt_build(&p, out->frame, sizeof(out->frame));
 	if (n <= 14 + 20 + 8 || direct_sock(qp, saddr, p.sport, ifindex) < 0)

@@ -447,10 +447,11 @@ static const struct xhca_opt xopts[] = {
 	  "but where xhca_rx runs native on a veth (whose peer xhcad\n"
 	  "cannot see)",
 	  set_xdp_ack, .hint = "use auto, on or off"),
-	OPT(40, "direct", "on|off", "on: a program sends a one-packet SEND or WRITE of an RC or\n"
-	  "UC QP itself, through a UDP socket of its own, when its send\n"
-	  "queue is idle (no hand-over to xhcad on the way); off: xhcad\n"
-	  "sends every request (default on: docs/running.md)",
+	OPT(40, "direct", "on|off", "on: a program sends a one-packet SEND, or WRITE with\n"
+	  "immediate, of an RC or UC QP itself, through a UDP socket of\n"
+	  "its own, when its send queue is idle (no hand-over to xhcad on\n"
+	  "the way); off: xhcad sends every request (default on:\n"
+	  "docs/running.md)",
 	  set_direct, .hint = "use on or off"),
 	OPT(39, "steer", "auto|on|off", "on: each request run (--gso) leaves by the TX queue whose\n"
 	  "RX queue at a veth's peer its destination QP's engine reads\n"

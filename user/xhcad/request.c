@@ -195,7 +195,9 @@ void sq_set_psn(struct xhcad *d, struct sq_state *s, __u32 psn)
 
 /*
  * Direct sends (docs/design.md): a program whose send queue is idle sends
- * a one-packet SEND or WRITE itself, through a UDP socket of its own, and
+ * a one-packet SEND or WRITE with immediate itself (xhcad takes a plain
+ * WRITE too: which it sends is libxhca's choice), through a UDP socket of
+ * its own, and
  * posts the request marked XHCA_SEND_DIRECT with the PSN it used, which
  * xhcad then takes as sent (direct_take). What the program needs is in the
  * ring (ring.h's d_*): the path here, whenever a modify may have changed

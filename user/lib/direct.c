@@ -33,6 +33,7 @@
 #include "xhca_int.h"
 
 #define DIRECT_MAX 4096 /* payload bytes at most (a path MTU's) */
+#define DIRECT_HDRS (14 + 20 + 8) /* Ethernet, IPv4, UDP: the kernel's part */
 
 static int direct_off(void)
 {
@@ -130,34 +131,18 @@ static __u8 direct_op(enum xhca_wr_opcode op)
 	}
 }
 
-/* Its payload gathered (the program's own memory, as swqe_fill checked
- * it) into buf, unless it is one piece: where it is, or NULL. */
-static const void *direct_payload(const struct xhca_send_wr *wr, __u8 *buf, __u32 len)
-{
-	__u32 at = 0;
-
-	if (wr->num_sge == 1)
-		return (const void *)(uintptr_t)wr->sg_list[0].addr;
-	for (int i = 0; i < wr->num_sge; i++) {
-		if (at + wr->sg_list[i].length > len)
-			return NULL;
-		memcpy(buf + at, (const void *)(uintptr_t)wr->sg_list[i].addr,
-		       wr->sg_list[i].length);
-		at += wr->sg_list[i].length;
-	}
-	return buf;
-}
-
 int xl_direct_build(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xhca_swqe *w,
 		    struct xl_direct *out)
 {
 	static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-	__u8 op = direct_op(wr->opcode), pay[DIRECT_MAX];
+	__u8 op = direct_op(wr->opcode), none = 0;
 	struct xhca_pkt_spec p;
 	__u32 mtu, saddr, ifindex;
 	int n;
 
-	if (direct_off() || qp->dfd < 0 || op == 0xff || w->len > DIRECT_MAX ||
+	/* (its payload one piece of the program's own memory, as swqe_fill
+	 * checked it, taken where it is; a gathered one goes through xhcad) */
+	if (direct_off() || qp->dfd < 0 || op == 0xff || w->len > DIRECT_MAX || wr->num_sge > 1 ||
 	    (qp->type != XHCA_QPT_RC && qp->type != XHCA_QPT_UC) ||
 	    (wr->send_flags & XHCA_SEND_LOC_PROT_ERR))
 		return -1;
@@ -167,9 +152,7 @@ int xl_direct_build(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xh
 	if (direct_path(qp->sq, &p, &mtu, &saddr, &ifindex) || w->len > mtu)
 		return -1;
 	p.payload_len = w->len;
-	p.payload = w->len ? direct_payload(wr, pay, w->len) : pay;
-	if (!p.payload)
-		return -1;
+	p.payload = w->len ? (const void *)(uintptr_t)wr->sg_list[0].addr : &none;
 	p.reth_va = w->remote_va;
 	p.reth_rkey = w->rkey;
 	p.reth_len = w->len;
@@ -177,9 +160,9 @@ int xl_direct_build(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xh
 	p.se = !!(w->flags & XHCA_SEND_SOLICITED);
 	p.ackreq = qp->type == XHCA_QPT_RC; /* (alone: its completion waits for it) */
 	n = xhca_pkt_build(&p, out->frame, sizeof(out->frame));
-	if (n <= 14 + 20 + 8 || direct_sock(qp, saddr, p.sport, ifindex) < 0)
+	if (n <= DIRECT_HDRS || direct_sock(qp, saddr, p.sport, ifindex) < 0)
 		return -1;
-	out->len = (__u32)n - (14 + 20 + 8);
+	out->len = (__u32)n - DIRECT_HDRS;
 	out->to = (struct sockaddr_in){ .sin_family = AF_INET,
 					.sin_port = htons(XHCA_ROCE_UDP_PORT) };
 	memcpy(&out->to.sin_addr, p.dst_ip + 12, 4);
@@ -190,7 +173,7 @@ int xl_direct_build(struct xhca_qp *qp, const struct xhca_send_wr *wr, struct xh
 
 void xl_direct_send(struct xhca_qp *qp, struct xhca_swqe *w, const struct xl_direct *dr)
 {
-	if (sendto(qp->dfd, dr->frame + 14 + 20 + 8, dr->len, 0, (const struct sockaddr *)&dr->to,
+	if (sendto(qp->dfd, dr->frame + DIRECT_HDRS, dr->len, 0, (const struct sockaddr *)&dr->to,
 		   sizeof(dr->to)) == (ssize_t)dr->len)
 		return;
 	/* not sent: xhcad sends it, unless it took it already (then the
